@@ -1,0 +1,25 @@
+# battleline — make demo | make test | make bench
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: demo test bench clean
+
+$(STAMP): pyproject.toml constraints.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -c constraints.txt -e '.[dev]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/python -m training.demo --out out/demo
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -n 2 tests
+
+bench: $(STAMP)
+	$(BIN)/python -m benchmarks.run
+
+clean:
+	rm -rf $(VENV) out .pytest_cache
