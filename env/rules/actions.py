@@ -1,0 +1,102 @@
+"""Decisions: what the engine waits for (:class:`Pending`) and the answers (:class:`Action`).
+
+Action kinds and their fields:
+
+============== ======== ======== ==============================================
+kind           unit     target   option
+============== ======== ======== ==============================================
+deploy         uid      —        deployment slot index as a string ("0".."32")
+charge         uid      enemy    — (CORE.CHARGE.DECLARE)
+react          uid      charger  "hold" | "stand_and_shoot" | "flee" (CORE.REACT.*)
+move           uid      —        a MOVE_OPTIONS name (CORE.MOVE.*)
+shoot          uid      enemy    — (CORE.SHOOT.*)
+pursue         uid      broken   "pursue" | "hold" (CORE.CC.PURSUE_CHOICE)
+end_phase      —        —        — ends the current sub-phase (always legal)
+============== ======== ======== ==============================================
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+ACTION_KINDS = ("deploy", "charge", "react", "move", "shoot", "pursue", "end_phase")
+
+REACTIONS = ("hold", "stand_and_shoot", "flee")
+PURSUIT_CHOICES = ("pursue", "hold")
+
+MOVE_OPTIONS = (
+    "advance",  # forward up to M (CORE.MOVE.NORMAL)
+    "advance_half",  # forward up to M/2
+    "march",  # forward up to 2M (CORE.MOVE.MARCH, CORE.MOVE.MARCH_BLOCK)
+    "wheel_left",  # wheel 45° left, then forward with what is left of M (CORE.MOVE.WHEEL)
+    "wheel_right",
+    "wheel_left_short",  # wheel 22.5° left, then forward
+    "wheel_right_short",
+    "march_wheel_left",  # wheel 45° left within a march, then forward
+    "march_wheel_right",
+    "turn_left",  # 90° turn about the centre for M/4, then forward (CORE.MOVE.TURN)
+    "turn_right",
+    "about_face",  # 180° turn for M/4
+    "backward",  # backward at double cost: up to M/2 (CORE.MOVE.NORMAL)
+    "reform_wide",  # reform to more files (CORE.MOVE.REFORM)
+    "reform_deep",  # reform to fewer files
+    "reform_face",  # reform to face the nearest enemy
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    """One answer to a decision.
+
+    Attributes:
+        kind: one of ACTION_KINDS.
+        unit: the acting unit's uid, or None for ``end_phase``.
+        target: the target unit's uid, if any.
+        option: the option string (see the module table), if any.
+    """
+
+    kind: str
+    unit: int | None = None
+    target: int | None = None
+    option: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Action:
+        return cls(kind=d["kind"], unit=d.get("unit"), target=d.get("target"), option=d.get("option"))
+
+    def __str__(self) -> str:
+        parts = [self.kind]
+        if self.unit is not None:
+            parts.append(f"unit={self.unit}")
+        if self.target is not None:
+            parts.append(f"target={self.target}")
+        if self.option is not None:
+            parts.append(f"option={self.option}")
+        return " ".join(parts)
+
+
+END_PHASE = Action("end_phase")
+
+
+@dataclass(frozen=True, slots=True)
+class Pending:
+    """The decision the engine waits for.
+
+    Attributes:
+        player: the deciding side (0 blue, 1 red), or None when the game is over.
+        kind: "deploy", "charge" (declarations), "react", "move" (remaining
+            moves), "shoot", "pursue" or "game_over".
+        unit: the unit the decision is about, for "react" and "pursue".
+    """
+
+    player: int | None
+    kind: str
+    unit: int | None = None
+
+
+class IllegalActionError(ValueError):
+    """An action that is not in ``legal_actions()``; the battle is unchanged."""

@@ -1,0 +1,361 @@
+"""The decision-point battle engine (DESIGN.md "The rules engine").
+
+The engine runs the rules on its own until a player must choose; then it
+stops, exposes :attr:`Battle.pending` and :meth:`Battle.legal_actions`, and
+waits for :meth:`Battle.apply`. An illegal action raises
+:class:`IllegalActionError` and leaves the battle unchanged.
+
+Stages (``state.stage``):
+
+* ``deploy`` — alternate deployment (CORE.SETUP.DEPLOY);
+* ``charge`` — charge declarations by the phasing player (CORE.MOVE.SEQUENCE 1);
+* ``react`` — the charged unit's reaction (CORE.REACT.*);
+* ``move`` — remaining moves (CORE.MOVE.REMAINING);
+* ``shoot`` — the shooting phase (CORE.SHOOT.*);
+* ``pursue`` — a winner decides whether to pursue (CORE.CC.PURSUE_CHOICE);
+* ``over`` — the game has ended (CORE.GAME.END).
+
+Everything between these stages (start of turn, charge rolls and moves,
+compulsory moves, the close-combat rounds, break tests, flight and pursuit,
+panic) is resolved automatically with the battle's dice.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+from env.rules import charges, combat, deployment, movement, psychology, shooting, victory
+from env.rules.actions import END_PHASE, Action, IllegalActionError, Pending
+from env.rules.dice import Dice
+from env.rules.events import Event, make_event
+from env.rules.setup import build_state
+from env.rules.state import SIDES, BattleState, UnitState
+
+FORMAT_VERSION = 1
+
+
+class Battle:
+    """One battle: state, dice and event log behind a decision-point API.
+
+    Create with :meth:`from_scenario` or :meth:`from_json`.
+
+    Attributes:
+        state: the mutable :class:`BattleState` (read it, do not write it).
+        dice: the battle's seeded :class:`Dice`.
+        events: the event log, a list of dicts each with a ``rule`` ID.
+        actions: every action applied so far, in order.
+        seed: the seed the battle started from.
+        scenario: the validated scenario as a plain dict.
+    """
+
+    def __init__(self, state: BattleState, dice: Dice, scenario: dict[str, Any], seed: int) -> None:
+        self.state = state
+        self.dice = dice
+        self.dice.log = self._log_roll
+        self.scenario = scenario
+        self.seed = seed
+        self.events: list[Event] = []
+        self.actions: list[Action] = []
+        self._legal_cache: list[Action] | None = None
+
+    # ------------------------------------------------------------------ build
+    @classmethod
+    def from_scenario(
+        cls,
+        scenario: str | Path | dict[str, Any],
+        seed: int = 0,
+        blue_army: str | None = None,
+        red_army: str | None = None,
+        dice: Dice | None = None,
+    ) -> Battle:
+        """Start a battle from a scenario.
+
+        Args:
+            scenario: a scenario name in ``configs/scenarios``, a YAML path, or a dict.
+            seed: the RNG seed (CORE.DICE.RNG).
+            blue_army, red_army: army-list ids overriding the scenario's.
+            dice: replacement dice (tests use :class:`ScriptedDice`).
+
+        Raises:
+            ConfigError: the scenario or an army list is invalid (one line
+                naming the file, the field and the fault).
+        """
+        from env.rules.config import load_scenario
+
+        cfg = load_scenario(scenario)
+        data = cfg.model_dump(mode="json")
+        for side, army in (("blue", blue_army), ("red", red_army)):
+            if army is not None:
+                from env.rules.config import load_army
+
+                arm = load_army(army)
+                data[side] = {"faction": arm.faction, "army": army, "placements": None}
+        if blue_army or red_army:
+            cfg = load_scenario(data)
+        state = build_state(cfg)
+        battle = cls(state, dice or Dice(seed), data, seed)
+        battle._start()
+        return battle
+
+    def _start(self) -> None:
+        s = self.state
+        self.emit("CORE.CONV.TABLE", width=s.table_w, height=s.table_h)
+        if s.stage == "deploy":
+            deployment.start(self)
+        else:
+            self.emit("CORE.GAME.PHASES", player=s.active, start=s.phase)
+            self._enter_phase(s.phase)
+        self._advance()
+
+    # ------------------------------------------------------------------ events
+    def emit(self, rule: str, **data: Any) -> Event:
+        """Record an event for ``rule`` at the current turn and phase."""
+        ev = make_event(rule, self.state.turn, self.state.phase, **data)
+        self.events.append(ev)
+        return ev
+
+    def _log_roll(self, rule: str, faces: list[int], result: Any) -> None:
+        self.events.append(make_event(rule, self.state.turn, self.state.phase, dice=faces, result=result))
+
+    # ------------------------------------------------------------------ API
+    @property
+    def pending(self) -> Pending:
+        """Who must decide now, and what kind of decision."""
+        s = self.state
+        if s.over:
+            return Pending(None, "game_over")
+        if s.stage == "react":
+            charge = s.queue["charges"][-1]
+            return Pending(1 - s.active, "react", charge["target"])
+        if s.stage == "pursue":
+            unit = s.queue["pursuit"]["ask"][0]
+            return Pending(s.units[unit].side, "pursue", unit)
+        if s.stage == "deploy":
+            return Pending(s.queue["deploy_next"], "deploy")
+        return Pending(s.active, s.stage)
+
+    @property
+    def is_over(self) -> bool:
+        """True once the game has ended (CORE.GAME.END)."""
+        return self.state.over
+
+    @property
+    def result(self) -> dict[str, Any]:
+        """Winner and victory points (CORE.VP.*).
+
+        Returns a dict: ``winner`` ("blue", "red" or "draw"; None while the
+        game runs), ``vp`` {side: points}, ``breakdown`` {side: {source:
+        points}} and ``margin`` (blue − red).
+        """
+        return victory.result(self)
+
+    def legal_actions(self) -> list[Action]:
+        """Every legal action now; ``end_phase`` is always among them."""
+        if self._legal_cache is None:
+            self._legal_cache = self._compute_legal()
+        return list(self._legal_cache)
+
+    def _compute_legal(self) -> list[Action]:
+        s = self.state
+        if s.over:
+            return []
+        stage = s.stage
+        if stage == "deploy":
+            acts = deployment.legal(self)
+        elif stage == "charge":
+            acts = charges.legal_declarations(self)
+        elif stage == "react":
+            acts = charges.legal_reactions(self)
+        elif stage == "move":
+            acts = movement.legal(self)
+        elif stage == "shoot":
+            acts = shooting.legal(self)
+        elif stage == "pursue":
+            acts = combat.legal_pursuit(self)
+        else:  # pragma: no cover - defensive
+            acts = []
+        return acts + [END_PHASE]
+
+    def apply(self, action: Action) -> None:
+        """Apply one legal action and run the rules to the next decision.
+
+        Raises:
+            IllegalActionError: the action is not legal now; nothing changes.
+        """
+        if self.state.over:
+            raise IllegalActionError("the battle is over; no action is legal")
+        legal = self.legal_actions()
+        if action not in legal:
+            raise IllegalActionError(
+                f"illegal action '{action}' at turn {self.state.turn}, stage '{self.state.stage}' "
+                f"(player {SIDES[self.pending.player or 0]}); {len(legal)} legal actions"
+            )
+        self._legal_cache = None
+        self.actions.append(action)
+        self.state.step += 1
+        stage = self.state.stage
+        if stage == "deploy":
+            deployment.apply(self, action)
+        elif stage == "charge":
+            charges.apply_declaration(self, action)
+        elif stage == "react":
+            charges.apply_reaction(self, action)
+        elif stage == "move":
+            movement.apply(self, action)
+        elif stage == "shoot":
+            shooting.apply(self, action)
+        elif stage == "pursue":
+            combat.apply_pursuit(self, action)
+        self._advance()
+
+    # ------------------------------------------------------------------ flow
+    def set_stage(self, stage: str) -> None:
+        """Move to ``stage`` (called by the phase modules)."""
+        self.state.stage = stage
+        self._legal_cache = None
+
+    def _advance(self) -> None:
+        """Run automatic steps; skip stages whose only legal action is end_phase."""
+        self._legal_cache = None
+        guard = 0
+        while not self.state.over:
+            guard += 1
+            if guard > 10000:  # pragma: no cover - defensive
+                raise RuntimeError("engine loop did not reach a decision")
+            if self.state.stage == "next":
+                self._next_phase()
+                continue
+            if self.state.stage in ("react", "pursue"):
+                return
+            legal = self.legal_actions()
+            if len(legal) > 1:
+                return
+            # Only end_phase: take it automatically (no choice to make).
+            self._legal_cache = None
+            self._end_stage()
+
+    def _end_stage(self) -> None:
+        stage = self.state.stage
+        if stage == "deploy":
+            deployment.apply(self, END_PHASE)
+        elif stage == "charge":
+            charges.apply_declaration(self, END_PHASE)
+        elif stage == "move":
+            movement.apply(self, END_PHASE)
+        elif stage == "shoot":
+            shooting.apply(self, END_PHASE)
+
+    def finish_phase(self) -> None:
+        """Mark the current phase finished; the next starts on the next step."""
+        self.set_stage("next")
+
+    def _next_phase(self) -> None:
+        s = self.state
+        order = ("start", "movement", "magic", "shooting", "combat")
+        if s.phase == "deployment":
+            self._begin_player_turn(s.first_player, 1)
+            return
+        i = order.index(s.phase)
+        if i + 1 < len(order):
+            self._enter_phase(order[i + 1])
+            return
+        # End of a player turn.
+        if s.active == s.first_player:
+            self._begin_player_turn(1 - s.active, s.turn)
+        elif s.turn >= s.max_turns:
+            victory.end_game(self, reason="turns")
+        else:
+            self._begin_player_turn(s.first_player, s.turn + 1)
+
+    def _begin_player_turn(self, player: int, turn: int) -> None:
+        s = self.state
+        s.active = player
+        s.turn = turn
+        for u in s.units:
+            u.flags = {}
+        self.emit("CORE.GAME.LENGTH", player=player, max_turns=s.max_turns)
+        self._enter_phase("start")
+
+    def _enter_phase(self, phase: str) -> None:
+        s = self.state
+        s.phase = phase
+        self.emit("CORE.GAME.PHASES", player=s.active, phase_started=phase)
+        if victory.check_wipeout(self):
+            return
+        if phase == "start":
+            psychology.start_of_turn(self)
+            self.finish_phase()
+        elif phase == "movement":
+            charges.start(self)
+        elif phase == "magic":
+            # No wizards in the armies yet: the phase passes (CORE.MAGIC.SEQUENCE).
+            self.finish_phase()
+        elif phase == "shooting":
+            shooting.start(self)
+        elif phase == "combat":
+            combat.start(self)
+
+    # ------------------------------------------------------------------ helpers
+    def unit(self, uid: int) -> UnitState:
+        """The unit with ``uid``."""
+        return self.state.units[uid]
+
+    def clone(self) -> Battle:
+        """An independent copy (state, dice, events, actions)."""
+        other = Battle.__new__(Battle)
+        other.state = copy.deepcopy(self.state)
+        other.dice = Dice(copy.deepcopy(self.dice.state))
+        other.dice.log = other._log_roll
+        other.scenario = self.scenario
+        other.seed = self.seed
+        other.events = list(self.events)
+        other.actions = list(self.actions)
+        other._legal_cache = None
+        return other
+
+    # ------------------------------------------------------------------ JSON
+    def to_json(self) -> str:
+        """Serialise the whole battle: scenario, seed, actions, events, state, RNG."""
+        return json.dumps(
+            {
+                "format": FORMAT_VERSION,
+                "scenario": self.scenario,
+                "seed": self.seed,
+                "actions": [a.to_dict() for a in self.actions],
+                "events": self.events,
+                "state": self.state.to_dict(),
+                "rng": self.dice.state,
+            }
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> Battle:
+        """Rebuild a battle saved by :meth:`to_json` (exact round trip).
+
+        Raises:
+            ValueError: the text is not a battle saved by this format.
+        """
+        data = json.loads(text)
+        if data.get("format") != FORMAT_VERSION:
+            raise ValueError(f"not a battleline replay (format {data.get('format')!r})")
+        state = BattleState.from_dict(data["state"])
+        battle = cls(state, Dice(data["rng"]), data["scenario"], data["seed"])
+        battle.events = data["events"]
+        battle.actions = [Action.from_dict(a) for a in data["actions"]]
+        return battle
+
+    @classmethod
+    def resimulate(cls, text: str) -> Battle:
+        """Re-run a saved battle from its scenario, seed and actions.
+
+        Raises:
+            IllegalActionError: a saved action is not legal on re-simulation.
+        """
+        data = json.loads(text)
+        battle = cls.from_scenario(data["scenario"], seed=data["seed"])
+        for a in data["actions"]:
+            battle.apply(Action.from_dict(a))
+        return battle

@@ -1,0 +1,377 @@
+"""Charges: declaration, reactions, charge rolls and charge moves.
+
+Rules: CORE.MOVE.SEQUENCE, CORE.CHARGE.* and CORE.REACT.*.
+
+The charge move is resolved as its end state: the charger ends with its front
+edge flush against the facing of the target fixed at declaration
+(CORE.CHARGE.FACING), slid along that edge by the shortest distance that gives
+the most models in contact (CORE.CHARGE.CLOSE_DOOR, CORE.CHARGE.ALIGN); if
+that spot is blocked it re-positions along the edge (CORE.CHARGE.BLOCKED).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+from env.rules import geometry as geo
+from env.rules import psychology, shooting, space
+from env.rules.actions import REACTIONS, Action
+from env.rules.state import Engagement, UnitState
+
+if TYPE_CHECKING:
+    from env.rules.battle import Battle
+
+CHARGE_BONUS_REACH = 6.0  # CORE.CHARGE.ELIGIBLE: within M + 6"
+FAVOUR = {"front": 0, "left": 1, "right": 1, "rear": 2}
+
+
+# --------------------------------------------------------------------- geometry
+def edge_frame(t: UnitState, facing: str) -> tuple[float, float, float, float, float, float, float]:
+    """The target's edge ``facing``: (mid_x, mid_y, along_x, along_y, out_x, out_y, length).
+
+    ``along`` is the unit vector along the edge (towards the target's right
+    for front/rear, towards its front for flanks); ``out`` the outward normal.
+    Inches.
+    """
+    p = space.pose(t)
+    fx, fy = p.front()
+    rx, ry = p.right()
+    hw, hd = t.width / 2, t.depth / 2
+    if facing == "front":
+        return t.x + fx * hd, t.y + fy * hd, rx, ry, fx, fy, t.width
+    if facing == "rear":
+        return t.x - fx * hd, t.y - fy * hd, rx, ry, -fx, -fy, t.width
+    if facing == "left":
+        return t.x - rx * hw, t.y - ry * hw, fx, fy, -rx, -ry, t.depth
+    return t.x + rx * hw, t.y + ry * hw, fx, fy, rx, ry, t.depth
+
+
+def flush_pose(t: UnitState, facing: str, c: UnitState, offset: float) -> geo.Pose:
+    """The charger pose flush against edge ``facing`` of ``t``, its front midpoint ``offset``" along the edge."""
+    mx, my, ax, ay, ox, oy, _ = edge_frame(t, facing)
+    cx = mx + ax * offset + ox * c.depth / 2
+    cy = my + ay * offset + oy * c.depth / 2
+    return geo.Pose(cx, cy, math.degrees(math.atan2(-oy, -ox)) % 360.0)
+
+
+def _placement_ok(battle: Battle, c: UnitState, target: UnitState, p: geo.Pose, ignore: set[int]) -> bool:
+    s = battle.state
+    poly = space.footprint_at(c, p)
+    if not geo.within_table(poly, s.table_w, s.table_h):
+        return False
+    for t in space.terrain_of(s, space.IMPASSABLE):
+        if geo.overlaps(poly, space.terrain_poly(t)):
+            return False
+    for o in s.units:
+        if not o.alive or o.uid == c.uid or o.uid == target.uid or o.uid in ignore:
+            continue
+        if not space.near(o, c, 0.5) and not space.near(o, target, c.width + c.depth):
+            continue
+        if geo.distance(poly, space.footprint(o)) <= geo.EPS:
+            return False
+    return True
+
+
+def contact_placement(
+    battle: Battle, c: UnitState, t: UnitState, facing: str, ignore: set[int] | None = None
+) -> tuple[geo.Pose, float, float] | None:
+    """Where a charger ends in contact: (pose, overlap in inches, slide in inches), or None.
+
+    The preferred spot projects the charger's centre onto the edge and clamps
+    it so that the most models touch (CORE.CHARGE.ALIGN); blocked spots are
+    replaced by the nearest free offset along the edge, even with fewer
+    contacts (CORE.CHARGE.BLOCKED). Returns None when no spot is free
+    (CORE.CHARGE.FEASIBLE).
+    """
+    ignore = ignore or set()
+    mx, my, ax, ay, _, _, length = edge_frame(t, facing)
+    proj = (c.x - mx) * ax + (c.y - my) * ay
+    half_gap = abs(length - c.width) / 2
+    preferred = max(-half_gap, min(half_gap, proj))
+    limit = (length + c.width) / 2 - min(c.base_w, length) / 2
+    step = max(c.base_w, 0.25)
+    candidates = [preferred]
+    k = 1
+    while k * step <= 2 * limit + step:
+        for sign in (1, -1):
+            off = preferred + sign * k * step
+            if abs(off) <= limit:
+                candidates.append(off)
+        k += 1
+    for off in candidates:
+        p = flush_pose(t, facing, c, off)
+        if _placement_ok(battle, c, t, p, ignore):
+            overlap = min(off + c.width / 2, length / 2) - max(off - c.width / 2, -length / 2)
+            return p, max(0.0, overlap), abs(off - proj)
+    return None
+
+
+def charge_facing(battle: Battle, c: UnitState, t: UnitState, roll: bool) -> str | None:
+    """The facing of ``t`` that ``c`` charges (CORE.GEO.UNIT_ARC, CORE.CHARGE.FACING).
+
+    Ties between arcs are settled by a D6 when ``roll`` is True (1–3 the least
+    favourable arc for the charger, 4–6 the most favourable); when False the
+    least favourable is returned. None if no front-rank model lies in any arc.
+    """
+    arcs = geo.unit_arc(space.pose(t), t.width, t.depth, space.front_rank(c))
+    arcs = [a for a in arcs if a != "inside"]
+    if not arcs:
+        return None
+    if len(arcs) == 1 or not roll:
+        return arcs[0]
+    face = battle.dice.d6("CORE.GEO.UNIT_ARC")[0]
+    ordered = sorted(arcs, key=lambda a: FAVOUR[a])
+    chosen = ordered[0] if face <= 3 else ordered[-1]
+    battle.emit("CORE.GEO.UNIT_ARC", unit=c.uid, target=t.uid, tied=arcs, roll=face, arc=chosen)
+    return chosen
+
+
+# --------------------------------------------------------------------- declarations
+def start(battle: Battle) -> None:
+    """Open the Movement phase at the charge declarations (CORE.MOVE.SEQUENCE)."""
+    battle.state.queue["charges"] = []
+    battle.emit("CORE.MOVE.SEQUENCE", player=battle.state.active, step="charges")
+    battle.set_stage("charge")
+
+
+def can_charge(battle: Battle, c: UnitState) -> bool:
+    """CORE.CHARGE.ELIGIBLE for the charger alone (no target checks)."""
+    declared = {ch["charger"] for ch in battle.state.queue.get("charges", [])}
+    return (
+        c.alive
+        and c.side == battle.state.active
+        and c.uid not in declared
+        and not c.fleeing
+        and c.troop_type != "war_machine"
+        and not c.flags.get("rallied")
+        and not c.flags.get("stupid")
+        and c.profile.M > 0
+        and not psychology.engaged(battle, c)
+    )
+
+
+def charge_reach(c: UnitState) -> float:
+    """The longest distance ``c`` may declare a charge at: M + 6", flyers 16" (CORE.CHARGE.ELIGIBLE)."""
+    return 16.0 if c.has("fly") else c.profile.M + CHARGE_BONUS_REACH
+
+
+def target_ok(battle: Battle, c: UnitState, t: UnitState) -> bool:
+    """CORE.CHARGE.ELIGIBLE / FEASIBLE for one target: arc, LOS, reach, a free contact spot."""
+    if not t.alive or t.side == c.side or not space.near(c, t, charge_reach(c)):
+        return False
+    ct, tt = space.footprint(c), space.footprint(t)
+    if geo.distance(ct, tt) > charge_reach(c):
+        return False
+    if not geo.partly_in_vision_arc(space.pose(c), c.width, c.depth, tt):
+        return False
+    if not space.line_of_sight(battle.state, c, t):
+        return False
+    facing = charge_facing(battle, c, t, roll=False)
+    return facing is not None and contact_placement(battle, c, t, facing) is not None
+
+
+def legal_declarations(battle: Battle) -> list[Action]:
+    """Legal ``charge`` actions of the phasing player."""
+    acts = []
+    enemies = space.alive_units(battle.state, 1 - battle.state.active)
+    for c in space.alive_units(battle.state, battle.state.active):
+        if not can_charge(battle, c):
+            continue
+        for t in enemies:
+            if target_ok(battle, c, t):
+                acts.append(Action("charge", c.uid, t.uid))
+    return acts
+
+
+def apply_declaration(battle: Battle, action: Action) -> None:
+    """Declare a charge (then wait for the reaction) or end the declarations."""
+    if action.kind == "end_phase":
+        resolve_all(battle)
+        return
+    c, t = battle.unit(action.unit), battle.unit(action.target)
+    facing = charge_facing(battle, c, t, roll=True)
+    battle.state.queue["charges"].append(
+        {"charger": c.uid, "target": t.uid, "facing": facing, "reaction": None, "start_distance": space.unit_distance(c, t)}
+    )
+    c.flags["declared_charge"] = True
+    battle.emit("CORE.CHARGE.DECLARE", unit=c.uid, target=t.uid, facing=facing)
+    battle.emit("CORE.CHARGE.FACING", unit=c.uid, target=t.uid, facing=facing)
+    battle.set_stage("react")
+
+
+# --------------------------------------------------------------------- reactions
+def _forced_reaction(battle: Battle, t: UnitState) -> str | None:
+    if psychology.engaged(battle, t):
+        return "hold"  # CORE.REACT.ENGAGED
+    if t.fleeing:
+        return "flee"  # CORE.REACT.ALREADY_FLEEING / FLEE_FINAL
+    return None
+
+
+def can_stand_and_shoot(battle: Battle, t: UnitState, c: UnitState, start_distance: float) -> bool:
+    """CORE.REACT.STAND_SHOOT eligibility (not engaged, charger ≥ its M away, no Move or Fire / Slow to Fire)."""
+    if t.missile is None or t.has("slow_to_fire") or psychology.engaged(battle, t):
+        return False
+    if shooting.weapon(t).move_or_fire:
+        return False
+    if start_distance < c.profile.M:
+        return False
+    if t.flags.get("stood_and_shot"):
+        return False
+    return shooting.in_range_and_sight(battle, t, c)
+
+
+def legal_reactions(battle: Battle) -> list[Action]:
+    """Legal ``react`` actions of the charged unit (CORE.REACT.DECLARE)."""
+    ch = battle.state.queue["charges"][-1]
+    t, c = battle.unit(ch["target"]), battle.unit(ch["charger"])
+    forced = _forced_reaction(battle, t)
+    if forced is not None:
+        return [Action("react", t.uid, c.uid, forced)]
+    options = ["hold", "flee"]
+    if can_stand_and_shoot(battle, t, c, ch["start_distance"]):
+        options.append("stand_and_shoot")
+    return [Action("react", t.uid, c.uid, o) for o in REACTIONS if o in options]
+
+
+def apply_reaction(battle: Battle, action: Action) -> None:
+    """Record the reaction; Flee! is made at once (CORE.REACT.FLEE)."""
+    ch = battle.state.queue["charges"][-1]
+    t, c = battle.unit(ch["target"]), battle.unit(ch["charger"])
+    if action.kind == "end_phase":
+        reaction = _forced_reaction(battle, t) or "hold"
+    else:
+        reaction = action.option
+    ch["reaction"] = reaction
+    rule = {"hold": "CORE.REACT.HOLD", "stand_and_shoot": "CORE.REACT.STAND_SHOOT", "flee": "CORE.REACT.FLEE"}[reaction]
+    battle.emit("CORE.REACT.DECLARE", unit=t.uid, charger=c.uid, reaction=reaction)
+    if reaction == "flee":
+        if t.flags.get("fled_reaction"):
+            battle.emit("CORE.REACT.FLEE_FINAL", unit=t.uid, charger=c.uid)
+        elif t.fleeing:
+            battle.emit("CORE.REACT.ALREADY_FLEEING", unit=t.uid, charger=c.uid)
+            _flee_from(battle, t, c)
+        else:
+            battle.emit(rule, unit=t.uid, charger=c.uid)
+            _flee_from(battle, t, c)
+    elif reaction == "stand_and_shoot":
+        t.flags["stood_and_shot"] = True
+        battle.emit(rule, unit=t.uid, charger=c.uid)
+    else:
+        battle.emit(rule if not psychology.engaged(battle, t) else "CORE.REACT.ENGAGED", unit=t.uid, charger=c.uid)
+    battle.set_stage("charge")
+
+
+def _flee_from(battle: Battle, t: UnitState, c: UnitState) -> None:
+    t.flags["fled_reaction"] = True
+    psychology.flee(battle, t, (c.x, c.y), "CORE.REACT.FLEE")
+
+
+# --------------------------------------------------------------------- resolution
+def resolve_all(battle: Battle) -> None:
+    """Resolve stand-and-shoot, then every charge roll and move, then compulsory moves.
+
+    CORE.MOVE.SEQUENCE steps 2–4; chargers of one target roll first, then move
+    in declaration order (CORE.CHARGE.SAME_TARGET, CORE.CHARGE.RESOLVE).
+    """
+    charges: list[dict[str, Any]] = battle.state.queue.get("charges", [])
+    for ch in charges:
+        if ch["reaction"] == "stand_and_shoot":
+            t, c = battle.unit(ch["target"]), battle.unit(ch["charger"])
+            if t.alive and c.alive:
+                shooting.resolve_fire(battle, t, c, stand_and_shoot=True)
+    targets: list[int] = []
+    for ch in charges:
+        if ch["target"] not in targets:
+            targets.append(ch["target"])
+    for tid in targets:
+        group = [ch for ch in charges if ch["target"] == tid]
+        for ch in group:
+            c = battle.unit(ch["charger"])
+            ch["range"] = None
+            if c.alive and not c.fleeing:
+                high, faces = battle.dice.highest_2d6("CORE.CHARGE.RANGE")
+                ch["range"] = c.profile.M + high
+                ch["high"] = high
+        if len(group) > 1:
+            battle.emit("CORE.CHARGE.SAME_TARGET", target=tid, chargers=[ch["charger"] for ch in group])
+        for ch in group:
+            if ch["range"] is not None:
+                _resolve_one(battle, ch)
+    battle.state.queue["charges"] = []
+    battle.emit("CORE.CHARGE.RESOLVE", player=battle.state.active, charges=len(charges))
+    psychology.compulsory_moves(battle)
+    battle.emit("CORE.MOVE.REMAINING", player=battle.state.active)
+    battle.set_stage("move")
+
+
+def _resolve_one(battle: Battle, ch: dict[str, Any]) -> None:
+    c, t = battle.unit(ch["charger"]), battle.unit(ch["target"])
+    c.flags["charged"] = True
+    if not t.alive:
+        battle.emit("CORE.CHARGE.FEASIBLE", unit=c.uid, target=t.uid, possible=False, reason="target gone")
+        _failed_move(battle, c, t, ch.get("high", 0), (t.x, t.y))
+        return
+    dist = space.unit_distance(c, t)
+    success = ch["range"] >= dist - geo.EPS
+    battle.emit("CORE.CHARGE.RANGE", unit=c.uid, target=t.uid, range=ch["range"], distance=dist, success=success)
+    if ch["reaction"] == "flee" or t.fleeing:
+        _versus_fleeing(battle, c, t, success, ch)
+        return
+    if not success:
+        _failed_move(battle, c, t, ch["high"], (t.x, t.y))
+        return
+    placed = contact_placement(battle, c, t, ch["facing"])
+    if placed is None:
+        battle.emit("CORE.CHARGE.BLOCKED", unit=c.uid, target=t.uid)
+        _failed_move(battle, c, t, ch["high"], (t.x, t.y))
+        return
+    pose, overlap, slide = placed
+    old_facing = c.facing
+    c.x, c.y, c.facing = pose.x, pose.y, pose.facing
+    battle.emit("CORE.CHARGE.MOVE", unit=c.uid, target=t.uid, facing=ch["facing"], x=pose.x, y=pose.y, heading=pose.facing)
+    turn = (pose.facing - old_facing + 180.0) % 360.0 - 180.0
+    battle.emit("CORE.CHARGE.CLOSE_DOOR", unit=c.uid, target=t.uid, pivot=turn)
+    battle.emit("CORE.CHARGE.ALIGN", unit=c.uid, target=t.uid, slide=slide, overlap=overlap)
+    battle.emit("CORE.CHARGE.ONE_INCH", unit=c.uid, ignored=True)
+    battle.state.engagements.append(
+        Engagement(attacker=c.uid, defender=t.uid, facing=ch["facing"], charged=True, turn=battle.state.turn)
+    )
+    c.flags["charged_into"] = t.uid
+
+
+def _versus_fleeing(battle: Battle, c: UnitState, t: UnitState, success: bool, ch: dict[str, Any]) -> None:
+    """CORE.CHARGE.VS_FLEEING: a fleer caught by the charge roll is destroyed."""
+    if not success:
+        _failed_move(battle, c, t, ch["high"], (t.x, t.y))
+        return
+    last = (t.x, t.y)
+    battle.emit("CORE.CHARGE.VS_FLEEING", unit=c.uid, target=t.uid, caught=True)
+    psychology.destroy(battle, t, "CORE.CHARGE.VS_FLEEING")
+    _move_towards(battle, c, last, ch["range"], stop_gap=1.0)
+
+
+def _failed_move(battle: Battle, c: UnitState, t: UnitState, high: int, aim: tuple[float, float]) -> None:
+    """CORE.CHARGE.FAILED: move the high die towards the target, stopping 1" from any unit."""
+    c.flags["failed_charge"] = True
+    moved = _move_towards(battle, c, aim, float(high), stop_gap=1.0)
+    battle.emit("CORE.CHARGE.FAILED", unit=c.uid, target=t.uid, high=high, moved=moved)
+
+
+def _move_towards(battle: Battle, c: UnitState, aim: tuple[float, float], allowance: float, stop_gap: float) -> float:
+    """Wheel to face ``aim`` (paying W·θ) then move straight, stopping ``stop_gap``" from units."""
+    from env.rules.movement import furthest_legal
+
+    heading = geo.facing_towards((c.x, c.y), aim)
+    turn = abs((heading - c.facing + 180.0) % 360.0 - 180.0)
+    cost = geo.wheel_distance(c.width, turn)
+    if cost > allowance:
+        return 0.0
+    start = geo.Pose(c.x, c.y, heading)
+    dist = furthest_legal(battle, c, start, allowance - cost, gap=stop_gap, pass_friends=False)
+    if dist is None:
+        return 0.0
+    end = geo.move_straight(start, dist)
+    c.x, c.y, c.facing = end.x, end.y, end.facing
+    return dist

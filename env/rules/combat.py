@@ -1,0 +1,556 @@
+"""The Close Combat phase (CORE.CC.*): rounds, combat result, break tests, flight and pursuit.
+
+Every combat (a connected group of engaged units) fights one round per
+Close Combat phase, in uid order of its lowest unit (the phasing player's
+order, CORE.CC.ROUNDS). A round follows CORE.CC.SEQUENCE: fighting models,
+strikes in order, combat result, break tests, flee and pursue, pursuit
+contact, panic. The only decision is whether a winner pursues
+(CORE.CC.PURSUE_CHOICE).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import shapely
+
+from env.rules import geometry as geo
+from env.rules import psychology, space, tables
+from env.rules.actions import PURSUIT_CHOICES, Action
+from env.rules.casualties import apply_wounds
+from env.rules.charges import charge_facing, contact_placement, edge_frame
+from env.rules.state import Engagement, UnitState
+
+if TYPE_CHECKING:
+    from env.rules.battle import Battle
+
+MAX_RANK_BONUS = 3  # CORE.CC.COMBAT_RESULT.RANKS
+RANK_MIN_MODELS = 4
+
+
+# --------------------------------------------------------------------- contact
+def contact_overlap(battle: Battle, e: Engagement) -> float:
+    """Length (inches) of the attacker's front edge lying along the defender's contacted edge."""
+    a, d = battle.unit(e.attacker), battle.unit(e.defender)
+    mx, my, ax, ay, _, _, length = edge_frame(d, e.facing)
+    fl, fr = geo.front_edge(space.pose(a), a.width, a.depth)
+    p1 = (fl[0] - mx) * ax + (fl[1] - my) * ay
+    p2 = (fr[0] - mx) * ax + (fr[1] - my) * ay
+    lo, hi = min(p1, p2), max(p1, p2)
+    return max(0.0, min(hi, length / 2) - max(lo, -length / 2))
+
+
+def _count(overlap: float, base: float, cap: int) -> int:
+    """Models along ``overlap`` inches of an edge of ``base``-inch bases (at least 1 for corner contact)."""
+    return max(1, min(cap, math.ceil(overlap / base - 1e-6)))
+
+
+def fighters(battle: Battle, e: Engagement) -> tuple[int, int]:
+    """(attacker's, defender's) models in base contact across engagement ``e`` (CORE.CC.ATTACKS)."""
+    a, d = battle.unit(e.attacker), battle.unit(e.defender)
+    ov = contact_overlap(battle, e)
+    a_n = _count(ov, a.base_w, a.models_in_rank(1))
+    if e.facing == "front":
+        d_n = _count(ov, d.base_w, d.models_in_rank(1))
+    elif e.facing == "rear":
+        d_n = _count(ov, d.base_w, d.models_in_rank(d.ranks))
+    else:
+        d_n = _count(ov, d.base_d, d.ranks)
+    return a_n, d_n
+
+
+def is_horde(u: UnitState) -> bool:
+    """CORE.CC.SUPPORT: front ≥ 10 wide, ≥ 3 ranks and ≥ 30 models."""
+    return min(u.files, u.models) >= 10 and u.ranks >= 3 and u.models >= 30
+
+
+def flank_or_rear_engaged(battle: Battle, u: UnitState) -> bool:
+    """Whether an enemy is engaged with ``u``'s flank or rear."""
+    return any(e.defender == u.uid and e.facing != "front" for e in battle.state.engagements)
+
+
+def supporters(battle: Battle, u: UnitState, front_fighters: int, charged: bool) -> int:
+    """Supporting attacks (CORE.CC.SUPPORT): rank 2 behind fighters; Horde rank 3; Fight in Extra Rank one more.
+
+    A charged unit supports only while no enemy is engaged with its flank or rear.
+    """
+    if front_fighters <= 0 or (not charged and flank_or_rear_engaged(battle, u)):
+        return 0
+    ranks = 1
+    if is_horde(u):
+        ranks += 1
+    if tables.melee_effect(u.melee, u.troop_type, False, charged).extra_rank or u.has("extra_rank"):
+        ranks += 1
+    return sum(min(u.models_in_rank(r), front_fighters) for r in range(2, 2 + ranks))
+
+
+# --------------------------------------------------------------------- strikes
+@dataclass
+class Strike:
+    """One unit's attacks against one enemy unit in one strike step."""
+
+    unit: int
+    target: int
+    fighters: int
+    support: int
+    frontal: bool
+    initiative: int
+    priority: int = 0  # larger strikes earlier
+    wounds: int = 0
+    killed: int = 0
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+def _round_one(battle: Battle, group: list[Engagement]) -> bool:
+    return any(e.charged and e.turn == battle.state.turn for e in group)
+
+
+def _charging_side(battle: Battle, group: list[Engagement]) -> int | None:
+    for e in group:
+        if e.charged and e.turn == battle.state.turn:
+            return battle.unit(e.attacker).side
+    return None
+
+
+def _collect_strikes(battle: Battle, group: list[Engagement], charged_units: set[int]) -> list[Strike]:
+    strikes: list[Strike] = []
+    front_counts: dict[int, int] = {}
+    for e in group:
+        a, d = battle.unit(e.attacker), battle.unit(e.defender)
+        a_n, d_n = fighters(battle, e)
+        strikes.append(Strike(a.uid, d.uid, a_n, 0, True, a.profile.I))
+        strikes.append(Strike(d.uid, a.uid, d_n, 0, e.facing == "front", d.profile.I))
+        front_counts[a.uid] = front_counts.get(a.uid, 0) + a_n
+        if e.facing == "front":
+            front_counts[d.uid] = front_counts.get(d.uid, 0) + d_n
+    # Supporting attacks go with the unit's first frontal strike.
+    done: set[int] = set()
+    for st in strikes:
+        if st.frontal and st.unit not in done:
+            u = battle.unit(st.unit)
+            st.support = supporters(battle, u, min(front_counts.get(u.uid, 0), u.models_in_rank(1)), u.uid in charged_units)
+            done.add(st.unit)
+    return strikes
+
+
+def _attacks(u: UnitState, st: Strike, round_one: bool, charged: bool, champion_used: set[int]) -> int:
+    eff = tables.melee_effect(u.melee, u.troop_type, round_one, charged)
+    a = u.profile.A + eff.extra_attacks + (1 if u.has("extra_attack") else 0) + (1 if u.has("frenzy") else 0)
+    total = st.fighters * a + st.support
+    if u.champion and u.uid not in champion_used and st.fighters > 0:
+        total += 1  # the champion's extra attack (CORE.CC.ATTACKS; champions have +1 A)
+        champion_used.add(u.uid)
+    return total
+
+
+def _obstacle_between(battle: Battle, a: UnitState, d: UnitState) -> bool:
+    line = shapely.LineString([(a.x, a.y), (d.x, d.y)])
+    return any(line.intersects(space.terrain_poly(t)) for t in space.terrain_of(battle.state, space.OBSTACLES))
+
+
+def resolve_strike(
+    battle: Battle, st: Strike, attacks: int, round_one: bool, charged_units: set[int], defended: set[tuple[int, int]]
+) -> int:
+    """Roll one strike: to hit (WS), to wound (S v T), armour saves. Returns unsaved wounds.
+
+    CORE.CC.TO_HIT, CORE.CC.TO_WOUND, CORE.SAVE.MODIFIERS, CORE.WEAPON.MELEE,
+    CORE.SR.HATRED, CORE.TERRAIN.DEFENDED_OBSTACLE.
+    """
+    u, t = battle.unit(st.unit), battle.unit(st.target)
+    if attacks <= 0 or not u.alive or not t.alive:
+        return 0
+    charged = u.uid in charged_units
+    eff = tables.melee_effect(u.melee, u.troop_type, round_one, charged)
+    needed_hit = tables.cc_to_hit(u.profile.WS, t.profile.WS)
+    sixes_only = round_one and (u.uid, t.uid) in defended
+    faces = battle.dice.d6("CORE.CC.TO_HIT", attacks)
+    if u.has("hatred") and round_one and not sixes_only:
+        misses = [f for f in faces if f < needed_hit]
+        if misses:
+            rerolled = battle.dice.d6("CORE.SR.HATRED", len(misses))
+            faces = [f for f in faces if f >= needed_hit] + rerolled
+    hits = sum(1 for f in faces if (f == 6 if sixes_only else f >= needed_hit))
+    strength = tables.clamp_characteristic(
+        u.profile.S + eff.strength_bonus + (1 if u.has("devastating_charge") and round_one and charged else 0), "S"
+    )
+    needed_wound = tables.to_wound(strength, t.profile.T)
+    wound_faces = battle.dice.d6("CORE.CC.TO_WOUND", hits) if hits else []
+    wounds = sum(1 for f in wound_faces if f >= needed_wound)
+    base_save = t.armour_save
+    if t.shield and tables.melee_effect(t.melee, t.troop_type, round_one, t.uid in charged_units).loses_shield:
+        base_save = min(tables.IMPOSSIBLE, base_save + 1)  # no shield bonus with a two-handed weapon
+    save = tables.armour_save_needed(base_save, strength, u.has("armour_piercing"))
+    save_faces = battle.dice.d6("CORE.SAVE.MODIFIERS", wounds) if wounds and save <= 6 else []
+    saved = sum(1 for f in save_faces if tables.save_passes(save, f))
+    battle.emit(
+        "CORE.CC.TO_HIT", unit=u.uid, target=t.uid, attacks=attacks, needed=6 if sixes_only else needed_hit, hits=hits
+    )
+    if sixes_only:
+        battle.emit("CORE.TERRAIN.DEFENDED_OBSTACLE", unit=u.uid, target=t.uid)
+    battle.emit("CORE.CC.TO_WOUND", unit=u.uid, target=t.uid, strength=strength, needed=needed_wound, wounds=wounds)
+    battle.emit("CORE.SAVE.MODIFIERS", unit=t.uid, needed=save, saved=saved)
+    return wounds - saved
+
+
+# --------------------------------------------------------------------- phase flow
+def groups(battle: Battle) -> list[list[Engagement]]:
+    """The combats: connected groups of engagements, ordered by their lowest unit uid."""
+    engs = battle.state.engagements
+    parent = {}
+
+    def find(x: int) -> int:
+        while parent.setdefault(x, x) != x:
+            x = parent[x]
+        return x
+
+    for e in engs:
+        parent[find(e.attacker)] = find(e.defender)
+    comps: dict[int, list[Engagement]] = {}
+    for e in engs:
+        comps.setdefault(find(e.attacker), []).append(e)
+    return sorted(comps.values(), key=lambda g: min(min(e.attacker, e.defender) for e in g))
+
+
+def start(battle: Battle) -> None:
+    """Open the Close Combat phase and fight every combat (CORE.CC.ROUNDS)."""
+    s = battle.state
+    for e in s.engagements:
+        if e.turn == -1:  # pursuit contact: counts as charging now (CORE.CC.PURSUIT_CONTACT)
+            e.turn = s.turn
+    keys = [sorted({u for e in g for u in (e.attacker, e.defender)}) for g in groups(battle)]
+    s.queue["combats"] = keys
+    battle.emit("CORE.CC.ROUNDS", player=s.active, combats=len(keys))
+    _continue(battle)
+
+
+def _continue(battle: Battle) -> None:
+    s = battle.state
+    while s.queue["combats"]:
+        uids = set(s.queue["combats"].pop(0))
+        group = [e for e in s.engagements if e.attacker in uids or e.defender in uids]
+        if not group:
+            continue
+        if fight_round(battle, group):
+            battle.set_stage("pursue")
+            return
+    battle.finish_phase()
+
+
+def fight_round(battle: Battle, group: list[Engagement]) -> bool:
+    """Fight one round of one combat. Returns True if pursuit decisions are now pending."""
+    s = battle.state
+    r1 = _round_one(battle, group)
+    charging_side = _charging_side(battle, group) if r1 else None
+    charged_units = {e.attacker for e in group if e.charged and e.turn == s.turn}
+    units = sorted({u for e in group for u in (e.attacker, e.defender)})
+    sides = {0: [i for i in units if battle.unit(i).side == 0], 1: [i for i in units if battle.unit(i).side == 1]}
+    battle.emit("CORE.CC.SEQUENCE", units=units, round_one=r1, charging_side=charging_side)
+    strikes = _collect_strikes(battle, group, charged_units)
+    for st in strikes:
+        if st.support:
+            battle.emit("CORE.CC.SUPPORT", unit=st.unit, target=st.target, fighters=st.fighters, support=st.support)
+    defended = {
+        (e.attacker, e.defender)
+        for e in group
+        if e.charged and e.facing == "front" and _obstacle_between(battle, battle.unit(e.attacker), battle.unit(e.defender))
+    }
+    wounds_by_side = [0, 0]
+    champion_used: set[int] = set()
+    if r1:
+        first = [st for st in strikes if battle.unit(st.unit).side == charging_side]
+        second = [st for st in strikes if battle.unit(st.unit).side != charging_side]
+        battle.emit("CORE.CC.STRIKE_ORDER.ROUND1", charging_side=charging_side)
+        _strike_step(battle, first, r1, charged_units, defended, wounds_by_side, champion_used, None)
+        _strike_step(battle, second, r1, charged_units, defended, wounds_by_side, champion_used, "return")
+    else:
+        steps: dict[tuple[int, int], list[Strike]] = {}
+        for st in strikes:
+            u = battle.unit(st.unit)
+            eff = tables.melee_effect(u.melee, u.troop_type, False, False)
+            tier = 1 if u.has("always_strikes_first") else (-1 if (eff.strikes_last or u.has("always_strikes_last")) else 0)
+            steps.setdefault((tier, u.profile.I), []).append(st)
+        battle.emit("CORE.CC.STRIKE_ORDER.LATER", steps=[list(k) for k in sorted(steps, reverse=True)])
+        for key in sorted(steps, reverse=True):
+            _strike_step(battle, steps[key], r1, charged_units, defended, wounds_by_side, champion_used, None)
+    for e in group:
+        e.rounds += 1
+    return _result_and_break(battle, group, sides, wounds_by_side, r1, charging_side)
+
+
+def _strike_step(
+    battle: Battle,
+    strikes: list[Strike],
+    r1: bool,
+    charged_units: set[int],
+    defended: set[tuple[int, int]],
+    wounds_by_side: list[int],
+    champion_used: set[int],
+    mode: str | None,
+) -> None:
+    """Resolve simultaneous strikes, then remove casualties (CORE.CC.SEQUENCE step 4)."""
+    pending: list[tuple[Strike, int]] = []
+    for st in strikes:
+        u = battle.unit(st.unit)
+        if not u.alive or not battle.unit(st.target).alive or u.fleeing:
+            continue
+        if mode == "return":
+            # CORE.CC.RETURN_STRIKE: the fighters' attacks minus those of the models just killed.
+            lost = min(st.fighters, u.flags.get("killed_this_round", 0))
+            survivors = max(0, st.fighters - lost)
+            st.support = min(st.support, survivors) if st.frontal else 0
+            st.fighters = survivors
+            battle.emit("CORE.CC.RETURN_STRIKE", unit=u.uid, fighters=survivors, support=st.support, lost=lost)
+        attacks = _attacks(u, st, r1, u.uid in charged_units, champion_used)
+        pending.append((st, resolve_strike(battle, st, attacks, r1, charged_units, defended)))
+    for st, wounds in pending:
+        t = battle.unit(st.target)
+        if wounds <= 0 or not t.alive:
+            continue
+        wounds_by_side[battle.unit(st.unit).side] += wounds
+        killed = apply_wounds(battle, t, wounds, rule="CORE.CC.CASUALTIES", attacker=st.unit)
+        t.flags["killed_this_round"] = t.flags.get("killed_this_round", 0) + killed
+
+
+def _side_bonus(battle: Battle, side_units: list[int], enemy_units: list[int], group: list[Engagement]) -> dict[str, int]:
+    live = [battle.unit(i) for i in side_units if battle.unit(i).alive and not battle.unit(i).fleeing]
+    parts: dict[str, int] = {}
+    eligible = [u for u in live if not flank_or_rear_engaged(battle, u)]
+    ranks = max((min(MAX_RANK_BONUS, sum(1 for r in range(2, u.ranks + 1) if u.models_in_rank(r) >= RANK_MIN_MODELS)) for u in eligible), default=0)
+    if ranks:
+        parts["ranks"] = ranks
+    if any(u.standard for u in live):
+        parts["standard"] = 1
+    uids = {u.uid for u in live}
+    facings = {e.facing for e in group if e.attacker in uids and e.defender in enemy_units}
+    if facings & {"left", "right"}:
+        parts["flank"] = 1
+    if "rear" in facings:
+        parts["rear"] = 2
+    return parts
+
+
+def combat_result(
+    battle: Battle, sides: dict[int, list[int]], wounds_by_side: list[int], charging_side: int | None, group: list[Engagement]
+) -> tuple[list[int], list[dict[str, int]]]:
+    """Each side's combat result total and parts (CORE.CC.COMBAT_RESULT.*)."""
+    parts: list[dict[str, int]] = []
+    for side in (0, 1):
+        p = {"wounds": wounds_by_side[side]}
+        if charging_side == side:
+            p["charge"] = 1
+        p.update(_side_bonus(battle, sides[side], sides[1 - side], group))
+        parts.append(p)
+    models = [sum(battle.unit(i).models for i in sides[side] if battle.unit(i).alive) for side in (0, 1)]
+    if models[0] != models[1]:
+        parts[0 if models[0] > models[1] else 1]["outnumber"] = 1
+    totals = [sum(p.values()) for p in parts]
+    if totals[0] == totals[1]:
+        has_music = [any(battle.unit(i).musician and battle.unit(i).alive for i in sides[side]) for side in (0, 1)]
+        if has_music[0] != has_music[1]:
+            parts[0 if has_music[0] else 1]["musician"] = 1
+            totals = [sum(p.values()) for p in parts]
+    return totals, parts
+
+
+def _emit_parts(battle: Battle, parts: list[dict[str, int]]) -> None:
+    names = {
+        "wounds": "CORE.CC.COMBAT_RESULT.WOUNDS",
+        "charge": "CORE.CC.COMBAT_RESULT.CHARGE",
+        "ranks": "CORE.CC.COMBAT_RESULT.RANKS",
+        "standard": "CORE.CC.COMBAT_RESULT.STANDARD",
+        "flank": "CORE.CC.COMBAT_RESULT.FLANK",
+        "rear": "CORE.CC.COMBAT_RESULT.REAR",
+        "outnumber": "CORE.CC.COMBAT_RESULT.OUTNUMBER",
+        "musician": "CORE.CC.COMBAT_RESULT.MUSICIAN",
+    }
+    for side, p in enumerate(parts):
+        for key, value in p.items():
+            if value:
+                battle.emit(names[key], side=side, value=value)
+
+
+def break_test(battle: Battle, u: UnitState, diff: int, enemies: list[UnitState]) -> bool:
+    """CORE.CC.BREAK_TEST with CORE.CC.BREAK_ORDER, CORE.CC.INSPIRED, CORE.SR.STUBBORN, CORE.SR.UNBREAKABLE.
+
+    Returns True if the unit holds.
+    """
+    if u.has("unbreakable"):
+        battle.emit("CORE.SR.UNBREAKABLE", unit=u.uid)
+        return True
+    base = max(u.profile.Ld, psychology.general_ld(battle, u) or 0)
+    largest = max((e.models for e in enemies), default=0)
+    if u.has("stubborn"):
+        ld, why = base, "stubborn"
+    elif u.models > largest:
+        ld, why = base, "inspired"
+        battle.emit("CORE.CC.INSPIRED", unit=u.uid, models=u.models, largest_enemy=largest)
+    else:
+        ld, why = base - diff, "modified"
+    return psychology.test_ld(battle, u, ld, "CORE.CC.BREAK_TEST", difference=diff, base_ld=base, basis=why)
+
+
+def _result_and_break(
+    battle: Battle, group: list[Engagement], sides: dict[int, list[int]], wounds_by_side: list[int], r1: bool, charging_side: int | None
+) -> bool:
+    s = battle.state
+    for i in (u for side in sides.values() for u in side):
+        battle.unit(i).flags.pop("killed_this_round", None)
+    alive = [[i for i in sides[side] if battle.unit(i).alive] for side in (0, 1)]
+    if not alive[0] or not alive[1]:
+        battle.emit("CORE.CC.COMBAT_RESULT.COMPARE", outright=True, winner=0 if alive[0] else (1 if alive[1] else None))
+        return False
+    totals, parts = combat_result(battle, sides, wounds_by_side, charging_side, group)
+    _emit_parts(battle, parts)
+    if totals[0] == totals[1]:
+        battle.emit("CORE.CC.COMBAT_RESULT.COMPARE", totals=totals, winner=None)
+        return False
+    winner = 0 if totals[0] > totals[1] else 1
+    diff = abs(totals[0] - totals[1])
+    battle.emit("CORE.CC.COMBAT_RESULT.COMPARE", totals=totals, winner=winner, difference=diff)
+    losers = [battle.unit(i) for i in alive[1 - winner]]
+    if len(alive[0]) + len(alive[1]) > 2:
+        battle.emit("CORE.CC.MULTI", losers=[u.uid for u in losers], difference=diff)
+    enemies = [battle.unit(i) for i in alive[winner]]
+    broken: list[int] = []
+    for u in losers:
+        if not break_test(battle, u, diff, enemies):
+            broken.append(u.uid)
+            if u.standard:
+                u.standard = False
+                s.captured_standards[winner] += 1
+                battle.emit("CORE.VP.STANDARD", unit=u.uid, captured_by=winner)
+    if not broken:
+        return False
+    ask = []
+    for w in alive[winner]:
+        wu = battle.unit(w)
+        contacts = _contacts(battle, w)
+        if contacts and contacts <= set(broken) and not wu.fleeing:
+            ask.append(w)
+    s.queue["pursuit"] = {"broken": broken, "ask": ask, "answers": {}, "winner": winner}
+    if ask:
+        return True
+    _flee_and_pursue(battle)
+    return False
+
+
+def _contacts(battle: Battle, uid: int) -> set[int]:
+    out = set()
+    for e in battle.state.engagements:
+        if e.attacker == uid:
+            out.add(e.defender)
+        elif e.defender == uid:
+            out.add(e.attacker)
+    return out
+
+
+# --------------------------------------------------------------------- pursuit
+def legal_pursuit(battle: Battle) -> list[Action]:
+    """The pending winner's choice: pursue or hold (CORE.CC.PURSUE_CHOICE)."""
+    p = battle.state.queue["pursuit"]
+    uid = p["ask"][0]
+    target = sorted(_contacts(battle, uid))[0]
+    return [Action("pursue", uid, target, choice) for choice in PURSUIT_CHOICES]
+
+
+def apply_pursuit(battle: Battle, action: Action) -> None:
+    """Record a pursuit choice; once all are in, flee and pursue (end_phase = pursue)."""
+    p = battle.state.queue["pursuit"]
+    uid = p["ask"].pop(0)
+    choice = "pursue" if action.kind == "end_phase" else action.option
+    u = battle.unit(uid)
+    if choice == "hold" and not psychology.test_ld(battle, u, u.profile.Ld, "CORE.CC.PURSUE_CHOICE", declined=True):
+        choice = "pursue"
+    p["answers"][str(uid)] = choice
+    battle.emit("CORE.CC.PURSUE_CHOICE", unit=uid, choice=choice)
+    if p["ask"]:
+        return
+    _flee_and_pursue(battle)
+    battle.set_stage("combat")
+    _continue(battle)
+
+
+def _flee_and_pursue(battle: Battle) -> None:
+    """CORE.CC.FLEE, CORE.CC.CAUGHT, CORE.CC.PURSUIT_MOVE, CORE.CC.PURSUIT_CONTACT, panic."""
+    s = battle.state
+    p = s.queue.pop("pursuit")
+    pursuers_all = [int(k) for k, v in p["answers"].items() if v == "pursue"]
+    moved: set[int] = set()
+    for uid in p["broken"]:
+        u = battle.unit(uid)
+        if not u.alive:
+            continue
+        contacts = [battle.unit(i) for i in sorted(_contacts(battle, uid))]
+        if not contacts:
+            continue
+        charged = {e.attacker for e in s.engagements if e.defender == uid and e.charged}
+        source = max(contacts, key=lambda c: (c.unit_strength, c.uid in charged, -c.uid))
+        pursuers = [c for c in contacts if c.uid in pursuers_all and c.uid not in moved]
+        flee_roll, _ = battle.dice.flee_roll("CORE.CC.FLEE", u.has("swiftstride") or u.troop_type == "cavalry")
+        rolls = {c.uid: battle.dice.flee_roll("CORE.CC.CAUGHT", c.has("swiftstride") or c.troop_type == "cavalry")[0] for c in pursuers}
+        battle.emit("CORE.CC.FLEE", unit=uid, roll=flee_roll, away_from=source.uid)
+        psychology.panic_nearby(battle, u, "CORE.PSY.PANIC.TRIGGER_BREAK")
+        caught = any(r >= flee_roll for r in rolls.values())
+        away = geo.facing_towards((source.x, source.y), (u.x, u.y))
+        if caught:
+            battle.emit("CORE.CC.CAUGHT", unit=uid, flee_roll=flee_roll, pursuit_rolls=rolls)
+            psychology.destroy(battle, u, "CORE.CC.CAUGHT")
+        else:
+            psychology.flee(battle, u, (source.x, source.y), "CORE.CC.FLEE", roll=flee_roll)
+        for c in pursuers:
+            if c.alive and not psychology.engaged(battle, c):
+                pursuit_move(battle, c, away, rolls[c.uid], escaped=None if caught else uid)
+                moved.add(c.uid)
+
+
+def pursuit_move(battle: Battle, c: UnitState, heading: float, roll: int, escaped: int | None) -> None:
+    """CORE.CC.PURSUIT_MOVE: face the flee direction and move the roll straight ahead.
+
+    Stops 1" from friends and impassable terrain, at the table edge or at an
+    escaped fleer; touching a fresh enemy starts a new combat
+    (CORE.CC.PURSUIT_CONTACT) in which the pursuer counts as charging next phase.
+    """
+    s = battle.state
+    start = geo.Pose(c.x, c.y, heading)
+    dist = 0.0
+    step = 0.5
+    fresh: UnitState | None = None
+    while dist + step <= roll + 1e-9:
+        end = geo.move_straight(start, dist + step)
+        poly = space.footprint_at(c, end)
+        if not geo.within_table(poly, s.table_w, s.table_h):
+            break
+        if any(geo.overlaps(poly, space.terrain_poly(t)) for t in space.terrain_of(s, space.IMPASSABLE)):
+            break
+        stop = False
+        for o in space.alive_units(s):
+            if o.uid == c.uid or not space.near(o, c, roll + 2.0):
+                continue
+            d = geo.distance(poly, space.footprint(o))
+            if o.side == c.side and d < 1.0:
+                stop = True
+            elif o.side != c.side and d <= geo.EPS:
+                if o.uid == escaped or o.fleeing:
+                    stop = True
+                else:
+                    fresh = o
+            if stop or fresh:
+                break
+        if stop or fresh:
+            break
+        dist += step
+    end = geo.move_straight(start, dist)
+    c.x, c.y, c.facing = end.x, end.y, end.facing % 360.0
+    battle.emit("CORE.CC.PURSUIT_MOVE", unit=c.uid, roll=roll, distance=dist, x=c.x, y=c.y, facing=c.facing)
+    if fresh is None:
+        return
+    facing = charge_facing(battle, c, fresh, roll=True)
+    placed = contact_placement(battle, c, fresh, facing) if facing else None
+    if placed is None:
+        return
+    pose, overlap, _ = placed
+    c.x, c.y, c.facing = pose.x, pose.y, pose.facing
+    s.engagements.append(Engagement(attacker=c.uid, defender=fresh.uid, facing=facing, charged=True, turn=-1))
+    battle.emit("CORE.CC.PURSUIT_CONTACT", unit=c.uid, target=fresh.uid, facing=facing, overlap=overlap)

@@ -1,0 +1,163 @@
+"""Deployment: roll-off, alternating deployment into slots, first turn.
+
+Rules: CORE.SETUP.ROLL_OFF, CORE.SETUP.ZONES, CORE.SETUP.DEPLOY,
+CORE.SETUP.SCOUTS, CORE.SETUP.FIRST_TURN.
+
+A unit deploys into a *slot*: a column (x = 6, 12, …, 66 inches) and a row (the
+unit's front edge 11", 7" or 3" from its own table edge; Scouts also have rows
+at 17" and 23"). Slot ``k`` is row ``k // 11``, column ``k % 11``. A slot is
+legal when the footprint lies wholly in the zone (Scouts: anywhere more than
+12" from every enemy), on the table, clear of impassable terrain and not within
+1" of another unit.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from env.rules import geometry as geo
+from env.rules import space
+from env.rules.actions import Action
+from env.rules.state import UnitState
+
+if TYPE_CHECKING:
+    from env.rules.battle import Battle
+
+COLUMNS = tuple(6.0 * i for i in range(1, 12))
+ROWS = (11.0, 7.0, 3.0, 17.0, 23.0)
+ZONE_ROWS = 3
+N_SLOTS = len(COLUMNS) * len(ROWS)
+
+
+def slot_pose(battle: Battle, u: UnitState, slot: int) -> geo.Pose:
+    """The pose of unit ``u`` deployed in ``slot`` (inches, degrees)."""
+    s = battle.state
+    row, col = divmod(slot, len(COLUMNS))
+    front = ROWS[row]
+    x = COLUMNS[col]
+    if u.side == 0:
+        return geo.Pose(x, front - u.depth / 2, 90.0)
+    return geo.Pose(s.table_w - x, s.table_h - front + u.depth / 2, 270.0)
+
+
+def _slot_legal(battle: Battle, u: UnitState, slot: int) -> bool:
+    s = battle.state
+    row = slot // len(COLUMNS)
+    scout = u.has("scouts")
+    if row >= ZONE_ROWS and not scout:
+        return False
+    p = slot_pose(battle, u, slot)
+    poly = space.footprint_at(u, p)
+    if not geo.within_table(poly, s.table_w, s.table_h):
+        return False
+    minx, miny, maxx, maxy = poly.bounds
+    zone = s.queue.get("zone_depth", 12.0)
+    if not scout:
+        in_zone = maxy <= zone + geo.EPS if u.side == 0 else miny >= s.table_h - zone - geo.EPS
+        if not in_zone:
+            return False
+    for t in space.terrain_of(s, space.IMPASSABLE):
+        if geo.overlaps(poly, space.terrain_poly(t)):
+            return False
+    for other in s.units:
+        if other.uid == u.uid or not other.alive:
+            continue
+        d = geo.distance(poly, space.footprint(other))
+        if d < 1.0 - geo.EPS:
+            return False
+        if scout and other.side != u.side and d <= 12.0:
+            return False
+    return True
+
+
+def _deployable(battle: Battle, side: int) -> list[UnitState]:
+    units = [u for u in battle.state.units if u.side == side and not u.deployed and not u.removed]
+    non_scouts = [u for u in units if not u.has("scouts")]
+    if non_scouts:
+        return non_scouts
+    # Scouts deploy only once both sides have deployed everything else.
+    other_left = any(
+        u.side != side and not u.deployed and not u.removed and not u.has("scouts") for u in battle.state.units
+    )
+    return [] if other_left else units
+
+
+def start(battle: Battle) -> None:
+    """Roll off for the table edges and the deployment order (CORE.SETUP.ROLL_OFF)."""
+    while True:
+        blue, red = battle.dice.d6("CORE.SETUP.ROLL_OFF", 2)
+        if blue != red:
+            break
+    winner = 0 if blue > red else 1
+    # The winner keeps its long edge (the scenario's) and the other deploys first.
+    battle.state.queue["deploy_next"] = 1 - winner
+    battle.state.queue["finished_first"] = None
+    battle.emit("CORE.SETUP.ROLL_OFF", winner=winner, deploys_first=1 - winner)
+    battle.emit("CORE.SETUP.ZONES", depth=battle.state.queue.get("zone_depth", 12.0))
+    battle.set_stage("deploy")
+
+
+def legal(battle: Battle) -> list[Action]:
+    """Legal ``deploy`` actions of the side to deploy (CORE.SETUP.DEPLOY)."""
+    side = battle.state.queue["deploy_next"]
+    acts = []
+    for u in _deployable(battle, side):
+        for slot in range(N_SLOTS):
+            if _slot_legal(battle, u, slot):
+                acts.append(Action("deploy", u.uid, None, str(slot)))
+    return acts
+
+
+def _place(battle: Battle, u: UnitState, slot: int) -> None:
+    p = slot_pose(battle, u, slot)
+    u.x, u.y, u.facing = p.x, p.y, p.facing
+    u.deployed = True
+    rule = "CORE.SETUP.SCOUTS" if u.has("scouts") else "CORE.SETUP.DEPLOY"
+    battle.emit(rule, unit=u.uid, side=u.side, slot=slot, x=p.x, y=p.y, facing=p.facing)
+
+
+def _auto_deploy(battle: Battle, side: int) -> None:
+    """Deploy the side's remaining units, each in its first legal slot from the centre."""
+    order = sorted(range(N_SLOTS), key=lambda k: (k // len(COLUMNS), abs(k % len(COLUMNS) - 5)))
+    for u in list(_deployable(battle, side)):
+        slot = next((k for k in order if _slot_legal(battle, u, k)), None)
+        if slot is None:
+            u.removed = True  # no room on the table: the unit never arrives
+            battle.emit("CORE.SETUP.DEPLOY", unit=u.uid, side=side, slot=None, no_room=True)
+        else:
+            _place(battle, u, slot)
+
+
+def apply(battle: Battle, action: Action) -> None:
+    """Deploy a unit (or, with end_phase, all the side's remaining units)."""
+    s = battle.state
+    side = s.queue["deploy_next"]
+    if action.kind == "end_phase":
+        _auto_deploy(battle, side)
+    else:
+        _place(battle, s.units[action.unit], int(action.option))
+    if s.queue["finished_first"] is None and not any(
+        u.side == side and not u.deployed and not u.removed and not u.has("scouts") for u in s.units
+    ):
+        s.queue["finished_first"] = side
+    other = 1 - side
+    if _deployable(battle, other):
+        s.queue["deploy_next"] = other
+    elif _deployable(battle, side):
+        s.queue["deploy_next"] = side
+    else:
+        _first_turn(battle)
+
+
+def _first_turn(battle: Battle) -> None:
+    """CORE.SETUP.FIRST_TURN: D6 each, +1 for the first to finish; the higher goes first."""
+    s = battle.state
+    bonus = s.queue.get("finished_first")
+    while True:
+        blue, red = battle.dice.d6("CORE.SETUP.FIRST_TURN", 2)
+        totals = [blue + (1 if bonus == 0 else 0), red + (1 if bonus == 1 else 0)]
+        if totals[0] != totals[1]:
+            break
+    s.first_player = 0 if totals[0] > totals[1] else 1
+    battle.emit("CORE.SETUP.FIRST_TURN", totals=totals, first_player=s.first_player)
+    battle.finish_phase()

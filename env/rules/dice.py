@@ -1,0 +1,108 @@
+"""Seeded dice (CORE.DICE.*): one numpy Generator per battle, every roll logged.
+
+Every roll goes through :class:`Dice`, which draws from a single
+``numpy.random.Generator`` (PCG64) in the order the procedure asks
+(CORE.DICE.RNG) and reports each roll to a callback as an event
+``(rule_id, dice, result)``. Tests can replace the generator by a script of
+faces with :class:`ScriptedDice`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import numpy as np
+
+RollLog = Callable[[str, list[int], Any], None]
+
+
+class Dice:
+    """D6-based dice drawn from one seeded generator.
+
+    Args:
+        seed: the battle seed (int) or an existing bit-generator state dict.
+        log: called as ``log(rule_id, faces, result)`` after every roll.
+    """
+
+    def __init__(self, seed: int | dict[str, Any] = 0, log: RollLog | None = None) -> None:
+        if isinstance(seed, dict):
+            self._rng = np.random.Generator(np.random.PCG64())
+            self._rng.bit_generator.state = seed
+        else:
+            self._rng = np.random.Generator(np.random.PCG64(seed))
+        self.log: RollLog = log or (lambda rule, faces, result: None)
+
+    # ----- state ----------------------------------------------------------
+    @property
+    def state(self) -> dict[str, Any]:
+        """The bit-generator state (JSON-serialisable dict)."""
+        return self._rng.bit_generator.state
+
+    def _faces(self, n: int) -> list[int]:
+        return [int(v) for v in self._rng.integers(1, 7, size=n)]
+
+    def uniform(self, low: float, high: float) -> float:
+        """A real number uniform on [low, high) (for directions, CORE.DICE.SCATTER)."""
+        return float(self._rng.uniform(low, high))
+
+    # ----- rolls -------------------------------------------------------------
+    def d6(self, rule: str, n: int = 1) -> list[int]:
+        """Roll ``n`` D6 (CORE.DICE.D6) for ``rule``; returns the faces, shape (n,)."""
+        faces = self._faces(n)
+        self.log(rule, faces, faces)
+        return faces
+
+    def sum_d6(self, rule: str, n: int) -> tuple[int, list[int]]:
+        """nD6 summed (CORE.DICE.D6): returns (total, faces)."""
+        faces = self._faces(n)
+        total = sum(faces)
+        self.log(rule, faces, total)
+        return total, faces
+
+    def d3(self, rule: str) -> int:
+        """D3 = ceil(D6 / 2) (CORE.DICE.D3)."""
+        face = self._faces(1)
+        result = (face[0] + 1) // 2
+        self.log(rule, face, result)
+        return result
+
+    def highest_2d6(self, rule: str) -> tuple[int, list[int]]:
+        """Roll 2D6 and keep the larger face (CORE.DICE.HIGHEST_2D6)."""
+        faces = self._faces(2)
+        result = max(faces)
+        self.log(rule, faces, result)
+        return result, faces
+
+    def flee_roll(self, rule: str, swiftstride: bool) -> tuple[int, list[int]]:
+        """2D6, or 3D6 dropping the lowest for Swiftstride (CORE.DICE.SWIFT_3D6)."""
+        faces = self._faces(3 if swiftstride else 2)
+        result = sum(sorted(faces)[-2:])
+        self.log(rule, faces, result)
+        return result, faces
+
+
+class ScriptedDice(Dice):
+    """Dice whose faces come from a script, for tests that pin exact values.
+
+    Args:
+        faces: the D6 faces to return, in order. Running out raises
+            ``IndexError``.
+    """
+
+    def __init__(self, faces: Iterable[int], log: RollLog | None = None) -> None:
+        super().__init__(0, log)
+        self._script = list(faces)
+
+    def _faces(self, n: int) -> list[int]:
+        if len(self._script) < n:
+            raise IndexError(f"scripted dice exhausted: needed {n}, {len(self._script)} left")
+        out, self._script = self._script[:n], self._script[n:]
+        return out
+
+    def uniform(self, low: float, high: float) -> float:
+        return (low + high) / 2.0
+
+    def push(self, *faces: int) -> None:
+        """Append faces to the script."""
+        self._script.extend(faces)

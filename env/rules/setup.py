@@ -1,0 +1,138 @@
+"""Build the initial :class:`BattleState` from a validated scenario (CORE.SETUP.*)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from env.rules.army import unit_points
+from env.rules.config import (
+    ArmyUnitConfig,
+    FactionConfig,
+    PlacementConfig,
+    ScenarioConfig,
+    UnitTypeConfig,
+    load_army,
+    load_faction,
+)
+from env.rules.state import MM_PER_INCH, SIDES, BattleState, Profile, TerrainFeature, UnitState
+
+DEFAULT_FILES = {"infantry": 5, "monstrous_infantry": 3, "cavalry": 5, "monster": 1, "chariot": 1, "war_machine": 1}
+
+
+def _apply_options(ut: UnitTypeConfig, option_ids: list[str]) -> dict[str, Any]:
+    """Gear after options: armour, shield, barding, melee, missile, special rules."""
+    gear: dict[str, Any] = {
+        "armour": ut.armour,
+        "shield": ut.shield,
+        "barding": ut.barding,
+        "melee": ut.melee,
+        "missile": ut.missile,
+        "special_rules": list(ut.special_rules),
+    }
+    by_id = {o.id: o for o in ut.options}
+    for oid in option_ids:
+        effect = by_id[oid].effect
+        for key, value in effect.items():
+            if key == "special_rules":
+                gear["special_rules"] += [r for r in value if r not in gear["special_rules"]]
+            elif key in gear:
+                gear[key] = value
+    return gear
+
+
+def make_unit(
+    uid: int,
+    side: int,
+    faction: FactionConfig,
+    entry: ArmyUnitConfig | PlacementConfig,
+) -> UnitState:
+    """Make a unit from an army-list entry or an explicit placement.
+
+    Distances in inches (bases converted from mm, CORE.GEO.BASES); points
+    include command and options.
+    """
+    ut = next(t for t in faction.units if t.id == entry.unit)
+    gear = _apply_options(ut, list(entry.options))
+    base_w, base_d = (v / MM_PER_INCH for v in ut.base_mm())
+    files = getattr(entry, "files", None) or min(entry.models, DEFAULT_FILES.get(ut.troop_type, 5))
+    command = set(entry.command)
+    p = ut.profile
+    points = unit_points(entry, ut) if isinstance(entry, ArmyUnitConfig) else _placement_points(entry, ut)
+    label = entry.label or ut.name
+    return UnitState(
+        uid=uid,
+        side=side,
+        name=label,
+        type_id=ut.id,
+        faction=faction.id,
+        troop_type=ut.troop_type,
+        character=ut.character,
+        general=bool(entry.general),
+        profile=Profile(M=p.M, WS=p.WS, BS=p.BS, S=p.S, T=p.T, W=p.W, I=p.I, A=p.A, Ld=p.Ld),
+        armour_save=ut.armour_save(gear["armour"], gear["shield"], gear["barding"]),
+        shield=bool(gear["shield"]),
+        melee=gear["melee"],
+        missile=gear["missile"],
+        special_rules=gear["special_rules"],
+        base_w=base_w,
+        base_d=base_d,
+        models=entry.models,
+        start_models=entry.models,
+        files=max(1, min(files, entry.models)),
+        points=points,
+        champion="champion" in command,
+        standard="standard" in command,
+        musician="musician" in command,
+    )
+
+
+def _placement_points(entry: PlacementConfig, ut: UnitTypeConfig) -> int:
+    as_army = ArmyUnitConfig(
+        unit=entry.unit, models=entry.models, files=entry.files, command=list(entry.command), options=list(entry.options)
+    )
+    return unit_points(as_army, ut)
+
+
+def build_state(cfg: ScenarioConfig) -> BattleState:
+    """The state at the scenario's start: deployment, or explicit placements.
+
+    With ``cfg.start`` unset, no unit is deployed and the stage is ``deploy``
+    (CORE.SETUP.DEPLOY). With it set, every side uses explicit placements and
+    the battle starts at that turn, phase and player.
+    """
+    units: list[UnitState] = []
+    for side, name in enumerate(SIDES):
+        side_cfg = getattr(cfg, name)
+        faction = load_faction(side_cfg.faction)
+        if side_cfg.placements:
+            for pl in side_cfg.placements:
+                u = make_unit(len(units), side, faction, pl)
+                u.x, u.y, u.facing = pl.x, pl.y, pl.facing
+                u.deployed = True
+                u.fleeing = pl.fleeing
+                units.append(u)
+        else:
+            army = load_army(side_cfg.army)
+            for entry in army.units:
+                units.append(make_unit(len(units), side, faction, entry))
+    state = BattleState(
+        scenario=cfg.id,
+        table_w=float(cfg.table[0]),
+        table_h=float(cfg.table[1]),
+        max_turns=cfg.turns,
+        points_limit=cfg.points_limit,
+        units=units,
+        terrain=[TerrainFeature(kind=t.kind, polygon=[tuple(p) for p in t.polygon], name=t.name) for t in cfg.terrain],
+    )
+    state.queue["zone_depth"] = cfg.zone_depth
+    state.queue["victory_margin"] = cfg.victory_margin
+    if cfg.start is None or not all(u.deployed for u in units):
+        state.stage = "deploy"
+        state.phase = "deployment"
+    else:
+        state.turn = cfg.start.turn
+        state.active = SIDES.index(cfg.start.player)
+        state.first_player = state.active
+        state.phase = cfg.start.phase
+        state.stage = "next"
+    return state

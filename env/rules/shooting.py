@@ -1,0 +1,204 @@
+"""The Shooting phase and Stand and Shoot (CORE.SHOOT.*, CORE.SAVE.*, CORE.REACT.STAND_SHOOT)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import shapely
+
+from env.rules import geometry as geo
+from env.rules import psychology, space, tables
+from env.rules.actions import Action
+from env.rules.casualties import apply_wounds
+from env.rules.state import UnitState
+
+if TYPE_CHECKING:
+    from env.rules.battle import Battle
+
+
+def weapon(u: UnitState) -> tables.MissileWeapon:
+    """The unit's missile weapon (CORE.SHOOT.WEAPONS). Raises KeyError if it has none."""
+    return tables.MISSILE_WEAPONS[u.missile]  # type: ignore[index]
+
+
+def start(battle: Battle) -> None:
+    """Open the Shooting phase: note each unit's front rank for Panic (CORE.PSY.PANIC.TRIGGER_CASUALTIES)."""
+    for u in space.alive_units(battle.state):
+        u.flags["front_rank_at_phase"] = u.models_in_rank(1)
+        u.flags["lost_this_phase"] = 0
+    battle.set_stage("shoot")
+
+
+def can_shoot(battle: Battle, u: UnitState) -> bool:
+    """CORE.SHOOT.ELIGIBLE: not engaged, fleeing, marched, charged or failed a charge; Move or Fire unmoved."""
+    if not u.alive or u.missile is None or u.side != battle.state.active or u.fleeing:
+        return False
+    f = u.flags
+    if any(f.get(k) for k in ("shot", "marched", "charged", "failed_charge", "stupid", "declared_charge", "fled")):
+        return False
+    if (weapon(u).move_or_fire or u.troop_type == "war_machine") and (f.get("moved") or f.get("rallied")):
+        return False
+    return not psychology.engaged(battle, u)
+
+
+def in_range_and_sight(battle: Battle, u: UnitState, t: UnitState) -> bool:
+    """Whether ``t`` is partly in ``u``'s vision arc, in LOS and within range (CORE.SHOOT.TARGET)."""
+    w = weapon(u)
+    if not space.near(u, t, w.range):
+        return False
+    tp = space.footprint(t)
+    if geo.distance(space.footprint(u), tp) > w.range:
+        return False
+    if not geo.partly_in_vision_arc(space.pose(u), u.width, u.depth, tp):
+        return False
+    return space.line_of_sight(battle.state, u, t)
+
+
+def _character_shielded(battle: Battle, u: UnitState, t: UnitState) -> bool:
+    """CORE.SHOOT.TARGET: a lone character (US < 5) near a friendly unit of US ≥ 5 must be the closest enemy."""
+    if not t.character or t.unit_strength >= 5:
+        return False
+    near_big = any(
+        f.uid != t.uid and f.unit_strength >= 5 and space.near(f, t, 5.0) and space.unit_distance(f, t) <= 5.0
+        for f in space.alive_units(battle.state, t.side)
+    )
+    if not near_big:
+        return False
+    d = space.unit_distance(u, t)
+    return any(
+        e.uid != t.uid and space.unit_distance(u, e) < d - geo.EPS for e in space.alive_units(battle.state, t.side)
+    )
+
+
+def legal(battle: Battle) -> list[Action]:
+    """Legal ``shoot`` actions of the phasing player."""
+    acts = []
+    enemies = space.alive_units(battle.state, 1 - battle.state.active)
+    for u in space.alive_units(battle.state, battle.state.active):
+        if not can_shoot(battle, u):
+            continue
+        for t in enemies:
+            if psychology.engaged(battle, t) or not in_range_and_sight(battle, u, t):
+                continue
+            if not _character_shielded(battle, u, t):
+                acts.append(Action("shoot", u.uid, t.uid))
+    return acts
+
+
+def apply(battle: Battle, action: Action) -> None:
+    """Fire one unit, or end the Shooting phase."""
+    if action.kind == "end_phase":
+        battle.finish_phase()
+        return
+    u, t = battle.unit(action.unit), battle.unit(action.target)
+    u.flags["shot"] = True
+    resolve_fire(battle, u, t)
+
+
+def cover(battle: Battle, shooter: UnitState, t: UnitState) -> int:
+    """Cover to-hit modifier: 0, −1 soft or −2 hard (CORE.TERRAIN.COVER); only the best counts.
+
+    A target is in cover when its centre is inside the feature, or behind it
+    when the line from the shooter's front midpoint to its centre crosses it.
+    """
+    fl, fr = geo.front_edge(space.pose(shooter), shooter.width, shooter.depth)
+    mid = ((fl[0] + fr[0]) / 2, (fl[1] + fr[1]) / 2)
+    line = shapely.LineString([mid, (t.x, t.y)])
+    centre = shapely.Point(t.x, t.y)
+    best = 0
+    for feat in battle.state.terrain:
+        value = 2 if feat.kind in space.HARD_COVER else 1 if feat.kind in space.SOFT_COVER else 0
+        if value <= best:
+            continue
+        poly = space.terrain_poly(feat)
+        if poly.contains(centre) or line.intersects(poly):
+            best = value
+    return -best
+
+
+def to_hit_modifier(battle: Battle, u: UnitState, t: UnitState, stand_and_shoot: bool, multi: bool) -> tuple[int, dict]:
+    """The cumulative to-hit modifier and its parts (CORE.SHOOT.MODIFIERS)."""
+    w = weapon(u)
+    parts: dict[str, int] = {}
+    if space.unit_distance(u, t) > w.range / 2:
+        parts["long_range"] = -1
+    moved = u.flags.get("moved") or u.flags.get("rallied")
+    if moved and not stand_and_shoot and not (w.quick_to_fire or u.has("quick_to_fire") or u.has("fast_cavalry")):
+        parts["moved"] = -1
+    c = cover(battle, u, t)
+    if c:
+        parts["cover"] = c
+    if multi:
+        parts["multiple_shots"] = -1
+    if stand_and_shoot:
+        parts["stand_and_shoot"] = -1
+    if t.has("large_target"):
+        parts["large_target"] = 1
+    elif t.models == 1 and not u.has("sniper"):
+        parts["single_model"] = -1
+    if t.has("skirmishers"):
+        parts["skirmishers"] = -1
+    return sum(parts.values()), parts
+
+
+def shooters(u: UnitState) -> tuple[int, int]:
+    """(models in ranks 1–2, extra Volley Fire models) (CORE.SHOOT.SHOOTERS, CORE.SR.VOLLEY_FIRE)."""
+    first_two = u.models_in_rank(1) + u.models_in_rank(2)
+    rest = u.models - first_two
+    volley = rest // 2 if u.has("volley_fire") else 0
+    return first_two, volley
+
+
+def resolve_fire(battle: Battle, u: UnitState, t: UnitState, stand_and_shoot: bool = False) -> int:
+    """Resolve one unit's shooting at ``t``: hits, wounds, saves, casualties, Panic.
+
+    CORE.SHOOT.TO_HIT, MODIFIERS, TO_WOUND, ALLOCATE, CASUALTIES;
+    CORE.SAVE.ARMOUR_TABLE, MODIFIERS; CORE.PSY.PANIC.TRIGGER_CASUALTIES
+    (not for Stand and Shoot). Returns the models killed.
+    """
+    w = weapon(u)
+    shots_per_model = w.multiple_shots if w.multiple_shots > 1 else (2 if u.has("multiple_shots_2") else 1)
+    multi = shots_per_model > 1
+    mod, parts = to_hit_modifier(battle, u, t, stand_and_shoot, multi)
+    front, volley = shooters(u)
+    rule = "CORE.REACT.STAND_SHOOT" if stand_and_shoot else "CORE.SHOOT.TO_HIT"
+    hits = _roll_hits(battle, u.profile.BS, mod, front * shots_per_model, rule)
+    if volley:
+        hits += _roll_hits(battle, u.profile.BS, mod - 1, volley * shots_per_model, "CORE.SR.VOLLEY_FIRE")
+    strength = w.strength if w.strength is not None else u.profile.S
+    needed = tables.to_wound(strength, t.profile.T)
+    wound_faces = battle.dice.d6("CORE.SHOOT.TO_WOUND", hits) if hits else []
+    wounds = sum(1 for f in wound_faces if f >= needed or f == 6)
+    save = tables.armour_save_needed(t.armour_save, strength, w.armour_piercing or u.has("armour_piercing"))
+    save_faces = battle.dice.d6("CORE.SAVE.MODIFIERS", wounds) if wounds and save <= 6 else []
+    saved = sum(1 for f in save_faces if tables.save_passes(save, f))
+    unsaved = wounds - saved
+    battle.emit(
+        "CORE.SHOOT.MODIFIERS", unit=u.uid, target=t.uid, modifier=mod, parts=parts, needed=tables.shooting_to_hit(u.profile.BS, mod)
+    )
+    battle.emit(
+        "CORE.SHOOT.TO_WOUND", unit=u.uid, target=t.uid, hits=hits, strength=strength, needed=needed, wounds=wounds
+    )
+    battle.emit("CORE.SAVE.ARMOUR_TABLE", unit=t.uid, base_save=t.armour_save, needed=save, saved=saved)
+    battle.emit("CORE.SHOOT.ALLOCATE", unit=u.uid, target=t.uid, unsaved=unsaved)
+    killed = apply_wounds(battle, t, unsaved, rule="CORE.SHOOT.CASUALTIES", shooter=u.uid)
+    if not stand_and_shoot and t.alive and t.flags.get("lost_this_phase", 0) > t.flags.get("front_rank_at_phase", t.files):
+        psychology.panic_test(battle, t, (u.x, u.y), "CORE.PSY.PANIC.TRIGGER_CASUALTIES", source=u.uid)
+    return killed
+
+
+def _roll_hits(battle: Battle, bs: int, mod: int, shots: int, rule: str) -> int:
+    """Roll ``shots`` to-hit dice with follow-up dice for needs of 7–9 (CORE.SHOOT.TO_HIT)."""
+    if shots <= 0:
+        return 0
+    needed = tables.shooting_to_hit(bs, mod)
+    if needed >= 10:
+        battle.emit(rule, shots=shots, needed=needed, hits=0, impossible=True)
+        return 0
+    faces = battle.dice.d6(rule, shots)
+    hits = 0
+    for f in faces:
+        second = battle.dice.d6(rule)[0] if needed > 6 and f == 6 else None
+        hits += tables.shot_hits(needed, f, second)
+    battle.emit(rule, shots=shots, needed=needed, hits=hits)
+    return hits

@@ -1,0 +1,127 @@
+"""Unit and terrain geometry on top of :mod:`env.rules.geometry`, with caching.
+
+The footprint of a unit only changes when it moves, turns, reforms or loses a
+rank, so polygons are cached by ``(x, y, facing, width, depth)``.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+import shapely
+from shapely.geometry import Polygon
+
+from env.rules import geometry as geo
+from env.rules.state import BattleState, TerrainFeature, UnitState
+
+IMPASSABLE = frozenset({"building", "rocks", "lake"})
+DIFFICULT = frozenset({"woods", "marsh", "ford", "rubble"})
+OBSTACLES = frozenset({"hedge", "fence", "wall"})
+SOFT_COVER = frozenset({"woods", "marsh", "hedge", "fence"})
+HARD_COVER = frozenset({"wall", "rubble", "building", "rocks"})
+
+
+def pose(u: UnitState) -> geo.Pose:
+    """The unit's pose (centre in inches, facing in degrees)."""
+    return geo.Pose(u.x, u.y, u.facing)
+
+
+@lru_cache(maxsize=65536)
+def _footprint(x: float, y: float, facing: float, width: float, depth: float) -> Polygon:
+    return geo.footprint(geo.Pose(x, y, facing), width, depth)
+
+
+def footprint(u: UnitState) -> Polygon:
+    """The unit's footprint rectangle (CORE.GEO.FOOTPRINT), cached."""
+    return _footprint(u.x, u.y, u.facing, u.width, u.depth)
+
+
+def footprint_at(u: UnitState, p: geo.Pose, files: int | None = None) -> Polygon:
+    """The footprint the unit would have at pose ``p`` (and ``files`` files)."""
+    if files is None:
+        return _footprint(p.x, p.y, p.facing, u.width, u.depth)
+    ranks = -(-u.models // files)
+    return _footprint(p.x, p.y, p.facing, min(files, u.models) * u.base_w, ranks * u.base_d)
+
+
+def front_rank(u: UnitState) -> np.ndarray:
+    """Centres of the front-rank models, shape (min(F, N), 2), inches."""
+    return geo.front_rank_centres(pose(u), u.files, u.models, u.base_w, u.base_d)
+
+
+def centre(u: UnitState) -> tuple[float, float]:
+    """The footprint centre (x, y) in inches."""
+    return (u.x, u.y)
+
+
+def radius(u: UnitState) -> float:
+    """Half the footprint diagonal (inches): a cheap bound for pre-filtering."""
+    return 0.5 * float(np.hypot(u.width, u.depth))
+
+
+def near(a: UnitState, b: UnitState, reach: float) -> bool:
+    """Cheap pre-filter: whether footprints might be within ``reach`` inches."""
+    return float(np.hypot(a.x - b.x, a.y - b.y)) <= radius(a) + radius(b) + reach
+
+
+def unit_distance(a: UnitState, b: UnitState) -> float:
+    """Footprint-to-footprint distance in inches (CORE.CONV.DISTANCE)."""
+    return geo.distance(footprint(a), footprint(b))
+
+
+@lru_cache(maxsize=256)
+def _terrain_poly(points: tuple[tuple[float, float], ...]) -> Polygon:
+    poly = Polygon(points)
+    shapely.prepare(poly)
+    return poly
+
+
+def terrain_poly(t: TerrainFeature) -> Polygon:
+    """The terrain feature's polygon (cached, prepared)."""
+    return _terrain_poly(tuple(tuple(p) for p in t.polygon))
+
+
+def terrain_of(state: BattleState, kinds: frozenset[str]) -> list[TerrainFeature]:
+    """Terrain features whose kind is in ``kinds``."""
+    return [t for t in state.terrain if t.kind in kinds]
+
+
+def on_hill(state: BattleState, u: UnitState) -> bool:
+    """CORE.TERRAIN.HILL_LEVEL: the unit's centre is on a hill (level 1)."""
+    pt = shapely.Point(u.x, u.y)
+    return any(t.kind == "hill" and terrain_poly(t).contains(pt) for t in state.terrain)
+
+
+def alive_units(state: BattleState, side: int | None = None) -> list[UnitState]:
+    """Units on the table with models left, optionally of one side."""
+    return [u for u in state.units if u.alive and (side is None or u.side == side)]
+
+
+BLOCKING = frozenset({"building", "rocks"})
+
+
+def line_of_sight(state: BattleState, viewer: UnitState, target: UnitState) -> bool:
+    """CORE.GEO.LOS between two units: third units and blocking features obstruct; woods block after 2"."""
+    blockers = [
+        footprint(o)
+        for o in state.units
+        if o.alive and o.uid not in (viewer.uid, target.uid) and _between(viewer, target, o)
+    ]
+    if target.has("large_target") or viewer.has("large_target"):
+        blockers = [
+            footprint(o)
+            for o in state.units
+            if o.alive and o.uid not in (viewer.uid, target.uid) and o.has("large_target") and _between(viewer, target, o)
+        ]
+    blockers += [terrain_poly(t) for t in state.terrain if t.kind in BLOCKING]
+    woods = [terrain_poly(t) for t in state.terrain if t.kind == "woods"]
+    return geo.has_los(pose(viewer), viewer.width, viewer.depth, pose(target), target.width, target.depth, blockers, woods)
+
+
+def _between(a: UnitState, b: UnitState, o: UnitState) -> bool:
+    """Cheap test: could ``o`` lie between ``a`` and ``b`` (within the segment's bounding box, padded)?"""
+    pad = radius(o) + max(radius(a), radius(b))
+    return (
+        min(a.x, b.x) - pad <= o.x <= max(a.x, b.x) + pad and min(a.y, b.y) - pad <= o.y <= max(a.y, b.y) + pad
+    )

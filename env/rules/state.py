@@ -1,0 +1,259 @@
+"""Plain-data battle state: units, terrain, turn and phase.
+
+Everything here is JSON-serialisable through :func:`dataclasses.asdict` and
+rebuilt by the ``from_dict`` class methods, so that ``Battle.to_json`` /
+``Battle.from_json`` round-trip exactly.
+
+Coordinates (CORE.CONV.TABLE): inches, x along the long edge 0..72, y 0..48.
+Side 0 ("blue", player A) has its edge at y = 0, side 1 ("red", player B) at
+y = 48. A facing is in degrees counter-clockwise from +x: the unit's front
+points along (cos f, sin f), so blue usually faces 90° and red 270°.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+SIDES = ("blue", "red")
+MM_PER_INCH = 25.4
+
+PHASES = ("deployment", "start", "movement", "magic", "shooting", "combat")
+"""Phase names. ``deployment`` precedes turn 1 (CORE.SETUP.DEPLOY); the others
+are the player-turn phases of CORE.GAME.PHASES in order."""
+
+
+@dataclass(slots=True)
+class Profile:
+    """A model's characteristic profile (CORE.CONV.CHARACTERISTICS).
+
+    M is in inches; the others are integers 0..10.
+    """
+
+    M: int
+    WS: int
+    BS: int
+    S: int
+    T: int
+    W: int
+    I: int  # noqa: E741 - the standard name of Initiative
+    A: int
+    Ld: int
+
+
+@dataclass(slots=True)
+class UnitState:
+    """One unit on (or off) the table.
+
+    Attributes:
+        uid: index of the unit in ``BattleState.units`` (stable for a battle).
+        side: 0 (blue) or 1 (red).
+        name: display name, e.g. "Spearmen".
+        type_id: the unit type id in the faction file, e.g. "spearmen".
+        faction: faction id.
+        troop_type: infantry, monstrous_infantry, cavalry, monster, chariot,
+            war_machine (CORE.TYPE.*).
+        character: True for a character model (a single-model unit here).
+        general: True for the army's General (CORE.SETUP.ARMIES).
+        profile: the R&F profile (for a character, its own).
+        armour_save: the unmodified armour save needed (7 = none), from
+            CORE.SAVE.ARMOUR_TABLE; shield included (the combat loss of the
+            shield bonus is applied by the rules).
+        shield: whether the save includes a shield.
+        melee: melee weapon id (CORE.WEAPON.MELEE).
+        missile: missile weapon id or None (CORE.SHOOT.WEAPONS).
+        special_rules: special rule ids.
+        base_w, base_d: base width and depth in inches (CORE.GEO.BASES).
+        models: models alive, command models included.
+        start_models: models at deployment.
+        wounds_taken: wounds on the current (last) model, 0..W-1.
+        files: models in the front rank (CORE.GEO.FORMATION).
+        champion, standard, musician: command models still alive.
+        points: the unit's total points (upgrades included).
+        x, y, facing: centre of the footprint (inches) and facing (degrees).
+        deployed: on the table (False before deployment).
+        removed: destroyed or off the table (scores CORE.VP.DESTROYED).
+        fled_off: left the table while fleeing.
+        fleeing: the unit is fleeing (CORE.PSY.FLEE.STATUS).
+        flags: per-turn markers (moved, marched, charged, rallied, ...), reset
+            at the start of each player turn.
+    """
+
+    uid: int
+    side: int
+    name: str
+    type_id: str
+    faction: str
+    troop_type: str
+    profile: Profile
+    armour_save: int
+    base_w: float
+    base_d: float
+    models: int
+    start_models: int
+    files: int
+    points: int
+    character: bool = False
+    general: bool = False
+    shield: bool = False
+    melee: str = "hand_weapon"
+    missile: str | None = None
+    special_rules: list[str] = field(default_factory=list)
+    wounds_taken: int = 0
+    champion: bool = False
+    standard: bool = False
+    musician: bool = False
+    x: float = 0.0
+    y: float = 0.0
+    facing: float = 90.0
+    deployed: bool = False
+    removed: bool = False
+    fled_off: bool = False
+    fleeing: bool = False
+    flags: dict[str, Any] = field(default_factory=dict)
+
+    # ----- derived quantities -------------------------------------------
+    @property
+    def ranks(self) -> int:
+        """R = ceil(N / F) (CORE.GEO.FORMATION)."""
+        return max(1, math.ceil(self.models / max(1, self.files)))
+
+    @property
+    def width(self) -> float:
+        """Footprint width W = F·w in inches (CORE.GEO.FOOTPRINT)."""
+        return min(self.files, max(1, self.models)) * self.base_w
+
+    @property
+    def depth(self) -> float:
+        """Footprint depth D = R·d in inches (CORE.GEO.FOOTPRINT)."""
+        return self.ranks * self.base_d
+
+    @property
+    def alive(self) -> bool:
+        """On the table with at least one model."""
+        return self.deployed and not self.removed and self.models > 0
+
+    def models_in_rank(self, rank: int) -> int:
+        """Models in rank ``rank`` (1-based); the last rank may be short."""
+        f = min(self.files, self.models)
+        if rank < 1 or rank > self.ranks:
+            return 0
+        if rank < self.ranks:
+            return f
+        return self.models - f * (self.ranks - 1)
+
+    @property
+    def unit_strength(self) -> int:
+        """Unit Strength (CORE.SR.UNIT_STRENGTH, CORE.GEO.BASES table)."""
+        per_model = {
+            "infantry": 1,
+            "monstrous_infantry": 3,
+            "cavalry": 2,
+            "chariot": 4,
+            "war_machine": 1,
+        }
+        if self.troop_type == "monster":
+            return self.profile.W * self.models - self.wounds_taken
+        return per_model.get(self.troop_type, 1) * self.models
+
+    def has(self, rule: str) -> bool:
+        """Whether the unit has special rule ``rule``."""
+        return rule in self.special_rules
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> UnitState:
+        d = dict(d)
+        d["profile"] = Profile(**d["profile"])
+        return cls(**d)
+
+
+@dataclass(slots=True)
+class TerrainFeature:
+    """A terrain feature (CORE.TERRAIN.TYPES).
+
+    Attributes:
+        kind: hill, woods, marsh, ford, rubble, hedge, fence, wall, building,
+            rocks, lake.
+        polygon: outline vertices in inches, counter-clockwise or not.
+        name: display name.
+    """
+
+    kind: str
+    polygon: list[tuple[float, float]]
+    name: str = ""
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> TerrainFeature:
+        return cls(kind=d["kind"], polygon=[tuple(p) for p in d["polygon"]], name=d.get("name", ""))
+
+
+@dataclass(slots=True)
+class Engagement:
+    """Base contact between two enemy units (CORE.GEO.CONTACT).
+
+    ``attacker`` touches ``defender`` on the defender's ``facing`` (front,
+    left, right or rear). ``charged`` is True if ``attacker`` made contact by a
+    charge (or a pursuit that counts as charging) in the current turn.
+    """
+
+    attacker: int
+    defender: int
+    facing: str
+    charged: bool = False
+    turn: int = 0
+    rounds: int = 0
+
+
+@dataclass(slots=True)
+class BattleState:
+    """The whole mutable battle state.
+
+    Attributes:
+        scenario: scenario name.
+        table_w, table_h: table size in inches.
+        max_turns: game length (CORE.GAME.LENGTH).
+        points_limit: points limit (CORE.SETUP.ARMIES).
+        units: every unit of both sides, indexed by uid.
+        terrain: terrain features.
+        engagements: current base contacts between enemies.
+        turn: game turn 1..max_turns (0 during deployment).
+        phase: one of PHASES.
+        active: the phasing player (0 or 1).
+        first_player: the side that takes the first player turn.
+        over: the game has ended (CORE.GAME.END).
+        captured_standards: standards captured, per side (CORE.VP.STANDARD).
+        step: decisions applied so far.
+        stage: the engine stage (see :mod:`env.rules.battle`).
+        queue: JSON data of the procedure in progress (declared charges,
+            pursuit decisions, deployment order, ...).
+    """
+
+    scenario: str
+    table_w: float
+    table_h: float
+    max_turns: int
+    points_limit: int
+    units: list[UnitState]
+    terrain: list[TerrainFeature]
+    engagements: list[Engagement] = field(default_factory=list)
+    turn: int = 0
+    phase: str = "deployment"
+    active: int = 0
+    first_player: int = 0
+    over: bool = False
+    captured_standards: list[int] = field(default_factory=lambda: [0, 0])
+    step: int = 0
+    stage: str = "deploy"
+    queue: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> BattleState:
+        kw = {f.name: d[f.name] for f in fields(cls) if f.name in d}
+        kw["units"] = [UnitState.from_dict(u) for u in d["units"]]
+        kw["terrain"] = [TerrainFeature.from_dict(t) for t in d["terrain"]]
+        kw["engagements"] = [Engagement(**e) for e in d.get("engagements", [])]
+        return cls(**kw)

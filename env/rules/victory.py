@@ -1,0 +1,120 @@
+"""End of the game and victory points (CORE.GAME.END, CORE.VP.*)."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+from env.rules import space
+from env.rules.state import SIDES, UnitState
+
+if TYPE_CHECKING:
+    from env.rules.battle import Battle
+
+BONUS = 100  # CORE.VP.STANDARD / GENERAL / QUARTERS (DEFAULT)
+
+
+def unit_vp(u: UnitState) -> tuple[str, int]:
+    """What an enemy unit is worth to its opponent now: (category, points).
+
+    ``destroyed`` (full points: destroyed or off the table, CORE.VP.DESTROYED),
+    ``half`` (half points, rounded up: fleeing, below 25% of its starting
+    models, or a single model that lost at least half its W, CORE.VP.HALF), or
+    ``none``.
+    """
+    if u.removed or u.models <= 0:
+        return "destroyed", u.points
+    if not u.deployed:
+        return "none", 0
+    single_half = u.start_models == 1 and u.wounds_taken * 2 >= u.profile.W and u.wounds_taken > 0
+    if u.fleeing or u.models * 4 < u.start_models or single_half:
+        return "half", math.ceil(u.points / 2)
+    return "none", 0
+
+
+def quarter_holders(battle: Battle) -> list[int | None]:
+    """CORE.VP.QUARTERS: the side holding each quarter (x < 36 / ≥ 36, y < 24 / ≥ 24), or None.
+
+    A quarter is held by the side with the higher total US of non-fleeing units
+    of US ≥ 5 whose centre lies in it.
+    """
+    s = battle.state
+    holders: list[int | None] = []
+    for qx in (0, 1):
+        for qy in (0, 1):
+            us = [0, 0]
+            for u in space.alive_units(s):
+                if u.fleeing or u.unit_strength < 5:
+                    continue
+                if (u.x >= s.table_w / 2) == bool(qx) and (u.y >= s.table_h / 2) == bool(qy):
+                    us[u.side] += u.unit_strength
+            holders.append(None if us[0] == us[1] else (0 if us[0] > us[1] else 1))
+    return holders
+
+
+def breakdown(battle: Battle) -> list[dict[str, int]]:
+    """Victory points per side, by source: destroyed, half, standards, general, quarters."""
+    s = battle.state
+    out = [{"destroyed": 0, "half": 0, "standards": 0, "general": 0, "quarters": 0} for _ in SIDES]
+    for u in s.units:
+        cat, pts = unit_vp(u)
+        if cat != "none":
+            out[1 - u.side][cat] += pts
+        if u.general and (u.removed or u.fleeing):
+            out[1 - u.side]["general"] += BONUS
+    for side in (0, 1):
+        out[side]["standards"] = BONUS * s.captured_standards[side]
+    for holder in quarter_holders(battle):
+        if holder is not None:
+            out[holder]["quarters"] += BONUS
+    return out
+
+
+def result(battle: Battle) -> dict[str, Any]:
+    """The result: winner, VP per side, breakdown and margin (CORE.VP.RESULT).
+
+    A VP margin of at least ``victory_margin`` (default 10%) of the points
+    limit wins; less is a draw. A side with no models left loses
+    (CORE.GAME.END). ``winner`` is None while the game runs.
+    """
+    s = battle.state
+    parts = breakdown(battle)
+    vp = {SIDES[i]: sum(parts[i].values()) for i in (0, 1)}
+    margin = vp["blue"] - vp["red"]
+    winner: str | None = None
+    if s.over:
+        wiped = [not space.alive_units(s, side) for side in (0, 1)]
+        if wiped[0] != wiped[1]:
+            winner = "red" if wiped[0] else "blue"
+        elif abs(margin) >= s.queue.get("victory_margin", 0.10) * s.points_limit:
+            winner = "blue" if margin > 0 else "red"
+        else:
+            winner = "draw"
+    return {
+        "winner": winner,
+        "vp": vp,
+        "breakdown": {SIDES[i]: parts[i] for i in (0, 1)},
+        "margin": margin,
+        "turn": s.turn,
+    }
+
+
+def check_wipeout(battle: Battle) -> bool:
+    """End the game at once if a side has no models left (CORE.GAME.END)."""
+    s = battle.state
+    if s.over or s.stage == "deploy" or s.phase == "deployment":
+        return False
+    if any(not space.alive_units(s, side) for side in (0, 1)):
+        end_game(battle, reason="wiped_out")
+        return True
+    return False
+
+
+def end_game(battle: Battle, reason: str) -> None:
+    """End the game and record the result (CORE.GAME.END, CORE.VP.RESULT)."""
+    s = battle.state
+    s.over = True
+    s.stage = "over"
+    res = result(battle)
+    battle.emit("CORE.GAME.END", reason=reason, winner=res["winner"], vp=res["vp"])
+    battle.emit("CORE.VP.RESULT", **res)
