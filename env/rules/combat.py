@@ -514,6 +514,10 @@ def pursuit_move(battle: Battle, c: UnitState, heading: float, roll: int, escape
     """
     s = battle.state
     start = geo.Pose(c.x, c.y, heading)
+    env = space.Surroundings(s, c)
+    first = space.footprint_at(c, start)
+    if env.overlapping(first, env.polys).any():
+        start = space.pose(c)  # no room to turn about: pursue straight ahead
     dist = 0.0
     step = 0.5
     fresh: UnitState | None = None

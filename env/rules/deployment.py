@@ -40,33 +40,24 @@ def slot_pose(battle: Battle, u: UnitState, slot: int) -> geo.Pose:
     return geo.Pose(s.table_w - x, s.table_h - front + u.depth / 2, 270.0)
 
 
-def _slot_legal(battle: Battle, u: UnitState, slot: int) -> bool:
+def _slot_legal(battle: Battle, u: UnitState, slot: int, env: space.Surroundings | None = None) -> bool:
     s = battle.state
     row = slot // len(COLUMNS)
     scout = u.has("scouts")
     if row >= ZONE_ROWS and not scout:
         return False
-    p = slot_pose(battle, u, slot)
-    poly = space.footprint_at(u, p)
-    if not geo.within_table(poly, s.table_w, s.table_h):
-        return False
+    poly = space.footprint_at(u, slot_pose(battle, u, slot))
     minx, miny, maxx, maxy = poly.bounds
     zone = s.queue.get("zone_depth", 12.0)
     if not scout:
         in_zone = maxy <= zone + geo.EPS if u.side == 0 else miny >= s.table_h - zone - geo.EPS
         if not in_zone:
             return False
-    for t in space.terrain_of(s, space.IMPASSABLE):
-        if geo.overlaps(poly, space.terrain_poly(t)):
-            return False
-    for other in s.units:
-        if other.uid == u.uid or not other.alive:
-            continue
-        d = geo.distance(poly, space.footprint(other))
-        if d < 1.0 - geo.EPS:
-            return False
-        if scout and other.side != u.side and d <= 12.0:
-            return False
+    env = env or space.Surroundings(s, u)
+    if env.blocked(poly, poly):
+        return False
+    if scout and env.enemy.any():
+        return bool((env.nearest_gap(poly)[env.enemy] > 12.0).all())
     return True
 
 
@@ -102,8 +93,9 @@ def legal(battle: Battle) -> list[Action]:
     side = battle.state.queue["deploy_next"]
     acts = []
     for u in _deployable(battle, side):
+        env = space.Surroundings(battle.state, u)
         for slot in range(N_SLOTS):
-            if _slot_legal(battle, u, slot):
+            if _slot_legal(battle, u, slot, env):
                 acts.append(Action("deploy", u.uid, None, str(slot)))
     return acts
 

@@ -86,16 +86,20 @@ class ScriptedDice(Dice):
     """Dice whose faces come from a script, for tests that pin exact values.
 
     Args:
-        faces: the D6 faces to return, in order. Running out raises
-            ``IndexError``.
+        faces: the D6 faces to return, in order.
+        then_seed: once the script runs out, roll from a generator with this
+            seed; None (the default) raises ``IndexError`` instead.
     """
 
-    def __init__(self, faces: Iterable[int], log: RollLog | None = None) -> None:
-        super().__init__(0, log)
+    def __init__(self, faces: Iterable[int], log: RollLog | None = None, then_seed: int | None = None) -> None:
+        super().__init__(0 if then_seed is None else then_seed, log)
         self._script = list(faces)
+        self._then = then_seed
 
     def _faces(self, n: int) -> list[int]:
         if len(self._script) < n:
+            if self._then is not None and not self._script:
+                return super()._faces(n)
             raise IndexError(f"scripted dice exhausted: needed {n}, {len(self._script)} left")
         out, self._script = self._script[:n], self._script[n:]
         return out

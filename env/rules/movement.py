@@ -13,8 +13,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from shapely.geometry import Polygon
-
 from env.rules import geometry as geo
 from env.rules import psychology, space
 from env.rules.actions import MOVE_OPTIONS, Action
@@ -30,88 +28,57 @@ WHEEL = {"wheel_left": 45.0, "wheel_right": -45.0, "wheel_left_short": 22.5, "wh
 
 
 # --------------------------------------------------------------------- legality
-def _blocked(battle: Battle, u: UnitState, end: Polygon, path: Polygon, gap: float, pass_friends: bool) -> bool:
-    """Whether an end footprint / swept path breaks CORE.MOVE.ONE_INCH, TABLE_EDGE or impassable terrain."""
-    s = battle.state
-    if not geo.within_table(end, s.table_w, s.table_h):
-        return True
-    for t in space.terrain_of(s, space.IMPASSABLE):
-        if geo.overlaps(path, space.terrain_poly(t)):
-            return True
-    reach = geo.distance(path, end) + 2 * space.radius(u) + gap + 1.0
-    for o in s.units:
-        if not o.alive or o.uid == u.uid or not space.near(u, o, reach + 12.0):
-            continue
-        fp = space.footprint(o)
-        if geo.distance(end, fp) < gap - geo.EPS:
-            return True
-        if o.side != u.side:
-            if geo.distance(path, fp) < gap - geo.EPS:
-                return True
-        elif not pass_friends and geo.overlaps(path, fp):
-            return True
-    return False
-
-
-def terrain_cost(battle: Battle, u: UnitState, path: Polygon) -> tuple[float, float]:
-    """(multiplier, extra inches) for a path: ×2 through difficult terrain, +M/2 per obstacle crossed.
-
-    CORE.TERRAIN.COST; flyers and Ethereal units ignore terrain.
-    """
-    if u.has("fly") or u.has("ethereal"):
-        return 1.0, 0.0
-    s = battle.state
-    mult = 1.0
-    for t in space.terrain_of(s, space.DIFFICULT):
-        if geo.overlaps(path, space.terrain_poly(t)):
-            mult = 2.0
-            break
-    extra = 0.0
-    for t in space.terrain_of(s, space.OBSTACLES):
-        if geo.overlaps(path, space.terrain_poly(t)):
-            extra += u.profile.M / 2.0
-    return mult, extra
-
-
 def furthest_legal(
-    battle: Battle, u: UnitState, start: geo.Pose, allowance: float, gap: float = 1.0, pass_friends: bool = False
+    battle: Battle,
+    u: UnitState,
+    start: geo.Pose,
+    allowance: float,
+    gap: float = 1.0,
+    pass_friends: bool = False,
+    env: space.Surroundings | None = None,
 ) -> float | None:
     """The furthest straight move (inches, ≥ 0) from ``start`` within ``allowance``.
 
     Negative allowances move backwards. Terrain costs are paid
-    (CORE.TERRAIN.COST). Returns None when even standing at ``start`` is
-    illegal.
+    (CORE.TERRAIN.COST); the move stops short of anything that would break
+    CORE.MOVE.ONE_INCH or CORE.MOVE.TABLE_EDGE. Returns None when even
+    standing at ``start`` is illegal.
     """
+    env = env or space.Surroundings(battle.state, u)
     start_poly = space.footprint_at(u, start)
-    if _blocked(battle, u, start_poly, start_poly, gap, pass_friends):
+    if env.blocked(start_poly, start_poly, gap, pass_friends):
         return None
     sign = 1.0 if allowance >= 0 else -1.0
     full = abs(allowance)
     if full < MIN_MOVE:
         return 0.0
 
-    def ok(d: float) -> tuple[bool, float]:
+    def ok(d: float) -> bool:
         end = geo.move_straight(start, sign * d)
         end_poly = space.footprint_at(u, end)
         path = geo.swept_area(start_poly, end_poly)
-        mult, extra = terrain_cost(battle, u, path)
-        affordable = d * mult + extra <= full + geo.EPS
-        return affordable and not _blocked(battle, u, end_poly, path, gap, pass_friends), mult
+        mult, extra = env.terrain_cost(path)
+        return d * mult + extra <= full + geo.EPS and not env.blocked(end_poly, path, gap, pass_friends)
 
-    good, mult = ok(full)
-    if good:
+    if ok(full):
         return full
-    lo, hi = 0.0, full / mult if mult > 1 else full
-    good, _ = ok(hi)
-    if good:
-        return hi
-    for _ in range(7):
+    if not ok(MIN_MOVE):
+        return 0.0
+    lo, hi = MIN_MOVE, full
+    for _ in range(6):
         mid = (lo + hi) / 2
-        if ok(mid)[0]:
+        if ok(mid):
             lo = mid
         else:
             hi = mid
     return lo
+
+
+def _step_ok(u: UnitState, start: geo.Pose, env: space.Surroundings, sign: float = 1.0) -> bool:
+    """Whether the first MIN_MOVE inches of a straight move are legal."""
+    start_poly = space.footprint_at(u, start)
+    end_poly = space.footprint_at(u, geo.move_straight(start, sign * MIN_MOVE))
+    return not env.blocked(end_poly, geo.swept_area(start_poly, end_poly))
 
 
 def can_move(battle: Battle, u: UnitState) -> bool:
@@ -132,21 +99,33 @@ def may_march(u: UnitState) -> bool:
     return not (u.has("aquatic") or u.has("hover") or u.troop_type == "war_machine")
 
 
-def _plan(battle: Battle, u: UnitState, option: str, marching: bool | None = None) -> dict | None:
-    """Work out a move option: the new pose/files and the distance, or None if impossible."""
+def _plan(
+    battle: Battle,
+    u: UnitState,
+    option: str,
+    env: space.Surroundings,
+    marching: bool | None = None,
+    check_only: bool = False,
+) -> dict | None:
+    """Work out a move option: the new pose/files and the distance, or None if impossible.
+
+    With ``check_only`` only legality is decided (a translation is legal if its
+    first MIN_MOVE inches are) and the returned dict may be empty.
+    """
     m = float(u.profile.M)
     start = space.pose(u)
-    if option in ("advance", "advance_half", "march"):
-        if option == "march":
-            if not may_march(u):
-                return None
-            allowance = 2 * m if marching is not False else m
-        else:
-            allowance = m if option == "advance" else m / 2
-        d = furthest_legal(battle, u, start, allowance)
+    if option in ("advance", "advance_half", "march", "backward"):
+        if option == "march" and not may_march(u):
+            return None
+        sign = -1.0 if option == "backward" else 1.0
+        if check_only:
+            return {} if _step_ok(u, start, env, sign) else None
+        allowance = {"advance": m, "advance_half": m / 2, "backward": -m / 2}.get(option, 2 * m if marching is not False else m)
+        d = furthest_legal(battle, u, start, allowance, env=env)
         if d is None or d < MIN_MOVE:
             return None
-        return {"pose": geo.move_straight(start, d), "distance": d, "files": u.files}
+        cost = 2 * d if option == "backward" else d
+        return {"pose": geo.move_straight(start, sign * d), "distance": cost, "files": u.files}
     if option in WHEEL:
         is_march = option.startswith("march")
         if is_march and not may_march(u):
@@ -156,27 +135,26 @@ def _plan(battle: Battle, u: UnitState, option: str, marching: bool | None = Non
         cost = geo.wheel_distance(u.width, angle)
         if cost > allowance + geo.EPS:
             return None
-        after = geo.wheel(start, u.width, angle)
+        after = geo.wheel(start, u.width, angle, u.depth)
         sweep = geo.wheel_swept_area(start, u.width, u.depth, angle)
-        if _blocked(battle, u, space.footprint_at(u, after), sweep, 1.0, False):
+        if env.blocked(space.footprint_at(u, after), sweep):
             return None
-        d = furthest_legal(battle, u, after, allowance - cost) or 0.0
+        if check_only:
+            return {}
+        d = furthest_legal(battle, u, after, allowance - cost, env=env) or 0.0
         return {"pose": geo.move_straight(after, d), "distance": cost + d, "files": u.files, "wheel": angle}
     if option in ("turn_left", "turn_right", "about_face"):
         angle = {"turn_left": 90.0, "turn_right": -90.0, "about_face": 180.0}[option]
         files = u.files if option == "about_face" else min(u.models, u.ranks)
         after = geo.turn(start, angle)
         poly = space.footprint_at(u, after, files)
-        if _blocked(battle, u, poly, poly, 1.0, False):
+        if env.blocked(poly, poly):
             return None
+        if check_only:
+            return {}
         shadow = _with_files(u, files)
-        d = furthest_legal(battle, shadow, after, 0.75 * m) or 0.0
+        d = furthest_legal(battle, shadow, after, 0.75 * m, env=env) or 0.0
         return {"pose": geo.move_straight(after, d), "distance": m / 4 + d, "files": files, "turn": angle}
-    if option == "backward":
-        d = furthest_legal(battle, u, start, -m / 2)
-        if d is None or d < MIN_MOVE:
-            return None
-        return {"pose": geo.move_straight(start, -d), "distance": 2 * d, "files": u.files}
     if option in ("reform_wide", "reform_deep", "reform_face"):
         files = u.files
         facing = u.facing
@@ -195,7 +173,7 @@ def _plan(battle: Battle, u: UnitState, option: str, marching: bool | None = Non
             return None
         after = geo.Pose(u.x, u.y, facing)
         poly = space.footprint_at(u, after, files)
-        if _blocked(battle, u, poly, poly, 1.0, False):
+        if env.blocked(poly, poly):
             return None
         return {"pose": after, "distance": 0.0, "files": files, "reform": True}
     raise ValueError(f"unknown move option {option!r}")
@@ -216,8 +194,9 @@ def legal(battle: Battle) -> list[Action]:
     for u in space.alive_units(battle.state, battle.state.active):
         if not can_move(battle, u):
             continue
+        env = space.Surroundings(battle.state, u)
         for option in MOVE_OPTIONS:
-            if _plan(battle, u, option) is not None:
+            if _plan(battle, u, option, env, check_only=True) is not None:
                 acts.append(Action("move", u.uid, None, option))
     return acts
 
@@ -241,7 +220,7 @@ def apply(battle: Battle, action: Action) -> None:
         marching = True
         if _enemy_within(battle, u, MARCH_BLOCK_RANGE):
             marching = psychology.test_ld(battle, u, u.profile.Ld, "CORE.MOVE.MARCH_BLOCK")
-    plan = _plan(battle, u, option, marching)
+    plan = _plan(battle, u, option, space.Surroundings(battle.state, u), marching)
     if plan is None:  # the march failed its test and the normal move is blocked
         u.flags["moved"] = True
         battle.emit("CORE.MOVE.MARCH_BLOCK", unit=u.uid, moved=False)

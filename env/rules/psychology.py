@@ -203,17 +203,12 @@ def start_of_turn(battle: Battle) -> None:
             u.flags["moved"] = True
             enemy = nearest_enemy(battle, u)
             if enemy is not None:
-                old = u.facing
-                u.facing = geo.facing_towards((u.x, u.y), (enemy.x, enemy.y))
-                if not _placement_ok(battle, u):
-                    u.facing = old  # the free reform must stay on the table
+                turned = geo.Pose(u.x, u.y, geo.facing_towards((u.x, u.y), (enemy.x, enemy.y)))
+                poly = space.footprint_at(u, turned)
+                if not space.Surroundings(battle.state, u).blocked(poly, poly):
+                    u.facing = turned.facing  # the free reform, where it is legal
         else:
             u.flags["failed_rally"] = True
-
-
-def _placement_ok(battle: Battle, u: UnitState) -> bool:
-    poly = space.footprint(u)
-    return geo.within_table(poly, battle.state.table_w, battle.state.table_h)
 
 
 def compulsory_moves(battle: Battle) -> None:

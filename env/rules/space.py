@@ -125,3 +125,80 @@ def _between(a: UnitState, b: UnitState, o: UnitState) -> bool:
     return (
         min(a.x, b.x) - pad <= o.x <= max(a.x, b.x) + pad and min(a.y, b.y) - pad <= o.y <= max(a.y, b.y) + pad
     )
+
+
+OVERLAP_AREA = 1e-4  # square inches: less than this counts as touching, not overlapping
+
+
+class Surroundings:
+    """Everything a moving unit must keep clear of, as shapely arrays for vectorised tests.
+
+    Built once per unit and decision; used by movement, deployment and flight
+    for CORE.MOVE.ONE_INCH, CORE.MOVE.TABLE_EDGE and CORE.TERRAIN.* checks.
+
+    Args:
+        state: the battle state.
+        u: the moving unit (excluded from the obstacles).
+        exclude: further uids to ignore (e.g. a charge target).
+    """
+
+    def __init__(self, state: BattleState, u: UnitState, exclude: frozenset[int] = frozenset()) -> None:
+        others = [o for o in state.units if o.alive and o.uid != u.uid and o.uid not in exclude]
+        self.table = (state.table_w, state.table_h)
+        self.uids = np.array([o.uid for o in others], dtype=np.int64)
+        self.polys = np.array([footprint(o) for o in others], dtype=object)
+        self.enemy = np.array([o.side != u.side for o in others], dtype=bool)
+        self.impassable = np.array([terrain_poly(t) for t in state.terrain if t.kind in IMPASSABLE], dtype=object)
+        self.difficult = np.array([terrain_poly(t) for t in state.terrain if t.kind in DIFFICULT], dtype=object)
+        self.obstacles = np.array([terrain_poly(t) for t in state.terrain if t.kind in OBSTACLES], dtype=object)
+        self.ignores_terrain = u.has("fly") or u.has("ethereal")
+        self.half_m = u.profile.M / 2.0
+
+    @staticmethod
+    def overlapping(geom: Polygon, polys: np.ndarray) -> np.ndarray:
+        """Which of ``polys`` overlap ``geom`` by more than OVERLAP_AREA: bool array, shape (n,)."""
+        if len(polys) == 0:
+            return np.zeros(0, dtype=bool)
+        hit = shapely.intersects(geom, polys)
+        if not hit.any():
+            return hit
+        area = np.zeros(len(polys))
+        area[hit] = shapely.area(shapely.intersection(geom, polys[hit]))
+        return area > OVERLAP_AREA
+
+    def blocked(self, end: Polygon, path: Polygon, gap: float = 1.0, pass_friends: bool = False) -> bool:
+        """Whether ending at ``end`` after sweeping ``path`` is illegal.
+
+        Illegal: off the table, through impassable terrain, ending within
+        ``gap`` inches of any unit, coming within ``gap`` of an enemy, or
+        passing through a friend (unless ``pass_friends``).
+        """
+        minx, miny, maxx, maxy = end.bounds
+        w, h = self.table
+        if minx < -geo.EPS or miny < -geo.EPS or maxx > w + geo.EPS or maxy > h + geo.EPS:
+            return True
+        if self.overlapping(path, self.impassable).any():
+            return True
+        if len(self.polys) == 0:
+            return False
+        if (shapely.distance(end, self.polys) < gap - geo.EPS).any():
+            return True
+        if self.enemy.any() and (shapely.distance(path, self.polys[self.enemy]) < gap - geo.EPS).any():
+            return True
+        if not pass_friends and (~self.enemy).any():
+            return bool(self.overlapping(path, self.polys[~self.enemy]).any())
+        return False
+
+    def terrain_cost(self, path: Polygon) -> tuple[float, float]:
+        """(multiplier, extra inches): ×2 through difficult terrain, +M/2 per obstacle (CORE.TERRAIN.COST)."""
+        if self.ignores_terrain:
+            return 1.0, 0.0
+        mult = 2.0 if self.overlapping(path, self.difficult).any() else 1.0
+        extra = self.half_m * int(self.overlapping(path, self.obstacles).sum())
+        return mult, extra
+
+    def nearest_gap(self, poly: Polygon) -> np.ndarray:
+        """Distances (inches) from ``poly`` to every other unit, shape (n,), float64."""
+        if len(self.polys) == 0:
+            return np.zeros(0)
+        return shapely.distance(poly, self.polys)

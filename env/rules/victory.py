@@ -117,4 +117,4 @@ def end_game(battle: Battle, reason: str) -> None:
     s.stage = "over"
     res = result(battle)
     battle.emit("CORE.GAME.END", reason=reason, winner=res["winner"], vp=res["vp"])
-    battle.emit("CORE.VP.RESULT", **res)
+    battle.emit("CORE.VP.RESULT", winner=res["winner"], vp=res["vp"], breakdown=res["breakdown"], margin=res["margin"])
