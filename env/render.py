@@ -1,0 +1,332 @@
+"""Draw a battle with matplotlib (Agg): table, terrain, units, charges, result.
+
+:func:`render_battle` is what ``battleline play --png`` and ``battleline
+replay --png`` use, and what the environments' ``render_mode="rgb_array"``
+returns. It only reads the battle.
+"""
+
+from __future__ import annotations
+
+import math
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from matplotlib import patheffects
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import FancyArrowPatch, Patch, Polygon, Rectangle
+
+from env.rules.state import SIDES, BattleState, UnitState
+
+SIDE_COLOURS = ("#2f6db5", "#c0392b")
+"""Fill colour of blue's and red's units."""
+SIDE_DARK = ("#163a66", "#6e1a12")
+"""Front edge, outline and arrow colour of blue's and red's units."""
+
+TERRAIN_STYLE: dict[str, dict[str, Any]] = {
+    "hill": {"fc": "#d9c48f", "ec": "#9c8550", "hatch": None, "group": "hill"},
+    "woods": {"fc": "#5c9a4f", "ec": "#2f5e27", "hatch": "oo", "group": "woods"},
+    "marsh": {"fc": "#9cc7b4", "ec": "#4d7f6b", "hatch": "--", "group": "difficult"},
+    "ford": {"fc": "#a9d2ea", "ec": "#5b8fb0", "hatch": "..", "group": "difficult"},
+    "rubble": {"fc": "#c2b8a8", "ec": "#7d7263", "hatch": "..", "group": "difficult"},
+    "hedge": {"fc": "#2e6b2a", "ec": "#1b3f19", "hatch": None, "group": "obstacle"},
+    "fence": {"fc": "#a0703c", "ec": "#5e3f1c", "hatch": None, "group": "obstacle"},
+    "wall": {"fc": "#8c8c8c", "ec": "#4a4a4a", "hatch": None, "group": "obstacle"},
+    "building": {"fc": "#6d4c41", "ec": "#3b2a24", "hatch": "xx", "group": "impassable"},
+    "rocks": {"fc": "#77736e", "ec": "#3d3a37", "hatch": "xx", "group": "impassable"},
+    "lake": {"fc": "#4f8fc9", "ec": "#2b5a85", "hatch": "~~", "group": "impassable"},
+}
+"""Face colour, edge colour, hatch and category of each terrain kind (CORE.TERRAIN.TYPES)."""
+
+_UNKNOWN_TERRAIN = {"fc": "#cccccc", "ec": "#666666", "hatch": "//", "group": "other"}
+_TABLE_COLOUR = "#eef2e3"
+
+
+def _units_and_context(battle_or_state: Any, events: list[dict[str, Any]] | None):
+    """(state, events, scenario dict or None, result dict or None, battle or None)."""
+    if isinstance(battle_or_state, BattleState):
+        state, battle = battle_or_state, None
+    elif hasattr(battle_or_state, "state") and isinstance(battle_or_state.state, BattleState):
+        battle = battle_or_state
+        state = battle.state
+    else:
+        raise TypeError(f"render_battle needs a Battle or a BattleState, got {type(battle_or_state).__name__}")
+    if events is None:
+        events = list(getattr(battle, "events", None) or [])
+    scenario = getattr(battle, "scenario", None) if battle is not None else None
+    result = None
+    for ev in reversed(events):
+        if ev.get("rule") == "CORE.VP.RESULT":
+            result = ev
+            break
+    if result is None and battle is not None and state.over:
+        result = battle.result
+    return state, events, scenario, result, battle
+
+
+def _initial_positions(scenario: dict[str, Any] | None, state: BattleState) -> dict[int, tuple[float, float, float]]:
+    """Positions of explicitly placed units at the scenario's start (uid -> (x, y, facing)).
+
+    A side's units are its placements, in order (``env.rules.setup.build_state``).
+    """
+    out: dict[int, tuple[float, float, float]] = {}
+    for side, name in enumerate(SIDES):
+        placements = ((scenario or {}).get(name) or {}).get("placements")
+        if not placements:
+            continue
+        units = [u for u in state.units if u.side == side]
+        if len(units) != len(placements):
+            continue
+        for u, p in zip(units, placements):
+            out[u.uid] = (float(p["x"]), float(p["y"]), float(p["facing"]))
+    return out
+
+
+def charge_paths(
+    events: list[dict[str, Any]], initial: dict[int, tuple[float, float, float]] | None = None
+) -> list[dict[str, Any]]:
+    """The charges that reached contact, reconstructed from an event log.
+
+    Positions are tracked from every event that carries ``unit``, ``x`` and
+    ``y`` (deployment, moves, flight, pursuit, charge moves); the start of a
+    charge is the charger's position at its ``CORE.CHARGE.DECLARE``.
+
+    Args:
+        events: the battle's event log (dicts with ``rule``).
+        initial: known starting positions, uid -> (x, y, facing), for units
+            placed by the scenario rather than deployed.
+
+    Returns:
+        A list of dicts ``{unit, target, turn, start: (x, y), end: (x, y)}`` in
+        inches, in the order the charges were made. Charges whose start is
+        unknown are left out.
+    """
+    pos: dict[int, tuple[float, float]] = {k: (v[0], v[1]) for k, v in (initial or {}).items()}
+    declared: dict[int, tuple[float, float]] = {}
+    paths = []
+    for ev in events:
+        rule = ev.get("rule", "")
+        unit = ev.get("unit")
+        if not isinstance(unit, int):
+            continue
+        if rule == "CORE.CHARGE.DECLARE":
+            if unit in pos:
+                declared[unit] = pos[unit]
+            continue
+        if "x" not in ev or "y" not in ev:
+            continue
+        end = (float(ev["x"]), float(ev["y"]))
+        if rule == "CORE.CHARGE.MOVE":
+            start = declared.pop(unit, pos.get(unit))
+            if start is not None:
+                paths.append({"unit": unit, "target": ev.get("target"), "turn": ev.get("turn", 0), "start": start,
+                              "end": end})
+        pos[unit] = end
+    return paths
+
+
+def _corners(x: float, y: float, facing: float, width: float, depth: float) -> np.ndarray:
+    """Footprint corners (front-left, front-right, rear-right, rear-left), shape (4, 2), inches."""
+    f = math.radians(facing)
+    fwd = np.array([math.cos(f), math.sin(f)])
+    left = np.array([-math.sin(f), math.cos(f)])
+    c = np.array([x, y])
+    hw, hd = width / 2.0, depth / 2.0
+    return np.array([c + fwd * hd + left * hw, c + fwd * hd - left * hw, c - fwd * hd - left * hw,
+                     c - fwd * hd + left * hw])
+
+
+def _wrap(name: str, width: float) -> str:
+    """The name broken into lines about as wide as a unit ``width`` inches wide."""
+    return "\n".join(textwrap.wrap(name, width=max(7, int(width * 2.8)), break_long_words=False)) or name
+
+
+def _draw_unit(ax: Any, u: UnitState, last_pos: tuple[float, float, float] | None, font: float) -> None:
+    destroyed = u.removed or u.models <= 0
+    x, y, facing = (u.x, u.y, u.facing)
+    if destroyed and last_pos is not None:
+        x, y, facing = last_pos
+    width = max(u.width, u.base_w)
+    depth = max(u.depth, u.base_d)
+    corners = _corners(x, y, facing, width, depth)
+    colour, dark = SIDE_COLOURS[u.side], SIDE_DARK[u.side]
+    outline = [patheffects.withStroke(linewidth=2.2, foreground="white")]
+    if destroyed:
+        ax.add_patch(Polygon(corners, closed=True, fill=False, ec=dark, lw=1.0, ls="--", alpha=0.7, zorder=4))
+        for a, b in ((0, 2), (1, 3)):
+            ax.plot(*zip(corners[a], corners[b]), color=dark, lw=1.2, alpha=0.7, zorder=4)
+        ax.text(x, y, _wrap(u.name, width), ha="center", va="center", fontsize=font * 0.9, color="#444444",
+                style="italic", linespacing=0.95, zorder=7, path_effects=outline)
+        return
+    alpha = 0.3 if u.fleeing else 0.75
+    ax.add_patch(Polygon(corners, closed=True, fc=colour, ec=dark, lw=0.8, alpha=alpha,
+                         ls="--" if u.fleeing else "-", zorder=4))
+    # Rank lines: one line across the unit between consecutive ranks.
+    f = math.radians(facing)
+    fwd = np.array([math.cos(f), math.sin(f)])
+    for r in range(1, u.ranks):
+        a = corners[0] - fwd * r * u.base_d
+        b = corners[1] - fwd * r * u.base_d
+        ax.plot(*zip(a, b), color=dark, lw=0.45, alpha=alpha, zorder=5)
+    # Front edge and a facing arrow from its middle.
+    ax.plot(*zip(corners[0], corners[1]), color=dark, lw=2.6, alpha=min(1.0, alpha + 0.25),
+            solid_capstyle="butt", zorder=6)
+    mid = (corners[0] + corners[1]) / 2.0
+    tip = mid + fwd * 1.4
+    ax.add_patch(FancyArrowPatch(tuple(mid), tuple(tip), arrowstyle="-|>", mutation_scale=9, color=dark,
+                                 lw=1.2, alpha=min(1.0, alpha + 0.25), zorder=6))
+    label = f"{_wrap(u.name, width)}\n{u.models}" + (" fleeing" if u.fleeing else "")
+    ax.text(x, y, label, ha="center", va="center", fontsize=font, linespacing=0.95, color="#111111" if not u.fleeing else "#555555",
+            zorder=7, path_effects=outline)
+
+
+def _title(state: BattleState, scenario: dict[str, Any] | None, result: dict[str, Any] | None,
+           title: str | None) -> str:
+    name = (scenario or {}).get("name") or state.scenario
+    turn = f"turn {state.turn}/{state.max_turns}" if state.turn else "deployment"
+    if result and result.get("winner"):
+        vp = result.get("vp", {})
+        score = f"{vp.get('blue', 0)}–{vp.get('red', 0)} VP"
+        outcome = "draw" if result["winner"] == "draw" else f"{result['winner']} wins"
+        status = f"{outcome}, {score}"
+    elif state.over:
+        status = "game over"
+    else:
+        status = "in progress"
+    line = f"{name} — {turn} — {status}"
+    return f"{title}\n{line}" if title else line
+
+
+def render_battle(
+    battle_or_state: Any,
+    path: str | Path | None = None,
+    title: str | None = None,
+    events: list[dict[str, Any]] | None = None,
+    dpi: int = 100,
+) -> np.ndarray | None:
+    """Draw the table: terrain, deployment zones, units, charge paths and a title.
+
+    Units are drawn as their footprints (CORE.GEO.FOOTPRINT) in their side's
+    colour with a dark front edge and a facing arrow, one thin line per rank
+    boundary, and a label "name (models)". Fleeing units are faded and dashed;
+    destroyed units are a dashed, crossed outline at their last known position.
+    Charges that reached contact are arrows from the charger's position at
+    declaration to its contact position (see :func:`charge_paths`). Deployment
+    zones are shaded when the log shows a deployment (CORE.SETUP.ZONES).
+
+    Args:
+        battle_or_state: a :class:`~env.rules.battle.Battle` or a bare
+            :class:`~env.rules.state.BattleState`.
+        path: write a PNG here (parent folders are created); None returns the image.
+        title: an extra first line of the title (scenario, turn and result
+            are always shown).
+        events: the event log to use; defaults to the battle's. A bare state
+            without events gets no charge arrows and no result.
+        dpi: resolution; the figure is 12 x 8.6 inches (1200 x 860 pixels at 100 dpi).
+
+    Returns:
+        With ``path`` None, the image as a ``numpy.uint8`` array of shape
+        (H, W, 3), RGB; otherwise None.
+
+    Raises:
+        TypeError: ``battle_or_state`` is neither a Battle nor a BattleState.
+    """
+    state, events, scenario, result, battle = _units_and_context(battle_or_state, events)
+    W, H = float(state.table_w), float(state.table_h)
+
+    fig = Figure(figsize=(12, 8.6), dpi=dpi)
+    canvas = FigureCanvasAgg(fig)
+    ax = fig.add_axes((0.04, 0.11, 0.92, 0.80))
+    ax.set_xlim(-0.5, W + 0.5)
+    ax.set_ylim(-0.5, H + 0.5)
+    ax.set_aspect("equal")
+    ax.set_xticks(np.arange(0, W + 0.01, 6))
+    ax.set_yticks(np.arange(0, H + 0.01, 6))
+    ax.tick_params(labelsize=7, length=2, colors="#666666")
+    for spine in ax.spines.values():
+        spine.set_visible(False)
+    ax.add_patch(Rectangle((0, 0), W, H, fc=_TABLE_COLOUR, ec="#555555", lw=1.2, zorder=0))
+    ax.grid(True, color="#d5dbc7", lw=0.5, zorder=0.5)
+    ax.set_axisbelow(True)
+    font = 6.5
+
+    # Deployment zones.
+    if any(ev.get("rule") == "CORE.SETUP.ZONES" for ev in events) or (not events and state.phase == "deployment"):
+        zone = float(state.queue.get("zone_depth", 12.0))
+        for side, (y0, label_y, va) in enumerate(((0.0, zone, "bottom"), (H - zone, H - zone, "top"))):
+            ax.add_patch(Rectangle((0, y0), W, zone, fc=SIDE_COLOURS[side], alpha=0.07, lw=0, zorder=1))
+            ax.plot([0, W], [label_y, label_y], color=SIDE_COLOURS[side], lw=0.8, ls=(0, (4, 3)), alpha=0.6, zorder=1)
+            ax.text(0.6, label_y + (0.3 if side == 0 else -0.3), f"{SIDES[side]} deployment zone",
+                    fontsize=6.5, color=SIDE_DARK[side], alpha=0.8, va=va, zorder=1)
+
+    # Terrain.
+    legend: dict[str, Patch] = {}
+    for t in state.terrain:
+        st = TERRAIN_STYLE.get(t.kind, _UNKNOWN_TERRAIN)
+        pts = np.asarray(t.polygon, dtype=float)
+        ax.add_patch(Polygon(pts, closed=True, fc=st["fc"], ec=st["ec"], lw=1.0, hatch=st["hatch"], alpha=0.85,
+                             zorder=2))
+        if t.name:
+            cx, cy = pts.mean(axis=0)
+            below = st["group"] == "obstacle"
+            ax.text(cx, cy - (0.9 if below else 0.0), t.name, ha="center", va="top" if below else "center",
+                    fontsize=6.5, color="#333333", style="italic", zorder=3,
+                    path_effects=[patheffects.withStroke(linewidth=1.8, foreground="white", alpha=0.7)])
+        label = t.kind if st["group"] in ("hill", "woods", "other") else f"{t.kind} ({st['group']})"
+        legend.setdefault(label, Patch(fc=st["fc"], ec=st["ec"], hatch=st["hatch"], label=label))
+
+    # Charge paths, under the units.
+    initial = _initial_positions(scenario, state)
+    paths = charge_paths(events, initial)
+    last_turn = max((p["turn"] for p in paths), default=0)
+    for p in paths:
+        side = state.units[p["unit"]].side if 0 <= p["unit"] < len(state.units) else 0
+        recent = p["turn"] == last_turn
+        ax.add_patch(FancyArrowPatch(p["start"], p["end"], arrowstyle="-|>", mutation_scale=14,
+                                     color=SIDE_DARK[side], lw=1.6 if recent else 1.0, ls="-",
+                                     alpha=0.85 if recent else 0.45, shrinkA=0, shrinkB=0, zorder=3.5))
+        mx, my = (p["start"][0] + p["end"][0]) / 2, (p["start"][1] + p["end"][1]) / 2
+        ax.text(mx, my, f"T{p['turn']}", fontsize=6, color=SIDE_DARK[side], ha="center", va="center", zorder=3.6,
+                path_effects=[patheffects.withStroke(linewidth=1.5, foreground="white")])
+
+    # Units: last known positions for destroyed ones.
+    last_pos: dict[int, tuple[float, float, float]] = dict(initial)
+    for ev in events:
+        if isinstance(ev.get("unit"), int) and "x" in ev and "y" in ev:
+            prev = last_pos.get(ev["unit"], (0.0, 0.0, 0.0))
+            heading = ev.get("facing") if isinstance(ev.get("facing"), (int, float)) else ev.get("heading")
+            last_pos[ev["unit"]] = (float(ev["x"]), float(ev["y"]),
+                                    float(heading) if isinstance(heading, (int, float)) else prev[2])
+    for u in sorted(state.units, key=lambda u: (not (u.removed or u.models <= 0), u.uid)):
+        if not u.deployed and u.uid not in last_pos:
+            continue
+        _draw_unit(ax, u, last_pos.get(u.uid), font)
+
+    # Legend: sides, unit states, terrain kinds present.
+    handles: list[Any] = [
+        Patch(fc=SIDE_COLOURS[0], ec=SIDE_DARK[0], alpha=0.75, label="blue unit"),
+        Patch(fc=SIDE_COLOURS[1], ec=SIDE_DARK[1], alpha=0.75, label="red unit"),
+        Patch(fc="#999999", ec="#444444", alpha=0.3, ls="--", label="fleeing"),
+        Line2D([], [], color="#444444", marker="x", ls="--", lw=1, label="destroyed"),
+    ]
+    if paths:
+        handles.append(Line2D([], [], color="#444444", lw=1.4, marker=">", markevery=[1], label="charge (turn)"))
+    handles += list(legend.values())
+    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.045), ncol=min(8, len(handles)),
+              fontsize=7.5, frameon=False, handlelength=1.6, columnspacing=1.2)
+    fig.suptitle(_title(state, scenario, result, title), fontsize=11, y=0.975)
+    ax.text(W, -1.6, "blue's edge (y = 0)", ha="right", va="top", fontsize=6.5, color=SIDE_DARK[0])
+    ax.text(W, H + 1.6, "red's edge (y = 48)" if H == 48 else f"red's edge (y = {H:g})", ha="right",
+            va="bottom", fontsize=6.5, color=SIDE_DARK[1])
+
+    if path is not None:
+        out = Path(path)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(out, format="png", dpi=dpi)
+        return None
+    canvas.draw()
+    rgba = np.asarray(canvas.buffer_rgba())
+    return np.ascontiguousarray(rgba[..., :3], dtype=np.uint8)

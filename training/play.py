@@ -1,0 +1,156 @@
+"""Play one battle between two agents.
+
+The loop is the engine's decision-point pattern: whoever
+``battle.pending.player`` names chooses one of ``battle.legal_actions()``, the
+engine applies it and runs the rules to the next decision, until the game ends.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from env.rules.battle import Battle
+from env.rules.state import SIDES
+
+if TYPE_CHECKING:
+    from agents.base import Agent
+
+
+class PlayError(RuntimeError):
+    """A battle could not be played to its end (an agent misbehaved, or the decision cap was hit)."""
+
+
+class AgentError(PlayError):
+    """An agent returned an action that is not legal now. The message names the agent and its side."""
+
+
+def agent_seed(seed: int, side: int) -> int:
+    """The seed an agent gets in a battle played with ``seed`` from ``side`` (0 blue, 1 red).
+
+    Derived with :class:`numpy.random.SeedSequence`, so the two agents of a
+    battle draw independent streams. Returns an int in [0, 2**31).
+    """
+    return int(np.random.SeedSequence([int(seed), 1 + int(side)]).generate_state(1)[0] & 0x7FFFFFFF)
+
+
+def make_agent(name: str, seed: int = 0) -> Agent:
+    """``agents.registry.make_agent`` (imported on first use).
+
+    Raises:
+        UnknownAgentError: ``name`` is not a registered agent (a ValueError
+            whose one-line message lists the known names).
+    """
+    from agents.registry import make_agent as _make
+
+    return _make(name, seed=seed)
+
+
+def agent_names() -> list[str]:
+    """The registered agent names (``agents.registry.AGENT_NAMES``)."""
+    from agents.registry import AGENT_NAMES
+
+    return list(AGENT_NAMES)
+
+
+def expand_agent_names(spec: str | list[str]) -> list[str]:
+    """Expand an agent list such as ``"random,all-scripted"`` into names, in order, without repeats.
+
+    ``all`` stands for every registered agent and ``all-scripted`` for every
+    registered agent except ``random``. Names are not checked here: an unknown
+    name fails in :func:`make_agent`.
+    """
+    tokens = spec.split(",") if isinstance(spec, str) else list(spec)
+    out: list[str] = []
+    for tok in (t.strip() for t in tokens):
+        if not tok:
+            continue
+        if tok == "all":
+            names = agent_names()
+        elif tok == "all-scripted":
+            names = [n for n in agent_names() if n != "random"]
+        else:
+            names = [tok]
+        out += [n for n in names if n not in out]
+    return out
+
+
+def _label(agent: Agent | str) -> str:
+    return agent if isinstance(agent, str) else str(getattr(agent, "name", type(agent).__name__))
+
+
+def play_battle(
+    scenario: str | Path | dict[str, Any],
+    blue: str | Agent,
+    red: str | Agent,
+    seed: int,
+    blue_army: str | None = None,
+    red_army: str | None = None,
+    max_decisions: int = 20000,
+) -> Battle:
+    """Play a whole battle and return it (``battle.is_over`` is True).
+
+    Args:
+        scenario: a scenario name in ``configs/scenarios``, a YAML path or a dict.
+        blue, red: agent names (built with :func:`make_agent`, each with its own
+            seed from :func:`agent_seed`) or ready agent objects.
+        seed: the battle's dice seed; the same seed and agents give the same battle.
+        blue_army, red_army: army-list ids overriding the scenario's.
+        max_decisions: the most decisions (``apply`` calls) before giving up.
+
+    Returns:
+        The finished :class:`Battle`: ``result``, ``events`` and ``to_json()`` hold the game.
+
+    Raises:
+        ConfigError: the scenario or an army list is invalid.
+        UnknownAgentError: an agent name is not registered.
+        AgentError: an agent returned an illegal action (the message names it).
+        PlayError: the game did not end within ``max_decisions`` decisions.
+    """
+    agents = [
+        make_agent(a, seed=agent_seed(seed, side)) if isinstance(a, str) else a for side, a in enumerate((blue, red))
+    ]
+    battle = Battle.from_scenario(scenario, seed=seed, blue_army=blue_army, red_army=red_army)
+    for side, agent in enumerate(agents):
+        agent.reset(battle, side)
+    decisions = 0
+    while not battle.is_over:
+        if decisions >= max_decisions:
+            raise PlayError(
+                f"the battle did not end within {max_decisions} decisions "
+                f"(turn {battle.state.turn}, stage '{battle.state.stage}')"
+            )
+        side = battle.pending.player
+        if side is None:  # pragma: no cover - the engine says game_over only when is_over
+            break
+        agent = agents[side]
+        action = agent.act(battle)
+        if action not in battle.legal_actions():
+            raise AgentError(
+                f"agent '{_label(agent)}' ({SIDES[side]}) returned an illegal action '{action}' "
+                f"at turn {battle.state.turn}, decision '{battle.pending.kind}'"
+            )
+        battle.apply(action)
+        decisions += 1
+    return battle
+
+
+def battle_summary(battle: Battle) -> dict[str, Any]:
+    """A small summary of a finished (or running) battle.
+
+    Returns a dict: ``winner``, ``vp`` {side: int}, ``turn``, ``decisions``
+    (actions applied), ``destroyed`` {side: units of that side destroyed or off
+    the table}, ``units`` {side: units of that side}.
+    """
+    res = battle.result
+    units = battle.state.units
+    return {
+        "winner": res["winner"],
+        "vp": dict(res["vp"]),
+        "turn": res.get("turn", battle.state.turn),
+        "decisions": len(battle.actions),
+        "destroyed": {name: sum(1 for u in units if u.side == i and u.removed) for i, name in enumerate(SIDES)},
+        "units": {name: sum(1 for u in units if u.side == i) for i, name in enumerate(SIDES)},
+    }
