@@ -1,0 +1,206 @@
+"""Army-list validation (CORE.SETUP.ARMIES) as small pure functions.
+
+Each ``check_*`` function returns a list of error strings ``"<field path>: <message>"``
+(empty when all is well), with paths such as ``units[3].models``. Costs are in points.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Protocol, Sequence
+
+from env.rules.config import ArmyListConfig, FactionConfig, UnitTypeConfig
+
+
+class UnitEntry(Protocol):
+    """What an army entry and an explicit placement have in common."""
+
+    unit: str
+    models: int
+    files: int | None
+    command: Sequence[str]
+    options: Sequence[str]
+    general: bool
+
+
+def unit_points(entry: UnitEntry, unit_type: UnitTypeConfig) -> int:
+    """Points of one unit: models x points_per_model + command costs + option costs.
+
+    An option costs ``points_per_model`` x models + ``points``. Raises ValueError for
+    an unknown option or a command model the unit type may not take.
+    """
+    total = entry.models * unit_type.points_per_model
+    for role in entry.command:
+        cost = getattr(unit_type.command, role)
+        if cost is None:
+            raise ValueError(f"'{unit_type.id}' may not take a {role}")
+        total += cost
+    for oid in entry.options:
+        opt = unit_type.option(oid)
+        if opt is None:
+            raise ValueError(f"unknown option '{oid}' for '{unit_type.id}'")
+        total += opt.points_per_model * entry.models + opt.points
+    return total
+
+
+def army_points(army: ArmyListConfig, faction: FactionConfig) -> int:
+    """Total points of the army (see :func:`unit_points`). Raises ValueError for unknown units."""
+    total = 0
+    for entry in army.units:
+        unit_type = faction.unit(entry.unit)
+        if unit_type is None:
+            raise ValueError(f"unknown unit '{entry.unit}' for faction '{faction.id}'")
+        total += unit_points(entry, unit_type)
+    return total
+
+
+# ----------------------------------------------------------------------------- per-entry checks
+def check_size(where: str, entry: UnitEntry, unit_type: UnitTypeConfig) -> list[str]:
+    """Models within the unit type's min_size..max_size; a character is one model."""
+    if unit_type.character and entry.models != 1:
+        return [f"{where}.models: a character is a single model, got {entry.models}"]
+    if entry.models < unit_type.min_size:
+        return [f"{where}.models: {entry.models} is below the minimum of {unit_type.min_size} for '{unit_type.id}'"]
+    if unit_type.max_size is not None and entry.models > unit_type.max_size:
+        return [f"{where}.models: {entry.models} is above the maximum of {unit_type.max_size} for '{unit_type.id}'"]
+    return []
+
+
+def check_files(where: str, entry: UnitEntry) -> list[str]:
+    """Files between 1 and the number of models (CORE.GEO.FORMATION)."""
+    if entry.files is not None and not 1 <= entry.files <= entry.models:
+        return [f"{where}.files: {entry.files} files must be between 1 and {entry.models} (the models)"]
+    return []
+
+
+def check_command(where: str, entry: UnitEntry, unit_type: UnitTypeConfig) -> list[str]:
+    """Command models only where their cost is not None, each at most once."""
+    errors = []
+    for i, role in enumerate(entry.command):
+        if role in entry.command[:i]:
+            errors.append(f"{where}.command[{i}]: '{role}' is listed twice")
+        elif getattr(unit_type.command, role) is None:
+            errors.append(f"{where}.command[{i}]: a {role} is not available to '{unit_type.id}'")
+    return errors
+
+
+def check_options(where: str, entry: UnitEntry, unit_type: UnitTypeConfig) -> list[str]:
+    """Options exist, are not repeated, and no two set the same piece of kit."""
+    errors = []
+    setters: dict[str, str] = {}
+    for i, oid in enumerate(entry.options):
+        opt = unit_type.option(oid)
+        if opt is None:
+            errors.append(f"{where}.options[{i}]: unknown option '{oid}' for '{unit_type.id}'")
+            continue
+        if oid in entry.options[:i]:
+            errors.append(f"{where}.options[{i}]: '{oid}' is listed twice")
+            continue
+        for key in opt.effect:
+            if key != "special_rules" and key in setters:
+                errors.append(f"{where}.options[{i}]: '{oid}' conflicts with '{setters[key]}' (both set {key})")
+            setters.setdefault(key, oid)
+    return errors
+
+
+def check_entry(where: str, entry: UnitEntry, unit_type: UnitTypeConfig) -> list[str]:
+    """All per-unit checks: size, files, command, options."""
+    return (
+        check_size(where, entry, unit_type)
+        + check_files(where, entry)
+        + check_command(where, entry, unit_type)
+        + check_options(where, entry, unit_type)
+    )
+
+
+# ----------------------------------------------------------------------------- army-wide checks
+def check_faction(army: ArmyListConfig, faction: FactionConfig) -> list[str]:
+    """The army is for this faction."""
+    if army.faction != faction.id:
+        return [f"faction: the army is for '{army.faction}', not '{faction.id}'"]
+    return []
+
+
+def check_unit_ids(army: ArmyListConfig, faction: FactionConfig) -> list[str]:
+    """Every entry names a unit type of the faction."""
+    return [
+        f"units[{i}].unit: unknown unit '{e.unit}' for faction '{faction.id}'"
+        for i, e in enumerate(army.units)
+        if faction.unit(e.unit) is None
+    ]
+
+
+def check_points(army: ArmyListConfig, faction: FactionConfig) -> list[str]:
+    """The total is within ``points_limit`` (CORE.SETUP.ARMIES); skipped while units or options are unknown."""
+    try:
+        total = army_points(army, faction)
+    except ValueError:
+        return []
+    if total > army.points_limit:
+        return [f"points_limit: army is {total:,} points, over its {army.points_limit:,}-point limit"]
+    return []
+
+
+def check_general(army: ArmyListConfig, faction: FactionConfig) -> list[str]:
+    """Exactly one General, a character with the army's highest character Ld (CORE.SETUP.ARMIES)."""
+    generals = [i for i, e in enumerate(army.units) if e.general]
+    if not generals:
+        return ["units: the army has no general (set general: true on one character)"]
+    if len(generals) > 1:
+        return [f"units[{generals[1]}].general: the army has {len(generals)} generals; exactly one is allowed"]
+    i = generals[0]
+    general = faction.unit(army.units[i].unit)
+    if general is None:
+        return []
+    if not general.character:
+        return [f"units[{i}].general: the general must be a character, '{general.id}' is not"]
+    for j, e in enumerate(army.units):
+        other = faction.unit(e.unit)
+        if other is not None and other.character and other.profile.Ld > general.profile.Ld:
+            return [
+                f"units[{i}].general: the general must have the highest Ld among the characters, "
+                f"but units[{j}] '{other.id}' has Ld{other.profile.Ld} > Ld{general.profile.Ld}"
+            ]
+    return []
+
+
+def check_max_per_army(army: ArmyListConfig, faction: FactionConfig) -> list[str]:
+    """No unit type appears more often than its ``max_per_army``."""
+    errors, seen = [], Counter[str]()
+    for i, e in enumerate(army.units):
+        seen[e.unit] += 1
+        unit_type = faction.unit(e.unit)
+        limit = unit_type.max_per_army if unit_type is not None else None
+        if limit is not None and seen[e.unit] == limit + 1:
+            errors.append(f"units[{i}].unit: '{e.unit}' is limited to {limit} per army")
+    return errors
+
+
+def check_battle_standard(army: ArmyListConfig, faction: FactionConfig) -> list[str]:
+    """At most one Battle Standard Bearer (CORE.SETUP.ARMIES, CORE.SR.BSB)."""
+    bearers = []
+    for i, e in enumerate(army.units):
+        unit_type = faction.unit(e.unit)
+        if unit_type is None:
+            continue
+        for oid in e.options:
+            opt = unit_type.option(oid)
+            if opt is not None and opt.is_battle_standard:
+                bearers.append(i)
+    if len(bearers) > 1:
+        return [f"units[{bearers[1]}].options: a second battle standard bearer; an army has at most one"]
+    return []
+
+
+def validate_army(army: ArmyListConfig, faction: FactionConfig) -> list[str]:
+    """Every problem with the army list, in a stable order; empty when the list is legal.
+
+    Rules: CORE.SETUP.ARMIES (points limit, one General, at most one BSB) and the
+    faction's unit limits (sizes, formation, command, options, max per army).
+    """
+    errors = check_faction(army, faction) + check_unit_ids(army, faction) + check_points(army, faction)
+    for i, e in enumerate(army.units):
+        unit_type = faction.unit(e.unit)
+        if unit_type is not None:
+            errors += check_entry(f"units[{i}]", e, unit_type)
+    return errors + check_general(army, faction) + check_max_per_army(army, faction) + check_battle_standard(army, faction)

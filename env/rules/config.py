@@ -1,0 +1,686 @@
+"""Game data: pydantic models for factions, army lists and scenarios, and their loaders.
+
+Units: distances and coordinates are in inches (CORE.CONV.UNITS), base sizes in
+millimetres (CORE.GEO.BASES), costs in points.
+
+Every loader raises :class:`ConfigError`, whose message is one line of the form
+``<file>: <field path>: <what is wrong>``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from shapely import affinity
+from shapely.geometry import LinearRing, Polygon, box
+
+CONFIG_DIR: Path = Path(__file__).resolve().parents[2] / "configs"
+"""The repository's ``configs/`` folder (factions/, armies/, scenarios/)."""
+
+REPO_ROOT: Path = CONFIG_DIR.parent
+MM_PER_INCH = 25.4
+EPS = 0.01
+"""Geometric tolerance in inches (CORE.CONV.UNITS)."""
+
+TroopType = Literal["infantry", "monstrous_infantry", "cavalry", "monster", "chariot", "war_machine"]
+Armour = Literal["none", "light", "heavy", "plate"]
+Melee = Literal[
+    "hand_weapon", "additional_hand_weapon", "great_weapon", "halberd", "spear", "cavalry_spear", "lance", "flail"
+]
+Missile = Literal[
+    "short_bow", "bow", "longbow", "crossbow", "handgun", "repeater_crossbow", "pistol", "javelin", "sling"
+]
+CommandModel = Literal["champion", "standard", "musician"]
+TerrainKind = Literal["hill", "woods", "marsh", "ford", "rubble", "hedge", "fence", "wall", "building", "rocks", "lake"]
+
+BASES_MM: dict[str, tuple[float, float]] = {
+    "infantry": (20.0, 20.0),
+    "monstrous_infantry": (40.0, 40.0),
+    "cavalry": (25.0, 50.0),
+    "monster": (50.0, 50.0),
+    "chariot": (50.0, 100.0),
+    "war_machine": (50.0, 100.0),
+}
+"""Base width x depth in mm per troop type (CORE.GEO.BASES)."""
+
+MOUNTED: frozenset[str] = frozenset({"cavalry", "chariot", "monster"})
+"""Troop types whose model counts as mounted for CORE.SAVE.ARMOUR_TABLE."""
+
+BODY_ARMOUR_SAVE: dict[str, int] = {"none": 7, "light": 6, "heavy": 5, "plate": 4}
+"""Unmodified save per body armour (CORE.SAVE.ARMOUR_TABLE); 7 = no save."""
+
+IMPASSABLE: frozenset[str] = frozenset({"building", "rocks", "lake"})
+"""Terrain kinds no unit may stand in (CORE.TERRAIN.TYPES)."""
+
+SPECIAL_RULES: frozenset[str] = frozenset(
+    {
+        "always_strikes_first", "always_strikes_last", "aquatic", "armour_piercing", "breath_weapon",
+        "devastating_charge", "ethereal", "extra_attack", "extra_rank", "fast_cavalry", "fear", "flaming",
+        "flammable", "fly", "frenzy", "hatred", "hover", "immune_to_psychology", "killing_blow",
+        "large_target", "loremaster", "poison", "quick_to_fire", "regeneration", "scouts", "skirmishers",
+        "slow_to_fire", "sniper", "stubborn", "stupidity", "swarm", "swiftstride", "terror", "unbreakable",
+        "volley_fire",
+    }
+)
+"""Special rule ids (CORE.SR.*, CORE.TYPE.SKIRMISHERS)."""
+
+SPECIAL_RULE_PATTERNS: tuple[re.Pattern[str], ...] = (
+    re.compile(r"multiple_shots_[2-9]"),
+    re.compile(r"impact_hits_[1-9]"),
+    re.compile(r"magic_resistance_[1-4]"),
+    re.compile(r"regeneration_[2-6]"),
+    re.compile(r"ward_save_[2-6]"),
+)
+"""Parameterised special rule ids (CORE.SR.MULTIPLE_SHOTS, IMPACT_HITS, MAGIC_RESISTANCE, ...)."""
+
+class ConfigError(ValueError):
+    """A bad configuration file. ``str()`` is one line: ``<file>: <field path>: <problem>``.
+
+    ``ConfigError("x.yaml: file not found")`` also works: ``file`` and ``where`` are optional.
+    """
+
+    def __init__(self, problem: str, *, file: str | None = None, where: str | None = None) -> None:
+        self.file, self.where, self.problem = file, where, problem
+        parts = [p for p in (file, where, problem) if p]
+        super().__init__(" ".join(": ".join(parts).split()))
+
+
+# ----------------------------------------------------------------------------- pure rule helpers
+def armour_save_value(armour: str = "none", shield: bool = False, mount: bool = False, barding: bool = False) -> int:
+    """Armour save needed on a D6 (CORE.SAVE.ARMOUR_TABLE); 7 means no save.
+
+    Light 6+, heavy 5+, plate 4+. A shield, a mount and barding each improve the save
+    by 1; with no body armour each counts as 6+ on its own. The best save is 1+.
+    """
+    save = BODY_ARMOUR_SAVE[armour] - int(shield) - int(mount) - int(barding)
+    return max(1, save)
+
+
+def is_known_special_rule(rule: str) -> bool:
+    """Whether ``rule`` is a special rule id the rules know (see :data:`SPECIAL_RULES`)."""
+    return rule in SPECIAL_RULES or any(p.fullmatch(rule) for p in SPECIAL_RULE_PATTERNS)
+
+
+def fmt_num(v: float) -> str:
+    """A number as short text: 72.0 -> '72', 7.5 -> '7.5'."""
+    return f"{v:g}"
+
+
+def footprint(base_mm: tuple[float, float], models: int, files: int, x: float, y: float, facing: float) -> Polygon:
+    """The unit's footprint rectangle in inches (CORE.GEO.FORMATION, CORE.GEO.FOOTPRINT).
+
+    Width = files x base width, depth = ceil(models/files) x base depth, centred at
+    (x, y), front edge pointing along ``facing`` (degrees CCW from +x; 90 = towards y=48).
+    """
+    w = files * base_mm[0] / MM_PER_INCH
+    d = math.ceil(models / files) * base_mm[1] / MM_PER_INCH
+    rect = box(-w / 2, -d / 2, w / 2, d / 2)  # front edge at +y: facing 90
+    return affinity.translate(affinity.rotate(rect, facing - 90.0, origin=(0, 0)), x, y)
+
+
+# ----------------------------------------------------------------------------- models
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ProfileConfig(_Model):
+    """A characteristic profile (CORE.CONV.CHARACTERISTICS); M in inches, each value 0..10.
+
+    Cavalry profiles combine rider and mount (one model, one profile).
+    """
+
+    M: int = Field(ge=0, le=10)
+    WS: int = Field(ge=0, le=10)
+    BS: int = Field(ge=0, le=10)
+    S: int = Field(ge=0, le=10)
+    T: int = Field(ge=0, le=10)
+    W: int = Field(ge=0, le=10)
+    I: int = Field(ge=0, le=10)  # noqa: E741 - Initiative
+    A: int = Field(ge=0, le=10)
+    Ld: int = Field(ge=0, le=10)
+
+
+class CommandCosts(_Model):
+    """Points for each command model; None = not available to the unit (CORE.SR.STANDARD, MUSICIAN)."""
+
+    champion: int | None = Field(default=None, ge=0)
+    standard: int | None = Field(default=None, ge=0)
+    musician: int | None = Field(default=None, ge=0)
+
+
+def _check_rules(rules: list[str]) -> list[str]:
+    for rule in rules:
+        if not is_known_special_rule(rule):
+            raise ValueError(f"unknown special rule '{rule}'")
+    return rules
+
+
+class OptionEffect(_Model):
+    """What an option may change (every key optional); ``special_rules`` are added."""
+
+    armour: Armour | None = None
+    shield: bool | None = None
+    barding: bool | None = None
+    melee: Melee | None = None
+    missile: Missile | None = None
+    special_rules: list[str] = []
+    battle_standard: bool | None = None
+
+    @field_validator("special_rules")
+    @classmethod
+    def _known(cls, rules: list[str]) -> list[str]:
+        return _check_rules(rules)
+
+
+class UnitOption(_Model):
+    """An upgrade: ``points_per_model`` x models + ``points``; ``effect`` changes the kit.
+
+    effect keys: armour, shield, barding, melee, missile, special_rules (added),
+    battle_standard (the model is the army's BSB, CORE.SR.BSB).
+    """
+
+    id: str
+    points_per_model: int = Field(default=0, ge=0)
+    points: int = Field(default=0, ge=0)
+    effect: dict[str, Any]
+
+    @field_validator("effect")
+    @classmethod
+    def _check_effect(cls, effect: dict[str, Any]) -> dict[str, Any]:
+        for key, value in effect.items():
+            if key not in OptionEffect.model_fields:
+                raise ValueError(f"unknown effect '{key}' (allowed: {', '.join(OptionEffect.model_fields)})")
+            OptionEffect.model_validate({key: value})
+        return effect
+
+    @property
+    def is_battle_standard(self) -> bool:
+        """True for the Battle Standard Bearer upgrade (CORE.SETUP.ARMIES, CORE.SR.BSB)."""
+        return self.id == "battle_standard" or bool(self.effect.get("battle_standard"))
+
+
+class UnitTypeConfig(_Model):
+    """A unit type of a faction: profile, kit, special rules, size limits and costs (points)."""
+
+    id: str
+    name: str
+    troop_type: TroopType
+    character: bool = False
+    profile: ProfileConfig
+    armour: Armour = "none"
+    shield: bool = False
+    barding: bool = False
+    melee: Melee = "hand_weapon"
+    missile: Missile | None = None
+    special_rules: list[str] = []
+    points_per_model: int = Field(ge=0)
+    min_size: int = Field(default=1, ge=1)
+    max_size: int | None = Field(default=None, ge=1)
+    command: CommandCosts = CommandCosts()
+    options: list[UnitOption] = []
+    max_per_army: int | None = Field(default=None, ge=1)
+    role: list[str] = []
+
+    @field_validator("special_rules")
+    @classmethod
+    def _known_rules(cls, rules: list[str]) -> list[str]:
+        return _check_rules(rules)
+
+    @field_validator("options")
+    @classmethod
+    def _unique_options(cls, options: list[UnitOption]) -> list[UnitOption]:
+        _check_unique([o.id for o in options], "option")
+        return options
+
+    @model_validator(mode="after")
+    def _consistent(self) -> UnitTypeConfig:
+        if self.max_size is not None and self.max_size < self.min_size:
+            raise ValueError(f"max_size {self.max_size} is below min_size {self.min_size}")
+        if self.character and (self.min_size != 1 or self.max_size != 1):
+            raise ValueError("a character is a single model: set min_size: 1 and max_size: 1")
+        if self.barding and self.troop_type not in MOUNTED:
+            raise ValueError(f"barding needs a mount, not troop type '{self.troop_type}'")
+        return self
+
+    def base_mm(self) -> tuple[float, float]:
+        """Base width and depth in mm (CORE.GEO.BASES)."""
+        return BASES_MM[self.troop_type]
+
+    def base_inches(self) -> tuple[float, float]:
+        """Base width and depth in inches (CORE.GEO.BASES, CORE.CONV.UNITS)."""
+        w, d = self.base_mm()
+        return w / MM_PER_INCH, d / MM_PER_INCH
+
+    def armour_save(self, armour: str | None = None, shield: bool | None = None, barding: bool | None = None) -> int:
+        """Unmodified armour save (CORE.SAVE.ARMOUR_TABLE, CORE.TYPE.CAVALRY); 7 = none.
+
+        Arguments left as None take the unit type's own kit; the mount bonus comes
+        from the troop type (cavalry, chariot, monster).
+        """
+        return armour_save_value(
+            self.armour if armour is None else armour,
+            self.shield if shield is None else shield,
+            self.troop_type in MOUNTED,
+            self.barding if barding is None else barding,
+        )
+
+    def option(self, option_id: str) -> UnitOption | None:
+        """The option with this id, or None."""
+        return next((o for o in self.options if o.id == option_id), None)
+
+    def with_options(self, option_ids: list[str]) -> UnitTypeConfig:
+        """A copy with the options' effects applied to the kit (special rules are added).
+
+        Raises KeyError for an unknown option id.
+        """
+        update: dict[str, Any] = {"special_rules": list(self.special_rules)}
+        for oid in option_ids:
+            opt = self.option(oid)
+            if opt is None:
+                raise KeyError(f"unknown option '{oid}' for '{self.id}'")
+            for key, value in opt.effect.items():
+                if key == "special_rules":
+                    update["special_rules"] += [r for r in value if r not in update["special_rules"]]
+                elif key != "battle_standard":
+                    update[key] = value
+        return self.model_copy(update=update)
+
+
+class FactionConfig(_Model):
+    """A faction: its unit types (ids unique)."""
+
+    id: str
+    name: str
+    description: str
+    units: list[UnitTypeConfig] = Field(min_length=1)
+
+    @field_validator("units")
+    @classmethod
+    def _unique_units(cls, units: list[UnitTypeConfig]) -> list[UnitTypeConfig]:
+        _check_unique([u.id for u in units], "unit")
+        return units
+
+    def unit(self, unit_id: str) -> UnitTypeConfig | None:
+        """The unit type with this id, or None."""
+        return next((u for u in self.units if u.id == unit_id), None)
+
+
+def _check_unique(ids: list[str], what: str) -> None:
+    seen: dict[str, int] = {}
+    for i, x in enumerate(ids):
+        if x in seen:
+            raise ValueError(f"duplicate {what} id '{x}' (entries {seen[x]} and {i})")
+        seen[x] = i
+
+
+class ArmyUnitConfig(_Model):
+    """One entry of an army list: a unit type, its size, formation (files), command and options."""
+
+    unit: str
+    models: int = Field(ge=1)
+    files: int | None = Field(default=None, ge=1)
+    command: list[CommandModel] = []
+    options: list[str] = []
+    general: bool = False
+    label: str | None = None
+
+
+class ArmyListConfig(_Model):
+    """An army list for one faction, within ``points_limit`` points (CORE.SETUP.ARMIES)."""
+
+    id: str
+    name: str
+    faction: str
+    points_limit: int = Field(default=2000, ge=1)
+    units: list[ArmyUnitConfig] = Field(min_length=1)
+
+
+class TerrainConfig(_Model):
+    """A terrain feature (CORE.TERRAIN.TYPES): a simple polygon of >= 3 vertices, in inches."""
+
+    kind: TerrainKind
+    name: str = ""
+    polygon: list[tuple[float, float]]
+
+    @field_validator("polygon")
+    @classmethod
+    def _simple_polygon(cls, pts: list[tuple[float, float]]) -> list[tuple[float, float]]:
+        if len(pts) < 3:
+            raise ValueError(f"a polygon needs at least 3 vertices, got {len(pts)}")
+        poly = Polygon(pts)
+        if not (LinearRing(pts).is_simple and poly.is_valid and poly.area > 0):
+            raise ValueError("not a valid simple polygon (edges cross or it has no area)")
+        return pts
+
+    def shape(self) -> Polygon:
+        """The feature as a shapely polygon."""
+        return Polygon(self.polygon)
+
+
+class PlacementConfig(_Model):
+    """An explicit placement: unit type, formation, centre (x, y) in inches and facing in degrees."""
+
+    unit: str
+    models: int = Field(ge=1)
+    files: int = Field(ge=1)
+    x: float
+    y: float
+    facing: float
+    command: list[CommandModel] = []
+    options: list[str] = []
+    general: bool = False
+    fleeing: bool = False
+    label: str | None = None
+
+
+class SideConfig(_Model):
+    """One side: a faction and either an army list id or explicit placements."""
+
+    faction: str
+    army: str | None = None
+    placements: list[PlacementConfig] | None = None
+
+    @model_validator(mode="after")
+    def _army_or_placements(self) -> SideConfig:
+        if (self.army is None) == (self.placements is None):
+            raise ValueError("give either 'army' or 'placements', not both or neither")
+        return self
+
+
+class StartConfig(_Model):
+    """Where an explicitly placed game starts (CORE.GAME.PHASES)."""
+
+    turn: int = Field(default=1, ge=1)
+    phase: Literal["start", "movement", "magic", "shooting", "combat"] = "start"
+    player: Literal["blue", "red"] = "blue"
+
+
+class ScenarioConfig(_Model):
+    """A scenario: table (inches), length, points, modules, terrain and the two sides.
+
+    ``start`` None means a normal game from deployment (CORE.SETUP.*); given, play
+    starts at that turn, phase and player with the explicit placements (a side with
+    placements requires ``start``).
+    """
+
+    id: str
+    name: str
+    description: str = ""
+    table: tuple[float, float] = (72.0, 48.0)
+    turns: int = Field(default=6, ge=1)
+    points_limit: int = Field(default=2000, ge=1)
+    modules: list[str] = []
+    zone_depth: float = Field(default=12.0, gt=0)
+    terrain: list[TerrainConfig] = []
+    blue: SideConfig
+    red: SideConfig
+    start: StartConfig | None = None
+    victory_margin: float = Field(default=0.10, ge=0, le=1)
+
+    @field_validator("table")
+    @classmethod
+    def _positive_table(cls, table: tuple[float, float]) -> tuple[float, float]:
+        if table[0] <= 0 or table[1] <= 0:
+            raise ValueError("table width and depth must be positive")
+        return table
+
+    def table_text(self) -> str:
+        """The table size as text, e.g. '72x48'."""
+        return f"{fmt_num(self.table[0])}x{fmt_num(self.table[1])}"
+
+    def side(self, name: str) -> SideConfig:
+        """``blue`` or ``red``."""
+        return {"blue": self.blue, "red": self.red}[name]
+
+
+# ----------------------------------------------------------------------------- errors and files
+def display_path(path: Path | str) -> str:
+    """The path as shown in errors: relative to the repository when inside it."""
+    p = Path(path)
+    try:
+        return p.resolve().relative_to(REPO_ROOT).as_posix()
+    except ValueError:
+        return str(p)
+
+
+def loc_text(loc: tuple[Any, ...]) -> str:
+    """A pydantic error location as a field path: ('units', 3, 'unit') -> 'units[3].unit'."""
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif isinstance(part, str) and not re.search(r"[\[\](),-]", part):
+            out += f".{part}" if out else part
+    return out
+
+
+def _error_text(err: dict[str, Any]) -> str:
+    kind, msg = err["type"], err["msg"]
+    if kind == "missing":
+        return "required field is missing"
+    if kind == "extra_forbidden":
+        return "unknown field"
+    msg = re.sub(r"^(Value|Assertion) error, ", "", msg)
+    value = err.get("input")
+    if not kind.startswith(("value_error", "assertion_error")) and isinstance(value, (str, int, float, bool)):
+        msg += f", got {value!r}"[:120]
+    return msg
+
+
+def from_validation_error(exc: ValidationError, file: str) -> ConfigError:
+    """The first pydantic error as a one-line :class:`ConfigError`."""
+    err = exc.errors()[0]
+    return ConfigError(_error_text(err), file=file, where=loc_text(tuple(err["loc"])) or None)
+
+
+def read_yaml(path: Path) -> dict[str, Any]:
+    """The YAML mapping in ``path``. Raises ConfigError (file not found, invalid YAML, not a mapping)."""
+    shown = display_path(path)
+    if not path.is_file():
+        raise ConfigError("file not found", file=shown)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or type(exc).__name__
+        raise ConfigError(f"invalid YAML: {problem}{where}", file=shown) from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"expected a mapping at the top level, got {type(data).__name__}", file=shown)
+    return data
+
+
+def parse(model: type[BaseModel], data: dict[str, Any], file: str) -> Any:
+    """``model.model_validate(data)``, errors converted to :class:`ConfigError` naming ``file``."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise from_validation_error(exc, file) from None
+
+
+def _load(kind: str, ident: str, model: type[BaseModel]) -> Any:
+    path = CONFIG_DIR / kind / f"{ident}.yaml"
+    shown = display_path(path)
+    obj = parse(model, read_yaml(path), shown)
+    if obj.id != ident:
+        raise ConfigError(f"id '{obj.id}' does not match the file name '{ident}'", file=shown, where="id")
+    return obj
+
+
+def _ids(kind: str) -> list[str]:
+    return sorted(p.stem for p in (CONFIG_DIR / kind).glob("*.yaml"))
+
+
+# ----------------------------------------------------------------------------- loaders
+def army_path(army_id: str) -> Path:
+    """Path of the army list file ``configs/armies/<army_id>.yaml``."""
+    return CONFIG_DIR / "armies" / f"{army_id}.yaml"
+
+
+def load_faction(faction_id: str) -> FactionConfig:
+    """Load ``configs/factions/<faction_id>.yaml``. Raises ConfigError."""
+    return _load("factions", faction_id, FactionConfig)
+
+
+def load_army(army_id: str, validate: bool = True) -> ArmyListConfig:
+    """Load ``configs/armies/<army_id>.yaml``.
+
+    With ``validate`` the list is checked against its faction by
+    :func:`env.rules.army.validate_army` (points, General, sizes, options, BSB:
+    CORE.SETUP.ARMIES). Raises ConfigError naming the army file.
+    """
+    army = _load("armies", army_id, ArmyListConfig)
+    shown = display_path(army_path(army_id))
+    if army.faction not in list_factions():
+        raise ConfigError(f"unknown faction '{army.faction}'", file=shown, where="faction")
+    if validate:
+        from env.rules.army import validate_army
+
+        errors = validate_army(army, load_faction(army.faction))
+        if errors:
+            raise ConfigError(errors[0], file=shown)
+    return army
+
+
+def load_scenario(source: str | Path | dict[str, Any]) -> ScenarioConfig:
+    """Load and check a scenario: a name in ``configs/scenarios``, a YAML path, or a dict.
+
+    Checks (raising ConfigError naming the file and field): the schema; terrain inside
+    the table; factions and army lists exist, match and are valid (CORE.SETUP.ARMIES)
+    and fit the scenario's points limit; explicit placements use known units, lie
+    wholly on the table, are clear of impassable terrain (CORE.TERRAIN.TYPES) and of
+    each other, and need ``start``; ``start.turn`` is within ``turns``.
+    """
+    if isinstance(source, dict):
+        data, shown = source, "<dict>"
+    else:
+        path = Path(source)
+        if not path.suffix and not path.exists():
+            path = CONFIG_DIR / "scenarios" / f"{source}.yaml"
+        data, shown = read_yaml(path), display_path(path)
+    scenario: ScenarioConfig = parse(ScenarioConfig, data, shown)
+    for file, problem in scenario_errors(scenario):
+        raise ConfigError(problem, file=file or shown)
+    return scenario
+
+
+def list_factions() -> list[str]:
+    """Ids of the factions in ``configs/factions``, sorted."""
+    return _ids("factions")
+
+
+def list_armies(faction: str | None = None) -> list[str]:
+    """Ids of the army lists in ``configs/armies``, sorted; only ``faction``'s when given."""
+    ids = _ids("armies")
+    if faction is None:
+        return ids
+    return [i for i in ids if read_yaml(army_path(i)).get("faction") == faction]
+
+
+def list_scenarios() -> list[str]:
+    """Ids of the scenarios in ``configs/scenarios``, sorted."""
+    return _ids("scenarios")
+
+
+# ----------------------------------------------------------------------------- scenario checks
+Problem = tuple[str | None, str]
+"""(file, "field path: message"); file None means the scenario's own file."""
+
+
+def scenario_errors(s: ScenarioConfig) -> list[Problem]:
+    """All semantic problems of a parsed scenario, in file order (see :func:`load_scenario`).
+
+    Raises ConfigError when a referenced faction file is itself broken.
+    """
+    problems: list[Problem] = [(None, p) for p in _table_errors(s)]
+    shapes: list[tuple[str, Polygon]] = []
+    for name in ("blue", "red"):
+        problems += _side_errors(s, name, shapes)
+    problems += [(None, p) for p in _overlap_errors(shapes)]
+    return problems
+
+
+def _table_errors(s: ScenarioConfig) -> list[str]:
+    errors = []
+    if 2 * s.zone_depth >= s.table[1]:
+        errors.append(f"zone_depth: two {fmt_num(s.zone_depth)}\" zones leave no room on a {s.table_text()} table")
+    table = box(0, 0, *s.table).buffer(EPS, join_style="mitre")
+    for i, t in enumerate(s.terrain):
+        if not table.covers(t.shape()):
+            errors.append(f"terrain[{i}]: {t.kind} '{t.name}' is not wholly on the {s.table_text()} table")
+    placed = [n for n in ("blue", "red") if s.side(n).placements is not None]
+    if s.start is None and placed:
+        errors.append(f"start: {placed[0]} has explicit placements, so 'start' (turn, phase, player) is required")
+    if s.start is not None and s.start.turn > s.turns:
+        errors.append(f"start.turn: turn {s.start.turn} is after the last turn ({s.turns})")
+    return errors
+
+
+def _side_errors(s: ScenarioConfig, name: str, shapes: list[tuple[str, Polygon]]) -> list[Problem]:
+    """Problems of one side; appends the placements' footprints to ``shapes``."""
+    from env.rules.army import army_points, check_entry, validate_army
+
+    side = s.side(name)
+    if side.faction not in list_factions():
+        return [(None, f"{name}.faction: unknown faction '{side.faction}'")]
+    faction = load_faction(side.faction)
+    if side.army is not None:
+        if side.army not in list_armies():
+            return [(None, f"{name}.army: unknown army list '{side.army}'")]
+        army = load_army(side.army, validate=False)
+        if army.faction != side.faction:
+            return [(None, f"{name}.army: '{side.army}' is a '{army.faction}' army, not '{side.faction}'")]
+        errors = validate_army(army, faction)
+        if errors:
+            return [(display_path(army_path(side.army)), errors[0])]
+        pts = army_points(army, faction)
+        if pts > s.points_limit:
+            return [(None, f"{name}.army: '{side.army}' is {pts:,} points, over the scenario's "
+                           f"{s.points_limit:,}-point limit")]
+        return []
+    problems: list[Problem] = []
+    generals = [i for i, p in enumerate(side.placements or []) if p.general]
+    if len(generals) > 1:
+        problems.append((None, f"{name}.placements[{generals[1]}].general: a side has at most one general"))
+    for i, p in enumerate(side.placements or []):
+        where = f"{name}.placements[{i}]"
+        unit_type = faction.unit(p.unit)
+        if unit_type is None:
+            problems.append((None, f"{where}.unit: unknown unit '{p.unit}' for faction '{faction.id}'"))
+            continue
+        problems += [(None, e) for e in check_entry(where, p, unit_type)]
+        if p.general and not unit_type.character:
+            problems.append((None, f"{where}.general: the general must be a character, '{p.unit}' is not"))
+        if p.files > p.models:
+            continue
+        fp = footprint(unit_type.base_mm(), p.models, p.files, p.x, p.y, p.facing)
+        problems += [(None, f"{where}: {e}") for e in _placement_errors(s, p, fp)]
+        shapes.append((f"{where}: unit at ({p.x:.1f}, {p.y:.1f})", fp))
+    return problems
+
+
+def _placement_errors(s: ScenarioConfig, p: PlacementConfig, fp: Polygon) -> list[str]:
+    at = f"unit at ({p.x:.1f}, {p.y:.1f})"
+    if not box(0, 0, *s.table).buffer(EPS, join_style="mitre").covers(fp):
+        return [f"{at} is off the {s.table_text()} table"]
+    inner = fp.buffer(-EPS, join_style="mitre")
+    return [
+        f"{at} overlaps impassable {t.kind}" + (f" '{t.name}'" if t.name else f" (terrain[{j}])")
+        for j, t in enumerate(s.terrain)
+        if t.kind in IMPASSABLE and inner.intersects(t.shape())
+    ]
+
+
+def _overlap_errors(shapes: list[tuple[str, Polygon]]) -> list[str]:
+    errors = []
+    for j, (where, fp) in enumerate(shapes):
+        inner = fp.buffer(-EPS, join_style="mitre")
+        for other, other_fp in shapes[:j]:
+            if inner.intersects(other_fp):
+                errors.append(f"{where} overlaps {other.split(':')[0]}")
+    return errors
