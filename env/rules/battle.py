@@ -118,7 +118,7 @@ class Battle:
         return ev
 
     def _log_roll(self, rule: str, faces: list[int], result: Any) -> None:
-        self.events.append(make_event(rule, self.state.turn, self.state.phase, dice=faces, result=result))
+        self.events.append(make_event(rule, self.state.turn, self.state.phase, kind="dice", dice=faces, result=result))
 
     # ------------------------------------------------------------------ API
     @property

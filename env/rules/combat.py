@@ -490,15 +490,13 @@ def _flee_and_pursue(battle: Battle) -> None:
         pursuers = [c for c in contacts if c.uid in pursuers_all and c.uid not in moved]
         flee_roll, _ = battle.dice.flee_roll("CORE.CC.FLEE", u.has("swiftstride") or u.troop_type == "cavalry")
         rolls = {c.uid: battle.dice.flee_roll("CORE.CC.CAUGHT", c.has("swiftstride") or c.troop_type == "cavalry")[0] for c in pursuers}
-        battle.emit("CORE.CC.FLEE", unit=uid, roll=flee_roll, away_from=source.uid)
         psychology.panic_nearby(battle, u, "CORE.PSY.PANIC.TRIGGER_BREAK")
         caught = any(r >= flee_roll for r in rolls.values())
         away = geo.facing_towards((source.x, source.y), (u.x, u.y))
         if caught:
-            battle.emit("CORE.CC.CAUGHT", unit=uid, flee_roll=flee_roll, pursuit_rolls=rolls)
-            psychology.destroy(battle, u, "CORE.CC.CAUGHT")
+            psychology.destroy(battle, u, "CORE.CC.CAUGHT", flee_roll=flee_roll, pursuit_rolls={str(k): v for k, v in rolls.items()})
         else:
-            psychology.flee(battle, u, (source.x, source.y), "CORE.CC.FLEE", roll=flee_roll)
+            psychology.flee(battle, u, (source.x, source.y), "CORE.CC.FLEE", roll=flee_roll, away_from=source.uid)
         for c in pursuers:
             if c.alive and not psychology.engaged(battle, c):
                 pursuit_move(battle, c, away, rolls[c.uid], escaped=None if caught else uid)

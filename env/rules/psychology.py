@@ -102,6 +102,7 @@ def flee(
     source_xy: tuple[float, float],
     rule: str,
     roll: int | None = None,
+    **info: object,
 ) -> int:
     """Make a flee move away from ``source_xy`` (CORE.PSY.FLEE.MOVE).
 
@@ -138,7 +139,7 @@ def flee(
         if not geo.within_table(end_poly, s.table_w, s.table_h):
             break
     path = geo.swept_area(start_poly, end_poly)
-    battle.emit(rule, unit=u.uid, flee=True, distance=dist, roll=roll, x=end.x, y=end.y, facing=end.facing)
+    battle.emit(rule, unit=u.uid, flee=True, distance=dist, roll=roll, x=end.x, y=end.y, facing=end.facing, **info)
     battle.emit("CORE.PSY.FLEE.MOVE", unit=u.uid, distance=dist, x=end.x, y=end.y, facing=end.facing)
     through = [o for o in others if geo.overlaps(path, space.footprint(o))]
     u.x, u.y, u.facing = end.x, end.y, end.facing % 360.0

@@ -1,0 +1,50 @@
+"""Small explicit-placement set-ups for rules tests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from env.rules.actions import END_PHASE
+from env.rules.battle import Battle
+from env.rules.dice import ScriptedDice
+
+INFANTRY_BASE = 20 / 25.4  # inches
+
+
+def placement(unit: str, x: float, y: float, facing: float, models: int = 20, files: int = 5, **kw: Any) -> dict:
+    """An explicit placement dict for a scenario (inches, degrees)."""
+    return {"unit": unit, "models": models, "files": files, "x": x, "y": y, "facing": facing, **kw}
+
+
+def scenario(blue: list[dict], red: list[dict], phase: str = "movement", player: str = "blue", terrain=None) -> dict:
+    """A scenario dict: men (blue) against orcs (red), explicit placements, no terrain by default."""
+    return {
+        "id": "test_setup",
+        "name": "Test set-up",
+        "terrain": terrain or [],
+        "blue": {"faction": "men", "placements": blue},
+        "red": {"faction": "orcs", "placements": red},
+        "start": {"turn": 1, "phase": phase, "player": player},
+    }
+
+
+def battle(blue: list[dict], red: list[dict], dice: list[int] | None = None, **kw: Any) -> Battle:
+    """A battle on the set-up; ``dice`` scripts the D6 faces (then seeded dice take over)."""
+    scripted = ScriptedDice(dice or [], then_seed=0)
+    return Battle.from_scenario(scenario(blue, red, **kw), seed=0, dice=scripted)
+
+
+def rules(b: Battle, rule: str) -> list[dict]:
+    """The events of exactly ``rule``, dice rolls left out (they carry ``kind="dice"``)."""
+    return [e for e in b.events if e["rule"] == rule and e.get("kind") != "dice"]
+
+
+def rolls(b: Battle, rule: str) -> list[dict]:
+    """The dice-roll events of ``rule``."""
+    return [e for e in b.events if e["rule"] == rule and e.get("kind") == "dice"]
+
+
+def end_declarations(b: Battle) -> None:
+    """End the charge declarations if the engine still waits for them (it skips a stage with no choice)."""
+    if b.pending.kind == "charge":
+        b.apply(END_PHASE)
