@@ -144,13 +144,18 @@ def _wrap(name: str, width: float) -> str:
     return "\n".join(textwrap.wrap(name, width=max(7, int(width * 2.8)), break_long_words=False)) or name
 
 
-def _draw_unit(ax: Any, u: UnitState, last_pos: tuple[float, float, float] | None, font: float) -> None:
+def _draw_unit(ax: Any, u: UnitState, last_pos: tuple[float, float, float] | None, last_models: int | None,
+               font: float) -> None:
     destroyed = u.removed or u.models <= 0
     x, y, facing = (u.x, u.y, u.facing)
-    if destroyed and last_pos is not None:
-        x, y, facing = last_pos
-    width = max(u.width, u.base_w)
-    depth = max(u.depth, u.base_d)
+    width, depth = u.width, u.depth
+    if destroyed:
+        if last_pos is not None:
+            x, y, facing = last_pos
+        # Draw the footprint it had before its last losses.
+        n = u.models if u.models > 0 else max(1, last_models or u.start_models)
+        width = min(u.files, n) * u.base_w
+        depth = math.ceil(n / max(1, u.files)) * u.base_d
     corners = _corners(x, y, facing, width, depth)
     colour, dark = SIDE_COLOURS[u.side], SIDE_DARK[u.side]
     outline = [patheffects.withStroke(linewidth=2.2, foreground="white")]
@@ -294,7 +299,10 @@ def render_battle(
 
     # Units: last known positions for destroyed ones.
     last_pos: dict[int, tuple[float, float, float]] = dict(initial)
+    last_models: dict[int, int] = {}
     for ev in events:
+        if isinstance(ev.get("unit"), int) and isinstance(ev.get("models"), int) and ev["models"] > 0:
+            last_models[ev["unit"]] = ev["models"]
         if isinstance(ev.get("unit"), int) and "x" in ev and "y" in ev:
             prev = last_pos.get(ev["unit"], (0.0, 0.0, 0.0))
             heading = ev.get("facing") if isinstance(ev.get("facing"), (int, float)) else ev.get("heading")
@@ -303,7 +311,7 @@ def render_battle(
     for u in sorted(state.units, key=lambda u: (not (u.removed or u.models <= 0), u.uid)):
         if not u.deployed and u.uid not in last_pos:
             continue
-        _draw_unit(ax, u, last_pos.get(u.uid), font)
+        _draw_unit(ax, u, last_pos.get(u.uid), last_models.get(u.uid), font)
 
     # Legend: sides, unit states, terrain kinds present.
     handles: list[Any] = [

@@ -1,0 +1,234 @@
+"""The battleline command line (training/cli.py) and the tournament it runs."""
+
+from __future__ import annotations
+
+import csv
+import json
+import random
+import sys
+import types
+
+import pytest
+from typer.testing import CliRunner
+
+from training.cli import app
+from training.tournament import schedule, wilson_interval
+
+SCENARIO = "skirmish_line"
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def _real_registry() -> bool:
+    try:
+        from agents.registry import AGENT_NAMES  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+class _StandInAgent:
+    """A random agent: uniform over the legal actions, or over the non-end_phase ones when ``eager``."""
+
+    def __init__(self, name: str, seed: int, eager: bool) -> None:
+        self.name, self.rng, self.eager = name, random.Random(seed), eager
+
+    def reset(self, battle, side) -> None:
+        self.side = side
+
+    def act(self, battle):
+        legal = battle.legal_actions()
+        moves = [a for a in legal if a.kind != "end_phase"]
+        return self.rng.choice(moves if self.eager and moves else legal)
+
+
+def _stand_in_registry() -> types.ModuleType:
+    mod = types.ModuleType("agents.registry")
+    names = ["random", "line_advance", "pincers", "refused_flank"]
+
+    class UnknownAgentError(ValueError):
+        pass
+
+    def make_agent(name: str, seed: int = 0):
+        if name not in names:
+            raise UnknownAgentError(f"unknown agent '{name}'; known agents: {', '.join(names)}")
+        return _StandInAgent(name, seed, eager=name != "random")
+
+    mod.AGENT_NAMES, mod.UnknownAgentError, mod.make_agent = names, UnknownAgentError, make_agent
+    return mod
+
+
+@pytest.fixture(autouse=True)
+def agents_available(monkeypatch):
+    """Use agents/registry.py when it exists, otherwise a stand-in with the same names."""
+    if not _real_registry():
+        monkeypatch.setitem(sys.modules, "agents.registry", _stand_in_registry())
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    return CliRunner()
+
+
+def _one_error_line(result) -> str:
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("error: ")
+    assert "Traceback" not in result.output
+    return lines[0]
+
+
+def test_play_writes_replay_and_png_and_prints_the_winner(runner, tmp_path):
+    replay, png = tmp_path / "deep" / "r.json", tmp_path / "pics" / "r.png"
+    result = runner.invoke(app, ["play", "--scenario", SCENARIO, "--blue", "line_advance", "--red", "random",
+                                 "--seed", "7", "--replay", str(replay), "--png", str(png)])
+    assert result.exit_code == 0, result.output
+    assert "winner: " in result.stdout
+    assert "VP blue" in result.stdout
+    data = json.loads(replay.read_text())
+    assert data["seed"] == 7
+    assert data["meta"]["players"] == {"blue": "line_advance", "red": "random"}
+    assert data["state"]["over"] is True
+    assert png.read_bytes()[:8] == PNG_MAGIC
+    winner = data["events"][-1]["winner"] if data["events"][-1]["rule"] == "CORE.VP.RESULT" else None
+    if winner is not None:
+        assert f"winner: {winner}" in result.stdout
+
+
+def test_unknown_agent_is_one_line_and_exit_2(runner):
+    result = runner.invoke(app, ["play", "--scenario", SCENARIO, "--blue", "no_such_agent", "--red", "random"])
+    assert result.exit_code == 2
+    line = _one_error_line(result)
+    assert "no_such_agent" in line
+    assert "random" in line  # the message lists the known names
+
+
+def test_unknown_agent_in_tournament_is_one_line_and_exit_2(runner, tmp_path):
+    result = runner.invoke(app, ["tournament", "--scenario", SCENARIO, "--agents", "random,nobody",
+                                 "--games-per-pair", "1", "--out", str(tmp_path / "t"), "--workers", "1"])
+    assert result.exit_code == 2
+    assert "nobody" in _one_error_line(result)
+
+
+def test_unknown_scenario_is_one_line_and_exit_2(runner):
+    result = runner.invoke(app, ["play", "--scenario", "no_such_scenario", "--blue", "random", "--red", "random"])
+    assert result.exit_code == 2
+    assert "no_such_scenario" in _one_error_line(result)
+
+
+def test_missing_replay_is_one_line_and_exit_2(runner, tmp_path):
+    result = runner.invoke(app, ["replay", str(tmp_path / "missing.json")])
+    assert result.exit_code == 2
+    assert "not found" in _one_error_line(result)
+
+
+@pytest.mark.parametrize("content", ["{not json", "[1, 2]", '{"format": 99}', '{"format": 1}'])
+def test_bad_replay_is_one_line_and_exit_2(runner, tmp_path, content):
+    path = tmp_path / "bad.json"
+    path.write_text(content)
+    result = runner.invoke(app, ["replay", str(path)])
+    assert result.exit_code == 2
+    _one_error_line(result)
+
+
+def test_replay_check_passes_and_redraws(runner, tmp_path):
+    replay, png = tmp_path / "r.json", tmp_path / "r2.png"
+    played = runner.invoke(app, ["play", "--scenario", SCENARIO, "--blue", "random", "--red", "line_advance",
+                                 "--seed", "3", "--replay", str(replay)])
+    assert played.exit_code == 0, played.output
+    result = runner.invoke(app, ["replay", str(replay), "--check", "--png", str(png)])
+    assert result.exit_code == 0, result.output
+    assert "check passed" in result.stdout
+    assert png.read_bytes()[:8] == PNG_MAGIC
+
+
+def test_replay_check_detects_a_tampered_state(runner, tmp_path):
+    replay = tmp_path / "r.json"
+    played = runner.invoke(app, ["play", "--scenario", SCENARIO, "--blue", "random", "--red", "random",
+                                 "--seed", "5", "--replay", str(replay)])
+    assert played.exit_code == 0, played.output
+    data = json.loads(replay.read_text())
+    data["state"]["units"][0]["x"] += 1.0
+    replay.write_text(json.dumps(data))
+    result = runner.invoke(app, ["replay", str(replay), "--check"])
+    assert result.exit_code == 1
+    assert "replay check failed" in result.stderr
+    assert "units[0].x" in result.stderr
+
+
+def test_tournament_writes_consistent_results(runner, tmp_path):
+    out = tmp_path / "t"
+    agents = ["random", "line_advance", "pincers"]
+    result = runner.invoke(app, ["tournament", "--scenario", SCENARIO, "--agents", ",".join(agents),
+                                 "--games-per-pair", "2", "--seed", "1", "--out", str(out), "--workers", "1"])
+    assert result.exit_code == 0, result.output
+    data = json.loads((out / "results.json").read_text())
+    for key in ("scenario", "agents", "games_per_pair", "seed", "games", "games_failed", "pairs", "ratings",
+                "matrix", "errors"):
+        assert key in data
+    assert data["agents"] == agents
+    assert data["games_failed"] == 0 and data["errors"] == []
+    assert data["games"] == 3 * 2
+    assert len(data["pairs"]) == 3
+    for p in data["pairs"]:
+        assert set(p) >= {"agent", "opponent", "games", "wins", "draws", "losses", "mean_vp_for",
+                          "mean_vp_against"}
+        assert p["games"] == 2 == p["wins"] + p["draws"] + p["losses"]
+        assert p["games_as_blue"] == 1  # the games of a pair are split across the seats
+    for name in agents:
+        r = data["ratings"][name]
+        assert set(r) >= {"mu", "sigma", "ordinal", "win_rate", "win_rate_ci95"}
+        assert r["games"] == 4 == r["wins"] + r["draws"] + r["losses"]
+        lo, hi = r["win_rate_ci95"]
+        assert 0.0 <= lo <= r["win_rate"] <= hi <= 1.0
+        assert r["ordinal"] == pytest.approx(r["mu"] - 3 * r["sigma"], abs=1e-3)
+    assert sum(r["wins"] for r in data["ratings"].values()) == sum(r["losses"] for r in data["ratings"].values())
+
+    with (out / "results.csv").open(newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows) == data["games"]
+    assert set(rows[0]) == {"pair", "game", "seat", "blue", "red", "seed", "winner", "vp_blue", "vp_red", "turns"}
+    assert all(r["winner"] in ("blue", "red", "draw") for r in rows)
+    for p in data["pairs"]:
+        mine = [r for r in rows if r["pair"] == f"{p['agent']} vs {p['opponent']}"]
+        wins = sum(1 for r in mine if r["winner"] != "draw" and r[r["winner"]] == p["agent"])
+        assert wins == p["wins"]
+    assert (out / "heatmap.png").read_bytes()[:8] == PNG_MAGIC
+
+
+@pytest.mark.skipif(not _real_registry(), reason="worker processes need agents/registry.py")
+def test_tournament_in_worker_processes_matches_one_process(tmp_path):
+    from training.tournament import run_tournament
+
+    kw = {"scenario": SCENARIO, "agents": ["random", "line_advance"], "games_per_pair": 2, "seed": 4,
+          "progress": False}
+    one = run_tournament(out=tmp_path / "one", workers=1, **kw)
+    two = run_tournament(out=tmp_path / "two", workers=2, **kw)
+    assert one["pairs"] == two["pairs"] and one["ratings"] == two["ratings"]
+    assert (tmp_path / "one" / "results.csv").read_text() == (tmp_path / "two" / "results.csv").read_text()
+
+
+def test_schedule_splits_seats_and_shares_seeds():
+    games = schedule(["a", "b", "c"], 4, seed=0)
+    assert len(games) == 3 * 4
+    for pair in range(3):
+        mine = [g for g in games if g.pair == pair]
+        assert sum(1 for g in mine if g.blue == g.a) == 2
+        assert mine[0].seed == mine[1].seed != mine[2].seed == mine[3].seed
+    assert [g.seed for g in schedule(["a", "b", "c"], 4, seed=0)] == [g.seed for g in games]
+    assert [g.seed for g in schedule(["a", "b", "c"], 4, seed=1)] != [g.seed for g in games]
+    with pytest.raises(ValueError):
+        schedule(["a"], 2, seed=0)
+
+
+def test_wilson_interval():
+    lo, hi = wilson_interval(5, 10)
+    assert lo == pytest.approx(0.2366, abs=1e-3) and hi == pytest.approx(0.7634, abs=1e-3)
+    assert wilson_interval(0, 0) == (0.0, 1.0)
+    assert wilson_interval(10, 10)[1] == pytest.approx(1.0)
+
+
+def test_scenarios_lists_scenarios_and_armies(runner):
+    result = runner.invoke(app, ["scenarios"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert "skirmish_line" in result.stdout and "pitched_battle" in result.stdout
+    assert "men_marcher_host" in result.stdout

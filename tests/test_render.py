@@ -1,0 +1,75 @@
+"""The matplotlib renderer (env/render.py)."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from env.render import charge_paths, render_battle
+from env.rules.battle import Battle
+from env.rules.config import load_scenario
+from env.rules.setup import build_state
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def _random_battle(scenario: str, seed: int) -> Battle:
+    battle = Battle.from_scenario(scenario, seed=seed)
+    rng = random.Random(seed)
+    for _ in range(5000):
+        if battle.is_over:
+            break
+        legal = battle.legal_actions()
+        moves = [a for a in legal if a.kind != "end_phase"]
+        battle.apply(rng.choice(moves or legal))
+    return battle
+
+
+def test_state_renders_to_an_rgb_uint8_array():
+    state = build_state(load_scenario("skirmish_line"))
+    img = render_battle(state)
+    assert isinstance(img, np.ndarray)
+    assert img.dtype == np.uint8
+    assert img.ndim == 3 and img.shape[2] == 3
+    assert img.shape[:2] == (860, 1200)
+    assert img.std() > 0  # something was drawn
+
+
+def test_dpi_scales_the_array():
+    state = build_state(load_scenario("skirmish_line"))
+    assert render_battle(state, dpi=50).shape == (430, 600, 3)
+
+
+def test_finished_battle_writes_a_png(tmp_path):
+    battle = _random_battle("skirmish_line", seed=2)
+    path = tmp_path / "sub" / "battle.png"
+    assert render_battle(battle, path, title="random vs random") is None
+    assert path.read_bytes()[:8] == PNG_MAGIC
+
+
+def test_pitched_battle_with_deployment_renders():
+    battle = _random_battle("pitched_battle", seed=1)
+    img = render_battle(battle)
+    assert img.shape == (860, 1200, 3) and img.dtype == np.uint8
+
+
+def test_charge_paths_run_from_declaration_to_contact():
+    events = [
+        {"rule": "CORE.SETUP.DEPLOY", "turn": 0, "phase": "deployment", "unit": 0, "x": 10.0, "y": 5.0},
+        {"rule": "CORE.MOVE.NORMAL", "turn": 1, "phase": "movement", "unit": 0, "x": 10.0, "y": 9.0},
+        {"rule": "CORE.CHARGE.DECLARE", "turn": 2, "phase": "movement", "unit": 0, "target": 1},
+        {"rule": "CORE.CHARGE.MOVE", "turn": 2, "phase": "movement", "unit": 0, "target": 1, "x": 12.0, "y": 20.0},
+        {"rule": "CORE.CHARGE.DECLARE", "turn": 2, "phase": "movement", "unit": 2, "target": 1},
+        {"rule": "CORE.CHARGE.MOVE", "turn": 2, "phase": "movement", "unit": 2, "target": 1, "x": 1.0, "y": 1.0},
+    ]
+    paths = charge_paths(events)
+    assert paths == [{"unit": 0, "target": 1, "turn": 2, "start": (10.0, 9.0), "end": (12.0, 20.0)}]
+    # A unit placed by the scenario has a known start without any event.
+    assert len(charge_paths(events, initial={2: (3.0, 3.0, 90.0)})) == 2
+
+
+def test_bad_input_raises_type_error():
+    with pytest.raises(TypeError):
+        render_battle(object())

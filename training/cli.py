@@ -1,0 +1,301 @@
+"""The ``battleline`` command line: play, tournament, replay, scenarios.
+
+User errors (a bad scenario or army file, an unknown agent, a missing or
+unreadable replay) print one red line ``error: <message>`` on stderr and exit
+with code 2. A replay that fails ``--check`` exits with code 1.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any, Iterator
+
+import typer
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from env.rules.config import ConfigError
+from env.rules.state import SIDES
+
+app = typer.Typer(
+    name="battleline",
+    help="Play, replay and rank agents on the battleline rank-and-file wargame engine.",
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_show_locals=False,
+)
+console = Console(highlight=False)
+err_console = Console(stderr=True, highlight=False)
+
+EXIT_USER_ERROR = 2
+EXIT_CHECK_FAILED = 1
+
+
+class UserError(Exception):
+    """A user mistake reported as one line (exit code 2)."""
+
+
+def _user_error_types() -> tuple[type[BaseException], ...]:
+    types: list[type[BaseException]] = [ConfigError, UserError]
+    try:
+        from agents.registry import UnknownAgentError
+
+        types.append(UnknownAgentError)
+    except ImportError:  # pragma: no cover - the agents package is optional for `scenarios`
+        pass
+    return tuple(types)
+
+
+def _fail(message: str, code: int) -> typer.Exit:
+    err_console.print(Text(f"error: {' '.join(str(message).split())}", style="bold red"), soft_wrap=True)
+    return typer.Exit(code)
+
+
+@contextmanager
+def _user_errors() -> Iterator[None]:
+    """Turn user errors into one red line on stderr and exit code 2."""
+    try:
+        yield
+    except _user_error_types() as exc:
+        raise _fail(str(exc), EXIT_USER_ERROR) from None
+
+
+def _shown(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def _write_replay(battle: Any, path: Path, players: dict[str, str]) -> None:
+    """Write ``battle.to_json()`` plus a ``meta`` entry naming the agents."""
+    data = json.loads(battle.to_json())
+    data["meta"] = {"players": players}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data), encoding="utf-8")
+
+
+def _summary_table(battle: Any, players: dict[str, str] | None) -> Table:
+    from training.play import battle_summary
+
+    s = battle_summary(battle)
+    table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
+    for col in ("side", "agent", "army", "VP", "units destroyed"):
+        table.add_column(col, justify="right" if col in ("VP", "units destroyed") else "left")
+    for i, side in enumerate(SIDES):
+        army = (battle.scenario.get(side) or {}).get("army") or "placements"
+        table.add_row(Text(side, style=side), (players or {}).get(side, "?"), army, str(s["vp"][side]),
+                      f"{s['destroyed'][side]}/{s['units'][side]}")
+    return table
+
+
+def _print_result(battle: Any, players: dict[str, str] | None, written: list[tuple[str, Path]]) -> None:
+    from training.play import battle_summary
+
+    s = battle_summary(battle)
+    winner = s["winner"]
+    if winner in SIDES:
+        who = f" ({players[winner]})" if players and winner in players else ""
+        headline = Text(f"winner: {winner}{who}", style=f"bold {winner}")
+    else:
+        headline = Text(f"winner: {winner}", style="bold")
+    headline.append(f"  —  VP blue {s['vp']['blue']}, red {s['vp']['red']}", style="default")
+    console.print(headline, soft_wrap=True)
+    console.print(f"turns: {s['turn']}, decisions: {s['decisions']}, scenario: {battle.scenario.get('id', '?')}, "
+                  f"seed: {battle.seed}", soft_wrap=True)
+    console.print(_summary_table(battle, players))
+    for what, path in written:
+        console.print(f"{what}: {_shown(path)}", soft_wrap=True)
+
+
+@app.command()
+def play(
+    scenario: Annotated[str, typer.Option(help="Scenario name in configs/scenarios, or a YAML path.")] = "pitched_battle",
+    blue: Annotated[str, typer.Option(help="Agent playing blue.")] = "line_advance",
+    red: Annotated[str, typer.Option(help="Agent playing red.")] = "random",
+    seed: Annotated[int, typer.Option(help="Dice seed (agents get seeds derived from it).")] = 0,
+    blue_army: Annotated[str | None, typer.Option(help="Army list id for blue (overrides the scenario's).")] = None,
+    red_army: Annotated[str | None, typer.Option(help="Army list id for red (overrides the scenario's).")] = None,
+    replay: Annotated[Path | None, typer.Option(help="Write the replay JSON here.")] = None,
+    png: Annotated[Path | None, typer.Option(help="Draw the final table into this PNG.")] = None,
+    max_decisions: Annotated[int, typer.Option(help="Give up after this many decisions.")] = 20000,
+) -> None:
+    """Play one battle and print the winner and the victory points."""
+    from training.play import PlayError, play_battle
+
+    with _user_errors():
+        try:
+            battle = play_battle(scenario, blue, red, seed, blue_army=blue_army, red_army=red_army,
+                                 max_decisions=max_decisions)
+        except PlayError as exc:
+            raise _fail(str(exc), EXIT_CHECK_FAILED) from None
+    players = {"blue": blue, "red": red}
+    written: list[tuple[str, Path]] = []
+    if replay is not None:
+        _write_replay(battle, replay, players)
+        written.append(("replay", replay))
+    if png is not None:
+        from env.render import render_battle
+
+        render_battle(battle, png, title=f"{blue} (blue) vs {red} (red), seed {seed}")
+        written.append(("png", png))
+    _print_result(battle, players, written)
+
+
+@app.command()
+def tournament(
+    scenario: Annotated[str, typer.Option(help="Scenario name in configs/scenarios, or a YAML path.")] = "pitched_battle",
+    agents: Annotated[str, typer.Option(
+        help="Comma-separated agent names; 'all-scripted' = every agent but random, 'all' = every agent.")
+    ] = "all-scripted",
+    games_per_pair: Annotated[int, typer.Option(help="Games per pair of agents, split across both seats.")] = 10,
+    seed: Annotated[int, typer.Option(help="Base seed; each game's seed derives from it.")] = 0,
+    out: Annotated[Path, typer.Option(help="Output folder: results.json, results.csv, heatmap.png.")] = Path("out/t"),
+    workers: Annotated[int | None, typer.Option(help="Worker processes (default: all cores).")] = None,
+    blue_army: Annotated[str | None, typer.Option(help="Army list id for blue in every game.")] = None,
+    red_army: Annotated[str | None, typer.Option(help="Army list id for red in every game.")] = None,
+) -> None:
+    """Round robin between agents: ratings, win rates, results.json/csv and a heatmap."""
+    from training.play import expand_agent_names
+    from training.tournament import run_tournament
+
+    with _user_errors():
+        names = expand_agent_names(agents)
+        if len(names) < 2:
+            raise UserError(f"a tournament needs at least two agents, got {len(names)}: '{agents}'")
+        if games_per_pair < 1:
+            raise UserError(f"--games-per-pair must be at least 1, got {games_per_pair}")
+        if workers is not None and workers < 1:
+            raise UserError(f"--workers must be at least 1, got {workers}")
+        results = run_tournament(scenario, names, games_per_pair, seed, out, workers=workers or os.cpu_count(),
+                                 blue_army=blue_army, red_army=red_army, console=console)
+    console.print(f"{results['games']} games in {results['seconds']:.1f} s on {results['workers']} workers", 
+                  soft_wrap=True)
+    for name in ("results.json", "results.csv", "heatmap.png"):
+        console.print(f"{name}: {_shown(out / name)}", soft_wrap=True)
+    if results["games_failed"]:
+        raise typer.Exit(EXIT_CHECK_FAILED)
+
+
+def _first_difference(a: Any, b: Any, path: str = "") -> str | None:
+    """The path of the first difference between two JSON values, with both values; None if equal."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in list(a) + [k for k in b if k not in a]:
+            if key not in a or key not in b:
+                return f"{path}.{key}: present in only one"
+            diff = _first_difference(a[key], b[key], f"{path}.{key}" if path else str(key))
+            if diff:
+                return diff
+        return None
+    if isinstance(a, list) and isinstance(b, list):
+        for i, (x, y) in enumerate(zip(a, b)):
+            diff = _first_difference(x, y, f"{path}[{i}]")
+            if diff:
+                return diff
+        if len(a) != len(b):
+            return f"{path}: length {len(a)} vs {len(b)}"
+        return None
+    if a != b:
+        return f"{path}: {a!r} (replay) vs {b!r} (re-simulated)"
+    return None
+
+
+def _load_replay(path: Path) -> tuple[Any, str, dict[str, Any]]:
+    from env.rules.battle import Battle
+
+    if not path.is_file():
+        raise UserError(f"replay file not found: {path}")
+    text = path.read_text(encoding="utf-8")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UserError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+    if not isinstance(data, dict):
+        raise UserError(f"{path}: not a battleline replay (expected a JSON object)")
+    try:
+        battle = Battle.from_json(text)
+    except (KeyError, TypeError, ValueError) as exc:
+        if isinstance(exc, ConfigError):
+            raise
+        detail = f"missing field {exc}" if isinstance(exc, KeyError) else str(exc)
+        raise UserError(f"{path}: not a battleline replay ({detail})") from None
+    return battle, text, data
+
+
+@app.command("replay")
+def replay_cmd(
+    path: Annotated[Path, typer.Argument(help="A replay JSON written by 'battleline play --replay'.")],
+    png: Annotated[Path | None, typer.Option(help="Redraw the final table into this PNG.")] = None,
+    check: Annotated[bool, typer.Option("--check", help="Re-simulate from scenario, seed and actions and "
+                                        "verify the final state, events and dice match.")] = False,
+) -> None:
+    """Reload a replay, optionally re-simulate it to check it, and redraw it."""
+    from env.rules.battle import Battle
+
+    with _user_errors():
+        battle, text, data = _load_replay(path)
+    players = ((data.get("meta") or {}).get("players")) or None
+    if check:
+        try:
+            again = Battle.resimulate(text)
+        except Exception as exc:  # noqa: BLE001 - any failure to re-run is a failed check
+            raise _fail(f"replay check failed: re-simulation raised {type(exc).__name__}: {exc}",
+                        EXIT_CHECK_FAILED) from None
+        mine = json.loads(again.to_json())
+        for key in ("actions", "state", "events", "rng"):
+            diff = _first_difference(data.get(key), mine.get(key), key)
+            if diff:
+                raise _fail(f"replay check failed: {diff}", EXIT_CHECK_FAILED)
+        console.print(Text(f"check passed: re-simulating {len(battle.actions)} actions gives the same state, "
+                           f"{len(battle.events)} events and dice", style="green"), soft_wrap=True)
+    written: list[tuple[str, Path]] = []
+    if png is not None:
+        from env.render import render_battle
+
+        title = f"{players['blue']} (blue) vs {players['red']} (red), seed {battle.seed}" if players else None
+        render_battle(battle, png, title=title)
+        written.append(("png", png))
+    _print_result(battle, players, written)
+
+
+@app.command()
+def scenarios() -> None:
+    """List the scenarios and army lists in configs/."""
+    from env.rules.army import army_points
+    from env.rules.config import list_armies, list_factions, load_army, load_faction, load_scenario, list_scenarios
+
+    table = Table(title="Scenarios (configs/scenarios)", header_style="bold")
+    for col in ("id", "name", "table", "turns", "points", "blue", "red"):
+        table.add_column(col)
+    for sid in list_scenarios():
+        try:
+            s = load_scenario(sid)
+        except ConfigError as exc:
+            table.add_row(sid, Text(f"invalid: {exc}", style="red"), "", "", "", "", "")
+            continue
+        sides = [s.side(n).army or f"{len(s.side(n).placements or [])} placed units ({s.side(n).faction})"
+                 for n in SIDES]
+        table.add_row(sid, s.name, s.table_text(), str(s.turns), str(s.points_limit), *sides)
+    console.print(table)
+
+    armies = Table(title="Army lists (configs/armies)", header_style="bold")
+    for col in ("id", "faction", "name", "units", "points"):
+        armies.add_column(col)
+    for aid in list_armies():
+        try:
+            a = load_army(aid)
+            pts = army_points(a, load_faction(a.faction))
+        except (ConfigError, ValueError) as exc:
+            armies.add_row(aid, "", Text(f"invalid: {exc}", style="red"), "", "")
+            continue
+        armies.add_row(aid, a.faction, a.name, str(len(a.units)), f"{pts:,}")
+    console.print(armies)
+    console.print(f"factions: {', '.join(list_factions())}", soft_wrap=True)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    app()
