@@ -71,8 +71,11 @@ def _shown(path: Path) -> str:
         return str(path)
 
 
-def _write_replay(battle: Any, path: Path, players: dict[str, str]) -> None:
-    """Write ``battle.to_json()`` plus a ``meta`` entry naming the agents."""
+def write_replay(battle: Any, path: Path, players: dict[str, str]) -> None:
+    """Write the replay JSON: ``battle.to_json()`` plus ``meta.players`` {side: agent name}.
+
+    Parent folders are created. ``Battle.from_json`` ignores the extra key.
+    """
     data = json.loads(battle.to_json())
     data["meta"] = {"players": players}
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -93,7 +96,8 @@ def _summary_table(battle: Any, players: dict[str, str] | None) -> Table:
     return table
 
 
-def _print_result(battle: Any, players: dict[str, str] | None, written: list[tuple[str, Path]]) -> None:
+def print_result(battle: Any, players: dict[str, str] | None, written: list[tuple[str, Path]]) -> None:
+    """Print the winner, VP, turns, units destroyed per side and the files written (to stdout)."""
     from training.play import battle_summary
 
     s = battle_summary(battle)
@@ -136,14 +140,14 @@ def play(
     players = {"blue": blue, "red": red}
     written: list[tuple[str, Path]] = []
     if replay is not None:
-        _write_replay(battle, replay, players)
+        write_replay(battle, replay, players)
         written.append(("replay", replay))
     if png is not None:
         from env.render import render_battle
 
         render_battle(battle, png, title=f"{blue} (blue) vs {red} (red), seed {seed}")
         written.append(("png", png))
-    _print_result(battle, players, written)
+    print_result(battle, players, written)
 
 
 @app.command()
@@ -259,7 +263,7 @@ def replay_cmd(
         title = f"{players['blue']} (blue) vs {players['red']} (red), seed {battle.seed}" if players else None
         render_battle(battle, png, title=title)
         written.append(("png", png))
-    _print_result(battle, players, written)
+    print_result(battle, players, written)
 
 
 @app.command()

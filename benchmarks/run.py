@@ -1,0 +1,137 @@
+"""Engine and battle throughput on one core: ``python -m benchmarks.run [--quick]`` (``make bench``).
+
+Measures, as the median over several repetitions:
+
+* full battles per second, agent time included: line_advance vs line_advance
+  and random vs random (:func:`training.play.play_battle`);
+* engine decisions per second: the time spent in ``legal_actions()`` plus
+  ``apply()`` only, over battles in which a seeded uniform-random policy picks
+  among the legal actions.
+
+The process pins itself to one CPU (where the OS allows it) and limits BLAS
+threads to one, so the figures are per core.
+"""
+
+from __future__ import annotations
+
+import os
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import platform  # noqa: E402
+import random  # noqa: E402
+import shlex  # noqa: E402
+import statistics  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from typing import Annotated, Callable  # noqa: E402
+
+import typer  # noqa: E402
+from rich.console import Console  # noqa: E402
+from rich.table import Table  # noqa: E402
+
+console = Console(highlight=False)
+
+
+def pin_to_one_core() -> str:
+    """Restrict this process to one CPU; returns a description of what was done."""
+    if hasattr(os, "sched_setaffinity"):
+        cpus = sorted(os.sched_getaffinity(0))
+        os.sched_setaffinity(0, {cpus[0]})
+        return f"pinned to CPU {cpus[0]}"
+    return "not pinned (no sched_setaffinity on this OS)"
+
+
+def battles_per_second(scenario: str, blue: str, red: str, battles: int, seed0: int) -> float:
+    """Play ``battles`` battles (seeds seed0, seed0+1, ...) and return battles per wall-clock second."""
+    from training.play import play_battle
+
+    t0 = time.perf_counter()
+    for k in range(battles):
+        play_battle(scenario, blue, red, seed=seed0 + k)
+    return battles / (time.perf_counter() - t0)
+
+
+def decisions_per_second(scenario: str, battles: int, seed0: int) -> float:
+    """Engine decisions per second: time in ``legal_actions()`` + ``apply()`` over random battles."""
+    from env.rules.battle import Battle
+
+    engine_s, decisions = 0.0, 0
+    for k in range(battles):
+        battle = Battle.from_scenario(scenario, seed=seed0 + k)
+        rng = random.Random(seed0 + k)
+        while not battle.is_over:
+            t0 = time.perf_counter()
+            legal = battle.legal_actions()
+            t1 = time.perf_counter()
+            action = rng.choice(legal)
+            t2 = time.perf_counter()
+            battle.apply(action)
+            engine_s += (t1 - t0) + (time.perf_counter() - t2)
+            decisions += 1
+    return decisions / engine_s if engine_s > 0 else float("nan")
+
+
+def _repeat(fn: Callable[[int], float], repetitions: int) -> list[float]:
+    return [fn(1000 * r) for r in range(repetitions)]
+
+
+def _commit() -> str:
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, timeout=5,
+                             check=False)
+        return out.stdout.strip() or "unknown"
+    except OSError:
+        return "unknown"
+
+
+def main(
+    quick: Annotated[bool, typer.Option("--quick", help="Fewer battles and repetitions (a smoke run).")] = False,
+    repetitions: Annotated[int | None, typer.Option(help="Repetitions per benchmark (default 5, quick 3).")] = None,
+    battles: Annotated[int | None, typer.Option(help="Battles per repetition (default 4, quick 1).")] = None,
+    scenario: Annotated[str, typer.Option(help="Scenario to play.")] = "pitched_battle",
+) -> None:
+    """Measure battles per second and engine decisions per second on one core; print a table."""
+    reps = repetitions or (3 if quick else 5)
+    n = battles or (1 if quick else 4)
+    pinned = pin_to_one_core()
+    command = "python -m benchmarks.run" + ("" if len(sys.argv) < 2 else " " + shlex.join(sys.argv[1:]))
+    console.print(f"command: {command}", soft_wrap=True)
+    console.print(f"python {platform.python_version()}, {platform.machine()} {platform.processor() or ''}, "
+                  f"{pinned}, commit {_commit()}, scenario {scenario}, {reps} repetitions x {n} battles",
+                  soft_wrap=True)
+
+    table = Table(title="battleline benchmarks (one core, median over repetitions)", header_style="bold")
+    for col, justify in (("benchmark", "left"), ("median", "right"), ("min", "right"), ("max", "right"),
+                         ("unit", "left")):
+        table.add_column(col, justify=justify, no_wrap=True)
+
+    cases: list[tuple[str, str, Callable[[int], float]]] = [
+        ("battle: line_advance vs line_advance", "battles/s",
+         lambda s: battles_per_second(scenario, "line_advance", "line_advance", n, s)),
+        ("battle: random vs random", "battles/s",
+         lambda s: battles_per_second(scenario, "random", "random", n, s)),
+        ("engine: legal_actions + apply", "decisions/s",
+         lambda s: decisions_per_second(scenario, n, s)),
+    ]
+    notes: list[str] = []
+    for label, unit, fn in cases:
+        with console.status(f"{label} ..."):
+            try:
+                values = _repeat(fn, reps)
+            except ImportError as exc:
+                table.add_row(label, "n/a", "", "", unit)
+                notes.append(f"{label}: not measured ({exc})")
+                continue
+        fmt = "{:,.0f}" if unit == "decisions/s" else "{:.2f}"
+        table.add_row(label, fmt.format(statistics.median(values)), fmt.format(min(values)),
+                      fmt.format(max(values)), unit)
+    console.print(table)
+    for note in notes:
+        console.print(note, soft_wrap=True)
+
+
+if __name__ == "__main__":
+    typer.run(main)

@@ -1,0 +1,72 @@
+"""The demo behind ``make demo``: a small tournament and one drawn battle.
+
+``python -m training.demo --out out/demo`` runs a round robin of every
+registered agent (the scripted ones and random) on ``pitched_battle``, then
+plays line_advance (blue) against pincers (red) with seed 7 and saves its
+replay and picture. Outputs::
+
+    out/demo/tournament/results.json, results.csv, heatmap.png
+    out/demo/battle.json, battle.png
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.text import Text
+
+console = Console(highlight=False)
+
+SCENARIO = "pitched_battle"
+BATTLE = {"blue": "line_advance", "red": "pincers", "seed": 7}
+
+
+def main(
+    out: Annotated[Path, typer.Option(help="Output folder.")] = Path("out/demo"),
+    games_per_pair: Annotated[int, typer.Option(help="Tournament games per pair of agents.")] = 6,
+    workers: Annotated[int | None, typer.Option(help="Worker processes (default: all cores).")] = None,
+    seed: Annotated[int, typer.Option(help="Tournament base seed.")] = 0,
+) -> None:
+    """Run the demo tournament and battle and print where the files are."""
+    from env.render import render_battle
+    from training.cli import print_result, write_replay
+    from training.play import agent_names, play_battle
+    from training.tournament import run_tournament
+
+    t0 = time.perf_counter()
+    agents = agent_names()
+    workers = workers or os.cpu_count() or 1
+    console.rule(f"Tournament: {', '.join(agents)} on {SCENARIO}, {games_per_pair} games per pair")
+    results = run_tournament(SCENARIO, agents, games_per_pair, seed, out / "tournament", workers=workers,
+                             console=console)
+
+    console.rule(f"Battle: {BATTLE['blue']} (blue) vs {BATTLE['red']} (red), seed {BATTLE['seed']}")
+    battle = play_battle(SCENARIO, BATTLE["blue"], BATTLE["red"], BATTLE["seed"])
+    players = {"blue": BATTLE["blue"], "red": BATTLE["red"]}
+    replay, png = out / "battle.json", out / "battle.png"
+    write_replay(battle, replay, players)
+    render_battle(battle, png, title=f"{BATTLE['blue']} (blue) vs {BATTLE['red']} (red), seed {BATTLE['seed']}")
+    print_result(battle, players, [])
+
+    console.rule("Files")
+    for what, path in (("tournament results", out / "tournament" / "results.json"),
+                       ("games, one per row", out / "tournament" / "results.csv"),
+                       ("score heatmap", out / "tournament" / "heatmap.png"),
+                       ("battle replay", replay), ("battle picture", png)):
+        console.print(f"{what:>20}: {path}", soft_wrap=True)
+    console.print(f"replay it with: battleline replay {replay} --check --png {out / 'battle_again.png'}",
+                  soft_wrap=True)
+    console.print(f"done in {time.perf_counter() - t0:.0f} s", soft_wrap=True)
+    if results["games_failed"]:
+        console.print(Text(f"{results['games_failed']} tournament games failed: see {out / 'tournament'}"
+                           "/results.json", style="red"), soft_wrap=True)
+        raise typer.Exit(1)
+
+
+if __name__ == "__main__":
+    typer.run(main)
