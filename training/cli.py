@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Annotated, Any, Iterator
 
 import typer
+from rich import box
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -272,21 +273,20 @@ def scenarios() -> None:
     from env.rules.army import army_points
     from env.rules.config import list_armies, list_factions, load_army, load_faction, load_scenario, list_scenarios
 
-    table = Table(title="Scenarios (configs/scenarios)", header_style="bold")
-    for col in ("id", "name", "table", "turns", "points", "blue", "red"):
-        table.add_column(col)
+    table = Table(title="Scenarios (configs/scenarios)", header_style="bold", box=box.SIMPLE_HEAD, pad_edge=False)
+    for col in ("id", "table", "turns", "points", "blue", "red"):
+        table.add_column(col, no_wrap=True)
     for sid in list_scenarios():
         try:
             s = load_scenario(sid)
         except ConfigError as exc:
-            table.add_row(sid, Text(f"invalid: {exc}", style="red"), "", "", "", "", "")
+            table.add_row(sid, "", "", "", Text(f"invalid: {exc}", style="red"), "")
             continue
-        sides = [s.side(n).army or f"{len(s.side(n).placements or [])} placed units ({s.side(n).faction})"
-                 for n in SIDES]
-        table.add_row(sid, s.name, s.table_text(), str(s.turns), str(s.points_limit), *sides)
+        sides = [s.side(n).army or f"{s.side(n).faction}: {len(s.side(n).placements or [])} placed" for n in SIDES]
+        table.add_row(sid, s.table_text(), str(s.turns), str(s.points_limit), *sides)
     console.print(table)
 
-    armies = Table(title="Army lists (configs/armies)", header_style="bold")
+    armies = Table(title="Army lists (configs/armies)", header_style="bold", box=box.SIMPLE_HEAD, pad_edge=False)
     for col in ("id", "faction", "name", "units", "points"):
         armies.add_column(col)
     for aid in list_armies():

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from rich import box
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
@@ -267,17 +268,16 @@ def write_heatmap(agents: list[str], matrix: list[list[float | None]], pairs: li
 
 def results_table(summary: dict[str, Any]) -> Table:
     """A rich table of the agents, best ordinal first."""
-    table = Table(title="Tournament results", header_style="bold")
-    for col, justify in (("rank", "right"), ("agent", "left"), ("games", "right"), ("W-D-L", "center"),
-                         ("win rate [95% CI]", "right"), ("score", "right"), ("mu", "right"), ("sigma", "right"),
-                         ("ordinal", "right")):
-        table.add_column(col, justify=justify, no_wrap=True)
+    table = Table(title="Tournament results", header_style="bold", box=box.SIMPLE_HEAD, pad_edge=False)
+    for col, justify in (("#", "right"), ("agent", "left"), ("games", "right"), ("W-D-L", "center"),
+                         ("win [95% CI]", "right"), ("score", "right"), ("mu±sigma", "right"), ("ordinal", "right")):
+        table.add_column(col, justify=justify, no_wrap=col != "agent")
     ranked = sorted(summary["agents"].items(), key=lambda kv: kv[1]["ordinal"], reverse=True)
     for rank, (name, s) in enumerate(ranked, 1):
         lo, hi = s["win_rate_ci95"]
-        wr = "—" if s["win_rate"] is None else f"{s['win_rate']:.0%} [{lo:.0%}, {hi:.0%}]"
+        wr = "—" if s["win_rate"] is None else f"{s['win_rate']:.0%} [{lo:.0%},{hi:.0%}]"
         table.add_row(str(rank), name, str(s["games"]), f"{s['wins']}-{s['draws']}-{s['losses']}", wr,
-                      "—" if s["score"] is None else f"{s['score']:.2f}", f"{s['mu']:.2f}", f"{s['sigma']:.2f}",
+                      "—" if s["score"] is None else f"{s['score']:.2f}", f"{s['mu']:.1f}±{s['sigma']:.1f}",
                       f"{s['ordinal']:.2f}")
     return table
 
@@ -335,19 +335,28 @@ def run_tournament(
     t0 = time.perf_counter()
     columns = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                TextColumn("eta"), TimeRemainingColumn())
-    with Progress(*columns, console=console, disable=not progress, transient=False) as bar:
-        task = bar.add_task(f"{len(agents)} agents, {len(games)} games", total=len(games))
-        if workers == 1:
+    description = f"{len(agents)} agents, {len(games)} games"
+    if workers == 1:
+        with Progress(*columns, console=console, disable=not progress) as bar:
+            task = bar.add_task(description, total=len(games))
             for spec in games:
                 rows.append(play_game(spec, str(scenario), blue_army, red_army, max_decisions))
                 bar.advance(task)
-        else:
-            with ProcessPoolExecutor(max_workers=min(workers, len(games))) as pool:
-                futures = [pool.submit(play_game, spec, str(scenario), blue_army, red_army, max_decisions)
-                           for spec in games]
+    else:
+        # Submit (and so start the worker processes) before the progress bar starts its thread.
+        pool = ProcessPoolExecutor(max_workers=min(workers, len(games)))
+        try:
+            futures = [pool.submit(play_game, spec, str(scenario), blue_army, red_army, max_decisions)
+                       for spec in games]
+            with Progress(*columns, console=console, disable=not progress) as bar:
+                task = bar.add_task(description, total=len(games))
                 for fut in as_completed(futures):
                     rows.append(fut.result())
                     bar.advance(task)
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown()
     elapsed = time.perf_counter() - t0
     rows.sort(key=lambda r: r["index"])
     failed = [r for r in rows if "error" in r]
