@@ -503,12 +503,24 @@ def parse(model: type[BaseModel], data: dict[str, Any], file: str) -> Any:
         raise from_validation_error(exc, file) from None
 
 
+_CACHE: dict[tuple[Path, int], Any] = {}
+
+
 def _load(kind: str, ident: str, model: type[BaseModel]) -> Any:
+    """Load and validate one config file, cached by path and modification time (treat as read-only)."""
     path = CONFIG_DIR / kind / f"{ident}.yaml"
+    try:
+        key = (path, path.stat().st_mtime_ns)
+    except OSError:
+        key = None
+    if key is not None and key in _CACHE:
+        return _CACHE[key]
     shown = display_path(path)
     obj = parse(model, read_yaml(path), shown)
     if obj.id != ident:
         raise ConfigError(f"id '{obj.id}' does not match the file name '{ident}'", file=shown, where="id")
+    if key is not None:
+        _CACHE[key] = obj
     return obj
 
 

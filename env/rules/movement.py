@@ -106,6 +106,7 @@ def _plan(
     env: space.Surroundings,
     marching: bool | None = None,
     check_only: bool = False,
+    memo: dict[tuple[str, float], bool] | None = None,
 ) -> dict | None:
     """Work out a move option: the new pose/files and the distance, or None if impossible.
 
@@ -119,7 +120,13 @@ def _plan(
             return None
         sign = -1.0 if option == "backward" else 1.0
         if check_only:
-            return {} if _step_ok(u, start, env, sign) else None
+            key = ("step", sign)
+            if memo is None or key not in memo:
+                ok = _step_ok(u, start, env, sign)
+                if memo is None:
+                    return {} if ok else None
+                memo[key] = ok
+            return {} if memo[key] else None
         allowance = {"advance": m, "advance_half": m / 2, "backward": -m / 2}.get(option, 2 * m if marching is not False else m)
         d = furthest_legal(battle, u, start, allowance, env=env)
         if d is None or d < MIN_MOVE:
@@ -136,8 +143,15 @@ def _plan(
         if cost > allowance + geo.EPS:
             return None
         after = geo.wheel(start, u.width, angle, u.depth)
-        sweep = geo.wheel_swept_area(start, u.width, u.depth, angle)
-        if env.blocked(space.footprint_at(u, after), sweep):
+        key = ("wheel", angle)
+        if memo is not None and key in memo:
+            blocked = memo[key]
+        else:
+            sweep = geo.wheel_swept_area(start, u.width, u.depth, angle)
+            blocked = env.blocked(space.footprint_at(u, after), sweep)
+            if memo is not None:
+                memo[key] = blocked
+        if blocked:
             return None
         if check_only:
             return {}
@@ -195,8 +209,9 @@ def legal(battle: Battle) -> list[Action]:
         if not can_move(battle, u):
             continue
         env = space.Surroundings(battle.state, u)
+        memo: dict[tuple[str, float], bool] = {}
         for option in MOVE_OPTIONS:
-            if _plan(battle, u, option, env, check_only=True) is not None:
+            if _plan(battle, u, option, env, check_only=True, memo=memo) is not None:
                 acts.append(Action("move", u.uid, None, option))
     return acts
 

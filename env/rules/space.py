@@ -127,7 +127,9 @@ def _between(a: UnitState, b: UnitState, o: UnitState) -> bool:
     )
 
 
-OVERLAP_AREA = 1e-4  # square inches: less than this counts as touching, not overlapping
+
+def _shrink(geom: Polygon) -> Polygon:
+    return shapely.buffer(geom, -geo.EPS / 2, join_style="mitre")
 
 
 class Surroundings:
@@ -148,6 +150,7 @@ class Surroundings:
         self.uids = np.array([o.uid for o in others], dtype=np.int64)
         self.polys = np.array([footprint(o) for o in others], dtype=object)
         self.enemy = np.array([o.side != u.side for o in others], dtype=bool)
+        self.bounds = shapely.bounds(self.polys) if len(others) else np.zeros((0, 4))
         self.impassable = np.array([terrain_poly(t) for t in state.terrain if t.kind in IMPASSABLE], dtype=object)
         self.difficult = np.array([terrain_poly(t) for t in state.terrain if t.kind in DIFFICULT], dtype=object)
         self.obstacles = np.array([terrain_poly(t) for t in state.terrain if t.kind in OBSTACLES], dtype=object)
@@ -156,15 +159,21 @@ class Surroundings:
 
     @staticmethod
     def overlapping(geom: Polygon, polys: np.ndarray) -> np.ndarray:
-        """Which of ``polys`` overlap ``geom`` by more than OVERLAP_AREA: bool array, shape (n,)."""
+        """Which of ``polys`` overlap ``geom`` by more than EPS: bool array, shape (n,).
+
+        Both sides are shrunk by EPS/2 and tested for intersection: touching
+        footprints do not overlap. (Intersection areas of exactly flush
+        rectangles are unreliable in GEOS, so no area is computed.)
+        """
         if len(polys) == 0:
             return np.zeros(0, dtype=bool)
         hit = shapely.intersects(geom, polys)
         if not hit.any():
             return hit
-        area = np.zeros(len(polys))
-        area[hit] = shapely.area(shapely.intersection(geom, polys[hit]))
-        return area > OVERLAP_AREA
+        shrunk = _shrink(geom)
+        out = np.zeros(len(polys), dtype=bool)
+        out[hit] = shapely.intersects(shrunk, shapely.buffer(polys[hit], -geo.EPS / 2, join_style="mitre"))
+        return out
 
     def blocked(self, end: Polygon, path: Polygon, gap: float = 1.0, pass_friends: bool = False) -> bool:
         """Whether ending at ``end`` after sweeping ``path`` is illegal.
@@ -179,15 +188,30 @@ class Surroundings:
             return True
         if self.overlapping(path, self.impassable).any():
             return True
-        if len(self.polys) == 0:
+        near = self.near(path, gap)
+        if not near.any():
             return False
-        if (shapely.distance(end, self.polys) < gap - geo.EPS).any():
+        polys, enemy = self.polys[near], self.enemy[near]
+        if (shapely.distance(end, polys) < gap - geo.EPS).any():
             return True
-        if self.enemy.any() and (shapely.distance(path, self.polys[self.enemy]) < gap - geo.EPS).any():
+        if enemy.any() and (shapely.distance(path, polys[enemy]) < gap - geo.EPS).any():
             return True
-        if not pass_friends and (~self.enemy).any():
-            return bool(self.overlapping(path, self.polys[~self.enemy]).any())
+        if not pass_friends and (~enemy).any():
+            return bool(self.overlapping(path, polys[~enemy]).any())
         return False
+
+    def near(self, geom: Polygon, reach: float) -> np.ndarray:
+        """Units whose bounding boxes lie within ``reach`` inches of ``geom``'s: bool array (n,).
+
+        A cheap, conservative pre-filter (box distance never exceeds true distance).
+        """
+        if len(self.bounds) == 0:
+            return np.zeros(0, dtype=bool)
+        qx0, qy0, qx1, qy1 = geom.bounds
+        b = self.bounds
+        dx = np.maximum(0.0, np.maximum(b[:, 0] - qx1, qx0 - b[:, 2]))
+        dy = np.maximum(0.0, np.maximum(b[:, 1] - qy1, qy0 - b[:, 3]))
+        return dx * dx + dy * dy < reach * reach
 
     def terrain_cost(self, path: Polygon) -> tuple[float, float]:
         """(multiplier, extra inches): ×2 through difficult terrain, +M/2 per obstacle (CORE.TERRAIN.COST)."""
