@@ -216,3 +216,20 @@ def test_unit_fleeing_off_the_table_is_destroyed() -> None:
     assert red.removed and red.fled_off
     (ev,) = rules(b, "CORE.PSY.FLEE.DESTROYED")
     assert ev["off_table"] is True
+
+
+def test_one_inch_rule_shifts_the_non_phasing_unit_after_a_charge() -> None:
+    """CORE.CHARGE.ONE_INCH: an enemy left 0.5" from the charger is moved until 1" clear."""
+    width = 5 * INFANTRY_BASE
+    blue = [placement("marcher_spearmen", 36, 30 - DEPTH4 - 4.0, 90)]
+    red = [placement("orc_warriors", 36, 30, 270), placement("orc_warriors", 36 + width + 0.5, 30 - DEPTH4, 270)]
+    b = battle(blue, red, dice=[6, 6])
+    b.apply(Action("charge", 0, 1))
+    b.apply(Action("react", 1, 0, "hold"))
+    end_declarations(b)
+    (shift,) = rules(b, "CORE.CHARGE.ONE_INCH")
+    assert shift["unit"] == 2 and shift["charger"] == 0
+    from env.rules import geometry as geo
+    from env.rules import space
+
+    assert geo.distance(space.footprint(b.unit(0)), space.footprint(b.unit(2))) >= 1.0 - geo.EPS

@@ -334,7 +334,7 @@ def _resolve_one(battle: Battle, ch: dict[str, Any]) -> None:
     turn = (pose.facing - old_facing + 180.0) % 360.0 - 180.0
     battle.emit("CORE.CHARGE.CLOSE_DOOR", unit=c.uid, target=t.uid, pivot=turn)
     battle.emit("CORE.CHARGE.ALIGN", unit=c.uid, target=t.uid, slide=slide, overlap=overlap)
-    battle.emit("CORE.CHARGE.ONE_INCH", unit=c.uid, ignored=True)
+    _one_inch_shift(battle, c, t)
     battle.state.engagements.append(
         Engagement(attacker=c.uid, defender=t.uid, facing=ch["facing"], charged=True, turn=battle.state.turn)
     )
@@ -375,3 +375,30 @@ def _move_towards(battle: Battle, c: UnitState, aim: tuple[float, float], allowa
     end = geo.move_straight(start, dist)
     c.x, c.y, c.facing = end.x, end.y, end.facing
     return dist
+
+
+def _one_inch_shift(battle: Battle, c: UnitState, t: UnitState) -> None:
+    """CORE.CHARGE.ONE_INCH: a non-engaged enemy left within 1" of the charger is shifted clear.
+
+    The non-phasing player's unit moves straight away from the charger's
+    centre by the minimum distance (in 0.1" steps) that leaves it 1" clear,
+    if that spot is legal; this does not count as moving.
+    """
+    cp = space.footprint(c)
+    for o in space.alive_units(battle.state, 1 - battle.state.active):
+        if o.uid == t.uid or psychology.engaged(battle, o) or not space.near(o, c, 1.0):
+            continue
+        gap = geo.distance(cp, space.footprint(o))
+        if gap >= 1.0 - geo.EPS:
+            continue
+        dx, dy = o.x - c.x, o.y - c.y
+        norm = math.hypot(dx, dy) or 1.0
+        env = space.Surroundings(battle.state, o)
+        for k in range(1, 31):
+            shift = 0.1 * k
+            moved = geo.Pose(o.x + dx / norm * shift, o.y + dy / norm * shift, o.facing)
+            poly = space.footprint_at(o, moved)
+            if geo.distance(cp, poly) >= 1.0 - geo.EPS and not env.blocked(poly, poly, gap=2 * geo.EPS):
+                o.x, o.y = moved.x, moved.y
+                battle.emit("CORE.CHARGE.ONE_INCH", unit=o.uid, charger=c.uid, shift=shift)
+                break
