@@ -62,10 +62,15 @@ def furthest_legal(
 
     if ok(full):
         return full
+    end_poly = space.footprint_at(u, geo.move_straight(start, sign * full))
+    mult, extra = env.terrain_cost(geo.swept_area(start_poly, end_poly))
+    affordable = (full - extra) / mult
+    if MIN_MOVE <= affordable < full and ok(affordable):
+        return affordable
     if not ok(MIN_MOVE):
         return 0.0
-    lo, hi = MIN_MOVE, full
-    for _ in range(6):
+    lo, hi = MIN_MOVE, min(full, max(affordable, MIN_MOVE)) if affordable >= MIN_MOVE else full
+    for _ in range(10):
         mid = (lo + hi) / 2
         if ok(mid):
             lo = mid
