@@ -164,7 +164,7 @@ def _draw_unit(ax: Any, u: UnitState, last_pos: tuple[float, float, float] | Non
         for a, b in ((0, 2), (1, 3)):
             ax.plot(*zip(corners[a], corners[b]), color=dark, lw=1.2, alpha=0.7, zorder=4)
         ax.text(x, y, _wrap(u.name, width), ha="center", va="center", fontsize=font * 0.9, color="#444444",
-                style="italic", linespacing=0.95, zorder=7, path_effects=outline)
+                style="italic", linespacing=0.95, zorder=7, path_effects=outline, clip_on=True)
         return
     alpha = 0.3 if u.fleeing else 0.75
     ax.add_patch(Polygon(corners, closed=True, fc=colour, ec=dark, lw=0.8, alpha=alpha,
@@ -184,8 +184,8 @@ def _draw_unit(ax: Any, u: UnitState, last_pos: tuple[float, float, float] | Non
     ax.add_patch(FancyArrowPatch(tuple(mid), tuple(tip), arrowstyle="-|>", mutation_scale=9, color=dark,
                                  lw=1.2, alpha=min(1.0, alpha + 0.25), zorder=6))
     label = f"{_wrap(u.name, width)}\n{u.models}" + (" fleeing" if u.fleeing else "")
-    ax.text(x, y, label, ha="center", va="center", fontsize=font, linespacing=0.95, color="#111111" if not u.fleeing else "#555555",
-            zorder=7, path_effects=outline)
+    ax.text(x, y, label, ha="center", va="center", fontsize=font, linespacing=0.95,
+            color="#555555" if u.fleeing else "#111111", zorder=7, path_effects=outline, clip_on=True)
 
 
 def _title(state: BattleState, scenario: dict[str, Any] | None, result: dict[str, Any] | None,
@@ -295,6 +295,7 @@ def render_battle(
                                      alpha=0.85 if recent else 0.45, shrinkA=0, shrinkB=0, zorder=3.5))
         mx, my = (p["start"][0] + p["end"][0]) / 2, (p["start"][1] + p["end"][1]) / 2
         ax.text(mx, my, f"T{p['turn']}", fontsize=6, color=SIDE_DARK[side], ha="center", va="center", zorder=3.6,
+                clip_on=True,
                 path_effects=[patheffects.withStroke(linewidth=1.5, foreground="white")])
 
     # Units: last known positions for destroyed ones.
@@ -323,7 +324,7 @@ def render_battle(
     if paths:
         handles.append(Line2D([], [], color="#444444", lw=1.4, marker=">", markevery=[1], label="charge (turn)"))
     handles += list(legend.values())
-    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.045), ncol=min(8, len(handles)),
+    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.045), ncol=len(handles),
               fontsize=7.5, frameon=False, handlelength=1.6, columnspacing=1.2)
     fig.suptitle(_title(state, scenario, result, title), fontsize=11, y=0.975)
     ax.text(W, -1.6, "blue's edge (y = 0)", ha="right", va="top", fontsize=6.5, color=SIDE_DARK[0])

@@ -28,7 +28,7 @@ BATTLE = {"blue": "line_advance", "red": "pincers", "seed": 7}
 
 def main(
     out: Annotated[Path, typer.Option(help="Output folder.")] = Path("out/demo"),
-    games_per_pair: Annotated[int, typer.Option(help="Tournament games per pair of agents.")] = 6,
+    games_per_pair: Annotated[int, typer.Option(help="Tournament games per pair of agents.")] = 10,
     workers: Annotated[int | None, typer.Option(help="Worker processes (default: all cores).")] = None,
     seed: Annotated[int, typer.Option(help="Tournament base seed.")] = 0,
 ) -> None:

@@ -268,10 +268,12 @@ def write_heatmap(agents: list[str], matrix: list[list[float | None]], pairs: li
 
 def results_table(summary: dict[str, Any]) -> Table:
     """A rich table of the agents, best ordinal first."""
-    table = Table(title="Tournament results", header_style="bold", box=box.SIMPLE_HEAD, pad_edge=False)
+    table = Table(title="Tournament results", header_style="bold", box=box.SIMPLE_HEAD, pad_edge=False,
+                  collapse_padding=True)
     for col, justify in (("#", "right"), ("agent", "left"), ("games", "right"), ("W-D-L", "center"),
                          ("win [95% CI]", "right"), ("score", "right"), ("mu±sigma", "right"), ("ordinal", "right")):
-        table.add_column(col, justify=justify, no_wrap=col != "agent")
+        table.add_column(col, justify=justify, no_wrap=True,
+                         min_width=max(len(a) for a in summary["agents"]) if col == "agent" else None)
     ranked = sorted(summary["agents"].items(), key=lambda kv: kv[1]["ordinal"], reverse=True)
     for rank, (name, s) in enumerate(ranked, 1):
         lo, hi = s["win_rate_ci95"]
