@@ -106,7 +106,9 @@ class Battle:
         if s.stage == "deploy":
             deployment.start(self)
         else:
-            self.emit("CORE.GAME.PHASES", player=s.active, start=s.phase)
+            for u in s.units:
+                if u.deployed:
+                    self.emit("CORE.SETUP.DEPLOY", unit=u.uid, side=u.side, slot=None, x=u.x, y=u.y, facing=u.facing, placed=True)
             self._enter_phase(s.phase)
         self._advance()
 

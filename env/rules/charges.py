@@ -349,14 +349,15 @@ def _versus_fleeing(battle: Battle, c: UnitState, t: UnitState, success: bool, c
     last = (t.x, t.y)
     battle.emit("CORE.CHARGE.VS_FLEEING", unit=c.uid, target=t.uid, caught=True)
     psychology.destroy(battle, t, "CORE.CHARGE.VS_FLEEING")
-    _move_towards(battle, c, last, ch["range"], stop_gap=1.0)
+    moved = _move_towards(battle, c, last, ch["range"], stop_gap=1.0)
+    battle.emit("CORE.CHARGE.MOVE", unit=c.uid, target=t.uid, facing=None, x=c.x, y=c.y, heading=c.facing, moved=moved)
 
 
 def _failed_move(battle: Battle, c: UnitState, t: UnitState, high: int, aim: tuple[float, float]) -> None:
     """CORE.CHARGE.FAILED: move the high die towards the target, stopping 1" from any unit."""
     c.flags["failed_charge"] = True
     moved = _move_towards(battle, c, aim, float(high), stop_gap=1.0)
-    battle.emit("CORE.CHARGE.FAILED", unit=c.uid, target=t.uid, high=high, moved=moved)
+    battle.emit("CORE.CHARGE.FAILED", unit=c.uid, target=t.uid, high=high, moved=moved, x=c.x, y=c.y, facing=c.facing)
 
 
 def _move_towards(battle: Battle, c: UnitState, aim: tuple[float, float], allowance: float, stop_gap: float) -> float:
