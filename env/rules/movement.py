@@ -207,17 +207,40 @@ def _with_files(u: UnitState, files: int) -> UnitState:
     return other
 
 
+def _neighbourhood(battle: Battle, u: UnitState) -> tuple:
+    """What a unit's move options depend on: the units within reach and the nearest enemy."""
+    reach = 2.0 * u.profile.M + 2.0 * space.radius(u) + 14.0
+    near = tuple(
+        (o.uid, o.x, o.y, o.facing, o.files, o.models)
+        for o in battle.state.units
+        if o.alive and abs(o.x - u.x) <= reach and abs(o.y - u.y) <= reach
+    )
+    enemy = psychology.nearest_enemy(battle, u)
+    return near, None if enemy is None else (enemy.uid, enemy.x, enemy.y)
+
+
 def legal(battle: Battle) -> list[Action]:
-    """Legal ``move`` actions of the phasing player (CORE.MOVE.REMAINING)."""
+    """Legal ``move`` actions of the phasing player (CORE.MOVE.REMAINING).
+
+    Each unit's options are cached against its neighbourhood (the units within
+    its reach and the nearest enemy), so a decision only re-checks the units
+    near the one that just moved.
+    """
+    cache: dict[int, tuple[tuple, list[str]]] = battle.__dict__.setdefault("_move_cache", {})
     acts = []
     for u in space.alive_units(battle.state, battle.state.active):
         if not can_move(battle, u):
             continue
-        env = space.Surroundings(battle.state, u)
-        memo: dict[tuple[str, float], bool] = {}
-        for option in MOVE_OPTIONS:
-            if _plan(battle, u, option, env, check_only=True, memo=memo) is not None:
-                acts.append(Action("move", u.uid, None, option))
+        key = _neighbourhood(battle, u)
+        hit = cache.get(u.uid)
+        if hit is not None and hit[0] == key:
+            options = hit[1]
+        else:
+            env = space.Surroundings(battle.state, u)
+            memo: dict[tuple[str, float], bool] = {}
+            options = [o for o in MOVE_OPTIONS if _plan(battle, u, o, env, check_only=True, memo=memo) is not None]
+            cache[u.uid] = (key, options)
+        acts.extend(Action("move", u.uid, None, o) for o in options)
     return acts
 
 
