@@ -233,3 +233,20 @@ def test_one_inch_rule_shifts_the_non_phasing_unit_after_a_charge() -> None:
     from env.rules import space
 
     assert geo.distance(space.footprint(b.unit(0)), space.footprint(b.unit(2))) >= 1.0 - geo.EPS
+
+
+def test_charge_catches_a_target_that_fled() -> None:
+    """CORE.REACT.FLEE then CORE.CHARGE.VS_FLEEING: knights (M7) roll 7 + 6 = 13 ≥ 11" to the fled orcs: destroyed."""
+    cav_depth = 50 / 25.4
+    blue = [placement("order_knights", 36, 18, 90, models=5, files=5)]
+    red = [placement("orc_warriors", 36, 18 + cav_depth / 2 + 9.0 + DEPTH4 / 2, 270)]
+    b = battle(blue, red, dice=[1, 1, 6, 2])
+    b.apply(Action("charge", 0, 1))
+    b.apply(Action("react", 1, 0, "flee"))
+    end_declarations(b)
+    (flee,) = rules(b, "CORE.REACT.FLEE")
+    assert flee["unit"] == 1
+    (rng,) = rules(b, "CORE.CHARGE.RANGE")
+    assert rng["range"] == 13 and rng["distance"] == pytest.approx(11.0)
+    (caught,) = rules(b, "CORE.CHARGE.VS_FLEEING")
+    assert caught["caught"] and b.unit(1).removed

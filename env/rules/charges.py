@@ -253,8 +253,7 @@ def apply_reaction(battle: Battle, action: Action) -> None:
             battle.emit("CORE.REACT.ALREADY_FLEEING", unit=t.uid, charger=c.uid)
             _flee_from(battle, t, c)
         else:
-            battle.emit(rule, unit=t.uid, charger=c.uid)
-            _flee_from(battle, t, c)
+            _flee_from(battle, t, c)  # emits CORE.REACT.FLEE with the flee move
     elif reaction == "stand_and_shoot":
         t.flags["stood_and_shot"] = True
         battle.emit(rule, unit=t.uid, charger=c.uid)
@@ -347,8 +346,7 @@ def _versus_fleeing(battle: Battle, c: UnitState, t: UnitState, success: bool, c
         _failed_move(battle, c, t, ch["high"], (t.x, t.y))
         return
     last = (t.x, t.y)
-    battle.emit("CORE.CHARGE.VS_FLEEING", unit=c.uid, target=t.uid, caught=True)
-    psychology.destroy(battle, t, "CORE.CHARGE.VS_FLEEING")
+    psychology.destroy(battle, t, "CORE.CHARGE.VS_FLEEING", charger=c.uid, caught=True)
     moved = _move_towards(battle, c, last, ch["range"], stop_gap=1.0)
     battle.emit("CORE.CHARGE.MOVE", unit=c.uid, target=t.uid, facing=None, x=c.x, y=c.y, heading=c.facing, moved=moved)
 
