@@ -301,5 +301,43 @@ def scenarios() -> None:
     console.print(f"factions: {', '.join(list_factions())}", soft_wrap=True)
 
 
+@app.command("coverage")
+def coverage_cmd(
+    battles: Annotated[int, typer.Option(help="Random battles per shipped scenario in the fuzz corpus.")] = 12,
+    show: Annotated[str, typer.Option(help="Rows to list: missing, all.")] = "missing",
+) -> None:
+    """Rule coverage: tests pinning each core rule ID and how often it fires in a fixed fuzz corpus."""
+    from rich.progress import Progress
+
+    from training import coverage as cov
+
+    with _user_errors():
+        try:
+            exceptions = cov.load_exceptions()
+        except ValueError as exc:
+            raise UserError(str(exc)) from None
+    with Progress(console=console, transient=True) as progress:
+        task = progress.add_task("fuzz corpus", total=battles * len(cov.CORPUS_SCENARIOS))
+        counts = cov.fuzz_corpus_counts(battles, progress=lambda n: progress.advance(task, n))
+    rows = cov.coverage(counts, cov.tests_by_rule(), exceptions)
+    table = Table(title="Core rule coverage", header_style="bold", box=box.SIMPLE_HEAD, pad_edge=False)
+    for col in ("rule", "tests", "fired", "status"):
+        table.add_column(col)
+    for r in rows:
+        full = bool(r.tests) and r.fired > 0
+        if show == "missing" and full:
+            continue
+        status = "ok" if full else (f"excused: {r.exception}" if r.exception else "MISSING")
+        table.add_row(r.rule, str(len(r.tests)), str(r.fired), status)
+    console.print(table)
+    s = cov.summary(rows)
+    console.print(
+        f"{s['tested_and_fired']}/{s['rules']} core rule IDs tested and firing ({s['share']:.0%}); "
+        f"{s['tested']} tested, {s['fired']} fired, {s['excused']} excused."
+    )
+    if any(not r.ok for r in rows):
+        raise typer.Exit(EXIT_CHECK_FAILED)
+
+
 if __name__ == "__main__":  # pragma: no cover
     app()

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from env.rules.ruleset import check_rule_id
+
 Event = dict[str, Any]
 
 
@@ -16,12 +18,13 @@ def make_event(rule: str, turn: int, phase: str, **data: Any) -> Event:
     """Build an event.
 
     Args:
-        rule: the RULESET.md rule ID, e.g. ``"CORE.CC.BREAK_TEST"``.
+        rule: the RULESET.md rule ID, e.g. ``"CORE.CC.BREAK_TEST"``; an
+            unknown ID raises :class:`~env.rules.ruleset.UnknownRuleError`.
         turn: game turn (0 during deployment).
         phase: phase name.
         **data: rule-specific fields (unit uids, dice, results, distances in inches).
     """
-    return {"rule": rule, "turn": turn, "phase": phase, **data}
+    return {"rule": check_rule_id(rule), "turn": turn, "phase": phase, **data}
 
 
 def events_for(events: list[Event], rule: str) -> list[Event]:

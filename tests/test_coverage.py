@@ -1,0 +1,63 @@
+"""Rule IDs: the shipped list matches RULESET.md, unknown IDs fail loudly, the coverage report works."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from env.rules.events import make_event
+from env.rules.ruleset import UnknownRuleError, core_rule_ids, rule_ids
+from training import coverage as cov
+
+RULESET = Path(__file__).resolve().parents[2] / "shared" / "rules" / "RULESET.md"
+
+
+@pytest.mark.skipif(not RULESET.exists(), reason="shared/rules/RULESET.md is not beside the checkout")
+def test_rule_id_list_matches_ruleset() -> None:
+    text = RULESET.read_text(encoding="utf-8")
+    ids = set(re.findall(r"\*\*((?:CORE|SIEGE|T9A|SKIRMISH|ACT|CFG)\.[A-Z0-9_.]+)\*\*", text))
+    assert ids == set(rule_ids())
+
+
+def test_unknown_rule_id_fails_loudly() -> None:
+    with pytest.raises(UnknownRuleError, match="CORE.CC.NOT_A_RULE"):
+        make_event("CORE.CC.NOT_A_RULE", 1, "combat")
+    assert make_event("CORE.CC.BREAK_TEST", 1, "combat")["rule"] == "CORE.CC.BREAK_TEST"
+
+
+def test_tests_by_rule_finds_ids_and_prefix_patterns(tmp_path: Path) -> None:
+    (tmp_path / "test_x.py").write_text(
+        'def test_a():\n    """CORE.CC.BREAK_TEST and CORE.VP.*"""\n\ndef helper():\n    "CORE.CC.FLEE"\n'
+    )
+    found = cov.tests_by_rule(tmp_path)
+    assert found["CORE.CC.BREAK_TEST"] == ["test_x.py::test_a"]
+    assert set(r for r in found if r.startswith("CORE.VP.")) == {r for r in core_rule_ids() if r.startswith("CORE.VP.")}
+    assert "CORE.CC.FLEE" not in found  # not inside a test function
+
+
+def test_coverage_rows_and_summary() -> None:
+    counts = Counter({"CORE.CC.BREAK_TEST": 3, "CORE.CC.FLEE": 1})
+    tests = {"CORE.CC.BREAK_TEST": ["t::a"], "CORE.GAME.END": ["t::b"]}
+    rows = {r.rule: r for r in cov.coverage(counts, tests, {"CORE.GAME.END": "fires only at the end"})}
+    assert rows["CORE.CC.BREAK_TEST"].ok and rows["CORE.GAME.END"].ok and not rows["CORE.CC.FLEE"].ok
+    s = cov.summary(list(rows.values()))
+    assert s["tested_and_fired"] == 1 and s["rules"] == len(core_rule_ids())
+
+
+def test_exceptions_need_known_ids_and_reasons(tmp_path: Path) -> None:
+    bad = tmp_path / "exc.yaml"
+    bad.write_text("CORE.NOPE: because\n")
+    with pytest.raises(ValueError, match="unknown rule ID"):
+        cov.load_exceptions(bad)
+    bad.write_text("CORE.CC.FLEE: ''\n")
+    with pytest.raises(ValueError, match="reason"):
+        cov.load_exceptions(bad)
+
+
+def test_fuzz_corpus_fires_core_rules() -> None:
+    counts = cov.fuzz_corpus_counts(battles=1)
+    assert counts["CORE.GAME.END"] == len(cov.CORPUS_SCENARIOS)
+    assert all(rule in rule_ids() for rule in counts)

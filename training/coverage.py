@@ -1,0 +1,129 @@
+"""Rule coverage: which core rule IDs are pinned by tests and fire in real battles.
+
+For every CORE rule ID of RULESET.md (:func:`env.rules.ruleset.core_rule_ids`)
+the report gives the tests that name it (in their name, docstring or code) and
+how often it fired in a fixed fuzz corpus of battles (random agents, fixed
+seeds, every shipped scenario). A rule that is not both tested and firing must
+be listed with a reason in ``configs/coverage_exceptions.yaml``.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+from env.rules.ruleset import core_rule_ids, rule_ids
+
+ROOT = Path(__file__).resolve().parents[1]
+TESTS_DIR = ROOT / "tests"
+EXCEPTIONS_FILE = ROOT / "configs" / "coverage_exceptions.yaml"
+ID_PATTERN = re.compile(r"CORE(?:\.[A-Z0-9_]+)+(?:\.\*)?")
+CORPUS_SCENARIOS = ("pitched_battle", "skirmish_line")
+
+
+@dataclass(frozen=True)
+class RuleCoverage:
+    """Coverage of one rule ID: the tests naming it and its firing count in the corpus."""
+
+    rule: str
+    tests: tuple[str, ...]
+    fired: int
+    exception: str | None
+
+    @property
+    def ok(self) -> bool:
+        """Tested and firing, or excused with a reason."""
+        return bool(self.tests) and self.fired > 0 or self.exception is not None
+
+
+def _expand(token: str, known: frozenset[str]) -> set[str]:
+    """A token names one ID, or all IDs under a prefix when it ends in ``.*``."""
+    if token.endswith(".*"):
+        prefix = token[:-1]
+        return {r for r in known if r.startswith(prefix)}
+    return {token} if token in known else set()
+
+
+def tests_by_rule(tests_dir: Path = TESTS_DIR) -> dict[str, list[str]]:
+    """Map rule ID → ``file::test`` names of the test functions that mention it.
+
+    A test mentions an ID when the ID (or a ``PREFIX.*`` pattern) appears in
+    its source, docstring included.
+    """
+    known = rule_ids()
+    out: dict[str, list[str]] = {}
+    for path in sorted(tests_dir.glob("test_*.py")):
+        source = path.read_text(encoding="utf-8")
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.FunctionDef) and node.name.startswith("test"):
+                segment = ast.get_source_segment(source, node) or ""
+                for token in set(ID_PATTERN.findall(segment)):
+                    for rule in _expand(token, known):
+                        out.setdefault(rule, []).append(f"{path.name}::{node.name}")
+    return out
+
+
+def fuzz_corpus_counts(battles: int = 12, progress: Callable[[int], None] | None = None) -> Counter[str]:
+    """Rule IDs fired in a fixed corpus: ``battles`` random battles per shipped scenario (seeds 0..n−1)."""
+    from env.rules.battle import Battle
+
+    counts: Counter[str] = Counter()
+    for scenario in CORPUS_SCENARIOS:
+        for seed in range(battles):
+            rng = np.random.default_rng(seed)
+            battle = Battle.from_scenario(scenario, seed=seed)
+            while not battle.is_over:
+                acts = battle.legal_actions()
+                battle.apply(acts[int(rng.integers(len(acts)))])
+            counts.update(e["rule"] for e in battle.events)
+            if progress is not None:
+                progress(1)
+    return counts
+
+
+def load_exceptions(path: Path = EXCEPTIONS_FILE) -> dict[str, str]:
+    """The excused rule IDs with their reasons.
+
+    Raises:
+        ValueError: the file names an unknown rule ID or gives no reason.
+    """
+    if not path.exists():
+        return {}
+    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    known = rule_ids()
+    out: dict[str, str] = {}
+    for rule, reason in data.items():
+        if rule not in known:
+            raise ValueError(f"{path.name}: {rule}: unknown rule ID")
+        if not isinstance(reason, str) or not reason.strip():
+            raise ValueError(f"{path.name}: {rule}: a reason is required")
+        out[rule] = reason.strip()
+    return out
+
+
+def coverage(counts: Counter[str], tests: dict[str, list[str]], exceptions: dict[str, str]) -> list[RuleCoverage]:
+    """The coverage row of every core rule ID, sorted by ID."""
+    return [
+        RuleCoverage(rule, tuple(tests.get(rule, [])), counts.get(rule, 0), exceptions.get(rule))
+        for rule in core_rule_ids()
+    ]
+
+
+def summary(rows: list[RuleCoverage]) -> dict[str, float]:
+    """Counts and the share of core IDs that are both tested and firing."""
+    full = sum(1 for r in rows if r.tests and r.fired)
+    return {
+        "rules": len(rows),
+        "tested": sum(1 for r in rows if r.tests),
+        "fired": sum(1 for r in rows if r.fired),
+        "tested_and_fired": full,
+        "excused": sum(1 for r in rows if r.exception is not None and not (r.tests and r.fired)),
+        "share": full / len(rows) if rows else 0.0,
+    }
