@@ -1,0 +1,280 @@
+"""The flat action space of a scenario and the side-relative view of the table.
+
+One :class:`gymnasium.spaces.Discrete` index per concrete order for a concrete
+unit slot (DESIGN.md "The environments", *Actions*). Unit slots are fixed for a
+battle and relative to the acting side ``player``:
+
+* own slot ``i``: the ``i``-th unit of ``player`` in uid order;
+* enemy slot ``j``: the ``j``-th unit of the other side in uid order.
+
+Slots never move during a battle (a destroyed unit keeps its slot). With ``n``
+slots per side the index layout is (blocks in this order, ``n = 10`` gives 961
+indices):
+
+============ ======================== ==========================================
+block        size                     index within the block
+============ ======================== ==========================================
+end_phase    1                        index 0, always allowed
+deploy       n · N_SLOTS              ``i · N_SLOTS + k``: own unit i in deployment slot k
+move         n · len(MOVE_OPTIONS)    ``i · 16 + o``: own unit i, ``MOVE_OPTIONS[o]``
+charge       n · n                    ``i · n + j``: own unit i charges enemy j
+react        n · len(REACTIONS)       ``j · 3 + r``: the charged (pending) unit answers
+                                      the charger in enemy slot j with ``REACTIONS[r]``
+shoot        n · n                    ``i · n + j``: own unit i shoots enemy j
+pursue       n · len(PURSUIT_CHOICES) ``i · 2 + c``: own unit i, ``PURSUIT_CHOICES[c]``
+============ ======================== ==========================================
+
+Deployment slots are side-relative already (:func:`env.rules.deployment.slot_pose`
+mirrors them for red), move options are relative to the unit's own facing, so
+no action needs mirroring: the same index means the same order from either
+side's point of view.
+
+:func:`mirror_pose` gives the acting side's view of a table position: blue sees
+the table as it is, red sees it rotated by 180° (x → W − x, y → H − y,
+facing → facing + 180°), so that each side attacks "up" (+y).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from env.rules.actions import END_PHASE, MOVE_OPTIONS, PURSUIT_CHOICES, REACTIONS, Action
+from env.rules.deployment import N_SLOTS
+
+if TYPE_CHECKING:
+    from env.rules.battle import Battle
+
+BLOCKS = ("end_phase", "deploy", "move", "charge", "react", "shoot", "pursue")
+"""Block names in index order; each is also the Action.kind it encodes."""
+
+_MOVE_INDEX = {o: k for k, o in enumerate(MOVE_OPTIONS)}
+_REACT_INDEX = {o: k for k, o in enumerate(REACTIONS)}
+_PURSUE_INDEX = {o: k for k, o in enumerate(PURSUIT_CHOICES)}
+_DEPLOY_INDEX = {str(k): k for k in range(N_SLOTS)}
+
+
+def mirror_pose(x: float, y: float, facing: float, player: int, table_w: float, table_h: float) -> tuple[float, float, float]:
+    """A table pose as ``player`` sees it.
+
+    Args:
+        x, y: inches on the table; facing: degrees CCW from +x.
+        player: 0 (blue: unchanged) or 1 (red: rotated 180°).
+        table_w, table_h: table size in inches.
+
+    Returns:
+        (x, y, facing) in the player's frame; facing in [0, 360).
+    """
+    if player == 1:
+        return table_w - x, table_h - y, (facing + 180.0) % 360.0
+    return x, y, facing % 360.0
+
+
+def side_units(battle: Battle, side: int) -> list[int]:
+    """The uids of ``side``'s units in uid order (the side's unit slots)."""
+    return [u.uid for u in battle.state.units if u.side == side]
+
+
+def units_per_side(battle: Battle) -> int:
+    """The larger of the two sides' unit counts."""
+    counts = [0, 0]
+    for u in battle.state.units:
+        counts[u.side] += 1
+    return max(counts)
+
+
+@dataclass(frozen=True)
+class CodecLayout:
+    """Start offsets of the blocks (see the module table)."""
+
+    deploy: int
+    move: int
+    charge: int
+    react: int
+    shoot: int
+    pursue: int
+    size: int
+
+
+class ActionCodec:
+    """Bijection between the engine's legal actions and allowed indices of a flat space.
+
+    Args:
+        n_units_per_side: unit slots per side (at least the larger army's unit count).
+
+    Attributes:
+        n: unit slots per side.
+        size: number of indices (the ``Discrete`` size).
+        layout: block offsets (:class:`CodecLayout`).
+    """
+
+    def __init__(self, n_units_per_side: int) -> None:
+        if n_units_per_side < 1:
+            raise ValueError(f"n_units_per_side must be at least 1, got {n_units_per_side}")
+        n = self.n = int(n_units_per_side)
+        deploy = 1
+        move = deploy + n * N_SLOTS
+        charge = move + n * len(MOVE_OPTIONS)
+        react = charge + n * n
+        shoot = react + n * len(REACTIONS)
+        pursue = shoot + n * n
+        size = pursue + n * len(PURSUIT_CHOICES)
+        self.layout = CodecLayout(deploy, move, charge, react, shoot, pursue, size)
+        self.size = size
+
+    # ------------------------------------------------------------------ slots
+    def _slots(self, battle: Battle, player: int) -> tuple[list[int], list[int]]:
+        own, enemy = side_units(battle, player), side_units(battle, 1 - player)
+        if len(own) > self.n or len(enemy) > self.n:
+            raise ValueError(
+                f"battle has {len(own)} and {len(enemy)} units per side but the codec has only {self.n} unit slots"
+            )
+        return own, enemy
+
+    def block_of(self, index: int) -> str:
+        """The block name (an Action kind) of ``index``."""
+        L = self.layout
+        if not 0 <= index < self.size:
+            raise ValueError(f"action index {index} outside 0..{self.size - 1}")
+        for name, start, end in (
+            ("end_phase", 0, L.deploy),
+            ("deploy", L.deploy, L.move),
+            ("move", L.move, L.charge),
+            ("charge", L.charge, L.react),
+            ("react", L.react, L.shoot),
+            ("shoot", L.shoot, L.pursue),
+            ("pursue", L.pursue, L.size),
+        ):
+            if start <= index < end:
+                return name
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    # ------------------------------------------------------------------ encode
+    def encode(self, action: Action, battle: Battle, player: int) -> int:
+        """The index of ``action`` taken by ``player`` (0 blue, 1 red).
+
+        Raises:
+            ValueError: the action's units do not belong to the expected sides,
+                or its kind or option is unknown.
+        """
+        if action.kind == "end_phase":
+            return 0
+        own, enemy = self._slots(battle, player)
+        L, n = self.layout, self.n
+
+        def own_slot(uid: int | None) -> int:
+            if uid not in own:
+                raise ValueError(f"unit {uid} of '{action}' is not a unit of player {player}")
+            return own.index(uid)
+
+        def enemy_slot(uid: int | None) -> int:
+            if uid not in enemy:
+                raise ValueError(f"target {uid} of '{action}' is not an enemy of player {player}")
+            return enemy.index(uid)
+
+        def option(table: dict[str, int]) -> int:
+            if action.option not in table:
+                raise ValueError(f"cannot encode '{action}': unknown option {action.option!r}")
+            return table[action.option]
+
+        if action.kind == "deploy":
+            return L.deploy + own_slot(action.unit) * N_SLOTS + option(_DEPLOY_INDEX)
+        if action.kind == "move":
+            return L.move + own_slot(action.unit) * len(MOVE_OPTIONS) + option(_MOVE_INDEX)
+        if action.kind == "charge":
+            return L.charge + own_slot(action.unit) * n + enemy_slot(action.target)
+        if action.kind == "react":
+            own_slot(action.unit)
+            return L.react + enemy_slot(action.target) * len(REACTIONS) + option(_REACT_INDEX)
+        if action.kind == "shoot":
+            return L.shoot + own_slot(action.unit) * n + enemy_slot(action.target)
+        if action.kind == "pursue":
+            return L.pursue + own_slot(action.unit) * len(PURSUIT_CHOICES) + option(_PURSUE_INDEX)
+        raise ValueError(f"cannot encode '{action}': unknown kind '{action.kind}'")
+
+    # ------------------------------------------------------------------ decode
+    def decode(self, index: int, battle: Battle, player: int) -> Action:
+        """The action that ``index`` stands for when ``player`` decides in ``battle``.
+
+        The result is legal exactly when ``mask(battle, player)[index]`` is
+        True. ``react`` takes the unit from ``battle.pending``; ``pursue`` takes
+        the broken enemy from the engine's legal pursuit actions.
+
+        Raises:
+            ValueError: ``index`` is out of range or names a unit slot the
+                battle does not fill.
+        """
+        index = int(index)
+        block = self.block_of(index)
+        if block == "end_phase":
+            return END_PHASE
+        own, enemy = self._slots(battle, player)
+        L, n = self.layout, self.n
+
+        def pick(uids: list[int], slot: int, what: str) -> int:
+            if slot >= len(uids):
+                raise ValueError(f"action index {index} names {what} slot {slot}, but player {player} sees only {len(uids)}")
+            return uids[slot]
+
+        if block == "deploy":
+            i, k = divmod(index - L.deploy, N_SLOTS)
+            return Action("deploy", pick(own, i, "own"), None, str(k))
+        if block == "move":
+            i, o = divmod(index - L.move, len(MOVE_OPTIONS))
+            return Action("move", pick(own, i, "own"), None, MOVE_OPTIONS[o])
+        if block == "charge":
+            i, j = divmod(index - L.charge, n)
+            return Action("charge", pick(own, i, "own"), pick(enemy, j, "enemy"))
+        if block == "react":
+            j, r = divmod(index - L.react, len(REACTIONS))
+            return Action("react", battle.pending.unit, pick(enemy, j, "enemy"), REACTIONS[r])
+        if block == "shoot":
+            i, j = divmod(index - L.shoot, n)
+            return Action("shoot", pick(own, i, "own"), pick(enemy, j, "enemy"))
+        i, c = divmod(index - L.pursue, len(PURSUIT_CHOICES))
+        uid = pick(own, i, "own")
+        target = next((a.target for a in battle.legal_actions() if a.kind == "pursue" and a.unit == uid), None)
+        return Action("pursue", uid, target, PURSUIT_CHOICES[c])
+
+    # ------------------------------------------------------------------ mask
+    def mask(self, battle: Battle, player: int) -> np.ndarray:
+        """Allowed indices for ``player``: shape (size,), dtype bool.
+
+        When ``player`` decides now, the allowed set is exactly the encoded
+        ``battle.legal_actions()``. Otherwise (the other side decides, or the
+        game is over) only index 0 (end_phase, a no-op placeholder) is
+        allowed, so the mask is never empty.
+        """
+        out = np.zeros(self.size, dtype=bool)
+        out[0] = True
+        if battle.is_over or battle.pending.player != player:
+            return out
+        for a in battle.legal_actions():
+            out[self.encode(a, battle, player)] = True
+        return out
+
+    def describe(self, index: int) -> str:
+        """A human-readable name of ``index`` in slot terms, e.g. "charge own 2 -> enemy 5"."""
+        L, n = self.layout, self.n
+        block = self.block_of(index)
+        if block == "end_phase":
+            return "end_phase"
+        if block == "deploy":
+            i, k = divmod(index - L.deploy, N_SLOTS)
+            return f"deploy own {i} in slot {k}"
+        if block == "move":
+            i, o = divmod(index - L.move, len(MOVE_OPTIONS))
+            return f"move own {i} {MOVE_OPTIONS[o]}"
+        if block == "charge":
+            i, j = divmod(index - L.charge, n)
+            return f"charge own {i} -> enemy {j}"
+        if block == "react":
+            j, r = divmod(index - L.react, len(REACTIONS))
+            return f"react {REACTIONS[r]} to enemy {j}"
+        if block == "shoot":
+            i, j = divmod(index - L.shoot, n)
+            return f"shoot own {i} -> enemy {j}"
+        i, c = divmod(index - L.pursue, len(PURSUIT_CHOICES))
+        return f"pursue own {i}: {PURSUIT_CHOICES[c]}"

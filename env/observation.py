@@ -1,0 +1,321 @@
+"""Observations from the acting side's point of view (DESIGN.md "The environments").
+
+:class:`Observer` turns a :class:`~env.rules.battle.Battle` into a ``Dict`` of
+fixed-size arrays, always seen by one ``player`` (0 blue, 1 red) with the table
+mirrored for red (x → W − x, y → H − y, facing + 180°) so that the player's own
+edge is at y = 0 and it attacks "up". The same position seen from either side
+gives the same arrays once mirrored.
+
+Keys (``n`` = unit slots per side, ``size`` = :attr:`ActionCodec.size`):
+
+=============== ================== ======= ==================================================
+key             shape              dtype   content
+=============== ================== ======= ==================================================
+``units``       (2n, N_UNIT_FEAT)  float32 rows 0..n−1: own unit slots, n..2n−1: enemy slots
+                                           (uid order per side, as in :mod:`env.encoding`);
+                                           an unfilled slot is all zeros
+``globals``     (N_GLOBAL_FEAT,)   float32 turn, phase, pending decision, scores
+``planes``      (N_PLANES, 24, 36) float32 only with ``planes=True``: fraction of each
+                                           cell covered (row 0 at the player's own edge)
+``action_mask`` (size,)            int8    1 = allowed index (see :meth:`ActionCodec.mask`)
+=============== ================== ======= ==================================================
+
+Unit features (``units[:, f]``; W × H is the table, 72" × 48" as standard):
+
+== ================ ==========================================================
+f  name             meaning and scale
+== ================ ==========================================================
+0  present          1 if the slot holds a unit (alive or not)
+1  alive            1 if on the table with models left
+2  own              1 for the observer's units, 0 for the enemy's
+3  deployed         1 once placed on the table
+4  removed          1 if destroyed or fled off the table
+5  x                centre x / W in the player's frame (0..1)
+6  y                centre y / H in the player's frame (0 own edge .. 1 enemy edge)
+7  sin_facing       sin of the facing in the player's frame (facing "up" = +1)
+8  cos_facing       cos of the facing in the player's frame
+9  width            footprint width / 24 inches
+10 depth            footprint depth / 24 inches
+11 files            models in the front rank / 10
+12 ranks            ranks / 10
+13 models_frac      models / start_models (0..1)
+14 models           models / 50
+15 wounds           wounds on the last model / its W (0..1)
+16 M .. 24 Ld       the profile M WS BS S T W I A Ld, each / 10
+25 armour           (7 − armour save) / 6: 0 no save .. 1 a 1+ save
+26 points           unit points / 1000
+27 fleeing          1 if fleeing
+28 engaged          1 if in base contact with an enemy
+29 charged          1 if it charged this player turn (flag ``charged``)
+30 declared_charge  1 if it declared a charge this player turn
+31 moved            1 if it moved this player turn
+32 marched          1 if it marched this player turn
+33 shot             1 if it shot this player turn
+34 has_missile      1 if it has a missile weapon
+35 character        1 for a character
+36 general          1 for the army's General
+37 standard         1 if its standard bearer is alive
+38 musician         1 if its musician is alive
+39 champion         1 if its champion is alive
+40 pending          1 for the unit the pending decision is about (react, pursue)
+41 charging_now     1 for the charger whose charge awaits a reaction
+42..47 troop type   one-hot: infantry, monstrous_infantry, cavalry, monster,
+                    chariot, war_machine
+== ================ ==========================================================
+
+Global features (``globals[g]``):
+
+====== ================ =====================================================
+g      name             meaning and scale
+====== ================ =====================================================
+0      turn             game turn / max turns (0 during deployment, 1 at the last)
+1..6   phase            one-hot over PHASES: deployment, start, movement, magic,
+                        shooting, combat
+7..13  pending kind     one-hot: deploy, charge, react, move, shoot, pursue,
+                        game_over
+14     my_decision      1 if the observer decides now
+15     my_turn          1 if the observer is the phasing player (0 in deployment)
+16     went_first       1 if the observer took (or takes) the first player turn
+17     vp_for           the observer's victory points now / points limit
+18     vp_against       the enemy's victory points now / points limit
+19     units_for        own units alive / unit slots
+20     units_against    enemy units alive / unit slots
+====== ================ =====================================================
+
+Planes (``planes[c]``), each cell W/36 × H/24 inches (2" × 2" as standard),
+value = the fraction of the cell covered (4 × 4 samples per cell):
+
+== ==================================================================
+c  content
+== ==================================================================
+0  own unit footprints
+1  enemy unit footprints
+2+ one plane per terrain kind, in TERRAIN_KINDS order: hill, woods, marsh,
+   ford, rubble, hedge, fence, wall, building, rocks, lake
+== ==================================================================
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any, get_args
+
+import numpy as np
+import shapely
+from gymnasium import spaces
+
+from env.encoding import ActionCodec, mirror_pose, side_units
+from env.rules.config import TerrainKind, TroopType
+from env.rules.state import PHASES
+
+if TYPE_CHECKING:
+    from env.rules.battle import Battle
+
+TROOP_TYPES: tuple[str, ...] = get_args(TroopType)
+TERRAIN_KINDS: tuple[str, ...] = get_args(TerrainKind)
+PENDING_KINDS = ("deploy", "charge", "react", "move", "shoot", "pursue", "game_over")
+
+UNIT_FEATURES: tuple[str, ...] = (
+    "present", "alive", "own", "deployed", "removed", "x", "y", "sin_facing", "cos_facing",
+    "width", "depth", "files", "ranks", "models_frac", "models", "wounds",
+    "M", "WS", "BS", "S", "T", "W", "I", "A", "Ld",
+    "armour", "points", "fleeing", "engaged", "charged", "declared_charge", "moved", "marched", "shot",
+    "has_missile", "character", "general", "standard", "musician", "champion", "pending", "charging_now",
+) + tuple(f"type_{t}" for t in TROOP_TYPES)  # fmt: skip
+"""Names of the unit feature columns, in order."""
+
+GLOBAL_FEATURES: tuple[str, ...] = (
+    ("turn",) + tuple(f"phase_{p}" for p in PHASES) + tuple(f"pending_{k}" for k in PENDING_KINDS)
+    + ("my_decision", "my_turn", "went_first", "vp_for", "vp_against", "units_for", "units_against")
+)  # fmt: skip
+"""Names of the global features, in order."""
+
+N_UNIT_FEAT = len(UNIT_FEATURES)
+N_GLOBAL_FEAT = len(GLOBAL_FEATURES)
+PLANE_ROWS, PLANE_COLS = 24, 36
+N_PLANES = 2 + len(TERRAIN_KINDS)
+SUBSAMPLES = 4
+"""Samples per cell along each axis for the plane coverage fractions."""
+
+FEAT_HIGH = 10.0
+"""Upper bound of the float features in the observation space (values are clipped to it)."""
+
+_U = {name: k for k, name in enumerate(UNIT_FEATURES)}
+_G = {name: k for k, name in enumerate(GLOBAL_FEATURES)}
+_PROFILE = ("M", "WS", "BS", "S", "T", "W", "I", "A", "Ld")
+_FLAGS = ("charged", "declared_charge", "moved", "marched", "shot")
+
+
+class Observer:
+    """Builds observations of a battle for either side.
+
+    Args:
+        codec: the action codec (gives the unit slots and the mask size).
+        planes: include the raster ``planes`` key.
+    """
+
+    def __init__(self, codec: ActionCodec, planes: bool = False) -> None:
+        self.codec = codec
+        self.n = codec.n
+        self.planes = planes
+        self._terrain_cache: dict[tuple[Any, ...], np.ndarray] = {}
+
+    # ------------------------------------------------------------------ space
+    def space(self) -> spaces.Dict:
+        """The ``gymnasium.spaces.Dict`` all observations belong to."""
+        d: dict[str, spaces.Space[Any]] = {
+            "units": spaces.Box(-1.0, FEAT_HIGH, (2 * self.n, N_UNIT_FEAT), np.float32),
+            "globals": spaces.Box(-1.0, FEAT_HIGH, (N_GLOBAL_FEAT,), np.float32),
+        }
+        if self.planes:
+            d["planes"] = spaces.Box(0.0, 1.0, (N_PLANES, PLANE_ROWS, PLANE_COLS), np.float32)
+        d["action_mask"] = spaces.Box(0, 1, (self.codec.size,), np.int8)
+        return spaces.Dict(d)
+
+    # ------------------------------------------------------------------ observe
+    def observe(self, battle: Battle, player: int, mask: np.ndarray | None = None) -> dict[str, np.ndarray]:
+        """The observation of ``battle`` by ``player`` (0 blue, 1 red).
+
+        Args:
+            mask: a precomputed ``codec.mask(battle, player)`` (bool), to save recomputing it.
+
+        Returns:
+            A dict matching :meth:`space` (see the module tables).
+        """
+        if mask is None:
+            mask = self.codec.mask(battle, player)
+        obs = {"units": self.units(battle, player), "globals": self.global_features(battle, player)}
+        if self.planes:
+            obs["planes"] = self.raster(battle, player)
+        obs["action_mask"] = mask.astype(np.int8)
+        return obs
+
+    def units(self, battle: Battle, player: int) -> np.ndarray:
+        """The unit table: shape (2n, N_UNIT_FEAT), float32 (see the module table)."""
+        s = battle.state
+        out = np.zeros((2 * self.n, N_UNIT_FEAT), dtype=np.float32)
+        engaged = {e.attacker for e in s.engagements} | {e.defender for e in s.engagements}
+        pending = battle.pending
+        charger = s.queue["charges"][-1]["charger"] if pending.kind == "react" else None
+        for block, side in ((0, player), (1, 1 - player)):
+            for slot, uid in enumerate(side_units(battle, side)):
+                u = s.units[uid]
+                row = out[block * self.n + slot]
+                x, y, facing = mirror_pose(u.x, u.y, u.facing, player, s.table_w, s.table_h)
+                rad = math.radians(facing)
+                row[_U["present"]] = 1.0
+                row[_U["alive"]] = float(u.alive)
+                row[_U["own"]] = float(block == 0)
+                row[_U["deployed"]] = float(u.deployed)
+                row[_U["removed"]] = float(u.removed)
+                if u.deployed:
+                    row[_U["x"]] = x / s.table_w
+                    row[_U["y"]] = y / s.table_h
+                    row[_U["sin_facing"]] = math.sin(rad)
+                    row[_U["cos_facing"]] = math.cos(rad)
+                row[_U["width"]] = u.width / 24.0
+                row[_U["depth"]] = u.depth / 24.0
+                row[_U["files"]] = u.files / 10.0
+                row[_U["ranks"]] = u.ranks / 10.0
+                row[_U["models_frac"]] = u.models / max(1, u.start_models)
+                row[_U["models"]] = u.models / 50.0
+                row[_U["wounds"]] = u.wounds_taken / max(1, u.profile.W)
+                for name in _PROFILE:
+                    row[_U[name]] = getattr(u.profile, name) / 10.0
+                row[_U["armour"]] = (7 - u.armour_save) / 6.0
+                row[_U["points"]] = u.points / 1000.0
+                row[_U["fleeing"]] = float(u.fleeing)
+                row[_U["engaged"]] = float(uid in engaged)
+                for flag in _FLAGS:
+                    row[_U[flag]] = float(bool(u.flags.get(flag)))
+                row[_U["has_missile"]] = float(u.missile is not None)
+                row[_U["character"]] = float(u.character)
+                row[_U["general"]] = float(u.general)
+                row[_U["standard"]] = float(u.standard)
+                row[_U["musician"]] = float(u.musician)
+                row[_U["champion"]] = float(u.champion)
+                row[_U["pending"]] = float(pending.unit == uid)
+                row[_U["charging_now"]] = float(charger == uid)
+                row[_U[f"type_{u.troop_type}"]] = 1.0
+        np.clip(out, -1.0, FEAT_HIGH, out=out)
+        return out
+
+    def global_features(self, battle: Battle, player: int) -> np.ndarray:
+        """The global features: shape (N_GLOBAL_FEAT,), float32 (see the module table)."""
+        from env.rules import victory
+
+        s = battle.state
+        out = np.zeros(N_GLOBAL_FEAT, dtype=np.float32)
+        pending = battle.pending
+        out[_G["turn"]] = s.turn / max(1, s.max_turns)
+        out[_G[f"phase_{s.phase}"]] = 1.0
+        out[_G[f"pending_{pending.kind}"]] = 1.0
+        out[_G["my_decision"]] = float(pending.player == player)
+        in_game = s.phase != "deployment"
+        out[_G["my_turn"]] = float(in_game and s.active == player)
+        out[_G["went_first"]] = float(in_game and s.first_player == player)
+        vp = [sum(part.values()) for part in victory.breakdown(battle)]
+        out[_G["vp_for"]] = vp[player] / s.points_limit
+        out[_G["vp_against"]] = vp[1 - player] / s.points_limit
+        alive = [0, 0]
+        for u in s.units:
+            if u.alive:
+                alive[u.side] += 1
+        out[_G["units_for"]] = alive[player] / self.n
+        out[_G["units_against"]] = alive[1 - player] / self.n
+        np.clip(out, -1.0, FEAT_HIGH, out=out)
+        return out
+
+    # ------------------------------------------------------------------ planes
+    def _samples(self, battle: Battle, player: int) -> tuple[np.ndarray, np.ndarray]:
+        """Table coordinates (inches) of the sample points of every cell, in the player's frame order."""
+        s = battle.state
+        k = SUBSAMPLES
+        xs = (np.arange(PLANE_COLS * k) + 0.5) * (s.table_w / (PLANE_COLS * k))
+        ys = (np.arange(PLANE_ROWS * k) + 0.5) * (s.table_h / (PLANE_ROWS * k))
+        gx, gy = np.meshgrid(xs, ys)  # player's frame, shape (rows·k, cols·k)
+        if player == 1:
+            gx, gy = s.table_w - gx, s.table_h - gy
+        return gx, gy
+
+    @staticmethod
+    def _pool(hits: np.ndarray) -> np.ndarray:
+        k = SUBSAMPLES
+        return hits.reshape(PLANE_ROWS, k, PLANE_COLS, k).mean(axis=(1, 3), dtype=np.float32)
+
+    def raster(self, battle: Battle, player: int) -> np.ndarray:
+        """The planes: shape (N_PLANES, 24, 36), float32 in [0, 1] (see the module table)."""
+        s = battle.state
+        out = np.zeros((N_PLANES, PLANE_ROWS, PLANE_COLS), dtype=np.float32)
+        gx, gy = self._samples(battle, player)
+        for plane, side in ((0, player), (1, 1 - player)):
+            hits = np.zeros(gx.shape, dtype=bool)
+            for u in s.units:
+                if u.side != side or not u.alive:
+                    continue
+                rad = math.radians(u.facing)
+                fx, fy = math.cos(rad), math.sin(rad)  # the unit's front direction
+                dx, dy = gx - u.x, gy - u.y
+                along = dx * fx + dy * fy  # towards the front
+                across = -dx * fy + dy * fx  # towards the unit's left
+                hits |= (np.abs(along) <= u.depth / 2) & (np.abs(across) <= u.width / 2)
+            out[plane] = self._pool(hits)
+        out[2:] = self._terrain(battle, player, gx, gy)
+        return out
+
+    def _terrain(self, battle: Battle, player: int, gx: np.ndarray, gy: np.ndarray) -> np.ndarray:
+        s = battle.state
+        key = (player, s.table_w, s.table_h, tuple((t.kind, tuple(map(tuple, t.polygon))) for t in s.terrain))
+        cached = self._terrain_cache.get(key)
+        if cached is None:
+            cached = np.zeros((len(TERRAIN_KINDS), PLANE_ROWS, PLANE_COLS), dtype=np.float32)
+            for k, kind in enumerate(TERRAIN_KINDS):
+                hits = np.zeros(gx.shape, dtype=bool)
+                for t in s.terrain:
+                    if t.kind == kind:
+                        hits |= shapely.contains_xy(shapely.Polygon(t.polygon), gx, gy)
+                cached[k] = self._pool(hits)
+            if len(self._terrain_cache) > 64:
+                self._terrain_cache.clear()
+            self._terrain_cache[key] = cached
+        return cached
