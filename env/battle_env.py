@@ -1,0 +1,317 @@
+"""Single-learner Gymnasium environment over the rules engine (DESIGN.md "The environments").
+
+:class:`BattleEnv` lets one learner play one side of a battle; an opponent
+(an agent name, an agent object or a policy callable) plays the other side
+inside the environment, whenever the engine's pending player is not the
+learner. Observations and actions are those of :mod:`env.observation` and
+:mod:`env.encoding`, always from the learner's side.
+
+Rewards: +1 win, 0 draw, −1 loss, delivered once, on the step that ends the
+game (``terminated``), plus, with ``reward_shaping = w > 0``, on every step
+``w · Δ(VP_own − VP_enemy) / points_limit`` (the change since the learner's
+previous step, so the shaping sums to ``w · final VP difference / points_limit``).
+``truncated`` only comes from ``max_steps`` (learner steps).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from env.encoding import ActionCodec
+from env.observation import Observer
+from env.rules.actions import Action, IllegalActionError
+from env.rules.battle import Battle
+from env.rules.state import SIDES
+
+PolicyFn = Callable[[dict[str, np.ndarray], np.ndarray], int]
+"""A policy callable: ``fn(observation, mask) -> action index``, both from its own side's view
+(``mask`` is bool of shape (size,)), e.g. ``lambda o, m: int(model.predict(o, action_masks=m)[0])``."""
+
+ILLEGAL_PENALTY = -1.0
+"""Reward of an illegal index with ``illegal_action="penalise"`` (the battle does not change)."""
+
+OpponentSpec = Any
+"""An agent name (``agents.registry.AGENT_NAMES``), an object with ``reset(battle, side)`` and
+``act(battle) -> Action``, or a :data:`PolicyFn`."""
+
+
+def scenario_unit_slots(
+    scenario: str | dict[str, Any],
+    blue_armies: Sequence[str] | None = None,
+    red_armies: Sequence[str] | None = None,
+) -> int:
+    """Unit slots a scenario needs: the most units any side can field (its army, or any listed army)."""
+    from env.rules.config import load_army
+
+    battle = Battle.from_scenario(scenario, seed=0)
+    counts = [sum(u.side == side for u in battle.state.units) for side in (0, 1)]
+    for side, pool in ((0, blue_armies), (1, red_armies)):
+        for army in pool or ():
+            counts[side] = max(counts[side], len(load_army(army).units))
+    return max(counts)
+
+
+class _Opponent:
+    """Adapter: every kind of :data:`OpponentSpec` behind ``reset`` / ``act``."""
+
+    def __init__(self, spec: OpponentSpec, codec: ActionCodec, observer: Observer) -> None:
+        if not (isinstance(spec, str) or hasattr(spec, "act") or callable(spec)):
+            raise TypeError(f"opponent must be an agent name, an agent with reset/act, or a callable policy; got {spec!r}")
+        self.spec = spec
+        self.codec = codec
+        self.observer = observer
+        self.agent: Any = None
+        self.side = 1
+
+    @property
+    def name(self) -> str:
+        if isinstance(self.spec, str):
+            return self.spec
+        return str(getattr(self.spec, "name", type(self.spec).__name__))
+
+    def reset(self, battle: Battle, side: int, seed: int) -> None:
+        self.side = side
+        if isinstance(self.spec, str):
+            from agents.registry import make_agent
+
+            self.agent = make_agent(self.spec, seed=seed)
+        else:
+            self.agent = self.spec
+        if hasattr(self.agent, "reset"):
+            self.agent.reset(battle, side)
+
+    def act(self, battle: Battle) -> Action:
+        if hasattr(self.agent, "act"):
+            return self.agent.act(battle)
+        mask = self.codec.mask(battle, self.side)
+        obs = self.observer.observe(battle, self.side, mask)
+        index = int(self.agent(obs, mask))
+        if not (0 <= index < self.codec.size and mask[index]):
+            raise IllegalActionError(f"opponent policy chose index {index}, which its mask does not allow")
+        return self.codec.decode(index, battle, self.side)
+
+
+class BattleEnv(gym.Env[dict[str, np.ndarray], np.int64]):
+    """One learner against an opponent played inside the environment.
+
+    Args:
+        scenario: a scenario name in ``configs/scenarios`` (or a YAML path or dict).
+        opponent: :data:`OpponentSpec`; a name builds a fresh agent each episode,
+            seeded from the episode's seed.
+        learner_side: "blue", "red" or "random" (drawn each episode).
+        blue_army, red_army: army-list ids to draw from each episode (None: the scenario's).
+        reward_shaping: weight ``w`` of the VP-difference shaping (0 = terminal reward only).
+        max_steps: truncate after this many learner steps (None: never).
+        render_mode: None or "rgb_array".
+        illegal_action: "raise" (an index the mask forbids raises
+            :class:`IllegalActionError`) or "penalise" (reward
+            :data:`ILLEGAL_PENALTY`, nothing changes, ``info["illegal"]`` True).
+            Checkers that step with unmasked random actions need "penalise".
+        planes: add the raster ``planes`` to the observation.
+        unit_slots: unit slots per side (None: :func:`scenario_unit_slots`);
+            set it to share one action space between scenarios or army pools.
+
+    Spaces:
+        ``action_space``: ``Discrete(codec.size)``; ``observation_space``: the
+        ``Dict`` of :meth:`Observer.space` (``units``, ``globals``, optional
+        ``planes``, ``action_mask``).
+
+    Info keys (every step): ``legal_count`` (allowed indices now),
+    ``illegal`` (the index was refused), ``illegal_count`` (this episode),
+    ``learner_side`` ("blue"/"red"), ``opponent``, ``turn``, ``pending``
+    (kind of the learner's next decision); at the end also ``winner``,
+    ``vp`` {side: points}, ``margin`` (learner VP − enemy VP) and
+    ``is_success`` (the learner won).
+    """
+
+    metadata = {"render_modes": ["rgb_array"], "render_fps": 2}
+
+    def __init__(
+        self,
+        scenario: str | dict[str, Any] = "pitched_battle",
+        opponent: OpponentSpec = "random",
+        learner_side: str = "random",
+        blue_army: Sequence[str] | None = None,
+        red_army: Sequence[str] | None = None,
+        reward_shaping: float = 0.0,
+        max_steps: int | None = None,
+        render_mode: str | None = None,
+        illegal_action: str = "raise",
+        planes: bool = False,
+        unit_slots: int | None = None,
+    ) -> None:
+        if learner_side not in ("random", "blue", "red"):
+            raise ValueError(f"learner_side must be 'random', 'blue' or 'red', got {learner_side!r}")
+        if illegal_action not in ("raise", "penalise"):
+            raise ValueError(f"illegal_action must be 'raise' or 'penalise', got {illegal_action!r}")
+        if render_mode not in (None, "rgb_array"):
+            raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
+        if max_steps is not None and max_steps < 1:
+            raise ValueError(f"max_steps must be at least 1, got {max_steps}")
+        self.scenario = scenario
+        self.learner_side_mode = learner_side
+        self.blue_armies = list(blue_army) if blue_army else None
+        self.red_armies = list(red_army) if red_army else None
+        self.reward_shaping = float(reward_shaping)
+        self.max_steps = max_steps
+        self.render_mode = render_mode
+        self.illegal_action = illegal_action
+        n = unit_slots or scenario_unit_slots(scenario, self.blue_armies, self.red_armies)
+        self.codec = ActionCodec(n)
+        self.observer = Observer(self.codec, planes=planes)
+        self.action_space = spaces.Discrete(self.codec.size)
+        self.observation_space = self.observer.space()
+        self._opponent = _Opponent(opponent, self.codec, self.observer)
+        self.battle: Battle | None = None
+        self.learner = 0
+        self._mask = np.zeros(self.codec.size, dtype=bool)
+        self._potential = 0.0
+        self._steps = 0
+        self._illegal = 0
+        self._done = True
+
+    # ------------------------------------------------------------------ opponent
+    def set_opponent(self, opponent: OpponentSpec) -> None:
+        """Replace the opponent (:data:`OpponentSpec`); call it between episodes.
+
+        Called mid-episode, the new opponent is reset onto the running battle
+        and plays the rest of it.
+        """
+        self._opponent = _Opponent(opponent, self.codec, self.observer)
+        if self.battle is not None and not self._done:
+            self._opponent.reset(self.battle, 1 - self.learner, int(self.np_random.integers(2**31)))
+
+    @property
+    def opponent_name(self) -> str:
+        """The opponent's name (agent name, agent ``name`` attribute, or class name)."""
+        return self._opponent.name
+
+    # ------------------------------------------------------------------ gym API
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        """Start a new battle.
+
+        Options (all optional): ``learner_side`` ("blue"/"red"), ``blue_army``,
+        ``red_army`` (army ids) override the per-episode draws.
+
+        The same ``seed`` (with the same options and opponent) gives the same
+        episode for the same learner actions.
+        """
+        super().reset(seed=seed)
+        options = options or {}
+        rng = self.np_random
+        side = options.get("learner_side", self.learner_side_mode)
+        self.learner = int(rng.integers(2)) if side == "random" else SIDES.index(side)
+        blue = options.get("blue_army") or (self.blue_armies[int(rng.integers(len(self.blue_armies)))] if self.blue_armies else None)
+        red = options.get("red_army") or (self.red_armies[int(rng.integers(len(self.red_armies)))] if self.red_armies else None)
+        battle_seed, opp_seed = (int(v) for v in rng.integers(2**31, size=2))
+        self.battle = Battle.from_scenario(self.scenario, seed=battle_seed, blue_army=blue, red_army=red)
+        self._opponent.reset(self.battle, 1 - self.learner, opp_seed)
+        self._steps = 0
+        self._illegal = 0
+        self._done = False
+        self._potential = self._vp_potential()
+        self._play_opponent()
+        obs = self._observe()
+        return obs, self._info(illegal=False)
+
+    def step(self, action: int | np.integer) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
+        """Apply the learner's action index, then let the opponent play until the learner decides again.
+
+        Raises:
+            IllegalActionError: the mask forbids ``action`` (with ``illegal_action="raise"``).
+            RuntimeError: the episode has ended; call :meth:`reset`.
+        """
+        if self.battle is None or self._done:
+            raise RuntimeError("the episode has ended (or never started): call reset() first")
+        index = int(action)
+        battle = self.battle
+        if not (0 <= index < self.codec.size and self._mask[index]):
+            msg = (
+                f"action index {index} is not allowed now ({self._describe(index)}; "
+                f"{int(self._mask.sum())} allowed, pending {battle.pending.kind})"
+            )
+            if self.illegal_action == "raise":
+                raise IllegalActionError(msg)
+            self._illegal += 1
+            return self._observe(), ILLEGAL_PENALTY, False, False, self._info(illegal=True)
+        if not battle.is_over:  # over already: index 0 only collects the result
+            battle.apply(self.codec.decode(index, battle, self.learner))
+            self._play_opponent()
+        self._steps += 1
+        reward = 0.0
+        if self.reward_shaping:
+            potential = self._vp_potential()
+            reward += self.reward_shaping * (potential - self._potential)
+            self._potential = potential
+        terminated = battle.is_over
+        truncated = not terminated and self.max_steps is not None and self._steps >= self.max_steps
+        obs = self._observe()
+        info = self._info(illegal=False)
+        if terminated:
+            result = battle.result
+            winner = result["winner"]
+            reward += 0.0 if winner == "draw" else (1.0 if winner == SIDES[self.learner] else -1.0)
+            me, them = SIDES[self.learner], SIDES[1 - self.learner]
+            info.update(
+                winner=winner,
+                vp=dict(result["vp"]),
+                margin=result["vp"][me] - result["vp"][them],
+                is_success=winner == me,
+            )
+        self._done = terminated or truncated
+        return obs, float(reward), terminated, truncated, info
+
+    def action_masks(self) -> np.ndarray:
+        """The learner's current mask, bool of shape (size,) (for sb3-contrib's MaskablePPO)."""
+        return self._mask.copy()
+
+    def render(self) -> np.ndarray | None:
+        """With ``render_mode="rgb_array"``: the table as a uint8 (H, W, 3) RGB array; else None."""
+        if self.render_mode != "rgb_array" or self.battle is None:
+            return None
+        from env.render import render_battle
+
+        return render_battle(self.battle)
+
+    # ------------------------------------------------------------------ helpers
+    def _play_opponent(self) -> None:
+        battle = self.battle
+        assert battle is not None
+        while not battle.is_over and battle.pending.player != self.learner:
+            battle.apply(self._opponent.act(battle))
+
+    def _observe(self) -> dict[str, np.ndarray]:
+        assert self.battle is not None
+        self._mask = self.codec.mask(self.battle, self.learner)
+        return self.observer.observe(self.battle, self.learner, self._mask)
+
+    def _vp_potential(self) -> float:
+        if not self.reward_shaping or self.battle is None:
+            return 0.0
+        from env.rules import victory
+
+        vp = [sum(p.values()) for p in victory.breakdown(self.battle)]
+        return (vp[self.learner] - vp[1 - self.learner]) / self.battle.state.points_limit
+
+    def _describe(self, index: int) -> str:
+        if not 0 <= index < self.codec.size:
+            return f"outside 0..{self.codec.size - 1}"
+        return self.codec.describe(index)
+
+    def _info(self, illegal: bool) -> dict[str, Any]:
+        assert self.battle is not None
+        return {
+            "legal_count": int(self._mask.sum()),
+            "illegal": illegal,
+            "illegal_count": self._illegal,
+            "learner_side": SIDES[self.learner],
+            "opponent": self._opponent.name,
+            "turn": self.battle.state.turn,
+            "pending": self.battle.pending.kind,
+        }
