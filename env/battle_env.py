@@ -71,7 +71,8 @@ class _Opponent:
     def name(self) -> str:
         if isinstance(self.spec, str):
             return self.spec
-        return str(getattr(self.spec, "name", type(self.spec).__name__))
+        default = getattr(self.spec, "__name__", type(self.spec).__name__)
+        return str(getattr(self.spec, "name", default))
 
     def reset(self, battle: Battle, side: int, seed: int) -> None:
         self.side = side

@@ -267,15 +267,13 @@ class Observer:
         return out
 
     # ------------------------------------------------------------------ planes
-    def _samples(self, battle: Battle, player: int) -> tuple[np.ndarray, np.ndarray]:
-        """Table coordinates (inches) of the sample points of every cell, in the player's frame order."""
+    def _samples(self, battle: Battle) -> tuple[np.ndarray, np.ndarray]:
+        """Sample points (inches, in the player's frame) of every cell: two arrays of shape (24·k, 36·k)."""
         s = battle.state
         k = SUBSAMPLES
         xs = (np.arange(PLANE_COLS * k) + 0.5) * (s.table_w / (PLANE_COLS * k))
         ys = (np.arange(PLANE_ROWS * k) + 0.5) * (s.table_h / (PLANE_ROWS * k))
-        gx, gy = np.meshgrid(xs, ys)  # player's frame, shape (rows·k, cols·k)
-        if player == 1:
-            gx, gy = s.table_w - gx, s.table_h - gy
+        gx, gy = np.meshgrid(xs, ys)
         return gx, gy
 
     @staticmethod
@@ -284,18 +282,23 @@ class Observer:
         return hits.reshape(PLANE_ROWS, k, PLANE_COLS, k).mean(axis=(1, 3), dtype=np.float32)
 
     def raster(self, battle: Battle, player: int) -> np.ndarray:
-        """The planes: shape (N_PLANES, 24, 36), float32 in [0, 1] (see the module table)."""
+        """The planes: shape (N_PLANES, 24, 36), float32 in [0, 1] (see the module table).
+
+        Everything is rasterised in the player's frame (poses and polygons
+        mirrored first), so a position and its mirror give identical planes.
+        """
         s = battle.state
         out = np.zeros((N_PLANES, PLANE_ROWS, PLANE_COLS), dtype=np.float32)
-        gx, gy = self._samples(battle, player)
+        gx, gy = self._samples(battle)
         for plane, side in ((0, player), (1, 1 - player)):
             hits = np.zeros(gx.shape, dtype=bool)
             for u in s.units:
                 if u.side != side or not u.alive:
                     continue
-                rad = math.radians(u.facing)
+                x, y, facing = mirror_pose(u.x, u.y, u.facing, player, s.table_w, s.table_h)
+                rad = math.radians(facing)
                 fx, fy = math.cos(rad), math.sin(rad)  # the unit's front direction
-                dx, dy = gx - u.x, gy - u.y
+                dx, dy = gx - x, gy - y
                 along = dx * fx + dy * fy  # towards the front
                 across = -dx * fy + dy * fx  # towards the unit's left
                 hits |= (np.abs(along) <= u.depth / 2) & (np.abs(across) <= u.width / 2)
@@ -313,7 +316,8 @@ class Observer:
                 hits = np.zeros(gx.shape, dtype=bool)
                 for t in s.terrain:
                     if t.kind == kind:
-                        hits |= shapely.contains_xy(shapely.Polygon(t.polygon), gx, gy)
+                        pts = [mirror_pose(x, y, 0.0, player, s.table_w, s.table_h)[:2] for x, y in t.polygon]
+                        hits |= shapely.contains_xy(shapely.Polygon(pts), gx, gy)
                 cached[k] = self._pool(hits)
             if len(self._terrain_cache) > 64:
                 self._terrain_cache.clear()
