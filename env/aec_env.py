@@ -1,0 +1,176 @@
+"""PettingZoo AEC environment over the rules engine, for two learners and self-play.
+
+:class:`BattleAECEnv` has the agents ``"blue"`` and ``"red"``. The agent
+selected is always the engine's pending player (it may be selected many times
+in a row). Spaces are those of :class:`env.battle_env.BattleEnv` with the same
+scenario: ``Discrete(codec.size)`` actions and a ``Dict`` observation seen from
+the observing agent's side, with ``action_mask`` inside (int8; for an agent that
+does not decide now only index 0 is allowed).
+
+Rewards: +1 to the winner and −1 to the loser (0 each for a draw), set once on
+the step that ends the game; each agent then reads its reward once from
+``last()`` and answers with ``step(None)``. ``max_steps`` (decisions of both
+agents) truncates both agents without a reward.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv
+
+from env.battle_env import scenario_unit_slots
+from env.encoding import ActionCodec
+from env.observation import Observer
+from env.rules.actions import IllegalActionError
+from env.rules.battle import Battle
+from env.rules.state import SIDES
+
+
+class BattleAECEnv(AECEnv[str, dict[str, np.ndarray], int]):
+    """Two learners, one battle, alternating by the engine's pending player.
+
+    Args:
+        scenario: a scenario name in ``configs/scenarios`` (or a YAML path or dict).
+        blue_army, red_army: army-list ids to draw from each episode (None: the scenario's).
+        max_steps: truncate after this many decisions in all (None: never).
+        render_mode: None or "rgb_array".
+        planes: add the raster ``planes`` to observations.
+        unit_slots: unit slots per side (None: the scenario's need).
+
+    Attributes:
+        battle: the running :class:`~env.rules.battle.Battle`.
+        codec: the :class:`~env.encoding.ActionCodec`.
+    """
+
+    metadata = {"name": "battleline_v0", "render_modes": ["rgb_array"], "is_parallelizable": False, "render_fps": 2}
+
+    def __init__(
+        self,
+        scenario: str | dict[str, Any] = "pitched_battle",
+        blue_army: Sequence[str] | None = None,
+        red_army: Sequence[str] | None = None,
+        max_steps: int | None = None,
+        render_mode: str | None = None,
+        planes: bool = False,
+        unit_slots: int | None = None,
+    ) -> None:
+        super().__init__()
+        if render_mode not in (None, "rgb_array"):
+            raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
+        self.scenario = scenario
+        self.blue_armies = list(blue_army) if blue_army else None
+        self.red_armies = list(red_army) if red_army else None
+        self.max_steps = max_steps
+        self.render_mode = render_mode
+        self.codec = ActionCodec(unit_slots or scenario_unit_slots(scenario, self.blue_armies, self.red_armies))
+        self.observer = Observer(self.codec, planes=planes)
+        self.possible_agents = list(SIDES)
+        self._obs_space = self.observer.space()
+        self._act_space = spaces.Discrete(self.codec.size)
+        self._rng: np.random.Generator | None = None
+        self.battle: Battle | None = None
+        self._steps = 0
+
+    # ------------------------------------------------------------------ spaces
+    def observation_space(self, agent: str) -> spaces.Dict:
+        """The observation ``Dict`` (the same object for both agents)."""
+        return self._obs_space
+
+    def action_space(self, agent: str) -> spaces.Discrete:
+        """``Discrete(codec.size)`` (the same object for both agents)."""
+        return self._act_space
+
+    # ------------------------------------------------------------------ API
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        """Start a battle; the same ``seed`` and actions give the same episode.
+
+        Options (optional): ``blue_army``, ``red_army`` override the draws.
+        """
+        if seed is not None or self._rng is None:
+            self._rng = np.random.default_rng(seed)
+        options = options or {}
+        rng = self._rng
+        blue = options.get("blue_army") or (self.blue_armies[int(rng.integers(len(self.blue_armies)))] if self.blue_armies else None)
+        red = options.get("red_army") or (self.red_armies[int(rng.integers(len(self.red_armies)))] if self.red_armies else None)
+        self.battle = Battle.from_scenario(self.scenario, seed=int(rng.integers(2**31)), blue_army=blue, red_army=red)
+        self._steps = 0
+        self.agents = self.possible_agents[:]
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.infos = {a: {} for a in self.agents}
+        self._skip_agent_selection = None
+        self.agent_selection = SIDES[self.battle.pending.player or 0]
+        self._update_infos()
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        """``agent``'s observation (its own side's view, ``action_mask`` included)."""
+        assert self.battle is not None
+        return self.observer.observe(self.battle, SIDES.index(agent))
+
+    def step(self, action: int | np.integer | None) -> None:
+        """Apply the selected agent's action index (None for an agent that is done).
+
+        Raises:
+            IllegalActionError: the agent's mask forbids ``action``.
+        """
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        assert self.battle is not None
+        player = SIDES.index(agent)
+        self._cumulative_rewards[agent] = 0.0
+        self._clear_rewards()
+        if action is None:
+            raise IllegalActionError(f"agent {agent} is still playing; None is only for an agent that is done")
+        index = int(action)
+        mask = self.codec.mask(self.battle, player)
+        if not (0 <= index < self.codec.size and mask[index]):
+            raise IllegalActionError(
+                f"action index {index} is not allowed for {agent} now ({int(mask.sum())} allowed, "
+                f"pending {self.battle.pending.kind})"
+            )
+        self.battle.apply(self.codec.decode(index, self.battle, player))
+        self._steps += 1
+        if self.battle.is_over:
+            winner = self.battle.result["winner"]
+            for a in self.agents:
+                self.rewards[a] = 0.0 if winner == "draw" else (1.0 if a == winner else -1.0)
+            self.terminations = dict.fromkeys(self.agents, True)
+            self.agent_selection = SIDES[1 - player]
+        elif self.max_steps is not None and self._steps >= self.max_steps:
+            self.truncations = dict.fromkeys(self.agents, True)
+            self.agent_selection = SIDES[1 - player]
+        else:
+            self.agent_selection = SIDES[self.battle.pending.player or 0]
+        self._update_infos()
+        self._accumulate_rewards()
+
+    def render(self) -> np.ndarray | None:
+        """With ``render_mode="rgb_array"``: the table as a uint8 (H, W, 3) RGB array; else None."""
+        if self.render_mode != "rgb_array" or self.battle is None:
+            return None
+        from env.render import render_battle
+
+        return render_battle(self.battle)
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+    # ------------------------------------------------------------------ helpers
+    def _update_infos(self) -> None:
+        assert self.battle is not None
+        pending = self.battle.pending
+        result = self.battle.result if self.battle.is_over else None
+        for a in self.agents:
+            info: dict[str, Any] = {"turn": self.battle.state.turn, "pending": pending.kind}
+            if pending.player == SIDES.index(a):
+                info["legal_count"] = len(self.battle.legal_actions())
+            if result is not None:
+                info.update(winner=result["winner"], vp=dict(result["vp"]))
+            self.infos[a] = info
