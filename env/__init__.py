@@ -1,0 +1,49 @@
+"""battleline environments: the rules engine (``env.rules``) and the Gymnasium / PettingZoo envs over it.
+
+Importing ``env`` registers, with Gymnasium (when it is installed):
+
+* ``battleline/Battle-v0``: :class:`env.battle_env.BattleEnv`, any scenario
+  (``gymnasium.make("battleline/Battle-v0", scenario="skirmish_line")``);
+* one id per scenario file in ``configs/scenarios``, named from the file name in
+  CamelCase: ``pitched_battle.yaml`` → ``battleline/PitchedBattle-v0``,
+  ``skirmish_line.yaml`` → ``battleline/SkirmishLine-v0``.
+
+Every keyword of :class:`~env.battle_env.BattleEnv` can be passed to
+``gymnasium.make``. The engine itself does not need Gymnasium.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+SCENARIO_DIR = Path(__file__).resolve().parents[1] / "configs" / "scenarios"
+ENTRY_POINT = "env.battle_env:BattleEnv"
+
+
+def scenario_env_ids() -> dict[str, str]:
+    """Registered id → scenario name, one per file in ``configs/scenarios``."""
+    ids = {}
+    for path in sorted(SCENARIO_DIR.glob("*.yaml")):
+        camel = "".join(part.capitalize() for part in path.stem.split("_"))
+        ids[f"battleline/{camel}-v0"] = path.stem
+    return ids
+
+
+def register_envs() -> list[str]:
+    """Register the battleline ids with Gymnasium (idempotent); returns the ids."""
+    import gymnasium
+
+    ids = ["battleline/Battle-v0"]
+    if ids[0] not in gymnasium.registry:
+        gymnasium.register(id=ids[0], entry_point=ENTRY_POINT)
+    for env_id, scenario in scenario_env_ids().items():
+        if env_id not in gymnasium.registry:
+            gymnasium.register(id=env_id, entry_point=ENTRY_POINT, kwargs={"scenario": scenario})
+        ids.append(env_id)
+    return ids
+
+
+try:
+    register_envs()
+except ImportError:  # pragma: no cover - the engine works without gymnasium
+    pass
