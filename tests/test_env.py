@@ -1,0 +1,397 @@
+"""Tests of the environments: action codec, observations, BattleEnv, BattleAECEnv, registration.
+
+The exact-mask test walks more than 10,000 decision states of random masked play
+(pitched battles with every army list and skirmish lines) and checks at each one
+that the mask allows exactly the encoded legal actions.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import env  # noqa: F401 - registers the gymnasium ids
+from env.aec_env import BattleAECEnv
+from env.battle_env import BattleEnv
+from env.encoding import ActionCodec, mirror_pose
+from env.observation import (
+    GLOBAL_FEATURES,
+    N_GLOBAL_FEAT,
+    N_PLANES,
+    N_UNIT_FEAT,
+    TERRAIN_KINDS,
+    UNIT_FEATURES,
+    Observer,
+)
+from env.rules.actions import END_PHASE, MOVE_OPTIONS, Action, IllegalActionError
+from env.rules.battle import Battle
+from env.rules.deployment import N_SLOTS
+from env.rules.state import SIDES
+
+SCENARIOS = ["pitched_battle", "skirmish_line"]
+ARMIES = [
+    "dwarfs_hold_warband",
+    "dwarfs_iron_throng",
+    "elves_kindred_host",
+    "elves_wind_host",
+    "men_knightly_order",
+    "men_marcher_host",
+    "orcs_boar_warband",
+    "orcs_tusk_horde",
+]
+
+
+# ---------------------------------------------------------------------- helpers
+def check_mask_exact(codec: ActionCodec, battle: Battle) -> np.ndarray:
+    """Assert the bijection between legal actions and allowed indices; return the decider's mask."""
+    player = battle.pending.player
+    legal = battle.legal_actions()
+    mask = codec.mask(battle, player)
+    assert mask.dtype == bool and mask.shape == (codec.size,)
+    assert mask[0], "end_phase must always be allowed"
+    allowed = np.flatnonzero(mask)
+    assert len(allowed) == len(legal) == len(set(legal))
+    encoded = {codec.encode(a, battle, player) for a in legal}
+    assert encoded == set(allowed.tolist())
+    decoded = [codec.decode(i, battle, player) for i in allowed]
+    assert set(decoded) == set(legal)
+    other = codec.mask(battle, 1 - player)
+    assert other.sum() == 1 and other[0], "the player who does not decide sees only the no-op"
+    return mask
+
+
+def mirrored(battle: Battle) -> Battle:
+    """The same position with the sides swapped and the table rotated by 180°."""
+    m = battle.clone()
+    s = m.state
+    W, H = s.table_w, s.table_h
+    for u in s.units:
+        u.side = 1 - u.side
+        u.x, u.y, u.facing = mirror_pose(u.x, u.y, u.facing, 1, W, H)
+    for t in s.terrain:
+        t.polygon = [(W - x, H - y) for x, y in t.polygon]
+    s.active = 1 - s.active
+    s.first_player = 1 - s.first_player
+    s.captured_standards = list(reversed(s.captured_standards))
+    q = s.queue
+    if "deploy_next" in q:
+        q["deploy_next"] = 1 - q["deploy_next"]
+    if q.get("finished_first") is not None:
+        q["finished_first"] = 1 - q["finished_first"]
+    m._legal_cache = None
+    return m
+
+
+def play_random(battle: Battle, rng: np.random.Generator, codec: ActionCodec, steps: int | None = None) -> None:
+    """Masked random play (through the codec) for ``steps`` decisions or to the end."""
+    k = 0
+    while not battle.is_over and (steps is None or k < steps):
+        p = battle.pending.player
+        idx = rng.choice(np.flatnonzero(codec.mask(battle, p)))
+        battle.apply(codec.decode(idx, battle, p))
+        k += 1
+
+
+def run_episode(env: BattleEnv, seed: int, policy_seed: int) -> list[tuple[Any, ...]]:
+    rng = np.random.default_rng(policy_seed)
+    obs, info = env.reset(seed=seed)
+    trace: list[tuple[Any, ...]] = [(obs, info)]
+    done = False
+    while not done:
+        a = int(rng.choice(np.flatnonzero(env.action_masks())))
+        obs, r, term, trunc, info = env.step(a)
+        trace.append((a, obs, r, term, trunc, info))
+        done = term or trunc
+    return trace
+
+
+def same(a: Any, b: Any) -> bool:
+    return gym.utils.env_checker.data_equivalence(a, b)
+
+
+# ---------------------------------------------------------------------- codec
+def test_codec_layout_and_round_trip() -> None:
+    codec = ActionCodec(10)
+    L = codec.layout
+    assert codec.size == 1 + 10 * N_SLOTS + 10 * len(MOVE_OPTIONS) + 100 + 30 + 100 + 20 == 961
+    assert (L.deploy, L.move, L.charge, L.react, L.shoot, L.pursue) == (1, 551, 711, 811, 841, 941)
+    b = Battle.from_scenario("pitched_battle", seed=4)
+    p = b.pending.player
+    assert codec.encode(END_PHASE, b, p) == 0 and codec.decode(0, b, p) == END_PHASE
+    first = [u.uid for u in b.state.units if u.side == p][0]
+    assert codec.decode(L.deploy + 7, b, p) == Action("deploy", first, None, "7")
+    with pytest.raises(ValueError, match="not a unit of player"):
+        codec.encode(Action("deploy", first, None, "7"), b, 1 - p)
+    with pytest.raises(ValueError, match="outside"):
+        codec.decode(codec.size, b, p)
+    with pytest.raises(ValueError, match="unit slots"):
+        ActionCodec(2).mask(b, p)
+    # Slots beyond a side's units decode to a clear error (skirmish: 3 units, 10 slots).
+    sk = Battle.from_scenario("skirmish_line", seed=0)
+    with pytest.raises(ValueError, match="slot 5"):
+        codec.decode(L.move + 5 * len(MOVE_OPTIONS), sk, 0)
+    assert codec.describe(L.charge + 2 * 10 + 5) == "charge own 2 -> enemy 5"
+
+
+def test_mask_equals_legal_set_on_10000_states() -> None:
+    """Random masked play over many battles; at every decision the mask is the legal set."""
+    codec = ActionCodec(10)
+    observer = Observer(codec, planes=False)
+    space = observer.space()
+    states = 0
+    kinds: set[str] = set()
+    seed = 0
+    pitched = [("pitched_battle", a, b) for a, b in zip(ARMIES, ARMIES[3:] + ARMIES[:3])]
+    while states < 10_000:
+        seed += 1
+        scenario, blue, red = pitched[seed % 8] if seed % 3 else ("skirmish_line", None, None)
+        rng = np.random.default_rng(seed)
+        battle = Battle.from_scenario(scenario, seed=seed, blue_army=blue, red_army=red)
+        while not battle.is_over:
+            mask = check_mask_exact(codec, battle)
+            states += 1
+            p = battle.pending.player
+            kinds.add(battle.pending.kind)
+            if states % 25 == 0:
+                obs = observer.observe(battle, p, mask)
+                assert space.contains(obs)
+                assert not any(np.isnan(v).any() for v in obs.values())
+            battle.apply(codec.decode(rng.choice(np.flatnonzero(mask)), battle, p))
+        over = codec.mask(battle, 0)
+        assert over.sum() == 1 and over[0]
+    assert states >= 10_000, states
+    assert kinds == {"deploy", "charge", "react", "move", "shoot", "pursue"}
+
+
+# ---------------------------------------------------------------------- observations
+def test_observation_layout() -> None:
+    assert N_UNIT_FEAT == len(UNIT_FEATURES) == 48
+    assert N_GLOBAL_FEAT == len(GLOBAL_FEATURES) == 21
+    codec = ActionCodec(3)
+    obs_ = Observer(codec, planes=True)
+    b = Battle.from_scenario("skirmish_line", seed=2)
+    o = obs_.observe(b, 0)
+    assert set(o) == {"units", "globals", "planes", "action_mask"}
+    assert o["units"].shape == (6, N_UNIT_FEAT) and o["units"].dtype == np.float32
+    assert o["planes"].shape == (N_PLANES, 24, 36) and o["planes"].dtype == np.float32
+    assert o["action_mask"].dtype == np.int8
+    f = {n: k for k, n in enumerate(UNIT_FEATURES)}
+    # Blue spearmen at (30, 18) facing 90 seen by blue; the same unit seen by red is mirrored.
+    spear_b = o["units"][0]
+    assert spear_b[f["own"]] == 1 and spear_b[f["x"]] == pytest.approx(30 / 72) and spear_b[f["y"]] == pytest.approx(18 / 48)
+    assert spear_b[f["sin_facing"]] == pytest.approx(1.0)
+    spear_r = obs_.observe(b, 1)["units"][3]
+    assert spear_r[f["own"]] == 0 and spear_r[f["x"]] == pytest.approx(42 / 72) and spear_r[f["y"]] == pytest.approx(30 / 48)
+    assert spear_r[f["sin_facing"]] == pytest.approx(-1.0)
+    # The copse (x 62..68, y 20..28) is on blue's right and on red's left.
+    woods = 2 + TERRAIN_KINDS.index("woods")
+    assert o["planes"][woods][11:13, 31:33].min() == 1.0 and o["planes"][woods][:, :30].max() == 0.0
+    red_woods = obs_.observe(b, 1)["planes"][woods]
+    assert red_woods[11:13, 3:5].min() == 1.0 and red_woods[:, 6:].max() == 0.0
+    assert o["planes"][0].sum() > 0 and o["planes"][1].sum() > 0
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_observation_is_the_same_once_mirrored(scenario: str) -> None:
+    """A position and its mirror (sides swapped, table rotated) look the same to the matching side."""
+    codec = ActionCodec(10)
+    observer = Observer(codec, planes=True)
+    rng = np.random.default_rng(11)
+    checked = 0
+    for seed in range(3):
+        battle = Battle.from_scenario(scenario, seed=seed)
+        while not battle.is_over:
+            m = mirrored(battle)
+            for p in (0, 1):
+                a, b = observer.observe(battle, p), observer.observe(m, 1 - p)
+                for key in ("units", "globals", "planes"):
+                    np.testing.assert_allclose(a[key], b[key], atol=1e-6, err_msg=f"{key} for player {p}")
+                np.testing.assert_array_equal(a["action_mask"], b["action_mask"])
+            checked += 1
+            play_random(battle, rng, codec, steps=int(rng.integers(1, 8)))
+    assert checked > 20
+
+
+# ---------------------------------------------------------------------- BattleEnv
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_gymnasium_and_sb3_check_env(scenario: str) -> None:
+    from gymnasium.utils.env_checker import check_env as gym_check_env
+    from stable_baselines3.common.env_checker import check_env as sb3_check_env
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        gym_check_env(BattleEnv(scenario, illegal_action="penalise", planes=True), skip_render_check=True)
+        sb3_check_env(BattleEnv(scenario, illegal_action="penalise"), warn=False)
+        env_id = f"battleline/{''.join(w.capitalize() for w in scenario.split('_'))}-v0"
+        made = gym.make(env_id, illegal_action="penalise", render_mode="rgb_array" if scenario == "skirmish_line" else None)
+        gym_check_env(made.unwrapped, skip_render_check=scenario != "skirmish_line")
+
+
+def test_single_agent_terminal_reward_once_and_info() -> None:
+    env_ = BattleEnv("skirmish_line", opponent="random")
+    outcomes = set()
+    for seed in range(12):
+        trace = run_episode(env_, seed, seed)
+        rewards = [t[2] for t in trace[1:]]
+        assert all(r == 0.0 for r in rewards[:-1])
+        *_, (a, obs, r, term, trunc, info) = trace
+        assert term and not trunc
+        expected = 0.0 if info["winner"] == "draw" else (1.0 if info["winner"] == info["learner_side"] else -1.0)
+        assert r == expected and info["is_success"] == (expected == 1.0)
+        assert sum(1 for x in rewards if x != 0) == (0 if expected == 0 else 1)
+        outcomes.add(expected)
+        for step in trace[1:]:
+            assert step[5]["legal_count"] == int(step[1]["action_mask"].sum()) >= 1
+    assert {1.0, -1.0} <= outcomes
+    with pytest.raises(RuntimeError, match="reset"):
+        env_.step(0)
+
+
+def test_reward_shaping_sums_to_vp_difference() -> None:
+    """The shaping terms telescope: they sum to w · (final − initial VP difference) / points limit."""
+    env_ = BattleEnv("skirmish_line", opponent="line_advance", reward_shaping=0.5, learner_side="blue")
+    env_.reset(seed=3)
+    start = env_._vp_potential()
+    trace = run_episode(env_, 3, 3)
+    info = trace[-1][5]
+    terminal = 0.0 if info["winner"] == "draw" else (1.0 if info["is_success"] else -1.0)
+    shaped = sum(t[2] for t in trace[1:]) - terminal
+    assert shaped == pytest.approx(0.5 * (info["margin"] / 2000 - start))
+    assert any(t[2] not in (0.0, terminal) for t in trace[1:])
+
+
+def test_same_seed_same_episode_and_sides() -> None:
+    for scenario in SCENARIOS:
+        a = run_episode(BattleEnv(scenario, opponent="random"), 7, 1)
+        b = run_episode(BattleEnv(scenario, opponent="random"), 7, 1)
+        assert len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    sides = {BattleEnv("skirmish_line").reset(seed=s)[1]["learner_side"] for s in range(8)}
+    assert sides == {"blue", "red"}
+    assert BattleEnv("skirmish_line", learner_side="red").reset(seed=0)[1]["learner_side"] == "red"
+
+
+def test_illegal_actions_raise_or_penalise() -> None:
+    env_ = BattleEnv("skirmish_line", learner_side="blue")
+    obs, _ = env_.reset(seed=0)
+    bad = int(np.flatnonzero(obs["action_mask"] == 0)[0])
+    with pytest.raises(IllegalActionError, match=f"action index {bad} is not allowed"):
+        env_.step(bad)
+    with pytest.raises(IllegalActionError, match="outside"):
+        env_.step(env_.codec.size)
+    pen = BattleEnv("skirmish_line", learner_side="blue", illegal_action="penalise")
+    obs, _ = pen.reset(seed=0)
+    before = pen.battle.to_json()
+    obs2, r, term, trunc, info = pen.step(bad)
+    assert (r, term, trunc, info["illegal"], info["illegal_count"]) == (-1.0, False, False, True, 1)
+    assert pen.battle.to_json() == before and same(obs, obs2)
+
+
+def test_opponents_and_set_opponent() -> None:
+    calls: list[int] = []
+
+    def policy(obs: dict[str, np.ndarray], mask: np.ndarray) -> int:
+        calls.append(int(mask.sum()))
+        assert obs["action_mask"].sum() == mask.sum()
+        return int(np.flatnonzero(mask)[-1])
+
+    class Counting:
+        name = "counting"
+
+        def __init__(self) -> None:
+            self.resets = 0
+
+        def reset(self, battle: Battle, side: int) -> None:
+            self.resets += 1
+
+        def act(self, battle: Battle) -> Action:
+            return END_PHASE
+
+    env_ = BattleEnv("skirmish_line", opponent=policy, learner_side="red")
+    run_episode(env_, 0, 0)
+    assert calls and env_.opponent_name == "policy"
+    agent = Counting()
+    env_.unwrapped.set_opponent(agent)
+    for seed in range(2):
+        info = run_episode(env_, seed, seed)[-1][5]
+        assert info["opponent"] == "counting"
+    assert agent.resets == 2
+    env_.set_opponent("pincers")
+    assert env_.reset(seed=0)[1]["opponent"] == "pincers"
+    with pytest.raises(TypeError):
+        env_.set_opponent(42)
+
+
+def test_armies_sampled_and_render() -> None:
+    env_ = BattleEnv("pitched_battle", blue_army=["dwarfs_iron_throng", "elves_wind_host"], red_army=["orcs_boar_warband"],
+                     render_mode="rgb_array", max_steps=3)
+    factions = set()
+    for seed in range(6):
+        env_.reset(seed=seed)
+        factions.add(env_.battle.state.units[0].faction)
+        assert env_.battle.state.units[-1].faction == "orcs"
+    assert factions == {"dwarfs", "elves"}
+    trace = run_episode(env_, 0, 0)
+    assert len(trace) == 4 and trace[-1][4] and not trace[-1][3]  # truncated after 3 learner steps
+    img = env_.render()
+    assert img.dtype == np.uint8 and img.ndim == 3 and img.shape[2] == 3
+
+
+def test_registered_ids() -> None:
+    ids = [k for k in gym.registry if k.startswith("battleline/")]
+    assert {"battleline/Battle-v0", "battleline/PitchedBattle-v0", "battleline/SkirmishLine-v0"} <= set(ids)
+    e = gym.make("battleline/Battle-v0", scenario="skirmish_line", opponent="line_advance")
+    obs, info = e.reset(seed=0)
+    assert e.unwrapped.codec.n == 3 and info["opponent"] == "line_advance"
+    assert gym.make("battleline/PitchedBattle-v0").unwrapped.scenario == "pitched_battle"
+
+
+# ---------------------------------------------------------------------- AEC
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_pettingzoo_api_and_seed(scenario: str) -> None:
+    from pettingzoo.test import api_test, seed_test
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        api_test(BattleAECEnv(scenario), num_cycles=1000)
+        seed_test(lambda: BattleAECEnv(scenario), num_cycles=200)
+
+
+def test_aec_terminal_rewards_exactly_once() -> None:
+    env_ = BattleAECEnv("skirmish_line")
+    for seed in range(6):
+        env_.reset(seed=seed)
+        rng = np.random.default_rng(seed)
+        seen: dict[str, list[float]] = {a: [] for a in SIDES}
+        finished: dict[str, int] = dict.fromkeys(SIDES, 0)
+        for agent in env_.agent_iter():
+            obs, r, term, trunc, info = env_.last()
+            seen[agent].append(r)
+            if term or trunc:
+                finished[agent] += 1
+                env_.step(None)
+                continue
+            mask = obs["action_mask"]
+            assert mask.sum() == info["legal_count"] >= 1
+            assert np.isfinite(obs["units"]).all()
+            env_.step(int(rng.choice(np.flatnonzero(mask))))
+        assert finished == {"blue": 1, "red": 1} and env_.agents == []
+        winner = env_.battle.result["winner"]
+        for agent in SIDES:
+            expected = 0.0 if winner == "draw" else (1.0 if agent == winner else -1.0)
+            assert seen[agent][-1] == expected and all(x == 0 for x in seen[agent][:-1])
+
+
+def test_aec_illegal_action_raises() -> None:
+    env_ = BattleAECEnv("skirmish_line")
+    env_.reset(seed=0)
+    obs = env_.observe(env_.agent_selection)
+    other = "red" if env_.agent_selection == "blue" else "blue"
+    assert env_.observe(other)["action_mask"].sum() == 1
+    bad = int(np.flatnonzero(obs["action_mask"] == 0)[0])
+    with pytest.raises(IllegalActionError):
+        env_.step(bad)
+    assert env_.battle.actions == []  # nothing was applied
