@@ -8,6 +8,8 @@ waits for :meth:`Battle.apply`. An illegal action raises
 Stages (``state.stage``):
 
 * ``deploy`` — alternate deployment (CORE.SETUP.DEPLOY);
+* ``vanguard`` — Fast Cavalry Vanguard moves before the first turn, pending
+  kind "move" (CORE.SETUP.VANGUARD);
 * ``charge`` — charge declarations by the phasing player (CORE.MOVE.SEQUENCE 1);
 * ``react`` — the charged unit's reaction (CORE.REACT.*);
 * ``move`` — remaining moves (CORE.MOVE.REMAINING);
@@ -27,7 +29,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from env.rules import charges, combat, deployment, movement, psychology, shooting, victory
+from env.rules import charges, combat, deployment, movement, psychology, shooting, special_rules, victory
 from env.rules.actions import END_PHASE, Action, IllegalActionError, Pending
 from env.rules.dice import Dice
 from env.rules.events import Event, make_event
@@ -137,6 +139,8 @@ class Battle:
             return Pending(s.units[unit].side, "pursue", unit)
         if s.stage == "deploy":
             return Pending(s.queue["deploy_next"], "deploy")
+        if s.stage == "vanguard":  # CORE.SETUP.VANGUARD: move decisions before the first turn
+            return Pending(s.queue["vanguard"]["next"], "move")
         return Pending(s.active, s.stage)
 
     @property
@@ -167,6 +171,8 @@ class Battle:
         stage = s.stage
         if stage == "deploy":
             acts = deployment.legal(self)
+        elif stage == "vanguard":
+            acts = deployment.legal_vanguard(self)
         elif stage == "charge":
             acts = charges.legal_declarations(self)
         elif stage == "react":
@@ -201,6 +207,8 @@ class Battle:
         stage = self.state.stage
         if stage == "deploy":
             deployment.apply(self, action)
+        elif stage == "vanguard":
+            deployment.apply_vanguard(self, action)
         elif stage == "charge":
             charges.apply_declaration(self, action)
         elif stage == "react":
@@ -243,6 +251,8 @@ class Battle:
         stage = self.state.stage
         if stage == "deploy":
             deployment.apply(self, END_PHASE)
+        elif stage == "vanguard":
+            deployment.apply_vanguard(self, END_PHASE)
         elif stage == "charge":
             charges.apply_declaration(self, END_PHASE)
         elif stage == "move":
@@ -265,6 +275,7 @@ class Battle:
             self._enter_phase(order[i + 1])
             return
         # End of a player turn.
+        special_rules.end_of_player_turn(self)  # CORE.SR.REGENERATION healing
         if s.active == s.first_player:
             self._begin_player_turn(1 - s.active, s.turn)
         elif s.turn >= s.max_turns:

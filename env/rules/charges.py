@@ -15,7 +15,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from env.rules import geometry as geo
-from env.rules import psychology, shooting, space
+from env.rules import psychology, shooting, space, special_rules
 from env.rules.actions import REACTIONS, Action
 from env.rules.state import Engagement, UnitState
 
@@ -114,6 +114,8 @@ def charge_facing(battle: Battle, c: UnitState, t: UnitState, roll: bool) -> str
     favourable arc for the charger, 4–6 the most favourable); when False the
     least favourable is returned. None if no front-rank model lies in any arc.
     """
+    if t.has("skirmishers"):
+        return "front"  # CORE.TYPE.SKIRMISHERS: always charged in the front
     arcs = geo.unit_arc(space.pose(t), t.width, t.depth, space.front_rank(c))
     arcs = [a for a in arcs if a != "inside"]
     if not arcs:
@@ -131,6 +133,7 @@ def charge_facing(battle: Battle, c: UnitState, t: UnitState, roll: bool) -> str
 def start(battle: Battle) -> None:
     """Open the Movement phase at the charge declarations (CORE.MOVE.SEQUENCE)."""
     battle.state.queue["charges"] = []
+    psychology.forget_fear(battle)
     battle.emit("CORE.MOVE.SEQUENCE", player=battle.state.active, step="charges")
     battle.set_stage("charge")
 
@@ -153,7 +156,7 @@ def can_charge(battle: Battle, c: UnitState) -> bool:
 
 def charge_reach(c: UnitState) -> float:
     """The longest distance ``c`` may declare a charge at: M + 6", flyers 16" (CORE.CHARGE.ELIGIBLE)."""
-    return 16.0 if c.has("fly") else c.profile.M + CHARGE_BONUS_REACH
+    return 16.0 if special_rules.flyer(c) else c.profile.M + CHARGE_BONUS_REACH
 
 
 def target_ok(battle: Battle, c: UnitState, t: UnitState) -> bool:
@@ -197,6 +200,14 @@ def apply_declaration(battle: Battle, action: Action) -> None:
     c.flags["declared_charge"] = True
     battle.emit("CORE.CHARGE.DECLARE", unit=c.uid, target=t.uid, facing=facing)
     battle.emit("CORE.CHARGE.FACING", unit=c.uid, target=t.uid, facing=facing)
+    outcome = psychology.charge_psychology(battle, c, t)
+    if outcome == "cancelled":  # the charger failed Terror (CORE.PSY.TERROR)
+        battle.state.queue["charges"].pop()
+        return
+    if outcome == "fled":  # the charged unit failed Terror: its Flee! is made (CORE.PSY.TERROR)
+        battle.state.queue["charges"][-1]["reaction"] = "flee"
+        battle.emit("CORE.REACT.DECLARE", unit=t.uid, charger=c.uid, reaction="flee", forced="terror")
+        return
     battle.set_stage("react")
 
 
@@ -291,7 +302,7 @@ def resolve_all(battle: Battle) -> None:
             ch["range"] = None
             if c.alive and not c.fleeing:
                 high, faces = battle.dice.highest_2d6("CORE.CHARGE.RANGE")
-                ch["range"] = c.profile.M + high
+                ch["range"] = special_rules.charge_m(c) + high
                 ch["high"] = high
         if len(group) > 1:
             battle.emit("CORE.CHARGE.SAME_TARGET", target=tid, chargers=[ch["charger"] for ch in group])
@@ -338,6 +349,7 @@ def _resolve_one(battle: Battle, ch: dict[str, Any]) -> None:
         Engagement(attacker=c.uid, defender=t.uid, facing=ch["facing"], charged=True, turn=battle.state.turn)
     )
     c.flags["charged_into"] = t.uid
+    c.flags["charge_start_distance"] = ch["start_distance"]  # CORE.SR.IMPACT_HITS: charged from more than M away
 
 
 def _versus_fleeing(battle: Battle, c: UnitState, t: UnitState, success: bool, ch: dict[str, Any]) -> None:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import shapely
 
 from env.rules import geometry as geo
-from env.rules import psychology, space, tables
+from env.rules import psychology, space, special_rules, tables
 from env.rules.actions import PURSUIT_CHOICES, Action
 from env.rules.casualties import apply_wounds
 from env.rules.charges import charge_facing, contact_placement, edge_frame
@@ -153,45 +153,63 @@ def _obstacle_between(battle: Battle, a: UnitState, d: UnitState) -> bool:
 def resolve_strike(
     battle: Battle, st: Strike, attacks: int, round_one: bool, charged_units: set[int], defended: set[tuple[int, int]]
 ) -> int:
-    """Roll one strike: to hit (WS), to wound (S v T), armour saves. Returns unsaved wounds.
+    """Roll one strike: to hit (WS), to wound (S v T), saves. Returns the ordinary unsaved wounds.
+
+    The whole outcome (Killing Blows and Flammable doubles included) is left in
+    ``st.info["result"]`` as a :class:`special_rules.WoundResult`.
 
     CORE.CC.TO_HIT, CORE.CC.TO_WOUND, CORE.SAVE.MODIFIERS, CORE.WEAPON.MELEE,
-    CORE.SR.HATRED, CORE.TERRAIN.DEFENDED_OBSTACLE.
+    CORE.SR.HATRED, CORE.SR.ASF (re-roll against lower I), CORE.SR.POISON,
+    CORE.SR.DEVASTATING_CHARGE, CORE.PSY.FEAR (WS 1), CORE.SAVE.PIPELINE,
+    CORE.TERRAIN.DEFENDED_OBSTACLE.
     """
     u, t = battle.unit(st.unit), battle.unit(st.target)
+    st.info.pop("result", None)
     if attacks <= 0 or not u.alive or not t.alive:
         return 0
     charged = u.uid in charged_units
     eff = tables.melee_effect(u.melee, u.troop_type, round_one, charged)
-    needed_hit = tables.cc_to_hit(u.profile.WS, t.profile.WS)
+    ws, target_ws = psychology.combat_ws(battle, u), psychology.combat_ws(battle, t)
+    needed_hit = tables.cc_to_hit(ws, target_ws)
     sixes_only = round_one and (u.uid, t.uid) in defended
     faces = battle.dice.d6("CORE.CC.TO_HIT", attacks)
-    if u.has("hatred") and round_one and not sixes_only:
+    reroll = None
+    if not sixes_only and round_one and special_rules.hates(u, t):
+        reroll = "CORE.SR.HATRED"
+    elif not sixes_only and u.has("always_strikes_first") and u.profile.I > t.profile.I:
+        reroll = "CORE.SR.ASF"
+    if reroll is not None:
         misses = [f for f in faces if f < needed_hit]
-        if misses:
-            rerolled = battle.dice.d6("CORE.SR.HATRED", len(misses))
+        if misses:  # one re-roll of the misses, whatever the sources (CORE.DICE.REROLL)
+            rerolled = battle.dice.d6(reroll, len(misses))
             faces = [f for f in faces if f >= needed_hit] + rerolled
+            battle.emit(reroll, unit=u.uid, target=t.uid, rerolled=len(misses))
     hits = sum(1 for f in faces if (f == 6 if sixes_only else f >= needed_hit))
-    strength = tables.clamp_characteristic(
-        u.profile.S + eff.strength_bonus + (1 if u.has("devastating_charge") and round_one and charged else 0), "S"
-    )
-    needed_wound = tables.to_wound(strength, t.profile.T)
-    wound_faces = battle.dice.d6("CORE.CC.TO_WOUND", hits) if hits else []
-    wounds = sum(1 for f in wound_faces if f >= needed_wound)
+    devastating = u.has("devastating_charge") and round_one and charged
+    if devastating:
+        battle.emit("CORE.SR.DEVASTATING_CHARGE", unit=u.uid, strength_bonus=1)
+    strength = tables.clamp_characteristic(u.profile.S + eff.strength_bonus + int(devastating), "S")
     base_save = t.armour_save
     if t.shield and tables.melee_effect(t.melee, t.troop_type, round_one, t.uid in charged_units).loses_shield:
         base_save = min(tables.IMPOSSIBLE, base_save + 1)  # no shield bonus with a two-handed weapon
-    save = tables.armour_save_needed(base_save, strength, u.has("armour_piercing"))
-    save_faces = battle.dice.d6("CORE.SAVE.MODIFIERS", wounds) if wounds and save <= 6 else []
-    saved = sum(1 for f in save_faces if tables.save_passes(save, f))
+    res = special_rules.wound_and_save(
+        battle, u, t, hits, strength, base_save=base_save, armour_piercing=u.has("armour_piercing"),
+        poisoned=sum(1 for f in faces if f == 6), melee=True,
+    )
+    st.info["result"] = res
     battle.emit(
         "CORE.CC.TO_HIT", unit=u.uid, target=t.uid, attacks=attacks, needed=6 if sixes_only else needed_hit, hits=hits
     )
+    if ws != u.profile.WS or target_ws != t.profile.WS:
+        battle.emit("CORE.PSY.FEAR", unit=u.uid, target=t.uid, ws=ws, target_ws=target_ws, in_combat=True)
     if sixes_only:
         battle.emit("CORE.TERRAIN.DEFENDED_OBSTACLE", unit=u.uid, target=t.uid)
-    battle.emit("CORE.CC.TO_WOUND", unit=u.uid, target=t.uid, strength=strength, needed=needed_wound, wounds=wounds)
-    battle.emit("CORE.SAVE.MODIFIERS", unit=t.uid, needed=save, saved=saved)
-    return wounds - saved
+    battle.emit(
+        "CORE.CC.TO_WOUND", unit=u.uid, target=t.uid, strength=strength, needed=tables.to_wound(strength, t.profile.T),
+        wounds=res.wounds,
+    )
+    battle.emit("CORE.SAVE.MODIFIERS", unit=t.uid, needed=res.armour_needed, saved=res.armour_saved)
+    return res.unsaved
 
 
 # --------------------------------------------------------------------- phase flow
@@ -258,6 +276,9 @@ def fight_round(battle: Battle, group: list[Engagement]) -> bool:
     }
     wounds_by_side = [0, 0]
     champion_used: set[int] = set()
+    for i in units:
+        battle.unit(i).flags["fought"] = True
+    special_rules.before_blows(battle, group, r1, charged_units, wounds_by_side)
     if r1:
         first = [st for st in strikes if battle.unit(st.unit).side == charging_side]
         second = [st for st in strikes if battle.unit(st.unit).side != charging_side]
@@ -266,11 +287,15 @@ def fight_round(battle: Battle, group: list[Engagement]) -> bool:
         _strike_step(battle, second, r1, charged_units, defended, wounds_by_side, champion_used, "return")
     else:
         steps: dict[tuple[int, int], list[Strike]] = {}
+        members = [battle.unit(i) for i in units]
+        weapon_last = {u.uid: tables.melee_effect(u.melee, u.troop_type, False, False).strikes_last for u in members}
+        tiers = special_rules.strike_tiers(members, weapon_last)
+        for uid, tier in tiers.items():
+            if tier:
+                battle.emit("CORE.SR.ASF" if tier > 0 else "CORE.SR.ASL", unit=uid, strikes="first" if tier > 0 else "last")
         for st in strikes:
             u = battle.unit(st.unit)
-            eff = tables.melee_effect(u.melee, u.troop_type, False, False)
-            tier = 1 if u.has("always_strikes_first") else (-1 if (eff.strikes_last or u.has("always_strikes_last")) else 0)
-            steps.setdefault((tier, u.profile.I), []).append(st)
+            steps.setdefault((tiers[u.uid], u.profile.I), []).append(st)
         battle.emit("CORE.CC.STRIKE_ORDER.LATER", steps=[list(k) for k in sorted(steps, reverse=True)])
         for key in sorted(steps, reverse=True):
             _strike_step(battle, steps[key], r1, charged_units, defended, wounds_by_side, champion_used, None)
@@ -306,17 +331,18 @@ def _strike_step(
         pending.append((st, resolve_strike(battle, st, attacks, r1, charged_units, defended)))
     for st, wounds in pending:
         t = battle.unit(st.target)
-        if wounds <= 0 or not t.alive:
+        res = st.info.get("result") or special_rules.WoundResult(unsaved=max(0, wounds))
+        if not res.any or not t.alive:
             continue
-        wounds_by_side[battle.unit(st.unit).side] += wounds
-        killed = apply_wounds(battle, t, wounds, rule="CORE.CC.CASUALTIES", attacker=st.unit)
+        inflicted, killed = special_rules.apply_result(battle, t, res, "CORE.CC.CASUALTIES", attacker=st.unit)
+        wounds_by_side[battle.unit(st.unit).side] += inflicted
         t.flags["killed_this_round"] = t.flags.get("killed_this_round", 0) + killed
 
 
 def _side_bonus(battle: Battle, side_units: list[int], enemy_units: list[int], group: list[Engagement]) -> dict[str, int]:
     live = [battle.unit(i) for i in side_units if battle.unit(i).alive and not battle.unit(i).fleeing]
     parts: dict[str, int] = {}
-    eligible = [u for u in live if not flank_or_rear_engaged(battle, u)]
+    eligible = [u for u in live if not flank_or_rear_engaged(battle, u) and not u.has("skirmishers")]
     ranks = max((min(MAX_RANK_BONUS, sum(1 for r in range(2, u.ranks + 1) if u.models_in_rank(r) >= RANK_MIN_MODELS)) for u in eligible), default=0)
     if ranks:
         parts["ranks"] = ranks
@@ -379,6 +405,9 @@ def break_test(battle: Battle, u: UnitState, diff: int, enemies: list[UnitState]
     if u.has("unbreakable"):
         battle.emit("CORE.SR.UNBREAKABLE", unit=u.uid)
         return True
+    if u.has("swarm"):
+        special_rules.swarm_losses(battle, u, diff)
+        return True
     base = max(u.profile.Ld, psychology.general_ld(battle, u) or 0)
     largest = max((e.models for e in enemies), default=0)
     if u.has("stubborn"):
@@ -410,6 +439,7 @@ def _result_and_break(
     diff = abs(totals[0] - totals[1])
     battle.emit("CORE.CC.COMBAT_RESULT.COMPARE", totals=totals, winner=winner, difference=diff)
     losers = [battle.unit(i) for i in alive[1 - winner]]
+    special_rules.lose_frenzy(battle, losers)
     if len(alive[0]) + len(alive[1]) > 2:
         battle.emit("CORE.CC.MULTI", losers=[u.uid for u in losers], difference=diff)
     enemies = [battle.unit(i) for i in alive[winner]]
@@ -488,8 +518,8 @@ def _flee_and_pursue(battle: Battle) -> None:
         charged = {e.attacker for e in s.engagements if e.defender == uid and e.charged}
         source = max(contacts, key=lambda c: (c.unit_strength, c.uid in charged, -c.uid))
         pursuers = [c for c in contacts if c.uid in pursuers_all and c.uid not in moved]
-        flee_roll, _ = battle.dice.flee_roll("CORE.CC.FLEE", u.has("swiftstride") or u.troop_type == "cavalry")
-        rolls = {c.uid: battle.dice.flee_roll("CORE.CC.CAUGHT", c.has("swiftstride") or c.troop_type == "cavalry")[0] for c in pursuers}
+        flee_roll, _ = battle.dice.flee_roll("CORE.CC.FLEE", special_rules.swiftstride(u))
+        rolls = {c.uid: battle.dice.flee_roll("CORE.CC.CAUGHT", special_rules.swiftstride(c))[0] for c in pursuers}
         psychology.panic_nearby(battle, u, "CORE.PSY.PANIC.TRIGGER_BREAK")
         caught = any(r >= flee_roll for r in rolls.values())
         away = geo.facing_towards((source.x, source.y), (u.x, u.y))

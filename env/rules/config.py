@@ -71,12 +71,16 @@ SPECIAL_RULES: frozenset[str] = frozenset(
 
 SPECIAL_RULE_PATTERNS: tuple[re.Pattern[str], ...] = (
     re.compile(r"multiple_shots_[2-9]"),
-    re.compile(r"impact_hits_[1-9]"),
+    re.compile(r"impact_hits_([1-9]|d3|d6)"),
+    re.compile(r"hatred_[a-z]+"),
     re.compile(r"magic_resistance_[1-4]"),
     re.compile(r"regeneration_[2-6]"),
     re.compile(r"ward_save_[2-6]"),
 )
-"""Parameterised special rule ids (CORE.SR.MULTIPLE_SHOTS, IMPACT_HITS, MAGIC_RESISTANCE, ...)."""
+"""Parameterised special rule ids (CORE.SR.MULTIPLE_SHOTS, IMPACT_HITS, MAGIC_RESISTANCE, ...).
+
+``impact_hits_d3`` / ``impact_hits_d6`` roll per model; ``hatred_<faction>`` hates one faction only
+(plain ``hatred`` hates every enemy)."""
 
 class ConfigError(ValueError):
     """A bad configuration file. ``str()`` is one line: ``<file>: <field path>: <problem>``.

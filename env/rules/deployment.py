@@ -1,7 +1,7 @@
 """Deployment: roll-off, alternating deployment into slots, first turn.
 
 Rules: CORE.SETUP.ROLL_OFF, CORE.SETUP.ZONES, CORE.SETUP.DEPLOY,
-CORE.SETUP.SCOUTS, CORE.SETUP.FIRST_TURN.
+CORE.SETUP.SCOUTS, CORE.SETUP.VANGUARD, CORE.SETUP.FIRST_TURN.
 
 A unit deploys into a *slot*: a column (x = 6, 12, …, 66 inches) and a row (the
 unit's front edge 11", 7" or 3" from its own table edge; Scouts also have rows
@@ -137,8 +137,102 @@ def apply(battle: Battle, action: Action) -> None:
         s.queue["deploy_next"] = other
     elif _deployable(battle, side):
         s.queue["deploy_next"] = side
-    else:
+    elif not _start_vanguard(battle):
         _first_turn(battle)
+
+
+# --------------------------------------------------------------------- Vanguard
+VANGUARD_MOVE = 12  # CORE.SETUP.VANGUARD: up to 12" under the normal-move rules
+VANGUARD_CLEARANCE = 12.0  # and not ending within 12" of an enemy
+VANGUARD_OPTIONS = (
+    "advance", "advance_half", "wheel_left", "wheel_right", "wheel_left_short", "wheel_right_short",
+    "turn_left", "turn_right", "about_face", "backward", "reform_wide", "reform_deep", "reform_face",
+)  # fmt: skip
+"""The normal-move options a Vanguard move may use (no march)."""
+
+
+def _vanguard_units(battle: Battle, side: int) -> list[UnitState]:
+    done = set(battle.state.queue.get("vanguard", {}).get("done", []))
+    return [u for u in space.alive_units(battle.state, side) if u.has("fast_cavalry") and u.uid not in done]
+
+
+def _start_vanguard(battle: Battle) -> bool:
+    """Open the Vanguard moves if any Fast Cavalry is on the table (CORE.SETUP.VANGUARD)."""
+    if not (_vanguard_units(battle, 0) or _vanguard_units(battle, 1)):
+        return False
+    first = battle.state.queue.get("finished_first") or 0
+    if not _vanguard_units(battle, first):
+        first = 1 - first
+    battle.state.queue["vanguard"] = {"next": first, "done": [], "passed": []}
+    battle.set_stage("vanguard")
+    return True
+
+
+def _vanguard_plan(battle: Battle, u: UnitState, option: str) -> dict | None:
+    """A Vanguard move of ``u``: the plan of a normal move with M = 12", ending more than 12" from every enemy."""
+    from copy import copy
+    from dataclasses import replace
+
+    from env.rules import movement
+
+    shadow = copy(u)
+    shadow.profile = replace(u.profile, M=VANGUARD_MOVE)
+    shadow.special_rules = [r for r in u.special_rules if r not in ("fly", "hover")]
+    env = space.Surroundings(battle.state, u)
+    plan = movement._plan(battle, shadow, option, env, marching=False)
+    if plan is None:
+        return None
+    enemies = [space.footprint(e) for e in space.alive_units(battle.state, 1 - u.side)]
+
+    def clear(p: geo.Pose) -> bool:
+        poly = space.footprint_at(u, p, plan["files"])
+        return all(geo.distance(poly, e) > VANGUARD_CLEARANCE + geo.EPS for e in enemies)
+
+    if clear(plan["pose"]):
+        return plan
+    if option != "advance":
+        return None
+    start, lo, hi = space.pose(u), 0.0, plan["distance"]
+    for _ in range(12):  # the furthest straight advance that stays clear
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if clear(geo.move_straight(start, mid)) else (lo, mid)
+    if lo < movement.MIN_MOVE:
+        return None
+    return {"pose": geo.move_straight(start, lo), "distance": lo, "files": u.files}
+
+
+def legal_vanguard(battle: Battle) -> list[Action]:
+    """The Vanguard moves of the side whose turn it is: ``move`` actions (CORE.SETUP.VANGUARD)."""
+    side = battle.state.queue["vanguard"]["next"]
+    acts = []
+    for u in _vanguard_units(battle, side):
+        acts.extend(Action("move", u.uid, None, o) for o in VANGUARD_OPTIONS if _vanguard_plan(battle, u, o) is not None)
+    return acts
+
+
+def apply_vanguard(battle: Battle, action: Action) -> None:
+    """Make one Vanguard move, or pass (end_phase: the side makes no more); sides alternate."""
+    s = battle.state
+    vg = s.queue["vanguard"]
+    side = vg["next"]
+    if action.kind == "end_phase":
+        vg["passed"].append(side)
+        battle.emit("CORE.SETUP.VANGUARD", side=side, passed=True)
+    else:
+        u = battle.unit(action.unit)
+        plan = _vanguard_plan(battle, u, action.option)
+        assert plan is not None  # legal actions only
+        pose = plan["pose"]
+        u.x, u.y, u.facing, u.files = pose.x, pose.y, pose.facing % 360.0, plan["files"]
+        vg["done"].append(u.uid)
+        battle.emit("CORE.SETUP.VANGUARD", unit=u.uid, side=side, option=action.option, distance=plan["distance"],
+                    x=u.x, y=u.y, facing=u.facing, files=u.files)
+    waiting = [p for p in (1 - side, side) if p not in vg["passed"] and _vanguard_units(battle, p)]
+    if waiting:
+        vg["next"] = waiting[0]
+        return
+    del s.queue["vanguard"]
+    _first_turn(battle)
 
 
 def _first_turn(battle: Battle) -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from env.rules import geometry as geo
-from env.rules import psychology, space
+from env.rules import psychology, space, special_rules
 from env.rules.actions import MOVE_OPTIONS, Action
 from env.rules.state import UnitState
 
@@ -118,7 +118,7 @@ def _plan(
     With ``check_only`` only legality is decided (a translation is legal if its
     first MIN_MOVE inches are) and the returned dict may be empty.
     """
-    m = float(u.profile.M)
+    m = special_rules.move_allowance(u)  # flyers: 10" (CORE.MOVE.FLY)
     start = space.pose(u)
     if option in ("advance", "advance_half", "march", "backward"):
         if option == "march" and not may_march(u):
@@ -209,7 +209,7 @@ def _with_files(u: UnitState, files: int) -> UnitState:
 
 def _neighbourhood(battle: Battle, u: UnitState) -> tuple:
     """What a unit's move options depend on: the units within reach and the nearest enemy."""
-    reach = 2.0 * u.profile.M + 2.0 * space.radius(u) + 14.0
+    reach = 2.0 * special_rules.move_allowance(u) + 2.0 * space.radius(u) + 14.0
     near = tuple(
         (o.uid, o.x, o.y, o.facing, o.files, o.models)
         for o in battle.state.units

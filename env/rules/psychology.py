@@ -10,7 +10,7 @@ import math
 from typing import TYPE_CHECKING
 
 from env.rules import geometry as geo
-from env.rules import space
+from env.rules import space, special_rules
 from env.rules.state import UnitState
 
 if TYPE_CHECKING:
@@ -67,7 +67,10 @@ def destroy(battle: Battle, u: UnitState, rule: str, panic: bool = True, **info:
 
 
 def panic_nearby(battle: Battle, source: UnitState, trigger: str) -> None:
-    """Friends of ``source`` within 6" take Panic tests (CORE.PSY.PANIC.TRIGGER_*)."""
+    """Friends of ``source`` within 6" take Panic tests (CORE.PSY.PANIC.TRIGGER_*); Swarms cause none."""
+    if source.has("swarm"):
+        battle.emit("CORE.TYPE.SWARM", unit=source.uid, trigger=trigger, panic=False)
+        return
     for f in space.alive_units(battle.state, source.side):
         if f.uid == source.uid or not space.near(f, source, PANIC_RANGE):
             continue
@@ -85,7 +88,7 @@ def panic_test(battle: Battle, u: UnitState, source_xy: tuple[float, float], tri
     key = f"{s.turn}:{s.active}:{s.phase}"
     if not u.alive or u.fleeing or engaged(battle, u) or u.flags.get("panic_tested") == key:
         return
-    if u.has("immune_to_psychology") or u.has("frenzy") or u.has("stupidity") or u.troop_type == "war_machine":
+    if special_rules.immune_to_psychology(u) or u.troop_type == "war_machine":
         battle.emit("CORE.PSY.PANIC.EXEMPT", unit=u.uid, trigger=trigger)
         return
     u.flags["panic_tested"] = key
@@ -118,7 +121,7 @@ def flee(
     """
     s = battle.state
     if roll is None:
-        roll, _ = battle.dice.flee_roll(rule, u.has("swiftstride") or u.troop_type == "cavalry")
+        roll, _ = battle.dice.flee_roll(rule, special_rules.swiftstride(u))
     u.fleeing = True
     u.flags["fled"] = True
     mark_engagements_removed(battle, u)
@@ -154,7 +157,7 @@ def flee(
             if u.removed:
                 return roll
     for o in through:
-        if o.side == u.side and o.alive:
+        if o.side == u.side and o.alive and not u.has("swarm"):
             panic_test(battle, o, (u.x, u.y), "CORE.PSY.PANIC.TRIGGER_FLED_THROUGH", source=u.uid)
     return roll
 
@@ -188,6 +191,7 @@ def start_of_turn(battle: Battle) -> None:
     """
     s = battle.state
     battle.emit("CORE.START.SEQUENCE", player=s.active)
+    stupidity_tests(battle)
     for u in space.alive_units(s, s.active):
         if not u.fleeing:
             continue
@@ -222,3 +226,130 @@ def compulsory_moves(battle: Battle) -> None:
             source = (enemy.x, enemy.y) if enemy is not None else (u.x, u.y - 1.0 if u.side == 0 else u.y + 1.0)
             flee(battle, u, source, "CORE.MOVE.COMPULSORY")
             u.flags["moved"] = True
+    for u in space.alive_units(s, s.active):
+        if u.flags.get("stupid") and not u.fleeing and not engaged(battle, u):
+            stupidity_move(battle, u)
+
+
+# --------------------------------------------------------------------- Stupidity
+def stupidity_tests(battle: Battle) -> None:
+    """CORE.PSY.STUPIDITY (CORE.START.SEQUENCE step 2): each non-engaged, non-fleeing Stupid unit tests its Ld.
+
+    A failure marks the unit ``stupid`` for the turn: it may not charge, shoot,
+    cast or move by choice, and makes its D6" move among the compulsory moves.
+    """
+    s = battle.state
+    for u in space.alive_units(s, s.active):
+        if not u.has("stupidity") or u.fleeing or engaged(battle, u):
+            continue
+        if not test_ld(battle, u, u.profile.Ld, "CORE.PSY.STUPIDITY"):
+            u.flags["stupid"] = True
+
+
+def stupidity_move(battle: Battle, u: UnitState) -> float:
+    """CORE.PSY.STUPIDITY: move D6" towards the nearest enemy (straight ahead if none), stopping 1" short.
+
+    The unit turns about its centre to face the enemy (where that footprint is
+    legal), then moves straight, stopping 1" from any unit. Returns the distance moved.
+    """
+    from env.rules.movement import furthest_legal
+
+    roll = battle.dice.d6("CORE.PSY.STUPIDITY")[0]
+    enemy = nearest_enemy(battle, u)
+    start = space.pose(u)
+    if enemy is not None:
+        turned = geo.Pose(u.x, u.y, geo.facing_towards((u.x, u.y), (enemy.x, enemy.y)))
+        poly = space.footprint_at(u, turned)
+        if not space.Surroundings(battle.state, u).blocked(poly, poly):
+            start = turned
+    dist = furthest_legal(battle, u, start, float(roll), gap=1.0) or 0.0
+    end = geo.move_straight(start, dist)
+    u.x, u.y, u.facing = end.x, end.y, end.facing % 360.0
+    u.flags["moved"] = True
+    battle.emit("CORE.PSY.STUPIDITY", unit=u.uid, roll=roll, distance=dist, towards=None if enemy is None else enemy.uid,
+                x=u.x, y=u.y, facing=u.facing)
+    return dist
+
+
+# --------------------------------------------------------------------- Fear and Terror
+def forget_fear(battle: Battle) -> None:
+    """End "WS 1 for that combat" (CORE.PSY.FEAR) for every unit no longer engaged."""
+    for u in battle.state.units:
+        if u.marks.get("afraid_of") and not engaged(battle, u):
+            del u.marks["afraid_of"]
+
+
+def fear_test(battle: Battle, u: UnitState, source: UnitState, role: str) -> str | None:
+    """One Fear or Terror test of ``u`` against ``source`` (CORE.PSY.FEAR, CORE.PSY.TERROR).
+
+    Terror-causers ignore Fear and Terror; Fear-causers ignore Fear and take
+    only a Fear test against Terror; a unit takes one Terror test per game and
+    Fear tests afterwards. ItP, Frenzy and Stupidity pass automatically; the
+    General's Ld may be used (CORE.PSY.HELPERS). A failed Fear test sets the
+    unit's WS to 1 for the combat with ``source``.
+
+    Returns None (no test), "passed", "fear" (failed Fear) or "terror" (failed Terror).
+    """
+    if not special_rules.causes_fear(source) or not u.alive or u.fleeing:
+        return None
+    kind = "terror" if special_rules.causes_terror(source) else "fear"
+    if special_rules.causes_terror(u) or (special_rules.causes_fear(u) and kind == "fear"):
+        battle.emit("CORE.PSY.FEAR", unit=u.uid, source=source.uid, role=role, ignored=True)
+        return None
+    if kind == "terror" and (special_rules.causes_fear(u) or u.marks.get("terror_tested")):
+        kind = "fear"
+    rule = "CORE.PSY.TERROR" if kind == "terror" else "CORE.PSY.FEAR"
+    if special_rules.immune_to_psychology(u):
+        battle.emit(rule, unit=u.uid, source=source.uid, role=role, passed=True, automatic=True)
+        passed = True
+    else:
+        if kind == "terror":
+            u.marks["terror_tested"] = True
+        ld = max(u.profile.Ld, general_ld(battle, u) or 0)
+        passed = test_ld(battle, u, ld, rule, source=source.uid, role=role)
+    afraid = [i for i in u.marks.get("afraid_of", []) if i != source.uid]
+    if not passed and kind == "fear":
+        afraid.append(source.uid)
+    if afraid:
+        u.marks["afraid_of"] = afraid
+    else:
+        u.marks.pop("afraid_of", None)
+    return "passed" if passed else kind
+
+
+def charge_psychology(battle: Battle, charger: UnitState, target: UnitState) -> str | None:
+    """Fear and Terror at a charge declaration (CORE.PSY.TIMING).
+
+    The charger tests right after declaring; if it fails Terror it flees at
+    once away from the target and its charge is cancelled ("cancelled"). Then
+    the charged unit tests before it reacts; if it fails Terror it flees at
+    once, which is its reaction ("fled"). Otherwise returns None.
+    """
+    if not (special_rules.causes_fear(charger) or special_rules.causes_fear(target)):
+        return None
+    battle.emit("CORE.PSY.TIMING", charger=charger.uid, target=target.uid)
+    if fear_test(battle, charger, target, "charger") == "terror":
+        flee(battle, charger, (target.x, target.y), "CORE.PSY.TERROR", cancelled_charge=target.uid)
+        return "cancelled"
+    if fear_test(battle, target, charger, "charged") == "terror":
+        target.flags["fled_reaction"] = True
+        flee(battle, target, (charger.x, charger.y), "CORE.REACT.FLEE", terror=True)
+        return "fled"
+    return None
+
+
+def combat_ws(battle: Battle, u: UnitState) -> int:
+    """The WS ``u`` fights with: 1 while it is in a combat with a unit it failed a Fear test against (CORE.PSY.FEAR)."""
+    afraid = u.marks.get("afraid_of")
+    if not afraid:
+        return u.profile.WS
+    engs = battle.state.engagements
+    seen, todo = {u.uid}, [u.uid]
+    while todo:
+        x = todo.pop()
+        for e in engs:
+            for a, b in ((e.attacker, e.defender), (e.defender, e.attacker)):
+                if a == x and b not in seen:
+                    seen.add(b)
+                    todo.append(b)
+    return 1 if any(i in seen for i in afraid) else u.profile.WS

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from env.rules import special_rules
 from env.rules.army import unit_points
 from env.rules.config import (
     ArmyUnitConfig,
@@ -54,6 +55,8 @@ def make_unit(
     ut = next(t for t in faction.units if t.id == entry.unit)
     gear = _apply_options(ut, list(entry.options))
     base_w, base_d = (v / MM_PER_INCH for v in ut.base_mm())
+    if "skirmishers" in gear["special_rules"]:
+        base_w, base_d = base_w + 1.0, base_d + 1.0  # CORE.TYPE.SKIRMISHERS: a loose grid, pitch base + 1"
     files = getattr(entry, "files", None) or min(entry.models, DEFAULT_FILES.get(ut.troop_type, 5))
     command = set(entry.command)
     p = ut.profile
@@ -73,7 +76,7 @@ def make_unit(
         shield=bool(gear["shield"]),
         melee=gear["melee"],
         missile=gear["missile"],
-        special_rules=gear["special_rules"],
+        special_rules=special_rules.with_implied_rules(ut.troop_type, gear["special_rules"]),
         base_w=base_w,
         base_d=base_d,
         models=entry.models,

@@ -7,9 +7,8 @@ from typing import TYPE_CHECKING
 import shapely
 
 from env.rules import geometry as geo
-from env.rules import psychology, space, tables
+from env.rules import psychology, space, special_rules, tables
 from env.rules.actions import Action
-from env.rules.casualties import apply_wounds
 from env.rules.state import UnitState
 
 if TYPE_CHECKING:
@@ -157,22 +156,25 @@ def resolve_fire(battle: Battle, u: UnitState, t: UnitState, stand_and_shoot: bo
     (not for Stand and Shoot). Returns the models killed.
     """
     w = weapon(u)
-    shots_per_model = w.multiple_shots if w.multiple_shots > 1 else (2 if u.has("multiple_shots_2") else 1)
+    # CORE.SR.MULTIPLE_SHOTS: N shots at −1 each (never fewer expected hits than the single shot).
+    shots_per_model = max(w.multiple_shots, special_rules.multiple_shots(u))
     multi = shots_per_model > 1
+    if multi:
+        battle.emit("CORE.SR.MULTIPLE_SHOTS", unit=u.uid, shots_per_model=shots_per_model)
     mod, parts = to_hit_modifier(battle, u, t, stand_and_shoot, multi)
     front, volley = shooters(u)
     rule = "CORE.REACT.STAND_SHOOT" if stand_and_shoot else "CORE.SHOOT.TO_HIT"
-    hits = _roll_hits(battle, u.profile.BS, mod, front * shots_per_model, rule)
+    sixes: list[int] = []
+    hits = _roll_hits(battle, u.profile.BS, mod, front * shots_per_model, rule, sixes)
     if volley:
-        hits += _roll_hits(battle, u.profile.BS, mod - 1, volley * shots_per_model, "CORE.SR.VOLLEY_FIRE")
+        hits += _roll_hits(battle, u.profile.BS, mod - 1, volley * shots_per_model, "CORE.SR.VOLLEY_FIRE", sixes)
     strength = w.strength if w.strength is not None else u.profile.S
     needed = tables.to_wound(strength, t.profile.T)
-    wound_faces = battle.dice.d6("CORE.SHOOT.TO_WOUND", hits) if hits else []
-    wounds = sum(1 for f in wound_faces if f >= needed or f == 6)
-    save = tables.armour_save_needed(t.armour_save, strength, w.armour_piercing or u.has("armour_piercing"))
-    save_faces = battle.dice.d6("CORE.SAVE.MODIFIERS", wounds) if wounds and save <= 6 else []
-    saved = sum(1 for f in save_faces if tables.save_passes(save, f))
-    unsaved = wounds - saved
+    res = special_rules.wound_and_save(
+        battle, u, t, hits, strength, armour_piercing=w.armour_piercing or u.has("armour_piercing"), poisoned=sum(sixes),
+        wound_rule="CORE.SHOOT.TO_WOUND",
+    )
+    wounds, save, saved, unsaved = res.wounds, res.armour_needed, res.armour_saved, res.unsaved
     battle.emit(
         "CORE.SHOOT.MODIFIERS", unit=u.uid, target=t.uid, modifier=mod, parts=parts, needed=tables.shooting_to_hit(u.profile.BS, mod)
     )
@@ -181,14 +183,21 @@ def resolve_fire(battle: Battle, u: UnitState, t: UnitState, stand_and_shoot: bo
     )
     battle.emit("CORE.SAVE.ARMOUR_TABLE", unit=t.uid, base_save=t.armour_save, needed=save, saved=saved)
     battle.emit("CORE.SHOOT.ALLOCATE", unit=u.uid, target=t.uid, unsaved=unsaved)
-    killed = apply_wounds(battle, t, unsaved, rule="CORE.SHOOT.CASUALTIES", shooter=u.uid)
+    champion = t.champion
+    _, killed = special_rules.apply_result(battle, t, res, "CORE.SHOOT.CASUALTIES", shooter=u.uid)
+    if u.has("sniper") and champion and t.champion and killed:
+        t.champion = False  # CORE.SR.SNIPER: the shooter picks the champion, removed first (CORE.CC.CASUALTIES)
+        battle.emit("CORE.SR.SNIPER", unit=u.uid, target=t.uid, champion_slain=True)
     if not stand_and_shoot and t.alive and t.flags.get("lost_this_phase", 0) > t.flags.get("front_rank_at_phase", t.files):
         psychology.panic_test(battle, t, (u.x, u.y), "CORE.PSY.PANIC.TRIGGER_CASUALTIES", source=u.uid)
     return killed
 
 
-def _roll_hits(battle: Battle, bs: int, mod: int, shots: int, rule: str) -> int:
-    """Roll ``shots`` to-hit dice with follow-up dice for needs of 7–9 (CORE.SHOOT.TO_HIT)."""
+def _roll_hits(battle: Battle, bs: int, mod: int, shots: int, rule: str, sixes: list[int] | None = None) -> int:
+    """Roll ``shots`` to-hit dice with follow-up dice for needs of 7–9 (CORE.SHOOT.TO_HIT).
+
+    Appends to ``sixes`` how many hits were natural 6s (CORE.SR.POISON).
+    """
     if shots <= 0:
         return 0
     needed = tables.shooting_to_hit(bs, mod)
@@ -196,9 +205,13 @@ def _roll_hits(battle: Battle, bs: int, mod: int, shots: int, rule: str) -> int:
         battle.emit(rule, shots=shots, needed=needed, hits=0, impossible=True)
         return 0
     faces = battle.dice.d6(rule, shots)
-    hits = 0
+    hits = six_hits = 0
     for f in faces:
         second = battle.dice.d6(rule)[0] if needed > 6 and f == 6 else None
-        hits += tables.shot_hits(needed, f, second)
+        hit = tables.shot_hits(needed, f, second)
+        hits += hit
+        six_hits += hit and f == 6
+    if sixes is not None:
+        sixes.append(six_hits)
     battle.emit(rule, shots=shots, needed=needed, hits=hits)
     return hits

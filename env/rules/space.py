@@ -13,6 +13,7 @@ import shapely
 from shapely.geometry import Polygon
 
 from env.rules import geometry as geo
+from env.rules import special_rules
 from env.rules.state import BattleState, TerrainFeature, UnitState
 
 IMPASSABLE = frozenset({"building", "rocks", "lake"})
@@ -154,7 +155,9 @@ class Surroundings:
         self.impassable = np.array([terrain_poly(t) for t in state.terrain if t.kind in IMPASSABLE], dtype=object)
         self.difficult = np.array([terrain_poly(t) for t in state.terrain if t.kind in DIFFICULT], dtype=object)
         self.obstacles = np.array([terrain_poly(t) for t in state.terrain if t.kind in OBSTACLES], dtype=object)
-        self.ignores_terrain = u.has("fly") or u.has("ethereal")
+        self.ignores_terrain = special_rules.moves_over_units(u)  # CORE.MOVE.FLY, CORE.SR.ETHEREAL
+        self.over_units = special_rules.moves_over_units(u)  # only the end position counts
+        self.skirmishers = u.has("skirmishers")  # CORE.TYPE.SKIRMISHERS ignore difficult terrain
         self.half_m = u.profile.M / 2.0
 
     @staticmethod
@@ -182,6 +185,8 @@ class Surroundings:
         ``gap`` inches of any unit, coming within ``gap`` of an enemy, or
         passing through a friend (unless ``pass_friends``).
         """
+        if self.over_units:
+            path = end
         minx, miny, maxx, maxy = end.bounds
         w, h = self.table
         if minx < -geo.EPS or miny < -geo.EPS or maxx > w + geo.EPS or maxy > h + geo.EPS:
@@ -217,7 +222,7 @@ class Surroundings:
         """(multiplier, extra inches): ×2 through difficult terrain, +M/2 per obstacle (CORE.TERRAIN.COST)."""
         if self.ignores_terrain:
             return 1.0, 0.0
-        mult = 2.0 if self.overlapping(path, self.difficult).any() else 1.0
+        mult = 2.0 if not self.skirmishers and self.overlapping(path, self.difficult).any() else 1.0
         extra = self.half_m * int(self.overlapping(path, self.obstacles).sum())
         return mult, extra
 

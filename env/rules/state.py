@@ -78,6 +78,8 @@ class UnitState:
         fleeing: the unit is fleeing (CORE.PSY.FLEE.STATUS).
         flags: per-turn markers (moved, marched, charged, rallied, ...), reset
             at the start of each player turn.
+        marks: markers that outlast the turn (Terror tested, Fear failed
+            against, breath weapon uses).
     """
 
     uid: int
@@ -112,6 +114,7 @@ class UnitState:
     fled_off: bool = False
     fleeing: bool = False
     flags: dict[str, Any] = field(default_factory=dict)
+    marks: dict[str, Any] = field(default_factory=dict)
 
     # ----- derived quantities -------------------------------------------
     @property
@@ -154,7 +157,7 @@ class UnitState:
             "war_machine": 1,
         }
         if self.troop_type == "monster":
-            return self.profile.W * self.models - self.wounds_taken
+            return self.profile.W * self.models  # its starting W
         return per_model.get(self.troop_type, 1) * self.models
 
     def has(self, rule: str) -> bool:
