@@ -73,6 +73,8 @@ class BattleAECEnv(AECEnv[str, dict[str, np.ndarray], int]):
         self._rng: np.random.Generator | None = None
         self.battle: Battle | None = None
         self._steps = 0
+        self._mask_key: tuple[int, int, int] | None = None
+        self._mask_value = np.zeros(self.codec.size, dtype=bool)
 
     # ------------------------------------------------------------------ spaces
     def observation_space(self, agent: str) -> spaces.Dict:
@@ -97,6 +99,7 @@ class BattleAECEnv(AECEnv[str, dict[str, np.ndarray], int]):
         red = options.get("red_army") or (self.red_armies[int(rng.integers(len(self.red_armies)))] if self.red_armies else None)
         self.battle = Battle.from_scenario(self.scenario, seed=int(rng.integers(2**31)), blue_army=blue, red_army=red)
         self._steps = 0
+        self._mask_key = None
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0.0)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
@@ -110,7 +113,16 @@ class BattleAECEnv(AECEnv[str, dict[str, np.ndarray], int]):
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         """``agent``'s observation (its own side's view, ``action_mask`` included)."""
         assert self.battle is not None
-        return self.observer.observe(self.battle, SIDES.index(agent))
+        player = SIDES.index(agent)
+        return self.observer.observe(self.battle, player, self._mask(player))
+
+    def _mask(self, player: int) -> np.ndarray:
+        """``codec.mask`` for ``player``, memoised for the current decision."""
+        assert self.battle is not None
+        key = (id(self.battle), self.battle.state.step, player)
+        if self._mask_key != key:
+            self._mask_key, self._mask_value = key, self.codec.mask(self.battle, player)
+        return self._mask_value
 
     def step(self, action: int | np.integer | None) -> None:
         """Apply the selected agent's action index (None for an agent that is done).
@@ -129,7 +141,7 @@ class BattleAECEnv(AECEnv[str, dict[str, np.ndarray], int]):
         if action is None:
             raise IllegalActionError(f"agent {agent} is still playing; None is only for an agent that is done")
         index = int(action)
-        mask = self.codec.mask(self.battle, player)
+        mask = self._mask(player)
         if not (0 <= index < self.codec.size and mask[index]):
             raise IllegalActionError(
                 f"action index {index} is not allowed for {agent} now ({int(mask.sum())} allowed, "

@@ -8,7 +8,7 @@ battle and relative to the acting side ``player``:
 * enemy slot ``j``: the ``j``-th unit of the other side in uid order.
 
 Slots never move during a battle (a destroyed unit keeps its slot). With ``n``
-slots per side the index layout is (blocks in this order, ``n = 10`` gives 961
+slots per side the index layout is (blocks in this order, ``n = 10`` gives 1191
 indices):
 
 ============ ======================== ==========================================
@@ -22,6 +22,14 @@ react        n · len(REACTIONS)       ``j · 3 + r``: the charged (pending) uni
                                       the charger in enemy slot j with ``REACTIONS[r]``
 shoot        n · n                    ``i · n + j``: own unit i shoots enemy j
 pursue       n · len(PURSUIT_CHOICES) ``i · 2 + c``: own unit i, ``PURSUIT_CHOICES[c]``
+join         n · n                    ``i · n + j``: own character i joins own unit j
+                                      (``move`` option "join", CORE.MOVE.JOIN)
+leave        n                        ``i``: own character i leaves its unit
+                                      (``move`` option "leave", CORE.MOVE.LEAVE)
+challenge    n · n                    ``i · n + j``: own model i (a character, or a
+                                      unit's champion) challenges enemy unit j
+accept       n                        ``i``: own model i accepts the challenge
+refuse       n                        ``i``: own model i refuses it
 ============ ======================== ==========================================
 
 Deployment slots are side-relative already (:func:`env.rules.deployment.slot_pose`
@@ -47,8 +55,9 @@ from env.rules.deployment import N_SLOTS
 if TYPE_CHECKING:
     from env.rules.battle import Battle
 
-BLOCKS = ("end_phase", "deploy", "move", "charge", "react", "shoot", "pursue")
-"""Block names in index order; each is also the Action.kind it encodes."""
+BLOCKS = ("end_phase", "deploy", "move", "charge", "react", "shoot", "pursue", "join", "leave", "challenge", "accept", "refuse")
+"""Block names in index order; each is also the Action.kind it encodes, except
+``join`` and ``leave``, which are ``move`` actions with those options."""
 
 _MOVE_INDEX = {o: k for k, o in enumerate(MOVE_OPTIONS)}
 _REACT_INDEX = {o: k for k, o in enumerate(REACTIONS)}
@@ -95,6 +104,11 @@ class CodecLayout:
     react: int
     shoot: int
     pursue: int
+    join: int
+    leave: int
+    challenge: int
+    accept: int
+    refuse: int
     size: int
 
 
@@ -120,8 +134,13 @@ class ActionCodec:
         react = charge + n * n
         shoot = react + n * len(REACTIONS)
         pursue = shoot + n * n
-        size = pursue + n * len(PURSUIT_CHOICES)
-        self.layout = CodecLayout(deploy, move, charge, react, shoot, pursue, size)
+        join = pursue + n * len(PURSUIT_CHOICES)
+        leave = join + n * n
+        challenge = leave + n
+        accept = challenge + n * n
+        refuse = accept + n
+        size = refuse + n
+        self.layout = CodecLayout(deploy, move, charge, react, shoot, pursue, join, leave, challenge, accept, refuse, size)
         self.size = size
 
     # ------------------------------------------------------------------ slots
@@ -145,7 +164,12 @@ class ActionCodec:
             ("charge", L.charge, L.react),
             ("react", L.react, L.shoot),
             ("shoot", L.shoot, L.pursue),
-            ("pursue", L.pursue, L.size),
+            ("pursue", L.pursue, L.join),
+            ("join", L.join, L.leave),
+            ("leave", L.leave, L.challenge),
+            ("challenge", L.challenge, L.accept),
+            ("accept", L.accept, L.refuse),
+            ("refuse", L.refuse, L.size),
         ):
             if start <= index < end:
                 return name
@@ -162,37 +186,55 @@ class ActionCodec:
         if action.kind == "end_phase":
             return 0
         own, enemy = self._slots(battle, player)
+        return self._encode(action, player, {u: i for i, u in enumerate(own)}, {u: j for j, u in enumerate(enemy)})
+
+    def _encode(self, action: Action, player: int, own: dict[int, int], enemy: dict[int, int]) -> int:
+        """:meth:`encode` with the slot maps (uid → slot) given."""
+        if action.kind == "end_phase":
+            return 0
         L, n = self.layout, self.n
 
         def own_slot(uid: int | None) -> int:
-            if uid not in own:
+            slot = None if uid is None else own.get(uid)
+            if slot is None:
                 raise ValueError(f"unit {uid} of '{action}' is not a unit of player {player}")
-            return own.index(uid)
+            return slot
 
         def enemy_slot(uid: int | None) -> int:
-            if uid not in enemy:
+            slot = None if uid is None else enemy.get(uid)
+            if slot is None:
                 raise ValueError(f"target {uid} of '{action}' is not an enemy of player {player}")
-            return enemy.index(uid)
+            return slot
 
         def option(table: dict[str, int]) -> int:
-            if action.option not in table:
+            k = None if action.option is None else table.get(action.option)
+            if k is None:
                 raise ValueError(f"cannot encode '{action}': unknown option {action.option!r}")
-            return table[action.option]
+            return k
 
-        if action.kind == "deploy":
-            return L.deploy + own_slot(action.unit) * N_SLOTS + option(_DEPLOY_INDEX)
-        if action.kind == "move":
+        kind = action.kind
+        if kind == "move" and action.option == "join":
+            return L.join + own_slot(action.unit) * n + own_slot(action.target)
+        if kind == "move" and action.option == "leave":
+            return L.leave + own_slot(action.unit)
+        if kind == "challenge":
+            return L.challenge + own_slot(action.unit) * n + enemy_slot(action.target)
+        if kind in ("accept", "refuse"):
+            return (L.accept if kind == "accept" else L.refuse) + own_slot(action.unit)
+        if kind == "move":
             return L.move + own_slot(action.unit) * len(MOVE_OPTIONS) + option(_MOVE_INDEX)
-        if action.kind == "charge":
+        if kind == "deploy":
+            return L.deploy + own_slot(action.unit) * N_SLOTS + option(_DEPLOY_INDEX)
+        if kind == "charge":
             return L.charge + own_slot(action.unit) * n + enemy_slot(action.target)
-        if action.kind == "react":
+        if kind == "react":
             own_slot(action.unit)
             return L.react + enemy_slot(action.target) * len(REACTIONS) + option(_REACT_INDEX)
-        if action.kind == "shoot":
+        if kind == "shoot":
             return L.shoot + own_slot(action.unit) * n + enemy_slot(action.target)
-        if action.kind == "pursue":
+        if kind == "pursue":
             return L.pursue + own_slot(action.unit) * len(PURSUIT_CHOICES) + option(_PURSUE_INDEX)
-        raise ValueError(f"cannot encode '{action}': unknown kind '{action.kind}'")
+        raise ValueError(f"cannot encode '{action}': unknown kind '{kind}'")
 
     # ------------------------------------------------------------------ decode
     def decode(self, index: int, battle: Battle, player: int) -> Action:
@@ -233,6 +275,16 @@ class ActionCodec:
         if block == "shoot":
             i, j = divmod(index - L.shoot, n)
             return Action("shoot", pick(own, i, "own"), pick(enemy, j, "enemy"))
+        if block == "join":
+            i, j = divmod(index - L.join, n)
+            return Action("move", pick(own, i, "own"), pick(own, j, "own"), "join")
+        if block == "leave":
+            return Action("move", pick(own, index - L.leave, "own"), None, "leave")
+        if block == "challenge":
+            i, j = divmod(index - L.challenge, n)
+            return Action("challenge", pick(own, i, "own"), pick(enemy, j, "enemy"))
+        if block in ("accept", "refuse"):
+            return Action(block, pick(own, index - (L.accept if block == "accept" else L.refuse), "own"))
         i, c = divmod(index - L.pursue, len(PURSUIT_CHOICES))
         uid = pick(own, i, "own")
         target = next((a.target for a in battle.legal_actions() if a.kind == "pursue" and a.unit == uid), None)
@@ -251,8 +303,10 @@ class ActionCodec:
         out[0] = True
         if battle.is_over or battle.pending.player != player:
             return out
+        own, enemy = self._slots(battle, player)
+        own_map, enemy_map = {u: i for i, u in enumerate(own)}, {u: j for j, u in enumerate(enemy)}
         for a in battle.legal_actions():
-            out[self.encode(a, battle, player)] = True
+            out[self._encode(a, player, own_map, enemy_map)] = True
         return out
 
     def describe(self, index: int) -> str:
@@ -276,5 +330,10 @@ class ActionCodec:
         if block == "shoot":
             i, j = divmod(index - L.shoot, n)
             return f"shoot own {i} -> enemy {j}"
+        if block in ("join", "challenge"):
+            i, j = divmod(index - getattr(L, block), n)
+            return f"{block} own {i} -> {'own' if block == 'join' else 'enemy'} {j}"
+        if block in ("leave", "accept", "refuse"):
+            return f"{block} own {index - getattr(L, block)}"
         i, c = divmod(index - L.pursue, len(PURSUIT_CHOICES))
         return f"pursue own {i}: {PURSUIT_CHOICES[c]}"

@@ -624,7 +624,7 @@ def test_scouts_deploy_more_than_12_inches_from_enemies() -> None:
     """CORE.SR.SCOUTS, CORE.SETUP.SCOUTS: every legal slot of a Scout unit is over 12" from every deployed enemy."""
     import numpy as np
 
-    b = Battle.from_scenario("pitched_battle", seed=3)
+    b = Battle.from_scenario("pitched_battle", seed=3, blue_army="dwarfs_iron_throng")
     rng = np.random.default_rng(0)
     checked = 0
     while b.state.stage == "deploy":
@@ -641,3 +641,55 @@ def test_scouts_deploy_more_than_12_inches_from_enemies() -> None:
                 checked += 1
         b.apply(acts[int(rng.integers(len(acts)))])
     assert checked > 0
+
+
+def test_extra_attack_and_extra_rank() -> None:
+    """CORE.SR.EXTRA_ATTACK: +1 A; CORE.SR.EXTRA_RANK: rank 3 supports too (5 + 5 behind 5 fighters)."""
+    b = _fight(placement("marcher_halberdiers", 36, 10, 90), placement("orc_warriors", 36, 30, 270))
+    u = b.unit(0)
+    st = combat.Strike(0, 1, 5, 0, True, 3)
+    assert combat._attacks(u, st, False, False, set()) == 5
+    u.special_rules.append("extra_attack")
+    assert combat._attacks(u, st, False, False, set()) == 10
+    assert combat.supporters(b, u, 5, charged=True) == 5
+    u.special_rules.append("extra_rank")
+    assert combat.supporters(b, u, 5, charged=True) == 10
+
+
+def test_immune_to_psychology_takes_no_panic_test() -> None:
+    """CORE.SR.ITP, CORE.SR.STUPIDITY, CORE.PSY.PANIC.EXEMPT: ItP and Stupid units do not test for Panic."""
+    for rule in ("immune_to_psychology", "stupidity"):
+        b = _shooters()
+        t = b.unit(1)
+        t.special_rules.append(rule)
+        b.dice._script = []
+        psychology.panic_test(b, t, (36.0, 10.0), "CORE.PSY.PANIC.TRIGGER_DESTROYED")
+        assert rules(b, "CORE.PSY.PANIC.EXEMPT") and not rules(b, "CORE.PSY.PANIC.TEST")
+
+
+def test_fear_lasts_for_that_combat_only() -> None:
+    """CORE.PSY.FEAR: WS 1 "for that combat": the mark goes once the unit is no longer engaged."""
+    b = _fight(placement("marcher_spearmen", 36, 10, 90), placement("cave_trolls", 36, 30, 270, models=3, files=3))
+    spearmen = b.unit(0)
+    spearmen.marks["afraid_of"] = [1]
+    psychology.forget_fear(b)
+    assert psychology.combat_ws(b, spearmen) == 1
+    b.state.engagements = []
+    psychology.forget_fear(b)
+    assert "afraid_of" not in spearmen.marks and psychology.combat_ws(b, spearmen) == 3
+
+
+def test_chariots_never_march_and_dwarfs_hate_orcs() -> None:
+    """CORE.TYPE.CHARIOT: no march; CORE.SR.HATRED: the dwarf clan warriors' profile lists greenskins as hated."""
+    from env.rules import movement
+    from env.rules.config import load_faction
+
+    b = _fight(placement("marcher_spearmen", 36, 10, 90), placement("orc_warriors", 36, 30, 270))
+    u, orcs = b.unit(0), b.unit(1)
+    assert movement.may_march(u)
+    u.troop_type = "chariot"
+    assert not movement.may_march(u)
+    u.special_rules = list(load_faction("dwarfs").unit("clan_warriors").special_rules)
+    assert special_rules.hates(u, orcs)
+    orcs.faction = "elves"
+    assert not special_rules.hates(u, orcs)

@@ -100,8 +100,8 @@ def can_move(battle: Battle, u: UnitState) -> bool:
 
 
 def may_march(u: UnitState) -> bool:
-    """CORE.MOVE.MARCH: Aquatic (on land), Hover and war machines never march."""
-    return not (u.has("aquatic") or u.has("hover") or u.troop_type == "war_machine")
+    """CORE.MOVE.MARCH: Aquatic (on land), Hover, chariots (CORE.TYPE.CHARIOT) and war machines never march."""
+    return not (u.has("aquatic") or u.has("hover") or u.troop_type in ("war_machine", "chariot"))
 
 
 def _plan(
