@@ -1,0 +1,103 @@
+"""Environment throughput on one core: ``python -m benchmarks.env_speed [--quick]``.
+
+Measures, as the median over several repetitions, with uniformly random
+masked actions:
+
+* ``BattleEnv`` learner steps per second (a random opponent plays inside the
+  env, so one step includes the opponent's decisions up to the learner's next);
+* ``BattleEnv`` with the raster ``planes`` in the observation;
+* ``BattleAECEnv`` decisions per second (``step`` + ``observe`` of the next agent).
+
+Every figure includes the engine, the mask and the observation. The process
+pins itself to one CPU (where the OS allows it), like ``benchmarks.run``.
+"""
+
+from __future__ import annotations
+
+import os
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import argparse  # noqa: E402
+import platform  # noqa: E402
+import shlex  # noqa: E402
+import statistics  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+
+def pin_to_one_core() -> str:
+    """Restrict this process to one CPU; returns a description of what was done."""
+    if hasattr(os, "sched_setaffinity"):
+        cpus = sorted(os.sched_getaffinity(0))
+        os.sched_setaffinity(0, {cpus[0]})
+        return f"pinned to CPU {cpus[0]}"
+    return "not pinned (no sched_setaffinity on this OS)"
+
+
+def battle_env_steps_per_second(scenario: str, steps: int, seed: int, planes: bool = False) -> float:
+    """Learner steps per wall-clock second of :class:`BattleEnv` (resets included)."""
+    from env.battle_env import BattleEnv
+
+    env = BattleEnv(scenario, opponent="random", planes=planes)
+    rng = np.random.default_rng(seed)
+    env.reset(seed=seed)
+    t0 = time.perf_counter()
+    for k in range(steps):
+        _, _, term, trunc, _ = env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
+        if term or trunc:
+            env.reset(seed=seed + k + 1)
+    return steps / (time.perf_counter() - t0)
+
+
+def aec_decisions_per_second(scenario: str, steps: int, seed: int) -> float:
+    """Decisions per wall-clock second of :class:`BattleAECEnv` (``observe`` + ``step``; resets included)."""
+    from env.aec_env import BattleAECEnv
+
+    env = BattleAECEnv(scenario)
+    rng = np.random.default_rng(seed)
+    env.reset(seed=seed)
+    t0 = time.perf_counter()
+    done = 0
+    while done < steps:
+        agent = env.agent_selection
+        if env.terminations[agent] or env.truncations[agent]:
+            env.step(None)
+            if not env.agents:
+                env.reset(seed=seed + done)
+            continue
+        mask = env.observe(agent)["action_mask"]
+        env.step(int(rng.choice(np.flatnonzero(mask))))
+        done += 1
+    return steps / (time.perf_counter() - t0)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.env_speed", description=__doc__.splitlines()[0])
+    parser.add_argument("--scenario", default="pitched_battle", help="scenario name (default pitched_battle)")
+    parser.add_argument("--steps", type=int, default=1000, help="steps per repetition (default 1000)")
+    parser.add_argument("--repeats", type=int, default=5, help="repetitions; the median is reported (default 5)")
+    parser.add_argument("--quick", action="store_true", help="200 steps x 3 repetitions")
+    args = parser.parse_args(argv)
+    steps, repeats = (200, 3) if args.quick else (args.steps, args.repeats)
+
+    command = "python -m benchmarks.env_speed" + ("" if len(sys.argv) < 2 else " " + shlex.join(sys.argv[1:]))
+    print(f"command: {command}")
+    print(f"python {platform.python_version()} on {platform.machine()}, {pin_to_one_core()}")
+    print(f"scenario {args.scenario}, {steps} steps x {repeats} repetitions, random masked actions")
+    rows = [
+        ("BattleEnv learner steps/s", lambda r: battle_env_steps_per_second(args.scenario, steps, 1000 * r)),
+        ("BattleEnv + planes steps/s", lambda r: battle_env_steps_per_second(args.scenario, steps, 1000 * r, True)),
+        ("BattleAECEnv decisions/s", lambda r: aec_decisions_per_second(args.scenario, steps, 1000 * r)),
+    ]
+    for label, fn in rows:
+        values = [fn(r) for r in range(repeats)]
+        spread = f"(min {min(values):.0f}, max {max(values):.0f})"
+        print(f"{label:<28} median {statistics.median(values):8.0f}  {spread}")
+
+
+if __name__ == "__main__":
+    main()
