@@ -23,6 +23,7 @@ from env.observation import (
     N_GLOBAL_FEAT,
     N_PLANES,
     N_UNIT_FEAT,
+    PENDING_KINDS,
     TERRAIN_KINDS,
     UNIT_FEATURES,
     Observer,
@@ -30,7 +31,7 @@ from env.observation import (
 from env.rules.actions import END_PHASE, MOVE_OPTIONS, Action, IllegalActionError
 from env.rules.battle import Battle
 from env.rules.deployment import N_SLOTS
-from env.rules.state import SIDES
+from env.rules.state import PHASES, SIDES
 
 SCENARIOS = ["pitched_battle", "skirmish_line"]
 ARMIES = [
@@ -82,6 +83,9 @@ def mirrored(battle: Battle) -> Battle:
         q["deploy_next"] = 1 - q["deploy_next"]
     if q.get("finished_first") is not None:
         q["finished_first"] = 1 - q["finished_first"]
+    if "vanguard" in q:
+        q["vanguard"]["next"] = 1 - q["vanguard"]["next"]
+        q["vanguard"]["passed"] = [1 - side for side in q["vanguard"]["passed"]]
     m._legal_cache = None
     return m
 
@@ -170,7 +174,7 @@ def test_mask_equals_legal_set_on_10000_states() -> None:
 # ---------------------------------------------------------------------- observations
 def test_observation_layout() -> None:
     assert N_UNIT_FEAT == len(UNIT_FEATURES) == 48
-    assert N_GLOBAL_FEAT == len(GLOBAL_FEATURES) == 23
+    assert N_GLOBAL_FEAT == len(GLOBAL_FEATURES) == 1 + len(PHASES) + len(PENDING_KINDS) + 7
     codec = ActionCodec(3)
     obs_ = Observer(codec, planes=True)
     b = Battle.from_scenario("skirmish_line", seed=2)
