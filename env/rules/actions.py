@@ -11,6 +11,10 @@ react          uid      charger  "hold" | "stand_and_shoot" | "flee" (CORE.REACT
 move           uid      —        a MOVE_OPTIONS name (CORE.MOVE.*)
 shoot          uid      enemy    — (CORE.SHOOT.*)
 pursue         uid      broken   "pursue" | "hold" (CORE.CC.PURSUE_CHOICE)
+cast           uid      target   "<SPELL_ID>:<dice>" (1..L+1 power dice) or
+                                 "<SPELL_ID>:bound" (CORE.MAGIC.CAST, BOUND)
+dispel         —        —        "<n>" dispel dice, or "scroll" (CORE.MAGIC.DISPEL, SCROLL)
+swap           wizard   friend   — a Shadow wizard swaps places (CORE.MAGIC.ATTR.SHADOW)
 end_phase      —        —        — ends the current sub-phase (always legal)
 ============== ======== ======== ==============================================
 """
@@ -20,7 +24,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-ACTION_KINDS = ("deploy", "charge", "react", "move", "shoot", "pursue", "end_phase")
+ACTION_KINDS = ("deploy", "charge", "react", "move", "shoot", "pursue", "cast", "dispel", "swap", "end_phase")
 
 REACTIONS = ("hold", "stand_and_shoot", "flee")
 PURSUIT_CHOICES = ("pursue", "hold")
@@ -89,8 +93,10 @@ class Pending:
     Attributes:
         player: the deciding side (0 blue, 1 red), or None when the game is over.
         kind: "deploy", "charge" (declarations), "react", "move" (remaining
-            moves), "shoot", "pursue" or "game_over".
-        unit: the unit the decision is about, for "react" and "pursue".
+            moves), "cast" (the magic phase), "dispel" (the opponent answers a
+            spell), "shoot", "pursue" or "game_over".
+        unit: the unit the decision is about, for "react", "pursue" and
+            "dispel" (the caster).
     """
 
     player: int | None

@@ -103,13 +103,30 @@ def check_options(where: str, entry: UnitEntry, unit_type: UnitTypeConfig) -> li
     return errors
 
 
+def check_magic(where: str, entry: UnitEntry, unit_type: UnitTypeConfig) -> list[str]:
+    """A wizard's ``lore`` is one of its type's, and given ``spells`` are of that lore (CORE.MAGIC.WIZARDS)."""
+    from env.rules.spells import SPELLS
+
+    lore = getattr(entry, "lore", None)
+    if lore is not None and lore not in unit_type.lores:
+        allowed = ", ".join(unit_type.lores) or "none"
+        return [f"{where}.lore: '{unit_type.id}' may not take lore '{lore}' (allowed: {allowed})"]
+    chosen = lore or (unit_type.lores[0] if unit_type.lores else None)
+    return [
+        f"{where}.spells[{i}]: '{sid}' is not a spell of lore '{chosen}'"
+        for i, sid in enumerate(getattr(entry, "spells", None) or [])
+        if sid not in SPELLS or SPELLS[sid].lore != chosen
+    ]
+
+
 def check_entry(where: str, entry: UnitEntry, unit_type: UnitTypeConfig) -> list[str]:
-    """All per-unit checks: size, files, command, options."""
+    """All per-unit checks: size, files, command, options, lore."""
     return (
         check_size(where, entry, unit_type)
         + check_files(where, entry)
         + check_command(where, entry, unit_type)
         + check_options(where, entry, unit_type)
+        + check_magic(where, entry, unit_type)
     )
 
 

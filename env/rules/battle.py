@@ -13,6 +13,8 @@ Stages (``state.stage``):
 * ``charge`` — charge declarations by the phasing player (CORE.MOVE.SEQUENCE 1);
 * ``react`` — the charged unit's reaction (CORE.REACT.*);
 * ``move`` — remaining moves (CORE.MOVE.REMAINING);
+* ``cast`` — the phasing player's spells (CORE.MAGIC.SEQUENCE, CAST, BOUND);
+* ``dispel`` — the opponent answers a spell (CORE.MAGIC.DISPEL, SCROLL);
 * ``shoot`` — the shooting phase (CORE.SHOOT.*);
 * ``pursue`` — a winner decides whether to pursue (CORE.CC.PURSUE_CHOICE);
 * ``over`` — the game has ended (CORE.GAME.END).
@@ -29,7 +31,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from env.rules import charges, combat, deployment, movement, psychology, shooting, special_rules, victory
+from env.rules import charges, combat, deployment, magic, movement, psychology, shooting, special_rules, victory
 from env.rules.actions import END_PHASE, Action, IllegalActionError, Pending
 from env.rules.dice import Dice
 from env.rules.events import Event, make_event
@@ -105,6 +107,7 @@ class Battle:
     def _start(self) -> None:
         s = self.state
         self.emit("CORE.CONV.TABLE", width=s.table_w, height=s.table_h)
+        magic.generate_spells(self)
         if s.stage == "deploy":
             deployment.start(self)
         else:
@@ -141,6 +144,8 @@ class Battle:
             return Pending(s.queue["deploy_next"], "deploy")
         if s.stage == "vanguard":  # CORE.SETUP.VANGUARD: move decisions before the first turn
             return Pending(s.queue["vanguard"]["next"], "move")
+        if s.stage == "dispel":
+            return Pending(1 - s.active, "dispel", s.queue["magic"]["pending"]["caster"])
         return Pending(s.active, s.stage)
 
     @property
@@ -181,6 +186,8 @@ class Battle:
             acts = movement.legal(self)
         elif stage == "shoot":
             acts = shooting.legal(self)
+        elif stage in ("cast", "dispel"):
+            acts = magic.legal(self)
         elif stage == "pursue":
             acts = combat.legal_pursuit(self)
         else:  # pragma: no cover - defensive
@@ -217,6 +224,8 @@ class Battle:
             movement.apply(self, action)
         elif stage == "shoot":
             shooting.apply(self, action)
+        elif stage in ("cast", "dispel"):
+            magic.apply(self, action)
         elif stage == "pursue":
             combat.apply_pursuit(self, action)
         self._advance()
@@ -259,6 +268,8 @@ class Battle:
             movement.apply(self, END_PHASE)
         elif stage == "shoot":
             shooting.apply(self, END_PHASE)
+        elif stage in ("cast", "dispel"):
+            magic.apply(self, END_PHASE)
 
     def finish_phase(self) -> None:
         """Mark the current phase finished; the next starts on the next step."""
@@ -296,6 +307,7 @@ class Battle:
         s = self.state
         s.phase = phase
         self.emit("CORE.GAME.PHASES", player=s.active, phase_started=phase)
+        magic.on_phase(self)
         if victory.check_wipeout(self):
             return
         if phase == "start":
@@ -304,8 +316,7 @@ class Battle:
         elif phase == "movement":
             charges.start(self)
         elif phase == "magic":
-            # No wizards in the armies yet: the phase passes (CORE.MAGIC.SEQUENCE).
-            self.finish_phase()
+            magic.start(self)
         elif phase == "shooting":
             shooting.start(self)
         elif phase == "combat":

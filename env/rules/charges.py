@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from env.rules import geometry as geo
 from env.rules import psychology, shooting, space, special_rules
+from env.rules import magic
 from env.rules.actions import REACTIONS, Action
 from env.rules.state import Engagement, UnitState
 
@@ -150,6 +151,7 @@ def can_charge(battle: Battle, c: UnitState) -> bool:
         and not c.flags.get("rallied")
         and not c.flags.get("stupid")
         and c.profile.M > 0
+        and not magic.forbids(battle, c, "charge")  # Beast Cowers (CORE.MAGIC.SPELL.BEASTS.3)
         and not psychology.engaged(battle, c)
     )
 

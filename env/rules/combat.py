@@ -18,6 +18,7 @@ import shapely
 
 from env.rules import geometry as geo
 from env.rules import psychology, space, special_rules, tables
+from env.rules import magic
 from env.rules.actions import PURSUIT_CHOICES, Action
 from env.rules.casualties import apply_wounds
 from env.rules.charges import charge_facing, contact_placement, edge_frame
@@ -178,6 +179,8 @@ def resolve_strike(
         reroll = "CORE.SR.HATRED"
     elif not sixes_only and u.has("always_strikes_first") and u.profile.I > t.profile.I:
         reroll = "CORE.SR.ASF"
+    elif not sixes_only and magic.rerolls_hits(battle, u):
+        reroll = "CORE.MAGIC.SPELL.HEAVENS.2"  # Portent of Fate
     if reroll is not None:
         misses = [f for f in faces if f < needed_hit]
         if misses:  # one re-roll of the misses, whatever the sources (CORE.DICE.REROLL)

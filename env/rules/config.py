@@ -19,6 +19,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from shapely import affinity
 from shapely.geometry import LinearRing, Polygon, box
 
+from env.rules.spells import FACTION_LORES, LORES, SPELLS
+
 CONFIG_DIR: Path = Path(__file__).resolve().parents[2] / "configs"
 """The repository's ``configs/`` folder (factions/, armies/, scenarios/)."""
 
@@ -174,6 +176,8 @@ class OptionEffect(_Model):
     missile: Missile | None = None
     special_rules: list[str] = []
     battle_standard: bool | None = None
+    wizard_level: int | None = Field(default=None, ge=1, le=4)
+    dispel_scrolls: int | None = Field(default=None, ge=1, le=12)
 
     @field_validator("special_rules")
     @classmethod
@@ -185,7 +189,9 @@ class UnitOption(_Model):
     """An upgrade: ``points_per_model`` x models + ``points``; ``effect`` changes the kit.
 
     effect keys: armour, shield, barding, melee, missile, special_rules (added),
-    battle_standard (the model is the army's BSB, CORE.SR.BSB).
+    battle_standard (the model is the army's BSB, CORE.SR.BSB), wizard_level
+    (the new level, CORE.MAGIC.WIZARDS), dispel_scrolls (scrolls carried,
+    CORE.MAGIC.SCROLL).
     """
 
     id: str
@@ -208,8 +214,28 @@ class UnitOption(_Model):
         return self.id == "battle_standard" or bool(self.effect.get("battle_standard"))
 
 
+class BoundSpellConfig(_Model):
+    """A bound item (CORE.MAGIC.BOUND): it casts ``spell`` (a CORE.MAGIC.SPELL.* ID) at power level ``power``."""
+
+    name: str
+    spell: str
+    power: int = Field(ge=1, le=12)
+
+    @field_validator("spell")
+    @classmethod
+    def _known_spell(cls, spell: str) -> str:
+        if spell not in SPELLS:
+            raise ValueError(f"unknown spell '{spell}'")
+        return spell
+
+
 class UnitTypeConfig(_Model):
-    """A unit type of a faction: profile, kit, special rules, size limits and costs (points)."""
+    """A unit type of a faction: profile, kit, special rules, size limits and costs (points).
+
+    Magic (CORE.MAGIC.WIZARDS): ``wizard_level`` 0 (none) to 4 and the
+    ``lores`` it may take (the first is the default); ``dispel_scrolls``
+    carried (CORE.MAGIC.SCROLL); ``bound_spells`` (CORE.MAGIC.BOUND).
+    """
 
     id: str
     name: str
@@ -229,11 +255,23 @@ class UnitTypeConfig(_Model):
     options: list[UnitOption] = []
     max_per_army: int | None = Field(default=None, ge=1)
     role: list[str] = []
+    wizard_level: int = Field(default=0, ge=0, le=4)
+    lores: list[str] = []
+    dispel_scrolls: int = Field(default=0, ge=0, le=12)
+    bound_spells: list[BoundSpellConfig] = []
 
     @field_validator("special_rules")
     @classmethod
     def _known_rules(cls, rules: list[str]) -> list[str]:
         return _check_rules(rules)
+
+    @field_validator("lores")
+    @classmethod
+    def _known_lores(cls, lores: list[str]) -> list[str]:
+        for lore in lores:
+            if lore not in LORES:
+                raise ValueError(f"unknown lore '{lore}' (known: {', '.join(LORES)})")
+        return lores
 
     @field_validator("options")
     @classmethod
@@ -249,6 +287,9 @@ class UnitTypeConfig(_Model):
             raise ValueError("a character is a single model: set min_size: 1 and max_size: 1")
         if self.barding and self.troop_type not in MOUNTED:
             raise ValueError(f"barding needs a mount, not troop type '{self.troop_type}'")
+        levels = self.wizard_level or any(o.effect.get("wizard_level") for o in self.options)
+        if bool(levels) != bool(self.lores):
+            raise ValueError("a wizard needs both a wizard_level (or a level option) and its lores")
         return self
 
     def base_mm(self) -> tuple[float, float]:
@@ -309,6 +350,16 @@ class FactionConfig(_Model):
         _check_unique([u.id for u in units], "unit")
         return units
 
+    @model_validator(mode="after")
+    def _lore_access(self) -> FactionConfig:
+        """CORE.MAGIC.LORE_ACCESS through :data:`env.rules.spells.FACTION_LORES` (other factions: any lore)."""
+        allowed = FACTION_LORES.get(self.id)
+        for u in self.units:
+            bad = [lore for lore in u.lores if allowed is not None and lore not in allowed]
+            if bad:
+                raise ValueError(f"unit '{u.id}': faction '{self.id}' may not use lore '{bad[0]}'")
+        return self
+
     def unit(self, unit_id: str) -> UnitTypeConfig | None:
         """The unit type with this id, or None."""
         return next((u for u in self.units if u.id == unit_id), None)
@@ -332,6 +383,7 @@ class ArmyUnitConfig(_Model):
     options: list[str] = []
     general: bool = False
     label: str | None = None
+    lore: str | None = None  # a wizard's lore (CORE.MAGIC.WIZARDS); None: its type's first
 
 
 class ArmyListConfig(_Model):
@@ -380,6 +432,8 @@ class PlacementConfig(_Model):
     general: bool = False
     fleeing: bool = False
     label: str | None = None
+    lore: str | None = None  # a wizard's lore (CORE.MAGIC.WIZARDS); None: its type's first
+    spells: list[str] | None = None  # a wizard's spells, given instead of rolled (set-ups, tests)
 
 
 class SideConfig(_Model):

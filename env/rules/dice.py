@@ -74,6 +74,15 @@ class Dice:
         self.log(rule, faces, result)
         return result, faces
 
+    def d20(self, rule: str) -> int:
+        """A D20, uniform on 1..20 (CORE.DICE.D20; Magic Resistance only)."""
+        face = self._d20_face()
+        self.log(rule, [face], face)
+        return face
+
+    def _d20_face(self) -> int:
+        return int(self._rng.integers(1, 21))
+
     def flee_roll(self, rule: str, swiftstride: bool) -> tuple[int, list[int]]:
         """2D6, or 3D6 dropping the lowest for Swiftstride (CORE.DICE.SWIFT_3D6)."""
         faces = self._faces(3 if swiftstride else 2)
@@ -106,6 +115,15 @@ class ScriptedDice(Dice):
 
     def uniform(self, low: float, high: float) -> float:
         return (low + high) / 2.0
+
+    def _d20_face(self) -> int:
+        """The next scripted face (1..20) as a D20, or a seeded D20 once the script is done."""
+        if not self._script:
+            if self._then is not None:
+                return super()._d20_face()
+            raise IndexError("scripted dice exhausted: needed a D20")
+        face, self._script = self._script[0], self._script[1:]
+        return face
 
     def push(self, *faces: int) -> None:
         """Append faces to the script."""

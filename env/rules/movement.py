@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from env.rules import geometry as geo
 from env.rules import psychology, space, special_rules
+from env.rules import magic
 from env.rules.actions import MOVE_OPTIONS, Action
 from env.rules.state import UnitState
 
@@ -120,6 +121,8 @@ def _plan(
     """
     m = special_rules.move_allowance(u)  # flyers: 10" (CORE.MOVE.FLY)
     start = space.pose(u)
+    if option.startswith("march") and magic.forbids(battle, u, "march"):
+        return None  # Curse of Storms (CORE.MAGIC.SPELL.HEAVENS.3)
     if option in ("advance", "advance_half", "march", "backward"):
         if option == "march" and not may_march(u):
             return None

@@ -21,7 +21,7 @@ DEFAULT_FILES = {"infantry": 5, "monstrous_infantry": 3, "cavalry": 5, "monster"
 
 
 def _apply_options(ut: UnitTypeConfig, option_ids: list[str]) -> dict[str, Any]:
-    """Gear after options: armour, shield, barding, melee, missile, special rules."""
+    """Gear after options: armour, shield, barding, melee, missile, special rules, wizard level, dispel scrolls."""
     gear: dict[str, Any] = {
         "armour": ut.armour,
         "shield": ut.shield,
@@ -29,6 +29,8 @@ def _apply_options(ut: UnitTypeConfig, option_ids: list[str]) -> dict[str, Any]:
         "melee": ut.melee,
         "missile": ut.missile,
         "special_rules": list(ut.special_rules),
+        "wizard_level": ut.wizard_level,
+        "dispel_scrolls": ut.dispel_scrolls,
     }
     by_id = {o.id: o for o in ut.options}
     for oid in option_ids:
@@ -86,6 +88,11 @@ def make_unit(
         champion="champion" in command,
         standard="standard" in command,
         musician="musician" in command,
+        wizard_level=gear["wizard_level"],
+        lore=getattr(entry, "lore", None) or (ut.lores[0] if gear["wizard_level"] and ut.lores else None),
+        spells=list(getattr(entry, "spells", None) or []),
+        dispel_scrolls=gear["dispel_scrolls"],
+        bound_spells=[b.model_dump() for b in ut.bound_spells],
     )
 
 

@@ -8,6 +8,7 @@ import shapely
 
 from env.rules import geometry as geo
 from env.rules import psychology, space, special_rules, tables
+from env.rules import magic
 from env.rules.actions import Action
 from env.rules.state import UnitState
 
@@ -166,6 +167,7 @@ def resolve_fire(battle: Battle, u: UnitState, t: UnitState, stand_and_shoot: bo
     rule = "CORE.REACT.STAND_SHOOT" if stand_and_shoot else "CORE.SHOOT.TO_HIT"
     sixes: list[int] = []
     hits = _roll_hits(battle, u.profile.BS, mod, front * shots_per_model, rule, sixes)
+    hits = magic.reroll_missed_shots(battle, u, front * shots_per_model, hits, tables.shooting_to_hit(u.profile.BS, mod))
     if volley:
         hits += _roll_hits(battle, u.profile.BS, mod - 1, volley * shots_per_model, "CORE.SR.VOLLEY_FIRE", sixes)
     strength = w.strength if w.strength is not None else u.profile.S

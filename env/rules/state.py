@@ -78,6 +78,11 @@ class UnitState:
         fleeing: the unit is fleeing (CORE.PSY.FLEE.STATUS).
         flags: per-turn markers (moved, marched, charged, rallied, ...), reset
             at the start of each player turn.
+        wizard_level: 0 (not a wizard) or 1..4 (CORE.MAGIC.WIZARDS).
+        lore: the wizard's lore id (env.rules.spells.LORES), or None.
+        spells: the spell rule IDs it knows, e.g. ["CORE.MAGIC.SPELL.FIRE.1"].
+        dispel_scrolls: Dispel Scrolls carried (CORE.MAGIC.SCROLL).
+        bound_spells: bound items, each {"name", "spell", "power"} (CORE.MAGIC.BOUND).
         marks: markers that outlast the turn (Terror tested, Fear failed
             against, breath weapon uses).
     """
@@ -114,6 +119,11 @@ class UnitState:
     fled_off: bool = False
     fleeing: bool = False
     flags: dict[str, Any] = field(default_factory=dict)
+    wizard_level: int = 0
+    lore: str | None = None
+    spells: list[str] = field(default_factory=list)
+    dispel_scrolls: int = 0
+    bound_spells: list[dict[str, Any]] = field(default_factory=list)
     marks: dict[str, Any] = field(default_factory=dict)
 
     # ----- derived quantities -------------------------------------------
@@ -230,6 +240,8 @@ class BattleState:
         stage: the engine stage (see :mod:`env.rules.battle`).
         queue: JSON data of the procedure in progress (declared charges,
             pursuit decisions, deployment order, ...).
+        effects: lasting spell effects, JSON dicts (see :mod:`env.rules.magic`,
+            CORE.MAGIC.DURATION).
     """
 
     scenario: str
@@ -249,6 +261,7 @@ class BattleState:
     step: int = 0
     stage: str = "deploy"
     queue: dict[str, Any] = field(default_factory=dict)
+    effects: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
