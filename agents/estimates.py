@@ -1,0 +1,261 @@
+"""Expected-value estimates behind the scripted agents' charges, reactions and shots.
+
+Closed-form averages over the engine's own tables (``env.rules.tables``): no
+dice are rolled and no state is changed. They follow the rules the engine
+applies (RULESET ids in brackets) closely enough to rank choices, not to
+predict a result exactly:
+
+* :func:`charge_reach_probability` — M + the higher of 2D6 reaches the target
+  (CORE.CHARGE.RANGE); :func:`catch_fleeing_probability` against a fleer that
+  runs again first (CORE.REACT.ALREADY_FLEEING, CORE.CHARGE.VS_FLEEING).
+* :func:`estimate_combat` — the first round of a charge (or a later round of
+  the same fight): fighters in contact, supporting ranks, the charger striking
+  first, hits (WS), wounds (S v T), saves, then the combat result (wounds,
+  charge, ranks, standard, flank or rear, outnumbering) and the loser's chance
+  to break (CORE.CC.*).
+* :func:`expected_kills` — one unit's shooting at a target (CORE.SHOOT.*).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+from itertools import product
+from typing import TYPE_CHECKING
+
+from env.rules import combat, psychology, shooting, tables
+from env.rules.state import UnitState
+
+if TYPE_CHECKING:
+    from env.rules.battle import Battle
+
+MAX_RANK_BONUS = combat.MAX_RANK_BONUS
+RANK_MIN_MODELS = combat.RANK_MIN_MODELS
+FLANK_BONUS = {"front": 0, "left": 1, "right": 1, "rear": 2}
+
+
+# ----------------------------------------------------------------------------- dice
+def p_d6_at_least(needed: int) -> float:
+    """P(one D6 ≥ ``needed``), for needs of 1..7."""
+    return max(0, min(6, 7 - needed)) / 6
+
+
+def p_save(needed: int) -> float:
+    """P(an armour save succeeds) for a modified save ``needed``; a natural 1 always fails."""
+    return 0.0 if needed > 6 else p_d6_at_least(max(2, needed))
+
+
+def p_shot_hits(needed: int) -> float:
+    """P(one shot hits) for a to-hit need of 2..6, 7..9 (a 6 then 4+/5+/6+) or ≥ 10 (impossible)."""
+    if needed <= 6:
+        return p_d6_at_least(max(2, needed))
+    if needed <= 9:
+        return p_d6_at_least(6) * p_d6_at_least(needed - 3)
+    return 0.0
+
+
+def p_2d6_at_most(total: int) -> float:
+    """P(2D6 ≤ ``total``)."""
+    return sum(1 for a, b in product(range(1, 7), repeat=2) if a + b <= total) / 36
+
+
+def p_ld_test_passes(ld: int) -> float:
+    """P(a Leadership test on ``ld`` passes): 2D6 ≤ ld, a double 1 always passes (CORE.TEST.LD)."""
+    return max(p_2d6_at_most(ld), 1 / 36)
+
+
+@lru_cache(maxsize=2)
+def flee_distance_pmf(swift: bool) -> dict[int, float]:
+    """Distribution of a flee roll: 2D6, or 3D6 dropping the lowest with Swiftstride (CORE.PSY.FLEE.MOVE)."""
+    counts: dict[int, int] = {}
+    dice = 3 if swift else 2
+    for faces in product(range(1, 7), repeat=dice):
+        total = sum(sorted(faces)[-2:])
+        counts[total] = counts.get(total, 0) + 1
+    n = 6**dice
+    return {k: v / n for k, v in counts.items()}
+
+
+def charge_reach_probability(move: float, distance: float) -> float:
+    """P(M + the higher of 2D6 ≥ ``distance``) (CORE.CHARGE.RANGE)."""
+    need = math.ceil(distance - move - 1e-6)
+    if need <= 1:
+        return 1.0
+    if need > 6:
+        return 0.0
+    return 1.0 - ((need - 1) / 6) ** 2
+
+
+def is_swift(u: UnitState) -> bool:
+    """Whether the unit flees and pursues with 3D6 drop the lowest (Swiftstride or cavalry)."""
+    return u.has("swiftstride") or u.troop_type == "cavalry"
+
+
+def catch_fleeing_probability(charger: UnitState, target: UnitState, distance: float) -> float:
+    """P(a charge catches a fleeing target that first flees again, straight away from the charger)."""
+    return sum(p * charge_reach_probability(charger.profile.M, distance + f) for f, p in flee_distance_pmf(is_swift(target)).items())
+
+
+# ----------------------------------------------------------------------------- melee
+def melee_hit_chance(attacker: UnitState, target: UnitState, round_one: bool) -> float:
+    """P(one close-combat attack hits) (CORE.CC.TO_HIT), Hatred re-rolling misses in round 1."""
+    p = p_d6_at_least(tables.cc_to_hit(attacker.profile.WS, target.profile.WS))
+    return 1 - (1 - p) ** 2 if attacker.has("hatred") and round_one else p
+
+
+def melee_strength(attacker: UnitState, round_one: bool, charged: bool) -> int:
+    """Strength of the attacker's blows this round (weapon bonus, Devastating Charge)."""
+    eff = tables.melee_effect(attacker.melee, attacker.troop_type, round_one, charged)
+    bonus = 1 if attacker.has("devastating_charge") and round_one and charged else 0
+    return tables.clamp_characteristic(attacker.profile.S + eff.strength_bonus + bonus, "S")
+
+
+def unsaved_chance(attacker: UnitState, target: UnitState, strength: int, round_one: bool, target_charged: bool) -> float:
+    """P(a wound from ``attacker`` goes unsaved): the target's armour, less its shield with a two-handed weapon."""
+    base = target.armour_save
+    if target.shield and tables.melee_effect(target.melee, target.troop_type, round_one, target_charged).loses_shield:
+        base = min(tables.IMPOSSIBLE, base + 1)
+    return 1 - p_save(tables.armour_save_needed(base, strength, attacker.has("armour_piercing")))
+
+
+def wounds_per_attack(attacker: UnitState, target: UnitState, round_one: bool, charged: bool, target_charged: bool = False) -> float:
+    """Expected unsaved wounds from one attack (hit, wound, save)."""
+    strength = melee_strength(attacker, round_one, charged)
+    p_wound = p_d6_at_least(tables.to_wound(strength, target.profile.T))
+    return melee_hit_chance(attacker, target, round_one) * p_wound * unsaved_chance(attacker, target, strength, round_one, target_charged)
+
+
+def attacks(u: UnitState, fighters: float, support: float, round_one: bool, charged: bool) -> float:
+    """Attacks made: fighters × A (weapon and special-rule extras) + supporting attacks + the champion's."""
+    eff = tables.melee_effect(u.melee, u.troop_type, round_one, charged)
+    per_model = u.profile.A + eff.extra_attacks + (1 if u.has("extra_attack") else 0) + (1 if u.has("frenzy") else 0)
+    champion = 1 if u.champion and fighters > 0 else 0
+    return fighters * per_model + support + champion
+
+
+def _models_along(length: float, base: float, cap: int) -> int:
+    return max(1, min(cap, math.ceil(length / base - 1e-6)))
+
+
+def fighters_in_contact(attacker: UnitState, defender: UnitState, facing: str) -> tuple[int, int]:
+    """(attacker's, defender's) models in base contact when ``attacker`` is flush on ``facing`` of ``defender``."""
+    edge = defender.width if facing in ("front", "rear") else defender.depth
+    overlap = min(attacker.width, edge)
+    a_n = _models_along(overlap, attacker.base_w, attacker.models_in_rank(1))
+    if facing == "front":
+        d_n = _models_along(overlap, defender.base_w, defender.models_in_rank(1))
+    elif facing == "rear":
+        d_n = _models_along(overlap, defender.base_w, defender.models_in_rank(defender.ranks))
+    else:
+        d_n = _models_along(overlap, defender.base_d, defender.ranks)
+    return a_n, d_n
+
+
+def support_attacks(u: UnitState, fighters: float, charged: bool) -> float:
+    """Supporting attacks from the ranks behind the fighters (CORE.CC.SUPPORT)."""
+    if fighters <= 0:
+        return 0.0
+    ranks = 1 + (1 if combat.is_horde(u) else 0)
+    if tables.melee_effect(u.melee, u.troop_type, False, charged).extra_rank or u.has("extra_rank"):
+        ranks += 1
+    return float(sum(min(u.models_in_rank(r), fighters) for r in range(2, 2 + ranks)))
+
+
+def rank_bonus(u: UnitState) -> int:
+    """Ranks of at least :data:`RANK_MIN_MODELS` behind the first, at most 3 (CORE.CC.COMBAT_RESULT.RANKS)."""
+    return min(MAX_RANK_BONUS, sum(1 for r in range(2, u.ranks + 1) if u.models_in_rank(r) >= RANK_MIN_MODELS))
+
+
+def break_chance(battle: Battle, loser: UnitState, loser_models: float, winner_models: float, diff: float) -> float:
+    """P(``loser`` fails its break test by ``diff``) (CORE.CC.BREAK_TEST, INSPIRED, STUBBORN, UNBREAKABLE)."""
+    if diff <= 0 or loser.has("unbreakable"):
+        return 0.0
+    ld = max(loser.profile.Ld, psychology.general_ld(battle, loser) or 0)
+    if not (loser.has("stubborn") or loser_models > winner_models):
+        ld -= max(1, round(diff))
+    return 1.0 - p_ld_test_passes(ld)
+
+
+@dataclass(frozen=True, slots=True)
+class CombatEstimate:
+    """The expected outcome of one round of combat.
+
+    Attributes:
+        attacker_wounds, defender_wounds: expected unsaved wounds each side inflicts.
+        diff: expected combat result of the attacker minus the defender's.
+        break_chance: P(the loser breaks): the defender's when diff > 0, else the attacker's.
+    """
+
+    attacker_wounds: float
+    defender_wounds: float
+    diff: float
+    break_chance: float
+
+    @property
+    def favourable(self) -> bool:
+        """The attacker is expected to win the round."""
+        return self.diff > 0
+
+
+ALLY_BONUS = 2.0
+"""Combat-result credit for a friend already fighting (or charging) the same enemy."""
+
+
+def estimate_combat(
+    battle: Battle, attacker: UnitState, defender: UnitState, facing: str, charging: bool = True, ally: float = 0.0
+) -> CombatEstimate:
+    """Expected round of ``attacker`` fighting ``defender`` on the defender's ``facing``.
+
+    Args:
+        charging: the first round of the attacker's charge (it strikes first,
+            +1 combat result, charge-only weapon bonuses); False for a later
+            round of the same fight (blows struck together, no charge bonuses).
+        ally: chance (0..1) that a friend of the attacker fights the defender too (adds that share of :data:`ALLY_BONUS`).
+    """
+    a_n, d_n = fighters_in_contact(attacker, defender, facing)
+    flanked = facing != "front"
+    a_att = attacks(attacker, a_n, support_attacks(attacker, a_n, charging), charging, charging)
+    a_wounds = a_att * wounds_per_attack(attacker, defender, charging, charging, False)
+    killed = min(float(defender.models), a_wounds / max(1, defender.profile.W)) if charging else 0.0
+    d_fighters = max(0.0, d_n - killed)
+    d_support = 0.0 if flanked else min(support_attacks(defender, d_n, False), d_fighters)
+    d_att = attacks(defender, d_fighters, d_support, charging, False)
+    d_wounds = d_att * wounds_per_attack(defender, attacker, charging, False, charging)
+    a_left = max(0.0, attacker.models - d_wounds / max(1, attacker.profile.W))
+    d_left = max(0.0, defender.models - a_wounds / max(1, defender.profile.W))
+    a_cr = a_wounds + (1 if charging else 0) + rank_bonus(attacker) + (1 if attacker.standard else 0) + FLANK_BONUS[facing]
+    d_cr = d_wounds + (0 if flanked else rank_bonus(defender)) + (1 if defender.standard else 0)
+    if a_left > d_left:
+        a_cr += 1
+    elif d_left > a_left:
+        d_cr += 1
+    diff = a_cr - d_cr + ALLY_BONUS * ally
+    if diff > 0:
+        chance = break_chance(battle, defender, d_left, a_left, diff)
+    else:
+        chance = break_chance(battle, attacker, a_left, d_left, -diff)
+    return CombatEstimate(a_wounds, d_wounds, diff, chance)
+
+
+# ----------------------------------------------------------------------------- shooting
+def expected_kills(battle: Battle, shooter: UnitState, target: UnitState) -> float:
+    """Expected models ``shooter`` kills shooting at ``target`` now (CORE.SHOOT.*), wounds over W."""
+    w = shooting.weapon(shooter)
+    per_model = w.multiple_shots if w.multiple_shots > 1 else (2 if shooter.has("multiple_shots_2") else 1)
+    mod, _ = shooting.to_hit_modifier(battle, shooter, target, False, per_model > 1)
+    front, volley = shooting.shooters(shooter)
+    hits = per_model * (
+        front * p_shot_hits(tables.shooting_to_hit(shooter.profile.BS, mod))
+        + volley * p_shot_hits(tables.shooting_to_hit(shooter.profile.BS, mod - 1))
+    )
+    strength = w.strength if w.strength is not None else shooter.profile.S
+    p_wound = p_d6_at_least(tables.to_wound(strength, target.profile.T))
+    save = tables.armour_save_needed(target.armour_save, strength, w.armour_piercing or shooter.has("armour_piercing"))
+    wounds = hits * p_wound * (1 - p_save(save))
+    return min(float(target.models), wounds / max(1, target.profile.W))
+
+
+def shot_value(battle: Battle, shooter: UnitState, target: UnitState) -> float:
+    """Points per model × expected kills: what a volley is worth."""
+    return target.points / max(1, target.start_models) * expected_kills(battle, shooter, target)
