@@ -1,0 +1,423 @@
+"""The agent protocol and the base class of the scripted agents.
+
+An agent answers the engine's decisions (DESIGN.md "Agents, tactics,
+training"): ``reset(battle, side)`` once per battle, then ``act(battle)``
+whenever ``battle.pending.player`` is its side, returning one element of
+``battle.legal_actions()``. Scripted agents read the engine state directly and
+never change it.
+
+:class:`ScriptedAgent` answers every kind of decision with shared rules and
+leaves two things to its subclasses: the deployment template
+(:meth:`ScriptedAgent.make_plan`) and the manoeuvre of each unit
+(:meth:`ScriptedAgent.move_option`). The shared rules:
+
+* **deploy** — the plan's units in the plan's order, each in the legal slot
+  nearest its target (``tactics.deployment``);
+* **charge** — :meth:`ScriptedAgent.charge_score`: charge when the expected
+  first round favours the charger or the target is the weaker fighter, never
+  into the front of a clearly stronger unit, and only with a fair chance to
+  reach; fleeing units are run down when they can be caught;
+* **react** — flee with a cheap fast unit charged by a much stronger one
+  (when there is room to run), stand and shoot when allowed, otherwise hold;
+* **move** — each unit's :meth:`ScriptedAgent.move_option`, units nearest the
+  enemy first, replaced by a shorter move, a halt or a step back when it
+  would end where an enemy expects to win by charging it (the "dead zone");
+  the phase ends when no unit wants to move;
+* **shoot** — the volley worth most (points per model × expected kills);
+* **pursue** — always.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import TYPE_CHECKING, Callable, Collection, Protocol, runtime_checkable
+
+from agents import estimates
+from agents.steering import face_threat, moved_copy, off_axis, predict_pose, steer
+from env.rules import geometry as geo
+from env.rules import psychology, shooting, space
+from env.rules.actions import END_PHASE, Action
+from env.rules.charges import charge_facing, charge_reach
+from env.rules.state import UnitState
+from tactics.deployment import CENTRE, DeploymentPlan, choose_slot, is_fast
+
+if TYPE_CHECKING:
+    from env.rules.battle import Battle
+
+
+@runtime_checkable
+class Agent(Protocol):
+    """Anything that can play a side of a battle.
+
+    Attributes:
+        name: the registry name ("random", "line_advance", ...).
+    """
+
+    name: str
+
+    def reset(self, battle: Battle, side: int) -> None:
+        """Prepare to play ``side`` (0 blue, 1 red) in ``battle``; called once before the first decision."""
+        ...
+
+    def act(self, battle: Battle) -> Action:
+        """Answer ``battle.pending`` with an element of ``battle.legal_actions()``."""
+        ...
+
+
+# Charge thresholds (inches of combat result, probabilities).
+FAVOURABLE_DIFF = 1.0
+"""Expected combat-result lead that makes a charge favourable."""
+CLEARLY_STRONGER = -2.0
+"""Expected combat result at or below which a target's front is never charged."""
+MIN_REACH = 0.5
+"""Least chance of reaching the target to declare a frontal charge."""
+MIN_REACH_FLANK = 0.35
+"""Least chance of reaching the target for a flank or rear charge."""
+MIN_CATCH = 0.35
+"""Least chance of catching a fleeing target to charge it."""
+BREAK_WEIGHT = 3.0
+"""Combat-result value of breaking the enemy (a broken unit is usually run down)."""
+GRIND_WEIGHT = 0.5
+"""Weight of a later round's expected result in a charge's score (the fight goes on if the enemy holds)."""
+GRIND_LIMIT = CLEARLY_STRONGER
+"""Expected later-round result at or below which a unit's front is not charged (it would grind the charger down)."""
+LIKELY_BREAK = 0.5
+"""First-round break chance that justifies charging a unit which would win the later rounds."""
+CATCH_VALUE = 0.1
+"""Charge score per point of a fleeing target (a fleer caught by a charge is destroyed)."""
+TIE_BREAK = 1e-3
+"""Charge score per point of the target, to prefer the more valuable of two equal charges."""
+MUCH_STRONGER = 3.0
+"""Expected combat result of a charger that makes a cheap fast unit flee."""
+CLOSE = 12.0
+"""Inches: an enemy nearer than this is close (no marching towards it)."""
+FOLLOW_GAP = 2.0
+"""Inches a character keeps behind the unit it follows."""
+DANGER_LIMIT = 1.0
+"""Danger (see :meth:`ScriptedAgent.danger`) above which a move is replaced by a safer one."""
+SAFER_OPTIONS = ("advance_half", None, "backward")
+"""The fall-backs of a dangerous move, most progress first (None: stay put)."""
+
+
+class ScriptedAgent:
+    """Base class of the scripted agents: shared decision rules, per-agent template and manoeuvres.
+
+    Subclasses set :attr:`name` and implement :meth:`make_plan` and
+    :meth:`move_option`; they may refine :meth:`charge_allowed`.
+
+    Args:
+        seed: accepted like every agent's; the scripted agents are
+            deterministic and do not use it.
+    """
+
+    name = "scripted"
+
+    def __init__(self, seed: int = 0) -> None:
+        self.seed = seed
+        self.side = 0
+        self.plan: DeploymentPlan | None = None
+
+    # ------------------------------------------------------------------ protocol
+    def reset(self, battle: Battle, side: int) -> None:
+        """Start a new battle on ``side``; the plan is made at the first decision."""
+        self.side = side
+        self.plan = None
+
+    def act(self, battle: Battle) -> Action:
+        """Answer the pending decision with one of the legal actions."""
+        legal = battle.legal_actions()
+        if self.plan is None:
+            self.plan = self.make_plan(battle)
+        handlers: dict[str, Callable[[Battle, list[Action]], Action]] = {
+            "deploy": self.choose_deploy,
+            "charge": self.choose_charge,
+            "react": self.choose_reaction,
+            "move": self.choose_move,
+            "shoot": self.choose_shot,
+            "pursue": self.choose_pursuit,
+        }
+        handler = handlers.get(battle.pending.kind)
+        action = handler(battle, legal) if handler is not None else END_PHASE
+        # The handlers choose from ``legal``; the check keeps the protocol's promise regardless.
+        return action if action in legal else END_PHASE
+
+    # ------------------------------------------------------------------ subclass hooks
+    def make_plan(self, battle: Battle) -> DeploymentPlan:
+        """The deployment plan for this battle (a ``tactics.deployment`` template)."""
+        raise NotImplementedError
+
+    def move_option(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
+        """The move option for ``u`` (one of ``options``), or None to leave it where it is."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ army helpers
+    def army(self, battle: Battle) -> list[UnitState]:
+        """All units of this agent's side (deployed or not)."""
+        return [u for u in battle.state.units if u.side == self.side]
+
+    def group(self, u: UnitState) -> str:
+        """The unit's group in the plan ("support" if the plan does not name it)."""
+        return self.plan.groups.get(u.uid, "support") if self.plan is not None else "support"
+
+    def enemies(self, battle: Battle, fleeing: bool = False) -> list[UnitState]:
+        """Enemy units on the table; fleeing ones only if ``fleeing``."""
+        return [e for e in space.alive_units(battle.state, 1 - self.side) if fleeing or not e.fleeing]
+
+    def nearest_enemy(self, battle: Battle, u: UnitState) -> UnitState | None:
+        """The enemy nearest ``u`` (edge to edge), non-fleeing ones preferred."""
+        pool = self.enemies(battle) or self.enemies(battle, fleeing=True)
+        return min(pool, key=lambda e: (space.unit_distance(u, e), e.uid), default=None)
+
+    def target_for(self, battle: Battle, u: UnitState) -> UnitState | None:
+        """The enemy ``u`` can reach with least effort: distance plus the wheel needed to face it (W·θ).
+
+        Preferring enemies ahead keeps a line from zig-zagging after whichever
+        enemy happens to be nearest; non-fleeing enemies come first.
+        """
+        pool = self.enemies(battle) or self.enemies(battle, fleeing=True)
+        return min(pool, key=lambda e: (effort(u, e), e.uid), default=None)
+
+    def engaged_with_friend(self, battle: Battle, enemy: UnitState) -> bool:
+        """Whether a unit of ours is in combat with ``enemy``."""
+        for e in battle.state.engagements:
+            other = e.attacker if e.defender == enemy.uid else e.defender if e.attacker == enemy.uid else None
+            if other is not None and battle.unit(other).side == self.side:
+                return True
+        return False
+
+    def ally_support(self, battle: Battle, enemy: UnitState) -> float:
+        """Chance that a friend fights ``enemy`` this turn: 1 if one is in combat with it, else the
+        best chance that one of our charges declared on it this phase reaches it."""
+        if self.engaged_with_friend(battle, enemy):
+            return 1.0
+        chances = [
+            estimates.charge_reach_probability(battle.unit(ch["charger"]).profile.M, ch["start_distance"])
+            for ch in battle.state.queue.get("charges", [])
+            if ch["target"] == enemy.uid and battle.unit(ch["charger"]).side == self.side
+        ]
+        return max(chances, default=0.0)
+
+    # ------------------------------------------------------------------ deploy
+    def choose_deploy(self, battle: Battle, legal: list[Action]) -> Action:
+        """Deploy the plan's next unit in the legal slot nearest its target that leaves the others room."""
+        slots: dict[int, list[int]] = defaultdict(list)
+        for a in legal:
+            if a.kind == "deploy":
+                slots[a.unit].append(int(a.option))
+        if not slots:
+            return END_PHASE
+        plan = self.plan or DeploymentPlan()
+        uid = next((i for i in plan.order if i in slots), min(slots))
+        return Action("deploy", uid, None, str(choose_slot(battle, uid, slots, plan.targets)))
+
+    # ------------------------------------------------------------------ charge
+    def choose_charge(self, battle: Battle, legal: list[Action]) -> Action:
+        """Declare the best-scoring charge, or end the declarations when none is worth it."""
+        best, best_score = END_PHASE, -float("inf")
+        for a in legal:
+            if a.kind != "charge":
+                continue
+            score = self.charge_score(battle, battle.unit(a.unit), battle.unit(a.target))
+            if score is not None and score > best_score:
+                best, best_score = a, score
+        return best
+
+    def charge_score(self, battle: Battle, c: UnitState, t: UnitState) -> float | None:
+        """How good charging ``t`` with ``c`` is, or None when the charge should not be made.
+
+        A fleeing target is worth its points times the chance to catch it. For
+        others: chance to reach × (expected first-round result + the value of
+        breaking the enemy + what the following rounds promise if it holds),
+        if :meth:`charge_allowed` agrees.
+        """
+        dist = space.unit_distance(c, t)
+        if t.fleeing:
+            p = estimates.catch_fleeing_probability(c, t, dist)
+            return p * CATCH_VALUE * t.points if p >= MIN_CATCH else None
+        facing = charge_arc(battle, c, t)
+        p = estimates.charge_reach_probability(c.profile.M, dist)
+        ally = self.ally_support(battle, t)
+        first = estimates.estimate_combat(battle, c, t, facing, ally=ally)
+        later = estimates.estimate_combat(battle, c, t, facing, charging=False, ally=ally)
+        if not self.charge_allowed(battle, c, t, facing, first, later, p):
+            return None
+        sign = 1.0 if first.diff > 0 else -1.0
+        holds = 1.0 - first.break_chance if first.diff > 0 else 1.0
+        value = first.diff + sign * BREAK_WEIGHT * first.break_chance + holds * GRIND_WEIGHT * later.diff
+        return p * value + TIE_BREAK * t.points
+
+    def charge_allowed(
+        self,
+        battle: Battle,
+        c: UnitState,
+        t: UnitState,
+        facing: str,
+        first: estimates.CombatEstimate,
+        later: estimates.CombatEstimate,
+        p_reach: float,
+    ) -> bool:
+        """The line's charge rule: a fair chance to reach, a favourable first round or a weaker target,
+        and never the front of a clearly stronger unit (one that wins the first round, or grinds the
+        charger down in the rounds after unless it is likely to break at once)."""
+        if p_reach < (MIN_REACH if facing == "front" else MIN_REACH_FLANK):
+            return False
+        if facing == "front":
+            if first.diff <= CLEARLY_STRONGER:
+                return False
+            if later.diff <= GRIND_LIMIT and first.break_chance < LIKELY_BREAK:
+                return False
+        weaker = first.attacker_wounds > first.defender_wounds and first.diff > CLEARLY_STRONGER
+        return first.diff >= FAVOURABLE_DIFF or weaker
+
+    # ------------------------------------------------------------------ react
+    def choose_reaction(self, battle: Battle, legal: list[Action]) -> Action:
+        """Flee with a cheap fast unit from a much stronger charger, else stand and shoot, else hold."""
+        options = {a.option: a for a in legal if a.kind == "react"}
+        if not options:
+            return END_PHASE
+        if len(options) == 1:
+            return next(iter(options.values()))
+        charge = battle.state.queue["charges"][-1]
+        t, c = battle.unit(charge["target"]), battle.unit(charge["charger"])
+        if "flee" in options and self.should_flee(battle, t, c, charge.get("facing") or "front"):
+            return options["flee"]
+        return options.get("stand_and_shoot") or options.get("hold") or next(iter(options.values()))
+
+    def should_flee(self, battle: Battle, t: UnitState, c: UnitState, facing: str) -> bool:
+        """A cheap fast unit facing a much stronger charger runs, if it will not run off the table."""
+        if not is_fast(t) or t.points > c.points:
+            return False
+        est = estimates.estimate_combat(battle, c, t, facing)
+        return est.diff >= MUCH_STRONGER and room_to_flee(battle, t, c)
+
+    # ------------------------------------------------------------------ move
+    def choose_move(self, battle: Battle, legal: list[Action]) -> Action:
+        """Move the first unit (nearest the enemy first) that wants to move; end the phase when none does."""
+        options: dict[int, dict[str, Action]] = defaultdict(dict)
+        for a in legal:
+            if a.kind == "move":
+                options[a.unit][a.option] = a
+        units = [battle.unit(uid) for uid in options]
+        units.sort(key=lambda u: (self.enemy_distance(battle, u), u.uid))
+        for u in units:
+            option = self.move_option(battle, u, options[u.uid])
+            if option is not None:
+                option = self.safer_option(battle, u, option, options[u.uid])
+            if option is not None and option in options[u.uid]:
+                return options[u.uid][option]
+        return END_PHASE
+
+    def danger(self, battle: Battle, u: UnitState) -> float:
+        """How badly an enemy charge next turn would go for ``u`` where it stands.
+
+        The worst, over enemies that could declare a charge on it (in reach,
+        ``u`` in their front arc), of chance to reach × (the charger's expected
+        combat-result lead + the value of breaking ``u``); 0 when no enemy
+        expects to win. ``u`` may be a forecast copy (see ``steering.moved_copy``).
+        """
+        worst = 0.0
+        target = space.footprint(u)
+        for e in self.enemies(battle):
+            reach = charge_reach(e)
+            if e.profile.M <= 0 or psychology.engaged(battle, e) or not space.near(e, u, reach):
+                continue
+            dist = geo.distance(space.footprint(e), target)
+            if dist > reach or not geo.partly_in_vision_arc(space.pose(e), e.width, e.depth, target):
+                continue
+            est = estimates.estimate_combat(battle, e, u, charge_arc(battle, e, u))
+            if est.diff > 0:
+                p = estimates.charge_reach_probability(e.profile.M, dist)
+                worst = max(worst, p * (est.diff + BREAK_WEIGHT * est.break_chance))
+        return worst
+
+    def safer_option(self, battle: Battle, u: UnitState, option: str, options: Collection[str]) -> str | None:
+        """``option``, unless it ends where :meth:`danger` exceeds :data:`DANGER_LIMIT`; then the least
+        dangerous of it and the fall-backs :data:`SAFER_OPTIONS` (most progress first on a tie)."""
+        candidates = [option] + [o for o in SAFER_OPTIONS if o != option and (o is None or o in options)]
+        best, best_danger = option, float("inf")
+        for cand in candidates:
+            pose = predict_pose(battle, u, cand) if cand is not None else space.pose(u)
+            d = self.danger(battle, moved_copy(u, pose))
+            if d <= DANGER_LIMIT:
+                return cand
+            if d < best_danger:
+                best, best_danger = cand, d
+        return best
+
+    def enemy_distance(self, battle: Battle, u: UnitState) -> float:
+        """Edge-to-edge distance from ``u`` to the nearest enemy (inf if none)."""
+        e = self.nearest_enemy(battle, u)
+        return space.unit_distance(u, e) if e is not None else float("inf")
+
+    def holds_to_shoot(self, battle: Battle, u: UnitState) -> bool:
+        """A foot shooter with a target in range and sight stays put (moving spoils or forbids its shot)."""
+        if u.missile is None or is_fast(u):
+            return False
+        return any(
+            not psychology.engaged(battle, e) and shooting.in_range_and_sight(battle, u, e) for e in self.enemies(battle)
+        )
+
+    def advance_on(
+        self, battle: Battle, u: UnitState, options: Collection[str], target: UnitState | None = None, pace: str | None = None
+    ) -> str | None:
+        """Go for ``target`` (default: :meth:`target_for`): march while it is far, advance once it is close."""
+        target = target or self.target_for(battle, u)
+        if target is None:
+            return None
+        if pace is None:
+            pace = "march" if space.unit_distance(u, target) > CLOSE else "advance"
+        return steer(battle, u, (target.x, target.y), pace, options, approach=True)
+
+    def follow(self, battle: Battle, u: UnitState, options: Collection[str], groups: Collection[str] = (CENTRE,)) -> str | None:
+        """Keep a character :data:`FOLLOW_GAP` behind the nearest friendly block of ``groups`` (any block if none)."""
+        friends = [f for f in space.alive_units(battle.state, self.side) if not f.character and not f.fleeing]
+        blocks = [f for f in friends if self.group(f) in groups] or friends
+        if not blocks:
+            return self.advance_on(battle, u, options)
+        anchor = min(blocks, key=lambda f: (space.unit_distance(u, f), f.uid))
+        goal = geo.to_world(space.pose(anchor), 0.0, -(anchor.depth / 2 + FOLLOW_GAP + u.depth / 2))
+        pace = "march" if space.unit_distance(u, anchor) > CLOSE else "advance"
+        return steer(battle, u, goal, pace, options, approach=False) or face_threat(battle, u, options)
+
+    def flank_attack(self, battle: Battle, u: UnitState, e: UnitState, waypoint: tuple[float, float], options: Collection[str]) -> str | None:
+        """Go round ``e``: via ``waypoint`` while still in its front arc, then straight at it from the flank or rear."""
+        if charge_arc(battle, u, e) != "front":
+            return steer(battle, u, (e.x, e.y), "march", options, approach=True)
+        return steer(battle, u, waypoint, "march", options, approach=False) or self.advance_on(battle, u, options, e)
+
+    # ------------------------------------------------------------------ shoot / pursue
+    def choose_shot(self, battle: Battle, legal: list[Action]) -> Action:
+        """Fire the volley worth most: points per model × expected kills."""
+        shots = [a for a in legal if a.kind == "shoot"]
+        if not shots:
+            return END_PHASE
+        return max(shots, key=lambda a: (estimates.shot_value(battle, battle.unit(a.unit), battle.unit(a.target)), -a.unit))
+
+    def choose_pursuit(self, battle: Battle, legal: list[Action]) -> Action:
+        """Always pursue a broken enemy."""
+        return next((a for a in legal if a.option == "pursue"), END_PHASE)
+
+
+def effort(u: UnitState, e: UnitState) -> float:
+    """Inches of movement for ``u`` to reach ``e``: the gap plus the wheel that faces it (W·θ)."""
+    return space.unit_distance(u, e) + geo.wheel_distance(u.width, off_axis(u, (e.x, e.y)))
+
+
+def charge_arc(battle: Battle, c: UnitState, t: UnitState) -> str:
+    """The facing of ``t`` that ``c`` would charge (ties: the least favourable), "front" when undecidable.
+
+    Forecast copies may overlap their target, where the engine's
+    ``charge_facing`` has no answer.
+    """
+    try:
+        return charge_facing(battle, c, t, roll=False) or "front"
+    except ValueError:
+        return "front"
+
+
+def room_to_flee(battle: Battle, t: UnitState, c: UnitState, distance: float = 12.0) -> bool:
+    """Whether ``t`` can flee ``distance`` inches straight away from ``c`` and stay on the table."""
+    away = geo.facing_towards((c.x, c.y), (t.x, t.y)) if (c.x, c.y) != (t.x, t.y) else t.facing + 180.0
+    end = geo.move_straight(geo.Pose(t.x, t.y, away), distance)
+    poly = space.footprint_at(t, end)
+    return geo.within_table(poly, battle.state.table_w, battle.state.table_h)
