@@ -1,0 +1,176 @@
+"""Tests of the agents: legal play with every army list from both seats, the registry, and strength.
+
+Every battle is played with a bare loop over ``Battle.apply``, which raises
+``IllegalActionError`` on an action that is not legal, so a finished battle is
+proof that every decision of both agents was legal.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agents.base import Agent
+from agents.registry import AGENT_NAMES, UnknownAgentError, make_agent
+from env.rules.battle import Battle
+from env.rules.state import SIDES
+
+SCENARIO = "pitched_battle"
+ARMIES = sorted(p.stem for p in (Path(__file__).resolve().parents[1] / "configs" / "armies").glob("*.yaml"))
+SCRIPTED = [name for name in AGENT_NAMES if name != "random"]
+
+
+def play(blue: str, red: str, seed: int, blue_army: str, red_army: str, scenario: str = SCENARIO) -> Battle:
+    """Play a whole battle between two named agents and return it."""
+    battle = Battle.from_scenario(scenario, seed=seed, blue_army=blue_army, red_army=red_army)
+    agents = [make_agent(blue, seed=2 * seed), make_agent(red, seed=2 * seed + 1)]
+    for side, agent in enumerate(agents):
+        agent.reset(battle, side)
+    while not battle.is_over:
+        battle.apply(agents[battle.pending.player].act(battle))
+    return battle
+
+
+def legality_games() -> list[tuple[str, int, str, str]]:
+    """(agent, seat, own army, opponent's army): per agent four battles against random that field all
+    eight army lists, the agent twice in each seat; each agent starts at a different list."""
+    games = []
+    for i, agent in enumerate(AGENT_NAMES):
+        for k in range(4):
+            games.append((agent, k % 2, ARMIES[(2 * k + i) % len(ARMIES)], ARMIES[(2 * k + 1 + i) % len(ARMIES)]))
+    return games
+
+
+def test_eight_army_lists() -> None:
+    assert len(ARMIES) == 8
+
+
+@pytest.mark.parametrize(("agent", "seat", "own_army", "other_army"), legality_games())
+def test_agent_plays_a_legal_battle_against_random(agent: str, seat: int, own_army: str, other_army: str) -> None:
+    seed = 11 * AGENT_NAMES.index(agent) + ARMIES.index(own_army)
+    names = (agent, "random") if seat == 0 else ("random", agent)
+    armies = (own_army, other_army) if seat == 0 else (other_army, own_army)
+    battle = play(*names, seed=seed, blue_army=armies[0], red_army=armies[1])
+    assert battle.is_over
+    assert battle.result["winner"] in (*SIDES, "draw")
+    own_units = [u for u in battle.state.units if u.side == seat]
+    assert all(u.deployed for u in own_units), "every unit found a deployment slot"
+
+
+def test_legality_games_cover_every_army_in_both_seats() -> None:
+    for agent in AGENT_NAMES:
+        games = [g for g in legality_games() if g[0] == agent]
+        assert {a for g in games for a in g[2:]} == set(ARMIES)
+        assert {g[1] for g in games} == {0, 1}
+
+
+@pytest.mark.parametrize(("blue", "red"), [("line_advance", "pincers"), ("pincers", "refused_flank"), ("refused_flank", "line_advance")])
+def test_scripted_agents_play_each_other(blue: str, red: str) -> None:
+    battle = play(blue, red, seed=5, blue_army=ARMIES[SCRIPTED.index(blue)], red_army=ARMIES[-1 - SCRIPTED.index(red)])
+    assert battle.is_over
+
+
+@pytest.mark.parametrize("agent", SCRIPTED)
+def test_scripted_agent_plays_a_placed_scenario(agent: str) -> None:
+    """``skirmish_line`` starts with units placed and no deployment: the plans must cope."""
+    for seat in (0, 1):
+        names = (agent, "random") if seat == 0 else ("random", agent)
+        battle = Battle.from_scenario("skirmish_line", seed=seat)
+        agents = [make_agent(n, seed=seat) for n in names]
+        for side, a in enumerate(agents):
+            a.reset(battle, side)
+        while not battle.is_over:
+            battle.apply(agents[battle.pending.player].act(battle))
+
+
+@pytest.mark.parametrize("agent", AGENT_NAMES)
+def test_agents_are_deterministic_for_a_seed(agent: str) -> None:
+    first = play(agent, "random", seed=3, blue_army=ARMIES[3], red_army=ARMIES[4])
+    again = play(agent, "random", seed=3, blue_army=ARMIES[3], red_army=ARMIES[4])
+    assert first.actions == again.actions
+
+
+# ----------------------------------------------------------------------------- registry
+def test_registry_builds_every_agent() -> None:
+    for name in AGENT_NAMES:
+        agent = make_agent(name, seed=1)
+        assert isinstance(agent, Agent)
+        assert agent.name == name
+
+
+def test_registry_names() -> None:
+    assert AGENT_NAMES == ["random", "line_advance", "pincers", "refused_flank"]
+
+
+@pytest.mark.parametrize("name", ["foo", "model:runs/x/model.zip", ""])
+def test_unknown_agent_is_a_one_line_value_error(name: str) -> None:
+    with pytest.raises(UnknownAgentError) as info:
+        make_agent(name)
+    assert isinstance(info.value, ValueError)
+    assert str(info.value) == f"unknown agent '{name}'; known agents: random, line_advance, pincers, refused_flank"
+
+
+# ----------------------------------------------------------------------------- deployment
+def deployed(agent: str, army: str, seat: int) -> tuple[Battle, list]:
+    """Play only the deployment of ``agent`` (against random) and return the battle and its units."""
+    names = (agent, "random") if seat == 0 else ("random", agent)
+    battle = Battle.from_scenario(SCENARIO, seed=seat, blue_army=army if seat == 0 else ARMIES[0], red_army=army if seat == 1 else ARMIES[0])
+    agents = [make_agent(n) for n in names]
+    for side, a in enumerate(agents):
+        a.reset(battle, side)
+    while battle.state.stage == "deploy" and not battle.is_over:
+        battle.apply(agents[battle.pending.player].act(battle))
+    return battle, [u for u in battle.state.units if u.side == seat]
+
+
+def lateral(battle: Battle, u) -> float:
+    """The unit's position across the table from its own left, 0..1 (tactics.md ``u``)."""
+    w = battle.state.table_w
+    return (u.x if u.side == 0 else w - u.x) / w
+
+
+@pytest.mark.parametrize("army", ARMIES)
+def test_pincers_puts_fast_units_on_the_wings_and_infantry_in_the_centre(army: str) -> None:
+    battle, units = deployed("pincers", army, seat=1)
+    fast = [u for u in units if u.troop_type == "cavalry" and not u.character]
+    infantry = [u for u in units if u.troop_type == "infantry" and not u.character and not u.has("scouts")]
+    on_wings = sum(u.points for u in fast if not 1 / 3 <= lateral(battle, u) <= 2 / 3)
+    assert on_wings >= 0.7 * sum(u.points for u in fast)
+    centre = sum(u.points for u in infantry if 1 / 3 <= lateral(battle, u) <= 2 / 3)
+    assert centre >= 0.6 * sum(u.points for u in infantry)
+
+
+@pytest.mark.parametrize("army", ARMIES)
+def test_refused_flank_masses_on_one_half(army: str) -> None:
+    battle, units = deployed("refused_flank", army, seat=0)
+    total = sum(u.points for u in units)
+    left = sum(u.points for u in units if lateral(battle, u) < 0.5)
+    assert max(left, total - left) >= 0.6 * total
+    strong_left = left >= total - left
+    refused_third = [u for u in units if (lateral(battle, u) > 2 / 3 if strong_left else lateral(battle, u) < 1 / 3)]
+    assert sum(u.points for u in refused_third) <= 0.2 * total
+
+
+# ----------------------------------------------------------------------------- strength
+def seat_and_armies(seed: int) -> tuple[int, str, str]:
+    """The scripted agent's seat (blue on even seeds, red on odd) and the two armies, cycling through all lists."""
+    return seed % 2, ARMIES[seed % len(ARMIES)], ARMIES[(3 * seed + 1) % len(ARMIES)]
+
+
+def wins_against_random(agent: str, seeds: range) -> int:
+    """Battles ``agent`` wins against ``random`` (seats swapped on odd seeds)."""
+    wins = 0
+    for seed in seeds:
+        seat, own, other = seat_and_armies(seed)
+        names = (agent, "random") if seat == 0 else ("random", agent)
+        armies = (own, other) if seat == 0 else (other, own)
+        battle = play(*names, seed=seed, blue_army=armies[0], red_army=armies[1])
+        wins += battle.result["winner"] == SIDES[seat]
+    return wins
+
+
+@pytest.mark.slow
+def test_line_advance_beats_random() -> None:
+    """``line_advance`` wins at least 80 of 100 battles against ``random`` (seeds 0..99, seats swapped half the time)."""
+    assert wins_against_random("line_advance", range(100)) >= 80
