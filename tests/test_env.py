@@ -263,6 +263,20 @@ def test_single_agent_terminal_reward_once_and_info() -> None:
         env_.step(0)
 
 
+def test_game_over_before_the_learner_decides() -> None:
+    """If the rules end the game while the opponent plays, the mask allows only index 0, which collects the result."""
+    env_ = BattleEnv("skirmish_line", learner_side="blue")
+    env_.reset(seed=0)
+    rng = np.random.default_rng(0)
+    play_random(env_.battle, rng, env_.codec)  # both sides, to the end, behind the env's back
+    obs = env_._observe()
+    assert obs["action_mask"].sum() == 1 and obs["action_mask"][0] == 1
+    _, r, term, trunc, info = env_.step(0)
+    winner = env_.battle.result["winner"]
+    assert term and not trunc and info["winner"] == winner
+    assert r == (0.0 if winner == "draw" else (1.0 if winner == "blue" else -1.0))
+
+
 def test_reward_shaping_sums_to_vp_difference() -> None:
     """The shaping terms telescope: they sum to w · (final − initial VP difference) / points limit."""
     env_ = BattleEnv("skirmish_line", opponent="line_advance", reward_shaping=0.5, learner_side="blue")
