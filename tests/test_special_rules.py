@@ -506,8 +506,8 @@ def test_volley_fire_quick_to_fire_fast_cavalry_and_slow_to_fire() -> None:
 
 # --------------------------------------------------------------------- movement: Fly, Hover, Vanguard, Skirmishers
 def test_flyers_move_10_inches_over_units_and_charge_at_m10_from_16_inches() -> None:
-    """CORE.MOVE.FLY, CORE.SR.FLY: a flying unit advances 10" over a friend in its path (20" marching);
-    on foot it stops behind it. CORE.CHARGE.RANGE / CORE.CHARGE.ELIGIBLE: flyers charge at M10 from up to 16"."""
+    """CORE.MOVE.FLY, CORE.SR.FLY, CORE.SR.HOVER: a flying unit advances 10" over a friend in its path (20"
+    marching; Hover never marches); on foot it stops behind it. CORE.CHARGE.RANGE / CORE.CHARGE.ELIGIBLE: flyers charge at M10 from up to 16"."""
     blue = [placement("marcher_spearmen", 36, 10, 90), placement("marcher_crossbowmen", 36, 10 + DEPTH4 / 2 + 1.5 + INFANTRY_BASE, 90, models=10)]
     red = [placement("orc_warriors", 36, 44, 270)]
     walker, b, hover = (battle(blue, red, phase="movement") for _ in range(3))
@@ -693,3 +693,22 @@ def test_chariots_never_march_and_dwarfs_hate_orcs() -> None:
     assert special_rules.hates(u, orcs)
     orcs.faction = "elves"
     assert not special_rules.hates(u, orcs)
+
+
+def test_aquatic_units_treat_water_as_open_ground() -> None:
+    """CORE.SR.AQUATIC: a marsh ahead halves a normal unit's advance; an Aquatic unit crosses it at full M and may
+    enter a lake (impassable to others), but never marches (CORE.MOVE.MARCH)."""
+    from env.rules import movement
+
+    marsh = {"kind": "marsh", "polygon": [[30, 13], [42, 13], [42, 20], [30, 20]]}
+    blue = [placement("marcher_spearmen", 36, 10, 90)]
+    red = [placement("orc_warriors", 36, 44, 270)]
+    walker, swimmer = (battle(blue, red, phase="movement", terrain=[marsh]) for _ in range(2))
+    swimmer.unit(0).special_rules.append("aquatic")
+    assert movement.furthest_legal(walker, walker.unit(0), space.pose(walker.unit(0)), 4.0) == pytest.approx(2.0, abs=0.02)
+    assert movement.furthest_legal(swimmer, swimmer.unit(0), space.pose(swimmer.unit(0)), 4.0) == pytest.approx(4.0)
+    assert not movement.may_march(swimmer.unit(0))
+    lake = {"kind": "lake", "polygon": [[30, 13], [42, 13], [42, 20], [30, 20]]}
+    b = battle(blue, red, phase="movement", terrain=[lake])
+    b.unit(0).special_rules.append("aquatic")
+    assert movement.furthest_legal(b, b.unit(0), space.pose(b.unit(0)), 4.0) == pytest.approx(4.0)

@@ -18,6 +18,7 @@ from env.rules.state import BattleState, TerrainFeature, UnitState
 
 IMPASSABLE = frozenset({"building", "rocks", "lake"})
 DIFFICULT = frozenset({"woods", "marsh", "ford", "rubble"})
+WATER = frozenset({"lake", "marsh", "ford"})  # open ground to Aquatic units (CORE.SR.AQUATIC)
 OBSTACLES = frozenset({"hedge", "fence", "wall"})
 SOFT_COVER = frozenset({"woods", "marsh", "hedge", "fence"})
 HARD_COVER = frozenset({"wall", "rubble", "building", "rocks"})
@@ -152,8 +153,9 @@ class Surroundings:
         self.polys = np.array([footprint(o) for o in others], dtype=object)
         self.enemy = np.array([o.side != u.side for o in others], dtype=bool)
         self.bounds = shapely.bounds(self.polys) if len(others) else np.zeros((0, 4))
-        self.impassable = np.array([terrain_poly(t) for t in state.terrain if t.kind in IMPASSABLE], dtype=object)
-        self.difficult = np.array([terrain_poly(t) for t in state.terrain if t.kind in DIFFICULT], dtype=object)
+        water = WATER if u.has("aquatic") else frozenset()
+        self.impassable = np.array([terrain_poly(t) for t in state.terrain if t.kind in IMPASSABLE - water], dtype=object)
+        self.difficult = np.array([terrain_poly(t) for t in state.terrain if t.kind in DIFFICULT - water], dtype=object)
         self.obstacles = np.array([terrain_poly(t) for t in state.terrain if t.kind in OBSTACLES], dtype=object)
         self.ignores_terrain = special_rules.moves_over_units(u)  # CORE.MOVE.FLY, CORE.SR.ETHEREAL
         self.over_units = special_rules.moves_over_units(u)  # only the end position counts
