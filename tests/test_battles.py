@@ -27,12 +27,20 @@ def random_battle(seed: int, scenario: str = "pitched_battle", check: bool = Fal
 
 
 def check_invariants(b: Battle) -> None:
-    """No negative model counts; no two units overlapping unless engaged; turn within the game length."""
+    """No negative model counts; no two units overlapping unless engaged; turn within the game length.
+
+    A joined character counts as part of its host (CORE.MOVE.JOIN): it is no
+    unit of its own on the table, and its base lies inside the host's footprint.
+    """
     s = b.state
     assert 0 <= s.turn <= s.max_turns
     for u in s.units:
         assert u.models >= 0
         assert not u.alive or u.models > 0
+        if u.joined_to is not None and u.in_play:
+            host = s.units[u.joined_to]
+            assert host.alive and u.uid in host.joined and len(host.joined) <= 2
+            assert space.footprint(host).buffer(geo.EPS).covers(space.footprint(u)), f"character {u.uid} outside {host.uid}"
     alive = space.alive_units(s)
     polys = [space.footprint(u) for u in alive]
     tree = shapely.STRtree(polys)

@@ -339,5 +339,56 @@ def coverage_cmd(
         raise typer.Exit(EXIT_CHECK_FAILED)
 
 
+@app.command("tactics")
+def tactics_cmd() -> None:
+    """List the tactics catalogue (shared/rules/tactics.md): id, kind, playable, title."""
+    from tactics.catalogue import CatalogueError, catalogue
+
+    with _user_errors():
+        try:
+            cat = catalogue()
+        except CatalogueError as exc:
+            raise UserError(str(exc)) from None
+    table = Table(title="Tactics (tactics/catalogue.yaml)", header_style="bold", box=box.SIMPLE_HEAD, pad_edge=False)
+    for col in ("id", "kind", "playable", "title"):
+        table.add_column(col, no_wrap=col != "title")
+    for t in cat.values():
+        table.add_row(t.id, t.kind, Text("yes", style="green") if t.playable else Text("no", style="red"), t.title)
+    console.print(table)
+    n_play = sum(t.playable for t in cat.values())
+    n_det = sum(bool(t.detectable) for t in cat.values())
+    console.print(f"{len(cat)} tactics, {n_play} playable, {n_det} with a detector", soft_wrap=True)
+
+
+@app.command("detect")
+def detect_cmd(
+    path: Annotated[Path, typer.Argument(help="A replay JSON written by 'battleline play --replay'.")],
+    all_tactics: Annotated[bool, typer.Option("--all", help="Also list the tactics not detected.")] = False,
+) -> None:
+    """Detect the tactics each side used in a replay, with the turn and the evidence."""
+    from tactics.detectors import detect
+
+    with _user_errors():
+        battle, _, data = _load_replay(path)
+        try:
+            found = [detect(battle, side) for side in range(len(SIDES))]
+        except (KeyError, TypeError, ValueError) as exc:
+            raise UserError(f"{path}: cannot read the battle's events ({type(exc).__name__}: {exc})") from None
+    players = ((data.get("meta") or {}).get("players")) or {}
+    for i, side in enumerate(SIDES):
+        used = {tid: d for tid, d in found[i].items() if d.used}
+        who = f" ({players[side]})" if side in players else ""
+        console.print(Text(f"{side}{who}: {len(used)} of {len(found[i])} tactics detected", style=f"bold {side}"),
+                      soft_wrap=True)
+        table = Table(header_style="bold", box=box.SIMPLE_HEAD, pad_edge=False)
+        table.add_column("tactic", no_wrap=True)
+        table.add_column("turn", justify="right", no_wrap=True)
+        table.add_column("evidence")
+        for tid, d in (found[i] if all_tactics else used).items():
+            table.add_row(tid, "" if d.turn is None else str(d.turn), d.evidence, style=None if d.used else "dim")
+        if table.row_count:
+            console.print(table)
+
+
 if __name__ == "__main__":  # pragma: no cover
     app()

@@ -21,6 +21,11 @@ class UnitEntry(Protocol):
     command: Sequence[str]
     options: Sequence[str]
     general: bool
+    label: str | None
+    joins: int | str | None
+
+
+MAX_JOINED = 2  # CORE.MOVE.JOIN: at most 2 characters in a unit
 
 
 def unit_points(entry: UnitEntry, unit_type: UnitTypeConfig) -> int:
@@ -209,6 +214,59 @@ def check_battle_standard(army: ArmyListConfig, faction: FactionConfig) -> list[
     return []
 
 
+def join_target(entries: Sequence[UnitEntry], i: int) -> int | None:
+    """The index of the entry that entry ``i`` joins (its ``joins``), or None.
+
+    ``joins`` is an index, a label, or a unit id that only one entry has.
+    Raises ValueError when it names no entry, or more than one.
+    """
+    ref = entries[i].joins
+    if ref is None:
+        return None
+    if isinstance(ref, int):
+        if not 0 <= ref < len(entries):
+            raise ValueError(f"no entry {ref} (0..{len(entries) - 1})")
+        return ref
+    hits = [j for j, e in enumerate(entries) if e.label == ref] or [j for j, e in enumerate(entries) if e.unit == ref]
+    if len(hits) != 1:
+        raise ValueError(f"'{ref}' names {'no' if not hits else len(hits)} entries; use a label or an index")
+    return hits[0]
+
+
+def check_joins(entries: Sequence[UnitEntry], faction: FactionConfig, what: str = "units") -> list[str]:
+    """Joined characters (CORE.MOVE.JOIN, CORE.SETUP.DEPLOY).
+
+    Only a character joins; it joins another entry that is no character and
+    has the same base; a unit takes at most 2 characters.
+    """
+    errors: list[str] = []
+    count: Counter[int] = Counter()
+    for i, e in enumerate(entries):
+        if e.joins is None:
+            continue
+        where = f"{what}[{i}].joins"
+        me = faction.unit(e.unit)
+        try:
+            j = join_target(entries, i)
+        except ValueError as exc:
+            errors.append(f"{where}: {exc}")
+            continue
+        host = faction.unit(entries[j].unit) if j is not None else None
+        if me is None or host is None:
+            continue
+        if not me.character:
+            errors.append(f"{where}: only a character may join a unit, '{me.id}' is not one")
+        elif j == i or host.character:
+            errors.append(f"{where}: a character joins a unit that is not a character")
+        elif host.base_mm() != me.base_mm():
+            errors.append(f"{where}: '{me.id}' and '{host.id}' have different bases")
+        else:
+            count[j] += 1
+            if count[j] == MAX_JOINED + 1:
+                errors.append(f"{where}: {what}[{j}] would hold more than {MAX_JOINED} characters")
+    return errors
+
+
 def validate_army(army: ArmyListConfig, faction: FactionConfig) -> list[str]:
     """Every problem with the army list, in a stable order; empty when the list is legal.
 
@@ -220,4 +278,10 @@ def validate_army(army: ArmyListConfig, faction: FactionConfig) -> list[str]:
         unit_type = faction.unit(e.unit)
         if unit_type is not None:
             errors += check_entry(f"units[{i}]", e, unit_type)
-    return errors + check_general(army, faction) + check_max_per_army(army, faction) + check_battle_standard(army, faction)
+    return (
+        errors
+        + check_general(army, faction)
+        + check_max_per_army(army, faction)
+        + check_battle_standard(army, faction)
+        + check_joins(army.units, faction)
+    )

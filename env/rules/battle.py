@@ -17,6 +17,9 @@ Stages (``state.stage``):
 * ``dispel`` — the opponent answers a spell (CORE.MAGIC.DISPEL, SCROLL);
 * ``shoot`` — the shooting phase (CORE.SHOOT.*);
 * ``pursue`` — a winner decides whether to pursue (CORE.CC.PURSUE_CHOICE);
+* ``challenge`` — a side in a new combat may issue a challenge
+  (CORE.CC.CHALLENGE.ISSUE), the charging side first;
+* ``accept`` — the challenged side accepts or refuses (CORE.CC.CHALLENGE.REFUSE);
 * ``over`` — the game has ended (CORE.GAME.END).
 
 Everything between these stages (start of turn, charge rolls and moves,
@@ -32,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from env.rules import charges, combat, deployment, magic, movement, psychology, shooting, special_rules, victory
+from env.rules import challenges, characters
 from env.rules.actions import END_PHASE, Action, IllegalActionError, Pending
 from env.rules.dice import Dice
 from env.rules.events import Event, make_event
@@ -140,6 +144,8 @@ class Battle:
         if s.stage == "pursue":
             unit = s.queue["pursuit"]["ask"][0]
             return Pending(s.units[unit].side, "pursue", unit)
+        if s.stage in ("challenge", "accept"):
+            return challenges.pending(self)
         if s.stage == "deploy":
             return Pending(s.queue["deploy_next"], "deploy")
         if s.stage == "vanguard":  # CORE.SETUP.VANGUARD: move decisions before the first turn
@@ -190,6 +196,8 @@ class Battle:
             acts = magic.legal(self)
         elif stage == "pursue":
             acts = combat.legal_pursuit(self)
+        elif stage in ("challenge", "accept"):
+            acts = challenges.legal(self)
         else:  # pragma: no cover - defensive
             acts = []
         return acts + [END_PHASE]
@@ -228,6 +236,8 @@ class Battle:
             magic.apply(self, action)
         elif stage == "pursue":
             combat.apply_pursuit(self, action)
+        elif stage in ("challenge", "accept"):
+            challenges.apply(self, action)
         self._advance()
 
     # ------------------------------------------------------------------ flow
@@ -244,10 +254,11 @@ class Battle:
             guard += 1
             if guard > 10000:  # pragma: no cover - defensive
                 raise RuntimeError("engine loop did not reach a decision")
+            characters.sync(self.state)
             if self.state.stage == "next":
                 self._next_phase()
                 continue
-            if self.state.stage in ("react", "pursue"):
+            if self.state.stage in ("react", "pursue", "challenge", "accept"):
                 return
             legal = self.legal_actions()
             if len(legal) > 1:

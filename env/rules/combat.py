@@ -19,6 +19,7 @@ import shapely
 from env.rules import geometry as geo
 from env.rules import psychology, space, special_rules, tables
 from env.rules import magic
+from env.rules import challenges, characters
 from env.rules.actions import PURSUIT_CHOICES, Action
 from env.rules.casualties import apply_wounds
 from env.rules.charges import charge_facing, contact_placement, edge_frame
@@ -166,7 +167,7 @@ def resolve_strike(
     """
     u, t = battle.unit(st.unit), battle.unit(st.target)
     st.info.pop("result", None)
-    if attacks <= 0 or not u.alive or not t.alive:
+    if attacks <= 0 or not u.in_play or not t.in_play:
         return 0
     charged = u.uid in charged_units
     eff = tables.melee_effect(u.melee, u.troop_type, round_one, charged)
@@ -253,35 +254,103 @@ def _continue(battle: Battle) -> None:
         group = [e for e in s.engagements if e.attacker in uids or e.defender in uids]
         if not group:
             continue
-        if fight_round(battle, group):
+        outcome = fight_round(battle, group)
+        if outcome == PAUSED:
+            return  # a challenge decision (stage "challenge")
+        if outcome:
             battle.set_stage("pursue")
             return
     battle.finish_phase()
 
 
-def fight_round(battle: Battle, group: list[Engagement]) -> bool:
-    """Fight one round of one combat. Returns True if pursuit decisions are now pending."""
-    s = battle.state
+def resume_round(battle: Battle) -> None:
+    """Finish the round paused for a challenge (duel, blows, result), then the phase's other combats."""
+    q = battle.state.queue.pop("challenge")
+    battle.set_stage("combat")
+    if fight_blows(battle, q["combat"], q["wounds"], q.get("duel")):
+        battle.set_stage("pursue")
+        return
+    _continue(battle)
+
+
+PAUSED = "paused"
+"""What :func:`fight_round` returns when the round waits for a challenge decision."""
+
+
+def fight_round(battle: Battle, group: list[Engagement]) -> bool | str:
+    """Fight one round of one combat (CORE.CC.SEQUENCE).
+
+    Steps 1–3 are here: fighting models, impact hits, then the challenge
+    (:mod:`env.rules.challenges`), which may pause the round; the rest is
+    :func:`fight_blows`. Returns True if pursuit decisions are now pending,
+    :data:`PAUSED` if a challenge decision is, else False.
+    """
     r1 = _round_one(battle, group)
     charging_side = _charging_side(battle, group) if r1 else None
-    charged_units = {e.attacker for e in group if e.charged and e.turn == s.turn}
+    charged_units = _charged_units(battle, group)
     units = sorted({u for e in group for u in (e.attacker, e.defender)})
-    sides = {0: [i for i in units if battle.unit(i).side == 0], 1: [i for i in units if battle.unit(i).side == 1]}
     battle.emit("CORE.CC.SEQUENCE", units=units, round_one=r1, charging_side=charging_side)
     strikes = _collect_strikes(battle, group, charged_units)
-    for st in strikes:
-        if st.support:
-            battle.emit("CORE.CC.SUPPORT", unit=st.unit, target=st.target, fighters=st.fighters, support=st.support)
+    wounds_by_side = [0, 0]
+    for i in units:
+        battle.unit(i).flags["fought"] = True
+    special_rules.before_blows(battle, group, r1, charged_units, wounds_by_side)
+    if r1 and challenges.open_challenge(battle, units, charging_side, wounds_by_side):
+        return PAUSED
+    return fight_blows(battle, units, wounds_by_side, None, strikes)
+
+
+def _charged_units(battle: Battle, group: list[Engagement]) -> set[int]:
+    """Units that charged this turn, with the characters joined to them."""
+    out = {e.attacker for e in group if e.charged and e.turn == battle.state.turn}
+    return out | {c for u in out for c in battle.unit(u).joined}
+
+
+def fight_blows(
+    battle: Battle, units: list[int], wounds_by_side: list[int], duel: list[int] | None, strikes: list[Strike] | None = None
+) -> bool:
+    """The rest of a round: the duel, the strikes, the combat result, break tests (CORE.CC.SEQUENCE 3–9).
+
+    Joined characters strike from their host's front rank with their own
+    profile (:func:`characters.front_fighters`); duellists and refusers do not
+    strike (CORE.CC.CHALLENGE.DUEL, CORE.CC.CHALLENGE.REFUSE).
+
+    Args:
+        units: the combat's unit uids when the round began.
+        wounds_by_side: unsaved wounds so far this round (impact hits), [blue, red].
+        duel: an accepted challenge, [challenger, acceptor] model uids.
+        strikes: the units' strikes, when collected before the impact hits.
+
+    Returns True if pursuit decisions are now pending.
+    """
+    s = battle.state
+    uids = set(units)
+    group = [e for e in s.engagements if e.attacker in uids or e.defender in uids]
+    r1 = _round_one(battle, group)
+    charging_side = _charging_side(battle, group) if r1 else None
+    charged_units = _charged_units(battle, group)
+    sides = {0: [i for i in units if battle.unit(i).side == 0], 1: [i for i in units if battle.unit(i).side == 1]}
+    overkill = challenges.fight_duel(battle, duel, charged_units, wounds_by_side) if duel else [0, 0]
+    if strikes is None or duel:
+        group = [e for e in s.engagements if e.attacker in uids or e.defender in uids]
+        strikes = _collect_strikes(battle, group, charged_units)
     defended = {
         (e.attacker, e.defender)
         for e in group
         if e.charged and e.facing == "front" and _obstacle_between(battle, battle.unit(e.attacker), battle.unit(e.defender))
     }
-    wounds_by_side = [0, 0]
-    champion_used: set[int] = set()
-    for i in units:
-        battle.unit(i).flags["fought"] = True
-    special_rules.before_blows(battle, group, r1, charged_units, wounds_by_side)
+    out_chars, out_champions = challenges.duellists_out(battle, duel)
+    for cid, enemy, host in characters.front_fighters(battle, group, out_chars):
+        host_strike = next((st for st in strikes if st.unit == host and st.target == enemy and st.fighters > 0), None)
+        if host_strike is not None:
+            host_strike.fighters -= 1  # the character holds one front-rank slot (CORE.MOVE.JOIN)
+        strikes.append(Strike(cid, enemy, 1, 0, False, battle.unit(cid).profile.I))
+        if (host, enemy) in defended:
+            defended.add((cid, enemy))
+    for st in strikes:
+        if st.support:
+            battle.emit("CORE.CC.SUPPORT", unit=st.unit, target=st.target, fighters=st.fighters, support=st.support)
+    champion_used: set[int] = set(out_champions)
     if r1:
         first = [st for st in strikes if battle.unit(st.unit).side == charging_side]
         second = [st for st in strikes if battle.unit(st.unit).side != charging_side]
@@ -290,7 +359,7 @@ def fight_round(battle: Battle, group: list[Engagement]) -> bool:
         _strike_step(battle, second, r1, charged_units, defended, wounds_by_side, champion_used, "return")
     else:
         steps: dict[tuple[int, int], list[Strike]] = {}
-        members = [battle.unit(i) for i in units]
+        members = [battle.unit(i) for i in sorted(uids | {st.unit for st in strikes})]
         weapon_last = {u.uid: tables.melee_effect(u.melee, u.troop_type, False, False).strikes_last for u in members}
         tiers = special_rules.strike_tiers(members, weapon_last)
         for uid, tier in tiers.items():
@@ -304,7 +373,7 @@ def fight_round(battle: Battle, group: list[Engagement]) -> bool:
             _strike_step(battle, steps[key], r1, charged_units, defended, wounds_by_side, champion_used, None)
     for e in group:
         e.rounds += 1
-    return _result_and_break(battle, group, sides, wounds_by_side, r1, charging_side)
+    return _result_and_break(battle, group, sides, wounds_by_side, r1, charging_side, overkill)
 
 
 def _strike_step(
@@ -321,7 +390,7 @@ def _strike_step(
     pending: list[tuple[Strike, int]] = []
     for st in strikes:
         u = battle.unit(st.unit)
-        if not u.alive or not battle.unit(st.target).alive or u.fleeing:
+        if not u.in_play or not battle.unit(st.target).alive or u.fleeing:
             continue
         if mode == "return":
             # CORE.CC.RETURN_STRIKE: the fighters' attacks minus those of the models just killed.
@@ -361,17 +430,35 @@ def _side_bonus(battle: Battle, side_units: list[int], enemy_units: list[int], g
 
 
 def combat_result(
-    battle: Battle, sides: dict[int, list[int]], wounds_by_side: list[int], charging_side: int | None, group: list[Engagement]
+    battle: Battle,
+    sides: dict[int, list[int]],
+    wounds_by_side: list[int],
+    charging_side: int | None,
+    group: list[Engagement],
+    overkill: list[int] | None = None,
 ) -> tuple[list[int], list[dict[str, int]]]:
-    """Each side's combat result total and parts (CORE.CC.COMBAT_RESULT.*)."""
+    """Each side's combat result total and parts (CORE.CC.COMBAT_RESULT.*).
+
+    Parts: wounds, charge, ranks, standard, bsb (+1 once per side with the
+    BSB fighting, CORE.SR.BSB), flank, rear, overkill (a duel's, at most +5,
+    CORE.CC.COMBAT_RESULT.OVERKILL), outnumber (joined characters count as
+    models), musician.
+    """
     parts: list[dict[str, int]] = []
     for side in (0, 1):
         p = {"wounds": wounds_by_side[side]}
         if charging_side == side:
             p["charge"] = 1
         p.update(_side_bonus(battle, sides[side], sides[1 - side], group))
+        if characters.side_has_bsb(battle, sides[side]):
+            p["bsb"] = 1
+        if overkill and overkill[side]:
+            p["overkill"] = overkill[side]
         parts.append(p)
-    models = [sum(battle.unit(i).models for i in sides[side] if battle.unit(i).alive) for side in (0, 1)]
+    models = [
+        sum(battle.unit(i).models for i in sides[side] if battle.unit(i).alive) + characters.joined_models(battle, sides[side])
+        for side in (0, 1)
+    ]
     if models[0] != models[1]:
         parts[0 if models[0] > models[1] else 1]["outnumber"] = 1
     totals = [sum(p.values()) for p in parts]
@@ -391,6 +478,8 @@ def _emit_parts(battle: Battle, parts: list[dict[str, int]]) -> None:
         "standard": "CORE.CC.COMBAT_RESULT.STANDARD",
         "flank": "CORE.CC.COMBAT_RESULT.FLANK",
         "rear": "CORE.CC.COMBAT_RESULT.REAR",
+        "bsb": "CORE.CC.COMBAT_RESULT.STANDARD",
+        "overkill": "CORE.CC.COMBAT_RESULT.OVERKILL",
         "outnumber": "CORE.CC.COMBAT_RESULT.OUTNUMBER",
         "musician": "CORE.CC.COMBAT_RESULT.MUSICIAN",
     }
@@ -411,7 +500,7 @@ def break_test(battle: Battle, u: UnitState, diff: int, enemies: list[UnitState]
     if u.has("swarm"):
         special_rules.swarm_losses(battle, u, diff)
         return True
-    base = max(u.profile.Ld, psychology.general_ld(battle, u) or 0)
+    base = max(characters.unit_ld(battle, u), psychology.general_ld(battle, u) or 0)
     largest = max((e.models for e in enemies), default=0)
     if u.has("stubborn"):
         ld, why = base, "stubborn"
@@ -424,16 +513,23 @@ def break_test(battle: Battle, u: UnitState, diff: int, enemies: list[UnitState]
 
 
 def _result_and_break(
-    battle: Battle, group: list[Engagement], sides: dict[int, list[int]], wounds_by_side: list[int], r1: bool, charging_side: int | None
+    battle: Battle,
+    group: list[Engagement],
+    sides: dict[int, list[int]],
+    wounds_by_side: list[int],
+    r1: bool,
+    charging_side: int | None,
+    overkill: list[int] | None = None,
 ) -> bool:
     s = battle.state
+    sides = characters.refresh_sides(battle, sides)
     for i in (u for side in sides.values() for u in side):
         battle.unit(i).flags.pop("killed_this_round", None)
     alive = [[i for i in sides[side] if battle.unit(i).alive] for side in (0, 1)]
     if not alive[0] or not alive[1]:
         battle.emit("CORE.CC.COMBAT_RESULT.COMPARE", outright=True, winner=0 if alive[0] else (1 if alive[1] else None))
         return False
-    totals, parts = combat_result(battle, sides, wounds_by_side, charging_side, group)
+    totals, parts = combat_result(battle, sides, wounds_by_side, charging_side, group, overkill)
     _emit_parts(battle, parts)
     if totals[0] == totals[1]:
         battle.emit("CORE.CC.COMBAT_RESULT.COMPARE", totals=totals, winner=None)
@@ -450,6 +546,8 @@ def _result_and_break(
     for u in losers:
         if not break_test(battle, u, diff, enemies):
             broken.append(u.uid)
+            for x in [u, *characters.members(s, u)]:
+                x.broken = True  # CORE.VP.BSB: a BSB in a unit that failed a break test
             if u.standard:
                 u.standard = False
                 s.captured_standards[winner] += 1

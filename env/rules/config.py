@@ -374,7 +374,12 @@ def _check_unique(ids: list[str], what: str) -> None:
 
 
 class ArmyUnitConfig(_Model):
-    """One entry of an army list: a unit type, its size, formation (files), command and options."""
+    """One entry of an army list: a unit type, its size, formation (files), command and options.
+
+    ``joins`` (characters only): the entry this character deploys joined to
+    (CORE.SETUP.DEPLOY, CORE.MOVE.JOIN), as its index in the list or its
+    label (or unit id, when only one entry has it); None deploys it alone.
+    """
 
     unit: str
     models: int = Field(ge=1)
@@ -383,6 +388,7 @@ class ArmyUnitConfig(_Model):
     options: list[str] = []
     general: bool = False
     label: str | None = None
+    joins: int | str | None = None
     lore: str | None = None  # a wizard's lore (CORE.MAGIC.WIZARDS); None: its type's first
 
 
@@ -419,7 +425,11 @@ class TerrainConfig(_Model):
 
 
 class PlacementConfig(_Model):
-    """An explicit placement: unit type, formation, centre (x, y) in inches and facing in degrees."""
+    """An explicit placement: unit type, formation, centre (x, y) in inches and facing in degrees.
+
+    ``joins`` (characters only): the side's placement this character stands
+    joined to, by index or label; its own x, y and facing are then ignored.
+    """
 
     unit: str
     models: int = Field(ge=1)
@@ -432,6 +442,7 @@ class PlacementConfig(_Model):
     general: bool = False
     fleeing: bool = False
     label: str | None = None
+    joins: int | str | None = None
     lore: str | None = None  # a wizard's lore (CORE.MAGIC.WIZARDS); None: its type's first
     spells: list[str] | None = None  # a wizard's spells, given instead of rolled (set-ups, tests)
 
@@ -693,7 +704,7 @@ def _table_errors(s: ScenarioConfig) -> list[str]:
 
 def _side_errors(s: ScenarioConfig, name: str, shapes: list[tuple[str, Polygon]]) -> list[Problem]:
     """Problems of one side; appends the placements' footprints to ``shapes``."""
-    from env.rules.army import army_points, check_entry, validate_army
+    from env.rules.army import army_points, check_entry, check_joins, validate_army
 
     side = s.side(name)
     if side.faction not in list_factions():
@@ -713,7 +724,9 @@ def _side_errors(s: ScenarioConfig, name: str, shapes: list[tuple[str, Polygon]]
             return [(None, f"{name}.army: '{side.army}' is {pts:,} points, over the scenario's "
                            f"{s.points_limit:,}-point limit")]
         return []
-    problems: list[Problem] = []
+    problems: list[Problem] = [
+        (None, f"{name}.{e}") for e in check_joins(side.placements or [], faction, "placements")
+    ]
     generals = [i for i, p in enumerate(side.placements or []) if p.general]
     if len(generals) > 1:
         problems.append((None, f"{name}.placements[{generals[1]}].general: a side has at most one general"))
@@ -726,8 +739,8 @@ def _side_errors(s: ScenarioConfig, name: str, shapes: list[tuple[str, Polygon]]
         problems += [(None, e) for e in check_entry(where, p, unit_type)]
         if p.general and not unit_type.character:
             problems.append((None, f"{where}.general: the general must be a character, '{p.unit}' is not"))
-        if p.files > p.models:
-            continue
+        if p.files > p.models or p.joins is not None:
+            continue  # a joined character stands in its host's front rank
         fp = footprint(unit_type.base_mm(), p.models, p.files, p.x, p.y, p.facing)
         problems += [(None, f"{where}: {e}") for e in _placement_errors(s, p, fp)]
         shapes.append((f"{where}: unit at ({p.x:.1f}, {p.y:.1f})", fp))

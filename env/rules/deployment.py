@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from env.rules import characters, space
 from env.rules import geometry as geo
-from env.rules import space
 from env.rules.actions import Action
 from env.rules.state import UnitState
 
@@ -62,13 +62,16 @@ def _slot_legal(battle: Battle, u: UnitState, slot: int, env: space.Surroundings
 
 
 def _deployable(battle: Battle, side: int) -> list[UnitState]:
-    units = [u for u in battle.state.units if u.side == side and not u.deployed and not u.removed]
+    units = [
+        u for u in battle.state.units if u.side == side and not u.deployed and not u.removed and u.joined_to is None
+    ]
     non_scouts = [u for u in units if not u.has("scouts")]
     if non_scouts:
         return non_scouts
     # Scouts deploy only once both sides have deployed everything else.
     other_left = any(
-        u.side != side and not u.deployed and not u.removed and not u.has("scouts") for u in battle.state.units
+        u.side != side and not u.deployed and not u.removed and not u.has("scouts") and u.joined_to is None
+        for u in battle.state.units
     )
     return [] if other_left else units
 
@@ -104,8 +107,9 @@ def _place(battle: Battle, u: UnitState, slot: int) -> None:
     p = slot_pose(battle, u, slot)
     u.x, u.y, u.facing = p.x, p.y, p.facing
     u.deployed = True
+    characters.sync(battle.state)  # a joined character deploys with its unit (CORE.SETUP.DEPLOY)
     rule = "CORE.SETUP.SCOUTS" if u.has("scouts") else "CORE.SETUP.DEPLOY"
-    battle.emit(rule, unit=u.uid, side=u.side, slot=slot, x=p.x, y=p.y, facing=p.facing)
+    battle.emit(rule, unit=u.uid, side=u.side, slot=slot, x=p.x, y=p.y, facing=p.facing, joined=list(u.joined))
 
 
 def _auto_deploy(battle: Battle, side: int) -> None:
@@ -129,7 +133,8 @@ def apply(battle: Battle, action: Action) -> None:
     else:
         _place(battle, s.units[action.unit], int(action.option))
     if s.queue["finished_first"] is None and not any(
-        u.side == side and not u.deployed and not u.removed and not u.has("scouts") for u in s.units
+        u.side == side and not u.deployed and not u.removed and not u.has("scouts") and u.joined_to is None
+        for u in s.units
     ):
         s.queue["finished_first"] = side
     other = 1 - side

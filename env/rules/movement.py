@@ -1,6 +1,7 @@
 """Remaining moves: move, march, wheel, turn, reform (CORE.MOVE.*, CORE.TERRAIN.*).
 
-Each ``move`` action names one of :data:`env.rules.actions.MOVE_OPTIONS`. A
+Each ``move`` action names one of :data:`env.rules.actions.MOVE_OPTIONS`, or
+a character's ``join`` / ``leave`` (:mod:`env.rules.characters`). A
 translation goes as far as it legally can up to its allowance: the unit stops
 where it would come within 1" of an enemy, end within 1" of any unit, pass
 through a unit, leave the table or enter impassable terrain
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING
 from env.rules import geometry as geo
 from env.rules import psychology, space, special_rules
 from env.rules import magic
+from env.rules import characters
 from env.rules.actions import MOVE_OPTIONS, Action
 from env.rules.state import UnitState
 
@@ -244,7 +246,7 @@ def legal(battle: Battle) -> list[Action]:
             options = [o for o in MOVE_OPTIONS if _plan(battle, u, o, env, check_only=True, memo=memo) is not None]
             cache[u.uid] = (key, options)
         acts.extend(Action("move", u.uid, None, o) for o in options)
-    return acts
+    return acts + characters.legal_moves(battle)
 
 
 def _enemy_within(battle: Battle, u: UnitState, reach: float) -> bool:
@@ -259,13 +261,16 @@ def apply(battle: Battle, action: Action) -> None:
     if action.kind == "end_phase":
         battle.finish_phase()
         return
+    if action.option in characters.CHARACTER_MOVES:
+        characters.apply_move(battle, action)  # CORE.MOVE.JOIN / CORE.MOVE.LEAVE
+        return
     u = battle.unit(action.unit)
     option = action.option
     marching = None
     if option.startswith("march"):
         marching = True
         if _enemy_within(battle, u, MARCH_BLOCK_RANGE):
-            marching = psychology.test_ld(battle, u, u.profile.Ld, "CORE.MOVE.MARCH_BLOCK")
+            marching = psychology.test_ld(battle, u, characters.unit_ld(battle, u), "CORE.MOVE.MARCH_BLOCK")
     plan = _plan(battle, u, option, space.Surroundings(battle.state, u), marching)
     if plan is None:  # the march failed its test and the normal move is blocked
         u.flags["moved"] = True

@@ -11,12 +11,14 @@ from typing import TYPE_CHECKING
 
 from env.rules import geometry as geo
 from env.rules import space, special_rules
+from env.rules import characters
 from env.rules.state import UnitState
 
 if TYPE_CHECKING:
     from env.rules.battle import Battle
 
-INSPIRING_RANGE = 12.0  # CORE.SR.INSPIRING_PRESENCE (18" for a Large Target General)
+INSPIRING_RANGE = 12.0  # CORE.SR.INSPIRING_PRESENCE
+LARGE_TARGET_INSPIRING_RANGE = 18.0  # CORE.SR.LARGE_TARGET: a Large Target General's reach
 PANIC_RANGE = 6.0  # CORE.PSY.PANIC.TRIGGER_DESTROYED / TRIGGER_BREAK
 
 
@@ -26,23 +28,49 @@ def engaged(battle: Battle, u: UnitState) -> bool:
 
 
 def general_ld(battle: Battle, u: UnitState) -> int | None:
-    """The General's Ld if ``u`` is within its Inspiring Presence range (CORE.SR.INSPIRING_PRESENCE)."""
-    for g in battle.state.units:
-        if g.general and g.side == u.side and g.alive and not g.fleeing:
-            reach = 18.0 if g.has("large_target") else INSPIRING_RANGE
-            if g.uid == u.uid or space.unit_distance(g, u) <= reach:
-                return g.profile.Ld
+    """The General's Ld if ``u`` is within its Inspiring Presence range (CORE.SR.GENERAL, CORE.SR.INSPIRING_PRESENCE).
+
+    The range is 12" (18" for a Large Target General), measured from the unit
+    the General stands in (its host when joined); 0 for its own unit. A
+    General who refused a challenge lends its own unit nothing
+    (CORE.CC.CHALLENGE.REFUSE).
+    """
+    s = battle.state
+    target = characters.carrier(s, u)
+    for g in s.units:
+        if not (g.general and g.side == u.side and g.in_play):
+            continue
+        gc = characters.carrier(s, g)
+        if gc.fleeing or not gc.deployed:
+            continue
+        if gc.uid == target.uid:
+            return None if g.refused else g.profile.Ld
+        reach = LARGE_TARGET_INSPIRING_RANGE if g.has("large_target") else INSPIRING_RANGE
+        if space.near(gc, target, reach) and space.unit_distance(gc, target) <= reach:
+            return g.profile.Ld
     return None
+
+
+BSB_TESTS = frozenset({"CORE.CC.BREAK_TEST", "CORE.PSY.FEAR", "CORE.PSY.TERROR", "CORE.PSY.PANIC.TEST", "CORE.PSY.RALLY"})
+"""Tests whose failure the BSB lets a unit within 12" re-roll (CORE.SR.BSB, CORE.PSY.HELPERS)."""
 
 
 def test_ld(battle: Battle, u: UnitState, ld: int, rule: str, **info: object) -> bool:
     """A Leadership test: pass on 2D6 ≤ ld, a natural double 1 always passes (CORE.TEST.LD).
 
-    Emits ``rule`` with the dice, the Ld used and the outcome. Returns True on a pass.
+    Emits ``rule`` with the dice, the Ld used and the outcome. A failed test
+    of :data:`BSB_TESTS` is re-rolled once (2D6, CORE.SR.BSB) when the BSB
+    is within 12" (CORE.TEST.REROLL_LIMIT). Returns True on a pass.
     """
     total, faces = battle.dice.sum_d6(rule, 2)
     passed = total <= ld or faces == [1, 1]
     battle.emit(rule, unit=u.uid, ld=ld, roll=total, dice=faces, passed=passed, **info)
+    if not passed and rule in BSB_TESTS:
+        bsb = characters.bsb_in_range(battle, u)
+        if bsb is not None:
+            total, faces = battle.dice.sum_d6("CORE.SR.BSB", 2)
+            passed = total <= ld or faces == [1, 1]
+            battle.emit("CORE.SR.BSB", unit=u.uid, bsb=bsb.uid, test=rule, ld=ld, roll=total, dice=faces, passed=passed)
     return passed
 
 
@@ -60,6 +88,7 @@ def destroy(battle: Battle, u: UnitState, rule: str, panic: bool = True, **info:
     if u.removed:
         return
     u.removed = True
+    characters.on_removed(battle, u, rule)  # joined characters leave, or go with their unit
     mark_engagements_removed(battle, u)
     battle.emit(rule, unit=u.uid, side=u.side, destroyed=True, **info)
     if panic:
@@ -93,7 +122,7 @@ def panic_test(battle: Battle, u: UnitState, source_xy: tuple[float, float], tri
         return
     u.flags["panic_tested"] = key
     battle.emit(trigger, unit=u.uid, **info)
-    if test_ld(battle, u, u.profile.Ld, "CORE.PSY.PANIC.TEST", trigger=trigger):
+    if test_ld(battle, u, characters.unit_ld(battle, u), "CORE.PSY.PANIC.TEST", trigger=trigger):
         return
     battle.emit("CORE.PSY.PANIC.FAIL", unit=u.uid)
     flee(battle, u, source_xy, "CORE.PSY.PANIC.FAIL")
@@ -199,7 +228,7 @@ def start_of_turn(battle: Battle) -> None:
             battle.emit("CORE.PSY.RALLY", unit=u.uid, passed=False, automatic=True, models=u.models)
             u.flags["failed_rally"] = True
             continue
-        ld = max(u.profile.Ld, general_ld(battle, u) or 0)
+        ld = max(characters.unit_ld(battle, u), general_ld(battle, u) or 0)
         if u.musician:
             ld = min(10, ld + 1)
         if test_ld(battle, u, ld, "CORE.PSY.RALLY"):

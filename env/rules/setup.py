@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from env.rules import special_rules
-from env.rules.army import unit_points
+from env.rules import characters
+from env.rules.army import join_target, unit_points
 from env.rules.config import (
     ArmyUnitConfig,
     FactionConfig,
@@ -93,6 +94,7 @@ def make_unit(
         spells=list(getattr(entry, "spells", None) or []),
         dispel_scrolls=gear["dispel_scrolls"],
         bound_spells=[b.model_dump() for b in ut.bound_spells],
+        bsb=any(o.is_battle_standard for o in ut.options if o.id in entry.options),
     )
 
 
@@ -111,20 +113,23 @@ def build_state(cfg: ScenarioConfig) -> BattleState:
     the battle starts at that turn, phase and player.
     """
     units: list[UnitState] = []
+    joins: list[tuple[int, int]] = []  # (character uid, host uid)
     for side, name in enumerate(SIDES):
         side_cfg = getattr(cfg, name)
         faction = load_faction(side_cfg.faction)
-        if side_cfg.placements:
-            for pl in side_cfg.placements:
-                u = make_unit(len(units), side, faction, pl)
-                u.x, u.y, u.facing = pl.x, pl.y, pl.facing
+        first = len(units)
+        entries: list[Any] = list(side_cfg.placements or load_army(side_cfg.army).units)
+        for entry in entries:
+            u = make_unit(len(units), side, faction, entry)
+            if side_cfg.placements:
+                u.x, u.y, u.facing = entry.x, entry.y, entry.facing
                 u.deployed = True
-                u.fleeing = pl.fleeing
-                units.append(u)
-        else:
-            army = load_army(side_cfg.army)
-            for entry in army.units:
-                units.append(make_unit(len(units), side, faction, entry))
+                u.fleeing = entry.fleeing
+            units.append(u)
+        for i in range(len(entries)):
+            j = join_target(entries, i)
+            if j is not None:
+                joins.append((first + i, first + j))
     state = BattleState(
         scenario=cfg.id,
         table_w=float(cfg.table[0]),
@@ -136,6 +141,8 @@ def build_state(cfg: ScenarioConfig) -> BattleState:
     )
     state.queue["zone_depth"] = cfg.zone_depth
     state.queue["victory_margin"] = cfg.victory_margin
+    for c, h in joins:  # CORE.SETUP.DEPLOY: a joined character deploys with its unit
+        characters.attach(state, units[c], units[h])
     if cfg.start is None or not all(u.deployed for u in units):
         state.stage = "deploy"
         state.phase = "deployment"

@@ -78,6 +78,17 @@ class UnitState:
         fleeing: the unit is fleeing (CORE.PSY.FLEE.STATUS).
         flags: per-turn markers (moved, marched, charged, rallied, ...), reset
             at the start of each player turn.
+        bsb: the army's Battle Standard Bearer (CORE.SR.BSB, CORE.SETUP.ARMIES).
+        joined: for a unit, the uids of the characters joined to it, in slot
+            order (CORE.MOVE.JOIN; at most 2).
+        joined_to: for a joined character, the uid of its host unit. A joined
+            character keeps its own profile and wounds but is no unit on the
+            table of its own: it moves, flees and is caught with its host
+            (:mod:`env.rules.characters`).
+        refused: a refused challenge (CORE.CC.CHALLENGE.REFUSE) until its
+            combat ends; on a character: it refused; on a unit: its champion did.
+        broken: the unit (or the host of a joined character) has failed a
+            break test this game (CORE.VP.BSB).
         wizard_level: 0 (not a wizard) or 1..4 (CORE.MAGIC.WIZARDS).
         lore: the wizard's lore id (env.rules.spells.LORES), or None.
         spells: the spell rule IDs it knows, e.g. ["CORE.MAGIC.SPELL.FIRE.1"].
@@ -119,6 +130,11 @@ class UnitState:
     fled_off: bool = False
     fleeing: bool = False
     flags: dict[str, Any] = field(default_factory=dict)
+    bsb: bool = False
+    joined: list[int] = field(default_factory=list)
+    joined_to: int | None = None
+    refused: bool = False
+    broken: bool = False
     wizard_level: int = 0
     lore: str | None = None
     spells: list[str] = field(default_factory=list)
@@ -144,7 +160,12 @@ class UnitState:
 
     @property
     def alive(self) -> bool:
-        """On the table with at least one model."""
+        """On the table as a unit of its own, with at least one model (a joined character is not)."""
+        return self.deployed and not self.removed and self.models > 0 and self.joined_to is None
+
+    @property
+    def in_play(self) -> bool:
+        """On the table with at least one model, joined characters included."""
         return self.deployed and not self.removed and self.models > 0
 
     def models_in_rank(self, rank: int) -> int:

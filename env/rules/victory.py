@@ -5,13 +5,13 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from env.rules import space
+from env.rules import characters, space
 from env.rules.state import SIDES, UnitState
 
 if TYPE_CHECKING:
     from env.rules.battle import Battle
 
-BONUS = 100  # CORE.VP.STANDARD / GENERAL / QUARTERS (DEFAULT)
+BONUS = 100  # CORE.VP.STANDARD / GENERAL / BSB / QUARTERS (DEFAULT)
 
 
 def unit_vp(u: UnitState) -> tuple[str, int]:
@@ -53,15 +53,23 @@ def quarter_holders(battle: Battle) -> list[int | None]:
 
 
 def breakdown(battle: Battle) -> list[dict[str, int]]:
-    """Victory points per side, by source: destroyed, half, standards, general, quarters."""
+    """Victory points per side, by source: destroyed, half, standards, general, bsb, quarters.
+
+    Joined characters score separately from their units (CORE.VP.DESTROYED).
+    CORE.VP.GENERAL: the enemy General slain, off the table or fleeing (with
+    its unit, when joined). CORE.VP.BSB: the enemy BSB slain, off the table
+    or in a unit that failed a break test.
+    """
     s = battle.state
-    out = [{"destroyed": 0, "half": 0, "standards": 0, "general": 0, "quarters": 0} for _ in SIDES]
+    out = [{"destroyed": 0, "half": 0, "standards": 0, "general": 0, "bsb": 0, "quarters": 0} for _ in SIDES]
     for u in s.units:
         cat, pts = unit_vp(u)
         if cat != "none":
             out[1 - u.side][cat] += pts
-        if u.general and (u.removed or u.fleeing):
+        if u.general and (u.removed or characters.carrier(s, u).fleeing):
             out[1 - u.side]["general"] += BONUS
+        if u.bsb and (u.removed or u.broken):
+            out[1 - u.side]["bsb"] += BONUS
     for side in (0, 1):
         out[side]["standards"] = BONUS * s.captured_standards[side]
     for holder in quarter_holders(battle):
@@ -117,4 +125,8 @@ def end_game(battle: Battle, reason: str) -> None:
     s.stage = "over"
     res = result(battle)
     battle.emit("CORE.GAME.END", reason=reason, winner=res["winner"], vp=res["vp"])
+    for side in SIDES:
+        for key, rule in (("general", "CORE.VP.GENERAL"), ("bsb", "CORE.VP.BSB")):
+            if res["breakdown"][side][key]:
+                battle.emit(rule, side=side, vp=res["breakdown"][side][key])
     battle.emit("CORE.VP.RESULT", winner=res["winner"], vp=res["vp"], breakdown=res["breakdown"], margin=res["margin"])

@@ -1,0 +1,415 @@
+"""Characters inside units: joining and leaving, slots, the unit's Ld, the BSB, hit allocation.
+
+A joined character (CORE.MOVE.JOIN) stays a :class:`UnitState` of its own:
+its profile, wounds, kit and points are its own, and it scores separately
+(CORE.VP.DESTROYED). While joined it is no unit on the table
+(``UnitState.alive`` is False, ``in_play`` True): the host's uid is in
+``character.joined_to`` and the character's uid in ``host.joined``. It stands
+in the host's front rank (the displaced model goes to the last rank, so the
+host's footprint does not change), moves, flees and is caught with the host,
+and lends it its Ld (CORE.TEST.LD_UNIT). :func:`sync` keeps its pose, its
+deployment and its fleeing state equal to the host's; it runs after every
+engine step.
+
+Units: inches and degrees, as everywhere in the rules.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from env.rules import geometry as geo
+from env.rules import space
+from env.rules.actions import Action
+from env.rules.state import BattleState, Engagement, UnitState
+
+if TYPE_CHECKING:
+    from env.rules.battle import Battle
+
+MAX_JOINED = 2  # CORE.MOVE.JOIN: at most 2 characters in a unit
+LEAVE_GAP = 1.0  # CORE.MOVE.LEAVE: at least 1" from the unit
+BSB_RANGE = 12.0  # CORE.SR.BSB
+ALLOCATE_MIN_RNF = 5  # CORE.SHOOT.ALLOCATE: fewer than 5 R&F
+LOOK_OUT_SIR_RNF = 5  # CORE.SR.LOOK_OUT_SIR: more than 5 R&F
+CHARACTER_MOVES = ("join", "leave")
+"""``move`` options of characters (:class:`env.rules.actions.Action` ``option``)."""
+
+
+# --------------------------------------------------------------------- lookups
+def host_of(state: BattleState, u: UnitState) -> UnitState | None:
+    """The unit ``u`` is joined to, or None."""
+    return None if u.joined_to is None else state.units[u.joined_to]
+
+
+def carrier(state: BattleState, u: UnitState) -> UnitState:
+    """The unit on the table that carries ``u``: its host if joined, else ``u`` itself."""
+    return u if u.joined_to is None else state.units[u.joined_to]
+
+
+def members(state: BattleState, host: UnitState) -> list[UnitState]:
+    """The characters joined to ``host`` that are still in play, in slot order."""
+    return [state.units[c] for c in host.joined if state.units[c].in_play]
+
+
+def rank_and_file(u: UnitState) -> int:
+    """R&F models of a unit: its models less the champion, standard and musician."""
+    return u.models - int(u.champion) - int(u.standard) - int(u.musician)
+
+
+def _engaged(state: BattleState, uid: int) -> bool:
+    return any(uid in (e.attacker, e.defender) for e in state.engagements)
+
+
+# --------------------------------------------------------------------- slots
+def slot_file(host: UnitState, index: int) -> int:
+    """The front-rank file (0 = leftmost) of the ``index``-th joined character: the centre file, then its right and left."""
+    files = max(1, min(host.files, host.models))
+    centre = (files - 1) // 2
+    order = [centre]
+    for k in range(1, files):
+        for f in (centre + k, centre - k):
+            if 0 <= f < files and f not in order:
+                order.append(f)
+    return order[min(index, len(order) - 1)]
+
+
+def slot_pose(host: UnitState, index: int) -> geo.Pose:
+    """Pose (inches, degrees) of the ``index``-th joined character's base in the host's front rank."""
+    lx = (slot_file(host, index) + 0.5) * host.base_w - host.width / 2
+    ly = host.depth / 2 - host.base_d / 2
+    x, y = geo.to_world(space.pose(host), lx, ly)
+    return geo.Pose(x, y, host.facing)
+
+
+def sync(state: BattleState) -> None:
+    """Put every joined character in its slot and give it its host's deployment and fleeing state.
+
+    Also ends CORE.CC.CHALLENGE.REFUSE for units no longer engaged (the
+    combat has ended).
+    """
+    for h in state.units:
+        if not h.joined:
+            continue
+        h.joined = [c for c in h.joined if not state.units[c].removed]
+        for i, cid in enumerate(h.joined):
+            c = state.units[cid]
+            p = slot_pose(h, i)
+            c.x, c.y, c.facing = p.x, p.y, p.facing
+            c.deployed = h.deployed
+            c.fleeing = h.fleeing
+    for u in state.units:
+        if u.refused and not _engaged(state, carrier(state, u).uid):
+            u.refused = False
+
+
+# --------------------------------------------------------------------- joining and leaving
+def can_host(state: BattleState, c: UnitState, h: UnitState) -> bool:
+    """Whether character ``c`` may join unit ``h`` (CORE.MOVE.JOIN, CORE.PSY.FLEE.STATUS, CORE.SR.ETHEREAL).
+
+    A non-fleeing friendly non-character unit with the same base and fewer
+    than 2 characters; an Ethereal unit takes only Ethereal characters.
+    """
+    return (
+        h.uid != c.uid
+        and h.side == c.side
+        and not h.character
+        and not h.fleeing
+        and h.troop_type != "war_machine"
+        and abs(h.base_w - c.base_w) < 1e-6
+        and abs(h.base_d - c.base_d) < 1e-6
+        and len(members(state, h)) < MAX_JOINED
+        and (c.has("ethereal") or not h.has("ethereal"))
+    )
+
+
+def attach(state: BattleState, c: UnitState, h: UnitState) -> None:
+    """Join ``c`` to ``h`` and put it in its slot (no rules checked; set-up and :func:`join`)."""
+    c.joined_to = h.uid
+    h.joined.append(c.uid)
+    sync(state)
+
+
+def detach(state: BattleState, c: UnitState) -> None:
+    """Take ``c`` out of its host; it keeps its current pose."""
+    h = host_of(state, c)
+    if h is not None and c.uid in h.joined:
+        h.joined.remove(c.uid)
+    c.joined_to = None
+
+
+def leave_pose(battle: Battle, c: UnitState) -> geo.Pose | None:
+    """Where a leaving character ends (CORE.MOVE.LEAVE): ≥ 1" clear of every unit.
+
+    Tried in order: in front of the host (centre, then along the front),
+    off its right and left flanks, behind it; each spot must obey
+    CORE.MOVE.ONE_INCH and CORE.MOVE.TABLE_EDGE. None if none is free.
+    """
+    s = battle.state
+    h = carrier(s, c)
+    hp = space.pose(h)
+    d_out = LEAVE_GAP + 0.05
+    spots: list[tuple[float, float, float]] = []  # (lx, ly, facing offset)
+    front_y = h.depth / 2 + d_out + c.base_d / 2
+    for k in (0.0, 1.0, -1.0, 2.0, -2.0):
+        spots.append((k * c.base_w, front_y, 0.0))
+    side_x = h.width / 2 + d_out + c.base_w / 2
+    spots += [(side_x, 0.0, 0.0), (-side_x, 0.0, 0.0), (0.0, -(h.depth / 2 + d_out + c.base_d / 2), 0.0)]
+    env = space.Surroundings(s, c, exclude=frozenset())
+    for lx, ly, _ in spots:
+        x, y = geo.to_world(hp, lx, ly)
+        p = geo.Pose(x, y, h.facing)
+        poly = space.footprint_at(c, p)
+        if not env.blocked(poly, poly, gap=LEAVE_GAP) and geo.distance(poly, space.footprint(h)) >= LEAVE_GAP - geo.EPS:
+            return p
+    return None
+
+
+def legal_moves(battle: Battle) -> list[Action]:
+    """The phasing player's ``join`` and ``leave`` moves (CORE.MOVE.JOIN, CORE.MOVE.LEAVE).
+
+    Join: ``Action("move", character, host, "join")`` for a lone character
+    that may still move and a host within its M (footprint to footprint),
+    neither engaged. Leave: ``Action("move", character, None, "leave")`` for
+    a joined character that did not join this phase, whose host has not moved
+    and is not engaged, when :func:`leave_pose` finds a spot.
+    """
+    from env.rules.movement import can_move
+
+    s = battle.state
+    acts: list[Action] = []
+    for c in s.units:
+        if not c.character or c.side != s.active or not c.in_play:
+            continue
+        if c.joined_to is None:
+            if not can_move(battle, c):
+                continue
+            for h in space.alive_units(s, c.side):
+                if (
+                    can_host(s, c, h)
+                    and not _engaged(s, h.uid)
+                    and space.near(c, h, c.profile.M)
+                    and space.unit_distance(c, h) <= c.profile.M + geo.EPS
+                ):
+                    acts.append(Action("move", c.uid, h.uid, "join"))
+        elif not c.flags.get("joined") and not c.flags.get("moved"):
+            h = carrier(s, c)
+            if can_move(battle, h) and leave_pose(battle, c) is not None:
+                acts.append(Action("move", c.uid, None, "leave"))
+    return acts
+
+
+def apply_move(battle: Battle, action: Action) -> None:
+    """Make a ``join`` or ``leave`` move; the character counts as having moved."""
+    c = battle.unit(action.unit)
+    if action.option == "join":
+        h = battle.unit(action.target)
+        attach(battle.state, c, h)
+        c.flags["joined"] = True
+        c.flags["moved"] = True
+        battle.emit("CORE.MOVE.JOIN", unit=c.uid, host=h.uid, slot=h.joined.index(c.uid))
+        return
+    h = carrier(battle.state, c)
+    pose = leave_pose(battle, c)
+    if pose is None:  # pragma: no cover - legal_moves checked it
+        return
+    detach(battle.state, c)
+    c.x, c.y, c.facing = pose.x, pose.y, pose.facing
+    c.flags["moved"] = True
+    battle.emit("CORE.MOVE.LEAVE", unit=c.uid, host=h.uid, x=c.x, y=c.y, facing=c.facing)
+
+
+# --------------------------------------------------------------------- removal
+def on_removed(battle: Battle, u: UnitState, rule: str) -> None:
+    """Keep joins consistent when ``u`` is removed (called by ``psychology.destroy``).
+
+    A removed character leaves its host. A removed host whose models were all
+    slain while not fleeing leaves its characters on the table: each stands in
+    its slot as a unit of its own and takes over the host's engagements in
+    which the host's front rank fought (CORE.TYPE.CHARACTER). A host caught,
+    fled off the table or destroyed while fleeing takes its characters with
+    it (CORE.CC.CAUGHT, CORE.PSY.FLEE.DESTROYED).
+    """
+    s = battle.state
+    if u.joined_to is not None:
+        detach(s, u)
+    if not u.joined:
+        return
+    sync(s)
+    chars = members(s, u)
+    wiped_out = u.models <= 0 and not u.fleeing
+    for c in chars:
+        detach(s, c)
+        if not wiped_out:
+            from env.rules.psychology import destroy
+
+            c.fled_off = u.fled_off
+            destroy(battle, c, rule, panic=False, with_unit=u.uid)
+            continue
+        c.flags["inherited"] = u.uid
+        for e in list(s.engagements):
+            if e.attacker == u.uid:
+                s.engagements.append(Engagement(c.uid, e.defender, e.facing, e.charged, e.turn, e.rounds))
+            elif e.defender == u.uid and e.facing == "front":
+                s.engagements.append(Engagement(e.attacker, c.uid, e.facing, e.charged, e.turn, e.rounds))
+        battle.emit("CORE.TYPE.CHARACTER", unit=c.uid, host=u.uid, alone=True, x=c.x, y=c.y)
+    u.joined = []
+
+
+# --------------------------------------------------------------------- leadership
+def unit_ld(battle: Battle, u: UnitState) -> int:
+    """The Ld the unit tests on: the highest among its models, joined characters included (CORE.TEST.LD_UNIT).
+
+    A character that refused a challenge lends no Ld (CORE.CC.CHALLENGE.REFUSE).
+    Emits CORE.TEST.LD_UNIT when a character raises the unit's own Ld.
+    """
+    best, source = u.profile.Ld, None
+    for c in members(battle.state, u):
+        if not c.refused and c.profile.Ld > best:
+            best, source = c.profile.Ld, c.uid
+    if source is not None:
+        battle.emit("CORE.TEST.LD_UNIT", unit=u.uid, character=source, ld=best, own_ld=u.profile.Ld)
+    return best
+
+
+def bsb_in_range(battle: Battle, u: UnitState) -> UnitState | None:
+    """The friendly BSB whose re-roll unit ``u`` may use (CORE.SR.BSB), or None.
+
+    The BSB must be in play and not fleeing, its unit within 12" of ``u``
+    (footprint to footprint, 0 in its own unit), and not have refused a
+    challenge in ``u``'s combat (CORE.CC.CHALLENGE.REFUSE).
+    """
+    s = battle.state
+    target = carrier(s, u)
+    for b in s.units:
+        if not b.bsb or b.side != u.side or not b.in_play:
+            continue
+        bc = carrier(s, b)
+        if bc.fleeing or not bc.deployed:
+            continue
+        if bc.uid == target.uid:
+            if not b.refused:
+                return b
+            continue
+        if space.near(bc, target, BSB_RANGE) and space.unit_distance(bc, target) <= BSB_RANGE:
+            return b
+    return None
+
+
+def side_has_bsb(battle: Battle, uids: list[int]) -> bool:
+    """Whether the BSB fights among ``uids`` (units or their joined characters), not having refused (CORE.CC.COMBAT_RESULT.STANDARD)."""
+    s = battle.state
+    for i in uids:
+        u = s.units[i]
+        if not u.in_play or u.fleeing:
+            continue
+        if (u.bsb and not u.refused) or any(c.bsb and not c.refused for c in members(s, u)):
+            return True
+    return False
+
+
+# --------------------------------------------------------------------- shooting
+def allocate_hits(battle: Battle, host: UnitState, hits: int) -> tuple[int, dict[int, int]]:
+    """Split ``hits`` on ``host`` between its R&F and its joined characters (CORE.SHOOT.ALLOCATE).
+
+    With fewer than 5 R&F, each hit rolls a D6 and a 6 hits a joined
+    character (with two, a further D6: 1–3 the first, 4–6 the second).
+
+    Returns:
+        (hits on the unit, {character uid: hits}).
+    """
+    chars = members(battle.state, host)
+    if not chars or hits <= 0 or rank_and_file(host) >= ALLOCATE_MIN_RNF:
+        return hits, {}
+    faces = battle.dice.d6("CORE.SHOOT.ALLOCATE", hits)
+    on_chars: dict[int, int] = {}
+    for f in faces:
+        if f != 6:
+            continue
+        pick = chars[0]
+        if len(chars) > 1:
+            pick = chars[0] if battle.dice.d6("CORE.SHOOT.ALLOCATE")[0] <= 3 else chars[1]
+        on_chars[pick.uid] = on_chars.get(pick.uid, 0) + 1
+    rest = hits - sum(on_chars.values())
+    battle.emit("CORE.SHOOT.ALLOCATE", unit=host.uid, hits=hits, rank_and_file=rest, characters={str(k): v for k, v in on_chars.items()})
+    return rest, on_chars
+
+
+def shoot_character(battle: Battle, shooter: UnitState, c: UnitState, hits: int, strength: int, armour_piercing: bool) -> int:
+    """Resolve shooting hits allocated to a joined character: to wound against its T, its armour, its wounds.
+
+    CORE.SHOOT.TO_WOUND, CORE.SAVE.MODIFIERS, CORE.WOUND.APPLY. Returns the unsaved wounds.
+    """
+    from env.rules import tables
+    from env.rules.casualties import apply_wounds
+
+    needed = tables.to_wound(strength, c.profile.T)
+    faces = battle.dice.d6("CORE.SHOOT.TO_WOUND", hits)
+    wounds = sum(1 for f in faces if f >= needed or f == 6)
+    save = tables.armour_save_needed(c.armour_save, strength, armour_piercing)
+    save_faces = battle.dice.d6("CORE.SAVE.MODIFIERS", wounds) if wounds and save <= 6 else []
+    unsaved = wounds - sum(1 for f in save_faces if tables.save_passes(save, f))
+    battle.emit("CORE.SHOOT.TO_WOUND", unit=shooter.uid, target=c.uid, hits=hits, strength=strength, needed=needed, wounds=wounds)
+    battle.emit("CORE.SAVE.MODIFIERS", unit=c.uid, needed=save, saved=wounds - unsaved)
+    apply_wounds(battle, c, unsaved, rule="CORE.SHOOT.CASUALTIES", shooter=shooter.uid)
+    return unsaved
+
+
+def look_out_sir(battle: Battle, host: UnitState, model: int | None) -> bool:
+    """CORE.SR.LOOK_OUT_SIR for a template hit on a joined character (uid) or, with None, the champion.
+
+    In a unit of more than 5 R&F a D6 of 2+ passes the hit to an R&F model.
+    Returns True if the hit goes to the R&F instead.
+    """
+    if rank_and_file(host) <= LOOK_OUT_SIR_RNF:
+        return False
+    face = battle.dice.d6("CORE.SR.LOOK_OUT_SIR")[0]
+    saved = face >= 2
+    battle.emit("CORE.SR.LOOK_OUT_SIR", unit=host.uid, model="champion" if model is None else model, roll=face, saved=saved)
+    return saved
+
+
+# --------------------------------------------------------------------- combat
+def front_fighters(battle: Battle, group: list[Engagement], excluded: set[int]) -> list[tuple[int, int, int]]:
+    """Joined characters that fight from their host's front rank: (character, enemy unit, host).
+
+    A host's front rank fights where the host is the attacker or is
+    contacted on its front; each character attacks the first such enemy
+    (CORE.MOVE.JOIN, CORE.CC.ATTACKS). Characters in ``excluded`` (duellists,
+    refusers) and refusers do not fight.
+    """
+    s = battle.state
+    out: list[tuple[int, int, int]] = []
+    hosts = sorted({u for e in group for u in (e.attacker, e.defender)})
+    for hid in hosts:
+        h = s.units[hid]
+        if not h.alive or h.fleeing:
+            continue
+        enemy = next(
+            (e.defender if e.attacker == hid else e.attacker for e in group
+             if e.attacker == hid or (e.defender == hid and e.facing == "front")),
+            None,
+        )
+        if enemy is None:
+            continue
+        for c in members(s, h):
+            if c.uid not in excluded and not c.refused:
+                out.append((c.uid, enemy, hid))
+    return out
+
+
+def joined_models(battle: Battle, uids: list[int]) -> int:
+    """Joined characters in play in the units ``uids`` (they count as models, CORE.CC.COMBAT_RESULT.OUTNUMBER)."""
+    s = battle.state
+    return sum(len(members(s, s.units[i])) for i in uids if s.units[i].alive)
+
+
+def refresh_sides(battle: Battle, sides: dict[int, list[int]]) -> dict[int, list[int]]:
+    """Add to each side the characters left alone when their host was wiped out this phase."""
+    out = {k: list(v) for k, v in sides.items()}
+    for u in battle.state.units:
+        host = u.flags.get("inherited")
+        if host is not None and u.alive:
+            for side, uids in out.items():
+                if host in uids and u.uid not in uids:
+                    uids.append(u.uid)
+    return out

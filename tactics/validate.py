@@ -1,0 +1,146 @@
+"""Validate the tactic detectors on battles between scripted agents.
+
+``python -m tactics.validate --battles 20`` plays every scripted agent except
+``line_advance`` against ``line_advance`` (seats alternating, seeds ``--seed`` + i) and
+reports, for each detector, how often it fired for each agent and for ``line_advance`` (the
+baseline, pooled over all those battles). A detector of a tactic that an agent is built on
+should fire in >= :data:`TARGET_OWN` of that agent's battles and in <= :data:`TARGET_BASELINE`
+of the baseline's. Prints a markdown table to stdout and writes the numbers as JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from tactics.catalogue import catalogue, detectable_ids
+from tactics.detectors import Detection, detect
+from tactics.fingerprint import rates
+
+BASELINE = "line_advance"
+TARGET_OWN = 0.8
+"""Least firing rate of a tactic's detector in battles of the agent built on it."""
+TARGET_BASELINE = 0.2
+"""Most firing rate of that detector for the baseline agent."""
+
+
+def agent_tactics(name: str) -> list[str]:
+    """The catalogue tactics an agent is built on: its name, when that is a tactic id."""
+    return [name] if name in catalogue() else []
+
+
+def scripted_agents() -> list[str]:
+    """Registered agents other than random and the baseline."""
+    from agents.registry import AGENT_NAMES
+
+    return [n for n in AGENT_NAMES if n not in ("random", BASELINE)]
+
+
+def run(
+    agents: list[str],
+    battles: int,
+    scenario: str = "pitched_battle",
+    seed: int = 0,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """Play ``battles`` battles of each agent against the baseline and collect detector firing rates.
+
+    Returns:
+        A JSON-ready dict: ``settings``; ``rates`` {agent: {tactic: rate}} (the baseline's
+        pooled over every battle); ``checks`` (one per agent tactic: own rate, baseline
+        rate, pass); ``failed`` (battles that raised, with the error).
+    """
+    from training.play import play_battle
+
+    found: dict[str, list[dict[str, Detection]]] = {a: [] for a in agents}
+    found[BASELINE] = []
+    failed: list[dict[str, Any]] = []
+    for agent in agents:
+        for i in range(battles):
+            s = seed + i
+            side = i % 2
+            blue, red = (agent, BASELINE) if side == 0 else (BASELINE, agent)
+            try:
+                battle = play_battle(scenario, blue, red, s)
+            except Exception as exc:  # noqa: BLE001 - a broken battle is reported, not fatal
+                failed.append({"blue": blue, "red": red, "seed": s, "error": f"{type(exc).__name__}: {exc}"})
+                continue
+            found[agent].append(detect(battle, side))
+            found[BASELINE].append(detect(battle, 1 - side))
+            if progress:
+                progress(f"{agent} vs {BASELINE}: {i + 1}/{battles}")
+    table = {name: rates(ds) for name, ds in found.items()}
+    checks = []
+    for agent in agents:
+        for tid in agent_tactics(agent):
+            own, base = table[agent][tid], table[BASELINE][tid]
+            checks.append({"agent": agent, "tactic": tid, "own": own, "baseline": base,
+                           "ok": own >= TARGET_OWN and base <= TARGET_BASELINE})
+    return {
+        "settings": {"scenario": scenario, "battles_per_agent": battles, "seed": seed, "agents": agents,
+                     "baseline": BASELINE, "target_own": TARGET_OWN, "target_baseline": TARGET_BASELINE},
+        "games": {name: len(ds) for name, ds in found.items()},
+        "rates": table,
+        "checks": checks,
+        "failed": failed,
+    }
+
+
+def markdown(result: dict[str, Any]) -> str:
+    """The firing rates as a markdown table: one row per detector, one column per agent, then the checks."""
+    names = list(result["rates"])
+    own = {(c["agent"], c["tactic"]): c for c in result["checks"]}
+    games = result["games"]
+    head = "| tactic | kind | " + " | ".join(f"{n} (n={games[n]})" for n in names) + " |"
+    lines = [head, "|" + "---|" * (len(names) + 2)]
+    cat = catalogue()
+    for tid in detectable_ids():
+        cells = []
+        for n in names:
+            rate = result["rates"][n][tid]
+            mark = ""
+            if (n, tid) in own:
+                mark = " ✓" if own[(n, tid)]["ok"] else " ✗"
+            cells.append(f"{100 * rate:.0f}%{mark}")
+        bold = f"**{tid}**" if any(t == tid for _, t in own) else tid
+        lines.append(f"| {bold} | {cat[tid].kind} | " + " | ".join(cells) + " |")
+    lines.append("")
+    for c in result["checks"]:
+        verdict = "pass" if c["ok"] else "FAIL"
+        lines.append(f"- {c['tactic']}: {c['agent']} {100 * c['own']:.0f}% (target ≥ {100 * TARGET_OWN:.0f}%), "
+                     f"{BASELINE} {100 * c['baseline']:.0f}% (target ≤ {100 * TARGET_BASELINE:.0f}%): {verdict}")
+    for f in result["failed"]:
+        lines.append(f"- battle failed: {f['blue']} vs {f['red']} seed {f['seed']}: {f['error']}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line: play, print the markdown table, write the JSON. Exit code 1 if a check fails."""
+    ap = argparse.ArgumentParser(prog="python -m tactics.validate", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--battles", type=int, default=20, help="battles per agent against line_advance")
+    ap.add_argument("--scenario", default="pitched_battle")
+    ap.add_argument("--seed", type=int, default=0, help="seed of the first battle; battle i uses seed + i")
+    ap.add_argument("--agents", default=None, help="comma-separated agents (default: every scripted agent)")
+    ap.add_argument("--json", type=Path, default=Path("out/tactics_validation.json"), help="where to write the JSON")
+    args = ap.parse_args(argv)
+    if args.battles < 1:
+        ap.error("--battles must be at least 1")
+    agents = [a.strip() for a in args.agents.split(",") if a.strip()] if args.agents else scripted_agents()
+    t0 = time.time()
+    result = run(agents, args.battles, args.scenario, args.seed,
+                 progress=lambda msg: print(f"\r{msg}", end="", file=sys.stderr, flush=True))
+    print(file=sys.stderr)
+    result["seconds"] = round(time.time() - t0, 1)
+    print(markdown(result))
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(result, indent=2), encoding="utf-8")
+    print(f"\njson: {args.json} ({result['seconds']} s)")
+    return 0 if all(c["ok"] for c in result["checks"]) and not result["failed"] else 1
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
