@@ -452,12 +452,16 @@ class BattleLog:
         joined: dict[int, int] = {}  # character -> host (CORE.MOVE.JOIN): it stands where its host stands
 
         def snap() -> Snapshot:
-            out = dict(poses)
-            for c, h in joined.items():
-                if h in poses and c in poses:
-                    hp, cp = poses[h], poses[c]
-                    out[c] = Pose(hp.x, hp.y, hp.facing, cp.files, cp.models, hp.fleeing)
-            return Snapshot(out, frozenset(u for pair in engaged for u in pair))
+            return Snapshot(dict(poses), frozenset(u for pair in engaged for u in pair))
+
+        def carry(host: int) -> None:
+            """Joined characters stand where their host stands."""
+            hp = poses[host]
+            for c in [c for c, h in joined.items() if h == host]:
+                old_c = poses.get(c)
+                info_c = self.units[c]
+                poses[c] = Pose(hp.x, hp.y, hp.facing, old_c.files if old_c else info_c.files0,
+                                old_c.models if old_c else info_c.models0, hp.fleeing)
 
         def drop(uid: int) -> None:
             for pair in [p for p in engaged if uid in p]:
@@ -486,6 +490,8 @@ class BattleLog:
                 self.zone_depth = float(e.get("depth", self.zone_depth))
             elif rule == "CORE.MOVE.JOIN" and uid in self.units and e.get("host") in self.units:
                 joined[uid] = int(e["host"])
+                if joined[uid] in poses:
+                    carry(joined[uid])
             elif rule == "CORE.MOVE.LEAVE":
                 joined.pop(uid, None)
             if rule in POSITION_RULES and uid in self.units and "x" in e:
@@ -499,6 +505,10 @@ class BattleLog:
                 )
                 if rule == "CORE.SETUP.DEPLOY" and not e.get("placed") and e.get("side") in (0, 1):
                     self.deploy_order[int(e["side"])].append(uid)
+                for c in e.get("joined") or ():
+                    if c in self.units:
+                        joined[int(c)] = uid
+                carry(uid)
                 if rule in MOVE_RULES and pt >= 0:
                     self.moves.append((i, pt, e))
                 if rule == "CORE.PSY.FLEE.MOVE":

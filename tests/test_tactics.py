@@ -798,3 +798,13 @@ def test_cli_detect_errors_are_one_line_and_exit_2(runner, tmp_path, content):
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
     assert "Traceback" not in result.output
+
+
+def test_joined_characters_stand_with_their_host():
+    units = [inf(0, 0), inf(1, 0, models=1, files=1, character=True), inf(2, 1)]
+    dep = [E("CORE.SETUP.DEPLOY", unit=0, side=0, slot=0, x=30.0, y=9.0, facing=90.0, joined=[1]),
+           deploy(2, 1, 36, 40)]
+    log = game(units, dep, turn(1, 0, movement=[move(0, 30, 17, distance=8)]))
+    assert (log.deployed.poses[1].x, log.deployed.poses[1].y) == (30.0, 9.0)
+    assert (log.turns[0].end.poses[1].x, log.turns[0].end.poses[1].y) == (30.0, 17.0)
+    assert log.deploy_order[0] == [0]
