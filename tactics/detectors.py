@@ -1845,7 +1845,7 @@ def refused_flank(log: BattleLog, side: int) -> Detection:
     """refused_flank (src L340-L344): the army massed in one half, the other wing held back while the strong wing attacks.
 
     Deployment: >= REFUSED_STRONG_SHARE of the points in one half (own frame), <= REFUSED_THIRD_MAX
-    in the far third. Behaviour: the units deployed in the weak half stay within the zone depth
+    in the far third. Behaviour: the units deployed in the far third stay within the zone depth
     + REFUSED_HOLD_MARGIN of the own edge at the end of game turns 1..REFUSED_HOLD_TURNS, and a
     unit deployed in the strong half declares a charge, or half of those units cross the
     centre line.
@@ -1858,7 +1858,7 @@ def refused_flank(log: BattleLog, side: int) -> Detection:
     text = f"{_pct(halves[strong])} of the points in the {strong} half, {_pct(thirds[weak])} in the {weak} third"
     if halves[strong] < REFUSED_STRONG_SHARE or thirds[weak] > REFUSED_THIRD_MAX:
         return _no(f"deployment: {text}")
-    refused = [u.uid for u, p in deployed if _half(log, side, p.x) == weak]
+    refused = [u.uid for u, p in deployed if _third(log, side, p.x) == weak]
     limit = log.zone_depth + REFUSED_HOLD_MARGIN
     for t in range(1, REFUSED_HOLD_TURNS + 1):
         snap = log.turn_end(t)
