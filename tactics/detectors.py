@@ -385,8 +385,12 @@ def _unit_info(u: UnitState, files0: int | None) -> UnitInfo:
     )
 
 
-def _initial_files(scenario: dict[str, Any] | None, seed: int) -> dict[int, int]:
-    """Each unit's files before the battle, from the scenario (empty if it cannot be built)."""
+def _initial_files(scenario: dict[str, Any] | None, seed: int, units: list[UnitState]) -> dict[int, int]:
+    """Each unit's files before the battle, rebuilt from the scenario (CORE.SETUP.*).
+
+    Empty when the scenario cannot be built, or builds other units than ``units`` (the
+    configuration files changed since the battle): the final files are used then.
+    """
     if not scenario:
         return {}
     try:
@@ -394,6 +398,8 @@ def _initial_files(scenario: dict[str, Any] | None, seed: int) -> dict[int, int]
 
         b = Battle.from_scenario(scenario, seed=seed)
     except Exception:  # noqa: BLE001 - a hand-made log may carry no buildable scenario
+        return {}
+    if [(u.uid, u.type_id, u.side) for u in b.state.units] != [(u.uid, u.type_id, u.side) for u in units]:
         return {}
     return {u.uid: u.files for u in b.state.units}
 
@@ -537,6 +543,7 @@ class BattleLog:
                                            first=not (was and was.fleeing)))
             elif rule == "CORE.CC.SEQUENCE":
                 combat = tuple(int(u) for u in e.get("units", []))
+                broken = {}
             elif rule == "CORE.CC.BREAK_TEST" and e.get("passed") is False and uid in self.units:
                 fl = Flight(uid, "break", i, pt, turn, combat=combat)
                 self.flights.append(fl)
@@ -611,7 +618,7 @@ class BattleLog:
 
     @classmethod
     def _from_parts(cls, events: list[dict[str, Any]], state: Any, scenario: Any, seed: Any) -> BattleLog:
-        files0 = _initial_files(scenario if isinstance(scenario, dict) else None, int(seed or 0))
+        files0 = _initial_files(scenario if isinstance(scenario, dict) else None, int(seed or 0), list(state.units))
         return cls(events, state.units, state.terrain, state.table_w, state.table_h, files0)
 
     # ------------------------------------------------------------------ frames and sides
