@@ -68,7 +68,7 @@ BAIT_WINDOW = 2
 BAIT_MAX_SHARE = 0.10
 """bait_unit: the bait is worth at most this share of the army's points."""
 LURE_MIN_CHARGERS = 2
-"""sacrificial_flank_lure: distinct friendly units charging the lured enemy."""
+"""sacrificial_flank_lure: distinct friendly units charging the lured enemy in one player turn (a combined charge)."""
 
 # scout_decoy_jam (§2.1)
 JAM_WINDOW = 2
@@ -1563,21 +1563,25 @@ def withdraw_and_hold_line(log: BattleLog, side: int) -> Detection:
 
 @detector("sacrificial_flank_lure")
 def sacrificial_flank_lure(log: BattleLog, side: int) -> Detection:
-    """sacrificial_flank_lure (variant V, src L278): a line infantry unit is charged, then >= 2 friends charge the charger.
+    """sacrificial_flank_lure (variant V, src L278): a line infantry unit is charged, then a combined charge on its charger.
 
     An enemy unit E declares a charge on a friendly INF unit; within BAIT_WINDOW game turns at
-    least LURE_MIN_CHARGERS distinct friendly units declare charges on E (a combined charge).
+    least LURE_MIN_CHARGERS distinct friendly units declare charges on E in the same player
+    turn (a combined charge, CORE.CHARGE.SAME_TARGET).
     """
     for c in log.charges:
         if log.units[c.target].side != side or not log.units[c.target].infantry:
             continue
-        ks = [k for k in _declared(log, side) if k.target == c.unit and k.unit != c.target and k.event > c.event
-              and k.turn <= c.turn + BAIT_WINDOW]
-        chargers = sorted({k.unit for k in ks})
-        if len(chargers) >= LURE_MIN_CHARGERS:
-            return _yes(max(k.turn for k in ks), f"{_label(log, c.unit)} charged {_label(log, c.target)} at turn "
-                                                 f"{c.turn}; then {', '.join(_label(log, u) for u in chargers)} "
-                                                 f"charged it")
+        by_turn: dict[int, list[Charge]] = {}
+        for k in _declared(log, side):
+            if k.target == c.unit and k.unit != c.target and k.event > c.event and k.turn <= c.turn + BAIT_WINDOW:
+                by_turn.setdefault(k.pt, []).append(k)
+        for ks in by_turn.values():
+            chargers = sorted({k.unit for k in ks})
+            if len(chargers) >= LURE_MIN_CHARGERS:
+                return _yes(ks[0].turn, f"{_label(log, c.unit)} charged {_label(log, c.target)} at turn {c.turn}; "
+                                        f"then {', '.join(_label(log, u) for u in chargers)} charged it together "
+                                        f"at turn {ks[0].turn}")
     return _no("no line unit avenged by a combined charge")
 
 

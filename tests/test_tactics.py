@@ -600,7 +600,7 @@ EXPECTED: dict[str, tuple[Detection, Detection]] = {
         Detection(False, None, 'no withdrawal into a dressed line'),
     ),
     'sacrificial_flank_lure': (
-        Detection(True, 2, 'U1 #1 charged U0 #0 at turn 1; then U2 #2, U4 #4 charged it'),
+        Detection(True, 2, 'U1 #1 charged U0 #0 at turn 1; then U2 #2, U4 #4 charged it together at turn 2'),
         Detection(False, None, 'no line unit avenged by a combined charge'),
     ),
     'restrained_pursuit': (
@@ -808,3 +808,12 @@ def test_joined_characters_stand_with_their_host():
     assert (log.deployed.poses[1].x, log.deployed.poses[1].y) == (30.0, 9.0)
     assert (log.turns[0].end.poses[1].x, log.turns[0].end.poses[1].y) == (30.0, 17.0)
     assert log.deploy_order[0] == [0]
+
+
+def test_sacrificial_flank_lure_needs_the_charges_in_one_turn():
+    units = [inf(0, 0), inf(2, 0), inf(4, 0), cav(1, 1)]
+    log = game(units, [deploy(0, 0, 20, 20), deploy(2, 0, 10, 16), deploy(4, 0, 30, 16), deploy(1, 1, 20, 34)],
+               turn(1, 0), turn(1, 1, movement=charge(1, 0, "front", at=(20, 24, 270))),
+               turn(2, 0, movement=charge(2, 1, None, at=(14, 22, 0))), turn(2, 1),
+               turn(3, 0, movement=charge(4, 1, "right", at=(26, 24, 180))))
+    assert check(log, "sacrificial_flank_lure") == Detection(False, None, "no line unit avenged by a combined charge")
