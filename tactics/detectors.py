@@ -222,7 +222,7 @@ US_PER_MODEL = {"infantry": 1, "monstrous_infantry": 3, "cavalry": 2, "chariot":
 POSITION_RULES = frozenset({
     "CORE.SETUP.DEPLOY", "CORE.SETUP.SCOUTS", "CORE.MOVE.NORMAL", "CORE.MOVE.MARCH", "CORE.MOVE.WHEEL",
     "CORE.MOVE.TURN", "CORE.MOVE.REFORM", "CORE.CHARGE.MOVE", "CORE.CHARGE.FAILED", "CORE.PSY.FLEE.MOVE",
-    "CORE.CC.PURSUIT_MOVE", "CORE.MOVE.LEAVE",
+    "CORE.CC.PURSUIT_MOVE", "CORE.MOVE.LEAVE", "CORE.SETUP.VANGUARD", "CORE.TYPE.CHARACTER",
 })
 """Events whose x, y and facing (``heading`` for CORE.CHARGE.MOVE) are the unit's new position."""
 MOVE_RULES = frozenset({"CORE.MOVE.NORMAL", "CORE.MOVE.MARCH", "CORE.MOVE.WHEEL", "CORE.MOVE.TURN", "CORE.MOVE.REFORM"})
@@ -498,13 +498,16 @@ class BattleLog:
                 joined[uid] = int(e["host"])
                 if joined[uid] in poses:
                     carry(joined[uid])
-            elif rule == "CORE.MOVE.LEAVE":
+            elif rule in ("CORE.MOVE.LEAVE", "CORE.TYPE.CHARACTER"):
                 joined.pop(uid, None)
             if rule in POSITION_RULES and uid in self.units and "x" in e:
                 old = poses.get(uid)
                 info = self.units[uid]
+                facing = e.get("heading", e.get("facing"))
+                if facing is None:  # e.g. CORE.TYPE.CHARACTER carries no facing: keep the last one
+                    facing = old.facing if old else (90.0 if info.side == 0 else 270.0)
                 poses[uid] = Pose(
-                    float(e["x"]), float(e["y"]), float(e.get("heading", e.get("facing", 90.0)) or 0.0) % 360.0,
+                    float(e["x"]), float(e["y"]), float(facing) % 360.0,
                     int(e.get("files") or (old.files if old else info.files0)),
                     old.models if old else info.models0,
                     rule == "CORE.PSY.FLEE.MOVE" or (old.fleeing if old else False),

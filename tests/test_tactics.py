@@ -817,3 +817,14 @@ def test_sacrificial_flank_lure_needs_the_charges_in_one_turn():
                turn(2, 0, movement=charge(2, 1, None, at=(14, 22, 0))), turn(2, 1),
                turn(3, 0, movement=charge(4, 1, "right", at=(26, 24, 180))))
     assert check(log, "sacrificial_flank_lure") == Detection(False, None, "no line unit avenged by a combined charge")
+
+
+def test_vanguard_moves_and_lone_characters_update_positions():
+    units = [cav(0, 0), inf(1, 0, models=1, files=1, character=True), inf(2, 1)]
+    dep = [E("CORE.SETUP.DEPLOY", unit=0, side=0, slot=0, x=6.0, y=9.0, facing=90.0, joined=[1]),
+           E("CORE.SETUP.VANGUARD", unit=0, option="advance", distance=12.0, x=6.0, y=21.0, facing=90.0),
+           deploy(2, 1, 36, 40, 270)]
+    log = game(units, dep, turn(1, 0, combat=[E("CORE.TYPE.CHARACTER", unit=1, host=0, alone=True, x=7.0, y=20.0)]))
+    assert log.deployed.poses[0].y == 21.0 and log.deployed.poses[1].y == 21.0
+    end = log.turns[0].end.poses[1]
+    assert (end.x, end.y, end.facing) == (7.0, 20.0, 90.0)
