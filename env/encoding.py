@@ -8,7 +8,7 @@ battle and relative to the acting side ``player``:
 * enemy slot ``j``: the ``j``-th unit of the other side in uid order.
 
 Slots never move during a battle (a destroyed unit keeps its slot). With ``n``
-slots per side the index layout is (blocks in this order, ``n = 10`` gives 1191
+slots per side the index layout is (blocks in this order, ``n = 10`` gives 5704
 indices):
 
 ============ ======================== ==========================================
@@ -30,6 +30,15 @@ challenge    n · n                    ``i · n + j``: own model i (a character,
                                       unit's champion) challenges enemy unit j
 accept       n                        ``i``: own model i accepts the challenge
 refuse       n                        ``i``: own model i refuses it
+cast         n · 22 · 2n              ``(i · 22 + o) · 2n + t``: own caster i casts option o
+                                      at target slot t (own slots 0..n−1, enemy
+                                      slots n..2n−1); o = 5·s + d − 1 for its known
+                                      spell s (0..3) on d dice (1..5), o = 20 + b
+                                      for its bound item b (0..1) (CORE.MAGIC.CAST, BOUND)
+dispel       13                       ``k − 1`` for k dispel dice (1..12), 12 for a
+                                      Dispel Scroll (CORE.MAGIC.DISPEL, SCROLL)
+swap         n · n                    ``i · n + j``: own Shadow wizard i swaps with own
+                                      character j (CORE.MAGIC.ATTR.SHADOW)
 ============ ======================== ==========================================
 
 Deployment slots are side-relative already (:func:`env.rules.deployment.slot_pose`
@@ -54,8 +63,12 @@ from env.rules.deployment import N_SLOTS
 
 if TYPE_CHECKING:
     from env.rules.battle import Battle
+    from env.rules.state import UnitState
 
-BLOCKS = ("end_phase", "deploy", "move", "charge", "react", "shoot", "pursue", "join", "leave", "challenge", "accept", "refuse")
+BLOCKS = (
+    "end_phase", "deploy", "move", "charge", "react", "shoot", "pursue", "join", "leave", "challenge", "accept", "refuse",
+    "cast", "dispel", "swap",
+)
 """Block names in index order; each is also the Action.kind it encodes, except
 ``join`` and ``leave``, which are ``move`` actions with those options."""
 
@@ -63,6 +76,10 @@ _MOVE_INDEX = {o: k for k, o in enumerate(MOVE_OPTIONS)}
 _REACT_INDEX = {o: k for k, o in enumerate(REACTIONS)}
 _PURSUE_INDEX = {o: k for k, o in enumerate(PURSUIT_CHOICES)}
 _DEPLOY_INDEX = {str(k): k for k in range(N_SLOTS)}
+CAST_SPELLS, CAST_DICE, CAST_BOUND = 4, 5, 2
+"""Known spells, dice counts and bound items a caster's ``cast`` options cover."""
+CAST_OPTIONS = CAST_SPELLS * CAST_DICE + CAST_BOUND
+DISPEL_OPTIONS = 13  # 1..12 dice, then the scroll
 
 
 def mirror_pose(x: float, y: float, facing: float, player: int, table_w: float, table_h: float) -> tuple[float, float, float]:
@@ -109,6 +126,9 @@ class CodecLayout:
     challenge: int
     accept: int
     refuse: int
+    cast: int
+    dispel: int
+    swap: int
     size: int
 
 
@@ -139,8 +159,13 @@ class ActionCodec:
         challenge = leave + n
         accept = challenge + n * n
         refuse = accept + n
-        size = refuse + n
-        self.layout = CodecLayout(deploy, move, charge, react, shoot, pursue, join, leave, challenge, accept, refuse, size)
+        cast = refuse + n
+        dispel = cast + n * CAST_OPTIONS * 2 * n
+        swap = dispel + DISPEL_OPTIONS
+        size = swap + n * n
+        self.layout = CodecLayout(
+            deploy, move, charge, react, shoot, pursue, join, leave, challenge, accept, refuse, cast, dispel, swap, size
+        )
         self.size = size
 
     # ------------------------------------------------------------------ slots
@@ -169,7 +194,10 @@ class ActionCodec:
             ("leave", L.leave, L.challenge),
             ("challenge", L.challenge, L.accept),
             ("accept", L.accept, L.refuse),
-            ("refuse", L.refuse, L.size),
+            ("refuse", L.refuse, L.cast),
+            ("cast", L.cast, L.dispel),
+            ("dispel", L.dispel, L.swap),
+            ("swap", L.swap, L.size),
         ):
             if start <= index < end:
                 return name
@@ -186,9 +214,9 @@ class ActionCodec:
         if action.kind == "end_phase":
             return 0
         own, enemy = self._slots(battle, player)
-        return self._encode(action, player, {u: i for i, u in enumerate(own)}, {u: j for j, u in enumerate(enemy)})
+        return self._encode(action, player, {u: i for i, u in enumerate(own)}, {u: j for j, u in enumerate(enemy)}, battle)
 
-    def _encode(self, action: Action, player: int, own: dict[int, int], enemy: dict[int, int]) -> int:
+    def _encode(self, action: Action, player: int, own: dict[int, int], enemy: dict[int, int], battle: Battle | None = None) -> int:
         """:meth:`encode` with the slot maps (uid → slot) given."""
         if action.kind == "end_phase":
             return 0
@@ -234,6 +262,13 @@ class ActionCodec:
             return L.shoot + own_slot(action.unit) * n + enemy_slot(action.target)
         if kind == "pursue":
             return L.pursue + own_slot(action.unit) * len(PURSUIT_CHOICES) + option(_PURSUE_INDEX)
+        if kind == "cast" and battle is not None:
+            target = own[action.target] if action.target in own else n + enemy_slot(action.target)
+            return L.cast + (own_slot(action.unit) * CAST_OPTIONS + _cast_option(action, battle)) * 2 * n + target
+        if kind == "dispel":
+            return L.dispel + (DISPEL_OPTIONS - 1 if action.option == "scroll" else int(action.option or 0) - 1)
+        if kind == "swap":
+            return L.swap + own_slot(action.unit) * n + own_slot(action.target)
         raise ValueError(f"cannot encode '{action}': unknown kind '{kind}'")
 
     # ------------------------------------------------------------------ decode
@@ -285,6 +320,18 @@ class ActionCodec:
             return Action("challenge", pick(own, i, "own"), pick(enemy, j, "enemy"))
         if block in ("accept", "refuse"):
             return Action(block, pick(own, index - (L.accept if block == "accept" else L.refuse), "own"))
+        if block == "cast":
+            rest, t = divmod(index - L.cast, 2 * n)
+            i, o = divmod(rest, CAST_OPTIONS)
+            uid = pick(own, i, "own")
+            target = pick(own, t, "own") if t < n else pick(enemy, t - n, "enemy")
+            return Action("cast", uid, target, _cast_option_text(battle.unit(uid), o, index))
+        if block == "dispel":
+            k = index - L.dispel
+            return Action("dispel", option="scroll" if k == DISPEL_OPTIONS - 1 else str(k + 1))
+        if block == "swap":
+            i, j = divmod(index - L.swap, n)
+            return Action("swap", pick(own, i, "own"), pick(own, j, "own"))
         i, c = divmod(index - L.pursue, len(PURSUIT_CHOICES))
         uid = pick(own, i, "own")
         target = next((a.target for a in battle.legal_actions() if a.kind == "pursue" and a.unit == uid), None)
@@ -306,7 +353,7 @@ class ActionCodec:
         own, enemy = self._slots(battle, player)
         own_map, enemy_map = {u: i for i, u in enumerate(own)}, {u: j for j, u in enumerate(enemy)}
         for a in battle.legal_actions():
-            out[self._encode(a, player, own_map, enemy_map)] = True
+            out[self._encode(a, player, own_map, enemy_map, battle)] = True
         return out
 
     def describe(self, index: int) -> str:
@@ -335,5 +382,43 @@ class ActionCodec:
             return f"{block} own {i} -> {'own' if block == 'join' else 'enemy'} {j}"
         if block in ("leave", "accept", "refuse"):
             return f"{block} own {index - getattr(L, block)}"
+        if block == "cast":
+            rest, t = divmod(index - L.cast, 2 * n)
+            i, o = divmod(rest, CAST_OPTIONS)
+            what = f"bound item {o - CAST_SPELLS * CAST_DICE}" if o >= CAST_SPELLS * CAST_DICE else f"spell {o // CAST_DICE} on {o % CAST_DICE + 1} dice"
+            return f"cast own {i} {what} -> {'own ' + str(t) if t < n else 'enemy ' + str(t - n)}"
+        if block == "dispel":
+            k = index - L.dispel
+            return "dispel with a scroll" if k == DISPEL_OPTIONS - 1 else f"dispel with {k + 1} dice"
+        if block == "swap":
+            i, j = divmod(index - L.swap, n)
+            return f"swap own {i} with own {j}"
         i, c = divmod(index - L.pursue, len(PURSUIT_CHOICES))
         return f"pursue own {i}: {PURSUIT_CHOICES[c]}"
+
+
+def _cast_option(action: Action, battle: Battle) -> int:
+    """The option index o of a ``cast`` action (see the module table). Raises ValueError if it has none."""
+    u = battle.unit(action.unit)
+    spell, how = (action.option or ":").rsplit(":", 1)
+    if how == "bound":
+        k = next((b for b, item in enumerate(u.bound_spells) if item["spell"] == spell), None)
+        if k is None or k >= CAST_BOUND:
+            raise ValueError(f"cannot encode '{action}': no bound item slot for {spell}")
+        return CAST_SPELLS * CAST_DICE + k
+    if spell not in u.spells or u.spells.index(spell) >= CAST_SPELLS or not how.isdigit() or not 1 <= int(how) <= CAST_DICE:
+        raise ValueError(f"cannot encode '{action}': unknown option {action.option!r}")
+    return u.spells.index(spell) * CAST_DICE + int(how) - 1
+
+
+def _cast_option_text(u: UnitState, o: int, index: int) -> str:
+    """The ``cast`` option string of option index ``o`` for caster ``u``. Raises ValueError if ``u`` has no such spell."""
+    if o >= CAST_SPELLS * CAST_DICE:
+        b = o - CAST_SPELLS * CAST_DICE
+        if b >= len(u.bound_spells):
+            raise ValueError(f"action index {index} names bound item {b}, but unit {u.uid} carries {len(u.bound_spells)}")
+        return f"{u.bound_spells[b]['spell']}:bound"
+    s, d = divmod(o, CAST_DICE)
+    if s >= len(u.spells):
+        raise ValueError(f"action index {index} names spell {s}, but unit {u.uid} knows {len(u.spells)}")
+    return f"{u.spells[s]}:{d + 1}"
