@@ -37,7 +37,7 @@ from agents.steering import face_threat, moved_copy, off_axis, predict_pose, ste
 from env.rules import geometry as geo
 from env.rules import psychology, shooting, space
 from env.rules.actions import END_PHASE, Action
-from env.rules.charges import charge_facing, charge_reach
+from env.rules.charges import charge_facing, charge_reach, contact_placement
 from env.rules.state import UnitState
 from tactics.deployment import CENTRE, DeploymentPlan, choose_slot, is_fast
 
@@ -85,6 +85,8 @@ LIKELY_BREAK = 0.5
 """First-round break chance that justifies charging a unit which would win the later rounds."""
 CATCH_VALUE = 0.1
 """Charge score per point of a fleeing target (a fleer caught by a charge is destroyed)."""
+EXPOSURE_WEIGHT = 0.5
+"""Weight, in a charge's score, of the danger the charger will stand in after contact."""
 TIE_BREAK = 1e-3
 """Charge score per point of the target, to prefer the more valuable of two equal charges."""
 MUCH_STRONGER = 3.0
@@ -227,8 +229,9 @@ class ScriptedAgent:
 
         A fleeing target is worth its points times the chance to catch it. For
         others: chance to reach × (expected first-round result + the value of
-        breaking the enemy + what the following rounds promise if it holds),
-        if :meth:`charge_allowed` agrees.
+        breaking the enemy + what the following rounds promise if it holds −
+        the danger of where the charger ends up), if :meth:`charge_allowed`
+        agrees.
         """
         dist = space.unit_distance(c, t)
         if t.fleeing:
@@ -244,7 +247,14 @@ class ScriptedAgent:
         sign = 1.0 if first.diff > 0 else -1.0
         holds = 1.0 - first.break_chance if first.diff > 0 else 1.0
         value = first.diff + sign * BREAK_WEIGHT * first.break_chance + holds * GRIND_WEIGHT * later.diff
-        return p * value + TIE_BREAK * t.points
+        return p * (value - EXPOSURE_WEIGHT * self.exposure_after_charge(battle, c, t, facing)) + TIE_BREAK * t.points
+
+    def exposure_after_charge(self, battle: Battle, c: UnitState, t: UnitState, facing: str) -> float:
+        """:meth:`danger` where ``c`` will stand once its charge on ``t`` reaches (other enemies' charges next turn)."""
+        placed = contact_placement(battle, c, t, facing)
+        if placed is None:
+            return 0.0
+        return self.danger(battle, moved_copy(c, placed[0]), ignore=frozenset({t.uid}))
 
     def charge_allowed(
         self,
@@ -307,19 +317,20 @@ class ScriptedAgent:
                 return options[u.uid][option]
         return END_PHASE
 
-    def danger(self, battle: Battle, u: UnitState) -> float:
+    def danger(self, battle: Battle, u: UnitState, ignore: frozenset[int] = frozenset()) -> float:
         """How badly an enemy charge next turn would go for ``u`` where it stands.
 
         The worst, over enemies that could declare a charge on it (in reach,
         ``u`` in their front arc), of chance to reach × (the charger's expected
         combat-result lead + the value of breaking ``u``); 0 when no enemy
-        expects to win. ``u`` may be a forecast copy (see ``steering.moved_copy``).
+        expects to win. ``u`` may be a forecast copy (see ``steering.moved_copy``);
+        enemies in ``ignore`` are left out.
         """
         worst = 0.0
         target = space.footprint(u)
         for e in self.enemies(battle):
             reach = charge_reach(e)
-            if e.profile.M <= 0 or psychology.engaged(battle, e) or not space.near(e, u, reach):
+            if e.uid in ignore or e.profile.M <= 0 or psychology.engaged(battle, e) or not space.near(e, u, reach):
                 continue
             dist = geo.distance(space.footprint(e), target)
             if dist > reach or not geo.partly_in_vision_arc(space.pose(e), e.width, e.depth, target):

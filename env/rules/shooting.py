@@ -10,6 +10,7 @@ from env.rules import geometry as geo
 from env.rules import psychology, space, special_rules, tables
 from env.rules import magic
 from env.rules import characters
+from env.rules import characters
 from env.rules.actions import Action
 from env.rules.state import UnitState
 
@@ -172,6 +173,7 @@ def resolve_fire(battle: Battle, u: UnitState, t: UnitState, stand_and_shoot: bo
     if volley:
         hits += _roll_hits(battle, u.profile.BS, mod - 1, volley * shots_per_model, "CORE.SR.VOLLEY_FIRE", sixes)
     hits, on_characters = characters.allocate_hits(battle, t, hits)  # CORE.SHOOT.ALLOCATE
+    hits, on_characters = characters.allocate_hits(battle, t, hits)  # CORE.SHOOT.ALLOCATE
     strength = w.strength if w.strength is not None else u.profile.S
     needed = tables.to_wound(strength, t.profile.T)
     res = special_rules.wound_and_save(
@@ -192,6 +194,8 @@ def resolve_fire(battle: Battle, u: UnitState, t: UnitState, stand_and_shoot: bo
     if u.has("sniper") and champion and t.champion and killed:
         t.champion = False  # CORE.SR.SNIPER: the shooter picks the champion, removed first (CORE.CC.CASUALTIES)
         battle.emit("CORE.SR.SNIPER", unit=u.uid, target=t.uid, champion_slain=True)
+    for cid, n in on_characters.items():
+        characters.shoot_character(battle, u, battle.unit(cid), n, strength, w.armour_piercing or u.has("armour_piercing"))
     for cid, n in on_characters.items():
         characters.shoot_character(battle, u, battle.unit(cid), n, strength, w.armour_piercing or u.has("armour_piercing"))
     if not stand_and_shoot and t.alive and t.flags.get("lost_this_phase", 0) > t.flags.get("front_rank_at_phase", t.files):
