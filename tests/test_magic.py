@@ -112,6 +112,23 @@ def test_loremaster_knows_all_four_spells() -> None:
     assert not any(e.get("kind") == "dice" for e in b.events[n_events:])
 
 
+@pytest.mark.parametrize("spell_id", sorted(SPELLS))
+def test_every_spell_resolves_on_a_legal_target(spell_id: str) -> None:
+    """CORE.MAGIC.SPELL.*: each of the 32 spells, cast Irresistibly (6, 6) at its first legal target, takes effect.
+
+    Hits and single hits are resolved by CORE.MAGIC.DAMAGE; lasting spells start a CORE.MAGIC.DURATION effect.
+    """
+    sp = SPELLS[spell_id]
+    b = _battle(dice=[6, 6], a=(sp.lore, [spell_id]))
+    (target, *_) = magic.targets(b, b.unit(A), sp)
+    b.apply(Action("cast", A, target, f"{spell_id}:2"))
+    assert rules(b, "CORE.MAGIC.IRRESISTIBLE") and rules(b, spell_id)
+    if sp.effect in ("hits", "single_hit"):
+        assert rules(b, "CORE.MAGIC.DAMAGE")
+    if sp.effect == "lasting":
+        assert [e["spell"] for e in b.state.effects] == [spell_id]
+
+
 # --------------------------------------------------------------------- pools
 def test_power_and_dispel_pools() -> None:
     """CORE.MAGIC.POWER_DICE 2 + ΣL (A L2, B L1 = 5); CORE.MAGIC.DISPEL_DICE 2 + Σ⌈L/2⌉ (shaman L2: 3)."""
@@ -487,7 +504,7 @@ def test_effects_survive_a_json_round_trip() -> None:
 # --------------------------------------------------------------------- magic resistance
 @pytest.mark.parametrize(("level", "roll", "cancelled"), [(2, 10, True), (2, 11, False), (1, 5, True), (3, 16, False)])
 def test_magic_resistance_on_a_d20(level: int, roll: int, cancelled: bool) -> None:
-    """CORE.SR.MAGIC_RESISTANCE: MR n cancels an enemy spell that was not dispelled on a D20 of 1..5n."""
+    """CORE.SR.MAGIC_RESISTANCE: MR n cancels an enemy spell that was not dispelled on a D20 (CORE.DICE.D20) of 1..5n."""
     b = _battle(dice=[4, 4, roll])
     b.unit(ORCS).special_rules.append(f"magic_resistance_{level}")
     b.apply(Action("cast", A, ORCS, f"{DOOM}:2"))
@@ -584,3 +601,29 @@ def test_heavens_attribute_adds_hits_on_flyers_and_light_on_undead() -> None:
     spell_effects.resolve(b, b.unit(A), SPELLS[BURNING_GAZE], orcs)
     (light,) = rules(b, "CORE.MAGIC.ATTR.LIGHT")
     assert light["dice"] == 2 and rules(b, "CORE.MAGIC.DAMAGE")[-1]["hits"] == 2
+
+
+# --------------------------------------------------------------------- the scripted agents' magic policy
+def test_magic_policy_probabilities() -> None:
+    """CORE.MAGIC.CAST / DISPEL odds: 2D6 ≥ 7 is 21/36; CV13 only on two 6s; 3 dice dispel a 4 unless two 1s."""
+    from agents.magic_policy import cast_chance, dispel_chance
+
+    assert cast_chance(2, 7) == pytest.approx(21 / 36) and cast_chance(1, 7) == 0.0
+    assert cast_chance(2, 13) == pytest.approx(1 / 36)
+    assert dispel_chance(3, 4) == pytest.approx(200 / 216)
+
+
+def test_magic_policy_casts_and_dispels_from_legal_actions() -> None:
+    """CORE.MAGIC.SEQUENCE: the policy picks a legal cast, dispels a strong spell and lets a weak one through."""
+    from agents.magic_policy import choose_cast, choose_dispel
+
+    b = _battle(dice=[4, 4, 3], a=("death", ["CORE.MAGIC.SPELL.DEATH.4"]))
+    legal = b.legal_actions()
+    act = choose_cast(b, legal)
+    assert act in legal and act.kind == "cast" and act.target == ORCS
+    b.apply(Action("cast", A, ORCS, "CORE.MAGIC.SPELL.DEATH.4:3"))  # 4 + 4 + 3 = 11: Wind of Death is cast
+    answer = choose_dispel(b, b.legal_actions())
+    assert answer.kind == "dispel" and answer in b.legal_actions()
+    b = _battle(dice=[3, 3])
+    b.apply(Action("cast", B, ORCS, f"{FIREBALL}:2"))  # about 10 points of orcs: not worth dispel dice
+    assert choose_dispel(b, b.legal_actions()) == END_PHASE

@@ -40,6 +40,8 @@ def resolve(battle: Battle, caster: UnitState, sp: Spell, target: UnitState) -> 
     """
     if not target.alive:
         return 0
+    if sp.effect in ("hits", "single_hit", "lasting"):  # the other kinds record their own event
+        battle.emit(sp.id, unit=caster.uid, target=target.uid, name=sp.name)
     if sp.params.get("comet"):
         return _comet(battle, caster, sp, target)
     if magic.resisted(battle, caster, target, sp):
