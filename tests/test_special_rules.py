@@ -621,26 +621,27 @@ def test_regeneration_heals_a_wound_of_a_model_idle_all_turn() -> None:
 
 
 def test_scouts_deploy_more_than_12_inches_from_enemies() -> None:
-    """CORE.SR.SCOUTS, CORE.SETUP.SCOUTS: every legal slot of a Scout unit is over 12" from every deployed enemy."""
-    import numpy as np
+    """CORE.SR.SCOUTS, CORE.SETUP.SCOUTS: a Scout slot is legal anywhere on the table more than 12" from every
+    enemy, and never within 12"; other units stay in their zone."""
+    from env.rules import geometry as geo
 
-    b = Battle.from_scenario("pitched_battle", seed=3, blue_army="dwarfs_iron_throng")
-    rng = np.random.default_rng(0)
-    checked = 0
-    while b.state.stage == "deploy":
-        acts = b.legal_actions()
-        for a in acts:
-            if a.kind == "deploy" and b.unit(a.unit).has("scouts") and checked < 40:
-                u = b.unit(a.unit)
-                pose = deployment.slot_pose(b, u, int(a.option))
-                poly = space.footprint_at(u, pose)
-                from env.rules import geometry as geo
-
-                for e in space.alive_units(b.state, 1 - u.side):
-                    assert geo.distance(poly, space.footprint(e)) > 12.0
-                checked += 1
-        b.apply(acts[int(rng.integers(len(acts)))])
-    assert checked > 0
+    blue = [placement("free_company_archers", 36, 6, 90, models=10, files=5), placement("marcher_spearmen", 12, 6, 90)]
+    red = [placement("orc_warriors", 36, 32, 270)]
+    b = battle(blue, red, phase="movement")
+    scouts, spearmen = b.unit(0), b.unit(1)
+    scouts.deployed = spearmen.deployed = False
+    orcs = space.footprint(b.unit(2))
+    legal = [k for k in range(deployment.N_SLOTS) if deployment._slot_legal(b, scouts, k)]
+    beyond = [k for k in legal if k // len(deployment.COLUMNS) >= deployment.ZONE_ROWS]
+    assert beyond, "scouts may deploy outside the zone"
+    near = 0
+    for k in range(deployment.N_SLOTS):
+        gap = geo.distance(space.footprint_at(scouts, deployment.slot_pose(b, scouts, k)), orcs)
+        assert (gap > 12.0) or k not in legal
+        near += gap <= 12.0
+    assert near
+    assert all(k // len(deployment.COLUMNS) < deployment.ZONE_ROWS for k in range(deployment.N_SLOTS)
+               if deployment._slot_legal(b, spearmen, k))
 
 
 def test_extra_attack_and_extra_rank() -> None:
@@ -712,3 +713,23 @@ def test_aquatic_units_treat_water_as_open_ground() -> None:
     b = battle(blue, red, phase="movement", terrain=[lake])
     b.unit(0).special_rules.append("aquatic")
     assert movement.furthest_legal(b, b.unit(0), space.pose(b.unit(0)), 4.0) == pytest.approx(4.0)
+
+
+def test_a_joined_character_without_fast_cavalry_cancels_vanguard_and_fire_on_the_move() -> None:
+    """CORE.SR.FAST_CAVALRY: an Order Captain (no Fast Cavalry) joined to outriders takes away their Vanguard move
+    and their freedom from the −1 for moving; a Fast Cavalry character would not."""
+    blue = [placement("marcher_outriders", 20, 6, 90, models=5, files=5),
+            placement("order_captain", 0, 0, 90, models=1, files=1, joins=0)]
+    red = [placement("orc_warriors", 20, 40, 270)]
+    b = battle(blue, red, phase="shooting")
+    outriders, captain, orcs = b.unit(0), b.unit(1), b.unit(2)
+    assert outriders.joined == [1] and captain.joined_to == 0
+    assert not special_rules.fast_cavalry(b.state, outriders)
+    assert deployment._vanguard_units(b, 0) == []
+    outriders.flags["moved"] = True
+    outriders.missile = "bow"  # pistols are Quick to Fire anyway
+    assert shooting.to_hit_modifier(b, outriders, orcs, False, False)[1]["moved"] == -1
+    captain.special_rules.append("fast_cavalry")
+    assert special_rules.fast_cavalry(b.state, outriders)
+    assert deployment._vanguard_units(b, 0) == [outriders]
+    assert "moved" not in shooting.to_hit_modifier(b, outriders, orcs, False, False)[1]

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from env.rules import characters, space
+from env.rules import characters, space, special_rules
 from env.rules import geometry as geo
 from env.rules.actions import Action
 from env.rules.state import UnitState
@@ -158,7 +158,10 @@ VANGUARD_OPTIONS = (
 
 def _vanguard_units(battle: Battle, side: int) -> list[UnitState]:
     done = set(battle.state.queue.get("vanguard", {}).get("done", []))
-    return [u for u in space.alive_units(battle.state, side) if u.has("fast_cavalry") and u.uid not in done]
+    return [
+        u for u in space.alive_units(battle.state, side)
+        if u.joined_to is None and special_rules.fast_cavalry(battle.state, u) and u.uid not in done
+    ]
 
 
 def _start_vanguard(battle: Battle) -> bool:
@@ -229,6 +232,7 @@ def apply_vanguard(battle: Battle, action: Action) -> None:
         assert plan is not None  # legal actions only
         pose = plan["pose"]
         u.x, u.y, u.facing, u.files = pose.x, pose.y, pose.facing % 360.0, plan["files"]
+        characters.sync(s)  # joined characters move with their unit
         vg["done"].append(u.uid)
         battle.emit("CORE.SETUP.VANGUARD", unit=u.uid, side=side, option=action.option, distance=plan["distance"],
                     x=u.x, y=u.y, facing=u.facing, files=u.files)

@@ -271,7 +271,7 @@ def stupidity_tests(battle: Battle) -> None:
     for u in space.alive_units(s, s.active):
         if not u.has("stupidity") or u.fleeing or engaged(battle, u):
             continue
-        if not test_ld(battle, u, u.profile.Ld, "CORE.PSY.STUPIDITY"):
+        if not test_ld(battle, u, characters.unit_ld(battle, u), "CORE.PSY.STUPIDITY"):
             u.flags["stupid"] = True
 
 
@@ -334,7 +334,7 @@ def fear_test(battle: Battle, u: UnitState, source: UnitState, role: str) -> str
     else:
         if kind == "terror":
             u.marks["terror_tested"] = True
-        ld = max(u.profile.Ld, general_ld(battle, u) or 0)
+        ld = max(characters.unit_ld(battle, u), general_ld(battle, u) or 0)
         passed = test_ld(battle, u, ld, rule, source=source.uid, role=role)
     afraid = [i for i in u.marks.get("afraid_of", []) if i != source.uid]
     if not passed and kind == "fear":

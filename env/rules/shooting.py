@@ -125,7 +125,8 @@ def to_hit_modifier(battle: Battle, u: UnitState, t: UnitState, stand_and_shoot:
     if space.unit_distance(u, t) > w.range / 2:
         parts["long_range"] = -1
     moved = u.flags.get("moved") or u.flags.get("rallied")
-    if moved and not stand_and_shoot and not (w.quick_to_fire or u.has("quick_to_fire") or u.has("fast_cavalry")):
+    fast = special_rules.fast_cavalry(battle.state, u)
+    if moved and not stand_and_shoot and not (w.quick_to_fire or u.has("quick_to_fire") or fast):
         parts["moved"] = -1
     c = cover(battle, u, t)
     if c:

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from env.rules import tables
 from env.rules.casualties import apply_wounds
-from env.rules.state import UnitState
+from env.rules.state import BattleState, UnitState
 
 if TYPE_CHECKING:
     from env.rules.battle import Battle
@@ -156,6 +156,13 @@ def causes_fear(u: UnitState) -> bool:
 def immune_to_psychology(u: UnitState) -> bool:
     """ItP, Frenzy and Stupidity pass Fear, Terror and Panic tests automatically (CORE.PSY.HELPERS)."""
     return u.has("immune_to_psychology") or u.has("frenzy") or u.has("stupidity")
+
+
+def fast_cavalry(state: BattleState, u: UnitState) -> bool:
+    """CORE.SR.FAST_CAVALRY (Vanguard, no −1 for moving), lost while a non-Fast-Cavalry character is joined."""
+    return u.has("fast_cavalry") and all(
+        state.units[c].has("fast_cavalry") for c in u.joined if not state.units[c].removed
+    )
 
 
 def flyer(u: UnitState) -> bool:
