@@ -627,3 +627,19 @@ def test_magic_policy_casts_and_dispels_from_legal_actions() -> None:
     b = _battle(dice=[3, 3])
     b.apply(Action("cast", B, ORCS, f"{FIREBALL}:2"))  # about 10 points of orcs: not worth dispel dice
     assert choose_dispel(b, b.legal_actions()) == END_PHASE
+
+
+def test_portent_of_fate_rerolls_missed_shots() -> None:
+    """CORE.MAGIC.SPELL.HEAVENS.2 (EoT): the unit re-rolls its failed to-hit rolls, once each (CORE.DICE.REROLL).
+
+    10 crossbows (BS3, 4+ at short range) roll eight 1s and two 4s: 2 hits; the 8 misses are re-rolled,
+    four 4s hit: 6 hits.
+    """
+    blue = [placement("marcher_crossbowmen", 36, 10, 90, models=10)]
+    red = [placement("orc_warriors", 36, 10 + 0.8 + 10 + 1.6, 270)]
+    b = battle(blue, red, dice=[1] * 8 + [4, 4] + [4, 4, 4, 4, 1, 1, 1, 1], phase="shooting")
+    magic.add_effect(b, b.unit(0), SPELLS["CORE.MAGIC.SPELL.HEAVENS.2"], b.unit(0))
+    b.apply(Action("shoot", 0, 1))
+    (portent,) = rules(b, "CORE.MAGIC.SPELL.HEAVENS.2")[-1:]
+    assert portent["rerolled"] == 8 and portent["hits"] == 4
+    assert rules(b, "CORE.SHOOT.TO_WOUND")[0]["hits"] == 6
