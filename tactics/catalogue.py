@@ -80,8 +80,6 @@ class Tactic(BaseModel):
             raise ValueError("a tactic that is not playable cannot be detectable")
         if (not self.playable or not self.detectable) and not self.note:
             raise ValueError("a note must say why the tactic is not playable or not detectable")
-        if self.kind == "magic" and self.playable:
-            raise ValueError("magic tactics are not playable: the engine has no magic phase yet")
         return self
 
 

@@ -267,6 +267,7 @@ class UnitInfo:
     models0: int
     character: bool
     general: bool
+    wizard: bool = False
 
     @property
     def fast(self) -> bool:
@@ -381,7 +382,7 @@ def _unit_info(u: UnitState, files0: int | None) -> UnitInfo:
         uid=u.uid, side=u.side, name=u.name, troop_type=u.troop_type, rules=frozenset(u.special_rules),
         missile=u.missile, points=u.points, M=float(u.profile.M), W=u.profile.W, base_w=u.base_w, base_d=u.base_d,
         files0=files0 if files0 is not None else u.files, models0=u.start_models, character=u.character,
-        general=u.general,
+        general=u.general, wizard=getattr(u, "wizard_level", 0) > 0,
     )
 
 
@@ -1661,18 +1662,20 @@ def strongest_last(log: BattleLog, side: int) -> Detection:
 
 @detector("fast_threat_preparation")
 def fast_threat_preparation(log: BattleLog, side: int) -> Detection:
-    """fast_threat_preparation (src L322): characters guarded and never charged by fast enemies early.
+    """fast_threat_preparation (src L322): the fragile pieces guarded and never charged by fast enemies early.
 
-    The enemy has fast units; no friendly character is charged by an enemy fast unit in turns
-    1..EARLY_TURNS; and at >= GUARD_SHARE of the character turn-ends of those turns a friendly
+    Pieces: the side's wizards (CORE.MAGIC.WIZARDS), or its characters when it has no wizard.
+    The enemy has fast units; no piece is charged by an enemy fast unit in turns
+    1..EARLY_TURNS; and at >= GUARD_SHARE of the piece turn-ends of those turns a friendly
     non-character unit stands within GUARD_RANGE inches.
     """
     if not any(u.fast for u in log.side_units(1 - side)):
         return _no("the enemy has no fast units")
-    chars = [u.uid for u in log.side_units(side) if u.character]
-    if not chars:
+    kind = "wizard" if any(u.wizard for u in log.side_units(side)) else "character"
+    pieces = [u.uid for u in log.side_units(side) if (u.wizard if kind == "wizard" else u.character)]
+    if not pieces:
         return _no("no characters to guard")
-    hit = [c for c in log.charges if c.target in chars and log.units[c.unit].fast and c.turn <= EARLY_TURNS]
+    hit = [c for c in log.charges if c.target in pieces and log.units[c.unit].fast and c.turn <= EARLY_TURNS]
     if hit:
         c = hit[0]
         return _no(f"{_label(log, c.target)} charged by fast {_label(log, c.unit)} at turn {c.turn}")
@@ -1680,7 +1683,7 @@ def fast_threat_preparation(log: BattleLog, side: int) -> Detection:
     for p in log.turns:
         if p.turn > EARLY_TURNS or p.end is None:
             continue
-        for ch in chars:
+        for ch in pieces:
             if ch not in p.end.poses:
                 continue
             n += 1
@@ -1688,7 +1691,7 @@ def fast_threat_preparation(log: BattleLog, side: int) -> Detection:
                            and log.distance(ch, p.end.poses[ch], o, po) <= GUARD_RANGE
                            for o, po in p.end.poses.items())
     share = _share(guarded, n)
-    text = f"no character charged by fast enemies in turns 1-{EARLY_TURNS}; guarded at {_pct(share)} of turn-ends"
+    text = f"no {kind} charged by fast enemies in turns 1-{EARLY_TURNS}; guarded at {_pct(share)} of turn-ends"
     return _yes(EARLY_TURNS, text) if n and share >= GUARD_SHARE else _no(text)
 
 

@@ -45,8 +45,6 @@ def test_catalogue_entries_are_complete_and_consistent():
     assert {t.kind for t in cat.values()} == {"deployment", "manoeuvre", "magic", "principle"}
     for t in cat.values():
         assert t.title and t.description and t.signature and t.roles
-        if t.kind == "magic":
-            assert not t.playable
         if not t.playable or not t.detectable:
             assert t.note
     assert cat["hold_and_cover_flanks"].parent == "charge_consequence_analysis"
@@ -62,8 +60,11 @@ def test_every_detectable_tactic_has_exactly_one_detector():
 def test_invalid_catalogue_is_one_clear_error(tmp_path):
     bad = tmp_path / "c.yaml"
     bad.write_text("tactics:\n  - id: x\n    title: X\n    kind: magic\n    section: '1.1'\n    source: '000:L1'\n"
-                   "    description: d\n    roles: [WIZ]\n    playable: true\n    signature: s\n")
-    with pytest.raises(CatalogueError, match="magic tactics are not playable"):
+                   "    description: d\n    roles: [WIZ]\n    playable: false\n    signature: s\n")
+    with pytest.raises(CatalogueError, match="a note must say why"):
+        load_catalogue(bad)
+    bad.write_text(bad.read_text().replace("roles: [WIZ]", "roles: [WIZARD]"))
+    with pytest.raises(CatalogueError, match="unknown role tags"):
         load_catalogue(bad)
     bad.write_text("tactics: [")
     with pytest.raises(CatalogueError, match="not valid YAML"):
@@ -828,3 +829,13 @@ def test_vanguard_moves_and_lone_characters_update_positions():
     assert log.deployed.poses[0].y == 21.0 and log.deployed.poses[1].y == 21.0
     end = log.turns[0].end.poses[1]
     assert (end.x, end.y, end.facing) == (7.0, 20.0, 90.0)
+
+
+def test_fast_threat_preparation_guards_the_wizards_first():
+    wizard = inf(3, 0, models=1, files=1, character=True, name="Wizard")
+    wizard.wizard_level = 2
+    units = [inf(0, 0, models=1, files=1, character=True, general=True, name="General"), inf(2, 0), wizard, cav(1, 1)]
+    log = game(units, [deploy(0, 0, 36, 6), deploy(2, 0, 36, 10), deploy(3, 0, 6, 6), deploy(1, 1, 36, 44)],
+               *quiet((1, 0), (1, 1), (2, 0), (2, 1), (3, 0), (3, 1)))
+    assert check(log, "fast_threat_preparation") == Detection(
+        False, None, "no wizard charged by fast enemies in turns 1-3; guarded at 0% of turn-ends")
