@@ -32,6 +32,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import TYPE_CHECKING, Callable, Collection, Protocol, runtime_checkable
 
+from agents import magic_policy
 from agents import estimates
 from agents.steering import face_threat, moved_copy, off_axis, predict_pose, steer
 from env.rules import geometry as geo
@@ -137,6 +138,8 @@ class ScriptedAgent:
             "move": self.choose_move,
             "shoot": self.choose_shot,
             "pursue": self.choose_pursuit,
+            "cast": magic_policy.choose_cast,
+            "dispel": magic_policy.choose_dispel,
         }
         handler = handlers.get(battle.pending.kind)
         action = handler(battle, legal) if handler is not None else END_PHASE
