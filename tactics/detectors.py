@@ -562,8 +562,8 @@ class BattleLog:
                     for fl in broken.values():
                         if uid in fl.combat and self.units[uid].side != self.units[fl.unit].side:
                             fl.pursuers = tuple(sorted(set(fl.pursuers) | {uid}))
-            elif rule == "CORE.SHOOT.ALLOCATE" and uid in self.units:
-                self.volleys.append((i, pt, e))
+            elif rule == "CORE.SHOOT.ALLOCATE" and uid in self.units and e.get("target") in self.units:
+                self.volleys.append((i, pt, e))  # a volley (or magic missile): unit -> target; not the hit split
             elif rule == "CORE.PSY.RALLY" and e.get("passed") and not e.get("automatic") and uid in self.units:
                 self.rallies.append((i, uid))
                 if uid in poses:

@@ -839,3 +839,12 @@ def test_fast_threat_preparation_guards_the_wizards_first():
                *quiet((1, 0), (1, 1), (2, 0), (2, 1), (3, 0), (3, 1)))
     assert check(log, "fast_threat_preparation") == Detection(
         False, None, "no wizard charged by fast enemies in turns 1-3; guarded at 0% of turn-ends")
+
+
+def test_hit_allocation_events_are_not_volleys():
+    units = [inf(0, 0, models=10, missile="bow"), inf(1, 1), inf(2, 1, models=1, files=1, character=True)]
+    log = game(units, [deploy(0, 0, 36, 9), deploy(1, 1, 36, 30)],
+               turn(1, 0, shooting=[volley(0, 1), E("CORE.SHOOT.ALLOCATE", unit=1, hits=3, rank_and_file=2,
+                                                     characters={"2": 1})]))
+    assert [v["unit"] for _, _, v in log.volleys] == [0]
+    assert detect(log, 1)["sacrifice_for_deployment"].evidence == "no isolated missile unit at deployment"
