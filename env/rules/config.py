@@ -461,6 +461,83 @@ class SideConfig(_Model):
         return self
 
 
+MODULES: frozenset[str] = frozenset(
+    {"siege", "t9a.characters", "t9a.protections", "t9a.equipment", "t9a.artillery", "t9a.attributes"}
+)
+"""CFG.MODULES: the modules a core game may take."""
+IMPLEMENTED_MODULES: frozenset[str] = frozenset({"siege"})
+"""The modules this engine runs; a scenario naming another is rejected."""
+
+
+def module_errors(modules: list[str]) -> list[str]:
+    """Problems with a scenario's ``modules`` (CFG.MODULES, CFG.EXCLUSIVE).
+
+    Duplicates, unknown names, skirmish modules in a core game (CFG.EXCLUSIVE:
+    no skirmish module is valid in core) and modules this engine does not run.
+    """
+    errors, seen = [], set()
+    for i, m in enumerate(modules):
+        if m in seen:
+            errors.append(f"modules[{i}]: module '{m}' is named twice")
+        seen.add(m)
+        if m.startswith("skirmish."):
+            errors.append(f"modules[{i}]: '{m}' is a skirmish module, not valid in a core game (CFG.EXCLUSIVE)")
+        elif m not in MODULES:
+            errors.append(f"modules[{i}]: unknown module '{m}' (core takes {', '.join(sorted(MODULES))})")
+        elif m not in IMPLEMENTED_MODULES:
+            errors.append(f"modules[{i}]: module '{m}' is not available in this engine")
+    return errors
+
+
+class CastleElementConfig(_Model):
+    """One castle element of a custom castle (SIEGE.CASTLE.*), coordinates in table inches."""
+
+    id: str
+    kind: Literal["wall", "tower", "gate", "citadel"]
+    polygon: list[tuple[float, float]]
+    material: Literal["stone", "wood"] = "stone"
+    outward: float = 90.0
+    parent: str | None = None
+    reinforced: bool = False
+
+    @field_validator("polygon")
+    @classmethod
+    def _simple(cls, pts: list[tuple[float, float]]) -> list[tuple[float, float]]:
+        return TerrainConfig._simple_polygon(pts)
+
+
+class CastleConfig(_Model):
+    """The castle of a siege (SIEGE.SCEN.CASTLE): the standard one or a custom list of elements.
+
+    ``defender``: the side holding it (its edge is the castle's back);
+    ``material`` and ``reinforced_gate`` (SIEGE.EQUIP.REINFORCED_GATE, 20
+    points from the defender's army) apply to the standard castle.
+    """
+
+    defender: Literal["blue", "red"] = "blue"
+    layout: Literal["standard", "custom"] = "standard"
+    material: Literal["stone", "wood"] = "stone"
+    reinforced_gate: bool = False
+    elements: list[CastleElementConfig] = []
+
+    @model_validator(mode="after")
+    def _layout(self) -> CastleConfig:
+        if self.layout == "custom" and not self.elements:
+            raise ValueError("a custom castle needs its 'elements'")
+        if self.layout == "standard" and self.elements:
+            raise ValueError("the standard castle takes no 'elements' (use layout: custom)")
+        ids = [e.id for e in self.elements]
+        _check_unique(ids, "castle element")
+        for e in self.elements:
+            if e.kind == "gate":
+                parent = next((p for p in self.elements if p.id == e.parent), None)
+                if parent is None or parent.kind != "wall":
+                    raise ValueError(f"gate '{e.id}' needs a wall section as 'parent'")
+                if not Polygon(parent.polygon).buffer(EPS).covers(Polygon(e.polygon)):
+                    raise ValueError(f"gate '{e.id}' is not inside its wall section '{parent.id}'")
+        return self
+
+
 class StartConfig(_Model):
     """Where an explicitly placed game starts (CORE.GAME.PHASES)."""
 
@@ -490,6 +567,21 @@ class ScenarioConfig(_Model):
     red: SideConfig
     start: StartConfig | None = None
     victory_margin: float = Field(default=0.10, ge=0, le=1)
+    castle: CastleConfig | None = None
+
+    @model_validator(mode="after")
+    def _modules(self) -> ScenarioConfig:
+        errors = module_errors(self.modules)
+        if errors:
+            raise ValueError(errors[0])
+        if self.castle is not None and "siege" not in self.modules:
+            raise ValueError("a 'castle' needs the siege module (modules: [siege])")
+        return self
+
+    @property
+    def siege(self) -> bool:
+        """Whether the siege module is on (SIEGE.*)."""
+        return "siege" in self.modules
 
     @field_validator("table")
     @classmethod
@@ -683,6 +775,7 @@ def scenario_errors(s: ScenarioConfig) -> list[Problem]:
     for name in ("blue", "red"):
         problems += _side_errors(s, name, shapes)
     problems += [(None, p) for p in _overlap_errors(shapes)]
+    problems += [(None, p) for p in _castle_errors(s)]
     return problems
 
 
@@ -756,6 +849,18 @@ def _placement_errors(s: ScenarioConfig, p: PlacementConfig, fp: Polygon) -> lis
         f"{at} overlaps impassable {t.kind}" + (f" '{t.name}'" if t.name else f" (terrain[{j}])")
         for j, t in enumerate(s.terrain)
         if t.kind in IMPASSABLE and inner.intersects(t.shape())
+    ]
+
+
+def _castle_errors(s: ScenarioConfig) -> list[str]:
+    """The castle lies wholly on the table (SIEGE.SCEN.CASTLE)."""
+    if s.castle is None or s.castle.layout == "standard":
+        return []
+    table = box(0, 0, *s.table).buffer(EPS, join_style="mitre")
+    return [
+        f"castle.elements[{i}]: {e.kind} '{e.id}' is not wholly on the {s.table_text()} table"
+        for i, e in enumerate(s.castle.elements)
+        if not table.covers(Polygon(e.polygon))
     ]
 
 

@@ -139,6 +139,10 @@ def build_state(cfg: ScenarioConfig) -> BattleState:
         units=units,
         terrain=[TerrainFeature(kind=t.kind, polygon=[tuple(p) for p in t.polygon], name=t.name) for t in cfg.terrain],
     )
+    if cfg.siege:  # SIEGE.SCEN.CASTLE
+        from env.rules.siege.castle import build_castle
+
+        state.castle = build_castle(cfg)
     state.queue["zone_depth"] = cfg.zone_depth
     state.queue["victory_margin"] = cfg.victory_margin
     for c, h in joins:  # CORE.SETUP.DEPLOY: a joined character deploys with its unit

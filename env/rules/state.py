@@ -263,6 +263,8 @@ class BattleState:
             pursuit decisions, deployment order, ...).
         effects: lasting spell effects, JSON dicts (see :mod:`env.rules.magic`,
             CORE.MAGIC.DURATION).
+        castle: the castle elements of a siege (:mod:`env.rules.siege.castle`);
+            empty in other battles.
     """
 
     scenario: str
@@ -283,6 +285,7 @@ class BattleState:
     stage: str = "deploy"
     queue: dict[str, Any] = field(default_factory=dict)
     effects: list[dict[str, Any]] = field(default_factory=list)
+    castle: list[Any] = field(default_factory=list)  # siege: CastleElement list (env.rules.siege.castle)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -293,4 +296,8 @@ class BattleState:
         kw["units"] = [UnitState.from_dict(u) for u in d["units"]]
         kw["terrain"] = [TerrainFeature.from_dict(t) for t in d["terrain"]]
         kw["engagements"] = [Engagement(**e) for e in d.get("engagements", [])]
+        if d.get("castle"):
+            from env.rules.siege.castle import CastleElement
+
+            kw["castle"] = [CastleElement.from_dict(c) for c in d["castle"]]
         return cls(**kw)

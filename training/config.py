@@ -1,0 +1,251 @@
+"""Training-run configuration: the pydantic model of ``configs/training/*.yaml`` and its loader.
+
+A training run (``battleline train --config FILE``) trains one MaskablePPO
+learner on one scenario against a weighted pool of opponents. Units: steps are
+learner decisions (environment steps, summed over the vectorised envs);
+``reward_shaping`` is the weight ``w`` of :class:`env.battle_env.BattleEnv`'s
+VP-difference shaping (dimensionless, 0 = win/draw/loss reward only).
+
+Errors are :class:`env.rules.config.ConfigError`: one line
+``<file>: <field path>: <problem>``, like the game-data configs.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from env.rules.config import CONFIG_DIR, REPO_ROOT, ConfigError, display_path, list_armies, list_scenarios, parse, read_yaml
+
+TRAINING_CONFIG_DIR: Path = CONFIG_DIR / "training"
+"""The repository's ``configs/training/`` folder."""
+
+SELF = "self"
+"""Opponent name for frozen past checkpoints of the learner (self-play)."""
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class OpponentConfig(_Model):
+    """One entry of the opponent pool.
+
+    Attributes:
+        agent: a registered agent name (``agents.registry.AGENT_NAMES``),
+            ``model:PATH`` (a saved policy) or ``self`` (the learner's own frozen
+            checkpoints, see :class:`SelfPlayConfig`).
+        weight: relative probability of drawing this entry for an episode (> 0).
+    """
+
+    agent: str
+    weight: float = Field(1.0, gt=0)
+
+    @field_validator("agent")
+    @classmethod
+    def _known_agent(cls, v: str) -> str:
+        from agents.registry import AGENT_NAMES, MODEL_PREFIX
+
+        if v == SELF or v in AGENT_NAMES:
+            return v
+        if v.startswith(MODEL_PREFIX) and v[len(MODEL_PREFIX):]:
+            return v
+        raise ValueError(f"unknown agent '{v}'; known agents: {', '.join(AGENT_NAMES)}, self, model:PATH")
+
+
+class ArmiesConfig(_Model):
+    """Army lists drawn per episode for each seat (ids in ``configs/armies``); empty = the scenario's own."""
+
+    blue: list[str] = Field(default_factory=list)
+    red: list[str] = Field(default_factory=list)
+
+    @field_validator("blue", "red")
+    @classmethod
+    def _known_armies(cls, v: list[str]) -> list[str]:
+        known = list_armies()
+        for army in v:
+            if army not in known:
+                raise ValueError(f"unknown army list '{army}'; known: {', '.join(known)}")
+        return v
+
+
+class PPOConfig(_Model):
+    """MaskablePPO hyper-parameters (sb3-contrib names and meanings).
+
+    ``n_steps`` is per environment: one rollout holds ``n_steps * n_envs``
+    steps; ``net_arch`` lists the hidden layer widths shared by the policy and
+    value networks (MultiInputPolicy over the Dict observation).
+    """
+
+    learning_rate: float = Field(3e-4, gt=0)
+    n_steps: int = Field(512, ge=8)
+    batch_size: int = Field(64, ge=2)
+    n_epochs: int = Field(4, ge=1)
+    gamma: float = Field(0.99, gt=0, le=1)
+    gae_lambda: float = Field(0.95, ge=0, le=1)
+    clip_range: float = Field(0.2, gt=0)
+    ent_coef: float = Field(0.01, ge=0)
+    vf_coef: float = Field(0.5, ge=0)
+    max_grad_norm: float = Field(0.5, gt=0)
+    net_arch: list[int] = Field(default_factory=lambda: [128, 128])
+
+    @field_validator("net_arch")
+    @classmethod
+    def _positive_layers(cls, v: list[int]) -> list[int]:
+        if not v or any(w < 1 for w in v):
+            raise ValueError("must be a non-empty list of positive layer widths")
+        return v
+
+
+class SelfPlayConfig(_Model):
+    """How frozen checkpoints of the learner join the pool (used when an opponent is ``self``).
+
+    Attributes:
+        snapshot_every: steps between frozen snapshots (the initial policy is the first).
+        max_snapshots: the most recent snapshots kept in the pool.
+        deterministic: frozen selves play their most likely action (else they sample).
+    """
+
+    snapshot_every: int = Field(20_000, ge=1)
+    max_snapshots: int = Field(5, ge=1)
+    deterministic: bool = False
+
+
+class TrainingConfig(_Model):
+    """One training run (``configs/training/<id>.yaml``).
+
+    Attributes:
+        id: the run's name (the default run directory is ``runs/<id>``).
+        scenario: a scenario name in ``configs/scenarios`` or a YAML path.
+        opponents: the opponent pool, drawn per episode by weight.
+        learner_side: the learner's seat: ``random`` (drawn per episode), ``blue`` or ``red``.
+        armies: army lists drawn per episode per seat.
+        total_timesteps: learner steps to train (rounded up to whole rollouts).
+        n_envs: parallel environments (``SubprocVecEnv`` when > 1).
+        ppo: MaskablePPO hyper-parameters.
+        checkpoint_every: steps between resumable checkpoints.
+        keep_checkpoints: checkpoints kept on disk (older ones are deleted).
+        eval_every: steps between evaluations against every scripted opponent of the pool.
+        eval_games: games per opponent per evaluation (split across both seats).
+        images_every: PPO updates (rollouts) between images and key events of one evaluation battle.
+        reward_shaping: VP-difference shaping weight (0 = terminal reward only).
+        max_episode_steps: truncate an episode after this many learner steps (None: never).
+        planes: add the raster planes to the observation.
+        self_play: snapshot settings (needed only with a ``self`` opponent).
+        seed: seeds the policy, the environments and the opponent draws.
+        run_dir: where checkpoints, TensorBoard logs and the final model go
+            (relative paths are from the current directory); default ``runs/<id>``.
+        device: torch device for the learner ("cpu" or "auto").
+        torch_threads: CPU threads torch may use in the learner's process (the
+            environments' worker processes use one each); small policy networks
+            run fastest on one, and more threads slow down badly on a busy machine.
+    """
+
+    id: str
+    description: str = ""
+    scenario: str
+    opponents: list[OpponentConfig] = Field(min_length=1)
+    learner_side: Literal["random", "blue", "red"] = "random"
+    armies: ArmiesConfig = Field(default_factory=ArmiesConfig)
+    total_timesteps: int = Field(ge=1)
+    n_envs: int = Field(1, ge=1, le=256)
+    ppo: PPOConfig = Field(default_factory=PPOConfig)
+    checkpoint_every: int = Field(10_000, ge=1)
+    keep_checkpoints: int = Field(3, ge=1)
+    eval_every: int = Field(10_000, ge=1)
+    eval_games: int = Field(10, ge=0)
+    images_every: int = Field(10, ge=1)
+    reward_shaping: float = Field(0.0, ge=0)
+    max_episode_steps: int | None = Field(None, ge=1)
+    planes: bool = False
+    self_play: SelfPlayConfig = Field(default_factory=SelfPlayConfig)
+    seed: int = Field(0, ge=0)
+    run_dir: str | None = None
+    device: Literal["cpu", "auto"] = "cpu"
+    torch_threads: int = Field(1, ge=1, le=256)
+
+    @field_validator("id")
+    @classmethod
+    def _id_is_a_name(cls, v: str) -> str:
+        if not re.fullmatch(r"[A-Za-z0-9_.-]+", v):
+            raise ValueError("must contain only letters, digits, '_', '.' and '-'")
+        return v
+
+    @field_validator("scenario")
+    @classmethod
+    def _known_scenario(cls, v: str) -> str:
+        if v in list_scenarios() or (Path(v).suffix in (".yaml", ".yml") and Path(v).is_file()):
+            return v
+        raise ValueError(f"unknown scenario '{v}'; known: {', '.join(list_scenarios())} (or a YAML path)")
+
+    @model_validator(mode="after")
+    def _batch_fits_rollout(self) -> TrainingConfig:
+        rollout = self.ppo.n_steps * self.n_envs
+        if self.ppo.batch_size > rollout:
+            raise ValueError(f"ppo.batch_size {self.ppo.batch_size} is larger than a rollout "
+                             f"(ppo.n_steps × n_envs = {rollout})")
+        return self
+
+    # ------------------------------------------------------------------ derived
+    @property
+    def rollout_steps(self) -> int:
+        """Steps per PPO update: ``ppo.n_steps * n_envs``."""
+        return self.ppo.n_steps * self.n_envs
+
+    @property
+    def final_timesteps(self) -> int:
+        """The step count a finished run ends at: ``total_timesteps`` rounded up to whole rollouts."""
+        r = self.rollout_steps
+        return -(-self.total_timesteps // r) * r
+
+    @property
+    def scripted_opponents(self) -> list[str]:
+        """Names of the pool's registered (non-``self``, non-model) opponents, in pool order."""
+        from agents.registry import AGENT_NAMES
+
+        return [o.agent for o in self.opponents if o.agent in AGENT_NAMES]
+
+    @property
+    def uses_self_play(self) -> bool:
+        """Whether the pool contains frozen selves."""
+        return any(o.agent == SELF for o in self.opponents)
+
+    def run_path(self) -> Path:
+        """The run directory: ``run_dir`` or ``runs/<id>``."""
+        return Path(self.run_dir) if self.run_dir else Path("runs") / self.id
+
+
+def training_config_path(source: str | Path) -> Path:
+    """A config name in ``configs/training`` (``quick``) or a path, as a path."""
+    path = Path(source)
+    if not path.suffix and not path.exists():
+        path = TRAINING_CONFIG_DIR / f"{source}.yaml"
+    return path
+
+
+def load_training_config(source: str | Path | dict[str, Any], overrides: dict[str, Any] | None = None) -> TrainingConfig:
+    """Load and validate a training config.
+
+    Args:
+        source: a name in ``configs/training``, a YAML path, or a dict.
+        overrides: top-level keys replacing the file's (``run_dir``, ``total_timesteps``, ...).
+
+    Raises:
+        ConfigError: one line ``<file>: <field path>: <problem>``.
+    """
+    if isinstance(source, dict):
+        data, shown = dict(source), "<dict>"
+    else:
+        path = training_config_path(source)
+        data, shown = read_yaml(path), display_path(path)
+    data.update(overrides or {})
+    return parse(TrainingConfig, data, shown)
+
+
+__all__ = [
+    "ArmiesConfig", "ConfigError", "OpponentConfig", "PPOConfig", "REPO_ROOT", "SELF", "SelfPlayConfig",
+    "TRAINING_CONFIG_DIR", "TrainingConfig", "load_training_config", "training_config_path",
+]
