@@ -2,18 +2,23 @@
 
 ``make_agent("line_advance", seed=3)`` builds a fresh agent. Every name in
 :data:`AGENT_NAMES` is a playable agent; anything else raises
-:class:`UnknownAgentError`.
+:class:`UnknownAgentError`. The scripted agents of ``agents/scripted.py`` come
+first, then the tactical agents of ``agents/tactical.py`` (deployment
+templates with their manoeuvres, the manoeuvre agents and the ``open_loop``
+baseline).
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Callable
 
 from agents.base import Agent
 from agents.random_agent import RandomAgent
 from agents.scripted import LineAdvanceAgent, PincersAgent, RefusedFlankAgent
+from agents.tactical import TACTICAL_AGENTS
 
-AGENT_NAMES = ["random", "line_advance", "pincers", "refused_flank"]
+AGENT_NAMES = ["random", "line_advance", "pincers", "refused_flank", *TACTICAL_AGENTS]
 """The registered agent names, in display order."""
 
 _FACTORIES: dict[str, Callable[[int], Agent]] = {
@@ -21,10 +26,11 @@ _FACTORIES: dict[str, Callable[[int], Agent]] = {
     "line_advance": LineAdvanceAgent,
     "pincers": PincersAgent,
     "refused_flank": RefusedFlankAgent,
+    **TACTICAL_AGENTS,
 }
 
 MODEL_PREFIX = "model:"
-"""Names ``model:PATH`` are reserved for trained policies loaded from PATH (not available yet)."""
+"""Names ``model:PATH`` load the trained policy saved at PATH (:class:`agents.learned.PolicyAgent`)."""
 
 
 class UnknownAgentError(ValueError):
@@ -35,16 +41,36 @@ class UnknownAgentError(ValueError):
         self.agent_name = name
 
 
+class ModelAgentError(UnknownAgentError):
+    """A ``model:PATH`` name whose file exists but is not a loadable policy; one line, the reason at the end."""
+
+    def __init__(self, name: str, reason: str) -> None:
+        super().__init__(name)
+        self.args = (f"{self.args[0]} ({reason})",)
+
+
 def make_agent(name: str, seed: int = 0) -> Agent:
     """A new agent called ``name``, seeded with ``seed``.
 
+    ``model:PATH`` builds a :class:`agents.learned.PolicyAgent` playing the
+    saved MaskablePPO policy at PATH deterministically, masks passed at
+    prediction (models are cached per process).
+
     Raises:
-        UnknownAgentError: ``name`` is not in :data:`AGENT_NAMES`. Until trained
-            policies can be loaded, ``model:PATH`` names are unknown too.
+        UnknownAgentError: ``name`` is not in :data:`AGENT_NAMES`, or is
+            ``model:PATH`` with no file at PATH; :class:`ModelAgentError` (a
+            subclass, the reason appended) when the file at PATH is not a policy.
     """
-    # Hook for learned agents: a name starting with MODEL_PREFIX will load the
-    # policy saved at PATH (agents/learned.py, with training/). It is not
-    # implemented yet, so such names fall through to UnknownAgentError.
+    if name.startswith(MODEL_PREFIX):
+        from agents.learned import ModelLoadError, PolicyAgent
+
+        path = Path(name[len(MODEL_PREFIX):])
+        if not (path.is_file() or (path.suffix != ".zip" and path.with_suffix(".zip").is_file())):
+            raise UnknownAgentError(name)
+        try:
+            return PolicyAgent(name[len(MODEL_PREFIX):], deterministic=True, seed=seed, name=name)
+        except ModelLoadError as exc:
+            raise ModelAgentError(name, str(exc)) from None
     factory = _FACTORIES.get(name)
     if factory is None:
         raise UnknownAgentError(name)
