@@ -1,0 +1,370 @@
+"""Train a MaskablePPO learner against a pool of opponents: ``battleline train --config FILE [--resume]``.
+
+The learner is sb3-contrib's ``MaskablePPO`` with a ``MultiInputPolicy`` over
+:class:`env.battle_env.BattleEnv`'s ``Dict`` observation; the action mask goes
+to the policy at every rollout step (``action_masks()``), so illegal orders have
+zero probability. Environments are vectorised (``SubprocVecEnv`` when
+``n_envs > 1``, else ``DummyVecEnv``); each draws, per episode, its opponent from
+the pool (:mod:`training.pool`), its seat and its army lists.
+
+A run directory (``runs/<id>`` by default) holds::
+
+    config.json          the config of the run (as validated)
+    state.json           the resumable state: step count, latest checkpoint, self-play
+                         snapshots, RNG states, statistics and rating totals
+    checkpoints/         step_<N>.zip model checkpoints (the newest ``keep_checkpoints``)
+    pool/                self_<N>.zip frozen snapshots for self-play
+    tb/                  TensorBoard event files (one folder for the whole run)
+    evaluations.jsonl    one line per periodic evaluation
+    model.zip, model.json  the final policy and its metadata (scenario, unit slots, steps)
+    summary.json         totals of the last session (steps, seconds, steps per second, checks)
+
+Checkpoints are taken at the start of a rollout, after the update, so a run
+killed at any moment resumes (``--resume``) from its last checkpoint with the
+same step count, pool, ratings and TensorBoard folder; TensorBoard drops the
+points logged after that checkpoint (``purge_step``), so the curves continue
+without a fold. The environments of a resumed session are reseeded from
+``(seed, step)``; the torch, numpy and ``random`` generators are restored.
+The run ends at ``total_timesteps`` rounded up to whole rollouts.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import random
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from training.config import TrainingConfig
+from training.pool import PoolEntry, TrainingEnv, build_pool
+
+STATE_VERSION = 1
+
+
+class TrainingError(RuntimeError):
+    """A run that cannot start or resume; the message is one line."""
+
+
+@dataclass(frozen=True)
+class RunPaths:
+    """The files of a run directory (see the module docstring)."""
+
+    root: Path
+
+    @property
+    def state(self) -> Path:
+        return self.root / "state.json"
+
+    @property
+    def config(self) -> Path:
+        return self.root / "config.json"
+
+    @property
+    def checkpoints(self) -> Path:
+        return self.root / "checkpoints"
+
+    @property
+    def pool(self) -> Path:
+        return self.root / "pool"
+
+    @property
+    def tb(self) -> Path:
+        return self.root / "tb"
+
+    @property
+    def evaluations(self) -> Path:
+        return self.root / "evaluations.jsonl"
+
+    @property
+    def model(self) -> Path:
+        return self.root / "model.zip"
+
+    @property
+    def summary(self) -> Path:
+        return self.root / "summary.json"
+
+
+# ---------------------------------------------------------------------- environments
+def env_kwargs(config: TrainingConfig, unit_slots: int) -> dict[str, Any]:
+    """The :class:`BattleEnv` keyword arguments of a run (illegal indices are penalised and counted, not raised)."""
+    return {
+        "scenario": config.scenario,
+        "learner_side": config.learner_side,
+        "blue_army": config.armies.blue or None,
+        "red_army": config.armies.red or None,
+        "reward_shaping": config.reward_shaping,
+        "max_steps": config.max_episode_steps,
+        "illegal_action": "penalise",
+        "planes": config.planes,
+        "unit_slots": unit_slots,
+    }
+
+
+def _env_factory(kwargs: dict[str, Any], pool: list[dict[str, Any]], seed: int, in_subprocess: bool) -> Callable[[], Any]:
+    def make() -> Any:
+        if in_subprocess:
+            import torch
+
+            torch.set_num_threads(1)
+        from stable_baselines3.common.monitor import Monitor
+
+        from env.battle_env import BattleEnv
+
+        return Monitor(TrainingEnv(BattleEnv(**kwargs), [PoolEntry(**e) for e in pool], seed=seed))
+
+    return make
+
+
+def make_vec_env(config: TrainingConfig, pool: list[PoolEntry], unit_slots: int) -> Any:
+    """``n_envs`` training environments: ``SubprocVecEnv`` when more than one, else ``DummyVecEnv``."""
+    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+
+    kwargs = env_kwargs(config, unit_slots)
+    entries = [e.to_dict() for e in pool]
+    sub = config.n_envs > 1
+    fns = [_env_factory(kwargs, entries, config.seed + i, sub) for i in range(config.n_envs)]
+    return SubprocVecEnv(fns) if sub else DummyVecEnv(fns)
+
+
+# ---------------------------------------------------------------------- state files
+def _write_json(path: Path, data: Any) -> None:
+    """Write JSON atomically (a temporary file renamed over ``path``)."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _numpy_state() -> list[Any]:
+    name, keys, pos, has_gauss, gauss = np.random.get_state(legacy=True)
+    return [name, [int(k) for k in keys], int(pos), int(has_gauss), float(gauss)]
+
+
+def _rng_state() -> dict[str, Any]:
+    import torch
+
+    return {
+        "torch": base64.b64encode(torch.get_rng_state().numpy().tobytes()).decode("ascii"),
+        "numpy": _numpy_state(),
+        "random": [random.getstate()[0], list(random.getstate()[1]), random.getstate()[2]],
+    }
+
+
+def _set_rng_state(state: dict[str, Any]) -> None:
+    import torch
+
+    torch.set_rng_state(torch.frombuffer(bytearray(base64.b64decode(state["torch"])), dtype=torch.uint8))
+    name, keys, pos, has_gauss, gauss = state["numpy"]
+    np.random.set_state((name, np.array(keys, dtype=np.uint32), pos, has_gauss, gauss))
+    version, internal, gauss = state["random"]
+    random.setstate((version, tuple(internal), gauss))
+
+
+def _tb_logger(folder: Path, purge_step: int | None) -> Any:
+    """An SB3 logger writing only TensorBoard events into ``folder`` (dropping steps >= ``purge_step``)."""
+    from stable_baselines3.common.logger import Logger, TensorBoardOutputFormat
+    from torch.utils.tensorboard import SummaryWriter
+
+    class _Format(TensorBoardOutputFormat):
+        def __init__(self) -> None:  # noqa: D107 - same as the base class, with purge_step
+            self.writer = SummaryWriter(log_dir=str(folder), purge_step=purge_step)
+            self._is_closed = False
+
+    return Logger(folder=str(folder), output_formats=[_Format()])
+
+
+def _check_resumable(config: TrainingConfig, saved: dict[str, Any]) -> None:
+    """Raise TrainingError when ``config`` changes what a checkpoint depends on."""
+    fixed = ("scenario", "n_envs", "planes", "armies", "learner_side")
+    for key in fixed:
+        if saved.get(key) != config.model_dump(mode="json").get(key):
+            raise TrainingError(f"cannot resume: '{key}' differs from the run's config.json "
+                                f"({saved.get(key)!r} there, {config.model_dump(mode='json').get(key)!r} now)")
+    if (saved.get("ppo") or {}).get("n_steps") != config.ppo.n_steps:
+        raise TrainingError("cannot resume: 'ppo.n_steps' differs from the run's config.json")
+
+
+# ---------------------------------------------------------------------- the run
+def train(
+    config: TrainingConfig,
+    resume: bool = False,
+    console: Any = None,
+    progress: bool = True,
+    extra_callbacks: list[Any] | None = None,
+) -> dict[str, Any]:
+    """Train (or resume) the run described by ``config``.
+
+    Args:
+        resume: continue the run in ``config.run_path()`` from its last checkpoint.
+        console: a ``rich.console.Console`` for the progress bar and messages (default: stdout).
+        progress: show the rich progress bar.
+        extra_callbacks: more SB3 callbacks (benchmarks, tests).
+
+    Returns:
+        The summary written to ``summary.json``: ``num_timesteps``, ``session_steps``,
+        ``seconds``, ``steps_per_second`` (this session, evaluations included),
+        ``episodes``, ``illegal_actions``, ``outcome_rewards``, ``terminated_episodes``,
+        ``return_mismatches``, ``eval_illegal_actions``, ``last_evaluation``, ``model`` (path).
+
+    Raises:
+        TrainingError: the run directory already holds a run (without ``resume``),
+            or holds none / an incompatible one (with ``resume``).
+    """
+    from rich.console import Console
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.callbacks import CallbackList
+
+    from env.battle_env import scenario_unit_slots
+    from training.callbacks import EpisodeStatsCallback, EvaluationCallback, PeriodicCallback, RichProgressCallback
+
+    import torch
+
+    torch.set_num_threads(config.torch_threads)
+    torch.distributions.Distribution.set_default_validate_args(False)  # masks are exact: skip the checks (~2x faster)
+    console = console or Console(highlight=False)
+    paths = RunPaths(config.run_path())
+    state: dict[str, Any] = {}
+    if resume:
+        if not paths.state.is_file():
+            raise TrainingError(f"nothing to resume: {paths.state} not found (start the run without --resume)")
+        state = json.loads(paths.state.read_text(encoding="utf-8"))
+        if paths.config.is_file():
+            _check_resumable(config, json.loads(paths.config.read_text(encoding="utf-8")))
+    elif paths.state.is_file():
+        raise TrainingError(f"run directory {paths.root} already holds a run; pass --resume to continue it, "
+                            f"or set another run_dir")
+    for folder in (paths.root, paths.checkpoints, paths.pool, paths.tb):
+        folder.mkdir(parents=True, exist_ok=True)
+    _write_json(paths.config, config.model_dump(mode="json"))
+
+    unit_slots = scenario_unit_slots(config.scenario, config.armies.blue or None, config.armies.red or None)
+    snapshots: list[tuple[int, str]] = [(int(s), str(p)) for s, p in state.get("snapshots", [])]
+    pool = build_pool(config, snapshots)
+    if not pool and not config.uses_self_play:  # pragma: no cover - the config requires an opponent
+        raise TrainingError("the opponent pool is empty")
+    vec_env = make_vec_env(config, pool or [PoolEntry("random", "random", "agent", "random", 1.0)], unit_slots)
+
+    start_step = 0
+    if resume:
+        ckpt = paths.root / state["checkpoint"]
+        if not ckpt.is_file():
+            raise TrainingError(f"cannot resume: checkpoint {ckpt} not found")
+        model = MaskablePPO.load(str(ckpt), env=vec_env, device=config.device)
+        start_step = int(model.num_timesteps)
+        if start_step != int(state["num_timesteps"]):
+            raise TrainingError(f"cannot resume: {ckpt} holds step {start_step}, state.json says {state['num_timesteps']}")
+        _set_rng_state(state["rng"])
+        vec_env.seed(int(np.random.SeedSequence([config.seed, start_step]).generate_state(1)[0] & 0x7FFFFFFF))
+        _truncate_evaluations(paths.evaluations, start_step)
+    else:
+        p = config.ppo
+        model = MaskablePPO(
+            "MultiInputPolicy", vec_env, learning_rate=p.learning_rate, n_steps=p.n_steps, batch_size=p.batch_size,
+            n_epochs=p.n_epochs, gamma=p.gamma, gae_lambda=p.gae_lambda, clip_range=p.clip_range,
+            ent_coef=p.ent_coef, vf_coef=p.vf_coef, max_grad_norm=p.max_grad_norm,
+            policy_kwargs={"net_arch": list(p.net_arch)}, seed=config.seed, device=config.device, verbose=0,
+        )
+    logger = _tb_logger(paths.tb, start_step + 1 if resume else None)
+    model.set_logger(logger)
+    if not resume:
+        text = "```\n" + json.dumps(config.model_dump(mode="json"), indent=1) + "\n```"
+        logger.output_formats[0].writer.add_text("run/config", text, 0)
+
+    stats = EpisodeStatsCallback(window=100)
+    evaluation = EvaluationCallback(
+        config.scripted_opponents, config.scenario, config.eval_every, config.eval_games, config.images_every,
+        config.rollout_steps, seed=config.seed, blue_armies=config.armies.blue or None,
+        red_armies=config.armies.red or None, log_path=paths.evaluations,
+    )
+    if resume:
+        stats.load_state_dict(state.get("stats", {}))
+        evaluation.load_state_dict(state.get("evaluation", {}))
+
+    def set_pool() -> None:
+        vec_env.env_method("set_pool", [e.to_dict() for e in build_pool(config, snapshots)])
+
+    def snapshot(step: int) -> None:
+        path = (paths.pool / f"self_{step:010d}.zip").resolve()
+        model.save(str(path))
+        snapshots.append((step, str(path)))
+        set_pool()
+        kept = {p for _, p in snapshots[-config.self_play.max_snapshots:]}
+        for old in paths.pool.glob("self_*.zip"):
+            if str(old.resolve()) not in kept:
+                old.unlink(missing_ok=True)
+        del snapshots[:-config.self_play.max_snapshots]
+
+    def checkpoint(step: int, finished: bool = False) -> None:
+        ckpt = paths.checkpoints / f"step_{step:010d}.zip"
+        model.save(str(ckpt))
+        _write_json(paths.state, {
+            "version": STATE_VERSION, "num_timesteps": step, "finished": finished,
+            "checkpoint": ckpt.relative_to(paths.root).as_posix(), "snapshots": [[s, p] for s, p in snapshots],
+            "rng": _rng_state(), "stats": stats.state_dict(), "evaluation": evaluation.state_dict(),
+            "resumes": int(state.get("resumes", 0)) + int(resume), "saved_at": time.time(),
+        })
+        old = sorted(paths.checkpoints.glob("step_*.zip"))
+        for f in old[:-config.keep_checkpoints]:
+            f.unlink(missing_ok=True)
+
+    def finish(step: int) -> None:
+        model.logger.dump(step)
+        checkpoint(step, finished=True)
+        model.save(str(paths.model))
+        _write_json(paths.model.with_suffix(".json"), {
+            "algorithm": "MaskablePPO", "scenario": config.scenario, "unit_slots": unit_slots,
+            "planes": config.planes, "armies": config.armies.model_dump(), "num_timesteps": step,
+            "config_id": config.id,
+        })
+
+    if config.uses_self_play and not snapshots:
+        snapshot(start_step)
+    elif config.uses_self_play:
+        set_pool()
+
+    callbacks: list[Any] = [stats, evaluation]
+    if config.uses_self_play:
+        callbacks.append(PeriodicCallback(config.self_play.snapshot_every, snapshot, start=start_step))
+    callbacks.append(PeriodicCallback(config.checkpoint_every, checkpoint, final=finish, start=start_step))
+    if progress:
+        callbacks.append(RichProgressCallback(config.final_timesteps, stats, console=console))
+    callbacks += extra_callbacks or []
+
+    remaining = config.total_timesteps - start_step
+    t0 = time.perf_counter()
+    try:
+        if remaining > 0:
+            model.learn(total_timesteps=remaining, callback=CallbackList(callbacks), reset_num_timesteps=not resume)
+        elif not state.get("finished"):
+            finish(start_step)
+    finally:
+        vec_env.close()
+        logger.close()
+    seconds = time.perf_counter() - t0
+    session = int(model.num_timesteps) - start_step
+    summary = {
+        "num_timesteps": int(model.num_timesteps), "session_steps": session, "seconds": round(seconds, 3),
+        "steps_per_second": round(session / seconds, 2) if seconds > 0 else 0.0, "resumed_from": start_step,
+        "episodes": stats.episodes, "terminated_episodes": stats.terminated, "outcome_rewards": stats.outcome_rewards,
+        "illegal_actions": stats.illegal_total, "return_mismatches": stats.return_mismatches,
+        "eval_illegal_actions": evaluation.illegal_total, "last_evaluation": evaluation.last,
+        "model": str(paths.model),
+    }
+    _write_json(paths.summary, summary)
+    return summary
+
+
+def _truncate_evaluations(path: Path, step: int) -> None:
+    """Drop the evaluation lines logged after ``step`` (they are redone after a resume)."""
+    if not path.is_file():
+        return
+    keep = [ln for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip() and json.loads(ln)["step"] <= step]
+    path.write_text("".join(ln + "\n" for ln in keep), encoding="utf-8")
+
+
+__all__ = ["RunPaths", "TrainingError", "env_kwargs", "make_vec_env", "train"]
