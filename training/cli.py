@@ -390,5 +390,101 @@ def detect_cmd(
             console.print(table)
 
 
+@app.command("train")
+def train_cmd(
+    config: Annotated[Path, typer.Option(help="Training config: a YAML path or a name in configs/training.")],
+    resume: Annotated[bool, typer.Option("--resume", help="Continue the run in the config's run_dir from its "
+                                         "last checkpoint (same step count, pool and TensorBoard curves).")] = False,
+    run_dir: Annotated[Path | None, typer.Option(help="Override the config's run_dir.")] = None,
+    total_timesteps: Annotated[int | None, typer.Option(help="Override the config's total_timesteps.")] = None,
+    progress: Annotated[bool, typer.Option(help="Show the progress bar.")] = True,
+) -> None:
+    """Train a MaskablePPO policy against the config's opponent pool (checkpoints, TensorBoard in run_dir/tb)."""
+    from training.config import load_training_config
+    from training.train import TrainingError, train
+
+    overrides: dict[str, Any] = {}
+    if run_dir is not None:
+        overrides["run_dir"] = str(run_dir)
+    if total_timesteps is not None:
+        overrides["total_timesteps"] = total_timesteps
+    with _user_errors():
+        cfg = load_training_config(config, overrides)
+        try:
+            summary = train(cfg, resume=resume, console=console, progress=progress)
+        except TrainingError as exc:
+            raise UserError(str(exc)) from None
+    console.print(f"{summary['num_timesteps']} steps ({summary['session_steps']} this session) in "
+                  f"{summary['seconds']:.1f} s: {summary['steps_per_second']:.1f} steps/s; "
+                  f"{summary['episodes']} episodes, illegal actions: {summary['illegal_actions']}", soft_wrap=True)
+    console.print(f"model: {_shown(Path(summary['model']))}", soft_wrap=True)
+    console.print(f"tensorboard: .venv/bin/tensorboard --logdir {_shown(cfg.run_path() / 'tb')}", soft_wrap=True)
+
+
+@app.command("evaluate")
+def evaluate_cmd(
+    model: Annotated[Path, typer.Option(help="A trained policy (model.zip) written by 'battleline train'.")],
+    opponents: Annotated[str, typer.Option(
+        help="Comma-separated agent names; 'all-scripted' = every agent but random, 'all' = every agent.")
+    ] = "all-scripted",
+    games: Annotated[int, typer.Option(help="Games per opponent, split across both seats.")] = 100,
+    scenario: Annotated[str | None, typer.Option(
+        help="Scenario name or YAML path (default: the one the model was trained on).")] = None,
+    seed: Annotated[int, typer.Option(help="Base seed; games 2k and 2k+1 share a dice seed.")] = 0,
+    sample: Annotated[bool, typer.Option("--sample", help="Sample the policy's actions instead of "
+                                         "playing the most likely one.")] = False,
+    out: Annotated[Path | None, typer.Option(help="Also write the results as JSON here.")] = None,
+) -> None:
+    """Win/draw/loss rates of a trained policy against opponents, with Wilson 95% intervals (masks at prediction)."""
+    from rich.progress import Progress
+
+    from agents.learned import ModelLoadError, load_model
+    from training.evaluate import evaluate_model
+    from training.play import expand_agent_names
+
+    with _user_errors():
+        names = expand_agent_names(opponents)
+        if not names:
+            raise UserError(f"no opponents in '{opponents}'")
+        if games < 1:
+            raise UserError(f"--games must be at least 1, got {games}")
+        from agents.registry import make_agent
+
+        for name in names:
+            make_agent(name)  # unknown names fail here, before any game
+        try:
+            load_model(model)  # a bad file fails here, before the progress bar
+            with Progress(console=console, transient=True) as bar:
+                task = bar.add_task("evaluation", total=games * len(names))
+                report = evaluate_model(model, names, games, scenario=scenario, seed=seed, deterministic=not sample,
+                                        on_game=lambda _r: bar.advance(task))
+        except ModelLoadError as exc:
+            raise UserError(str(exc)) from None
+
+    def rate(d: dict[str, Any], what: str) -> str:
+        lo, hi = d[f"{what}_ci95"]
+        return f"{d[f'{what}_rate']:.0%} {lo * 100:.0f}–{hi * 100:.0f}"
+
+    table = Table(title=f"{_shown(model)} on {report['scenario']}", caption="rates with Wilson 95% intervals (%)",
+                  header_style="bold", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False,
+                  collapse_padding=True)
+    for col in ("opponent", "games", "win", "draw", "loss", "VP diff", "W-D-L b|r"):
+        table.add_column(col, justify="left" if col == "opponent" else "right", no_wrap=True)
+    for opp, d in report["opponents"].items():
+        seats = "|".join("-".join(str(v) for v in d["by_seat"][s]) for s in SIDES)
+        table.add_row(opp, str(d["games"]), rate(d, "win"), rate(d, "draw"), rate(d, "loss"), f"{d['vp_diff']:+.0f}",
+                      seats)
+    console.print(table)
+    style = "green" if report["illegal_actions"] == 0 else "bold red"
+    console.print(Text(f"decisions: {report['decisions']}, illegal actions: {report['illegal_actions']}", style=style),
+                  soft_wrap=True)
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(report, indent=1), encoding="utf-8")
+        console.print(f"results: {_shown(out)}", soft_wrap=True)
+    if report["illegal_actions"]:
+        raise typer.Exit(EXIT_CHECK_FAILED)
+
+
 if __name__ == "__main__":  # pragma: no cover
     app()
