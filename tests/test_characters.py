@@ -384,6 +384,46 @@ def test_general_inspiring_presence_from_its_unit(gap: float, large: bool, ld: i
 
 
 # --------------------------------------------------------------------- casualties and flight
+def test_command_models_die_last_in_order() -> None:
+    """CORE.CC.CASUALTIES: R&F first, then the musician, the standard bearer and the champion."""
+    from env.rules.casualties import apply_wounds
+
+    b = battle([placement("marcher_spearmen", 36, 10, 90, models=10, command=["champion", "standard", "musician"])],
+               [placement("orc_warriors", 36, 40, 270)])
+    u = b.unit(0)
+    assert apply_wounds(b, u, 7, rule="CORE.CC.CASUALTIES") == 7  # the 7 R&F
+    assert (u.models, u.musician, u.standard, u.champion) == (3, True, True, True)
+    apply_wounds(b, u, 1, rule="CORE.CC.CASUALTIES")
+    assert (u.musician, u.standard, u.champion) == (False, True, True)
+    apply_wounds(b, u, 1, rule="CORE.CC.CASUALTIES")
+    assert (u.models, u.standard, u.champion) == (1, False, True)
+
+
+def test_excess_wounds_are_lost_outside_a_duel() -> None:
+    """CORE.WOUND.APPLY: a 2-wound captain alone takes 3 wounds: slain, the excess is lost (no overkill)."""
+    from env.rules.casualties import apply_wounds
+
+    b = battle([placement("marcher_captain", 36, 10, 90, models=1, files=1)], [placement("orc_warriors", 36, 40, 270)])
+    assert apply_wounds(b, b.unit(0), 3, rule="CORE.CC.CASUALTIES") == 1
+    assert b.unit(0).removed and not rules(b, "CORE.WOUND.APPLY")
+
+
+def test_break_test_on_the_generals_ld() -> None:
+    """CORE.SR.INSPIRING_PRESENCE, CORE.CC.BREAK_ORDER: spearmen (Ld7) 10" from the General (Ld9) test on 9 − 3."""
+    b = _engaged_pair(
+        [placement("marcher_spearmen", 36, 10, 90), placement("lord_marshal", 10, 10, 90, models=1, files=1, general=True)],
+        [placement("orc_warriors", 36, FAR, 270)],
+    )
+    spears, general = b.unit(0), b.unit(1)
+    general.x, general.y = spears.x - spears.width / 2 - 10.0 - INFANTRY_BASE / 2, spears.y  # 10" from the spearmen
+    assert space.unit_distance(spears, general) == pytest.approx(10.0)
+    b.dice._script = [3, 3]
+    assert combat.break_test(b, b.unit(0), 3, [b.unit(2)])
+    (ip,) = rules(b, "CORE.SR.INSPIRING_PRESENCE")
+    assert ip["ld"] == 9 and ip["own_ld"] == 7
+    assert rules(b, "CORE.CC.BREAK_TEST")[0]["ld"] == 6
+
+
 def test_character_fights_on_when_its_unit_is_wiped_out() -> None:
     """CORE.TYPE.CHARACTER: the last spearman slain, the captain stands alone and takes over the engagement."""
     b = _engaged_pair([placement("marcher_spearmen", 36, 10, 90, models=10, files=10), joined("marcher_captain", 0)],

@@ -256,17 +256,18 @@ def on_removed(battle: Battle, u: UnitState, rule: str) -> None:
 
 
 # --------------------------------------------------------------------- leadership
-def unit_ld(battle: Battle, u: UnitState) -> int:
+def unit_ld(battle: Battle, u: UnitState, emit: bool = True) -> int:
     """The Ld the unit tests on: the highest among its models, joined characters included (CORE.TEST.LD_UNIT).
 
     A character that refused a challenge lends no Ld (CORE.CC.CHALLENGE.REFUSE).
-    Emits CORE.TEST.LD_UNIT when a character raises the unit's own Ld.
+    With ``emit`` (the rules' own tests), emits CORE.TEST.LD_UNIT when a
+    character raises the unit's own Ld; estimates pass ``emit=False``.
     """
     best, source = u.profile.Ld, None
     for c in members(battle.state, u):
         if not c.refused and c.profile.Ld > best:
             best, source = c.profile.Ld, c.uid
-    if source is not None:
+    if emit and source is not None:
         battle.emit("CORE.TEST.LD_UNIT", unit=u.uid, character=source, ld=best, own_ld=u.profile.Ld)
     return best
 

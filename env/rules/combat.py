@@ -500,7 +500,7 @@ def break_test(battle: Battle, u: UnitState, diff: int, enemies: list[UnitState]
     if u.has("swarm"):
         special_rules.swarm_losses(battle, u, diff)
         return True
-    base = max(characters.unit_ld(battle, u), psychology.general_ld(battle, u) or 0)
+    base = psychology.inspired_ld(battle, u)
     largest = max((e.models for e in enemies), default=0)
     if u.has("stubborn"):
         ld, why = base, "stubborn"

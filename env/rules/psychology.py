@@ -51,6 +51,19 @@ def general_ld(battle: Battle, u: UnitState) -> int | None:
     return None
 
 
+def inspired_ld(battle: Battle, u: UnitState) -> int:
+    """The Ld for a Fear, Terror, Rally or Break test: the unit's own (CORE.TEST.LD_UNIT) or its General's.
+
+    Emits CORE.SR.INSPIRING_PRESENCE when the General's Ld is the higher and is used.
+    """
+    own = characters.unit_ld(battle, u)
+    general = general_ld(battle, u)
+    if general is not None and general > own:
+        battle.emit("CORE.SR.INSPIRING_PRESENCE", unit=u.uid, ld=general, own_ld=own)
+        return general
+    return own
+
+
 BSB_TESTS = frozenset({"CORE.CC.BREAK_TEST", "CORE.PSY.FEAR", "CORE.PSY.TERROR", "CORE.PSY.PANIC.TEST", "CORE.PSY.RALLY"})
 """Tests whose failure the BSB lets a unit within 12" re-roll (CORE.SR.BSB, CORE.PSY.HELPERS)."""
 
@@ -228,7 +241,7 @@ def start_of_turn(battle: Battle) -> None:
             battle.emit("CORE.PSY.RALLY", unit=u.uid, passed=False, automatic=True, models=u.models)
             u.flags["failed_rally"] = True
             continue
-        ld = max(characters.unit_ld(battle, u), general_ld(battle, u) or 0)
+        ld = inspired_ld(battle, u)
         if u.musician:
             ld = min(10, ld + 1)
         if test_ld(battle, u, ld, "CORE.PSY.RALLY"):
@@ -334,7 +347,7 @@ def fear_test(battle: Battle, u: UnitState, source: UnitState, role: str) -> str
     else:
         if kind == "terror":
             u.marks["terror_tested"] = True
-        ld = max(characters.unit_ld(battle, u), general_ld(battle, u) or 0)
+        ld = inspired_ld(battle, u)
         passed = test_ld(battle, u, ld, rule, source=source.uid, role=role)
     afraid = [i for i in u.marks.get("afraid_of", []) if i != source.uid]
     if not passed and kind == "fear":
