@@ -1,0 +1,349 @@
+"""The siege module (RULESET.md §5, SIEGE.*): castle, damage tables, equipment, assault.
+
+Exact values with scripted dice. The standard castle is blue's (his edge y = 0):
+wall S1 spans x 22–31, y 16–18 with its outer face at y = 18.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from env.rules.battle import Battle
+from env.rules.config import ConfigError, load_scenario
+from env.rules.dice import ScriptedDice
+from env.rules.siege import castle as cs
+from env.rules.siege import damage as dmg
+from env.rules.state import BattleState
+from tests.setups import placement, rules
+
+BASE = 20 / 25.4
+
+
+def siege_scenario(blue: list[dict], red: list[dict], phase: str = "shooting", player: str = "red", **castle) -> dict:
+    return {
+        "id": "siege_test",
+        "name": "Siege test",
+        "modules": ["siege"],
+        "castle": {"defender": "blue", **castle},
+        "blue": {"faction": "men", "placements": blue},
+        "red": {"faction": "orcs", "placements": red},
+        "start": {"turn": 1, "phase": phase, "player": player},
+    }
+
+
+def siege_battle(blue=None, red=None, dice=None, **kw) -> Battle:
+    blue = blue if blue is not None else [placement("marcher_spearmen", 26.5, 17.0 - 0.0, 90, models=10, files=10)]
+    red = red if red is not None else [placement("orc_warriors", 36, 40, 270)]
+    return Battle.from_scenario(siege_scenario(blue, red, **kw), seed=0, dice=ScriptedDice(dice or [], then_seed=0))
+
+
+def feed(b: Battle, faces: list[int]) -> None:
+    """Script the next D6 faces."""
+    b.dice = ScriptedDice(faces, then_seed=1)
+    b.dice.log = b._log_roll
+
+
+# ----------------------------------------------------------------------------- data model
+def test_standard_castle_elements_and_geometry():
+    els = cs.standard_castle(0)
+    assert [e.id for e in els] == ["T1", "S1", "S2", "G", "S3", "T2", "S4", "S5", "C", "T3"]
+    s1 = next(e for e in els if e.id == "S1")
+    assert (s1.length, s1.depth) == (9.0, 2.0)
+    assert list(s1.outer_face().coords) in ([(31.0, 18.0), (22.0, 18.0)], [(22.0, 18.0), (31.0, 18.0)])
+    assert s1.capacity(BASE) == 11  # 9" / 0.787"
+    t1 = next(e for e in els if e.id == "T1")
+    assert t1.capacity(BASE, BASE) == 25  # 5 x 5 on a 4" x 4" top; the inside holds as many
+    assert [e.machine_slots for e in els if e.is_tower] == [1, 1, 3, 1]
+    assert (s1.cover(), cs.CastleElement("W", "wall", s1.polygon, material="wood").cover()) == (-2, -1)
+    g = next(e for e in els if e.id == "G")
+    assert (g.gate, g.parent, g.reinforced) == ("closed", "S2", False)
+    s4 = next(e for e in els if e.id == "S4")
+    assert s4.outer_face().bounds == (18.0, 6.0, 18.0, 14.0)
+
+
+def test_castle_for_red_is_turned_half_round():
+    els = cs.standard_castle(1, 72, 48)
+    s1 = next(e for e in els if e.id == "S1")
+    assert s1.shape().bounds == (41.0, 30.0, 50.0, 32.0)
+    assert s1.outward == 270.0 and s1.outer_face().bounds == (41.0, 30.0, 50.0, 30.0)
+
+
+def test_castle_in_state_round_trips_and_default_is_empty():
+    b = siege_battle()
+    assert len(b.state.castle) == 10
+    b.state.castle[1].damage_bonus = 3
+    text = b.to_json()
+    again = Battle.from_json(text)
+    assert again.state.castle == b.state.castle
+    assert json.loads(text)["state"]["castle"][1]["damage_bonus"] == 3
+    plain = BattleState.from_dict({**b.state.to_dict(), "castle": []})
+    assert plain.castle == []
+    from tests.setups import battle
+
+    assert battle([placement("marcher_spearmen", 36, 10, 90)], [placement("orc_warriors", 36, 30, 270)]).state.castle == []
+
+
+def test_scenario_schema_castle_and_modules():
+    base = siege_scenario([placement("marcher_spearmen", 26.5, 17, 90, models=10, files=10)],
+                          [placement("orc_warriors", 36, 40, 270)])
+    s = load_scenario(base)
+    assert s.siege and s.castle is not None and s.castle.defender == "blue"
+    with pytest.raises(ConfigError, match="needs the siege module"):
+        load_scenario({**base, "modules": []})
+    with pytest.raises(ConfigError, match="unknown module 'sieges'"):
+        load_scenario({**base, "modules": ["sieges"]})
+    with pytest.raises(ConfigError, match="named twice"):
+        load_scenario({**base, "modules": ["siege", "siege"]})
+    with pytest.raises(ConfigError, match="skirmish module"):
+        load_scenario({**base, "modules": ["siege", "skirmish.house.terror"]})
+    with pytest.raises(ConfigError, match="not available"):
+        load_scenario({**base, "modules": ["siege", "t9a.artillery"]})
+    with pytest.raises(ConfigError, match="custom castle needs"):
+        load_scenario({**base, "castle": {"layout": "custom"}})
+    custom = {"layout": "custom", "elements": [
+        {"id": "W", "kind": "wall", "polygon": [[10, 10], [20, 10], [20, 12], [10, 12]]},
+        {"id": "G", "kind": "gate", "parent": "W", "polygon": [[14, 10], [16, 10], [16, 12], [14, 12]]},
+    ]}
+    assert len(load_scenario({**base, "castle": custom}).castle.elements) == 2
+    bad_gate = {"layout": "custom", "elements": [custom["elements"][0],
+                {"id": "G", "kind": "gate", "parent": "W", "polygon": [[30, 10], [32, 10], [32, 12], [30, 12]]}]}
+    with pytest.raises(ConfigError, match="not inside its wall section"):
+        load_scenario({**base, "castle": bad_gate})
+    off = {"layout": "custom", "elements": [{"id": "W", "kind": "wall", "polygon": [[70, 10], [80, 10], [80, 12], [70, 12]]}]}
+    with pytest.raises(ConfigError, match="not wholly on the"):
+        load_scenario({**base, "castle": off})
+
+
+def test_units_on_elements_and_invariants():
+    b = siege_battle()
+    s1 = cs.element(b.state, "S1")
+    assert [u.uid for u in cs.units_on(b.state, s1)] == [0]
+    assert cs.element_under(b.state, b.unit(0)).id == "S1"
+    assert cs.check_invariants(b.state) == []
+    b.unit(0).files = 5  # two ranks on a wall
+    assert cs.check_invariants(b.state) == ["unit 0 (Marcher Spearmen) is on wall S1 in 2 ranks"]
+    b.unit(0).files = 10
+    b.unit(1).x, b.unit(1).y = 26.5, 19.0  # the orcs pushed into the wall
+    assert any("stands inside wall S1" in p for p in cs.check_invariants(b.state))
+
+
+# ----------------------------------------------------------------------------- damage tables
+@pytest.mark.parametrize(
+    "value,row,bonus",
+    [(2, "no_effect", 0), (12, "no_effect", 0), (13, "shakes", 1), (14, "shakes", 1), (15, "heavily_damaged", 1),
+     (16, "heavily_damaged", 1), (17, "parapet_destroyed", 1), (18, "parapet_destroyed", 1), (19, "breach", 1),
+     (20, "collapse", 0), (25, "collapse", 0)],
+)
+def test_wall_table_rows(value, row, bonus):
+    assert dmg.wall_row(value) == (row, bonus)
+
+
+@pytest.mark.parametrize(
+    "value,row,bonus",
+    [(12, "no_effect", 0), (13, "shakes", 1), (14, "shakes", 1), (15, "heavily_damaged", 1), (16, "heavily_damaged", 1),
+     (17, "parapet_destroyed", 1), (18, "parapet_destroyed", 1), (19, "partial_destruction", 1), (20, "collapse", 0)],
+)
+def test_tower_table_rows(value, row, bonus):
+    assert dmg.tower_row(value) == (row, bonus)
+
+
+@pytest.mark.parametrize(
+    "value,row,bonus",
+    [(2, "no_effect", 0), (10, "no_effect", 0), (11, "crack", 1), (12, "crack", 1), (13, "buckled", 2),
+     (14, "buckled", 2), (15, "smashed", 3), (16, "destroyed", 0), (19, "destroyed", 0)],
+)
+def test_gate_table_rows(value, row, bonus):
+    assert dmg.gate_row(value) == (row, bonus)
+
+
+def test_citadel_uses_tower_table():
+    c = cs.CastleElement("C", "citadel", [(0, 0), (6, 0), (6, 6), (0, 6)])
+    assert dmg.row_for(c, 19) == ("partial_destruction", 1)
+
+
+def test_cumulative_bonus_three_cannon_shots_worked_example():
+    """siege.md §2.5 example 1: 3 + 10 = 13 shakes (+1); 3 + 10 + 1 = 14 shakes (+2); 6 + 10 + 2 = 18 parapet (+3)."""
+    b = siege_battle()
+    s1, s3 = cs.element(b.state, "S1"), cs.element(b.state, "S3")
+    # cannon: artillery die face 1 (2, no misfire), D6 wounds 3
+    feed(b, [1, 3, 1, 3, 1, 6, 4] + [4] * 4 + [1] * 4)
+    assert dmg.cannon_hit(b, s1) == "shakes" and s1.damage_bonus == 1
+    assert dmg.cannon_hit(b, s1) == "shakes" and s1.damage_bonus == 2
+    assert s3.damage_bonus == 0
+    assert dmg.cannon_hit(b, s1) == "parapet_destroyed"
+    assert s1.damage_bonus == 3 and s1.parapet_destroyed and s1.cover() == 0
+    hits = [e for e in rules(b, "SIEGE.DMG.WALL") if e.get("row") == "parapet_destroyed" and "hits" in e]
+    assert [(e["unit"], e["hits"], e["strength"]) for e in hits] == [(0, 4, 4)]
+    # 4 S4 hits on T3: 3+ to wound, faces 4 4 4 4; armour 5+ worsened to 6+: faces 1 1 1 1 fail
+    assert b.unit(0).models == 6
+    values = [e["value"] for e in rules(b, "SIEGE.DMG.VALUE")]
+    assert values == [13, 14, 18]
+
+
+def test_repeated_parapet_result_only_adds_the_bonus():
+    b = siege_battle()
+    s1 = cs.element(b.state, "S1")
+    s1.damage_bonus = 1
+    feed(b, [6] + [1] * 6)  # 6 S4 hits, none wounds
+    assert dmg.damage_element(b, s1, 16) == "parapet_destroyed"  # 16 + 1 = 17
+    models = b.unit(0).models
+    assert dmg.damage_element(b, s1, 16) == "parapet_destroyed"  # 16 + 2 = 18: no second D6 S4 hits
+    assert b.unit(0).models == models and s1.damage_bonus == 3
+    assert len([e for e in rules(b, "SIEGE.DMG.WALL") if "hits" in e and "kind" not in e]) == 1
+
+
+def test_wall_heavily_damaged_stops_shooting_on_4_plus():
+    b = siege_battle(blue=[placement("marcher_spearmen", 26.5, 17, 90, models=10, files=10),
+                           placement("marcher_crossbowmen", 36, 10, 90, models=10, files=10)])
+    s1 = cs.element(b.state, "S1")
+    feed(b, [4])
+    assert dmg.damage_element(b, s1, 15) == "heavily_damaged"
+    assert s1.no_shoot == [0] and s1.damage_bonus == 1
+    feed(b, [3])
+    assert dmg.damage_element(b, s1, 15) == "heavily_damaged"  # 16: repeats, bonus stacks
+    assert s1.no_shoot == [0] and s1.damage_bonus == 2
+
+
+def test_breach_first_time_then_only_bonus():
+    b = siege_battle()
+    s1 = cs.element(b.state, "S1")
+    assert dmg.damage_element(b, s1, 19) == "breach" and s1.breached and s1.damage_bonus == 1
+    assert dmg.damage_element(b, s1, 18) == "breach" and s1.damage_bonus == 2
+    assert s1.results == ["breach", "breach"]
+
+
+def test_wall_collapse_hits_models_on_and_near():
+    """20+: one S5 hit per model on the wall, one S3 hit per model within 4"; the ruins are rubble."""
+    blue = [placement("marcher_spearmen", 26.5, 17, 90, models=10, files=10)]
+    red = [placement("orc_warriors", 26.5, 20.5, 270, models=10, files=10)]  # 2" from the outer face
+    b = siege_battle(blue=blue, red=red)
+    s1 = cs.element(b.state, "S1")
+    # spearmen (T3, light armour + shield 5+; S5 -> no save): 10 to-wound dice at 2+: 6 wound
+    # orcs (T4, light + shield 5+; S3 -> 5+): 10 to-wound at 5+: 3 wound; 3 saves: 5, 1, 1 -> 2 casualties
+    feed(b, [2, 2, 2, 2, 2, 2, 1, 1, 1, 1] + [5, 5, 5, 1, 1, 1, 1, 1, 1, 1] + [5, 1, 1])
+    assert dmg.damage_element(b, s1, 20) == "collapse"
+    assert s1.collapsed and not s1.standing and s1.cover() == -2
+    assert (b.unit(0).models, b.unit(1).models) == (4, 8)
+    assert b.state.terrain[-1].kind == "rubble" and b.state.terrain[-1].name == "ruins of S1"
+    assert dmg.damage_element(b, s1, 25) == "no_effect"  # gone
+
+
+def test_collapse_of_gate_section_destroys_the_gate():
+    b = siege_battle()
+    s2 = cs.element(b.state, "S2")
+    dmg.damage_element(b, s2, 22)
+    assert cs.element(b.state, "G").gate == "destroyed"
+
+
+def test_tower_rows_parapet_partial_and_collapse():
+    blue = [placement("marcher_spearmen", 20, 16, 90, models=10, files=5)]  # on top of T1
+    b = siege_battle(blue=blue)
+    t1 = cs.element(b.state, "T1")
+    assert [u.uid for u in cs.units_on(b.state, t1)] == [0]
+    # 19: each model tests I (3): faces 4, 5, 6 fail; 3 S5 hits on T3 wound on 2+, no armour save left
+    feed(b, [1, 2, 3, 4, 5, 6, 1, 1, 1, 1] + [6, 6, 6])
+    assert dmg.damage_element(b, t1, 19) == "partial_destruction" and t1.partially_destroyed
+    assert b.unit(0).models == 7 and t1.damage_bonus == 1
+    # 20+: D6 = 2 -> partial again (I tests all pass) + bonus +1, the tower stands
+    feed(b, [2] + [1] * 7)
+    assert dmg.damage_element(b, t1, 19) == "collapse" and not t1.collapsed and t1.damage_bonus == 2
+    # 20+: D6 = 6 (A-4: as 4-5) -> destroyed: one S5 hit per model in it
+    feed(b, [6] + [6] * 7)
+    assert dmg.damage_element(b, t1, 18) == "collapse" and t1.collapsed
+    assert not b.unit(0).alive
+
+
+def test_tower_parapet_hits_units_on_top():
+    b = siege_battle(blue=[placement("marcher_spearmen", 20, 16, 90, models=10, files=5)])
+    t1 = cs.element(b.state, "T1")
+    feed(b, [2, 6, 6, 1, 1])  # 2 hits, both wound (S4 v T3 on 3+), saves 1, 1 fail
+    assert dmg.damage_element(b, t1, 17) == "parapet_destroyed"
+    assert b.unit(0).models == 8 and t1.parapet_destroyed
+
+
+def test_gate_table_and_reinforced_gate_worked_example():
+    """siege.md §2.5 example 2: reinforced gate, base 14: 13 buckled (+2); 14 + 2 − 1 = 15 smashed (+5); 12 + 5 − 1 = 16."""
+    b = siege_battle(reinforced_gate=True)
+    g = cs.element(b.state, "G")
+    assert g.reinforced
+    assert dmg.damage_element(b, g, 14) == "buckled" and g.damage_bonus == 2
+    assert dmg.damage_element(b, g, 14) == "smashed" and g.damage_bonus == 5 and g.gate == "smashed"
+    assert dmg.damage_element(b, g, 12) == "destroyed" and g.gate == "destroyed"
+    assert [e["value"] for e in rules(b, "SIEGE.DMG.VALUE")] == [13, 15, 16]
+
+
+def test_reinforced_gate_needs_17_to_destroy():
+    b = siege_battle(reinforced_gate=True)
+    g = cs.element(b.state, "G")
+    assert dmg.damage_element(b, g, 16) == "smashed"  # 16 − 1 = 15
+    b2 = siege_battle()
+    assert dmg.damage_element(b2, cs.element(b2.state, "G"), 16) == "destroyed"
+    b3 = siege_battle(reinforced_gate=True)
+    assert dmg.damage_element(b3, cs.element(b3.state, "G"), 17) == "destroyed"
+
+
+def test_gate_crack_and_smashed_bonus_is_plus_three():
+    b = siege_battle()
+    g = cs.element(b.state, "G")
+    assert dmg.damage_element(b, g, 11) == "crack" and g.damage_bonus == 1
+    assert dmg.damage_element(b, g, 14) == "smashed" and g.damage_bonus == 4  # 14 + 1 = 15: +3 more
+    assert dmg.damage_element(b, g, 10) == "buckled"  # 10 + 4 = 14
+    assert g.results == ["crack", "smashed", "buckled"] and g.damage_bonus == 6 and g.gate == "smashed"
+
+
+def test_cannon_misfire_and_double_charge():
+    b = siege_battle()
+    s1 = cs.element(b.state, "S1")
+    feed(b, [6])
+    assert dmg.cannon_hit(b, s1) == "misfire" and s1.damage_bonus == 0
+    feed(b, [2, 6])  # double charge: second die misfires
+    assert dmg.cannon_hit(b, s1, double_charge=True) == "misfire"
+    feed(b, [2, 3, 2])  # 2 + 10 + 1 = 13
+    assert dmg.cannon_hit(b, s1, double_charge=True) == "shakes"
+    assert rules(b, "SIEGE.DMG.VALUE")[-1]["value"] == 13
+
+
+def test_mortar_is_no_cannon():
+    b = siege_battle()
+    with pytest.raises(ValueError):
+        dmg.cannon_hit(b, cs.element(b.state, "S1"), machine="stone_thrower")
+
+
+def test_stone_thrower_hole_on_and_off():
+    b = siege_battle()
+    s3 = cs.element(b.state, "S3")
+    feed(b, [4])  # hole on: automatic, D6 4 + 9 = 13
+    assert dmg.stone_thrower_hit(b, s3, True) == "shakes"
+    feed(b, [3])  # hole off: 3 fails the 4+
+    assert dmg.stone_thrower_hit(b, s3, False) == "missed" and s3.damage_bonus == 1
+    feed(b, [4, 5])  # 4+ lands; 5 + 9 + 1 = 15
+    assert dmg.stone_thrower_hit(b, s3, False) == "heavily_damaged"
+
+
+def test_gate_shots_only_flat_trajectory_may_hit_the_gate():
+    b = siege_battle()
+    g = cs.element(b.state, "G")
+    feed(b, [5, 1, 2])  # D6 5: the gate; cannon: artillery ok, 2 + 10 = 12 -> crack
+    assert dmg.gate_shot(b, g, "great_cannon")[0].id == "G" and g.damage_bonus == 1
+    feed(b, [4, 1, 2])  # D6 4: the section S2
+    el, row = dmg.gate_shot(b, g, "great_cannon")
+    assert el.id == "S2" and row == "no_effect"
+    feed(b, [6, 6])  # a stone thrower always hits the section: 6 + 9 = 15
+    el, row = dmg.gate_shot(b, g, "stone_thrower")
+    assert (el.id, row) == ("S2", "heavily_damaged")
+
+
+def test_ram_and_melee_blows():
+    b = siege_battle()
+    g = cs.element(b.state, "G")
+    feed(b, [6])  # 7 + 6 = 13: buckled
+    assert dmg.ram_blow(b, g, unit=1) == "buckled"
+    orcs = b.unit(1)  # S3 hand weapon: 3 + 1 = 4 per blow; 4 + 2 = 6: nothing
+    assert dmg.melee_base(orcs) == 4
+    assert dmg.melee_blows(b, orcs, g, 3) == ["no_effect"] * 3
+    orcs.troop_type = "chariot"
+    with pytest.raises(ValueError):
+        dmg.melee_blows(b, orcs, g, 1)
+    assert not dmg.spell_may_target(g) and dmg.spell_may_target(None)
