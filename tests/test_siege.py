@@ -347,3 +347,64 @@ def test_ram_and_melee_blows():
     with pytest.raises(ValueError):
         dmg.melee_blows(b, orcs, g, 1)
     assert not dmg.spell_may_target(g) and dmg.spell_may_target(None)
+
+
+# ----------------------------------------------------------------------------- equipment
+from env.rules.siege import equipment as eq  # noqa: E402
+
+
+def test_equipment_costs_from_configuration():
+    assert eq.cost("reinforced_gate", 1, 0) == 20
+    assert eq.cost("oil", 1, 20) == 25 and eq.cost("metal", 1, 20) == 30
+    assert eq.cost("stones", 1, 20) == 20 and eq.cost("logs", 1, 20) == 40
+    assert eq.cost("ladders", 3, 20) == 30 and eq.cost("hooks", 1, 15) == 15
+    assert eq.cost("siege_tower", 1, 20) == 75 and eq.cost("ram", 1, 10) == 25 and eq.cost("protected_ram", 1, 10) == 40
+    assert eq.points({"ladders": 2, "hooks": 1}, 10) == 30
+
+
+def test_equipment_limits_per_unit():
+    ok = eq.check_unit("u", {"ladders": 4, "siege_tower": 1, "ram": 1}, 20, "infantry", "orcs")
+    assert ok == []
+    assert eq.check_unit("u", {"ladders": 5}, 20, "infantry", "orcs") == ["u.equipment.ladders: at most 1 per 5 models (20 models)"]
+    assert eq.check_unit("u", {"ram": 1, "protected_ram": 1}, 20, "infantry", "orcs") == [
+        "u.equipment: a unit may not take both ram types"]
+    assert eq.check_unit("u", {"siege_tower": 2}, 20, "infantry", "orcs") == ["u.equipment.siege_tower: at most 1 per unit"]
+    assert eq.check_unit("u", {"siege_tower": 1}, 8, "infantry", "orcs") == [
+        "u.equipment.siege_tower: needs a unit of at least 10 models"]
+    assert eq.check_unit("u", {"ram": 1}, 5, "infantry", "orcs") == ["u.equipment.ram: needs a unit of at least 6 models"]
+    assert eq.check_unit("u", {"oil": 1}, 5, "cavalry", "men") == ["u.equipment.oil: infantry only, not cavalry"]
+    assert eq.check_unit("u", {"metal": 1}, 10, "infantry", "men") == ["u.equipment.metal: only for dwarfs, chaos_dwarfs"]
+    assert eq.check_unit("u", {"oil": 1, "metal": 1}, 10, "infantry", "dwarfs") == [
+        "u.equipment: at most 1 cauldron per infantry unit"]
+    assert eq.check_unit("u", {"stones": 2}, 10, "infantry", "men")[0].startswith("u.equipment.stones: 2 is not a valid")
+    assert eq.check_unit("u", {"catapult": 1}, 10, "infantry", "men") == ["u.equipment.catapult: unknown siege equipment 'catapult'"]
+
+
+def test_army_validator_knows_siege_limits_and_points():
+    from env.rules.army import army_points, validate_army
+    from env.rules.config import ArmyListConfig, load_faction
+
+    men = load_faction("men")
+    units = [{"unit": "lord_marshal", "models": 1, "general": True}] + [
+        {"unit": "marcher_spearmen", "models": 10, "equipment": {"oil": 1}} for _ in range(4)]
+    army = ArmyListConfig.model_validate({"id": "a", "name": "a", "faction": "men", "points_limit": 5000, "units": units,
+                                          "castle_equipment": {"reinforced_gate": 1}})
+    assert validate_army(army, men) == ["units: 4 cauldrons; at most 3 per castle (SIEGE.EQUIP.OIL)"]
+    plain = ArmyListConfig.model_validate({**army.model_dump(), "castle_equipment": {},
+                                           "units": [{**u, "equipment": {}} for u in army.model_dump()["units"]]})
+    assert army_points(army, men) == army_points(plain, men) + 4 * 25 + 20
+
+
+def test_scenario_equipment_side_and_module():
+    blue = [placement("marcher_spearmen", 26.5, 17, 90, models=10, files=10, equipment={"ladders": 1})]
+    red = [placement("orc_warriors", 36, 40, 270, equipment={"ladders": 2})]
+    with pytest.raises(ConfigError, match="'ladders' is attacker equipment, and this side is the defender"):
+        load_scenario(siege_scenario(blue, red))
+    blue[0]["equipment"] = {"stones": 1}
+    b = Battle.from_scenario(siege_scenario(blue, red), seed=0)
+    assert eq.carried(b.unit(0)) == {"stones": 1} and eq.has_climbing_gear(b.unit(1))
+    plain = siege_scenario(blue, red)
+    plain.pop("castle")
+    plain["modules"] = []
+    with pytest.raises(ConfigError, match="needs the siege module"):
+        load_scenario(plain)

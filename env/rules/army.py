@@ -45,6 +45,11 @@ def unit_points(entry: UnitEntry, unit_type: UnitTypeConfig) -> int:
         if opt is None:
             raise ValueError(f"unknown option '{oid}' for '{unit_type.id}'")
         total += opt.points_per_model * entry.models + opt.points
+    equipment = getattr(entry, "equipment", None)
+    if equipment:  # SIEGE.EQUIP.TABLE: siege equipment comes out of army points
+        from env.rules.siege.equipment import points
+
+        total += points(equipment, entry.models)
     return total
 
 
@@ -56,6 +61,10 @@ def army_points(army: ArmyListConfig, faction: FactionConfig) -> int:
         if unit_type is None:
             raise ValueError(f"unknown unit '{entry.unit}' for faction '{faction.id}'")
         total += unit_points(entry, unit_type)
+    if getattr(army, "castle_equipment", None):
+        from env.rules.siege.equipment import castle_points
+
+        total += castle_points(army.castle_equipment)
     return total
 
 
@@ -284,4 +293,14 @@ def validate_army(army: ArmyListConfig, faction: FactionConfig) -> list[str]:
         + check_max_per_army(army, faction)
         + check_battle_standard(army, faction)
         + check_joins(army.units, faction)
+        + check_siege_equipment(army, faction)
     )
+
+
+def check_siege_equipment(army: ArmyListConfig, faction: FactionConfig) -> list[str]:
+    """Siege equipment limits per unit and per castle (SIEGE.EQUIP.TABLE, SIEGE.EQUIP.OIL)."""
+    if not any(e.equipment for e in army.units) and not army.castle_equipment:
+        return []
+    from env.rules.siege.equipment import check_army
+
+    return check_army(army, faction)

@@ -390,6 +390,7 @@ class ArmyUnitConfig(_Model):
     label: str | None = None
     joins: int | str | None = None
     lore: str | None = None  # a wizard's lore (CORE.MAGIC.WIZARDS); None: its type's first
+    equipment: dict[str, int] = {}  # siege equipment bought (SIEGE.EQUIP.TABLE; env.rules.siege.equipment)
 
 
 class ArmyListConfig(_Model):
@@ -400,6 +401,7 @@ class ArmyListConfig(_Model):
     faction: str
     points_limit: int = Field(default=2000, ge=1)
     units: list[ArmyUnitConfig] = Field(min_length=1)
+    castle_equipment: dict[str, int] = {}  # siege: castle-wide items, e.g. reinforced_gate (SIEGE.EQUIP.TABLE)
 
 
 class TerrainConfig(_Model):
@@ -445,6 +447,7 @@ class PlacementConfig(_Model):
     joins: int | str | None = None
     lore: str | None = None  # a wizard's lore (CORE.MAGIC.WIZARDS); None: its type's first
     spells: list[str] | None = None  # a wizard's spells, given instead of rolled (set-ups, tests)
+    equipment: dict[str, int] = {}  # siege equipment (SIEGE.EQUIP.TABLE; env.rules.siege.equipment)
 
 
 class SideConfig(_Model):
@@ -830,6 +833,10 @@ def _side_errors(s: ScenarioConfig, name: str, shapes: list[tuple[str, Polygon]]
             problems.append((None, f"{where}.unit: unknown unit '{p.unit}' for faction '{faction.id}'"))
             continue
         problems += [(None, e) for e in check_entry(where, p, unit_type)]
+        if p.equipment:  # SIEGE.EQUIP.TABLE
+            from env.rules.siege.equipment import check_unit
+
+            problems += [(None, e) for e in check_unit(where, p.equipment, p.models, unit_type.troop_type, faction.id)]
         if p.general and not unit_type.character:
             problems.append((None, f"{where}.general: the general must be a character, '{p.unit}' is not"))
         if p.files > p.models or p.joins is not None:
@@ -853,11 +860,26 @@ def _placement_errors(s: ScenarioConfig, p: PlacementConfig, fp: Polygon) -> lis
 
 
 def _castle_errors(s: ScenarioConfig) -> list[str]:
-    """The castle lies wholly on the table (SIEGE.SCEN.CASTLE)."""
+    """The castle lies wholly on the table (SIEGE.SCEN.CASTLE); siege equipment only in a siege, on its own side."""
+    from env.rules.siege.equipment import side_errors
+
+    errors: list[str] = []
+    defender = s.castle.defender if s.castle is not None else "blue"
+    for name in ("blue", "red"):
+        side = s.side(name)
+        entries = side.placements if side.placements is not None else (
+            load_army(side.army, validate=False).units if side.army in list_armies() else [])
+        where = "placements" if side.placements is not None else "army units"
+        role = "defender" if name == defender else "attacker"
+        for i, e in enumerate(entries):
+            if e.equipment and not s.siege:
+                errors.append(f"{name}.{where}[{i}].equipment: siege equipment needs the siege module")
+            elif e.equipment:
+                errors += side_errors(f"{name}.{where}[{i}]", e.equipment, role)
     if s.castle is None or s.castle.layout == "standard":
-        return []
+        return errors
     table = box(0, 0, *s.table).buffer(EPS, join_style="mitre")
-    return [
+    return errors + [
         f"castle.elements[{i}]: {e.kind} '{e.id}' is not wholly on the {s.table_text()} table"
         for i, e in enumerate(s.castle.elements)
         if not table.covers(Polygon(e.polygon))

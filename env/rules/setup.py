@@ -100,7 +100,8 @@ def make_unit(
 
 def _placement_points(entry: PlacementConfig, ut: UnitTypeConfig) -> int:
     as_army = ArmyUnitConfig(
-        unit=entry.unit, models=entry.models, files=entry.files, command=list(entry.command), options=list(entry.options)
+        unit=entry.unit, models=entry.models, files=entry.files, command=list(entry.command), options=list(entry.options),
+        equipment=dict(entry.equipment),
     )
     return unit_points(as_army, ut)
 
@@ -126,6 +127,8 @@ def build_state(cfg: ScenarioConfig) -> BattleState:
                 u.deployed = True
                 u.fleeing = entry.fleeing
             units.append(u)
+            if getattr(entry, "equipment", None):
+                u.marks["siege"] = {k: v for k, v in entry.equipment.items() if v}  # SIEGE.EQUIP.TABLE
         for i in range(len(entries)):
             j = join_target(entries, i)
             if j is not None:

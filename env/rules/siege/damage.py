@@ -34,7 +34,6 @@ from typing import TYPE_CHECKING, Any
 
 from env.rules import tables
 from env.rules.casualties import apply_wounds
-from env.rules.dice import MISFIRE
 from env.rules.siege.castle import CastleElement, element, units_in, units_on, units_within
 
 if TYPE_CHECKING:
@@ -78,6 +77,8 @@ STONE_BASE_S = 9  # SIEGE.DMG.TEMPLATE: base = D6 + 9
 RAM_BASE = 7  # SIEGE.EQUIP.RAM: base = 7 + D6
 FLAT_TRAJECTORY = frozenset({"great_cannon", "light_cannon", "bolt_thrower"})
 """SIEGE.DMG.GATE_SHOTS: only cannons and bolt throwers may target a gate."""
+MISFIRE = "MISFIRE"
+"""The artillery die's misfire face (CORE.DICE.ARTILLERY: one D6, face 6)."""
 CANNONS = frozenset({"great_cannon", "light_cannon"})
 """SIEGE.DMG.CANNON: cannons (organ guns included) hit elements automatically; mortars do not."""
 
@@ -314,7 +315,7 @@ def cannon_hit(battle: Battle, e: CastleElement, *, strength: int = CANNON_BASE_
     with a double charge); base = D6 + S. Returns the row, or "misfire" (the caller rolls the misfire table)."""
     if machine not in CANNONS:
         raise ValueError(f"'{machine}' is no cannon: it does not hit a castle element automatically")
-    dice = [battle.dice.artillery("SIEGE.DMG.CANNON") for _ in range(2 if double_charge else 1)]
+    dice = [_artillery(battle) for _ in range(2 if double_charge else 1)]
     if MISFIRE in dice:
         battle.emit("SIEGE.DMG.CANNON", element=e.id, artillery=dice, misfire=True, unit=shooter)
         return "misfire"
@@ -322,6 +323,15 @@ def cannon_hit(battle: Battle, e: CastleElement, *, strength: int = CANNON_BASE_
     battle.emit("SIEGE.DMG.CANNON", element=e.id, artillery=dice, wounds=wounds, strength=strength,
                 double_charge=double_charge, unit=shooter)
     return damage_element(battle, e, wounds + strength, 1 if double_charge else 0, source="cannon", unit=shooter)
+
+
+def _artillery(battle: Battle) -> int | str:
+    """One artillery die (CORE.DICE.ARTILLERY): D6 face k = 1..5 shows 2k, face 6 shows MISFIRE."""
+    roll = getattr(battle.dice, "artillery", None)
+    if roll is not None:
+        return roll("SIEGE.DMG.CANNON")
+    face = battle.dice.d6("SIEGE.DMG.CANNON")[0]
+    return MISFIRE if face == 6 else 2 * face
 
 
 def stone_thrower_hit(battle: Battle, e: CastleElement, hole_on_element: bool, *, strength: int = STONE_BASE_S,
