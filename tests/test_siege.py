@@ -408,3 +408,96 @@ def test_scenario_equipment_side_and_module():
     plain["modules"] = []
     with pytest.raises(ConfigError, match="needs the siege module"):
         load_scenario(plain)
+
+
+# ----------------------------------------------------------------------------- assault
+from env.rules.siege import assault as asl  # noqa: E402
+
+def _assault_battle(red_equipment: dict, blue_equipment: dict | None = None, red_models: int = 10, dice=None) -> Battle:
+    """Spearmen (10, one rank) on S1; orcs (10 in one rank of 10) flush against S1's outer face (y = 18)."""
+    blue = [placement("marcher_spearmen", 26.5, 17, 90, models=10, files=10, equipment=blue_equipment or {})]
+    red = [placement("orc_warriors", 26.5, 18 + BASE / 2, 270, models=red_models, files=10, equipment=red_equipment)]
+    return siege_battle(blue=blue, red=red, dice=dice)
+
+
+def test_assault_modes_climbers_and_charge_targets():
+    b = _assault_battle({"ladders": 2})
+    orcs, s1 = b.unit(1), cs.element(b.state, "S1")
+    assert asl.assault_mode(orcs) == "ladders" and asl.climbers(orcs, 10) == 2 and asl.climbers(orcs, 1) == 1
+    assert asl.can_charge(b, orcs, s1)
+    assert not asl.can_charge(b, orcs, cs.element(b.state, "S3"))  # no defenders on it
+    assert not asl.can_charge(b, orcs, cs.element(b.state, "T1"))  # empty, and ladders do not reach towers
+    orcs.marks["siege"] = {"hooks": 1}
+    assert asl.assault_mode(orcs) == "hooks" and asl.climbers(orcs, 7) == 7
+    orcs.marks["siege"] = {"siege_tower": 1}
+    assert asl.climbers(orcs, 10) == 2
+    orcs.marks["siege"] = {}
+    assert asl.assault_mode(orcs) is None and asl.climbers(orcs, 10) == 0
+
+
+def test_defender_bonus_to_hit_and_strike_first():
+    b = _assault_battle({"ladders": 2})
+    s1 = cs.element(b.state, "S1")
+    assert asl.climber_to_hit("ladders", s1, 4, 3) == 6 and asl.defenders_strike_first("ladders", s1)
+    assert asl.climber_to_hit("hooks", s1, 3, 3) == 6
+    assert asl.climber_to_hit("siege_tower", s1, 4, 3) == 3 and not asl.defenders_strike_first("siege_tower", s1)
+    assert asl.wall_result_parts({"wounds": 2, "ranks": 3, "outnumber": 1, "standard": 1}) == {"wounds": 2, "standard": 1}
+    asl.attackers_win_round(b, s1, b.unit(1))  # SIEGE.CAPTURE.PARAPET: defenders lose both bonuses
+    assert s1.parapet_taken and asl.climber_to_hit("ladders", s1, 4, 3) == 3
+    assert not asl.defenders_strike_first("ladders", s1)
+    assert s1.controller == 0  # defenders still on it
+    b.unit(0).models = 0
+    b.unit(0).removed = True
+    asl.attackers_win_round(b, s1, b.unit(1))
+    assert s1.controller == 1
+
+
+def test_boiling_oil_hits_without_armour_and_cauldron_timing():
+    b = _assault_battle({"ladders": 2}, {"oil": 1})
+    s1, spear, orcs = cs.element(b.state, "S1"), b.unit(0), b.unit(1)
+    centre = asl.template_centre(s1, 4.5)
+    assert centre == pytest.approx((26.5, 19.5))  # 1.5" out from the outer face, 4.5" along it
+    assert asl.models_under(orcs, centre) == 4  # a 3" circle over 0.79" bases in one rank
+    # 4 S5 hits on T4: 3+ to wound -> faces 3,3,3,2: 3 wounds, no armour save
+    feed(b, [3, 3, 3, 2])
+    assert asl.pour(b, spear, s1, orcs) == 3 and orcs.models == 7
+    c = s1.cauldrons[0]
+    assert c["last_used"] == b.state.turn
+    assert not asl.cauldron_ready(c, b.state.turn + 1) and asl.cauldron_ready(c, b.state.turn + 2)
+    c["moved"] = b.state.turn + 2
+    assert not asl.cauldron_ready(c, b.state.turn + 2)
+
+
+def test_protected_ram_ward_against_oil_and_siege_tower_immunity():
+    b = _assault_battle({"protected_ram": 1}, {"oil": 1})
+    s1, spear, orcs = cs.element(b.state, "S1"), b.unit(0), b.unit(1)
+    feed(b, [6, 6, 6, 6] + [4, 3, 5, 1])  # 4 wounds; ward 4+: 4 and 5 save
+    assert asl.pour(b, spear, s1, orcs, models=4) == 2 and orcs.models == 8
+    orcs.marks["siege"] = {"siege_tower": 1}
+    with pytest.raises(ValueError):
+        asl.pour(b, spear, s1, orcs, models=4)
+
+
+def test_molten_metal_is_s6():
+    b = _assault_battle({"ladders": 2})
+    spear = b.unit(0)
+    spear.marks["siege"] = {"metal": 1}
+    feed(b, [2, 2, 2])  # S6 v T4 wounds on 2+
+    assert asl.pour(b, spear, cs.element(b.state, "S1"), b.unit(1), models=3) == 3
+    assert rules(b, "SIEGE.EQUIP.METAL")[0]["strength"] == 6
+
+
+def test_stones_base_bs_and_logs():
+    b = _assault_battle({"ladders": 2}, {"stones": 1})
+    spear, orcs = b.unit(0), b.unit(1)
+    # 10 throwers at BS3: 4+ to hit; faces 4x4 hit; S4 v T4 4+: 4,4,1,1 -> 2 wounds; armour 5+ -> 6+: 1, 6 -> 1 unsaved
+    feed(b, [4, 4, 4, 4, 1, 1, 1, 1, 1, 1] + [4, 4, 1, 1] + [1, 6])
+    assert asl.throw_stones(b, spear, orcs) == 1 and orcs.models == 9
+    assert rules(b, "SIEGE.EQUIP.STONES")[0]["needed"] == 4
+    spear.marks["siege"] = {"logs": 1}
+    # 5 logs; faces 6,1,1,1,1: 1 hit; wounds 5; save 1 fails; D3: face 5 -> 3 wounds (capped at W 1)
+    feed(b, [6, 1, 1, 1, 1, 5, 1, 5])
+    assert asl.throw_stones(b, spear, orcs) == 1
+    orcs.marks["siege"] = {"siege_tower": 1}
+    with pytest.raises(ValueError):
+        asl.throw_stones(b, spear, orcs)
