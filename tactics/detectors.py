@@ -215,6 +215,9 @@ RING_COVERAGE = 270.0
 """protected_bubble: least angular coverage (degrees) by friends within GUARD_RANGE."""
 RING_SNAPSHOT_SHARE = 0.7
 BUBBLE_MOVE_SHARE = 0.5
+"""protected_bubble: least share of friendly turns in which the asset moves ..."""
+BUBBLE_MIN_STEP = 0.5
+"""... at least this many inches (on its own or carried by the unit it joined)."""
 
 US_PER_MODEL = {"infantry": 1, "monstrous_infantry": 3, "cavalry": 2, "chariot": 4, "war_machine": 1}
 """Unit Strength per model (CORE.SR.UNIT_STRENGTH); monsters count their Wounds."""
@@ -2085,8 +2088,9 @@ def protected_bubble(log: BattleLog, side: int) -> Detection:
 
     Asset: the General, else the most expensive character. Ring coverage (degrees around it
     covered by friends within GUARD_RANGE) >= RING_COVERAGE at >= RING_SNAPSHOT_SHARE of the
-    snapshots (deployment and each friendly turn's end); the asset moves in >= BUBBLE_MOVE_SHARE
-    of the friendly turns; it is alive at the end.
+    snapshots (deployment and each friendly turn's end); the asset moves >= BUBBLE_MIN_STEP inches
+    in >= BUBBLE_MOVE_SHARE of the friendly turns (alone or with the unit it joined); it is alive
+    at the end.
     """
     chars = sorted((u for u in log.side_units(side) if u.character), key=lambda u: (not u.general, -u.points, u.uid))
     if not chars:
@@ -2098,8 +2102,10 @@ def protected_bubble(log: BattleLog, side: int) -> Detection:
         return _no(f"{_label(log, asset)} never on the table")
     cov = [_coverage(log, s, asset, side) for s in snaps]
     ringed = sum(1 for c in cov if c >= RING_COVERAGE) / len(cov)
-    moves = [p for p in log.player_turns(side) if asset in p.start.poses]
-    moved = sum(1 for p in moves if log.moved_in(p.index, asset)) / len(moves) if moves else 0.0
+    moves = [p for p in log.player_turns(side) if asset in p.start.poses and p.end is not None and asset in p.end.poses]
+    moved = sum(1 for p in moves if math.dist((p.start.poses[asset].x, p.start.poses[asset].y),
+                                              (p.end.poses[asset].x, p.end.poses[asset].y)) >= BUBBLE_MIN_STEP)
+    moved = moved / len(moves) if moves else 0.0
     last = log.turns[-1].end if log.turns else log.deployed
     alive = last is not None and asset in last.poses
     text = (f"{_label(log, asset)} ringed >= {RING_COVERAGE:.0f} deg at {_pct(ringed)} of snapshots, "

@@ -28,8 +28,29 @@ TARGET_BASELINE = 0.2
 """Most firing rate of that detector for the baseline agent."""
 
 
+AGENT_TACTICS: dict[str, tuple[str, ...]] = {
+    "bait_and_flank": ("bait_unit",),
+    "control_zones": ("area_control", "terrain_denial_by_threat"),
+}
+"""Tactics of the agents whose registry name is not a tactic id."""
+
+
 def agent_tactics(name: str) -> list[str]:
-    """The catalogue tactics an agent is built on: its name, when that is a tactic id."""
+    """The catalogue tactics an agent is built on.
+
+    The agent's ``tactics`` attribute when it has one, else :data:`AGENT_TACTICS`, else
+    its name when that is a tactic id (``pincers``, ``refused_flank``, ...).
+    """
+    try:
+        from agents.registry import make_agent
+
+        declared = getattr(make_agent(name), "tactics", None)
+    except (ImportError, ValueError):  # pragma: no cover - agents/ is optional here; unknown names have none
+        declared = None
+    if isinstance(declared, (list, tuple)) and declared:
+        return [t for t in declared if t in catalogue()]
+    if name in AGENT_TACTICS:
+        return list(AGENT_TACTICS[name])
     return [name] if name in catalogue() else []
 
 
