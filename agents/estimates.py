@@ -10,7 +10,7 @@ predict a result exactly:
   runs again first (CORE.REACT.ALREADY_FLEEING, CORE.CHARGE.VS_FLEEING).
 * :func:`estimate_combat` — the first round of a charge (or a later round of
   the same fight): fighters in contact, supporting ranks, the charger striking
-  first, hits (WS), wounds (S v T), saves, then the combat result (wounds,
+  first, hits (WS; only 6s against a defended obstacle), wounds (S v T), saves, then the combat result (wounds,
   charge, ranks, standard, flank or rear, outnumbering) and the loser's chance
   to break (CORE.CC.*).
 * :func:`expected_kills` — one unit's shooting at a target (CORE.SHOOT.*).
@@ -24,7 +24,9 @@ from functools import lru_cache
 from itertools import product
 from typing import TYPE_CHECKING
 
-from env.rules import combat, psychology, shooting, tables
+import shapely
+
+from env.rules import combat, psychology, shooting, space, tables
 from env.rules.state import UnitState
 
 if TYPE_CHECKING:
@@ -98,10 +100,22 @@ def catch_fleeing_probability(charger: UnitState, target: UnitState, distance: f
 
 
 # ----------------------------------------------------------------------------- melee
-def melee_hit_chance(attacker: UnitState, target: UnitState, round_one: bool) -> float:
-    """P(one close-combat attack hits) (CORE.CC.TO_HIT), Hatred re-rolling misses in round 1."""
+def melee_hit_chance(attacker: UnitState, target: UnitState, round_one: bool, defended: bool = False) -> float:
+    """P(one close-combat attack hits) (CORE.CC.TO_HIT), Hatred re-rolling misses in round 1.
+
+    ``defended``: the target defends an obstacle against this charge, so only 6s hit in round 1
+    (CORE.TERRAIN.DEFENDED_OBSTACLE).
+    """
+    if defended and round_one:
+        return p_d6_at_least(6)
     p = p_d6_at_least(tables.cc_to_hit(attacker.profile.WS, target.profile.WS))
     return 1 - (1 - p) ** 2 if attacker.has("hatred") and round_one else p
+
+
+def obstacle_between(battle: Battle, a: UnitState, b: UnitState) -> bool:
+    """Whether a hedge, fence or wall crosses the line between two units' centres."""
+    line = shapely.LineString([(a.x, a.y), (b.x, b.y)])
+    return any(line.intersects(space.terrain_poly(t)) for t in space.terrain_of(battle.state, space.OBSTACLES))
 
 
 def melee_strength(attacker: UnitState, round_one: bool, charged: bool) -> int:
@@ -119,11 +133,14 @@ def unsaved_chance(attacker: UnitState, target: UnitState, strength: int, round_
     return 1 - p_save(tables.armour_save_needed(base, strength, attacker.has("armour_piercing")))
 
 
-def wounds_per_attack(attacker: UnitState, target: UnitState, round_one: bool, charged: bool, target_charged: bool = False) -> float:
-    """Expected unsaved wounds from one attack (hit, wound, save)."""
+def wounds_per_attack(
+    attacker: UnitState, target: UnitState, round_one: bool, charged: bool, target_charged: bool = False, defended: bool = False
+) -> float:
+    """Expected unsaved wounds from one attack (hit, wound, save); ``defended`` as in :func:`melee_hit_chance`."""
     strength = melee_strength(attacker, round_one, charged)
     p_wound = p_d6_at_least(tables.to_wound(strength, target.profile.T))
-    return melee_hit_chance(attacker, target, round_one) * p_wound * unsaved_chance(attacker, target, strength, round_one, target_charged)
+    hit = melee_hit_chance(attacker, target, round_one, defended)
+    return hit * p_wound * unsaved_chance(attacker, target, strength, round_one, target_charged)
 
 
 def attacks(u: UnitState, fighters: float, support: float, round_one: bool, charged: bool) -> float:
@@ -215,8 +232,9 @@ def estimate_combat(
     """
     a_n, d_n = fighters_in_contact(attacker, defender, facing)
     flanked = facing != "front"
+    defended = charging and not flanked and obstacle_between(battle, attacker, defender)
     a_att = attacks(attacker, a_n, support_attacks(attacker, a_n, charging), charging, charging)
-    a_wounds = a_att * wounds_per_attack(attacker, defender, charging, charging, False)
+    a_wounds = a_att * wounds_per_attack(attacker, defender, charging, charging, False, defended)
     killed = min(float(defender.models), a_wounds / max(1, defender.profile.W)) if charging else 0.0
     d_fighters = max(0.0, d_n - killed)
     d_support = 0.0 if flanked else min(support_attacks(defender, d_n, False), d_fighters)
