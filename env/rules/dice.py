@@ -5,6 +5,16 @@ Every roll goes through :class:`Dice`, which draws from a single
 (CORE.DICE.RNG) and reports each roll to a callback as an event
 ``(rule_id, dice, result)``. Tests can replace the generator by a script of
 faces with :class:`ScriptedDice`.
+
+The artillery and scatter dice are read off D6 faces, so that a script of D6
+faces pins them too:
+
+* artillery die (CORE.DICE.ARTILLERY): one D6, face k = 1..5 shows 2k
+  (2, 4, 6, 8, 10) and face 6 shows MISFIRE;
+* scatter die (CORE.DICE.SCATTER): one D6, faces 1–4 are ARROW and 5–6 HIT,
+  then a direction θ uniform on [0°, 360°) (degrees counter-clockwise from
+  +x, like a facing). :class:`ScriptedDice` takes θ as the next scripted
+  value, in degrees.
 """
 
 from __future__ import annotations
@@ -15,6 +25,13 @@ from typing import Any
 import numpy as np
 
 RollLog = Callable[[str, list[int], Any], None]
+
+MISFIRE = "MISFIRE"
+"""The artillery die's misfire face (CORE.DICE.ARTILLERY)."""
+ARTILLERY_FACES: tuple[int | str, ...] = (2, 4, 6, 8, 10, MISFIRE)
+"""The artillery die's six faces, indexed by the D6 face − 1 (CORE.DICE.ARTILLERY)."""
+ARROW, HIT = "ARROW", "HIT"
+"""The scatter die's two kinds of face (CORE.DICE.SCATTER)."""
 
 
 class Dice:
@@ -83,6 +100,28 @@ class Dice:
     def _d20_face(self) -> int:
         return int(self._rng.integers(1, 21))
 
+    def artillery(self, rule: str) -> int | str:
+        """The artillery die (CORE.DICE.ARTILLERY): 2, 4, 6, 8, 10 or :data:`MISFIRE` (one D6: 1..5 → 2k, 6 → MISFIRE)."""
+        face = self._faces(1)
+        result = ARTILLERY_FACES[face[0] - 1]
+        self.log(rule, face, result)
+        return result
+
+    def scatter(self, rule: str) -> tuple[str, float]:
+        """The scatter die (CORE.DICE.SCATTER): (:data:`ARROW` or :data:`HIT`, direction θ in degrees).
+
+        One D6 gives the kind (1–4 ARROW, 5–6 HIT); θ is uniform on [0°, 360°):
+        the arrow, or on a HIT the small arrow.
+        """
+        face = self._faces(1)
+        kind = ARROW if face[0] <= 4 else HIT
+        theta = self._direction()
+        self.log(rule, face, {"face": kind, "direction": theta})
+        return kind, theta
+
+    def _direction(self) -> float:
+        return float(self._rng.uniform(0.0, 360.0)) % 360.0
+
     def flee_roll(self, rule: str, swiftstride: bool) -> tuple[int, list[int]]:
         """2D6, or 3D6 dropping the lowest for Swiftstride (CORE.DICE.SWIFT_3D6)."""
         faces = self._faces(3 if swiftstride else 2)
@@ -95,7 +134,8 @@ class ScriptedDice(Dice):
     """Dice whose faces come from a script, for tests that pin exact values.
 
     Args:
-        faces: the D6 faces to return, in order.
+        faces: the D6 faces to return, in order (a scatter direction takes the
+            next value as degrees; see the module docstring).
         then_seed: once the script runs out, roll from a generator with this
             seed; None (the default) raises ``IndexError`` instead.
     """
@@ -124,6 +164,15 @@ class ScriptedDice(Dice):
             raise IndexError("scripted dice exhausted: needed a D20")
         face, self._script = self._script[0], self._script[1:]
         return face
+
+    def _direction(self) -> float:
+        """The next scripted value as a scatter direction in degrees, or a seeded one once the script is done."""
+        if not self._script:
+            if self._then is not None:
+                return super()._direction()
+            raise IndexError("scripted dice exhausted: needed a scatter direction")
+        theta, self._script = self._script[0], self._script[1:]
+        return float(theta) % 360.0
 
     def push(self, *faces: int) -> None:
         """Append faces to the script."""
