@@ -264,7 +264,8 @@ class EvaluationCallback(BaseCallback):
         for opp in self.opponents:
             rec(f"eval/rating_ordinal/{opp}", float(self.ratings[opp].ordinal()))
         rec("checks/eval_illegal_actions", self.illegal_total)
-        rec("eval/seconds", time.perf_counter() - t0)
+        seconds = time.perf_counter() - t0
+        rec("eval/seconds", seconds)
         if self._fingerprint is not None:
             try:
                 fp = self._fingerprint([r.battle for r in records], [0 if r.side == "blue" else 1 for r in records])
@@ -276,7 +277,7 @@ class EvaluationCallback(BaseCallback):
                     rec(f"tactics/{tid}", float(rate))
         self.last = {"step": self.num_timesteps, "opponents": summary, "rating_mu": float(me.mu),
                      "rating_ordinal": float(me.ordinal()), "illegal_actions": agent.illegal,
-                     "decisions": agent.decisions, "games": len(records)}
+                     "decisions": agent.decisions, "games": len(records), "seconds": round(seconds, 3)}
         if self.log_path is not None:
             with self.log_path.open("a", encoding="utf-8") as fh:
                 fh.write(json.dumps(self.last) + "\n")

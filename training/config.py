@@ -18,7 +18,16 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from env.rules.config import CONFIG_DIR, REPO_ROOT, ConfigError, display_path, list_armies, list_scenarios, parse, read_yaml
+from env.rules.config import (
+    CONFIG_DIR,
+    REPO_ROOT,
+    ConfigError,
+    display_path,
+    list_armies,
+    list_scenarios,
+    parse,
+    read_yaml,
+)
 
 TRAINING_CONFIG_DIR: Path = CONFIG_DIR / "training"
 """The repository's ``configs/training/`` folder."""
@@ -226,7 +235,9 @@ def training_config_path(source: str | Path) -> Path:
     return path
 
 
-def load_training_config(source: str | Path | dict[str, Any], overrides: dict[str, Any] | None = None) -> TrainingConfig:
+def load_training_config(
+    source: str | Path | dict[str, Any], overrides: dict[str, Any] | None = None
+) -> TrainingConfig:
     """Load and validate a training config.
 
     Args:

@@ -106,7 +106,9 @@ def env_kwargs(config: TrainingConfig, unit_slots: int) -> dict[str, Any]:
     }
 
 
-def _env_factory(kwargs: dict[str, Any], pool: list[dict[str, Any]], seed: int, in_subprocess: bool) -> Callable[[], Any]:
+def _env_factory(
+    kwargs: dict[str, Any], pool: list[dict[str, Any]], seed: int, in_subprocess: bool
+) -> Callable[[], Any]:
     def make() -> Any:
         if in_subprocess:
             import torch
@@ -243,7 +245,7 @@ def train(
     _write_json(paths.config, config.model_dump(mode="json"))
 
     unit_slots = scenario_unit_slots(config.scenario, config.armies.blue or None, config.armies.red or None)
-    snapshots: list[tuple[int, str]] = [(int(s), str(p)) for s, p in state.get("snapshots", [])]
+    snapshots = [(int(s), str((paths.root / p).resolve())) for s, p in state.get("snapshots", [])]
     pool = build_pool(config, snapshots)
     if not pool and not config.uses_self_play:  # pragma: no cover - the config requires an opponent
         raise TrainingError("the opponent pool is empty")
@@ -257,7 +259,8 @@ def train(
         model = MaskablePPO.load(str(ckpt), env=vec_env, device=config.device)
         start_step = int(model.num_timesteps)
         if start_step != int(state["num_timesteps"]):
-            raise TrainingError(f"cannot resume: {ckpt} holds step {start_step}, state.json says {state['num_timesteps']}")
+            raise TrainingError(f"cannot resume: {ckpt} holds step {start_step}, "
+                                f"state.json says {state['num_timesteps']}")
         _set_rng_state(state["rng"])
         vec_env.seed(int(np.random.SeedSequence([config.seed, start_step]).generate_state(1)[0] & 0x7FFFFFFF))
         _truncate_evaluations(paths.evaluations, start_step)
@@ -304,7 +307,8 @@ def train(
         model.save(str(ckpt))
         _write_json(paths.state, {
             "version": STATE_VERSION, "num_timesteps": step, "finished": finished,
-            "checkpoint": ckpt.relative_to(paths.root).as_posix(), "snapshots": [[s, p] for s, p in snapshots],
+            "checkpoint": ckpt.relative_to(paths.root).as_posix(),
+            "snapshots": [[s, os.path.relpath(p, paths.root.resolve())] for s, p in snapshots],
             "rng": _rng_state(), "stats": stats.state_dict(), "evaluation": evaluation.state_dict(),
             "resumes": int(state.get("resumes", 0)) + int(resume), "saved_at": time.time(),
         })
