@@ -1,0 +1,171 @@
+"""Learning curve: ``python -m benchmarks.learning [--minutes 60] [--n-envs N] [--out benchmarks/results]``.
+
+Trains MaskablePPO (the ``ppo_vs_scripted`` hyper-parameters) on
+``pitched_battle`` against ``random`` and ``line_advance`` for a wall-clock
+budget (default one hour) or a step budget, whichever ends first, and records:
+
+* the training curve: after every PPO update, the step count, the elapsed
+  seconds and the win rate over the last 100 finished training episodes against
+  each opponent (and overall);
+* the evaluation curve: every ``--eval-every`` steps, ``--eval-games`` games
+  against each opponent (both seats, deterministic policy), win/draw/loss rates
+  with Wilson 95% intervals;
+* training throughput: learner steps per wall-clock second, evaluations
+  included and excluded.
+
+Writes ``<out>/learning.json`` and ``<out>/learning.png`` (win rate vs steps);
+the run itself (checkpoints, TensorBoard) goes to ``runs/benchmark_learning``
+(``--run-dir``), so ``--resume`` continues a benchmark that was stopped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shlex
+import sys
+import time
+from collections import defaultdict, deque
+from pathlib import Path
+from typing import Any
+
+from stable_baselines3.common.callbacks import BaseCallback
+
+OPPONENTS = ("random", "line_advance")
+WINDOW = 100
+
+
+class CurveCallback(BaseCallback):
+    """Records the training win rates after every update and stops training when the time budget is spent.
+
+    Args:
+        seconds: wall-clock budget in seconds (from the first step).
+    """
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__()
+        self.seconds = seconds
+        self.t0 = 0.0
+        self.eval_seconds = 0.0
+        self.wins: dict[str, deque[float]] = defaultdict(lambda: deque(maxlen=WINDOW))
+        self.all: deque[float] = deque(maxlen=WINDOW)
+        self.points: list[dict[str, Any]] = []
+        self.stopped_by_time = False
+
+    def _on_training_start(self) -> None:
+        self.t0 = time.perf_counter()
+
+    def _on_step(self) -> bool:
+        for info, done in zip(self.locals["infos"], self.locals["dones"]):
+            if done and "winner" in info:
+                won = float(bool(info.get("is_success")))
+                self.wins[str(info.get("opponent_group"))].append(won)
+                self.all.append(won)
+        if time.perf_counter() - self.t0 >= self.seconds:
+            self.stopped_by_time = True
+            return False
+        return True
+
+    def _on_rollout_end(self) -> None:
+        point: dict[str, Any] = {"step": int(self.num_timesteps), "seconds": round(time.perf_counter() - self.t0, 2)}
+        point["win_rate"] = {k: round(sum(v) / len(v), 4) for k, v in sorted(self.wins.items()) if v}
+        point["win_rate_all"] = round(sum(self.all) / len(self.all), 4) if self.all else None
+        point["episodes"] = {k: len(v) for k, v in sorted(self.wins.items())}
+        self.points.append(point)
+
+
+def plot(result: dict[str, Any], path: Path) -> None:
+    """Win rate vs steps: training (rolling) as lines, evaluations as markers with 95% intervals."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 4.5), dpi=100)
+    colours = {"random": "#1f77b4", "line_advance": "#d62728"}
+    for opp in OPPONENTS:
+        pts = [(p["step"], p["win_rate"][opp]) for p in result["train_curve"] if opp in p["win_rate"]]
+        if pts:
+            ax.plot(*zip(*pts), color=colours[opp], lw=1.2, label=f"training vs {opp} (last {WINDOW} games)")
+        ev = [(e["step"], e["opponents"][opp]) for e in result["eval_curve"] if opp in e["opponents"]]
+        if ev:
+            xs = [s for s, _ in ev]
+            ys = [d["win_rate"] for _, d in ev]
+            lo = [d["win_rate"] - d["win_ci95"][0] for _, d in ev]
+            hi = [d["win_ci95"][1] - d["win_rate"] for _, d in ev]
+            ax.errorbar(xs, ys, yerr=[lo, hi], fmt="o", color=colours[opp], capsize=3, ms=5,
+                        label=f"evaluation vs {opp} (95% CI)")
+    ax.set_xlabel("learner steps")
+    ax.set_ylabel("win rate")
+    ax.set_ylim(-0.02, 1.02)
+    ax.grid(True, alpha=0.3)
+    ax.set_title(f"MaskablePPO on pitched_battle — {result['num_timesteps']} steps in "
+                 f"{result['seconds'] / 60:.1f} min ({result['steps_per_second']:.1f} steps/s)", fontsize=10)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=8, loc="best")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--minutes", type=float, default=60.0, help="wall-clock budget (default 60)")
+    parser.add_argument("--steps", type=int, default=10_000_000, help="step budget (default 10,000,000)")
+    parser.add_argument("--n-envs", type=int, default=min(8, os.cpu_count() or 1), help="parallel environments")
+    parser.add_argument("--eval-every", type=int, default=16_384, help="steps between evaluations")
+    parser.add_argument("--eval-games", type=int, default=10, help="games per opponent per evaluation")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--run-dir", type=Path, default=Path("runs/benchmark_learning"))
+    parser.add_argument("--out", type=Path, default=Path("benchmarks/results"))
+    parser.add_argument("--resume", action="store_true", help="continue the run in --run-dir")
+    args = parser.parse_args(argv)
+
+    from training.config import load_training_config
+    from training.train import train
+
+    base = load_training_config("ppo_vs_scripted").model_dump(mode="json")
+    n_steps = 512 if args.n_envs >= 4 else 1024
+    ppo = dict(base["ppo"], n_steps=n_steps, batch_size=min(base["ppo"]["batch_size"], n_steps * args.n_envs))
+    config = load_training_config({
+        **base, "id": "benchmark_learning", "opponents": [{"agent": o, "weight": 1} for o in OPPONENTS],
+        "total_timesteps": args.steps, "n_envs": args.n_envs, "ppo": ppo, "eval_every": args.eval_every,
+        "eval_games": args.eval_games, "checkpoint_every": max(args.eval_every, n_steps * args.n_envs),
+        "seed": args.seed, "run_dir": str(args.run_dir),
+    })
+    curve = CurveCallback(args.minutes * 60.0)
+    summary = train(config, resume=args.resume, extra_callbacks=[curve])
+    evals_path = config.run_path() / "evaluations.jsonl"
+    evals = [json.loads(ln) for ln in evals_path.read_text().splitlines() if ln.strip()] if evals_path.is_file() else []
+    eval_seconds = sum(float(e.get("seconds", 0.0)) for e in evals)
+    result = {
+        "command": "python -m benchmarks.learning " + shlex.join(argv if argv is not None else sys.argv[1:]),
+        "machine": {"python": platform.python_version(), "platform": platform.platform(),
+                    "cpus": os.cpu_count()},
+        "scenario": config.scenario, "opponents": list(OPPONENTS), "n_envs": config.n_envs,
+        "ppo": config.ppo.model_dump(), "reward_shaping": config.reward_shaping,
+        "budget": {"minutes": args.minutes, "steps": args.steps},
+        "stopped_by": "time" if curve.stopped_by_time else "steps",
+        "num_timesteps": summary["num_timesteps"], "session_steps": summary["session_steps"],
+        "seconds": summary["seconds"], "steps_per_second": summary["steps_per_second"],
+        "steps_per_second_without_evaluations": round(
+            summary["session_steps"] / max(1e-9, summary["seconds"] - eval_seconds), 2),
+        "episodes": summary["episodes"], "illegal_actions": summary["illegal_actions"],
+        "train_curve": curve.points,
+        "eval_curve": [{"step": e["step"], "opponents": e["opponents"], "rating_ordinal": e.get("rating_ordinal")}
+                       for e in evals],
+    }
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "learning.json").write_text(json.dumps(result, indent=1), encoding="utf-8")
+    plot(result, args.out / "learning.png")
+    print(f"{result['num_timesteps']} steps in {result['seconds']:.0f} s: {result['steps_per_second']:.1f} steps/s "
+          f"({result['steps_per_second_without_evaluations']:.1f} without evaluations), stopped by "
+          f"{result['stopped_by']}; wrote {args.out / 'learning.json'} and {args.out / 'learning.png'}")
+    return result
+
+
+if __name__ == "__main__":
+    main()
