@@ -201,7 +201,9 @@ def test_faction_contents(faction_id: str) -> None:
     assert max(c.profile.Ld for c in characters) >= 9
     assert {c.troop_type for c in characters} <= {"infantry", "cavalry"}
     assert all((c.min_size, c.max_size) == (1, 1) for c in characters)
-    assert {u.troop_type for u in faction.units} <= {"infantry", "cavalry", "monstrous_infantry"}
+    assert {u.troop_type for u in faction.units} <= {"infantry", "cavalry", "monstrous_infantry", "monster", "chariot", "war_machine"}
+    assert any(u.troop_type == "war_machine" for u in faction.units)  # CORE.WM.PROFILES
+    assert any(u.troop_type == "monster" for u in faction.units)  # CORE.TYPE.MONSTER
     assert any(o.is_battle_standard for c in characters for o in c.options)
     assert all(u.role for u in faction.units)
 
@@ -462,7 +464,7 @@ def test_error_faction_duplicate_unit(cfg: Path) -> None:
     data = yaml.safe_load(path.read_text())
     data["units"].append(data["units"][0])
     _write(path, data)
-    assert _error(C.load_faction, "men") == f"{path}: units: duplicate unit id 'marcher_spearmen' (entries 0 and 13)"
+    assert _error(C.load_faction, "men") == f"{path}: units: duplicate unit id 'marcher_spearmen' (entries 0 and 16)"
 
 
 def test_config_error_is_one_line() -> None:

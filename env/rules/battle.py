@@ -36,6 +36,7 @@ from typing import Any
 
 from env.rules import charges, combat, deployment, magic, movement, psychology, shooting, special_rules, victory
 from env.rules import challenges, characters
+from env.rules import war_machines
 from env.rules.actions import END_PHASE, Action, IllegalActionError, Pending
 from env.rules.dice import Dice
 from env.rules.events import Event, make_event
@@ -211,7 +212,7 @@ class Battle:
         if self.state.over:
             raise IllegalActionError("the battle is over; no action is legal")
         legal = self.legal_actions()
-        if action not in legal:
+        if action not in legal and not war_machines.accepts(self, action, legal):  # a machine's fire mode and aim
             raise IllegalActionError(
                 f"illegal action '{action}' at turn {self.state.turn}, stage '{self.state.stage}' "
                 f"(player {SIDES[self.pending.player or 0]}); {len(legal)} legal actions"

@@ -217,6 +217,8 @@ def apply_declaration(battle: Battle, action: Action) -> None:
 def _forced_reaction(battle: Battle, t: UnitState) -> str | None:
     if psychology.engaged(battle, t):
         return "hold"  # CORE.REACT.ENGAGED
+    if t.troop_type == "war_machine":
+        return "hold"  # CORE.TYPE.WAR_MACHINE: a crew neither flees nor stands and shoots (CORE.WM.PANIC, FIRE_RULES)
     if t.fleeing:
         return "flee"  # CORE.REACT.ALREADY_FLEEING / FLEE_FINAL
     return None

@@ -18,8 +18,9 @@ import shapely
 
 from env.rules import geometry as geo
 from env.rules import psychology, space, special_rules, tables
-from env.rules import magic
 from env.rules import challenges, characters
+from env.rules import magic
+from env.rules import war_machines
 from env.rules.actions import PURSUIT_CHOICES, Action
 from env.rules.casualties import apply_wounds
 from env.rules.charges import charge_facing, contact_placement, edge_frame
@@ -285,6 +286,10 @@ def fight_round(battle: Battle, group: list[Engagement]) -> bool | str:
     :func:`fight_blows`. Returns True if pursuit decisions are now pending,
     :data:`PAUSED` if a challenge decision is, else False.
     """
+    if war_machines.in_combat(battle, group):
+        group = war_machines.fight_assaults(battle, group)  # CORE.WM.ASSAULT_TEAM / ASSAULT_OUTCOME
+        if not group:
+            return False
     r1 = _round_one(battle, group)
     charging_side = _charging_side(battle, group) if r1 else None
     charged_units = _charged_units(battle, group)

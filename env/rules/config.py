@@ -35,8 +35,11 @@ Melee = Literal[
     "hand_weapon", "additional_hand_weapon", "great_weapon", "halberd", "spear", "cavalry_spear", "lance", "flail"
 ]
 Missile = Literal[
-    "short_bow", "bow", "longbow", "crossbow", "handgun", "repeater_crossbow", "pistol", "javelin", "sling"
+    "short_bow", "bow", "longbow", "crossbow", "handgun", "repeater_crossbow", "pistol", "javelin", "sling",
+    "great_cannon", "light_cannon", "stone_thrower", "bolt_thrower", "flame_cannon",
 ]
+MACHINE_WEAPONS: frozenset[str] = frozenset({"great_cannon", "light_cannon", "stone_thrower", "bolt_thrower", "flame_cannon"})
+"""Missile ids that are war machines (CORE.WM.PROFILES): only a ``war_machine`` unit may have one."""
 CommandModel = Literal["champion", "standard", "musician"]
 TerrainKind = Literal["hill", "woods", "marsh", "ford", "rubble", "hedge", "fence", "wall", "building", "rocks", "lake"]
 
@@ -229,8 +232,29 @@ class BoundSpellConfig(_Model):
         return spell
 
 
+class RiderConfig(_Model):
+    """The rider of a ridden monster or the crew of a chariot (CORE.TYPE.MONSTER, CORE.SHOOT.ALLOCATE).
+
+    Its save counts the mount (CORE.SAVE.ARMOUR_TABLE).
+    """
+
+    name: str
+    profile: ProfileConfig
+    armour: Armour = "none"
+    shield: bool = False
+
+    def armour_save(self) -> int:
+        """The rider's unmodified save, mount included; 7 = none."""
+        return armour_save_value(self.armour, self.shield, mount=True)
+
+
 class UnitTypeConfig(_Model):
     """A unit type of a faction: profile, kit, special rules, size limits and costs (points).
+
+    War machines (CORE.WM.*): ``troop_type: war_machine`` with a machine as
+    ``missile`` (:data:`MACHINE_WEAPONS`); the profile is the crew's, each
+    model one crew member, and min_size = max_size = the machine's crew. ``rider`` (optional): a second
+    profile for a single monster or chariot.
 
     Magic (CORE.MAGIC.WIZARDS): ``wizard_level`` 0 (none) to 4 and the
     ``lores`` it may take (the first is the default); ``dispel_scrolls``
@@ -259,6 +283,7 @@ class UnitTypeConfig(_Model):
     lores: list[str] = []
     dispel_scrolls: int = Field(default=0, ge=0, le=12)
     bound_spells: list[BoundSpellConfig] = []
+    rider: RiderConfig | None = None
 
     @field_validator("special_rules")
     @classmethod
@@ -287,6 +312,17 @@ class UnitTypeConfig(_Model):
             raise ValueError("a character is a single model: set min_size: 1 and max_size: 1")
         if self.barding and self.troop_type not in MOUNTED:
             raise ValueError(f"barding needs a mount, not troop type '{self.troop_type}'")
+        machine = self.missile in MACHINE_WEAPONS
+        if machine and self.troop_type != "war_machine":
+            raise ValueError(f"only a war_machine may have the machine '{self.missile}'")
+        if machine:
+            from env.rules.war_machines import MACHINES
+
+            crew = MACHINES[str(self.missile)].crew
+            if (self.min_size, self.max_size) != (crew, crew):
+                raise ValueError(f"a {self.missile} has a crew of {crew}: set min_size and max_size to {crew}")
+        if self.rider is not None and (self.troop_type not in ("monster", "chariot") or self.max_size != 1):
+            raise ValueError("a rider needs a single monster or chariot (max_size: 1)")
         levels = self.wizard_level or any(o.effect.get("wizard_level") for o in self.options)
         if bool(levels) != bool(self.lores):
             raise ValueError("a wizard needs both a wizard_level (or a level option) and its lores")
@@ -841,7 +877,8 @@ def _side_errors(s: ScenarioConfig, name: str, shapes: list[tuple[str, Polygon]]
             problems.append((None, f"{where}.general: the general must be a character, '{p.unit}' is not"))
         if p.files > p.models or p.joins is not None:
             continue  # a joined character stands in its host's front rank
-        fp = footprint(unit_type.base_mm(), p.models, p.files, p.x, p.y, p.facing)
+        one_base = unit_type.troop_type == "war_machine"  # the crew stands on one base (CORE.GEO.BASES)
+        fp = footprint(unit_type.base_mm(), 1 if one_base else p.models, 1 if one_base else p.files, p.x, p.y, p.facing)
         problems += [(None, f"{where}: {e}") for e in _placement_errors(s, p, fp)]
         shapes.append((f"{where}: unit at ({p.x:.1f}, {p.y:.1f})", fp))
     return problems

@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING
 
 from env.rules import geometry as geo
 from env.rules import psychology, space, special_rules
-from env.rules import magic
 from env.rules import characters
+from env.rules import magic
+from env.rules import war_machines
 from env.rules.actions import MOVE_OPTIONS, Action
 from env.rules.state import UnitState
 
@@ -122,6 +123,8 @@ def _plan(
     first MIN_MOVE inches are) and the returned dict may be empty.
     """
     m = special_rules.move_allowance(u)  # flyers: 10" (CORE.MOVE.FLY)
+    if u.troop_type == "war_machine":
+        m = war_machines.move_allowance(u)  # CORE.WM.MOVE: 4 − crew lost
     start = space.pose(u)
     if option.startswith("march") and magic.forbids(battle, u, "march"):
         return None  # Curse of Storms (CORE.MAGIC.SPELL.HEAVENS.3)
@@ -243,7 +246,8 @@ def legal(battle: Battle) -> list[Action]:
         else:
             env = space.Surroundings(battle.state, u)
             memo: dict[tuple[str, float], bool] = {}
-            options = [o for o in MOVE_OPTIONS if _plan(battle, u, o, env, check_only=True, memo=memo) is not None]
+            candidates = war_machines.move_options(u, list(MOVE_OPTIONS)) if u.troop_type == "war_machine" else MOVE_OPTIONS
+            options = [o for o in candidates if _plan(battle, u, o, env, check_only=True, memo=memo) is not None]
             cache[u.uid] = (key, options)
         acts.extend(Action("move", u.uid, None, o) for o in options)
     return acts + characters.legal_moves(battle)
@@ -284,6 +288,8 @@ def apply(battle: Battle, action: Action) -> None:
         u.flags["marched"] = True
     rule = _rule_for(option, marching)
     battle.emit(rule, unit=u.uid, option=option, distance=plan["distance"], x=u.x, y=u.y, facing=u.facing, files=u.files)
+    if u.troop_type == "war_machine":
+        war_machines.moved(battle, u, option, plan["distance"])
 
 
 def _rule_for(option: str, marching: bool | None) -> str:

@@ -130,7 +130,7 @@ def panic_test(battle: Battle, u: UnitState, source_xy: tuple[float, float], tri
     key = f"{s.turn}:{s.active}:{s.phase}"
     if not u.alive or u.fleeing or engaged(battle, u) or u.flags.get("panic_tested") == key:
         return
-    if special_rules.immune_to_psychology(u) or u.troop_type == "war_machine":
+    if special_rules.immune_to_psychology(u):
         battle.emit("CORE.PSY.PANIC.EXEMPT", unit=u.uid, trigger=trigger)
         return
     u.flags["panic_tested"] = key
@@ -162,6 +162,11 @@ def flee(
     Returns the flee distance rolled (inches).
     """
     s = battle.state
+    if u.troop_type == "war_machine":
+        from env.rules import war_machines
+
+        war_machines.crew_stands(battle, u, rule)  # CORE.WM.PANIC: the crew does not flee
+        return 0
     if roll is None:
         roll, _ = battle.dice.flee_roll(rule, special_rules.swiftstride(u))
     u.fleeing = True
@@ -374,6 +379,9 @@ def charge_psychology(battle: Battle, charger: UnitState, target: UnitState) -> 
         flee(battle, charger, (target.x, target.y), "CORE.PSY.TERROR", cancelled_charge=target.uid)
         return "cancelled"
     if fear_test(battle, target, charger, "charged") == "terror":
+        if target.troop_type == "war_machine":
+            flee(battle, target, (charger.x, charger.y), "CORE.PSY.TERROR")  # CORE.WM.PANIC: the crew stays
+            return None
         target.flags["fled_reaction"] = True
         flee(battle, target, (charger.x, charger.y), "CORE.REACT.FLEE", terror=True)
         return "fled"

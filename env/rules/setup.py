@@ -6,6 +6,7 @@ from typing import Any
 
 from env.rules import special_rules
 from env.rules import characters
+from env.rules import monsters, war_machines
 from env.rules.army import join_target, unit_points
 from env.rules.config import (
     ArmyUnitConfig,
@@ -65,7 +66,7 @@ def make_unit(
     p = ut.profile
     points = unit_points(entry, ut) if isinstance(entry, ArmyUnitConfig) else _placement_points(entry, ut)
     label = entry.label or ut.name
-    return UnitState(
+    u = UnitState(
         uid=uid,
         side=side,
         name=label,
@@ -95,7 +96,11 @@ def make_unit(
         dispel_scrolls=gear["dispel_scrolls"],
         bound_spells=[b.model_dump() for b in ut.bound_spells],
         bsb=any(o.is_battle_standard for o in ut.options if o.id in entry.options),
+        rider=None if ut.rider is None else monsters.make_rider(ut.rider.name, ut.rider.profile.model_dump(), ut.rider.armour_save()),
     )
+    if ut.troop_type == "war_machine":
+        war_machines.prepare(u)  # machine T, one base (CORE.WM.PROFILES, CORE.GEO.BASES)
+    return u
 
 
 def _placement_points(entry: PlacementConfig, ut: UnitTypeConfig) -> int:

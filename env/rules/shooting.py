@@ -8,8 +8,9 @@ import shapely
 
 from env.rules import geometry as geo
 from env.rules import psychology, space, special_rules, tables
-from env.rules import magic
 from env.rules import characters
+from env.rules import magic
+from env.rules import monsters, war_machines
 from env.rules.actions import Action
 from env.rules.state import UnitState
 
@@ -39,6 +40,8 @@ def can_shoot(battle: Battle, u: UnitState) -> bool:
         return False
     if (weapon(u).move_or_fire or u.troop_type == "war_machine") and (f.get("moved") or f.get("rallied")):
         return False
+    if u.troop_type == "war_machine" and war_machines.silenced(battle, u):
+        return False  # CORE.WM.PANIC, CORE.WM.MISFIRE.*: may not shoot this turn
     return not psychology.engaged(battle, u)
 
 
@@ -78,6 +81,9 @@ def legal(battle: Battle) -> list[Action]:
     for u in space.alive_units(battle.state, battle.state.active):
         if not can_shoot(battle, u):
             continue
+        if u.troop_type == "war_machine":
+            acts += war_machines.legal_shots(battle, u)  # CORE.WM.*: free pivot, the machine's own ranges
+            continue
         for t in enemies:
             if psychology.engaged(battle, t) or not in_range_and_sight(battle, u, t):
                 continue
@@ -93,6 +99,9 @@ def apply(battle: Battle, action: Action) -> None:
         return
     u, t = battle.unit(action.unit), battle.unit(action.target)
     u.flags["shot"] = True
+    if u.troop_type == "war_machine":
+        war_machines.fire(battle, u, t, action.option)  # CORE.WM.*; the option picks the fire mode and aim
+        return
     resolve_fire(battle, u, t)
 
 
@@ -173,6 +182,9 @@ def resolve_fire(battle: Battle, u: UnitState, t: UnitState, stand_and_shoot: bo
     if volley:
         hits += _roll_hits(battle, u.profile.BS, mod - 1, volley * shots_per_model, "CORE.SR.VOLLEY_FIRE", sixes)
     hits, on_characters = characters.allocate_hits(battle, t, hits)  # CORE.SHOOT.ALLOCATE
+    hits, rider_hits = monsters.split_rider_hits(battle, t, hits)  # CORE.SHOOT.ALLOCATE: a rider on 5–6
+    if t.troop_type == "war_machine":
+        battle.emit("CORE.WM.SHOT_AT", unit=t.uid, shooter=u.uid, hits=hits, toughness=t.profile.T)
     strength = w.strength if w.strength is not None else u.profile.S
     needed = tables.to_wound(strength, t.profile.T)
     res = special_rules.wound_and_save(
@@ -195,6 +207,7 @@ def resolve_fire(battle: Battle, u: UnitState, t: UnitState, stand_and_shoot: bo
         battle.emit("CORE.SR.SNIPER", unit=u.uid, target=t.uid, champion_slain=True)
     for cid, n in on_characters.items():
         characters.shoot_character(battle, u, battle.unit(cid), n, strength, w.armour_piercing or u.has("armour_piercing"))
+    monsters.wound_rider(battle, u, t, rider_hits, strength, armour_piercing=w.armour_piercing or u.has("armour_piercing"))
     if not stand_and_shoot and t.alive and t.flags.get("lost_this_phase", 0) > t.flags.get("front_rank_at_phase", t.files):
         psychology.panic_test(battle, t, (u.x, u.y), "CORE.PSY.PANIC.TRIGGER_CASUALTIES", source=u.uid)
     return killed

@@ -43,6 +43,8 @@ def footprint_at(u: UnitState, p: geo.Pose, files: int | None = None) -> Polygon
     """The footprint the unit would have at pose ``p`` (and ``files`` files)."""
     if files is None:
         return _footprint(p.x, p.y, p.facing, u.width, u.depth)
+    if u.troop_type == "war_machine":
+        return _footprint(p.x, p.y, p.facing, u.width, u.depth)  # one base whatever the crew (CORE.GEO.BASES)
     ranks = -(-u.models // files)
     return _footprint(p.x, p.y, p.facing, min(files, u.models) * u.base_w, ranks * u.base_d)
 

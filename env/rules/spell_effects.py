@@ -18,6 +18,7 @@ import shapely
 
 from env.rules import geometry as geo
 from env.rules import magic, movement, psychology, space, tables
+from env.rules import war_machines
 from env.rules.casualties import apply_wounds
 from env.rules.spells import Spell
 from env.rules.state import UnitState
@@ -226,6 +227,12 @@ def remove_models(battle: Battle, t: UnitState, n: int, caster: UnitState) -> in
 def _dwellers(battle: Battle, caster: UnitState, sp: Spell, t: UnitState) -> int:
     """Dwellers Below: an S test per model (CORE.TEST.CHARACTERISTIC); each failure is removed, no saves."""
     s = t.profile.S
+    if war_machines.auto_fails(battle, t, "S"):  # CORE.WM.TESTS: a war machine fails every S test
+        failed = t.models
+        battle.emit(sp.id, unit=caster.uid, target=t.uid, strength=s, tests=t.models, failed=failed, automatic=True)
+        wounds = remove_models(battle, t, failed, caster)
+        check_panic(battle, caster, t)
+        return wounds
     faces = battle.dice.d6(sp.id, t.models)
     failed = sum(1 for f in faces if f == 6 or (f != 1 and f > s))
     battle.emit(sp.id, unit=caster.uid, target=t.uid, strength=s, tests=len(faces), failed=failed)

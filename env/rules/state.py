@@ -94,6 +94,8 @@ class UnitState:
         spells: the spell rule IDs it knows, e.g. ["CORE.MAGIC.SPELL.FIRE.1"].
         dispel_scrolls: Dispel Scrolls carried (CORE.MAGIC.SCROLL).
         bound_spells: bound items, each {"name", "spell", "power"} (CORE.MAGIC.BOUND).
+        rider: a ridden monster's or chariot's rider, a second profile as a
+            plain dict (:mod:`env.rules.monsters`), or None.
         marks: markers that outlast the turn (Terror tested, Fear failed
             against, breath weapon uses).
     """
@@ -141,11 +143,14 @@ class UnitState:
     dispel_scrolls: int = 0
     bound_spells: list[dict[str, Any]] = field(default_factory=list)
     marks: dict[str, Any] = field(default_factory=dict)
+    rider: dict[str, Any] | None = None
 
     # ----- derived quantities -------------------------------------------
     @property
     def ranks(self) -> int:
         """R = ceil(N / F) (CORE.GEO.FORMATION)."""
+        if self.troop_type == "war_machine":
+            return 1  # the crew is abstracted into one base (CORE.GEO.BASES)
         return max(1, math.ceil(self.models / max(1, self.files)))
 
     @property
@@ -188,7 +193,8 @@ class UnitState:
             "war_machine": 1,
         }
         if self.troop_type == "monster":
-            return self.profile.W * self.models  # its starting W
+            rider = self.rider is not None and not self.rider.get("slain", False)
+            return self.profile.W * self.models + int(rider)  # its starting W; W + 1 ridden (CORE.TYPE.MONSTER)
         return per_model.get(self.troop_type, 1) * self.models
 
     def has(self, rule: str) -> bool:

@@ -96,6 +96,12 @@ MISSILE_WEAPONS: dict[str, MissileWeapon] = {
     "pistol": MissileWeapon("pistol", 8.0, 4, armour_piercing=True, quick_to_fire=True),
     "javelin": MissileWeapon("javelin", 8.0, None, quick_to_fire=True),
     "sling": MissileWeapon("sling", 18.0, 3),
+    # War machines (CORE.WM.PROFILES; their shots are resolved by env.rules.war_machines): the maximum range and S.
+    "great_cannon": MissileWeapon("great_cannon", 48.0, 10, move_or_fire=True),
+    "light_cannon": MissileWeapon("light_cannon", 36.0, 10, move_or_fire=True),
+    "stone_thrower": MissileWeapon("stone_thrower", 60.0, 3, move_or_fire=True),
+    "bolt_thrower": MissileWeapon("bolt_thrower", 48.0, 6, move_or_fire=True),
+    "flame_cannon": MissileWeapon("flame_cannon", 12.0, 5, move_or_fire=True),
 }
 
 
