@@ -32,6 +32,10 @@ N_SLOTS = len(COLUMNS) * len(ROWS)
 def slot_pose(battle: Battle, u: UnitState, slot: int) -> geo.Pose:
     """The pose of unit ``u`` deployed in ``slot`` (inches, degrees)."""
     s = battle.state
+    if s.castle:  # SIEGE.SCEN.DEPLOY
+        from env.rules.siege import play
+
+        return play.deploy_pose(s, u, slot, COLUMNS, ROWS)
     row, col = divmod(slot, len(COLUMNS))
     front = ROWS[row]
     x = COLUMNS[col]
@@ -42,6 +46,13 @@ def slot_pose(battle: Battle, u: UnitState, slot: int) -> geo.Pose:
 
 def _slot_legal(battle: Battle, u: UnitState, slot: int, env: space.Surroundings | None = None) -> bool:
     s = battle.state
+    if s.castle:  # SIEGE.SCEN.DEPLOY: the defender in the castle, the attacker at his edge, no Scouts
+        from env.rules.siege import play
+
+        files = play.deploy_files(s, u, slot, len(COLUMNS))
+        poly = space.footprint_at(u, slot_pose(battle, u, slot), files)
+        env = env or space.Surroundings(s, u)
+        return play.deploy_legal(s, u, slot, poly, env, len(COLUMNS), s.queue.get("zone_depth", 12.0))
     row = slot // len(COLUMNS)
     scout = u.has("scouts")
     if row >= ZONE_ROWS and not scout:
@@ -85,6 +96,8 @@ def start(battle: Battle) -> None:
     winner = 0 if blue > red else 1
     # The winner keeps its long edge (the scenario's) and the other deploys first.
     battle.state.queue["deploy_next"] = 1 - winner
+    if battle.state.castle:  # SIEGE.SCEN.DEPLOY: the defender deploys everything first
+        battle.state.queue["deploy_next"] = battle.state.castle[0].defender
     battle.state.queue["finished_first"] = None
     battle.emit("CORE.SETUP.ROLL_OFF", winner=winner, deploys_first=1 - winner)
     battle.emit("CORE.SETUP.ZONES", depth=battle.state.queue.get("zone_depth", 12.0))
@@ -106,6 +119,10 @@ def legal(battle: Battle) -> list[Action]:
 def _place(battle: Battle, u: UnitState, slot: int) -> None:
     p = slot_pose(battle, u, slot)
     u.x, u.y, u.facing = p.x, p.y, p.facing
+    if battle.state.castle:  # SIEGE.CASTLE.WALL: one rank on a wall
+        from env.rules.siege import play
+
+        u.files = play.deploy_files(battle.state, u, slot, len(COLUMNS)) or u.files
     u.deployed = True
     characters.sync(battle.state)  # a joined character deploys with its unit (CORE.SETUP.DEPLOY)
     rule = "CORE.SETUP.SCOUTS" if u.has("scouts") else "CORE.SETUP.DEPLOY"
@@ -138,11 +155,13 @@ def apply(battle: Battle, action: Action) -> None:
     ):
         s.queue["finished_first"] = side
     other = 1 - side
-    if _deployable(battle, other):
+    if s.castle and _deployable(battle, side):  # SIEGE.SCEN.DEPLOY: one side after the other
+        s.queue["deploy_next"] = side
+    elif _deployable(battle, other):
         s.queue["deploy_next"] = other
     elif _deployable(battle, side):
         s.queue["deploy_next"] = side
-    elif not _start_vanguard(battle):
+    elif s.castle or not _start_vanguard(battle):  # SIEGE.SCEN.DEPLOY: no Vanguard
         _first_turn(battle)
 
 
@@ -254,5 +273,7 @@ def _first_turn(battle: Battle) -> None:
         if totals[0] != totals[1]:
             break
     s.first_player = 0 if totals[0] > totals[1] else 1
+    if s.castle:  # SIEGE.SCEN.TURNS: the attacker goes first
+        s.first_player = 1 - s.castle[0].defender
     battle.emit("CORE.SETUP.FIRST_TURN", totals=totals, first_player=s.first_player)
     battle.finish_phase()

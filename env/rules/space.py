@@ -156,7 +156,14 @@ class Surroundings:
         self.enemy = np.array([o.side != u.side for o in others], dtype=bool)
         self.bounds = shapely.bounds(self.polys) if len(others) else np.zeros((0, 4))
         water = WATER if u.has("aquatic") else frozenset()
-        self.impassable = np.array([terrain_poly(t) for t in state.terrain if t.kind in IMPASSABLE - water], dtype=object)
+        terrain = [terrain_poly(t) for t in state.terrain if t.kind in IMPASSABLE - water]
+        self.terrain_impassable = np.array(terrain, dtype=object)
+        castle: list[Polygon] = []
+        if state.castle:  # SIEGE.SCEN.CASTLE: walls, towers and closed gates block units not standing on them
+            from env.rules.siege.castle import impassable_shapes
+
+            castle = impassable_shapes(state, u)
+        self.impassable = np.array(terrain + castle, dtype=object)
         self.difficult = np.array([terrain_poly(t) for t in state.terrain if t.kind in DIFFICULT - water], dtype=object)
         self.obstacles = np.array([terrain_poly(t) for t in state.terrain if t.kind in OBSTACLES], dtype=object)
         self.ignores_terrain = special_rules.moves_over_units(u)  # CORE.MOVE.FLY, CORE.SR.ETHEREAL

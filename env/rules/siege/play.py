@@ -1,0 +1,249 @@
+"""The siege in play: the hooks through which the engine calls the siege rules.
+
+Each function is called by one engine module only when ``state.castle`` is
+not empty (a battle with the ``siege`` module):
+
+* deployment (SIEGE.SCEN.DEPLOY): :func:`deploy_pose`, :func:`deploy_legal`,
+  :func:`deploy_files` — the defender deploys first, on the front walls
+  (slot row 0, one rank, front flush with the outer face) or in the
+  courtyard (rows 1–2); the attacker in the normal 12" zone; no Scouts rows;
+* movement: :class:`env.rules.space.Surroundings` adds
+  :func:`env.rules.siege.castle.impassable_shapes` to its impassable terrain;
+* close combat (SIEGE.ASSAULT.*, SIEGE.CC.*): :func:`wall_fight` tells
+  whether two units fight at a wall and with which assault mode;
+  :func:`to_hit` and :func:`strikes_first` give the defenders' bonus,
+  :func:`result_parts` drops ranks and outnumber, :func:`round_won` takes
+  the parapet;
+* victory (SIEGE.SCEN.VICTORY): :func:`update_control` and :func:`winner`.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import TYPE_CHECKING
+
+from env.rules import geometry as geo
+from env.rules.siege import assault
+from env.rules.siege.castle import (
+    NO_WALL_TYPES,
+    VICTORY_ELEMENTS,
+    CastleElement,
+    courtyard,
+    element_under,
+    units_in,
+)
+
+if TYPE_CHECKING:
+    from env.rules import space
+    from env.rules.battle import Battle
+    from env.rules.state import BattleState, UnitState
+
+WALL_ROW = 0
+"""Slot row 0 of the defender is a place on the front walls (SIEGE.SCEN.DEPLOY)."""
+COURTYARD_ROWS = (1, 2)
+FRONT = ("S1", "S2", "S3")
+"""The front wall sections of the standard castle (facing the attacker's edge)."""
+
+
+def defender(state: BattleState) -> int:
+    """The side holding the castle."""
+    return state.castle[0].defender
+
+
+# --------------------------------------------------------------------- deployment
+def _front_walls(state: BattleState) -> list[CastleElement]:
+    """The standing wall sections that face the attacker's edge (outward towards him)."""
+    d = defender(state)
+    want = 90.0 if d == 0 else 270.0
+    return [e for e in state.castle if e.kind == "wall" and e.standing and abs((e.outward - want) % 360.0) < 1e-6]
+
+
+def deploy_files(state: BattleState, u: UnitState, slot: int, n_columns: int) -> int | None:
+    """Files the unit takes in ``slot``: all its models (one rank) on a wall, None to keep its formation."""
+    if u.side == defender(state) and slot // n_columns == WALL_ROW:
+        return max(1, u.models)
+    return None
+
+
+def deploy_pose(state: BattleState, u: UnitState, slot: int, columns: tuple[float, ...], rows: tuple[float, ...]) -> geo.Pose:
+    """The pose of ``u`` in ``slot`` in a siege.
+
+    The defender's row-0 slots stand on the front walls, one rank deep, the
+    front flush with the outer face; every other slot is the normal one.
+    """
+    row, col = divmod(slot, len(columns))
+    x = columns[col]
+    if u.side == defender(state) and row == WALL_ROW and _front_walls(state):
+        walls = _front_walls(state)
+        d = defender(state)
+        # the outer face: the front walls' edge towards the attacker
+        outer = max(max(p[1] for p in e.polygon) for e in walls) if d == 0 else min(min(p[1] for p in e.polygon) for e in walls)
+        if d == 0:
+            return geo.Pose(x, outer - u.base_d / 2, 90.0)
+        return geo.Pose(state.table_w - x, outer + u.base_d / 2, 270.0)
+    front = rows[row]
+    if u.side == 0:
+        return geo.Pose(x, front - u.depth / 2, 90.0)
+    return geo.Pose(state.table_w - x, state.table_h - front + u.depth / 2, 270.0)
+
+
+def deploy_legal(state: BattleState, u: UnitState, slot: int, poly, env: space.Surroundings, n_columns: int,
+                 zone: float) -> bool:
+    """Whether ``u`` may deploy in ``slot`` (footprint ``poly``) in a siege (SIEGE.SCEN.DEPLOY).
+
+    Defender: row 0 on the front walls (no cavalry or chariots, one rank,
+    wholly on the walls and towers), rows 1–2 wholly in the courtyard.
+    Attacker: rows 0–2 within ``zone`` inches of his edge. No Scouts rows.
+    """
+    row = slot // n_columns
+    if u.side == defender(state):
+        if row == WALL_ROW:
+            if u.troop_type in NO_WALL_TYPES or u.troop_type == "war_machine":
+                return False
+            import shapely
+
+            walls = shapely.union_all([e.shape() for e in state.castle if e.kind in ("wall", "tower") and e.standing])
+            if not walls.buffer(geo.EPS).covers(poly):
+                return False
+            if element_under(state, _at(u, poly)) is None:
+                return False
+            on_wall = copy.copy(env)  # the castle does not block a unit deploying onto it
+            on_wall.impassable = env.terrain_impassable
+            return not on_wall.blocked(poly, poly)
+        if row not in COURTYARD_ROWS:
+            return False
+        if not courtyard(state).buffer(geo.EPS).covers(poly):
+            return False
+        return not env.blocked(poly, poly)
+    if row > 2:
+        return False
+    minx, miny, maxx, maxy = poly.bounds
+    in_zone = maxy <= zone + geo.EPS if u.side == 0 else miny >= state.table_h - zone - geo.EPS
+    return in_zone and not env.blocked(poly, poly)
+
+
+class _Centre:
+    """A stand-in with only a centre, for :func:`element_under`."""
+
+    def __init__(self, x: float, y: float) -> None:
+        self.x, self.y = x, y
+
+
+def _at(u: UnitState, poly) -> UnitState:
+    c = poly.centroid
+    return _Centre(c.x, c.y)  # type: ignore[return-value]
+
+
+# --------------------------------------------------------------------- close combat at a wall
+def wall_fight(state: BattleState, attacker: UnitState, target: UnitState) -> tuple[CastleElement, str | None] | None:
+    """The wall section and assault mode when ``attacker`` (off the walls) strikes ``target`` on a wall section.
+
+    None when the fight is not at a wall: the target stands on no wall, or the
+    attacker stands on an element too (a fight along the walls).
+    """
+    if not state.castle:
+        return None
+    e = element_under(state, target)
+    if e is None or e.kind != "wall" or element_under(state, attacker) is not None:
+        return None
+    return e, assault.assault_mode(attacker)
+
+
+def to_hit(state: BattleState, attacker: UnitState, target: UnitState, normal: int) -> int:
+    """The attacker's to-hit score against ``target`` (SIEGE.CC.DEFENDER_BONUS): 6 for climbers on ladders or hooks."""
+    w = wall_fight(state, attacker, target)
+    if w is None:
+        return normal
+    e, mode = w
+    return assault.NATURAL_SIX if assault.defender_bonus(mode, e) else normal
+
+
+def strikes_first(state: BattleState, u: UnitState, enemy: UnitState) -> bool:
+    """Whether ``u`` on a wall strikes first against ``enemy`` climbing with ladders or hooks (SIEGE.CC.DEFENDER_BONUS)."""
+    w = wall_fight(state, enemy, u)
+    if w is None:
+        return False
+    e, mode = w
+    return assault.defenders_strike_first(mode, e)
+
+
+def at_wall(state: BattleState, a: list[UnitState], b: list[UnitState]) -> CastleElement | None:
+    """The wall section a combat between unit lists ``a`` and ``b`` is fought at, if any."""
+    for x in a:
+        for y in b:
+            w = wall_fight(state, x, y) or wall_fight(state, y, x)
+            if w is not None:
+                return w[0]
+    return None
+
+
+def result_parts(state: BattleState, a: list[UnitState], b: list[UnitState], parts: dict[str, int]) -> dict[str, int]:
+    """SIEGE.CC.RESULT: at a wall neither side counts ranks or outnumber."""
+    if at_wall(state, a, b) is None:
+        return parts
+    return assault.wall_result_parts(parts)
+
+
+def round_won(battle: Battle, winners: list[UnitState], losers: list[UnitState]) -> None:
+    """SIEGE.CAPTURE.PARAPET: attackers off the walls won a round against a wall's defenders."""
+    for w in winners:
+        for x in losers:
+            hit = wall_fight(battle.state, w, x)
+            if hit is not None and not hit[0].parapet_taken:
+                assault.attackers_win_round(battle, hit[0], w)
+                return
+
+
+# --------------------------------------------------------------------- victory
+def controller(state: BattleState, e: CastleElement) -> int | None:
+    """SIEGE.SCEN.VICTORY: the side with a non-fleeing unit on or in ``e`` and the enemy none; else who held it."""
+    sides = {u.side for u in units_in(state, e) if not u.fleeing}
+    if len(sides) == 1:
+        return sides.pop()
+    return e.controller
+
+
+def update_control(battle: Battle) -> None:
+    """Refresh each element's controller (called at the end of every turn)."""
+    for e in battle.state.castle:
+        c = controller(battle.state, e)
+        if c != e.controller:
+            e.controller = c
+            battle.emit("SIEGE.SCEN.VICTORY", element=e.id, controller=c)
+
+
+def defenders_gone(state: BattleState) -> bool:
+    """SIEGE.SCEN.VICTORY: every defender unit is destroyed or has fled (off the table)."""
+    d = defender(state)
+    return not any(u.alive and u.side == d for u in state.units if not u.removed)
+
+
+def winner(state: BattleState) -> int:
+    """SIEGE.SCEN.VICTORY at the end: the attacker wins with C or at least 5 of the 9 elements, else the defender."""
+    d = defender(state)
+    att = 1 - d
+    if defenders_gone(state):
+        return att
+    held = [e for e in state.castle if e.id in VICTORY_ELEMENTS and controller(state, e) == att]
+    if any(e.id == "C" for e in held) or len(held) >= 5:
+        return att
+    return d
+
+
+def fighters(state: BattleState, a: UnitState, d: UnitState, a_n: int, d_n: int) -> tuple[int, int]:
+    """SIEGE.ASSAULT.CLIMB: fighting models of an engagement ``a`` → ``d`` at a wall.
+
+    The unit off the wall fights with its climbers only (none without gear;
+    at most 2 at a siege tower's bridge, and 2 defenders there, SIEGE.CC.RESULT).
+    """
+    for off, on, swap in ((a, d, False), (d, a, True)):
+        w = wall_fight(state, off, on)
+        if w is None:
+            continue
+        e, mode = w
+        n_off, n_on = (d_n, a_n) if swap else (a_n, d_n)
+        n_off = assault.climbers(off, n_off)
+        if mode == "siege_tower":
+            n_on = min(n_on, assault.DOOR_FIGHTERS)
+        return (n_on, n_off) if swap else (n_off, n_on)
+    return a_n, d_n
