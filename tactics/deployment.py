@@ -8,13 +8,18 @@ units, so it works for every faction and army list:
 * ``shooters`` — a unit with a missile weapon;
 * ``battle_line`` — infantry with at least 10 models;
 * ``elite`` — points per model at least :data:`ELITE_FACTOR` × the army's median;
-* ``scouts`` — a unit with the ``scouts`` special rule (it deploys last, ahead of the zone).
+* ``scouts`` — a unit with the ``scouts`` special rule (it deploys last, ahead of the zone);
+* ``flyers``, ``war_machines``, ``swarms`` — Fly/Hover units, war machines and swarms
+  (:func:`is_flyer`, :func:`is_war_machine`, :func:`is_swarm`).
 
 :func:`primary_role` picks one role per unit (character > fast > shooters >
 battle_line > elite > support). Each template returns a
 :class:`DeploymentPlan`: a :class:`SlotTarget` per unit (where it should
 stand, in the side's own frame), the order to deploy in, and the group each
-unit belongs to for the manoeuvre that follows. :func:`choose_slot` turns a
+unit belongs to for the manoeuvre that follows. The templates: the battle
+line, ``pincers``, ``refused_flank``, ``flank_teeth``, ``weakened_flank``,
+``abandoned_flank``, ``shooting_lines``, ``sacrifice_for_deployment`` and
+``protected_bubble`` (see :data:`TEMPLATES`). :func:`choose_slot` turns a
 target into the nearest legal slot of ``env.rules.deployment`` that still
 leaves every other unit room to deploy.
 
@@ -36,7 +41,7 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 
 import shapely
 
-from env.rules import space
+from env.rules import space, special_rules
 from env.rules.deployment import COLUMNS, ROWS, slot_pose
 from env.rules.geometry import EPS
 from env.rules.state import UnitState
@@ -56,6 +61,25 @@ LEFT, RIGHT, CENTRE = "left", "right", "centre"
 REFUSED_SHARE = 0.10
 """The most points the refused wing may hold (tactics.md, refused_flank deployment signature)."""
 
+TEETH_CENTRE_SHARE = 0.20
+"""The most points the sacrificial centre of ``flank_teeth`` may hold (its deployment signature)."""
+TEETH_CENTRE_UNITS = 2
+"""The most units in that centre screen."""
+WEAK_SHARE = 0.15
+"""The most points on the weak wing of ``weakened_flank``."""
+WEAK_UNITS = 2
+"""The most units on that weak wing."""
+WEAK_U = 0.25
+"""Lateral position (fraction of the table width from the weak edge) of the weak wing's units."""
+DECOY_SHARE = (0.20, 0.35)
+"""Points share of the decoy wing of ``abandoned_flank`` (its deployment signature)."""
+IRRITANT_GAP = 18.0
+"""Inches the main body keeps from the ``sacrifice_for_deployment`` irritant (tactics.md: ≥ 18", PROPOSAL)."""
+STAGGER_ROWS = (FRONT, BACK)
+"""Rows that ``shooting_lines`` alternates its shooters between, so their line is never straight."""
+GUARD_SHARE = 0.25
+"""The most points ``shooting_lines`` spends on war machine guards (``guard_balance``)."""
+
 
 # ----------------------------------------------------------------------------- roles
 def is_fast(u: UnitState) -> bool:
@@ -71,6 +95,31 @@ def is_heavy_cavalry(u: UnitState) -> bool:
 def is_shooter(u: UnitState) -> bool:
     """Shooters: the unit carries a missile weapon."""
     return u.missile is not None
+
+
+def is_flyer(u: UnitState) -> bool:
+    """FLY: a unit with Fly or Hover (CORE.TYPE.FLYER)."""
+    return special_rules.flyer(u)
+
+
+def is_mobile(u: UnitState) -> bool:
+    """Fast or flying: the units that go round (tactics.md roles CAV / FC / HC / FLY)."""
+    return is_fast(u) or is_flyer(u)
+
+
+def is_war_machine(u: UnitState) -> bool:
+    """WM: a war machine."""
+    return u.troop_type == "war_machine"
+
+
+def is_swarm(u: UnitState) -> bool:
+    """SWARM: a unit with the ``swarm`` special rule."""
+    return u.has("swarm")
+
+
+def is_scout(u: UnitState) -> bool:
+    """SCOUT: a unit with the ``scouts`` special rule."""
+    return u.has("scouts")
 
 
 def is_battle_line(u: UnitState) -> bool:
@@ -350,6 +399,455 @@ def _place_scouts(plan: DeploymentPlan, scouts: Sequence[UnitState], table_w: fl
         plan.place([u], {u.uid: x}, SCOUT_ROW, side)
 
 
+# ----------------------------------------------------------------------------- more templates (tactics.md §4.3, §4.4)
+def body_units(army: Sequence[UnitState]) -> list[UnitState]:
+    """The army's units that are not characters."""
+    return [u for u in army if not u.character]
+
+
+def _points(units: Iterable[UnitState]) -> int:
+    return sum(u.points for u in units)
+
+
+def fill_from_edge(
+    plan: DeploymentPlan,
+    units: Sequence[UnitState],
+    edge: float,
+    inward: int,
+    groups: dict[int, str] | str,
+    limit: float | None = None,
+) -> None:
+    """Line ``units`` up from the column ``edge`` inwards (+1 rightwards, −1 leftwards), in the given order.
+
+    Deep units take the front row; shallow ones (:func:`fits_back_row`) the
+    front row too while it has room before ``limit`` (inches from the own
+    left edge), else a second line in the back row from the same edge. Deep
+    units past ``limit`` carry on in the front row (an army too wide for its
+    part of the table spills over). ``groups``: one group for all, or uid -> group.
+    """
+    group = (lambda u: groups) if isinstance(groups, str) else (lambda u: groups.get(u.uid, "support"))
+    deep = [u for u in units if not fits_back_row(u)]
+    thin = [u for u in units if fits_back_row(u)]
+    front: list[UnitState] = []
+    back: list[UnitState] = []
+
+    def end_of(line: list[UnitState], u: UnitState) -> float:
+        xs = pack(line + [u], edge, inward)
+        return xs[u.uid] + inward * u.width / 2
+
+    def fits(u: UnitState, line: list[UnitState]) -> bool:
+        return limit is None or inward * (end_of(line, u) - limit) <= 0
+
+    for u in deep:
+        front.append(u)
+    for u in thin:
+        (front if fits(u, front) else back).append(u)
+    for line, row in ((front, FRONT), (back, BACK)):
+        xs = pack(line, edge, inward)
+        for u in line:
+            plan.place([u], xs, row, group(u))
+
+
+def edge_of(side: str) -> tuple[float, int]:
+    """(first column, inward direction) of the own ``side`` ("left"/"right") edge."""
+    return (COLUMNS[0], 1) if side == LEFT else (COLUMNS[-1], -1)
+
+
+def other(side: str) -> str:
+    """The opposite wing."""
+    return RIGHT if side == LEFT else LEFT
+
+
+def _unjoined_characters(army: Sequence[UnitState]) -> list[UnitState]:
+    return [u for u in army if u.character and u.joined_to is None]
+
+
+def _place_rest(plan: DeploymentPlan, army: Sequence[UnitState], table_w: float) -> None:
+    """Characters the template did not place go behind the centre; Scouts it did not place go forward on the flanks."""
+    _place_characters(plan, [u for u in army if u.character and u.uid not in plan.targets], table_w / 2)
+    _place_scouts(plan, [u for u in army if is_scout(u) and u.uid not in plan.targets], table_w, (LEFT, RIGHT))
+
+
+def flank_teeth_template(army: Sequence[UnitState], table_w: float) -> DeploymentPlan:
+    """``flank_teeth`` (tactics.md §4.3): all strength on the two wings, a cheap sacrificial screen in the centre.
+
+    Centre ("centre"): at most :data:`TEETH_CENTRE_UNITS` units cheaper than
+    the army's median unit and together at most :data:`TEETH_CENTRE_SHARE` of
+    the points — swarms and Scouts first, then the cheapest. Wings ("left",
+    "right"): every other unit, split by points, lined up from the table
+    edges inwards with the fast and flying units outermost (they go round
+    first). Characters stand behind the wings, the General with the stronger.
+    """
+    body = body_units(army)
+    total = _points(body) or 1
+    med = median([u.points for u in body]) if body else 0
+    screen: list[UnitState] = []
+    for u in sorted(body, key=lambda u: (not is_swarm(u), not is_scout(u), u.points, u.uid)):
+        if len(screen) < TEETH_CENTRE_UNITS and u.points < med and _points(screen) + u.points <= TEETH_CENTRE_SHARE * total:
+            screen.append(u)
+    plan = DeploymentPlan()
+    wings = [u for u in body if u not in screen]
+    left, right = split_wings(wings)
+    for wing, name in ((left, LEFT), (right, RIGHT)):
+        edge, inward = edge_of(name)
+        ordered = sorted(wing, key=lambda u: (not is_mobile(u), -u.points, u.uid))
+        fill_from_edge(plan, [u for u in ordered if not is_scout(u)], edge, inward, name, limit=table_w / 3 if name == LEFT else 2 * table_w / 3)
+        _place_scouts(plan, [u for u in ordered if is_scout(u)], table_w, (name,))
+    centre_line = [u for u in screen if not is_scout(u)]
+    plan.place(centre_line, pack_centred(centre_line, table_w / 2), FRONT, CENTRE)
+    for u in screen:
+        if is_scout(u):
+            plan.place([u], {u.uid: table_w / 2}, SCOUT_ROW, CENTRE)
+    chars = _characters_first_general(_unjoined_characters(army))
+    strong = LEFT if _points(left) >= _points(right) else RIGHT
+    for i, c in enumerate(chars):
+        name = strong if i % 2 == 0 else other(strong)
+        edge, inward = edge_of(name)
+        plan.place([c], {c.uid: edge + inward * (STEP * (1 + i // 2))}, BACK, "character")
+    _place_rest(plan, army, table_w)
+    return plan.deep_units_first(army)
+
+
+def weak_wing_units(army: Sequence[UnitState]) -> list[UnitState]:
+    """Who holds the weak wing of ``weakened_flank``: Scouts (cheapest first), else the cheapest fast unit, else the cheapest unit.
+
+    At most :data:`WEAK_UNITS` units and :data:`WEAK_SHARE` of the points;
+    at least one unit whenever the army has two or more.
+    """
+    body = body_units(army)
+    if len(body) < 2:
+        return []
+    total = _points(body) or 1
+    weak: list[UnitState] = []
+    for u in sorted((u for u in body if is_scout(u)), key=lambda u: (u.points, u.uid)):
+        if len(weak) < WEAK_UNITS and _points(weak) + u.points <= WEAK_SHARE * total:
+            weak.append(u)
+    if weak:
+        return weak
+    fast = sorted((u for u in body if is_mobile(u)), key=lambda u: (u.points, u.uid))
+    if fast and fast[0].points <= WEAK_SHARE * total:
+        return fast[:1]
+    return [min(body, key=lambda u: (u.points, u.uid))]
+
+
+def weakened_flank_template(army: Sequence[UnitState], table_w: float, strong_side: str) -> DeploymentPlan:
+    """``weakened_flank`` (tactics.md §4.3): one or two cheap units (Scouts) alone on one wing, the army on the other.
+
+    Weak wing ("weak"): :func:`weak_wing_units`, a quarter of the table in
+    from the weak edge (≥ 12" from the side edge), Scouts in their forward
+    row (so ≥ 12" from the own edge behind their flight). Main body: lined
+    up from the strong edge inwards, fast units outermost; its units nearest
+    the weak wing (the inner third of the main body, at least one) form the
+    flank-strike group ("inner") that turns on the pursuers; the rest is
+    "strong". Characters stand behind the main body.
+    """
+    plan = DeploymentPlan(strong_side=strong_side)
+    weak = weak_wing_units(army)
+    weak_edge = other(strong_side)
+    x_weak = WEAK_U * table_w if weak_edge == LEFT else (1 - WEAK_U) * table_w
+    for i, u in enumerate(weak):
+        x = x_weak + (STEP if weak_edge == LEFT else -STEP) * i
+        plan.place([u], {u.uid: x}, SCOUT_ROW if is_scout(u) else FRONT, "weak")
+    main = sorted((u for u in body_units(army) if u not in weak), key=lambda u: (not is_mobile(u), -u.points, u.uid))
+    main_line = [u for u in main if not is_scout(u)]
+    inner = set(u.uid for u in main_line[-max(1, len(main_line) // 3):]) if main_line else set()
+    edge, inward = edge_of(strong_side)
+    fill_from_edge(plan, main_line, edge, inward, {u.uid: "inner" if u.uid in inner else "strong" for u in main_line})
+    _place_scouts(plan, [u for u in main if is_scout(u)], table_w, (strong_side,))
+    _place_characters(plan, _unjoined_characters(army), edge + inward * table_w / 4)
+    _place_rest(plan, army, table_w)
+    return plan.deep_units_first(army)
+
+
+def decoy_wing_units(army: Sequence[UnitState]) -> list[UnitState]:
+    """The decoy wing of ``abandoned_flank``: fast and flying units, then one cheap infantry unit (i1).
+
+    Fast/flying units, most expensive first, while the wing stays within
+    :data:`DECOY_SHARE` of the points; then the cheapest infantry unit if it
+    keeps the wing within the share and the fast units ≥ half of it. An army
+    without fast units sends its cheapest units up to the lower share.
+    """
+    body = body_units(army)
+    total = _points(body) or 1
+    lo, hi = DECOY_SHARE
+    decoy: list[UnitState] = []
+    for u in sorted((u for u in body if is_mobile(u)), key=lambda u: (-u.points, u.uid)):
+        if _points(decoy) + u.points <= hi * total:
+            decoy.append(u)
+    if not decoy:
+        for u in sorted(body, key=lambda u: (u.points, u.uid)):
+            if _points(decoy) + u.points <= lo * total and len(decoy) < len(body) - 1:
+                decoy.append(u)
+        return decoy
+    fast_pts = _points(decoy)
+    foot = sorted((u for u in body if u.troop_type == "infantry" and not is_scout(u) and u not in decoy), key=lambda u: (u.points, u.uid))
+    if foot and _points(decoy) + foot[0].points <= hi * total and fast_pts >= 0.5 * (fast_pts + foot[0].points):
+        decoy.append(foot[0])
+    return decoy
+
+
+def abandoned_flank_template(army: Sequence[UnitState], table_w: float, decoy_side: str) -> DeploymentPlan:
+    """``abandoned_flank`` (tactics.md §4.3): a fast decoy wing on one side, the main body on the other.
+
+    Decoy wing on ``decoy_side``: :func:`decoy_wing_units` — fast and flying
+    units ("decoy") and one infantry unit ("decoy_inf", the source's i1),
+    lined up from that edge. Main body ("main"): everything else from the
+    other edge inwards. In turns 1–2 the decoys shift across to the main body
+    (the manoeuvre), so the whole army hits one enemy flank.
+    """
+    main_side = other(decoy_side)
+    plan = DeploymentPlan(strong_side=main_side)
+    decoy = decoy_wing_units(army)
+    edge, inward = edge_of(decoy_side)
+    fill_from_edge(plan, decoy, edge, inward, {u.uid: "decoy" if is_mobile(u) else "decoy_inf" for u in decoy})
+    main = sorted((u for u in body_units(army) if u not in decoy), key=lambda u: (-u.points, u.uid))
+    edge, inward = edge_of(main_side)
+    fill_from_edge(plan, [u for u in main if not is_scout(u)], edge, inward, "main")
+    _place_scouts(plan, [u for u in main if is_scout(u)], table_w, (main_side,))
+    _place_characters(plan, _unjoined_characters(army), edge + inward * table_w / 4)
+    _place_rest(plan, army, table_w)
+    return plan.deep_units_first(army)
+
+
+def shooting_lines_template(army: Sequence[UnitState], table_w: float, high_ground: Sequence[tuple[float, int]] = ()) -> DeploymentPlan:
+    """``shooting_lines`` (tactics.md §4.4): shooters on high ground, never in a straight line, guarded war machines.
+
+    * ``shooters_on_high_ground``: the first shooters (war machines first,
+      then the longest-ranged) take the ``high_ground`` spots, (x, row) in the
+      own frame (see :func:`high_ground_spots`).
+    * ``staggered_shooting_line``: the other shooters close the infantry line
+      on both sides, alternating between the rows of :data:`STAGGER_ROWS`, so
+      no probe on an end shooter's flank is out of every other shooter's sight.
+    * ``guard_balance``: each war machine gets the cheapest infantry unit as a
+      guard beside it (on its outer side, clear of its line of fire) while
+      the guards cost at most :data:`GUARD_SHARE`.
+    * The battle line holds the centre, fast units the wings, characters
+      behind the line. Groups: "shooters", "guard", "centre", "left", "right".
+    """
+    plan = DeploymentPlan()
+    body = body_units(army)
+    total = _points(body) or 1
+    shooters = [u for u in body if (is_shooter(u) or is_war_machine(u)) and not is_mobile(u) and not is_scout(u)]
+    shooters.sort(key=lambda u: (not is_war_machine(u), -_range(u), -u.points, u.uid))
+    guards: dict[int, UnitState] = {}
+    foot = sorted((u for u in body if u.troop_type == "infantry" and u not in shooters and not is_scout(u)), key=lambda u: (u.points, u.uid))
+    for wm in (u for u in shooters if is_war_machine(u)):
+        if foot and _points(guards.values()) + foot[0].points <= GUARD_SHARE * total:
+            guards[wm.uid] = foot.pop(0)
+    spots = list(high_ground)
+    on_high = shooters[: len(spots)]
+    for u, (x, row) in zip(on_high, spots):
+        plan.place([u], {u.uid: x}, row, "shooters")
+        if u.uid in guards:
+            g = guards[u.uid]
+            plan.place([g], {g.uid: x + STEP * (1 if x < table_w / 2 else -1) * math.ceil((u.width + g.width) / 2 / STEP + 1e-9)}, FRONT, "guard")
+    line_shooters = shooters[len(spots):]
+    centre = strongest_in_middle([u for u in body if u not in shooters and u not in guards.values() and not is_mobile(u) and not is_scout(u)])
+    xs = pack_centred(centre, table_w / 2)
+    plan.place(centre, xs, FRONT, CENTRE)
+    rows = stagger_rows(line_shooters)
+    left, right = split_wings(line_shooters)
+    for wing, direction in ((left, -1), (right, 1)):
+        wing = _guards_outside(wing + [guards[u.uid] for u in wing if u.uid in guards], guards)
+        wxs = beside(wing, centre, xs, direction, table_w / 2)
+        for u in wing:
+            plan.place([u], wxs, rows.get(u.uid, FRONT), "guard" if u in guards.values() else "shooters")
+    fast_l, fast_r = split_wings([u for u in body if is_mobile(u) and not is_scout(u)])
+    plan.place(fast_l, pack(fast_l, COLUMNS[0], 1), FRONT, LEFT)
+    plan.place(fast_r, pack(fast_r, COLUMNS[-1], -1), FRONT, RIGHT)
+    _place_characters(plan, _unjoined_characters(army), table_w / 2)
+    _place_rest(plan, army, table_w)
+    return plan.deep_units_first(army)
+
+
+def stagger_rows(shooters: Sequence[UnitState]) -> dict[int, int]:
+    """Rows for a shooting line that is never straight (``staggered_shooting_line``).
+
+    Shallow shooters alternate between the back and the front row (back
+    first when a deep one holds the front); deep ones take the front row,
+    or the middle row when every shooter is deep.
+    """
+    deep = [u for u in shooters if not fits_back_row(u)]
+    thin = [u for u in shooters if fits_back_row(u)]
+    rows = {u.uid: FRONT for u in deep}
+    for i, u in enumerate(thin):
+        rows[u.uid] = STAGGER_ROWS[(i + 1) % len(STAGGER_ROWS)]
+    if not thin:
+        for i, u in enumerate(deep):
+            rows[u.uid] = FRONT if i % 2 == 0 else MIDDLE
+    return rows
+
+
+def _guards_outside(wing: list[UnitState], guards: dict[int, UnitState]) -> list[UnitState]:
+    """A wing's units in order, each guard right after its war machine (beside it, on the outer side)."""
+    guard_of = {g.uid: wm for wm, g in guards.items()}
+    ordered = [u for u in wing if u.uid not in guard_of]
+    for g in (u for u in wing if u.uid in guard_of):
+        wm = guard_of[g.uid]
+        at = next((i for i, u in enumerate(ordered) if u.uid == wm), len(ordered) - 1)
+        ordered.insert(at + 1, g)
+    return ordered
+
+
+def fits_row(u: UnitState, row: int) -> bool:
+    """Whether ``u`` fits a deployment row behind a filled front row (only shallow units fit the back row)."""
+    return row == FRONT or fits_back_row(u)
+
+
+def _range(u: UnitState) -> float:
+    if u.missile is None:
+        return 0.0
+    from env.rules.tables import MISSILE_WEAPONS
+
+    w = MISSILE_WEAPONS.get(u.missile)
+    return float(w.range) if w is not None else 0.0
+
+
+def irritant_unit(army: Sequence[UnitState]) -> UnitState | None:
+    """The ``sacrifice_for_deployment`` irritant: the cheapest war machine, else the longest-ranged foot shooter.
+
+    Not the weakest unit: among shooters of equal range the more expensive
+    one (it must bother the enemy). None if the army has no missile unit.
+    """
+    body = body_units(army)
+    wms = sorted((u for u in body if is_war_machine(u)), key=lambda u: (u.points, u.uid))
+    if wms:
+        return wms[0]
+    shooters = [u for u in body if is_shooter(u) and not is_mobile(u)] or [u for u in body if is_shooter(u)]
+    if not shooters or len(body) < 2:
+        return None
+    return max(shooters, key=lambda u: (_range(u), u.points, -u.uid))
+
+
+def sacrifice_template(army: Sequence[UnitState], table_w: float, irritant_side: str, irritant_x: float | None = None) -> DeploymentPlan:
+    """``sacrifice_for_deployment`` (tactics.md §4.4): one irritating shooter alone, the main army far from it.
+
+    The irritant (:func:`irritant_unit`, group "irritant") stands on the
+    ``irritant_side`` wing — at ``irritant_x`` (own frame; a hill, see
+    :func:`irritant_spot`) or the outermost column. The main body ("main")
+    lines up from the other edge inwards, keeping :data:`IRRITANT_GAP`
+    inches from the irritant while the rows have room. Characters stand
+    behind the main body.
+    """
+    main_side = other(irritant_side)
+    plan = DeploymentPlan(strong_side=main_side)
+    irritant = irritant_unit(army)
+    edge_i, _ = edge_of(irritant_side)
+    x_i = irritant_x if irritant_x is not None else edge_i
+    if irritant is not None:
+        plan.place([irritant], {irritant.uid: x_i}, BACK if fits_back_row(irritant) else FRONT, "irritant")
+    main = sorted((u for u in body_units(army) if u is not irritant), key=lambda u: (not is_mobile(u), -u.points, u.uid))
+    edge, inward = edge_of(main_side)
+    limit = x_i - inward * IRRITANT_GAP
+    fill_from_edge(plan, [u for u in main if not is_scout(u)], edge, inward, "main", limit=limit)
+    _place_scouts(plan, [u for u in main if is_scout(u)], table_w, (main_side,))
+    _place_characters(plan, _unjoined_characters(army), edge + inward * table_w / 4)
+    _place_rest(plan, army, table_w)
+    return plan.deep_units_first(army)
+
+
+def bubble_asset(army: Sequence[UnitState]) -> UnitState | None:
+    """The ``protected_bubble`` asset (H): the General if it stands alone, else the best wizard, else the dearest lone character.
+
+    None when every character is joined to a unit (the bubble then forms
+    around that army's most expensive unit, see :func:`protected_bubble_template`).
+    """
+    chars = _unjoined_characters(army)
+    if not chars:
+        return None
+    return min(chars, key=lambda u: (not u.general, -u.wizard_level, -u.points, u.uid))
+
+
+def protected_bubble_template(army: Sequence[UnitState], table_w: float, centre_x: float | None = None) -> DeploymentPlan:
+    """``protected_bubble`` (tactics.md §4.4): the key piece ringed by friends on every side.
+
+    Asset ("asset"): :func:`bubble_asset`, or without a lone character the
+    army's most expensive unit. Ring ("ring_front", "ring_left",
+    "ring_right", "ring_rear"): a shallow unit in front (front row), the two
+    strongest blocks level with the asset on its left and right (middle
+    row), a narrow shallow unit behind it (back row); with no shallow unit
+    for the front the asset stands in the back row (the table edge at its
+    back) with the narrowest blocks in front (front row) and beside it
+    (middle row), so that the 6" deployment grid keeps them close. War
+    machines never stand in the ring. A unit as the asset gets blocks on
+    both sides. Other blocks extend the line outwards ("line"); fast units
+    hold the wings ("left"/"right"); other characters stand behind the line.
+    """
+    plan = DeploymentPlan()
+    cx = centre_x if centre_x is not None else table_w / 2
+    body = [u for u in body_units(army) if not is_scout(u)]
+    asset = bubble_asset(army)
+    if asset is None and body:
+        asset = max(body, key=lambda u: (u.points, -u.uid))
+        body.remove(asset)
+    blocks = sorted((u for u in body if not is_mobile(u) and not is_war_machine(u)), key=lambda u: (-u.points, u.uid))
+    ring: dict[str, UnitState] = {}
+    lone = asset is not None and asset.character and fits_back_row(asset)
+    thin = [u for u in blocks if fits_back_row(u)]
+    if lone and thin:
+        # The asset in the middle row: a shallow unit in front, the strongest blocks level with it.
+        asset_row, side_row = MIDDLE, MIDDLE
+        ring["ring_front"] = thin[0]
+        blocks.remove(thin[0])
+    elif lone:
+        # The asset in the back row (the table edge behind it): the narrowest blocks in front and
+        # beside it, so the deployment grid keeps them within reach of it.
+        asset_row, side_row = BACK, MIDDLE
+        blocks.sort(key=lambda u: (u.width, -u.points, u.uid))
+        if blocks:
+            ring["ring_front"] = blocks.pop(0)
+    else:
+        # A unit (or a large model) as the asset: blocks on both sides in the front row.
+        asset_row, side_row = FRONT, FRONT
+    for name in ("ring_left", "ring_right"):
+        if blocks:
+            ring[name] = blocks.pop(0)
+    if asset_row == MIDDLE:
+        widest = max((ring[k].width for k in ("ring_left", "ring_right") if k in ring), default=0.0)
+        rears = [u for u in blocks if fits_back_row(u) and u.width / 2 + widest / 2 + 1.0 <= STEP]
+        if rears:
+            ring["ring_rear"] = rears[0]
+            blocks.remove(rears[0])
+    pool = blocks + [u for u in body if is_war_machine(u)]
+    if asset is not None:
+        plan.place([asset], {asset.uid: cx}, asset_row, "asset")
+    if "ring_front" in ring:
+        u = ring["ring_front"]
+        plan.place([u], {u.uid: cx}, FRONT, "ring_front")
+    if "ring_rear" in ring:
+        u = ring["ring_rear"]
+        plan.place([u], {u.uid: cx}, BACK, "ring_rear")
+    # The side units must clear whatever shares (or nearly shares) their rows: the front unit when they
+    # stand in the front row, the rear unit behind a middle-row asset.
+    level = ("ring_front",) if asset_row != MIDDLE else ("ring_rear",)
+    half = max([asset.width if asset else 0.0] + [ring[k].width for k in level if k in ring]) / 2
+    sides: dict[str, float] = {}
+    for name, sign in (("ring_left", -1), ("ring_right", 1)):
+        if name in ring:
+            u = ring[name]
+            x = cx + sign * STEP * math.ceil((half + u.width / 2 + 1.0) / STEP - 1e-9)
+            sides[name] = x
+            plan.place([u], {u.uid: x}, side_row, name)
+    rest = strongest_in_middle(pool)
+    left_rest, right_rest = rest[: len(rest) // 2][::-1], rest[len(rest) // 2:]
+    for units, sign, name in ((left_rest, -1, "ring_left"), (right_rest, 1, "ring_right")):
+        anchor = sides.get(name, cx)
+        width = ring[name].width if name in ring else 2 * half
+        if units:
+            start = anchor + sign * STEP * math.ceil((width / 2 + units[0].width / 2 + 1.0) / STEP - 1e-9)
+            plan.place(units, pack(units, start, sign), FRONT, "line")
+    fast_l, fast_r = split_wings([u for u in body if is_mobile(u)])
+    plan.place(fast_l, pack(fast_l, COLUMNS[0], 1), FRONT, LEFT)
+    plan.place(fast_r, pack(fast_r, COLUMNS[-1], -1), FRONT, RIGHT)
+    others = [u for u in _unjoined_characters(army) if u is not asset]
+    _place_characters(plan, others, cx + 2 * STEP)
+    _place_rest(plan, army, table_w)
+    order = [asset.uid] if asset is not None else []
+    order += [ring[k].uid for k in ("ring_front", "ring_left", "ring_right", "ring_rear") if k in ring]
+    plan.order = order + [uid for uid in plan.order if uid not in order]
+    return plan
+
+
 # ----------------------------------------------------------------------------- the strong side
 def half_region(battle: Battle, side: int, half: str) -> shapely.Polygon:
     """No-man's land in front of ``side``'s own ``half`` ("left"/"right") of the table, as a polygon."""
@@ -407,6 +905,54 @@ def choose_strong_side(battle: Battle, side: int) -> str:
     """
     scores = {h: -terrain_penalty(battle, side, h) - enemy_share(battle, side, h) for h in (LEFT, RIGHT)}
     return LEFT if scores[LEFT] >= scores[RIGHT] else RIGHT
+
+
+
+# ----------------------------------------------------------------------------- terrain-aware choices
+def zone_rows(battle: Battle, side: int) -> dict[int, float]:
+    """Table y of the front edge of each deployment row of ``side`` (rows 0–2)."""
+    h = battle.state.table_h
+    return {r: (ROWS[r] if side == 0 else h - ROWS[r]) for r in (FRONT, MIDDLE, BACK)}
+
+
+def high_ground_spots(battle: Battle, side: int, limit: int = 2) -> list[tuple[float, int]]:
+    """Hills reaching into ``side``'s deployment zone, as (x in the own frame, row) spots nearest each hill's middle.
+
+    At most ``limit`` spots, the biggest hill area inside the zone first
+    (``shooters_on_high_ground``).
+    """
+    s = battle.state
+    zone_depth = s.queue.get("zone_depth", 12.0)
+    zone = shapely.box(0, 0, s.table_w, zone_depth) if side == 0 else shapely.box(0, s.table_h - zone_depth, s.table_w, s.table_h)
+    found = []
+    for t in s.terrain:
+        if t.kind != "hill":
+            continue
+        part = space.terrain_poly(t).intersection(zone)
+        if part.area <= 0:
+            continue
+        c = part.centroid
+        rows = zone_rows(battle, side)
+        row = min(rows, key=lambda r: abs(abs(rows[r] - c.y) - 1.0))
+        found.append((part.area, own_x(side, c.x, s.table_w), row))
+    found.sort(key=lambda f: -f[0])
+    return [(x, row) for _, x, row in found[:limit]]
+
+
+def irritant_spot(battle: Battle, side: int) -> tuple[str, float | None]:
+    """Where the ``sacrifice_for_deployment`` irritant goes: (wing, x in the own frame or None for the edge column).
+
+    The wing with a hill in the own zone (the irritant stands on it), else
+    the wing whose no-man's land is more cluttered by terrain (twice as hard
+    to reach), else the left.
+    """
+    spots = high_ground_spots(battle, side, limit=4)
+    w = battle.state.table_w
+    for x, _ in spots:
+        if x < w / 3 or x > 2 * w / 3:
+            return (LEFT if x < w / 2 else RIGHT), x
+    pen = {h: terrain_penalty(battle, side, h) for h in (LEFT, RIGHT)}
+    return (LEFT if pen[LEFT] >= pen[RIGHT] else RIGHT), None
 
 
 # ----------------------------------------------------------------------------- slots
@@ -473,3 +1019,17 @@ def choose_slot(battle: Battle, uid: int, legal: dict[int, list[int]], targets: 
         if _all_fit([slot_rect(battle, units[uid], k)], options, [SEARCH_BUDGET]):
             return k
     return candidates[0]
+
+
+TEMPLATES = (
+    "line",
+    "pincers",
+    "refused_flank",
+    "flank_teeth",
+    "weakened_flank",
+    "abandoned_flank",
+    "shooting_lines",
+    "sacrifice_for_deployment",
+    "protected_bubble",
+)
+"""The deployment templates of this module (tactics.md §4.3–§4.4), by tactic id."""

@@ -100,7 +100,21 @@ def test_registry_builds_every_agent() -> None:
 
 
 def test_registry_names() -> None:
-    assert AGENT_NAMES == ["random", "line_advance", "pincers", "refused_flank"]
+    assert AGENT_NAMES == [
+        "random",
+        "line_advance",
+        "pincers",
+        "refused_flank",
+        "flank_teeth",
+        "weakened_flank",
+        "abandoned_flank",
+        "shooting_lines",
+        "sacrifice_for_deployment",
+        "protected_bubble",
+        "bait_and_flank",
+        "control_zones",
+        "open_loop",
+    ]
 
 
 @pytest.mark.parametrize("name", ["foo", "model:runs/x/model.zip", ""])
@@ -108,7 +122,11 @@ def test_unknown_agent_is_a_one_line_value_error(name: str) -> None:
     with pytest.raises(UnknownAgentError) as info:
         make_agent(name)
     assert isinstance(info.value, ValueError)
-    assert str(info.value) == f"unknown agent '{name}'; known agents: random, line_advance, pincers, refused_flank"
+    assert str(info.value) == (
+        f"unknown agent '{name}'; known agents: random, line_advance, pincers, refused_flank, flank_teeth, "
+        "weakened_flank, abandoned_flank, shooting_lines, sacrifice_for_deployment, protected_bubble, "
+        "bait_and_flank, control_zones, open_loop"
+    )
 
 
 # ----------------------------------------------------------------------------- deployment

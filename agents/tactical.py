@@ -1,0 +1,939 @@
+"""Scripted agents that play the tactics library, part 2: deployment templates paired with their manoeuvres.
+
+Each agent is a deployment template of :mod:`tactics.deployment` plus the
+manoeuvres of :mod:`tactics.manoeuvres` that belong to it in
+``shared/rules/tactics.md``; the shared decision rules (charge scoring,
+reactions, the dead-zone check on moves, shooting) come from
+:class:`agents.base.ScriptedAgent`, and the manoeuvres every tactical agent
+shares from :class:`TacticalAgent`:
+
+* **flank seeking and combined charges** — fast units go round to a flank
+  before they charge; a target that two of our units can charge counts the
+  second as support (``flanking_charge_bonus``);
+* **charge consequence analysis** — before a charge is declared, the
+  battle is cloned with the charger in contact, and a charge that would let
+  other enemies hit the charger's flank or rear next turn, with no friend
+  to punish them, is declined unless it is likely to break the target
+  (``charge_consequence_analysis``, variant IV when declined);
+* **feigned flight** — a unit in a bait group flees from a charge when it can
+  escape, drawing the charger across its friends (``feigned_flight``);
+* **restrained pursuit** — a winner does not pursue into the enemy's
+  position when that leaves it cut off (``restrained_pursuit``);
+* **the flyer feint, defended** — an enemy flyer landing among our units
+  turns only the one unit nearest it; the others keep facing their targets
+  (``flyer_feint``, ``threat_360_check``);
+* **engaging** — from :attr:`TacticalAgent.engage_turn` every unit without a
+  job left goes for the enemy.
+
+The agents (registry names):
+
+=========================== =======================================================
+``flank_teeth``             strong wings go round to the enemy's rear, the cheap centre delays
+``weakened_flank``          Scouts alone on one wing bait, the main body flanks the pursuers
+``abandoned_flank``         a fast decoy wing shifts across to the main body in turns 1–2
+``shooting_lines``          staggered shooters on high ground, the line unmasks them
+``sacrifice_for_deployment`` an isolated irritant shoots, the main army fights elsewhere
+``protected_bubble``        the General (or wizard) ringed by four units, moving as one
+``bait_and_flank``          a cheap bait in front of a hammer's flank, the hammer punishes
+``control_zones``           screens deny lanes and hills, the line stops at the enemy's threat zone
+``open_loop``               orders by turn number only, ignoring the enemy (a baseline)
+=========================== =======================================================
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import TYPE_CHECKING, Collection
+
+import shapely
+
+from agents import estimates
+from agents.base import CLOSE, LIKELY_BREAK, MIN_REACH_FLANK, ScriptedAgent, effort, room_to_flee
+from agents.steering import face_threat, moved_copy, off_axis, predict_pose, steer
+from env.rules import geometry as geo
+from env.rules import psychology, space
+from env.rules.actions import END_PHASE, Action
+from env.rules.charges import charge_reach
+from env.rules.state import UnitState
+from tactics import manoeuvres as mv
+from tactics.deployment import (
+    CENTRE,
+    LEFT,
+    RIGHT,
+    DeploymentPlan,
+    abandoned_flank_template,
+    choose_strong_side,
+    flank_teeth_template,
+    high_ground_spots,
+    irritant_spot,
+    is_flyer,
+    is_mobile,
+    is_swarm,
+    line_template,
+    other,
+    own_x,
+    protected_bubble_template,
+    sacrifice_template,
+    shooting_lines_template,
+    weakened_flank_template,
+)
+
+if TYPE_CHECKING:
+    from env.rules.battle import Battle
+
+ENGAGE_TURN = 3
+"""From this turn on, units without a tactic job left go for the enemy."""
+FEIGN_ESCAPE = 0.6
+"""Least chance to escape (``flee_viability_check``) for a bait to flee from a charge."""
+FEIGN_PAYOFF_ESCAPE = 0.4
+"""Least chance to escape for a bait to flee when friends are ready to flank the charger."""
+COMBINED_SHARE = 0.8
+"""Share of a second charger's reach chance credited as support before it has declared."""
+FLANK_FRONT_DIFF = 2.0
+"""Expected first-round lead a flanking unit wants before it charges an enemy's front."""
+FLANK_DIFF = -1.0
+"""Expected first-round result above which a flanking unit charges a flank or rear."""
+PUNISH_BONUS = 2.0
+"""Charge-score bonus for charging an enemy that charged or pursued one of our bait units."""
+
+
+class TacticalAgent(ScriptedAgent):
+    """The shared manoeuvres of the tactical agents (see the module docstring).
+
+    Subclasses implement :meth:`make_plan` and :meth:`role_move`; they tune
+    the class attributes:
+
+    Attributes:
+        engage_turn: the turn from which units without a job engage.
+        bait_groups: plan groups whose units flee from a charge they can escape.
+        flank_groups: plan groups whose units seek flanks (charge flanks readily, fronts only when clearly favourable).
+        looks_ahead: run the charge consequence analysis before charging.
+    """
+
+    name = "tactical"
+    engage_turn = ENGAGE_TURN
+    bait_groups: frozenset[str] = frozenset()
+    flank_groups: frozenset[str] = frozenset()
+    looks_ahead = True
+
+    def reset(self, battle: Battle, side: int) -> None:
+        """Start a new battle on ``side``."""
+        super().reset(battle, side)
+        self._potential: dict[int, list[int]] = {}
+        self._events_seen = 0
+        self.bitten: set[int] = set()
+
+    # ------------------------------------------------------------------ moves
+    def move_option(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
+        """Shooters with targets hold, characters follow, each unit's role move, else engage."""
+        if self.holds_to_shoot(battle, u):
+            return None
+        if u.character and self.group(u) in ("character", "support"):
+            return self.follow(battle, u, options, groups=self.follow_groups())
+        return self.role_move(battle, u, options)
+
+    def role_move(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
+        """The tactic's move for ``u``; the default engages."""
+        return self.engage(battle, u, options)
+
+    def follow_groups(self) -> tuple[str, ...]:
+        """The groups a lone character keeps behind."""
+        return (CENTRE,)
+
+    def engaging(self, battle: Battle) -> bool:
+        """Whether the army has reached :attr:`engage_turn`."""
+        return battle.state.turn >= self.engage_turn
+
+    def engage(self, battle: Battle, u: UnitState, options: Collection[str], target: UnitState | None = None) -> str | None:
+        """Go for the enemy: flanking units round the target's flank (``position_for_flank_next_turn``), the rest straight at it."""
+        target = target or self.target_for(battle, u)
+        if target is None:
+            return None
+        if self.flanks(u) and space.unit_distance(u, target) > CLOSE / 2:
+            return self.flank_attack(battle, u, target, mv.flank_point(target, u), options)
+        return self.advance_on(battle, u, options, target)
+
+    def flanks(self, u: UnitState) -> bool:
+        """Whether ``u`` seeks flanks: a fast or flying unit of a flanking group."""
+        return is_mobile(u) and not u.character and self.group(u) in self.flank_groups
+
+    def hold(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
+        """Stay put, facing the nearest enemy — unless that is a feinting flyer someone else watches."""
+        nearest = psychology.nearest_enemy(battle, u)
+        if nearest is not None and self.ignores(battle, u, nearest):
+            return None
+        return face_threat(battle, u, options)
+
+    def ignores(self, battle: Battle, u: UnitState, e: UnitState) -> bool:
+        """``flyer_feint`` (defender): ``e`` is a flyer feinting among us and ``u`` is not the one unit that watches it."""
+        if not mv.feinting(battle, e):
+            return False
+        watcher = mv.feint_watcher(battle, e)
+        return watcher is None or watcher.uid != u.uid
+
+    def target_for(self, battle: Battle, u: UnitState) -> UnitState | None:
+        """The base target, passing over a feinting flyer that another unit watches (``threat_360_check``)."""
+        target = super().target_for(battle, u)
+        if target is None or not self.ignores(battle, u, target):
+            return target
+        others = [e for e in self.enemies(battle) if e.uid != target.uid]
+        return min(others, key=lambda e: (effort(u, e), e.uid), default=target)
+
+    def step_out_of_reach(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
+        """Step back from an enemy that could charge next turn, else hold facing it (``withdraw_and_hold_line``)."""
+        fp = space.footprint(u)
+        if mv.threats_on(battle, fp, 1 - self.side) and "backward" in options:
+            return "backward"
+        return self.hold(battle, u, options)
+
+    def toward(self, battle: Battle, u: UnitState, goal: tuple[float, float], options: Collection[str], pace: str = "march") -> str | None:
+        """Steer ``u`` to a waypoint (no overshoot), or hold facing the enemy once there."""
+        return steer(battle, u, goal, pace, options, approach=False) or self.hold(battle, u, options)
+
+    def forward_point(self, battle: Battle, u: UnitState, depth: float) -> tuple[float, float]:
+        """The table point ``depth`` inches into the table from this side's edge, level with ``u``."""
+        y = depth if self.side == 0 else battle.state.table_h - depth
+        return (u.x, y)
+
+    def own_x(self, battle: Battle, u: UnitState) -> float:
+        """``u``'s x in this side's frame (inches from its own left edge)."""
+        return own_x(self.side, u.x, battle.state.table_w)
+
+    # ------------------------------------------------------------------ charges: combined charges, consequences
+    def choose_charge(self, battle: Battle, legal: list[Action]) -> Action:
+        """Note the combined charges open this phase, then declare as the base agent does."""
+        self.note_events(battle)
+        self._potential = {t: [o.charger for o in opts] for t, opts in mv.combined_charges(battle, legal).items()}
+        return super().choose_charge(battle, legal)
+
+    def ally_support(self, battle: Battle, enemy: UnitState) -> float:
+        """The base support, or :data:`COMBINED_SHARE` of a second charger's reach chance (a combined charge)."""
+        base = super().ally_support(battle, enemy)
+        declared = {ch["charger"] for ch in battle.state.queue.get("charges", [])}
+        others = [uid for uid in self._potential.get(enemy.uid, []) if uid not in declared]
+        if len(others) < 2:
+            return base
+        chances = [
+            estimates.charge_reach_probability(battle.unit(uid).profile.M, space.unit_distance(battle.unit(uid), enemy))
+            for uid in others
+        ]
+        second = sorted(chances)[-2]
+        return max(base, COMBINED_SHARE * second)
+
+    def charge_score(self, battle: Battle, c: UnitState, t: UnitState) -> float | None:
+        """The base score, plus :data:`PUNISH_BONUS` against an enemy that went for our bait."""
+        score = super().charge_score(battle, c, t)
+        if score is not None and t.uid in self.bitten:
+            score += PUNISH_BONUS
+        return score
+
+    def charge_allowed(
+        self,
+        battle: Battle,
+        c: UnitState,
+        t: UnitState,
+        facing: str,
+        first: estimates.CombatEstimate,
+        later: estimates.CombatEstimate,
+        p_reach: float,
+    ) -> bool:
+        """Flanking units (and punishers of bait-chasers) charge flanks readily, fronts when clearly better;
+        the rest use the base rule. Then the charge consequence analysis may veto."""
+        if self.flanks(c) or t.uid in self.bitten:
+            if facing != "front":
+                ok = p_reach >= MIN_REACH_FLANK and first.diff > FLANK_DIFF
+            else:
+                ok = first.diff >= FLANK_FRONT_DIFF and super().charge_allowed(battle, c, t, facing, first, later, p_reach)
+        else:
+            ok = super().charge_allowed(battle, c, t, facing, first, later, p_reach)
+        if not ok or not self.looks_ahead or first.break_chance >= LIKELY_BREAK:
+            return ok
+        return self.consequences_acceptable(battle, c, t)
+
+    def consequences_acceptable(self, battle: Battle, c: UnitState, t: UnitState) -> bool:
+        """``charge_consequence_analysis``: no enemy could hit the charger's flank or rear next turn unpunished.
+
+        Each enemy that could charge ``c`` in the flank or rear once it is in
+        contact with ``t`` (``battle.clone()`` look-ahead) must be within
+        reach of a friend that could charge it in turn (variants I–III).
+        """
+        for e, arc in mv.counter_chargers(battle, c, t):
+            if arc == "front":
+                continue
+            if not mv.covering_friends(battle, self.side, e, exclude=(c.uid,)):
+                return False
+        return True
+
+    # ------------------------------------------------------------------ reactions: feigned flight
+    def should_flee(self, battle: Battle, t: UnitState, c: UnitState, facing: str) -> bool:
+        """The base rule, or a bait that can escape (``feigned_flight``, ``flee_viability_check``)."""
+        if super().should_flee(battle, t, c, facing):
+            return True
+        if self.group(t) not in self.bait_groups or not room_to_flee(battle, t, c):
+            return False
+        gap = space.unit_distance(t, c)
+        p = mv.flee_escape_probability(gap, c, t)
+        if p >= FEIGN_ESCAPE:
+            return True
+        return p >= FEIGN_PAYOFF_ESCAPE and bool(mv.feigned_flight_payoff(battle, t, c))
+
+    def choose_reaction(self, battle: Battle, legal: list[Action]) -> Action:
+        """React as the base agent; a bait charged marks its charger for punishment."""
+        action = super().choose_reaction(battle, legal)
+        ch = battle.state.queue.get("charges", [])
+        if ch and self.group(battle.unit(ch[-1]["target"])) in self.bait_groups:
+            self.bitten.add(ch[-1]["charger"])
+        return action
+
+    # ------------------------------------------------------------------ pursuit: restrained
+    def choose_pursuit(self, battle: Battle, legal: list[Action]) -> Action:
+        """Pursue, unless it would carry the winner deep among enemies far from friends (``restrained_pursuit``)."""
+        pursue = next((a for a in legal if a.option == "pursue"), None)
+        hold = next((a for a in legal if a.option == "hold"), None)
+        if pursue is None:
+            return END_PHASE
+        if hold is not None and pursue.target is not None:
+            winner, fleer = battle.unit(pursue.unit), battle.unit(pursue.target)
+            if mv.overextended(battle, winner, fleer):
+                return hold
+        return pursue
+
+    # ------------------------------------------------------------------ events
+    def note_events(self, battle: Battle) -> None:
+        """Remember enemies that charged or pursued our bait units (read from the event log)."""
+        bait = {u.uid for u in self.army(battle) if self.group(u) in self.bait_groups}
+        if not bait:
+            self._events_seen = len(battle.events)
+            return
+        for ev in battle.events[self._events_seen:]:
+            rule = ev.get("rule")
+            if rule == "CORE.CHARGE.DECLARE" and ev.get("target") in bait:
+                self.bitten.add(ev["unit"])
+            elif rule == "CORE.CC.PURSUIT_MOVE" and ev.get("unit") is not None and battle.unit(ev["unit"]).side != self.side:
+                self.bitten.add(ev["unit"])
+        self._events_seen = len(battle.events)
+
+
+# ============================================================================= deployment-template agents
+class FlankTeethAgent(TacticalAgent):
+    """``flank_teeth`` (tactics.md §4.3): the wings go round to the enemy's rear; the cheap centre delays.
+
+    Deployment: :func:`tactics.deployment.flank_teeth_template`. The centre
+    screen is bait: it holds facing the enemy and flees from a charge it can
+    escape (``feigned_flight``), buying time. The wings march forward and
+    inwards every turn for a point behind the outermost enemy on their side
+    (via its flank), to charge rears so that broken enemies flee towards their
+    own table edge (and off it); from turn 4 they take whatever is nearest.
+    """
+
+    name = "flank_teeth"
+    bait_groups = frozenset({CENTRE})
+    flank_groups = frozenset({LEFT, RIGHT})
+    engage_turn = 4
+
+    def make_plan(self, battle: Battle) -> DeploymentPlan:
+        """The flank-teeth template."""
+        return flank_teeth_template(self.army(battle), battle.state.table_w)
+
+    def follow_groups(self) -> tuple[str, ...]:
+        return (LEFT, RIGHT)
+
+    def role_move(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
+        """Centre: hold until the wings strike. Wings: round to the rear of the outermost enemy."""
+        group = self.group(u)
+        if group == CENTRE and not self.engaging(battle):
+            return self.hold(battle, u, options)
+        if group in (LEFT, RIGHT) and not self.engaging(battle):
+            target = self.outermost_enemy(battle, group)
+            if target is None:
+                return None
+            if mv.attack_arc(battle, u, target) == "rear" or space.unit_distance(u, target) <= CLOSE / 2:
+                return self.advance_on(battle, u, options, target)
+            waypoint = mv.flank_point(target, u) if mv.attack_arc(battle, u, target) == "front" else mv.rear_point(target, u)
+            return steer(battle, u, waypoint, "march", options, approach=False) or self.advance_on(battle, u, options, target)
+        return self.engage(battle, u, options)
+
+    def outermost_enemy(self, battle: Battle, wing: str) -> UnitState | None:
+        """The enemy furthest towards ``wing``'s side of the table (own frame)."""
+        enemies = self.enemies(battle)
+        sign = 1.0 if wing == LEFT else -1.0
+        return min(enemies, key=lambda e: (sign * self.own_x(battle, e), e.uid), default=None)
+
+
+class WeakenedFlankAgent(TacticalAgent):
+    """``weakened_flank`` (tactics.md §4.3): Scouts alone on one wing pick a fight, fall back, and the army flanks the pursuers.
+
+    Deployment: :func:`tactics.deployment.weakened_flank_template` on the wing
+    chosen by :func:`tactics.deployment.choose_strong_side`. The weak wing
+    ("weak") harasses: it shoots when it can, edges towards the enemy on its
+    wing, and flees from charges it can escape — towards the main body, which
+    is where its flight from an enemy on that wing leads (``feigned_flight``).
+    The inner units of the main body ("inner") turn to face the weak wing and
+    wait for the pursuers, charging them in the flank; the strong wing
+    ("strong") advances. Everyone engages from turn 3.
+    """
+
+    name = "weakened_flank"
+    bait_groups = frozenset({"weak"})
+    flank_groups = frozenset({"inner", "strong"})
+
+    def make_plan(self, battle: Battle) -> DeploymentPlan:
+        """The weakened-flank template, the strong wing where the terrain and the enemy allow."""
+        strong = choose_strong_side(battle, self.side)
+        return weakened_flank_template(self.army(battle), battle.state.table_w, strong)
+
+    def follow_groups(self) -> tuple[str, ...]:
+        return ("strong", "inner")
+
+    def role_move(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
+        """Weak wing: harass; inner units: face the weak wing and wait; then engage."""
+        group = self.group(u)
+        if self.engaging(battle) or group == "strong":
+            return self.engage(battle, u, options)
+        if group == "weak":
+            target = self.target_for(battle, u)
+            if target is None:
+                return None
+            if mv.threats_on(battle, space.footprint(u), 1 - self.side):
+                return self.hold(battle, u, options)
+            return self.advance_on(battle, u, options, target, pace="advance")
+        if group == "inner":
+            chasers = [e for e in self.enemies(battle) if e.uid in self.bitten]
+            if chasers:
+                return self.engage(battle, u, options, min(chasers, key=lambda e: (space.unit_distance(u, e), e.uid)))
+            return self.face_weak_wing(battle, u, options)
+        return self.engage(battle, u, options)
+
+    def face_weak_wing(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
+        """Wheel once to face diagonally towards the weak wing's ground ahead (the flank-strike posture)."""
+        weak = [w for w in self.army(battle) if self.group(w) == "weak" and w.alive]
+        if not weak:
+            return self.hold(battle, u, options)
+        w = weak[0]
+        goal = self.forward_point(battle, w, battle.state.table_h / 2)
+
+        off = off_axis(u, goal)
+        if abs(off) > 30.0:
+            side = "left" if off > 0 else "right"
+            for opt in (f"wheel_{side}_short", f"wheel_{side}"):
+                if opt in options:
+                    return opt
+        return None
+
+
+class AbandonedFlankAgent(TacticalAgent):
+    """``abandoned_flank`` (tactics.md §4.3): a fast decoy wing shifts across to the main body; the army hits one flank.
+
+    Deployment: :func:`tactics.deployment.abandoned_flank_template`, the decoy
+    on the weaker side for the advance (the main body gets the better one).
+    Turns 1–2: the decoys ("decoy") march across behind the line to the
+    main body's side, the decoy infantry ("decoy_inf") follows along the
+    rear; the main body advances at normal pace. Then everything attacks the
+    enemy units on the main body's side, fast units round their flank.
+    Flyers land as a feint (``flyer_feint``) where they threaten several
+    enemy flanks at once, then charge the true target.
+    """
+
+    name = "abandoned_flank"
+    flank_groups = frozenset({"decoy", "main"})
+
+    def make_plan(self, battle: Battle) -> DeploymentPlan:
+        """The abandoned-flank template; the main body on the strong side."""
+        strong = choose_strong_side(battle, self.side)
+        return abandoned_flank_template(self.army(battle), battle.state.table_w, other(strong))
+
+    def follow_groups(self) -> tuple[str, ...]:
+        return ("main",)
+
+    def main_x(self, battle: Battle) -> float:
+        """Table x of the main body's side, a sixth of the table in from its edge."""
+        w = battle.state.table_w
+        main_side = self.plan.strong_side if self.plan and self.plan.strong_side else RIGHT
+        x = w / 6 if main_side == LEFT else 5 * w / 6
+        return own_x(self.side, x, w)
+
+    def role_move(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
+        """Decoys shift across in turns 1–2; then all go for the enemies on the main body's side."""
+        group = self.group(u)
+        turn = battle.state.turn
+        if is_flyer(u) and turn >= 2:
+            feint = self.flyer_feint(battle, u, options)
+            if feint is not None:
+                return feint
+        if group in ("decoy", "decoy_inf") and turn <= 2:
+            depth = 9.0 if group == "decoy" else 4.0
+            goal = (self.main_x(battle), self.forward_point(battle, u, depth)[1])
+            return self.toward(battle, u, goal, options, "march")
+        return self.engage(battle, u, options, self.flank_target(battle, u))
+
+    def flank_target(self, battle: Battle, u: UnitState) -> UnitState | None:
+        """The enemy on the main body's side nearest ``u`` (the flank the whole army concentrates on)."""
+        enemies = self.enemies(battle)
+        if not enemies:
+            return None
+        mx = self.main_x(battle)
+        return min(enemies, key=lambda e: (abs(e.x - mx) + space.unit_distance(u, e), e.uid))
+
+    def flyer_feint(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
+        """``flyer_feint``: fly to a spot behind the enemy threatening several flanks, safe from their fronts."""
+        points = [mv.rear_point(e, u, 4.0) for e in self.enemies(battle)]
+        spot = mv.feint_landing(battle, u, points)
+        if spot is None:
+            return None
+        return steer(battle, u, spot, "march", options, approach=False)
+
+
+class ShootingLinesAgent(TacticalAgent):
+    """``shooting_lines`` (tactics.md §4.4): a staggered gunline on high ground, the line in front unmasking it.
+
+    Deployment: :func:`tactics.deployment.shooting_lines_template` with the
+    hills of the own zone as high-ground spots. Shooters hold and shoot while
+    they have targets (``ranged_area_denial``), else close in. The battle line
+    holds in front until turn 3, stepping back out of the enemy's reach; a
+    unit that masks a shooter moves so the shooter sees more targets
+    (``unmask_shooters``) — moving first in the phase. Guards stay in front of
+    their war machines; fast units flank. Everyone engages from turn 3.
+    """
+
+    name = "shooting_lines"
+    flank_groups = frozenset({LEFT, RIGHT})
+
+    def make_plan(self, battle: Battle) -> DeploymentPlan:
+        """The shooting-lines template, shooters on the own zone's hills."""
+        spots = high_ground_spots(battle, self.side)
+        return shooting_lines_template(self.army(battle), battle.state.table_w, spots)
+
+    def choose_move(self, battle: Battle, legal: list[Action]) -> Action:
+        """Units masking a friendly shooter move first, to the option that unmasks it most."""
+        options: dict[int, dict[str, Action]] = defaultdict(dict)
+        for a in legal:
+            if a.kind == "move":
+                options[a.unit][a.option] = a
+        shooters = [s for s in space.alive_units(battle.state, self.side) if s.missile is not None and not s.fleeing]
+        for s in shooters:
+            for m in mv.maskers(battle, s):
+                if m.uid not in options or m.missile is not None:
+                    continue
+                best = self.unmask_option(battle, m, options[m.uid], shooters)
+                if best is not None:
+                    return options[m.uid][best]
+        return super().choose_move(battle, legal)
+
+    def unmask_option(self, battle: Battle, m: UnitState, options: Collection[str], shooters: list[UnitState]) -> str | None:
+        """The move of ``m`` that gives the shooters the most new targets without walking into danger (None: none helps)."""
+        best, best_gain = None, 0
+        for opt in ("advance", "wheel_left", "wheel_right", "march", "backward"):
+            if opt not in options:
+                continue
+            pose = predict_pose(battle, m, opt)
+            if self.danger(battle, moved_copy(m, pose)) > 1.0:
+                continue
+            gain = mv.unmask_gain(battle, m, pose, shooters)
+            if gain > best_gain:
+                best, best_gain = opt, gain
+        return best
+
+    def role_move(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
+        """Guards and the line hold until turn 3; shooters without targets close in; the rest engage."""
+        group = self.group(u)
+        if group in ("guard", CENTRE) and not self.engaging(battle):
+            return self.step_out_of_reach(battle, u, options)
+        if group == "shooters":
+            target = self.target_for(battle, u)
+            return self.advance_on(battle, u, options, target, pace="advance") if target is not None else None
+        return self.engage(battle, u, options)
+
+
+class SacrificeForDeploymentAgent(TacticalAgent):
+    """``sacrifice_for_deployment`` (tactics.md §4.4): an isolated irritant shoots while the army fights elsewhere.
+
+    Deployment: :func:`tactics.deployment.sacrifice_template`, the irritant on
+    the wing with a hill (or the most broken ground) in front, the main body
+    at the other edge. The irritant never leaves its post while it has
+    targets and turns to face the nearest enemy otherwise; the main body
+    advances with the charge consequence analysis, its fast units flanking.
+    """
+
+    name = "sacrifice_for_deployment"
+    flank_groups = frozenset({"main"})
+    engage_turn = 1
+
+    def make_plan(self, battle: Battle) -> DeploymentPlan:
+        """The sacrifice template on the irritant's wing."""
+        wing, x = irritant_spot(battle, self.side)
+        return sacrifice_template(self.army(battle), battle.state.table_w, wing, x)
+
+    def follow_groups(self) -> tuple[str, ...]:
+        return ("main",)
+
+    def role_move(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
+        """The irritant holds its post (closing in only when nothing is in range); the main body engages."""
+        if self.group(u) == "irritant":
+            if battle.state.turn <= 2:
+                return self.hold(battle, u, options)
+            target = self.target_for(battle, u)
+            return self.advance_on(battle, u, options, target, pace="half") if target is not None else None
+        return self.engage(battle, u, options)
+
+
+RING_GAP = 1.5
+"""Inches between the asset's footprint and each ring unit."""
+
+
+class ProtectedBubbleAgent(TacticalAgent):
+    """``protected_bubble`` (tactics.md §4.4): the key piece ringed on every side, the ring moving with it.
+
+    Deployment: :func:`tactics.deployment.protected_bubble_template`. Each
+    movement phase the asset moves first, at the pace of the slowest ring
+    unit, towards the nearest enemy; then each ring unit restores its place
+    (front, left, right, rear of the asset, facing the same way) before
+    anything else moves. Swarms screen the asset from the nearest enemy
+    missile unit (``swarm_screen``). The rest of the army advances beside the
+    bubble and engages; fast units flank.
+    """
+
+    name = "protected_bubble"
+    flank_groups = frozenset({LEFT, RIGHT})
+    engage_turn = 1
+    RING = ("ring_front", "ring_left", "ring_right", "ring_rear")
+
+    def make_plan(self, battle: Battle) -> DeploymentPlan:
+        """The bubble template in the middle of the zone."""
+        return protected_bubble_template(self.army(battle), battle.state.table_w)
+
+    def asset(self, battle: Battle) -> UnitState | None:
+        """The protected unit, if still on the table."""
+        for u in self.army(battle):
+            if self.group(u) == "asset" and u.alive:
+                return u
+        return None
+
+    def choose_move(self, battle: Battle, legal: list[Action]) -> Action:
+        """The asset first, then the ring, then the others (the base order)."""
+        options: dict[int, dict[str, Action]] = defaultdict(dict)
+        for a in legal:
+            if a.kind == "move":
+                options[a.unit][a.option] = a
+        order = ["asset", *self.RING]
+        for group in order:
+            for uid, opts in sorted(options.items()):
+                u = battle.unit(uid)
+                if self.group(u) != group:
+                    continue
+                opt = self.move_option(battle, u, opts)
+                if opt is not None and opt in opts:
+                    return opts[opt]
+        rest = [a for a in legal if not (a.kind == "move" and self.group(battle.unit(a.unit)) in order)]
+        return super().choose_move(battle, rest) if rest else END_PHASE
+
+    def move_option(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
+        """The asset leads, the ring keeps formation, swarms screen; others as the tactical agents."""
+        group = self.group(u)
+        if group == "asset":
+            return self.asset_move(battle, u, options)
+        if group in self.RING:
+            return self.ring_move(battle, u, group, options)
+        if is_swarm(u):
+            return self.screen_move(battle, u, options)
+        return super().move_option(battle, u, options)
+
+    def ring_pace(self, battle: Battle) -> str:
+        """"advance" when the slowest ring unit moves at least as far as the asset, else "half"."""
+        asset = self.asset(battle)
+        ring = [u for u in self.army(battle) if self.group(u) in self.RING and u.alive]
+        if asset is None or not ring:
+            return "advance"
+        return "advance" if min(u.profile.M for u in ring) >= asset.profile.M else "half"
+
+    def asset_move(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
+        """Towards the nearest enemy at the ring's pace, never into an enemy's reach."""
+        target = self.target_for(battle, u)
+        if target is None:
+            return None
+        if mv.threats_on(battle, space.footprint(u), 1 - self.side):
+            return "backward" if "backward" in options else None
+        return steer(battle, u, (target.x, target.y), self.ring_pace(battle), options, approach=True)
+
+    def ring_slot(self, asset: UnitState, u: UnitState, group: str) -> geo.Pose:
+        """Where ring unit ``u`` belongs around ``asset`` (facing the asset's way)."""
+        p = space.pose(asset)
+        if group == "ring_front":
+            lx, ly = 0.0, asset.depth / 2 + RING_GAP + u.depth / 2
+        elif group == "ring_rear":
+            lx, ly = 0.0, -(asset.depth / 2 + RING_GAP + u.depth / 2)
+        else:
+            sign = -1.0 if group == "ring_left" else 1.0
+            lx, ly = sign * (asset.width / 2 + RING_GAP + u.width / 2 + 1.0), 0.0
+        x, y = geo.to_world(p, lx, ly)
+        return geo.Pose(x, y, asset.facing)
+
+    def ring_move(self, battle: Battle, u: UnitState, group: str, options: Collection[str]) -> str | None:
+        """Restore the ring: steer to the slot around the asset; without an asset, engage."""
+        asset = self.asset(battle)
+        if asset is None:
+            return self.engage(battle, u, options)
+        slot = self.ring_slot(asset, u, group)
+        if geo.distance(space.footprint(u), space.footprint_at(u, slot)) < 1.0:
+            return face_threat(battle, u, options) if self.engaging(battle) else None
+        return steer(battle, u, (slot.x, slot.y), "march", options, approach=False)
+
+    def screen_move(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
+        """``swarm_screen``: stand between the asset and the nearest enemy missile unit."""
+        asset = self.asset(battle)
+        shooters = [e for e in self.enemies(battle) if e.missile is not None]
+        if asset is None or not shooters:
+            return super().move_option(battle, u, options)
+        s = min(shooters, key=lambda e: (space.unit_distance(asset, e), e.uid))
+        return self.toward(battle, u, mv.screen_point(asset, (s.x, s.y), u), options, "march")
+
+    def consequences_acceptable(self, battle: Battle, c: UnitState, t: UnitState) -> bool:
+        """Ring units also stay home unless the charge is safe (the ring is the asset's shield)."""
+        if self.group(c) in self.RING and self.asset(battle) is not None and space.unit_distance(c, t) > CLOSE / 2:
+            return False
+        return super().consequences_acceptable(battle, c, t)
+
+
+# ============================================================================= manoeuvre agents
+class BaitAndFlankAgent(TacticalAgent):
+    """``bait_unit`` / ``feigned_flight`` as a plan: a cheap bait tempts the enemy across a hammer's front.
+
+    Deployment: the battle line (:func:`tactics.deployment.line_template`),
+    then the cheapest unit (fast ones first: they flee further) becomes the
+    bait and the strongest the hammer. The bait goes to its post
+    (:func:`tactics.manoeuvres.bait_post`: 10" ahead of the hammer, 8" to
+    its inner side) and waits there in the enemy's reach; charged, it flees
+    when it can escape. The hammer keeps out of the enemy's threat zone
+    until an enemy goes for the bait, then charges it (flank and rear charges
+    readily). The rest of the line advances at normal pace and engages from
+    turn 3.
+    """
+
+    name = "bait_and_flank"
+    bait_groups = frozenset({"bait"})
+    flank_groups = frozenset({"hammer"})
+
+    def make_plan(self, battle: Battle) -> DeploymentPlan:
+        """The battle line with a bait and a hammer picked out."""
+        army = self.army(battle)
+        plan = line_template(army, battle.state.table_w)
+        body = [u for u in army if not u.character]
+        if len(body) >= 3:
+            bait = min(body, key=lambda u: (not is_mobile(u), u.points, u.uid))
+            hammer = max((u for u in body if u is not bait), key=lambda u: (u.points, -u.uid))
+            plan.groups[bait.uid] = "bait"
+            plan.groups[hammer.uid] = "hammer"
+        return plan
+
+    def member(self, battle: Battle, group: str) -> UnitState | None:
+        """The alive unit of ``group``, if any."""
+        return next((u for u in self.army(battle) if self.group(u) == group and u.alive), None)
+
+    def role_move(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
+        """Bait to its post; hammer out of reach until the enemy bites; the line advances, then engages."""
+        group = self.group(u)
+        chasers = [e for e in self.enemies(battle) if e.uid in self.bitten]
+        if group == "hammer":
+            if chasers:
+                return self.engage(battle, u, options, min(chasers, key=lambda e: (space.unit_distance(u, e), e.uid)))
+            if self.engaging(battle):
+                return self.engage(battle, u, options)
+            return self.keep_out_of_reach(battle, u, options)
+        if group == "bait" and not self.engaging(battle):
+            hammer = self.member(battle, "hammer")
+            enemy = self.nearest_enemy(battle, u)
+            if hammer is None or enemy is None:
+                return self.engage(battle, u, options)
+            inner = 1.0 if self.own_x(battle, hammer) < battle.state.table_w / 2 else -1.0
+            sign = inner if self.side == 0 else -inner
+            post = mv.bait_post(hammer, (enemy.x, enemy.y), sign)
+            return self.toward(battle, u, post, options, "march")
+        if not self.engaging(battle) and not u.character:
+            target = self.target_for(battle, u)
+            return self.advance_on(battle, u, options, target, pace="advance") if target is not None else None
+        return self.engage(battle, u, options)
+
+    def keep_out_of_reach(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
+        """Advance only while the move ends outside every enemy's threat region; otherwise hold or step back."""
+        for opt in ("advance", "advance_half"):
+            if opt in options:
+                pose = predict_pose(battle, u, opt)
+                if not mv.threats_on(battle, space.footprint_at(u, pose), 1 - self.side):
+                    return opt
+        return self.step_out_of_reach(battle, u, options)
+
+
+class ControlZonesAgent(TacticalAgent):
+    """``area_control`` / ``terrain_denial_by_threat`` / ``herding_corridor`` / ``swarm_speed_bump`` as a plan.
+
+    Deployment: the battle line. Fast units are screens: in turns 1–2 each
+    takes the move that adds the most no-man's land (hills count double) to
+    our control — its threat region minus the enemy's — while ending outside
+    every enemy threat region. The line advances to the edge of the enemy's
+    threat zone and stops there (the dead zone is the enemy's to enter),
+    counter-charging what comes in. The cheapest small unit is a speed bump
+    in the path of the enemy's fastest unit towards our line. From turn 3
+    everyone engages.
+    """
+
+    name = "control_zones"
+    flank_groups = frozenset({"screen"})
+
+    def make_plan(self, battle: Battle) -> DeploymentPlan:
+        """The battle line; fast units are screens, the cheapest small unit the speed bump."""
+        army = self.army(battle)
+        plan = line_template(army, battle.state.table_w)
+        body = [u for u in army if not u.character]
+        total = sum(u.points for u in body) or 1
+        for u in body:
+            if is_mobile(u):
+                plan.groups[u.uid] = "screen"
+        small = [u for u in body if not is_mobile(u) and u.points <= 0.1 * total]
+        if small:
+            plan.groups[min(small, key=lambda u: (u.points, u.uid)).uid] = "bump"
+        return plan
+
+    def role_move(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
+        """Screens take ground, the bump blocks the fastest enemy's lane, the line stops at the enemy's reach."""
+        if self.engaging(battle):
+            return self.engage(battle, u, options)
+        group = self.group(u)
+        if group == "screen":
+            return self.claim_ground(battle, u, options)
+        if group == "bump":
+            bump = self.bump_point(battle, u)
+            if bump is not None:
+                return self.toward(battle, u, bump, options, "march")
+        return self.edge_of_reach(battle, u, options)
+
+    def claim_ground(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
+        """The move (or none) ending outside enemy reach that maximises the ground ``u`` controls."""
+        enemy_zone = mv.threat_zone(battle, 1 - self.side)
+        land = mv.no_mans_land(battle)
+        hills = mv.hills(battle)
+        best, best_score = None, self.ground_score(u, space.pose(u), enemy_zone, land, hills)
+        if mv.threats_on(battle, space.footprint(u), 1 - self.side):
+            best_score = -1.0
+        for opt in options:
+            if opt.startswith("reform") or opt in ("about_face",):
+                continue
+            pose = predict_pose(battle, u, opt)
+            if mv.threats_on(battle, space.footprint_at(u, pose), 1 - self.side):
+                continue
+            score = self.ground_score(u, pose, enemy_zone, land, hills)
+            if score > best_score + 1.0:
+                best, best_score = opt, score
+        return best
+
+    @staticmethod
+    def ground_score(u: UnitState, pose: geo.Pose, enemy_zone: shapely.Geometry, land: shapely.Geometry, hills: list) -> float:
+        """Square inches of no-man's land (hills twice) that ``u`` at ``pose`` threatens and the enemy does not."""
+        region = mv.threat_region(u, pose).difference(enemy_zone)
+        return region.intersection(land).area + sum(region.intersection(h).area for h in hills)
+
+    def bump_point(self, battle: Battle, u: UnitState) -> tuple[float, float] | None:
+        """A point on the fastest enemy's path to our nearest unit (``swarm_speed_bump``), or None without fast enemies."""
+        fast = [e for e in self.enemies(battle) if is_mobile(e)]
+        friends = [f for f in space.alive_units(battle.state, self.side) if f.uid != u.uid and not f.character]
+        if not fast or not friends:
+            return None
+        e = max(fast, key=lambda e: (e.profile.M, e.points, -e.uid))
+        goal = min(friends, key=lambda f: (space.unit_distance(e, f), f.uid))
+        return mv.speed_bump_point(e, (goal.x, goal.y))
+
+    def edge_of_reach(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
+        """The longest forward move that ends outside every enemy's threat region (none: hold facing the enemy)."""
+        if u.character:
+            return self.follow(battle, u, options)
+        target = self.target_for(battle, u)
+        if target is None:
+            return None
+        for pace in ("march", "advance", "half"):
+            opt = steer(battle, u, (target.x, target.y), pace, options, approach=True)
+            if opt is None:
+                continue
+            pose = predict_pose(battle, u, opt)
+            if not mv.threats_on(battle, space.footprint_at(u, pose), 1 - self.side):
+                return opt
+        return self.hold(battle, u, options)
+
+
+# ============================================================================= the open-loop baseline
+class OpenLoopAgent(ScriptedAgent):
+    """``open_loop``: orders by turn number only, ignoring the enemy — a baseline that loses to ``line_advance``.
+
+    Deploys the battle line; every unit marches straight ahead in turns 1–2
+    and advances straight ahead afterwards (never wheeling towards anyone);
+    from turn 3 it declares the first legal charge, whatever it meets;
+    charged units always hold; shooters fire at the first legal target;
+    winners always pursue.
+    """
+
+    name = "open_loop"
+    CHARGE_TURN = 3
+    MARCH_TURNS = 2
+
+    def make_plan(self, battle: Battle) -> DeploymentPlan:
+        """The battle line."""
+        return line_template(self.army(battle), battle.state.table_w)
+
+    def move_option(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
+        """March straight ahead in turns 1–2, advance straight ahead later."""
+        if battle.state.turn <= self.MARCH_TURNS and "march" in options:
+            return "march"
+        return "advance" if "advance" in options else None
+
+    def choose_move(self, battle: Battle, legal: list[Action]) -> Action:
+        """Each unit in uid order takes its scheduled move (no dead-zone check)."""
+        for a in sorted((a for a in legal if a.kind == "move"), key=lambda a: a.unit):
+            u = battle.unit(a.unit)
+            opts = {b.option for b in legal if b.kind == "move" and b.unit == u.uid}
+            if self.move_option(battle, u, opts) == a.option:
+                return a
+        return END_PHASE
+
+    def choose_charge(self, battle: Battle, legal: list[Action]) -> Action:
+        """From turn 3 the first legal charge (lowest charger, then target uid), else none."""
+        if battle.state.turn < self.CHARGE_TURN:
+            return END_PHASE
+        charges = sorted((a for a in legal if a.kind == "charge"), key=lambda a: (a.unit, a.target))
+        return charges[0] if charges else END_PHASE
+
+    def choose_reaction(self, battle: Battle, legal: list[Action]) -> Action:
+        """Always hold (the only reaction that needs no look at the charger)."""
+        return next((a for a in legal if a.option == "hold"), legal[0] if legal else END_PHASE)
+
+    def choose_shot(self, battle: Battle, legal: list[Action]) -> Action:
+        """The first legal shot."""
+        shots = sorted((a for a in legal if a.kind == "shoot"), key=lambda a: (a.unit, a.target))
+        return shots[0] if shots else END_PHASE
+
+
+TACTICAL_AGENTS: dict[str, type[ScriptedAgent]] = {
+    cls.name: cls
+    for cls in (
+        FlankTeethAgent,
+        WeakenedFlankAgent,
+        AbandonedFlankAgent,
+        ShootingLinesAgent,
+        SacrificeForDeploymentAgent,
+        ProtectedBubbleAgent,
+        BaitAndFlankAgent,
+        ControlZonesAgent,
+        OpenLoopAgent,
+    )
+}
+"""Registry name -> agent class, in display order."""
+
+__all__ = [
+    "AbandonedFlankAgent",
+    "BaitAndFlankAgent",
+    "ControlZonesAgent",
+    "FlankTeethAgent",
+    "OpenLoopAgent",
+    "ProtectedBubbleAgent",
+    "SacrificeForDeploymentAgent",
+    "ShootingLinesAgent",
+    "TACTICAL_AGENTS",
+    "TacticalAgent",
+    "WeakenedFlankAgent",
+]

@@ -1,0 +1,254 @@
+"""Tests of the tactical agents (``agents/tactical.py``) and their deployment templates.
+
+Battles are played with a bare loop over ``Battle.apply``, which raises
+``IllegalActionError`` on an illegal action, so a finished battle proves that
+every decision of both agents was legal. The strength tests are marked slow.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from statistics import median, pstdev
+
+import pytest
+
+from agents.registry import AGENT_NAMES, make_agent
+from agents.tactical import TACTICAL_AGENTS
+from env.rules import space
+from env.rules.battle import Battle
+from env.rules.state import SIDES
+from tactics import manoeuvres as mv
+from tactics.deployment import SCOUT_ROW, weakened_flank_template
+
+SCENARIO = "pitched_battle"
+ARMIES = sorted(p.stem for p in (Path(__file__).resolve().parents[1] / "configs" / "armies").glob("*.yaml"))
+TACTICAL = list(TACTICAL_AGENTS)
+TEMPLATE_AGENTS = ["flank_teeth", "weakened_flank", "abandoned_flank", "shooting_lines", "sacrifice_for_deployment", "protected_bubble"]
+
+
+def play(blue: str, red: str, seed: int, blue_army: str | None = None, red_army: str | None = None, scenario: str = SCENARIO) -> Battle:
+    """Play a whole battle between two named agents and return it."""
+    battle = Battle.from_scenario(scenario, seed=seed, blue_army=blue_army, red_army=red_army)
+    agents = [make_agent(blue, seed=2 * seed), make_agent(red, seed=2 * seed + 1)]
+    for side, agent in enumerate(agents):
+        agent.reset(battle, side)
+    while not battle.is_over:
+        battle.apply(agents[battle.pending.player].act(battle))
+    return battle
+
+
+def test_every_tactical_agent_is_registered() -> None:
+    assert set(TACTICAL) == set(TEMPLATE_AGENTS) | {"bait_and_flank", "control_zones", "open_loop"}
+    for name in TACTICAL:
+        assert name in AGENT_NAMES
+        assert make_agent(name, seed=1).name == name
+
+
+# ----------------------------------------------------------------------------- legality
+def legality_games() -> list[tuple[str, int, str, str, str]]:
+    """(agent, seat, own army, opponent's army, opponent): two battles per agent against the scripted
+    line, one in each seat, on armies that differ from agent to agent (together every list is fielded)."""
+    games = []
+    for i, agent in enumerate(TACTICAL):
+        for seat in (0, 1):
+            k = 2 * i + seat
+            games.append((agent, seat, ARMIES[k % len(ARMIES)], ARMIES[(3 * k + 1) % len(ARMIES)], "line_advance"))
+    return games
+
+
+@pytest.mark.parametrize(("agent", "seat", "own_army", "other_army", "opponent"), legality_games())
+def test_tactical_agent_plays_a_legal_battle(agent: str, seat: int, own_army: str, other_army: str, opponent: str) -> None:
+    names = (agent, opponent) if seat == 0 else (opponent, agent)
+    armies = (own_army, other_army) if seat == 0 else (other_army, own_army)
+    battle = play(*names, seed=7 + seat, blue_army=armies[0], red_army=armies[1])
+    assert battle.is_over
+    assert battle.result["winner"] in (*SIDES, "draw")
+    assert all(u.deployed for u in battle.state.units if u.side == seat)
+
+
+def test_legality_games_field_every_army_in_both_seats() -> None:
+    games = legality_games()
+    assert {a for g in games for a in g[2:4]} == set(ARMIES)
+    for agent in TACTICAL:
+        assert {g[1] for g in games if g[0] == agent} == {0, 1}
+
+
+@pytest.mark.parametrize("agent", TACTICAL)
+def test_tactical_agent_plays_a_placed_scenario_in_both_seats(agent: str) -> None:
+    """``skirmish_line`` starts with units placed and no deployment: the plans must cope."""
+    for seat in (0, 1):
+        names = (agent, "random") if seat == 0 else ("random", agent)
+        battle = play(*names, seed=seat, scenario="skirmish_line")
+        assert battle.is_over
+
+
+def test_tactical_agents_are_deterministic_for_a_seed() -> None:
+    for agent in ("bait_and_flank", "protected_bubble"):
+        first = play(agent, "random", seed=3, blue_army=ARMIES[3], red_army=ARMIES[4])
+        again = play(agent, "random", seed=3, blue_army=ARMIES[3], red_army=ARMIES[4])
+        assert first.actions == again.actions
+
+
+# ----------------------------------------------------------------------------- deployment templates
+def deployed(agent: str, army: str, seat: int):
+    """Play only the deployment of ``agent`` against random; return the battle, the agent and its units."""
+    names = (agent, "random") if seat == 0 else ("random", agent)
+    other = ARMIES[(ARMIES.index(army) + 1) % len(ARMIES)]
+    battle = Battle.from_scenario(SCENARIO, seed=seat, blue_army=army if seat == 0 else other, red_army=army if seat == 1 else other)
+    agents = [make_agent(n) for n in names]
+    for side, a in enumerate(agents):
+        a.reset(battle, side)
+    while battle.state.stage == "deploy" and not battle.is_over:
+        battle.apply(agents[battle.pending.player].act(battle))
+    units = [u for u in battle.state.units if u.side == seat and u.joined_to is None]
+    return battle, agents[seat], units
+
+
+def lateral(battle: Battle, u) -> float:
+    """The unit's position across the table from its own left, 0..1 (tactics.md ``u``)."""
+    w = battle.state.table_w
+    return (u.x if u.side == 0 else w - u.x) / w
+
+
+def depth(battle: Battle, u) -> float:
+    """Inches from the unit's own table edge to its front edge."""
+    front = u.y + u.depth / 2 if u.side == 0 else battle.state.table_h - (u.y - u.depth / 2)
+    return front
+
+
+@pytest.mark.parametrize("agent", TEMPLATE_AGENTS)
+@pytest.mark.parametrize("army", ARMIES)
+def test_template_deploys_every_unit(agent: str, army: str) -> None:
+    seat = ARMIES.index(army) % 2
+    battle, _, units = deployed(agent, army, seat)
+    assert all(u.deployed for u in units), [u.name for u in units if not u.deployed]
+
+
+@pytest.mark.parametrize("army", ARMIES)
+def test_flank_teeth_centre_is_a_cheap_screen(army: str) -> None:
+    battle, agent, units = deployed("flank_teeth", army, seat=0)
+    body = [u for u in units if not u.character]
+    total = sum(u.points for u in body)
+    med = median(u.points for u in body)
+    centre = [u for u in body if agent.group(u) == "centre"]
+    assert sum(u.points for u in centre) <= 0.2 * total
+    assert all(u.points < med for u in centre)
+    for wing, lo, hi in (("left", 0.0, 0.5), ("right", 0.5, 1.0)):
+        wing_units = [u for u in body if agent.group(u) == wing]
+        assert wing_units and sum(u.points for u in wing_units) >= 0.3 * total
+        assert all(lo <= lateral(battle, u) <= hi for u in wing_units)
+
+
+@pytest.mark.parametrize("army", ARMIES)
+def test_weakened_flank_leaves_one_or_two_cheap_units_on_the_weak_wing(army: str) -> None:
+    battle, agent, units = deployed("weakened_flank", army, seat=1)
+    body = [u for u in units if not u.character]
+    total = sum(u.points for u in body)
+    weak = [u for u in body if agent.group(u) == "weak"]
+    assert 1 <= len(weak) <= 2 and sum(u.points for u in weak) <= 0.15 * total
+    strong_left = agent.plan.strong_side == "left"
+    for u in weak:
+        assert (lateral(battle, u) > 0.5) == strong_left
+        assert min(u.x, battle.state.table_w - u.x) >= 12.0
+    main = [u for u in body if agent.group(u) in ("strong", "inner")]
+    in_strong_half = sum(u.points for u in main if (lateral(battle, u) < 0.5) == strong_left)
+    assert in_strong_half >= 0.6 * sum(u.points for u in main)
+
+
+def test_weakened_flank_sends_scouts_to_the_weak_wing_clear_of_the_edges() -> None:
+    """No army list fields Scouts yet: the template is applied to a placed army with a unit of Scouts."""
+    from tests.setups import battle as setup, placement
+
+    b = setup(
+        [
+            placement("marcher_spearmen", 20, 10, 90),
+            placement("marcher_halberdiers", 30, 10, 90),
+            placement("order_knights", 40, 10, 90, models=6, files=6),
+            placement("free_company_archers", 55, 10, 90, models=8, files=4),
+        ],
+        [placement("orc_warriors", 36, 40, 270)],
+    )
+    army = [u for u in b.state.units if u.side == 0]
+    plan = weakened_flank_template(army, b.state.table_w, "right")
+    scouts = [u for u in army if u.has("scouts")]
+    assert [plan.groups[u.uid] for u in scouts] == ["weak"]
+    target = plan.targets[scouts[0].uid]
+    assert target.row == SCOUT_ROW  # front edge 17" out: at least 12" clear of the own edge behind it
+    assert target.x - scouts[0].width / 2 >= 12.0 and target.x < b.state.table_w / 3
+    assert all(plan.groups[u.uid] in ("strong", "inner") for u in army if not u.has("scouts"))
+
+
+@pytest.mark.parametrize("army", ARMIES)
+def test_abandoned_flank_decoy_wing_is_fast(army: str) -> None:
+    battle, agent, units = deployed("abandoned_flank", army, seat=0)
+    body = [u for u in units if not u.character]
+    total = sum(u.points for u in body)
+    decoy = [u for u in body if agent.group(u) in ("decoy", "decoy_inf")]
+    assert decoy and sum(u.points for u in decoy) <= 0.35 * total
+    fast = [u for u in decoy if agent.group(u) == "decoy"]
+    if fast:
+        assert sum(u.points for u in fast) >= 0.5 * sum(u.points for u in decoy)
+    main_left = agent.plan.strong_side == "left"
+    assert all((lateral(battle, u) > 0.5) == main_left for u in decoy)
+
+
+@pytest.mark.parametrize("army", ARMIES)
+def test_shooting_lines_are_staggered(army: str) -> None:
+    battle, agent, units = deployed("shooting_lines", army, seat=1)
+    shooters = [u for u in units if agent.group(u) == "shooters"]
+    if len(shooters) >= 2:
+        assert pstdev(depth(battle, u) for u in shooters) >= 2.0
+
+
+@pytest.mark.parametrize("army", ARMIES)
+def test_sacrifice_irritant_stands_alone(army: str) -> None:
+    battle, agent, units = deployed("sacrifice_for_deployment", army, seat=0)
+    irritant = [u for u in units if agent.group(u) == "irritant"]
+    assert len(irritant) == 1 and irritant[0].missile is not None
+    others = [u for u in units if u is not irritant[0]]
+    assert min(space.unit_distance(irritant[0], u) for u in others) > 12.0
+
+
+@pytest.mark.parametrize("army", ARMIES)
+def test_protected_bubble_rings_the_asset(army: str) -> None:
+    battle, agent, units = deployed("protected_bubble", army, seat=1)
+    asset = [u for u in units if agent.group(u) == "asset"]
+    assert len(asset) == 1
+    ring = [u for u in units if agent.group(u).startswith("ring_")]
+    assert len(ring) >= 3
+    assert all(space.unit_distance(asset[0], u) <= 6.0 for u in ring)
+    assert mv.ring_coverage(battle, asset[0]) >= 120.0  # front and both sides; the own table edge is behind it
+
+
+# ----------------------------------------------------------------------------- strength
+def seat_and_armies(seed: int) -> tuple[int, str, str]:
+    """The agent's seat (blue on even seeds, red on odd) and the two armies, cycling through all lists."""
+    return seed % 2, ARMIES[seed % len(ARMIES)], ARMIES[(3 * seed + 1) % len(ARMIES)]
+
+
+def wins(agent: str, opponent: str, seeds: range) -> int:
+    """Battles ``agent`` wins against ``opponent`` (seats swapped on odd seeds)."""
+    won = 0
+    for seed in seeds:
+        seat, own, other = seat_and_armies(seed)
+        names = (agent, opponent) if seat == 0 else (opponent, agent)
+        armies = (own, other) if seat == 0 else (other, own)
+        battle = play(*names, seed=seed, blue_army=armies[0], red_army=armies[1])
+        won += battle.result["winner"] == SIDES[seat]
+    return won
+
+
+STRENGTH_BATTLES = 20
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("agent", [a for a in TACTICAL if a != "open_loop"])
+def test_tactical_agent_beats_random(agent: str) -> None:
+    """Each tactical agent wins at least 80% of 20 battles against ``random`` (seats swapped half the time)."""
+    assert wins(agent, "random", range(STRENGTH_BATTLES)) >= 0.8 * STRENGTH_BATTLES
+
+
+@pytest.mark.slow
+def test_open_loop_loses_to_line_advance() -> None:
+    """``open_loop`` ignores the enemy: ``line_advance`` wins most of 20 battles against it."""
+    assert wins("line_advance", "open_loop", range(STRENGTH_BATTLES)) > STRENGTH_BATTLES / 2
