@@ -287,6 +287,10 @@ def test_model_plays_with_masks_at_prediction(smoke_run: dict[str, Any]) -> None
     assert isinstance(agent, PolicyAgent)
     report = evaluate_model(model, ["random", "line_advance"], games=2)
     assert report["scenario"] == "skirmish_line" and report["illegal_actions"] == 0
+    from agents.learned import ModelLoadError
+
+    with pytest.raises(ModelLoadError, match="3 unit slots a side but scenario 'pitched_battle'"):
+        evaluate_model(model, ["random"], games=1, scenario="pitched_battle")
     decisions = report["decisions"]
     games = 0
     from training.evaluate import play_evaluation
@@ -322,3 +326,16 @@ def test_evaluate_cli_errors_are_one_line(tmp_path: Path) -> None:
     junk.write_bytes(b"not a zip")
     result = runner.invoke(app, ["evaluate", "--model", str(junk)])
     assert result.exit_code == 2 and result.output.startswith("error: ") and "not a MaskablePPO model" in result.output
+
+
+def test_key_events_and_deployment_snapshot() -> None:
+    from training.evaluate import deployment_battle, key_events
+    from training.play import play_battle
+
+    battle = play_battle("skirmish_line", "line_advance", "pincers", seed=5)
+    text = key_events(battle)
+    lines = text.splitlines()
+    assert lines[-1].startswith("- result: ") and all(ln.startswith("- T") for ln in lines[:-1])
+    assert all(a != b for a, b in zip(lines, lines[1:]))
+    opening = deployment_battle(battle)  # no deployment in skirmish_line: the opening position
+    assert opening.actions == [] and opening.state.turn == 1

@@ -178,14 +178,22 @@ def evaluate_model(
         "opponents": summarise(...), "records": [GameRecord.to_dict()]}``.
 
     Raises:
-        agents.learned.ModelLoadError: the model cannot be loaded.
+        agents.learned.ModelLoadError: the model cannot be loaded, or has fewer unit slots
+            than the scenario's armies need.
         UnknownAgentError: an opponent name is not registered.
     """
     from agents.learned import PolicyAgent
 
+    from agents.learned import ModelLoadError
+    from env.battle_env import scenario_unit_slots
+
     meta = model_metadata(model_path)
     scenario = scenario or meta.get("scenario") or "pitched_battle"
     agent = PolicyAgent(model_path, deterministic=deterministic, seed=seed, name=f"model:{model_path}")
+    needed = scenario_unit_slots(scenario)
+    if needed > agent.n:
+        raise ModelLoadError(f"{model_path}: the model has {agent.n} unit slots a side but scenario "
+                             f"'{scenario}' fields up to {needed} units a side")
     records = play_evaluation(agent, opponents, games, scenario, seed, on_game=on_game)
     return {
         "model": str(model_path),
@@ -230,6 +238,11 @@ def key_events(battle: Battle, max_lines: int = 40) -> str:
         Markdown text (one ``- T<turn> <phase>: ...`` bullet per event, at most ``max_lines``).
     """
     lines: list[str] = []
+
+    def add(line: str) -> None:
+        if not lines or lines[-1] != line:  # one line for the events a rule records twice
+            lines.append(line)
+
     for e in battle.events:
         rule = e.get("rule", "")
         if e.get("kind") == "dice":
@@ -238,14 +251,13 @@ def key_events(battle: Battle, max_lines: int = 40) -> str:
         who = _unit_label(battle, e["unit"]) if "unit" in e else ""
         if e.get("destroyed"):
             how = "fled off the table" if e.get("off_table") else "destroyed"
-            lines.append(f"- {where}: {who} {how} ({rule})")
+            add(f"- {where}: {who} {how} ({rule})")
         elif rule in ("CORE.CHARGE.DECLARE", "CORE.CHARGE.FAILED", "CORE.CC.CHALLENGE.ISSUE"):
-            lines.append(f"- {where}: {who} {KEY_RULES[rule]} {_unit_label(battle, e.get('target'))}")
+            add(f"- {where}: {who} {KEY_RULES[rule]} {_unit_label(battle, e.get('target'))}")
         elif rule == "CORE.REACT.DECLARE" and e.get("reaction") not in (None, "hold"):
-            lines.append(f"- {where}: {who} {e['reaction'].replace('_', ' ')} against "
-                         f"{_unit_label(battle, e.get('charger'))}")
+            add(f"- {where}: {who} {e['reaction'].replace('_', ' ')} against {_unit_label(battle, e.get('charger'))}")
         elif rule in ("CORE.CC.BREAK_TEST", "CORE.PSY.PANIC.TEST") and e.get("passed") is False:
-            lines.append(f"- {where}: {who} fails its {KEY_RULES[rule]}")
+            add(f"- {where}: {who} fails its {KEY_RULES[rule]}")
         if len(lines) >= max_lines:
             lines.append("- …")
             break
