@@ -16,14 +16,14 @@ from env.rules.config import ConfigError, ScenarioConfig, UnitTypeConfig
 
 FACTIONS = ["dwarfs", "elves", "men", "orcs"]
 ARMY_POINTS = {
-    "dwarfs_hold_warband": 1904,
-    "dwarfs_iron_throng": 1910,
-    "elves_kindred_host": 1987,
-    "elves_wind_host": 1919,
-    "men_knightly_order": 1950,
-    "men_marcher_host": 1936,
-    "orcs_boar_warband": 1901,
-    "orcs_tusk_horde": 1935,
+    "dwarfs_hold_warband": 1902,
+    "dwarfs_iron_throng": 1925,
+    "elves_kindred_host": 1923,
+    "elves_wind_host": 1934,
+    "men_knightly_order": 1969,
+    "men_marcher_host": 1920,
+    "orcs_boar_warband": 1908,
+    "orcs_tusk_horde": 1932,
 }
 PROFILE = {"M": 4, "WS": 3, "BS": 3, "S": 3, "T": 3, "W": 1, "I": 3, "A": 1, "Ld": 7}
 
@@ -297,7 +297,7 @@ def test_error_army_over_points(cfg: Path) -> None:
     data = _men_army(id="men_foo")
     data["units"].append({"unit": "marcher_halberdiers", "models": 31, "files": 6, "command": ["champion", "musician"]})
     path = _write(cfg / "armies" / "men_foo.yaml", data)
-    assert _error(C.load_army, "men_foo") == f"{path}: points_limit: army is 2,137 points, over its 2,000-point limit"
+    assert _error(C.load_army, "men_foo") == f"{path}: points_limit: army is 2,121 points, over its 2,000-point limit"
 
 
 def test_error_unknown_unit(cfg: Path) -> None:
@@ -436,7 +436,7 @@ def test_error_scenario_points(tmp_path: Path) -> None:
     data["points_limit"] = 1500
     path = _write(tmp_path / "x.yaml", data)
     assert _error(C.load_scenario, path) == (
-        f"{path}: blue.army: 'men_marcher_host' is 1,936 points, over the scenario's 1,500-point limit"
+        f"{path}: blue.army: 'men_marcher_host' is 1,920 points, over the scenario's 1,500-point limit"
     )
 
 

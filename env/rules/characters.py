@@ -11,6 +11,12 @@ and lends it its Ld (CORE.TEST.LD_UNIT). :func:`sync` keeps its pose, its
 deployment and its fleeing state equal to the host's; it runs after every
 engine step.
 
+In close combat a joined character strikes from the front rank with its own
+profile; the enemy's blows go to the R&F (attacks are not allocated by
+choice in this engine, so only a challenge puts blows on a character,
+CORE.TYPE.CHARACTER). Shooting hits reach it by CORE.SHOOT.ALLOCATE; template
+hits may be passed on by CORE.SR.LOOK_OUT_SIR (:func:`look_out_sir`).
+
 Units: inches and degrees, as everywhere in the rules.
 """
 
