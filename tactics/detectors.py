@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import median
 from typing import Any, Callable, Iterable
@@ -330,10 +330,11 @@ class Pose:
 
 @dataclass(frozen=True, slots=True)
 class Snapshot:
-    """Units on the table at one moment: uid -> pose, and the engaged uids."""
+    """Units on the table at one moment: uid -> pose, the engaged uids, and joined character -> host."""
 
     poses: dict[int, Pose]
     engaged: frozenset[int]
+    hosts: dict[int, int] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -462,7 +463,7 @@ class BattleLog:
         joined: dict[int, int] = {}  # character -> host (CORE.MOVE.JOIN): it stands where its host stands
 
         def snap() -> Snapshot:
-            return Snapshot(dict(poses), frozenset(u for pair in engaged for u in pair))
+            return Snapshot(dict(poses), frozenset(u for pair in engaged for u in pair), dict(joined))
 
         def carry(host: int) -> None:
             """Joined characters stand where their host stands."""
@@ -2064,15 +2065,24 @@ def sacrifice_for_deployment(log: BattleLog, side: int) -> Detection:
 
 
 def _coverage(log: BattleLog, snap: Snapshot, asset: int, side: int) -> float:
-    """Degrees around the asset's centre covered by friendly units within GUARD_RANGE of its footprint."""
-    pa = snap.poses[asset]
+    """Degrees around the asset covered by other friendly units within GUARD_RANGE of it.
+
+    A joined asset is measured around the unit it joined (that unit and the characters in it
+    are not ring units); joined characters never count as ring units.
+    """
+    core = snap.hosts.get(asset, asset)
+    if core not in snap.poses:
+        return 0.0
+    pc = snap.poses[core]
     intervals = []
     for o, po in snap.poses.items():
-        if o == asset or log.units[o].side != side or log.distance(asset, pa, o, po) > GUARD_RANGE:
+        if o in (asset, core) or o in snap.hosts or log.units[o].side != side:
+            continue
+        if log.distance(core, pc, o, po) > GUARD_RANGE:
             continue
         w, d = log.dims(o, po)
-        angles = [math.atan2(y - pa.y, x - pa.x) for x, y in geo.corners(geo.Pose(po.x, po.y, po.facing), w, d)]
-        mid = math.atan2(po.y - pa.y, po.x - pa.x)
+        angles = [math.atan2(y - pc.y, x - pc.x) for x, y in geo.corners(geo.Pose(po.x, po.y, po.facing), w, d)]
+        mid = math.atan2(po.y - pc.y, po.x - pc.x)
         rel = [((a - mid + math.pi) % (2 * math.pi)) - math.pi for a in angles]
         intervals.append((mid + min(rel), mid + max(rel)))
     covered = np.zeros(360, dtype=bool)
@@ -2082,26 +2092,12 @@ def _coverage(log: BattleLog, snap: Snapshot, asset: int, side: int) -> float:
     return float(covered.sum())
 
 
-@detector("protected_bubble")
-def protected_bubble(log: BattleLog, side: int) -> Detection:
-    """protected_bubble (src L378-L383): the General ringed by friends, the bubble moving, the General alive.
-
-    Asset: the General, else the most expensive character. Ring coverage (degrees around it
-    covered by friends within GUARD_RANGE) >= RING_COVERAGE at >= RING_SNAPSHOT_SHARE of the
-    snapshots (deployment and each friendly turn's end); the asset moves >= BUBBLE_MIN_STEP inches
-    in >= BUBBLE_MOVE_SHARE of the friendly turns (alone or with the unit it joined); it is alive
-    at the end.
-    """
-    chars = sorted((u for u in log.side_units(side) if u.character), key=lambda u: (not u.general, -u.points, u.uid))
-    if not chars:
-        return _no("no character to protect")
-    asset = chars[0].uid
+def _bubble(log: BattleLog, side: int, asset: int) -> tuple[bool, str]:
     snaps = [log.deployed] + [p.end for p in log.player_turns(side) if p.end is not None]
     snaps = [s for s in snaps if asset in s.poses]
     if not snaps:
-        return _no(f"{_label(log, asset)} never on the table")
-    cov = [_coverage(log, s, asset, side) for s in snaps]
-    ringed = sum(1 for c in cov if c >= RING_COVERAGE) / len(cov)
+        return False, f"{_label(log, asset)} never on the table"
+    ringed = sum(1 for s in snaps if _coverage(log, s, asset, side) >= RING_COVERAGE) / len(snaps)
     moves = [p for p in log.player_turns(side) if asset in p.start.poses and p.end is not None and asset in p.end.poses]
     moved = sum(1 for p in moves if math.dist((p.start.poses[asset].x, p.start.poses[asset].y),
                                               (p.end.poses[asset].x, p.end.poses[asset].y)) >= BUBBLE_MIN_STEP)
@@ -2110,9 +2106,31 @@ def protected_bubble(log: BattleLog, side: int) -> Detection:
     alive = last is not None and asset in last.poses
     text = (f"{_label(log, asset)} ringed >= {RING_COVERAGE:.0f} deg at {_pct(ringed)} of snapshots, "
             f"moved in {_pct(moved)} of turns, {'alive' if alive else 'lost'}")
-    if ringed >= RING_SNAPSHOT_SHARE and moved >= BUBBLE_MOVE_SHARE and alive:
-        return _yes(0, text)
-    return _no(text)
+    return ringed >= RING_SNAPSHOT_SHARE and moved >= BUBBLE_MOVE_SHARE and alive, text
+
+
+@detector("protected_bubble")
+def protected_bubble(log: BattleLog, side: int) -> Detection:
+    """protected_bubble (src L378-L383): a key character ringed by friends, the bubble moving, the character alive.
+
+    Candidate assets: the side's characters, wizards first (highest level), then the General,
+    then by points; the first that meets the signature is reported. Ring coverage (degrees
+    around it covered by other units within GUARD_RANGE; a joined character is measured around
+    its unit) >= RING_COVERAGE at >= RING_SNAPSHOT_SHARE of the snapshots (deployment and each
+    friendly turn's end); the asset moves >= BUBBLE_MIN_STEP inches in >= BUBBLE_MOVE_SHARE of the
+    friendly turns (alone or with the unit it joined); it is alive at the end.
+    """
+    chars = sorted((u for u in log.side_units(side) if u.character),
+                   key=lambda u: (not u.wizard, not u.general, -u.points, u.uid))
+    if not chars:
+        return _no("no character to protect")
+    first = None
+    for u in chars:
+        ok, text = _bubble(log, side, u.uid)
+        if ok:
+            return _yes(0, text)
+        first = first or text
+    return _no(first or "")
 
 
 __all__ = ["BattleLog", "DETECTORS", "Detection", "detect", "side_index"]
