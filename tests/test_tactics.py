@@ -848,3 +848,13 @@ def test_hit_allocation_events_are_not_volleys():
                                                      characters={"2": 1})]))
     assert [v["unit"] for _, _, v in log.volleys] == [0]
     assert detect(log, 1)["sacrifice_for_deployment"].evidence == "no isolated missile unit at deployment"
+
+
+def test_protected_bubble_does_not_count_the_unit_a_character_joined():
+    gen = inf(0, 0, models=1, files=1, character=True, general=True, name="General")
+    units = [gen, inf(2, 0), inf(1, 1)]
+    dep = [E("CORE.SETUP.DEPLOY", unit=2, side=0, slot=0, x=36.0, y=9.0, facing=90.0, joined=[0]),
+           deploy(1, 1, 36, 44)]
+    log = game(units, dep, turn(1, 0, movement=[move(2, 36, 13)]), turn(1, 1))
+    assert check(log, "protected_bubble") == Detection(
+        False, None, "General #0 ringed >= 270 deg at 0% of snapshots, moved in 100% of turns, alive")
