@@ -64,6 +64,8 @@ def _placement_ok(battle: Battle, c: UnitState, target: UnitState, p: geo.Pose, 
     for t in space.terrain_of(s, space.IMPASSABLE):
         if geo.overlaps(poly, space.terrain_poly(t)):
             return False
+    if not space.castle_end_ok(s, c, poly):  # SIEGE.SCEN.CASTLE, SIEGE.MOVE.WALLS
+        return False
     for o in s.units:
         if not o.alive or o.uid == c.uid or o.uid == target.uid or o.uid in ignore:
             continue
@@ -172,6 +174,11 @@ def target_ok(battle: Battle, c: UnitState, t: UnitState) -> bool:
         return False
     if not space.line_of_sight(battle.state, c, t):
         return False
+    if battle.state.castle:  # SIEGE.ASSAULT.CHARGE: climbing gear to charge defenders on the walls
+        from env.rules.siege import play
+
+        if not play.charge_target_ok(battle.state, c, t):
+            return False
     facing = charge_facing(battle, c, t, roll=False)
     return facing is not None and contact_placement(battle, c, t, facing) is not None
 
@@ -226,6 +233,11 @@ def _forced_reaction(battle: Battle, t: UnitState) -> str | None:
 
 def can_stand_and_shoot(battle: Battle, t: UnitState, c: UnitState, start_distance: float) -> bool:
     """CORE.REACT.STAND_SHOOT eligibility (not engaged, charger ≥ its M away, no Move or Fire / Slow to Fire)."""
+    if battle.state.castle and not psychology.engaged(battle, t) and not t.flags.get("stood_and_shot"):
+        from env.rules.siege import play
+
+        if play.wall_reaction_gear(battle.state, t, c) is not None:
+            return True  # SIEGE.REACT.WALL: oil or stones, with or without missiles
     if t.missile is None or t.has("slow_to_fire") or psychology.engaged(battle, t):
         return False
     if shooting.weapon(t).move_or_fire:
@@ -277,6 +289,13 @@ def apply_reaction(battle: Battle, action: Action) -> None:
     battle.set_stage("charge")
 
 
+def _can_fire(battle: Battle, t: UnitState, c: UnitState) -> bool:
+    """A siege Stand and Shoot fires missiles only where the normal rules allow it (the rest is oil or stones)."""
+    if shooting.weapon(t).move_or_fire or t.has("slow_to_fire"):
+        return False
+    return shooting.in_range_and_sight(battle, t, c)
+
+
 def _flee_from(battle: Battle, t: UnitState, c: UnitState) -> None:
     t.flags["fled_reaction"] = True
     psychology.flee(battle, t, (c.x, c.y), "CORE.REACT.FLEE")
@@ -293,7 +312,7 @@ def resolve_all(battle: Battle) -> None:
     for ch in charges:
         if ch["reaction"] == "stand_and_shoot":
             t, c = battle.unit(ch["target"]), battle.unit(ch["charger"])
-            if t.alive and c.alive:
+            if t.alive and c.alive and t.missile is not None and (not battle.state.castle or _can_fire(battle, t, c)):
                 shooting.resolve_fire(battle, t, c, stand_and_shoot=True)
     targets: list[int] = []
     for ch in charges:
@@ -354,6 +373,10 @@ def _resolve_one(battle: Battle, ch: dict[str, Any]) -> None:
     )
     c.flags["charged_into"] = t.uid
     c.flags["charge_start_distance"] = ch["start_distance"]  # CORE.SR.IMPACT_HITS: charged from more than M away
+    if ch["reaction"] == "stand_and_shoot" and battle.state.castle:  # SIEGE.REACT.WALL: oil or stones at the wall
+        from env.rules.siege import play
+
+        play.wall_reaction(battle, t, c)
 
 
 def _versus_fleeing(battle: Battle, c: UnitState, t: UnitState, success: bool, ch: dict[str, Any]) -> None:

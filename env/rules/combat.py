@@ -123,6 +123,10 @@ def _collect_strikes(battle: Battle, group: list[Engagement], charged_units: set
     for e in group:
         a, d = battle.unit(e.attacker), battle.unit(e.defender)
         a_n, d_n = fighters(battle, e)
+        if battle.state.castle:  # SIEGE.ASSAULT.CLIMB: only the climbers fight the wall's defenders
+            from env.rules.siege import play
+
+            a_n, d_n = play.fighters(battle.state, a, d, a_n, d_n)
         strikes.append(Strike(a.uid, d.uid, a_n, 0, True, a.profile.I))
         strikes.append(Strike(d.uid, a.uid, d_n, 0, e.facing == "front", d.profile.I))
         front_counts[a.uid] = front_counts.get(a.uid, 0) + a_n
@@ -135,6 +139,12 @@ def _collect_strikes(battle: Battle, group: list[Engagement], charged_units: set
             u = battle.unit(st.unit)
             st.support = supporters(battle, u, min(front_counts.get(u.uid, 0), u.models_in_rank(1)), u.uid in charged_units)
             done.add(st.unit)
+    if battle.state.castle:  # SIEGE.ASSAULT.CLIMB: only climbers and the defenders they touch fight
+        from env.rules.siege import play
+
+        for st in strikes:
+            if play.wall_fight(battle.state, battle.unit(st.unit), battle.unit(st.target)) is not None:
+                st.support = 0
     return strikes
 
 
@@ -175,6 +185,12 @@ def resolve_strike(
     ws, target_ws = psychology.combat_ws(battle, u), psychology.combat_ws(battle, t)
     needed_hit = tables.cc_to_hit(ws, target_ws)
     sixes_only = round_one and (u.uid, t.uid) in defended
+    if battle.state.castle and not sixes_only:  # SIEGE.CC.DEFENDER_BONUS: climbers hit only on a natural 6
+        from env.rules.siege import play
+
+        if play.to_hit(battle.state, u, t, needed_hit) == 6 and play.wall_fight(battle.state, u, t):
+            sixes_only = True
+            battle.emit("SIEGE.CC.DEFENDER_BONUS", unit=u.uid, target=t.uid, needed=6)
     faces = battle.dice.d6("CORE.CC.TO_HIT", attacks)
     reroll = None
     if not sixes_only and round_one and special_rules.hates(u, t):
@@ -356,9 +372,19 @@ def fight_blows(
         if st.support:
             battle.emit("CORE.CC.SUPPORT", unit=st.unit, target=st.target, fighters=st.fighters, support=st.support)
     champion_used: set[int] = set(out_champions)
+    wall_first: set[int] = set()
+    if s.castle:  # SIEGE.CC.DEFENDER_BONUS: a wall's defenders strike first against climbers, every round
+        from env.rules.siege import play
+
+        wall_first = {id(st) for st in strikes if play.strikes_first(s, battle.unit(st.unit), battle.unit(st.target))}
     if r1:
         first = [st for st in strikes if battle.unit(st.unit).side == charging_side]
         second = [st for st in strikes if battle.unit(st.unit).side != charging_side]
+        if wall_first:
+            first, second = (
+                [st for st in strikes if id(st) in wall_first],
+                [st for st in strikes if id(st) not in wall_first],
+            )
         battle.emit("CORE.CC.STRIKE_ORDER.ROUND1", charging_side=charging_side)
         _strike_step(battle, first, r1, charged_units, defended, wounds_by_side, champion_used, None)
         _strike_step(battle, second, r1, charged_units, defended, wounds_by_side, champion_used, "return")
@@ -372,7 +398,7 @@ def fight_blows(
                 battle.emit("CORE.SR.ASF" if tier > 0 else "CORE.SR.ASL", unit=uid, strikes="first" if tier > 0 else "last")
         for st in strikes:
             u = battle.unit(st.unit)
-            steps.setdefault((tiers[u.uid], u.profile.I), []).append(st)
+            steps.setdefault((99 if id(st) in wall_first else tiers[u.uid], u.profile.I), []).append(st)
         battle.emit("CORE.CC.STRIKE_ORDER.LATER", steps=[list(k) for k in sorted(steps, reverse=True)])
         for key in sorted(steps, reverse=True):
             _strike_step(battle, steps[key], r1, charged_units, defended, wounds_by_side, champion_used, None)
@@ -466,6 +492,11 @@ def combat_result(
     ]
     if models[0] != models[1]:
         parts[0 if models[0] > models[1] else 1]["outnumber"] = 1
+    if battle.state.castle:  # SIEGE.CC.RESULT: no ranks or outnumber at a wall
+        from env.rules.siege import play
+
+        units = [[battle.unit(i) for i in sides[side]] for side in (0, 1)]
+        parts = [play.result_parts(battle.state, units[0], units[1], p) for p in parts]
     totals = [sum(p.values()) for p in parts]
     if totals[0] == totals[1]:
         has_music = [any(battle.unit(i).musician and battle.unit(i).alive for i in sides[side]) for side in (0, 1)]
@@ -543,6 +574,10 @@ def _result_and_break(
     diff = abs(totals[0] - totals[1])
     battle.emit("CORE.CC.COMBAT_RESULT.COMPARE", totals=totals, winner=winner, difference=diff)
     losers = [battle.unit(i) for i in alive[1 - winner]]
+    if s.castle:  # SIEGE.CAPTURE.PARAPET
+        from env.rules.siege import play
+
+        play.round_won(battle, [battle.unit(i) for i in alive[winner]], losers)
     special_rules.lose_frenzy(battle, losers)
     if len(alive[0]) + len(alive[1]) > 2:
         battle.emit("CORE.CC.MULTI", losers=[u.uid for u in losers], difference=diff)
@@ -557,6 +592,10 @@ def _result_and_break(
                 u.standard = False
                 s.captured_standards[winner] += 1
                 battle.emit("CORE.VP.STANDARD", unit=u.uid, captured_by=winner)
+    if broken and s.castle:  # SIEGE.BREAK.ATTACKER, SIEGE.BREAK.DEFENDER: no pursuit at a wall
+        from env.rules.siege import play
+
+        broken = play.breaks_at_wall(battle, broken)
     if not broken:
         return False
     ask = []
@@ -650,7 +689,7 @@ def pursuit_move(battle: Battle, c: UnitState, heading: float, roll: int, escape
     start = geo.Pose(c.x, c.y, heading)
     env = space.Surroundings(s, c)
     first = space.footprint_at(c, start)
-    if env.overlapping(first, env.polys).any():
+    if env.overlapping(first, env.polys).any() or not space.castle_end_ok(s, c, first):
         start = space.pose(c)  # no room to turn about: pursue straight ahead
     dist = 0.0
     step = 0.5
@@ -661,6 +700,8 @@ def pursuit_move(battle: Battle, c: UnitState, heading: float, roll: int, escape
         if not geo.within_table(poly, s.table_w, s.table_h):
             break
         if any(geo.overlaps(poly, space.terrain_poly(t)) for t in space.terrain_of(s, space.IMPASSABLE)):
+            break
+        if not space.castle_end_ok(s, c, poly):  # SIEGE.SCEN.CASTLE, SIEGE.MOVE.WALLS
             break
         stop = False
         for o in space.alive_units(s):

@@ -122,6 +122,11 @@ def _plan(
     With ``check_only`` only legality is decided (a translation is legal if its
     first MIN_MOVE inches are) and the returned dict may be empty.
     """
+    if battle.state.castle:  # SIEGE.CASTLE.WALL: one rank on a wall
+        from env.rules.siege import play
+
+        if not play.move_option_ok(battle.state, u, option):
+            return None
     m = special_rules.move_allowance(u)  # flyers: 10" (CORE.MOVE.FLY)
     if u.troop_type == "war_machine":
         m = war_machines.move_allowance(u)  # CORE.WM.MOVE: 4 − crew lost

@@ -173,6 +173,7 @@ def flee(
     u.flags["fled"] = True
     mark_engagements_removed(battle, u)
     start_poly = space.footprint(u)
+    walls = space.castle_blocks(s, u)  # from where it starts: a unit on the walls may flee off them
     if math.hypot(u.x - source_xy[0], u.y - source_xy[1]) < 1e-9:
         away = geo.Pose(u.x, u.y, u.facing + 180.0)
     else:
@@ -194,6 +195,7 @@ def flee(
     through = [o for o in others if geo.overlaps(path, space.footprint(o))]
     u.x, u.y, u.facing = end.x, end.y, end.facing % 360.0
     blocked = any(geo.overlaps(path, space.terrain_poly(t)) for t in space.terrain_of(s, space.IMPASSABLE))
+    blocked = blocked or any(geo.overlaps(path, b) for b in walls)  # SIEGE.SCEN.CASTLE
     if not geo.within_table(end_poly, s.table_w, s.table_h) or blocked:
         u.fled_off = not blocked
         destroy(battle, u, "CORE.PSY.FLEE.DESTROYED", panic=False, off_table=not blocked)

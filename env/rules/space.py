@@ -132,6 +132,27 @@ def _between(a: UnitState, b: UnitState, o: UnitState) -> bool:
 
 
 
+def castle_blocks(state: BattleState, u: UnitState) -> list[Polygon]:
+    """The castle outlines ``u`` may not enter (SIEGE.SCEN.CASTLE); empty outside a siege."""
+    if not state.castle:
+        return []
+    from env.rules.siege.castle import impassable_shapes
+
+    return impassable_shapes(state, u)
+
+
+def castle_end_ok(state: BattleState, u: UnitState, poly: Polygon) -> bool:
+    """Whether ``u`` may end at footprint ``poly`` as far as the castle goes (SIEGE.SCEN.CASTLE, SIEGE.MOVE.WALLS)."""
+    if not state.castle:
+        return True
+    from env.rules.siege.play import end_check
+
+    if any(geo.overlaps(poly, b) for b in castle_blocks(state, u)):
+        return False
+    check = end_check(state, u)
+    return check is None or bool(check(poly))
+
+
 def _shrink(geom: Polygon) -> Polygon:
     return shapely.buffer(geom, -geo.EPS / 2, join_style="mitre")
 
@@ -159,10 +180,14 @@ class Surroundings:
         terrain = [terrain_poly(t) for t in state.terrain if t.kind in IMPASSABLE - water]
         self.terrain_impassable = np.array(terrain, dtype=object)
         castle: list[Polygon] = []
+        self.castle_end = None
         if state.castle:  # SIEGE.SCEN.CASTLE: walls, towers and closed gates block units not standing on them
             from env.rules.siege.castle import impassable_shapes
 
             castle = impassable_shapes(state, u)
+            from env.rules.siege.play import end_check
+
+            self.castle_end = end_check(state, u)  # a unit on the walls: where its moves may end
         self.impassable = np.array(terrain + castle, dtype=object)
         self.difficult = np.array([terrain_poly(t) for t in state.terrain if t.kind in DIFFICULT - water], dtype=object)
         self.obstacles = np.array([terrain_poly(t) for t in state.terrain if t.kind in OBSTACLES], dtype=object)
@@ -203,6 +228,8 @@ class Surroundings:
         if minx < -geo.EPS or miny < -geo.EPS or maxx > w + geo.EPS or maxy > h + geo.EPS:
             return True
         if self.overlapping(path, self.impassable).any():
+            return True
+        if self.castle_end is not None and not self.castle_end(end):
             return True
         near = self.near(path, gap)
         if not near.any():

@@ -90,7 +90,11 @@ def result(battle: Battle) -> dict[str, Any]:
     vp = {SIDES[i]: sum(parts[i].values()) for i in (0, 1)}
     margin = vp["blue"] - vp["red"]
     winner: str | None = None
-    if s.over:
+    if s.over and s.castle:  # SIEGE.SCEN.VICTORY: the castle decides, not the VP margin
+        from env.rules.siege import play
+
+        winner = SIDES[play.winner(s)]
+    elif s.over:
         wiped = [not space.alive_units(s, side) for side in (0, 1)]
         if wiped[0] != wiped[1]:
             winner = "red" if wiped[0] else "blue"
@@ -123,6 +127,10 @@ def end_game(battle: Battle, reason: str) -> None:
     s = battle.state
     s.over = True
     s.stage = "over"
+    if s.castle:  # SIEGE.SCEN.VICTORY: who controls each element at the end
+        from env.rules.siege import play
+
+        play.update_control(battle)
     res = result(battle)
     battle.emit("CORE.GAME.END", reason=reason, winner=res["winner"], vp=res["vp"])
     for side in SIDES:

@@ -247,3 +247,145 @@ def fighters(state: BattleState, a: UnitState, d: UnitState, a_n: int, d_n: int)
             n_on = min(n_on, assault.DOOR_FIGHTERS)
         return (n_on, n_off) if swap else (n_off, n_on)
     return a_n, d_n
+
+
+def breaks_at_wall(battle: Battle, broken: list[int]) -> list[int]:
+    """SIEGE.BREAK.ATTACKER / DEFENDER for units broken in a fight at a wall; returns the others.
+
+    A broken attacker falls back 2D6" away from the wall, fleeing, and is not
+    pursued. A broken defender flees into the courtyard (away from the
+    climbers): each climbing unit rolls 2D6 and destroys it on a higher roll
+    (CORE.CC.CAUGHT; a tie escapes), without a pursuit move.
+    """
+    from env.rules import psychology
+
+    s = battle.state
+    rest: list[int] = []
+    for uid in broken:
+        u = battle.unit(uid)
+        if not u.alive:
+            continue
+        enemies = [battle.unit(e.defender if e.attacker == uid else e.attacker) for e in s.engagements
+                   if uid in (e.attacker, e.defender)]
+        off = [o for o in enemies if o.alive and wall_fight(s, u, o) is not None]
+        on = [o for o in enemies if o.alive and wall_fight(s, o, u) is not None]
+        if off:  # u stands off the wall: a broken attacker
+            e, _mode = wall_fight(s, u, off[0])  # type: ignore[misc]
+            c = e.shape().centroid
+            roll, _ = battle.dice.flee_roll("SIEGE.BREAK.ATTACKER", False)
+            battle.emit("SIEGE.BREAK.ATTACKER", unit=uid, element=e.id, distance=roll)
+            psychology.flee(battle, u, (c.x, c.y), "SIEGE.BREAK.ATTACKER", roll=roll, away_from=off[0].uid)
+        elif on:  # u stands on the wall: a broken defender
+            e = element_under(s, u)
+            flee_roll, _ = battle.dice.flee_roll("SIEGE.BREAK.DEFENDER", False)
+            rolls = {o.uid: battle.dice.flee_roll("CORE.CC.CAUGHT", False)[0] for o in on}
+            battle.emit("SIEGE.BREAK.DEFENDER", unit=uid, element=e.id if e else None, roll=flee_roll,
+                        pursuit_rolls={str(k): v for k, v in rolls.items()})
+            if any(r > flee_roll for r in rolls.values()):
+                psychology.destroy(battle, u, "CORE.CC.CAUGHT", flee_roll=flee_roll,
+                                   pursuit_rolls={str(k): v for k, v in rolls.items()})
+            else:
+                src = on[0]
+                psychology.flee(battle, u, (src.x, src.y), "CORE.CC.FLEE", roll=flee_roll, away_from=src.uid)
+        else:
+            rest.append(uid)
+    return rest
+
+
+# --------------------------------------------------------------------- charges at a wall
+def charge_target_ok(state: BattleState, c: UnitState, t: UnitState) -> bool:
+    """SIEGE.ASSAULT.CHARGE: a unit off the walls charges an enemy on a wall section or tower only with
+    climbing gear (ladders and hooks on walls, a siege tower on walls and towers); cavalry never."""
+    if element_under(state, c) is not None:
+        return True  # along the walls: the normal rules
+    e = element_under(state, t)
+    if e is None:
+        return True
+    from env.rules.siege import equipment as eq
+
+    if c.troop_type in NO_WALL_TYPES or not eq.has_climbing_gear(c):
+        return False
+    mode = assault.assault_mode(c)
+    return e.kind == "wall" or mode == "siege_tower"
+
+
+def wall_reaction_gear(state: BattleState, t: UnitState, c: UnitState) -> str | None:
+    """The oil or stones ``t`` may add to a Stand and Shoot against ``c`` (SIEGE.REACT.WALL), or None.
+
+    ``t`` must stand on a wall section, ``c`` come off the walls with ladders or
+    hooks (never a siege tower); a cauldron must be ready (SIEGE.EQUIP.CAULDRON_USE).
+    """
+    from env.rules.siege import equipment as eq
+
+    e = element_under(state, t)
+    if e is None or e.kind != "wall" or element_under(state, c) is not None:
+        return None
+    if assault.assault_mode(c) not in ("ladders", "hooks"):
+        return None
+    gear = eq.carried(t)
+    variant = eq.cauldron_variant(t)
+    if variant is not None and t.models >= 2:
+        cauldron = next((k for k in e.cauldrons if k.get("crew") == t.uid), None)
+        if cauldron is None or assault.cauldron_ready(cauldron, state.turn):
+            return "cauldron"
+    if gear.get("stones") or gear.get("logs"):
+        return "stones"
+    return None
+
+
+def wall_reaction(battle: Battle, t: UnitState, c: UnitState) -> int:
+    """Pour the cauldron or drop stones on ``c`` now that it reached the wall (SIEGE.REACT.WALL); unsaved wounds."""
+    from shapely.geometry import Point
+
+    gear = wall_reaction_gear(battle.state, t, c)
+    if gear is None or not t.alive or not c.alive:
+        return 0
+    e = element_under(battle.state, t)
+    assert e is not None
+    battle.emit("SIEGE.REACT.WALL", unit=t.uid, charger=c.uid, gear=gear, element=e.id)
+    if gear == "cauldron":
+        along = e.outer_face().project(Point(c.x, c.y))
+        return assault.pour(battle, t, e, c, along=along)
+    return assault.throw_stones(battle, t, c, cover=0)
+
+
+# --------------------------------------------------------------------- moving on the walls
+def end_check(state: BattleState, u: UnitState):
+    """For a unit standing on a castle element, a test of where its moves may end (SIEGE.MOVE.WALLS,
+    SIEGE.CASTLE.WALL): off every standing element, or with its centre on one and, on a wall section,
+    in one rank (the footprint one base deep); None for every other unit (the castle blocks it instead)."""
+    import math
+
+    import shapely
+
+    if element_under(state, u) is None:
+        return None
+    shapes = [e.shape() for e in state.castle if e.kind != "gate" and e.standing]
+    if not shapes:
+        return None
+    solid = shapely.union_all(shapes)
+    one_rank = u.models * u.base_w
+
+    def ok(end) -> bool:
+        inner = end.buffer(-geo.EPS, join_style="mitre")
+        if not inner.intersects(solid):
+            return True
+        c = end.centroid
+        e = next((x for x in state.castle if x.kind != "gate" and x.standing and x.shape().covers(c)), None)
+        if e is None or u.troop_type in NO_WALL_TYPES:
+            return False
+        if e.kind != "wall":
+            return True
+        pts = list(end.exterior.coords)
+        sides = sorted(math.dist(pts[i], pts[i + 1]) for i in range(2))
+        return abs(sides[0] - u.base_d) < 1e-3 and abs(sides[1] - one_rank) < 1e-3
+
+    return ok
+
+
+def move_option_ok(state: BattleState, u: UnitState, option: str) -> bool:
+    """SIEGE.CASTLE.WALL: a unit on a wall section keeps its one rank: no turns or reforms there."""
+    if not option.startswith(("turn_", "reform_")):
+        return True
+    e = element_under(state, u)
+    return e is None or e.kind != "wall"
