@@ -138,12 +138,20 @@ def threat_region(e: UnitState, pose: geo.Pose | None = None) -> shapely.Geometr
 
 
 def threats_on(
-    battle: Battle, target: shapely.Geometry, side: int, exclude: Iterable[int] = (), pose: Mapping[int, geo.Pose] | None = None
+    battle: Battle,
+    target: shapely.Geometry,
+    side: int,
+    exclude: Iterable[int] = (),
+    pose: Mapping[int, geo.Pose] | None = None,
+    arcs: bool = True,
 ) -> list[UnitState]:
     """Units of ``side`` that could charge a unit standing on ``target`` (a footprint) next turn.
 
     Reach and front arc only; line of sight and blocking units are ignored
     (a forecast errs on the side of caution). ``pose`` overrides positions.
+    With ``arcs`` False the front arc is ignored too: the discs of charge
+    reach of tactics.md §0.1, for threats a turn or more away (an enemy may
+    turn first).
     """
     skip = set(exclude)
     out = []
@@ -155,7 +163,7 @@ def threats_on(
         reach = charges.charge_reach(e)
         if geo.distance(fp, target) > reach:
             continue
-        if geo.partly_in_vision_arc(p, e.width, e.depth, target):
+        if not arcs or geo.partly_in_vision_arc(p, e.width, e.depth, target):
             out.append(e)
     return out
 
@@ -602,15 +610,16 @@ def covering_friends(battle: Battle, side: int, enemy: UnitState, exclude: Itera
 
 
 def pursuit_exposure(battle: Battle, pursuer: UnitState, fleer: UnitState, distance: float = MEAN_FLEE) -> tuple[int, float]:
-    """``restrained_pursuit``: (enemy units that could charge ``pursuer`` after it pursues ``fleer``, gap to the nearest friend).
+    """``restrained_pursuit``: (enemy units within charge reach of ``pursuer`` after it pursues ``fleer``, gap to the nearest friend).
 
     The pursuer is forecast ``distance`` inches along the flee line (straight
-    away from it through the fleer).
+    away from it through the fleer); an enemy counts when the forecast lies
+    within its charge reach whatever its facing (it may turn to face first).
     """
     heading = geo.facing_towards((pursuer.x, pursuer.y), (fleer.x, fleer.y)) if (pursuer.x, pursuer.y) != (fleer.x, fleer.y) else pursuer.facing
     end = geo.move_straight(geo.Pose(pursuer.x, pursuer.y, heading), distance)
     ghost = space.footprint(_at(pursuer, end))
-    threats = threats_on(battle, ghost, 1 - pursuer.side, exclude=(fleer.uid,))
+    threats = threats_on(battle, ghost, 1 - pursuer.side, exclude=(fleer.uid,), arcs=False)
     friends = [f for f in space.alive_units(battle.state, pursuer.side) if f.uid != pursuer.uid]
     gap = min((geo.distance(ghost, space.footprint(f)) for f in friends), default=math.inf)
     return len(threats), gap

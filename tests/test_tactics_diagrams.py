@@ -1,0 +1,255 @@
+"""The diagram situations of tactics.md §5 as scenarios (``configs/scenarios/diagram_*.yaml``).
+
+Each test sets up the captioned situation with explicit placements and checks
+what the text says should happen — through the engine's own rules (events,
+legal actions), the manoeuvre analyses of ``tactics.manoeuvres`` and the
+decisions of the tactical agents. Dice are scripted (``Dice.push``) where the
+outcome depends on a roll; the other rolls come from the seeded generator.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+import pytest
+
+from agents.registry import make_agent
+from agents.tactical import TacticalAgent
+from env.rules import charges, shooting, space
+from env.rules.actions import END_PHASE, Action
+from env.rules.battle import Battle
+from env.rules.dice import ScriptedDice
+from env.rules.state import UnitState
+from tactics import manoeuvres as mv
+from tactics.deployment import DeploymentPlan
+from tests.setups import battle as setup, placement
+
+
+def load(name: str) -> Battle:
+    """The scenario with dice that can be scripted (``b.dice.push``) and are seeded otherwise."""
+    return Battle.from_scenario(name, seed=0, dice=ScriptedDice([], then_seed=0))
+
+
+def unit(b: Battle, name: str) -> UnitState:
+    """The unit labelled ``name``."""
+    return next(u for u in b.state.units if u.name == name)
+
+
+def rules(b: Battle, rule: str, since: int = 0) -> list[dict]:
+    """Events of exactly ``rule`` from index ``since``, dice rolls left out."""
+    return [e for e in b.events[since:] if e["rule"] == rule and e.get("kind") != "dice"]
+
+
+def run_until(b: Battle, done: Callable[[Battle], bool], limit: int = 200) -> None:
+    """Answer every decision with end_phase (the default: hold, no challenge, pursue) until ``done``."""
+    for _ in range(limit):
+        if done(b) or b.is_over:
+            return
+        b.apply(END_PHASE)
+    raise AssertionError("the situation did not arise")
+
+
+def at(b: Battle, player: int, kind: str) -> Callable[[Battle], bool]:
+    """A ``run_until`` condition: ``player`` must decide a ``kind`` decision."""
+    return lambda x: x.pending.player == player and x.pending.kind == kind
+
+
+def play_phase(b: Battle, agent, kind: str) -> None:
+    """Let ``agent`` answer decisions while the pending kind is ``kind``."""
+    while not b.is_over and b.pending.kind == kind and b.pending.player == agent.side:
+        b.apply(agent.act(b))
+
+
+class AllBait(TacticalAgent):
+    """A tactical agent whose units all play the bait (its deployment plan is empty)."""
+
+    name = "all_bait"
+    bait_groups = frozenset({"support"})
+
+    def make_plan(self, battle: Battle) -> DeploymentPlan:
+        return DeploymentPlan()
+
+
+# ----------------------------------------------------------------------------- FX-01 / FX-02 flee_viability_check
+def test_fx01_flight_escapes_when_no_charge_can_reach() -> None:
+    b = load("diagram_flee_escape")
+    i, c = unit(b, "I"), unit(b, "C")
+    gap = space.unit_distance(i, c)
+    assert gap <= charges.charge_reach(c)  # C may declare the charge
+    assert mv.flee_escape_probability(gap, c, i) == pytest.approx(1.0)
+    bait = AllBait()
+    bait.reset(b, 0)
+    b.apply(Action("charge", c.uid, i.uid))
+    assert bait.act(b) == Action("react", i.uid, c.uid, "flee")  # flee_viability_check recommends flight
+    b.apply(Action("react", i.uid, c.uid, "flee"))
+    b.apply(END_PHASE)  # the charge is resolved; nothing else to decide until blue's turn
+    (rng,) = rules(b, "CORE.CHARGE.RANGE")
+    assert not rng["success"] and not rules(b, "CORE.CHARGE.VS_FLEEING")
+    (rally,) = rules(b, "CORE.PSY.RALLY")  # it lives to rally on its own turn
+    assert rally["unit"] == i.uid and i.alive
+
+
+def test_fx02_flight_is_doomed_when_the_charger_is_close() -> None:
+    b = load("diagram_flee_doomed")
+    i, c = unit(b, "I"), unit(b, "C")
+    p = mv.flee_escape_probability(space.unit_distance(i, c), c, i)
+    assert p < 0.2  # tactics.md: a competent agent (almost) never flees with P(escape) < 0.2
+    bait = AllBait()
+    bait.reset(b, 0)
+    b.apply(Action("charge", c.uid, i.uid))
+    assert bait.act(b) == Action("react", i.uid, c.uid, "hold")  # hold and fight instead
+    # Had it run: a 3" flight and an ordinary charge roll (7" + 4") catch it, and it is destroyed.
+    b.dice.push(1, 2, 3, 4)
+    b.apply(Action("react", i.uid, c.uid, "flee"))  # red has no other charge: the charge resolves at once
+    assert rules(b, "CORE.CHARGE.VS_FLEEING") and not i.alive
+
+
+# ----------------------------------------------------------------------------- FX-04 flanking_charge_bonus
+def combat_parts(b: Battle, since: int) -> dict[int, dict[str, int]]:
+    """The combat-result parts each side scored in the first combat resolved after event ``since``."""
+    names = {"CHARGE": "charge", "RANKS": "ranks", "STANDARD": "standard", "FLANK": "flank", "REAR": "rear"}
+    parts: dict[int, dict[str, int]] = {0: {}, 1: {}}
+    for e in b.events[since:]:
+        if e["rule"] == "CORE.CC.COMBAT_RESULT.COMPARE":
+            break
+        key = e["rule"].rsplit(".", 1)[-1]
+        if e["rule"].startswith("CORE.CC.COMBAT_RESULT.") and key in names and e.get("kind") != "dice":
+            parts[e["side"]][names[key]] = parts[e["side"]].get(names[key], 0) + e["value"]
+    return parts
+
+
+def charge_home(b: Battle, charger: UnitState, target: UnitState) -> int:
+    """Declare the charge, let the target hold, and run on until its first combat is resolved; the event index before."""
+    since = len(b.events)
+    b.apply(Action("charge", charger.uid, target.uid))
+    b.apply(Action("react", target.uid, charger.uid, "hold"))
+    run_until(b, lambda x: bool(rules(x, "CORE.CC.COMBAT_RESULT.COMPARE", since)))
+    return since
+
+
+def test_fx04_frontal_charge_gives_five_to_four() -> None:
+    b = load("diagram_flank_charge")
+    a1, d1 = unit(b, "A1"), unit(b, "D1")
+    assert mv.attack_arc(b, a1, d1) == "front"
+    assert mv.static_result(a1, d1, "front") == (5, 4)
+    parts = combat_parts(b, charge_home(b, a1, d1))
+    assert parts[0]["charge"] == 1 and parts[0]["standard"] == 1 and "flank" not in parts[0]
+    assert parts[1]["ranks"] >= 1 and parts[1]["standard"] == 1  # the defender keeps its ranks
+
+
+def test_fx04_flank_charge_adds_one_and_cancels_the_ranks() -> None:
+    b = load("diagram_flank_charge")
+    a2, d2 = unit(b, "A2"), unit(b, "D2")
+    arc = mv.attack_arc(b, a2, d2)
+    assert arc in ("left", "right")
+    assert mv.static_result(a2, d2, arc) == (6, 1)
+    front_att, front_def = mv.static_result(a2, d2, "front")
+    assert (6 - 1) - (front_att - front_def) == mv.flank_swing(d2, arc) == 4  # src L185: a +4 swing
+    parts = combat_parts(b, charge_home(b, a2, d2))
+    assert parts[0]["flank"] == 1 and parts[0]["charge"] == 1
+    assert "ranks" not in parts[1]  # attacked in the flank: no rank bonus (CORE.CC.COMBAT_RESULT.RANKS)
+
+
+# ----------------------------------------------------------------------------- FX-18 weakened_flank / feigned_flight
+def test_fx18_bait_flees_and_the_pursuer_is_charged_in_the_flank() -> None:
+    b = load("diagram_weakened_flank")
+    s, e, k = unit(b, "S"), unit(b, "E"), unit(b, "K")
+    assert [(u.name, arc) for u, arc in mv.feigned_flight_payoff(b, s, e)] == [("K", "left")]
+    blue = make_agent("weakened_flank")
+    blue.reset(b, 0)
+    b.apply(Action("charge", e.uid, s.uid))
+    reaction = blue.act(b)
+    assert blue.group(s) == "weak" and reaction == Action("react", s.uid, e.uid, "flee")
+    b.dice.push(5, 5, 1, 1)  # S flees 10"; E rolls 4" + 1 and falls short, following S for 1"
+    b.apply(reaction)
+    (fled,) = rules(b, "CORE.REACT.FLEE")
+    (failed,) = rules(b, "CORE.CHARGE.FAILED")
+    assert fled["unit"] == s.uid and failed["unit"] == e.uid and s.alive
+    assert mv.arc_of_point(e, k.x, k.y) == "left"  # the pursuer shows K its flank
+    run_until(b, at(b, 0, "charge"))
+    charge = blue.act(b)
+    assert charge == Action("charge", k.uid, e.uid)  # the main body punishes the pursuer
+    since = len(b.events)
+    b.apply(charge)
+    b.dice.push(6, 6)  # K's charge roll: 7" + 6"
+    b.apply(Action("react", e.uid, k.uid, "hold"))
+    run_until(b, lambda x: bool(rules(x, "CORE.CC.COMBAT_RESULT.COMPARE", since)))
+    (declared,) = rules(b, "CORE.CHARGE.DECLARE", since)
+    assert declared["facing"] == "left"
+    parts = combat_parts(b, since)
+    assert parts[0]["flank"] == 1  # +1 for the flank charge
+    assert "ranks" not in parts[1]  # and E's three ranks count for nothing
+    assert mv.rank_bonus(e) >= 1
+
+
+# ----------------------------------------------------------------------------- FX-11 charge_consequence_analysis
+SEVEN_TIMES_RED = [
+    placement("orc_warriors", 36, 27, 270, command=["champion", "standard", "musician"], label="B2"),
+    placement("orc_warriors", 28, 31, 270, command=["champion", "standard", "musician"], label="B1"),
+    placement("boar_riders", 48, 32, 270, models=10, command=["champion", "standard", "musician"], label="C3"),
+]
+
+
+def test_fx11_look_ahead_finds_the_counter_chargers_on_both_flanks() -> None:
+    b = load("diagram_seven_times")
+    i2, b2 = unit(b, "I2"), unit(b, "B2")
+    assert Action("charge", i2.uid, b2.uid) in b.legal_actions()
+    found = {u.name: arc for u, arc in mv.counter_chargers(b, i2, b2)}
+    assert found == {"B1": "left", "C3": "right"}
+    assert (i2.x, i2.y) == (36, 20) and not b.state.engagements  # the look-ahead ran on a clone
+
+
+def test_fx11_supports_make_the_charge_acceptable_and_their_absence_does_not() -> None:
+    b = load("diagram_seven_times")
+    agent = make_agent("control_zones")
+    agent.reset(b, 0)
+    agent.act(b)  # makes the plan
+    i2, b2, b1, c3 = unit(b, "I2"), unit(b, "B2"), unit(b, "B1"), unit(b, "C3")
+    assert [u.name for u in mv.covering_friends(b, 0, b1, exclude=(i2.uid,))] == ["I1"]
+    assert [u.name for u in mv.covering_friends(b, 0, c3, exclude=(i2.uid,))] == ["I3"]
+    assert agent.consequences_acceptable(b, i2, b2)
+    alone = setup([placement("marcher_halberdiers", 36, 20, 90, command=["champion", "standard", "musician"], label="I2")],
+                  SEVEN_TIMES_RED)
+    agent = make_agent("control_zones")
+    agent.reset(alone, 0)
+    i2, b2 = unit(alone, "I2"), unit(alone, "B2")
+    assert {u.name for u, _ in mv.counter_chargers(alone, i2, b2)} == {"B1", "C3"}
+    assert not agent.consequences_acceptable(alone, i2, b2)
+    assert agent.act(alone) != Action("charge", i2.uid, b2.uid)  # variant IV: I2 does not charge
+
+
+def test_fx11_restrained_pursuit_when_the_winner_would_be_cut_off() -> None:
+    b = load("diagram_seven_times")
+    i2, b2 = unit(b, "I2"), unit(b, "B2")
+    threats, gap = mv.pursuit_exposure(b, i2, b2)
+    assert threats >= 2 and gap < 12.0 and not mv.overextended(b, i2, b2)  # I1 and I3 stay close
+    alone = setup([placement("marcher_halberdiers", 36, 20, 90, command=["champion", "standard", "musician"], label="I2")],
+                  SEVEN_TIMES_RED)
+    i2, b2 = unit(alone, "I2"), unit(alone, "B2")
+    assert mv.overextended(alone, i2, b2)  # variant VI: deep among B1 and C3, no friend within 12"
+    agent = make_agent("control_zones")
+    agent.reset(alone, 0)
+    choice = [Action("pursue", i2.uid, b2.uid, "pursue"), Action("pursue", i2.uid, b2.uid, "hold")]
+    assert agent.choose_pursuit(alone, choice).option == "hold"
+
+
+# ----------------------------------------------------------------------------- FX-16 flank_teeth
+def test_fx16_rear_charge_sends_the_enemy_off_its_own_table_edge() -> None:
+    b = load("diagram_flank_teeth")
+    k, r = unit(b, "K"), unit(b, "R")
+    edge_gap = b.state.table_h - (r.y + r.depth / 2)
+    assert edge_gap <= 2.0 and mv.attack_arc(b, k, r) == "rear"
+    since = len(b.events)
+    b.apply(Action("charge", k.uid, r.uid))
+    b.dice.push(6, 6)  # K's charge roll
+    b.apply(Action("react", r.uid, k.uid, "hold"))
+    run_until(b, at(b, 0, "pursue"))
+    parts = combat_parts(b, since)
+    assert parts[0]["rear"] == 2 and "ranks" not in parts[1]
+    b.dice.push(1, 1)  # K holds back (its Ld test to decline the pursuit passes): R flees alone
+    b.apply(Action("pursue", k.uid, r.uid, "hold"))
+    (flee,) = rules(b, "CORE.CC.FLEE", since)
+    assert flee["unit"] == r.uid and flee["facing"] == pytest.approx(90.0)  # straight away from K: towards its own edge
+    (gone,) = rules(b, "CORE.PSY.FLEE.DESTROYED", since)
+    assert gone["unit"] == r.uid and gone["off_table"] and r.removed
