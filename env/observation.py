@@ -310,15 +310,22 @@ class Observer:
 
     def _terrain(self, battle: Battle, player: int, gx: np.ndarray, gy: np.ndarray) -> np.ndarray:
         s = battle.state
-        key = (player, s.table_w, s.table_h, tuple((t.kind, tuple(map(tuple, t.polygon))) for t in s.terrain))
+        features = [(t.kind, tuple(map(tuple, t.polygon))) for t in s.terrain]
+        # a siege's castle: standing walls, towers and closed gates show as buildings (SIEGE.SCEN.CASTLE)
+        features += [
+            ("building", tuple(map(tuple, e.polygon)))
+            for e in s.castle
+            if (e.kind == "gate" and e.gate == "closed") or (e.kind != "gate" and e.standing)
+        ]
+        key = (player, s.table_w, s.table_h, tuple(features))
         cached = self._terrain_cache.get(key)
         if cached is None:
             cached = np.zeros((len(TERRAIN_KINDS), PLANE_ROWS, PLANE_COLS), dtype=np.float32)
             for k, kind in enumerate(TERRAIN_KINDS):
                 hits = np.zeros(gx.shape, dtype=bool)
-                for t in s.terrain:
-                    if t.kind == kind:
-                        pts = [mirror_pose(x, y, 0.0, player, s.table_w, s.table_h)[:2] for x, y in t.polygon]
+                for t_kind, polygon in features:
+                    if t_kind == kind:
+                        pts = [mirror_pose(x, y, 0.0, player, s.table_w, s.table_h)[:2] for x, y in polygon]
                         hits |= shapely.contains_xy(shapely.Polygon(pts), gx, gy)
                 cached[k] = self._pool(hits)
             if len(self._terrain_cache) > 64:

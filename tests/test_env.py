@@ -33,7 +33,7 @@ from env.rules.battle import Battle
 from env.rules.deployment import N_SLOTS
 from env.rules.state import PHASES, SIDES
 
-SCENARIOS = ["pitched_battle", "skirmish_line"]
+SCENARIOS = ["pitched_battle", "skirmish_line", "siege"]
 ARMIES = [
     "dwarfs_hold_warband",
     "dwarfs_iron_throng",
@@ -75,6 +75,11 @@ def mirrored(battle: Battle) -> Battle:
         u.x, u.y, u.facing = mirror_pose(u.x, u.y, u.facing, 1, W, H)
     for t in s.terrain:
         t.polygon = [(W - x, H - y) for x, y in t.polygon]
+    for e in s.castle:
+        e.polygon = [(W - x, H - y) for x, y in e.polygon]
+        e.defender = 1 - e.defender
+        e.outward = (e.outward + 180.0) % 360.0
+        e.controller = None if e.controller is None else 1 - e.controller
     s.active = 1 - s.active
     s.first_player = 1 - s.first_player
     s.captured_standards = list(reversed(s.captured_standards))
@@ -368,7 +373,8 @@ def test_armies_sampled_and_render() -> None:
 
 def test_registered_ids() -> None:
     ids = [k for k in gym.registry if k.startswith("battleline/")]
-    assert {"battleline/Battle-v0", "battleline/PitchedBattle-v0", "battleline/SkirmishLine-v0"} <= set(ids)
+    assert {"battleline/Battle-v0", "battleline/PitchedBattle-v0", "battleline/SkirmishLine-v0", "battleline/Siege-v0",
+            "battleline/GateAssault-v0"} <= set(ids)
     e = gym.make("battleline/Battle-v0", scenario="skirmish_line", opponent="line_advance")
     obs, info = e.reset(seed=0)
     assert e.unwrapped.codec.n == 3 and info["opponent"] == "line_advance"
