@@ -401,7 +401,7 @@ def train_cmd(
 ) -> None:
     """Train a MaskablePPO policy against the config's opponent pool (checkpoints, TensorBoard in run_dir/tb)."""
     from training.config import load_training_config
-    from training.train import TrainingError, train
+    from training.train import TrainingError, TrainingInterrupted, train
 
     overrides: dict[str, Any] = {}
     if run_dir is not None:
@@ -412,6 +412,9 @@ def train_cmd(
         cfg = load_training_config(config, overrides)
         try:
             summary = train(cfg, resume=resume, console=console, progress=progress)
+        except TrainingInterrupted as exc:
+            err_console.print(Text(str(exc), style="yellow"), soft_wrap=True)
+            raise typer.Exit(130) from None
         except TrainingError as exc:
             raise UserError(str(exc)) from None
     console.print(f"{summary['num_timesteps']} steps ({summary['session_steps']} this session) in "

@@ -51,6 +51,10 @@ class TrainingError(RuntimeError):
     """A run that cannot start or resume; the message is one line."""
 
 
+class TrainingInterrupted(TrainingError):
+    """Training was interrupted (Ctrl-C); the message names the last checkpoint to resume from."""
+
+
 @dataclass(frozen=True)
 class RunPaths:
     """The files of a run directory (see the module docstring)."""
@@ -216,6 +220,7 @@ def train(
     Raises:
         TrainingError: the run directory already holds a run (without ``resume``),
             or holds none / an incompatible one (with ``resume``).
+        TrainingInterrupted: Ctrl-C; the message names the last checkpoint.
     """
     from rich.console import Console
     from sb3_contrib import MaskablePPO
@@ -302,7 +307,10 @@ def train(
                 old.unlink(missing_ok=True)
         del snapshots[:-config.self_play.max_snapshots]
 
+    last_checkpoint = [start_step if resume else None]
+
     def checkpoint(step: int, finished: bool = False) -> None:
+        last_checkpoint[0] = step
         ckpt = paths.checkpoints / f"step_{step:010d}.zip"
         model.save(str(ckpt))
         _write_json(paths.state, {
@@ -346,8 +354,15 @@ def train(
             model.learn(total_timesteps=remaining, callback=CallbackList(callbacks), reset_num_timesteps=not resume)
         elif not state.get("finished"):
             finish(start_step)
+    except KeyboardInterrupt:
+        where = (f"the last checkpoint is at step {last_checkpoint[0]}: continue with --resume"
+                 if last_checkpoint[0] is not None else "no checkpoint was written yet")
+        raise TrainingInterrupted(f"interrupted at step {model.num_timesteps}; {where}") from None
     finally:
-        vec_env.close()
+        try:
+            vec_env.close()
+        except (EOFError, BrokenPipeError, ConnectionResetError):  # workers already gone after Ctrl-C
+            pass
         logger.close()
     seconds = time.perf_counter() - t0
     session = int(model.num_timesteps) - start_step
@@ -371,4 +386,4 @@ def _truncate_evaluations(path: Path, step: int) -> None:
     path.write_text("".join(ln + "\n" for ln in keep), encoding="utf-8")
 
 
-__all__ = ["RunPaths", "TrainingError", "env_kwargs", "make_vec_env", "train"]
+__all__ = ["RunPaths", "TrainingError", "TrainingInterrupted", "env_kwargs", "make_vec_env", "train"]
