@@ -5,7 +5,7 @@
 :class:`UnknownAgentError`. The scripted agents of ``agents/scripted.py`` come
 first, then the tactical agents of ``agents/tactical.py`` (deployment
 templates with their manoeuvres, the manoeuvre agents and the ``open_loop``
-baseline).
+baseline), then the siege agents of ``agents/siege.py``.
 """
 
 from __future__ import annotations
@@ -16,9 +16,10 @@ from typing import Callable
 from agents.base import Agent
 from agents.random_agent import RandomAgent
 from agents.scripted import LineAdvanceAgent, PincersAgent, RefusedFlankAgent
+from agents.siege import SiegeAttackerAgent, SiegeDefenderAgent
 from agents.tactical import TACTICAL_AGENTS
 
-AGENT_NAMES = ["random", "line_advance", "pincers", "refused_flank", *TACTICAL_AGENTS]
+AGENT_NAMES = ["random", "line_advance", "pincers", "refused_flank", *TACTICAL_AGENTS, "siege_attacker", "siege_defender"]
 """The registered agent names, in display order."""
 
 _FACTORIES: dict[str, Callable[[int], Agent]] = {
@@ -27,6 +28,8 @@ _FACTORIES: dict[str, Callable[[int], Agent]] = {
     "pincers": PincersAgent,
     "refused_flank": RefusedFlankAgent,
     **TACTICAL_AGENTS,
+    "siege_attacker": SiegeAttackerAgent,
+    "siege_defender": SiegeDefenderAgent,
 }
 
 MODEL_PREFIX = "model:"

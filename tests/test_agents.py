@@ -114,6 +114,8 @@ def test_registry_names() -> None:
         "bait_and_flank",
         "control_zones",
         "open_loop",
+        "siege_attacker",
+        "siege_defender",
     ]
 
 

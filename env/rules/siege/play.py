@@ -31,6 +31,7 @@ from env.rules.siege.castle import (
     courtyard,
     element_under,
     units_in,
+    units_on,
 )
 
 if TYPE_CHECKING:
@@ -287,6 +288,8 @@ def breaks_at_wall(battle: Battle, broken: list[int]) -> list[int]:
             else:
                 src = on[0]
                 psychology.flee(battle, u, (src.x, src.y), "CORE.CC.FLEE", roll=flee_roll, away_from=src.uid)
+            if e is not None:
+                take_section(battle, e, on[0])
         else:
             rest.append(uid)
     return rest
@@ -389,3 +392,40 @@ def move_option_ok(state: BattleState, u: UnitState, option: str) -> bool:
         return True
     e = element_under(state, u)
     return e is None or e.kind != "wall"
+
+
+def take_section(battle: Battle, e: CastleElement, attacker: UnitState) -> None:
+    """SIEGE.CAPTURE.PARAPET: a wall section left without defenders belongs to the attacker, who steps onto
+    it in one rank (front flush with the inner face, facing the courtyard) where the whole unit fits."""
+    from env.rules import space
+
+    s = battle.state
+    if any(o.side != attacker.side for o in units_on(s, e)) or not attacker.alive:
+        return
+    e.controller = attacker.side
+    if attacker.troop_type in NO_WALL_TYPES:
+        battle.emit("SIEGE.CAPTURE.PARAPET", element=e.id, unit=attacker.uid, controller=e.controller, stepped=False)
+        return
+    face = e.outer_face()
+    along = face.project(__import__("shapely").geometry.Point(attacker.x, attacker.y))
+    half = attacker.models * attacker.base_w / 2
+    along = min(max(along, half), max(half, face.length - half))
+    p = face.interpolate(along)
+    import math
+
+    ox, oy = math.cos(math.radians(e.outward)), math.sin(math.radians(e.outward))
+    pose = geo.Pose(p.x - ox * attacker.base_d / 2, p.y - oy * attacker.base_d / 2, e.outward)
+    old = (attacker.x, attacker.y, attacker.facing, attacker.files)
+    poly = space.footprint_at(attacker, pose, attacker.models)
+    attacker.x, attacker.y, attacker.facing, attacker.files = pose.x, pose.y, pose.facing, attacker.models
+    env = space.Surroundings(s, attacker)
+    clear = env.castle_end is not None and env.castle_end(poly) and not (
+        env.near(poly, 1.0).any() and (__import__("shapely").distance(poly, env.polys[env.near(poly, 1.0)]) < 1.0 - geo.EPS).any()
+    )
+    if not clear:
+        attacker.x, attacker.y, attacker.facing, attacker.files = old
+    else:
+        from env.rules import characters
+
+        characters.sync(s)
+    battle.emit("SIEGE.CAPTURE.PARAPET", element=e.id, unit=attacker.uid, controller=e.controller, stepped=bool(clear))

@@ -1,0 +1,177 @@
+"""Scripted agents for a siege (RULESET.md §5, SIEGE.*): ``siege_attacker`` and ``siege_defender``.
+
+* :class:`SiegeAttackerAgent` — units with ladders, hooks or a siege tower
+  advance on the defended wall section nearest the gate and charge its
+  defenders (SIEGE.ASSAULT.CHARGE); units without climbing gear advance on
+  enemies off the walls, else close up behind the assault; characters follow.
+* :class:`SiegeDefenderAgent` — deploys infantry on the walls facing the
+  attacker and keeps its largest infantry unit in the courtyard as the
+  reserve (SIEGE.SCEN.DEPLOY); units on the walls never leave or flee from
+  them, the reserve attacks enemies inside the castle, shooters shoot.
+
+Every other decision (magic, shooting, pursuit, reactions, and whole battles
+without a castle, where both play like ``line_advance``) is the base
+:class:`agents.base.ScriptedAgent` behaviour, so both play legally in either seat.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Collection
+
+from shapely.geometry import Point
+
+from agents.base import ScriptedAgent
+from agents.steering import steer
+from env.rules import space
+from env.rules.actions import END_PHASE, Action
+from env.rules.siege import assault
+from env.rules.siege import equipment as eq
+from env.rules.siege.castle import CastleElement, castle_area, element_under, units_on
+from env.rules.siege.play import WALL_ROW, defender
+from env.rules.state import UnitState
+from tactics.deployment import DeploymentPlan, line_template
+
+if TYPE_CHECKING:
+    from env.rules.battle import Battle
+
+ASSAULT_BONUS = 10.0
+"""Added to the score of a charge by climbers on a wall's defenders: the attacker's main business."""
+APPROACH_GAP = 1.5
+"""Inches outside a wall's outer face where climbers aim before they charge."""
+
+
+class _SiegeAgent(ScriptedAgent):
+    """Shared helpers: the battle-line plan (both seats), the castle, the gate."""
+
+    def make_plan(self, battle: Battle) -> DeploymentPlan:
+        """The battle-line template (used for deployment order and groups)."""
+        return line_template(self.army(battle), battle.state.table_w)
+
+    def fallback_move(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
+        """``line_advance``: shooters with targets hold, characters follow, the rest advance."""
+        if self.holds_to_shoot(battle, u):
+            return None
+        if u.character:
+            return self.follow(battle, u, options)
+        return self.advance_on(battle, u, options)
+
+    @staticmethod
+    def gate(battle: Battle) -> CastleElement | None:
+        return next((e for e in battle.state.castle if e.kind == "gate"), None)
+
+
+class SiegeAttackerAgent(_SiegeAgent):
+    """``siege_attacker``: storm the defended wall nearest the gate with ladders, hooks and towers."""
+
+    name = "siege_attacker"
+
+    def assault_wall(self, battle: Battle, u: UnitState) -> CastleElement | None:
+        """The standing, defended wall section (or tower, with a siege tower) nearest the gate that ``u`` may assault."""
+        s = battle.state
+        g = self.gate(battle)
+        anchor = g.shape().centroid if g is not None else Point(s.table_w / 2, s.table_h / 2)
+        walls = [e for e in s.castle if assault.can_charge(battle, u, e) and (e.kind == "wall" or assault.assault_mode(u) == "siege_tower")]
+        return min(walls, key=lambda e: (e.shape().distance(anchor), e.shape().distance(Point(u.x, u.y)), e.id), default=None)
+
+    def move_option(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
+        s = battle.state
+        if not s.castle or u.side == defender(s):
+            return self.fallback_move(battle, u, options)
+        if element_under(s, u) is not None:
+            return None  # on the walls already: hold what we took
+        if eq.has_climbing_gear(u):
+            wall = self.assault_wall(battle, u)
+            if wall is not None:
+                face = wall.outer_face()
+                p = face.interpolate(face.project(Point(u.x, u.y)))
+                mid = face.interpolate(0.5, normalized=True)
+                p = Point((p.x + mid.x) / 2, (p.y + mid.y) / 2)
+                ox, oy = math.cos(math.radians(wall.outward)), math.sin(math.radians(wall.outward))
+                goal = (p.x + ox * (APPROACH_GAP + u.depth / 2), p.y + oy * (APPROACH_GAP + u.depth / 2))
+                pace = "march" if math.dist((u.x, u.y), goal) > 12.0 else "advance"
+                return steer(battle, u, goal, pace, options, approach=False)
+        if u.character or u.troop_type == "war_machine":
+            return self.fallback_move(battle, u, options)
+        # without gear: go for enemies off the walls, else wait near the gate
+        inside = [e for e in self.enemies(battle) if element_under(s, e) is None]
+        if inside:
+            target = min(inside, key=lambda e: (space.unit_distance(u, e), e.uid))
+            return self.advance_on(battle, u, options, target)
+        g = self.gate(battle)
+        if g is None:
+            return None
+        c = g.shape().centroid
+        ox, oy = math.cos(math.radians(g.outward)), math.sin(math.radians(g.outward))
+        goal = (c.x + ox * 8.0, c.y + oy * 8.0)
+        if math.dist((u.x, u.y), goal) < 3.0:
+            return None
+        return steer(battle, u, goal, "advance", options, approach=False)
+
+    def charge_score(self, battle: Battle, c: UnitState, t: UnitState) -> float | None:
+        """Climbers charge a wall's defenders whenever they can; other charges as the base rules judge them."""
+        s = battle.state
+        if s.castle and element_under(s, t) is not None and element_under(s, c) is None and eq.has_climbing_gear(c):
+            base = super().charge_score(battle, c, t)
+            return ASSAULT_BONUS + (base if base is not None else 0.0)
+        return super().charge_score(battle, c, t)
+
+
+class SiegeDefenderAgent(_SiegeAgent):
+    """``siege_defender``: man the walls facing the attacker, keep a reserve in the courtyard."""
+
+    name = "siege_defender"
+
+    def reserve(self, battle: Battle) -> int | None:
+        """The reserve: the largest (by points) infantry unit that is not a character."""
+        foot = [u for u in self.army(battle) if u.troop_type == "infantry" and not u.character and u.missile is None]
+        return max(foot, key=lambda u: (u.points, -u.uid)).uid if foot else None
+
+    def choose_deploy(self, battle: Battle, legal: list[Action]) -> Action:
+        """Infantry on the wall slots (the reserve and shooters that do not fit in the courtyard), the rest in the courtyard."""
+        s = battle.state
+        if not s.castle or self.side != defender(s):
+            return super().choose_deploy(battle, legal)
+        deploys = [a for a in legal if a.kind == "deploy"]
+        if not deploys:
+            return END_PHASE
+        reserve = self.reserve(battle)
+        n_cols = 11
+        walls = [a for a in deploys if int(a.option) // n_cols == WALL_ROW and a.unit != reserve]
+        if walls:
+            centre = s.table_w / 2
+            from env.rules.deployment import COLUMNS
+
+            def col_x(a: Action) -> float:
+                return COLUMNS[int(a.option) % n_cols]
+
+            return min(walls, key=lambda a: (abs(col_x(a) - centre), a.unit, int(a.option)))
+        yard = [a for a in deploys if int(a.option) // n_cols != WALL_ROW]
+        pool = yard or deploys
+        return super().choose_deploy(battle, pool)
+
+    def move_option(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
+        s = battle.state
+        if not s.castle or u.side != defender(s):
+            return self.fallback_move(battle, u, options)
+        if element_under(s, u) is not None:
+            return None  # hold the walls
+        area = castle_area(s)
+        intruders = [e for e in self.enemies(battle) if area.covers(Point(e.x, e.y)) and element_under(s, e) is None]
+        if intruders and u.troop_type != "war_machine" and not self.holds_to_shoot(battle, u):
+            target = min(intruders, key=lambda e: (space.unit_distance(u, e), e.uid))
+            return self.advance_on(battle, u, options, target)
+        return None  # the reserve and the rest wait in the courtyard
+
+    def should_flee(self, battle: Battle, t: UnitState, c: UnitState, facing: str) -> bool:
+        """Never give up a wall; elsewhere the base rule."""
+        if battle.state.castle and element_under(battle.state, t) is not None:
+            return False
+        return super().should_flee(battle, t, c, facing)
+
+    def charge_score(self, battle: Battle, c: UnitState, t: UnitState) -> float | None:
+        """Units on the walls stay there; the reserve charges as the base rules judge."""
+        s = battle.state
+        if s.castle and element_under(s, c) is not None and units_on(s, element_under(s, c)):  # type: ignore[arg-type]
+            return None
+        return super().charge_score(battle, c, t)
