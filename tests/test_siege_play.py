@@ -1,0 +1,184 @@
+"""A siege in play (RULESET.md §5): castle geometry in movement and deployment, the assault through the
+engine hooks (env/rules/siege/play.py), the siege scenarios and the siege agents."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from shapely.geometry import box
+
+from agents.registry import make_agent
+from env.rules import space
+from env.rules.actions import Action
+from env.rules.battle import Battle
+from env.rules.dice import ScriptedDice
+from env.rules.siege import castle as cs
+from tests.setups import placement
+from tests.test_siege import siege_scenario
+
+BASE = 20 / 25.4
+ON_S1 = 18 - BASE / 2
+"""A one-rank unit on S1 with its front flush with the outer face (y = 18)."""
+ARMIES_SIEGE = {
+    "id": "siege_armies",
+    "name": "Siege with army lists",
+    "modules": ["siege"],
+    "castle": {"defender": "blue"},
+    "turns": 7,
+    "blue": {"faction": "men", "army": "men_marcher_host"},
+    "red": {"faction": "orcs", "army": "orcs_tusk_horde"},
+}
+
+
+def play_checked(b: Battle, choose) -> int:
+    """Play to the end with ``choose(battle) -> action``, checking legality and the castle invariants."""
+    n = 0
+    while not b.is_over:
+        before = cs.snapshot(b.state)
+        a = choose(b)
+        assert a in b.legal_actions()
+        b.apply(a)
+        n += 1
+        problems = cs.check_invariants(b.state, before)
+        assert not problems, (n, problems)
+    return n
+
+
+# ----------------------------------------------------------------------------- geometry and deployment
+def test_walls_block_units_outside_but_not_units_on_them():
+    b = Battle.from_scenario(siege_scenario(
+        [placement("marcher_spearmen", 26.5, ON_S1, 90, models=10, files=10)],
+        [placement("orc_warriors", 26.5, 24, 270, models=10, files=5)],
+    ), seed=0)
+    on_wall, outside = b.state.units
+    through_s1 = box(25, 16.5, 28, 17.5)
+    assert space.Surroundings(b.state, outside).blocked(through_s1, through_s1)
+    gate = box(35, 16.5, 37, 17.5)
+    assert space.Surroundings(b.state, outside).blocked(gate, gate), "a closed gate is impassable"
+    cs.element(b.state, "G").gate = "open"
+    assert not space.Surroundings(b.state, outside).overlapping(gate, space.Surroundings(b.state, outside).impassable).any()
+    assert space.Surroundings(b.state, on_wall).castle_end is not None
+    # a unit on a wall keeps one rank: no turns or reforms there
+    moves = {a.option for a in b.legal_actions() if a.kind == "move" and a.unit == on_wall.uid}
+    assert not {o for o in moves if o.startswith(("turn_", "reform_"))}
+
+
+def test_siege_deployment_defender_first_inside_the_castle():
+    b = Battle.from_scenario(ARMIES_SIEGE, seed=1)
+    assert b.state.queue["deploy_next"] == 0
+    rng = random.Random(1)
+    order = []
+    while b.state.stage == "deploy":
+        order.append(b.state.queue["deploy_next"])
+        b.apply(rng.choice(b.legal_actions()))
+    assert order == sorted(order), "the defender deploys everything first"
+    assert b.state.first_player == 1, "the attacker goes first (SIEGE.SCEN.TURNS)"
+    area = cs.castle_area(b.state).buffer(0.01)
+    for u in b.state.units:
+        if not u.deployed or u.joined_to is not None:
+            continue
+        if u.side == 0:
+            assert area.covers(space.footprint(u)), u.name
+            assert cs.one_rank_ok(b.state, u)
+        else:
+            assert space.footprint(u).bounds[1] >= b.state.table_h - 12 - 1e-6
+    assert cs.check_invariants(b.state) == []
+
+
+# ----------------------------------------------------------------------------- the assault with exact dice
+def test_ladder_assault_defenders_strike_first_climbers_hit_only_on_6s():
+    blue = [placement("marcher_spearmen", 26.5, ON_S1, 90, models=10, files=10)]
+    red = [placement("orc_warriors", 26.5, 18 + 1.5 * BASE + 4, 270, models=15, files=5, equipment={"ladders": 3})]
+    b = Battle.from_scenario(siege_scenario(blue, red, phase="movement", player="red"), seed=0)
+    assert Action("charge", 1, 0, None) in b.legal_actions()
+    b.apply(Action("charge", 1, 0, None))
+    b.dice = ScriptedDice([
+        5, 4,  # charge roll 9 >= 4"
+        6, 6, 6, 6, 6,  # defenders first: 5 attacks hit
+        6, 6, 6, 6, 6,  # all wound
+        6, 6, 6, 6, 6,  # the orcs save all (5+)
+        5, 5, 6,  # 3 climbers (1 per ladder): 5s miss, only the 6 hits
+        6,  # wounds
+        6,  # saved
+        1, 1,  # the spearmen pass their break test
+    ], then_seed=0)
+    b.dice.log = b._log_roll
+    start = len(b.events)
+    b.apply(Action("react", 0, 1, "hold"))
+    events = b.events[start:]
+    strikes = [e for e in events if e["rule"] == "CORE.CC.TO_HIT" and e.get("kind") != "dice"]
+    assert strikes[0]["unit"] == 0, "the wall's defenders strike first although charged"
+    climb = strikes[1]
+    assert (climb["unit"], climb["attacks"], climb["needed"], climb["hits"]) == (1, 3, 6, 1)
+    assert any(e["rule"] == "SIEGE.CC.DEFENDER_BONUS" for e in events)
+    first_round = events[: next(i for i, e in enumerate(events) if e["rule"] == "CORE.CC.COMBAT_RESULT.COMPARE") + 1]
+    parts = {e["rule"] for e in first_round}
+    assert "CORE.CC.COMBAT_RESULT.RANKS" not in parts and "CORE.CC.COMBAT_RESULT.OUTNUMBER" not in parts
+    assert next(e for e in first_round if e["rule"] == "CORE.CC.COMBAT_RESULT.COMPARE")["totals"] == [0, 1]
+    assert cs.element(b.state, "S1").parapet_taken, "the climbers won the round (SIEGE.CAPTURE.PARAPET)"
+
+
+def test_no_climbing_gear_no_charge_at_the_wall():
+    blue = [placement("marcher_spearmen", 26.5, ON_S1, 90, models=10, files=10)]
+    red = [placement("orc_warriors", 26.5, 18 + 1.5 * BASE + 4, 270, models=15, files=5)]
+    b = Battle.from_scenario(siege_scenario(blue, red, phase="movement", player="red"), seed=0)
+    assert not any(a.kind == "charge" for a in b.legal_actions())
+
+
+def test_oil_poured_as_stand_and_shoot_when_the_climbers_reach_the_wall():
+    blue = [placement("marcher_spearmen", 26.5, ON_S1, 90, models=10, files=10, equipment={"oil": 1})]
+    red = [placement("orc_warriors", 26.5, 18 + 1.5 * BASE + 6, 270, models=15, files=5, equipment={"ladders": 3})]
+    b = Battle.from_scenario(siege_scenario(blue, red, phase="movement", player="red"), seed=0)
+    b.apply(Action("charge", 1, 0, None))
+    assert Action("react", 0, 1, "stand_and_shoot") in b.legal_actions()
+    b.apply(Action("react", 0, 1, "stand_and_shoot"))
+    rules = [e["rule"] for e in b.events]
+    assert "SIEGE.REACT.WALL" in rules and "SIEGE.EQUIP.OIL" in rules
+    assert rules.index("CORE.CHARGE.MOVE") < rules.index("SIEGE.EQUIP.OIL")
+
+
+# ----------------------------------------------------------------------------- whole games
+@pytest.mark.parametrize(("scenario", "seed"), [("siege", 0), ("siege", 1), ("gate_assault", 2), (ARMIES_SIEGE, 3)])
+def test_random_siege_battles_finish_with_castle_invariants(scenario, seed):
+    b = Battle.from_scenario(scenario, seed=seed)
+    rng = random.Random(seed)
+    play_checked(b, lambda battle: rng.choice(battle.legal_actions()))
+    assert b.result["winner"] in ("blue", "red")
+
+
+@pytest.mark.parametrize(("scenario", "names"), [
+    ("siege", ("siege_defender", "siege_attacker")),
+    ("gate_assault", ("siege_defender", "siege_attacker")),
+    (ARMIES_SIEGE, ("siege_defender", "siege_attacker")),
+    ("siege", ("siege_attacker", "siege_defender")),
+    ("pitched_battle", ("siege_attacker", "siege_defender")),
+])
+def test_scripted_siege_agents_play_legal_games(scenario, names):
+    b = Battle.from_scenario(scenario, seed=1)
+    agents = [make_agent(n, seed=1) for n in names]
+    for side, a in enumerate(agents):
+        a.reset(b, side)
+    play_checked(b, lambda battle: agents[battle.pending.player].act(battle))
+    if scenario != "pitched_battle":
+        assert b.result["winner"] in ("blue", "red")
+
+
+def test_siege_victory_counts_the_castle():
+    b = Battle.from_scenario("gate_assault", seed=0)
+    s = b.state
+    for e in s.castle:
+        e.controller = 1
+    assert cs.element(b.state, "C").controller == 1
+    from env.rules.siege import play
+
+    s.units[0].removed = True
+    s.units[1].removed = True
+    assert play.winner(s) == 1
+    b2 = Battle.from_scenario("gate_assault", seed=0)
+    assert play.winner(b2.state) == 0, "the defender holds every element at the start"
+    for eid in ("S3", "S4", "S5", "T1"):
+        cs.element(b2.state, eid).controller = 1
+    assert play.winner(b2.state) == 0, "4 of 9 is not enough"
+    cs.element(b2.state, "C").controller = 1
+    assert play.winner(b2.state) == 1, "the citadel wins"
