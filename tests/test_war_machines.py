@@ -87,6 +87,8 @@ def test_cannon_ball_bounces_through_every_rank_in_line() -> None:
     assert ev["hits"] == {"1": 4}
     assert b.unit(1).models == 16
     assert len(rules(b, "CORE.WM.FIRE_RULES")) == 1
+    (profile,) = rules(b, "CORE.WM.PROFILES")
+    assert (profile["max_range"], profile["strength"], profile["wounds"], profile["toughness"]) == (48.0, 10, "d6", 7)
 
 
 def test_cannon_bounce_short_of_the_rear_ranks() -> None:
@@ -193,6 +195,8 @@ def test_stone_thrower_template_on_a_ranked_unit() -> None:
     assert dmg["hole"] == [1, 7]  # rank 2, file 3
     assert sorted(s for _, s in dmg["wholly"]) == [2, 6, 8, 12]
     assert len(dmg["partly"]) == 13 and len(dmg["partly_hit"]) == 6
+    (tpl,) = rules(b, "CORE.WM.TEMPLATES")
+    assert (tpl["template"], tpl["wholly"], tpl["partly"]) == ("small", 4, 13)
     assert b.unit(1).models == 20 - 1 - 10
 
 

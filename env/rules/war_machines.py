@@ -344,6 +344,8 @@ def fire(battle: Battle, u: UnitState, t: UnitState, option: str | None) -> None
         option = default_option(battle, u, t)
     mode, d = parse_option(option)
     _pivot(battle, u, t)
+    battle.emit("CORE.WM.PROFILES", unit=u.uid, machine=m.kind, max_range=m.max_range, min_range=m.min_range,
+                strength=m.strength, wounds=m.wounds, toughness=u.profile.T, crew=u.models)
     battle.emit("CORE.WM.FIRE_RULES", unit=u.uid, target=t.uid, machine=m.kind, mode=mode, aim=d, bs=u.profile.BS,
                 crew=u.models)
     if mode == "shot":
@@ -630,6 +632,8 @@ def stone_damage(battle: Battle, u: UnitState, centre: tuple[float, float]) -> d
         "partly": [[b.unit, b.slot] for b in partly],
         "partly_hit": [[b.unit, b.slot] for b in partly_hit],
     }
+    battle.emit("CORE.WM.TEMPLATES", unit=u.uid, template="small", centre=list(centre), wholly=len(wholly),
+                partly=len(partly))
     battle.emit(rule, unit=u.uid, centre=list(centre), **report)
     struck: list[int] = []
     if hole is not None:
@@ -716,6 +720,8 @@ def flame_shot(battle: Battle, u: UnitState, t: UnitState) -> None:
     bases = templates.bases_near(_others(battle, u), tpl)
     wholly, partly = templates.under(tpl, bases)
     touched = wholly + partly
+    battle.emit("CORE.WM.TEMPLATES", unit=u.uid, template="teardrop", tip=list(tip), direction=direction,
+                wholly=len(wholly), partly=len(partly))
     if not any(b.unit == t.uid for b in touched):
         battle.emit(rule, unit=u.uid, target=t.uid, roll=n, tip=list(tip), missed=True)
         return
