@@ -42,6 +42,7 @@ The agents (registry names):
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from typing import TYPE_CHECKING, Collection
 
@@ -49,7 +50,7 @@ import shapely
 
 from agents import estimates
 from agents.base import CLOSE, LIKELY_BREAK, MIN_REACH_FLANK, ScriptedAgent, effort, room_to_flee
-from agents.steering import face_threat, moved_copy, off_axis, predict_pose, steer
+from agents.steering import angle_diff, face_threat, forward_option, moved_copy, off_axis, predict_pose, steer
 from env.rules import geometry as geo
 from env.rules import psychology, space
 from env.rules.actions import END_PHASE, Action
@@ -122,6 +123,15 @@ class TacticalAgent(ScriptedAgent):
         self._potential: dict[int, list[int]] = {}
         self._events_seen = 0
         self.bitten: set[int] = set()
+        self._feints: dict[tuple[int, int, int], int | None] = {}
+
+    def act(self, battle: Battle) -> Action:
+        """Read any flyer feint before the first order of a player turn, then answer as the base agent."""
+        if battle.pending.kind in ("charge", "move") and battle.state.active == self.side:
+            for e in self.enemies(battle):
+                if is_flyer(e):
+                    self.ignores(battle, e, e)  # fixes this turn's reading of e (see :meth:`ignores`)
+        return super().act(battle)
 
     # ------------------------------------------------------------------ moves
     def move_option(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
@@ -165,11 +175,21 @@ class TacticalAgent(ScriptedAgent):
         return face_threat(battle, u, options)
 
     def ignores(self, battle: Battle, u: UnitState, e: UnitState) -> bool:
-        """``flyer_feint`` (defender): ``e`` is a flyer feinting among us and ``u`` is not the one unit that watches it."""
-        if not mv.feinting(battle, e):
-            return False
-        watcher = mv.feint_watcher(battle, e)
-        return watcher is None or watcher.uid != u.uid
+        """``flyer_feint`` (defender): ``e`` is a flyer feinting among us and ``u`` is not the one unit that watches it.
+
+        The reading is made once per player turn (the first time the flyer
+        is looked at) and kept, so the answer does not change as our units move.
+        """
+        key = (battle.state.turn, battle.state.active, e.uid)
+        if key not in self._feints:
+            watcher = mv.feint_watcher(battle, e) if mv.feinting(battle, e) else None
+            self._feints[key] = watcher.uid if watcher is not None else (-1 if mv.feinting(battle, e) else None)
+        watcher_uid = self._feints[key]
+        return watcher_uid is not None and watcher_uid != u.uid
+
+    def targets(self, battle: Battle, u: UnitState) -> list[UnitState]:
+        """The enemies ``u`` may pick as its target: every non-fleeing enemy but a feinting flyer someone else watches."""
+        return [e for e in self.enemies(battle) if not self.ignores(battle, u, e)]
 
     def target_for(self, battle: Battle, u: UnitState) -> UnitState | None:
         """The base target, passing over a feinting flyer that another unit watches (``threat_360_check``)."""
@@ -344,7 +364,7 @@ class FlankTeethAgent(TacticalAgent):
         if group == CENTRE and not self.engaging(battle):
             return self.hold(battle, u, options)
         if group in (LEFT, RIGHT) and not self.engaging(battle):
-            target = self.outermost_enemy(battle, group)
+            target = self.outermost_enemy(battle, u, group)
             if target is None:
                 return None
             if mv.attack_arc(battle, u, target) == "rear" or space.unit_distance(u, target) <= CLOSE / 2:
@@ -353,9 +373,9 @@ class FlankTeethAgent(TacticalAgent):
             return steer(battle, u, waypoint, "march", options, approach=False) or self.advance_on(battle, u, options, target)
         return self.engage(battle, u, options)
 
-    def outermost_enemy(self, battle: Battle, wing: str) -> UnitState | None:
-        """The enemy furthest towards ``wing``'s side of the table (own frame)."""
-        enemies = self.enemies(battle)
+    def outermost_enemy(self, battle: Battle, u: UnitState, wing: str) -> UnitState | None:
+        """The enemy (that ``u`` may target) furthest towards ``wing``'s side of the table (own frame)."""
+        enemies = self.targets(battle, u)
         sign = 1.0 if wing == LEFT else -1.0
         return min(enemies, key=lambda e: (sign * self.own_x(battle, e), e.uid), default=None)
 
@@ -468,7 +488,7 @@ class AbandonedFlankAgent(TacticalAgent):
 
     def flank_target(self, battle: Battle, u: UnitState) -> UnitState | None:
         """The enemy on the main body's side nearest ``u`` (the flank the whole army concentrates on)."""
-        enemies = self.enemies(battle)
+        enemies = self.targets(battle, u)
         if not enemies:
             return None
         mx = self.main_x(battle)
@@ -481,6 +501,10 @@ class AbandonedFlankAgent(TacticalAgent):
         if spot is None:
             return None
         return steer(battle, u, spot, "march", options, approach=False)
+
+
+UNMASK_OPTIONS = ("advance", "wheel_left", "wheel_right", "march", "backward", "turn_left", "turn_right")
+"""The moves a unit masking a shooter tries, in order of preference (ties keep the earlier)."""
 
 
 class ShootingLinesAgent(TacticalAgent):
@@ -522,7 +546,7 @@ class ShootingLinesAgent(TacticalAgent):
     def unmask_option(self, battle: Battle, m: UnitState, options: Collection[str], shooters: list[UnitState]) -> str | None:
         """The move of ``m`` that gives the shooters the most new targets without walking into danger (None: none helps)."""
         best, best_gain = None, 0
-        for opt in ("advance", "wheel_left", "wheel_right", "march", "backward"):
+        for opt in UNMASK_OPTIONS:
             if opt not in options:
                 continue
             pose = predict_pose(battle, m, opt)
@@ -539,6 +563,8 @@ class ShootingLinesAgent(TacticalAgent):
         if group in ("guard", CENTRE) and not self.engaging(battle):
             return self.step_out_of_reach(battle, u, options)
         if group == "shooters":
+            if mv.maskers(battle, u):
+                return None  # a friend steps aside first; moving would spoil the shot
             target = self.target_for(battle, u)
             return self.advance_on(battle, u, options, target, pace="advance") if target is not None else None
         return self.engage(battle, u, options)
@@ -578,16 +604,21 @@ class SacrificeForDeploymentAgent(TacticalAgent):
 
 RING_GAP = 1.5
 """Inches between the asset's footprint and each ring unit."""
+RING_SLACK = 2.0
+"""Inches (and degrees) off its ring slot within which a ring unit just moves straight up."""
+RING_REACH = 6.0
+"""Friends within this many inches of the asset count as its ring (tactics.md ``protected_bubble``)."""
 
 
 class ProtectedBubbleAgent(TacticalAgent):
     """``protected_bubble`` (tactics.md §4.4): the key piece ringed on every side, the ring moving with it.
 
-    Deployment: :func:`tactics.deployment.protected_bubble_template`. Each
-    movement phase the asset moves first, at the pace of the slowest ring
-    unit, towards the nearest enemy; then each ring unit restores its place
-    (front, left, right, rear of the asset, facing the same way) before
-    anything else moves. Swarms screen the asset from the nearest enemy
+    Deployment: :func:`tactics.deployment.protected_bubble_template` (on a
+    table already set up, the ring is read off the units standing round the
+    asset). Each movement phase the bubble moves first: the front unit leads
+    towards the nearest enemy at the pace of the slowest member, the asset
+    follows behind it, then the side and rear units restore their places
+    round the asset (facing its way). Swarms screen the asset from the nearest enemy
     missile unit (``swarm_screen``). The rest of the army advances beside the
     bubble and engages; fast units flank.
     """
@@ -598,8 +629,31 @@ class ProtectedBubbleAgent(TacticalAgent):
     RING = ("ring_front", "ring_left", "ring_right", "ring_rear")
 
     def make_plan(self, battle: Battle) -> DeploymentPlan:
-        """The bubble template in the middle of the zone."""
-        return protected_bubble_template(self.army(battle), battle.state.table_w)
+        """The bubble template in the middle of the zone; on a table already set up, the ring as it stands."""
+        army = self.army(battle)
+        plan = protected_bubble_template(army, battle.state.table_w)
+        if battle.state.stage != "deploy":
+            self.ring_as_placed(plan, army)
+        return plan
+
+    def ring_as_placed(self, plan: DeploymentPlan, army: list[UnitState]) -> None:
+        """Name the ring after the units standing round the asset: the nearest in front, left, right and behind it."""
+        asset = next((u for u in army if plan.groups.get(u.uid) == "asset" and u.alive), None)
+        if asset is None:
+            return
+        for uid, group in list(plan.groups.items()):
+            if group in self.RING:
+                plan.groups[uid] = "line"
+        names = {"front": "ring_front", "left": "ring_left", "right": "ring_right", "rear": "ring_rear"}
+        best: dict[str, tuple[float, int]] = {}
+        for u in army:
+            if u.uid == asset.uid or u.character or not u.alive or space.unit_distance(asset, u) > RING_REACH:
+                continue
+            arc = mv.arc_of_point(asset, u.x, u.y)
+            if arc in names and (arc not in best or space.unit_distance(asset, u) < best[arc][0]):
+                best[arc] = (space.unit_distance(asset, u), u.uid)
+        for arc, (_, uid) in best.items():
+            plan.groups[uid] = names[arc]
 
     def asset(self, battle: Battle) -> UnitState | None:
         """The protected unit, if still on the table."""
@@ -608,14 +662,16 @@ class ProtectedBubbleAgent(TacticalAgent):
                 return u
         return None
 
+    ORDER = ("ring_front", "asset", "ring_left", "ring_right", "ring_rear")
+    """The order the bubble moves in: the front unit leads, the asset follows it, the others close up round the asset."""
+
     def choose_move(self, battle: Battle, legal: list[Action]) -> Action:
-        """The asset first, then the ring, then the others (the base order)."""
+        """The bubble first (:attr:`ORDER`), then the others (the base order)."""
         options: dict[int, dict[str, Action]] = defaultdict(dict)
         for a in legal:
             if a.kind == "move":
                 options[a.unit][a.option] = a
-        order = ["asset", *self.RING]
-        for group in order:
+        for group in self.ORDER:
             for uid, opts in sorted(options.items()):
                 u = battle.unit(uid)
                 if self.group(u) != group:
@@ -623,36 +679,55 @@ class ProtectedBubbleAgent(TacticalAgent):
                 opt = self.move_option(battle, u, opts)
                 if opt is not None and opt in opts:
                     return opts[opt]
-        rest = [a for a in legal if not (a.kind == "move" and self.group(battle.unit(a.unit)) in order)]
+        rest = [a for a in legal if not (a.kind == "move" and self.group(battle.unit(a.unit)) in self.ORDER)]
         return super().choose_move(battle, rest) if rest else END_PHASE
 
     def move_option(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
-        """The asset leads, the ring keeps formation, swarms screen; others as the tactical agents."""
+        """The leader advances, the asset follows it, the ring keeps formation, swarms screen; others as the tactical agents."""
         group = self.group(u)
+        if u is self.leader(battle):
+            return self.lead(battle, u, options)
         if group == "asset":
-            return self.asset_move(battle, u, options)
+            return self.follow_leader(battle, u, options)
         if group in self.RING:
             return self.ring_move(battle, u, group, options)
         if is_swarm(u):
             return self.screen_move(battle, u, options)
         return super().move_option(battle, u, options)
 
-    def ring_pace(self, battle: Battle) -> str:
-        """"advance" when the slowest ring unit moves at least as far as the asset, else "half"."""
-        asset = self.asset(battle)
-        ring = [u for u in self.army(battle) if self.group(u) in self.RING and u.alive]
-        if asset is None or not ring:
-            return "advance"
-        return "advance" if min(u.profile.M for u in ring) >= asset.profile.M else "half"
+    def leader(self, battle: Battle) -> UnitState | None:
+        """The unit that sets the bubble's course: the front ring unit, else the asset."""
+        for group in ("ring_front", "asset"):
+            found = next((u for u in self.army(battle) if self.group(u) == group and u.alive and not u.fleeing), None)
+            if found is not None:
+                return found
+        return None
 
-    def asset_move(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
-        """Towards the nearest enemy at the ring's pace, never into an enemy's reach."""
+    def ring_pace(self, battle: Battle) -> str:
+        """"advance" when every member of the bubble moves at least as far as the leader, else "half"."""
+        leader = self.leader(battle)
+        members = [u for u in self.army(battle) if self.group(u) in self.ORDER and u.alive]
+        if leader is None or not members:
+            return "advance"
+        return "advance" if min(u.profile.M for u in members) >= leader.profile.M else "half"
+
+    def lead(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
+        """Towards the nearest enemy at the bubble's pace; the dead-zone check may hold it back."""
         target = self.target_for(battle, u)
         if target is None:
             return None
-        if mv.threats_on(battle, space.footprint(u), 1 - self.side):
-            return "backward" if "backward" in options else None
-        return steer(battle, u, (target.x, target.y), self.ring_pace(battle), options, approach=True)
+        option = steer(battle, u, (target.x, target.y), self.ring_pace(battle), options, approach=True)
+        return self.safer_option(battle, u, option, options) if option is not None else None
+
+    def follow_leader(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
+        """The asset keeps its place behind the front unit (or stays put when it leads nothing)."""
+        front = next((f for f in self.army(battle) if self.group(f) == "ring_front" and f.alive and not f.fleeing), None)
+        if front is None:
+            return None
+        goal = geo.to_world(space.pose(front), 0.0, -(front.depth / 2 + RING_GAP + u.depth / 2))
+        if math.hypot(goal[0] - u.x, goal[1] - u.y) < 1.0:
+            return None
+        return steer(battle, u, goal, "march", options, approach=False)
 
     def ring_slot(self, asset: UnitState, u: UnitState, group: str) -> geo.Pose:
         """Where ring unit ``u`` belongs around ``asset`` (facing the asset's way)."""
@@ -673,8 +748,12 @@ class ProtectedBubbleAgent(TacticalAgent):
         if asset is None:
             return self.engage(battle, u, options)
         slot = self.ring_slot(asset, u, group)
-        if geo.distance(space.footprint(u), space.footprint_at(u, slot)) < 1.0:
+        if math.hypot(slot.x - u.x, slot.y - u.y) < 1.0:
             return face_threat(battle, u, options) if self.engaging(battle) else None
+        lx, ly = geo.to_local(space.pose(u), slot.x, slot.y)
+        if abs(lx) <= RING_SLACK and ly > 0 and abs(angle_diff(u.facing, slot.facing)) <= RING_SLACK:
+            # Nearly in line: keep the formation's facing and move straight up (no wheel to open gaps).
+            return forward_option(u, "march", options, ly)
         return steer(battle, u, (slot.x, slot.y), "march", options, approach=False)
 
     def screen_move(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:

@@ -459,13 +459,14 @@ def feint_landing(battle: Battle, flyer: UnitState, candidates: Sequence[tuple[f
 def feint_true_target(battle: Battle, flyer: UnitState) -> UnitState | None:
     """``flyer_feint`` counter-method: the enemy the flyer could charge while safe from the others' counter-charges.
 
-    Among the enemies it can reach, the one whose charge would leave the
-    flyer exposed to the fewest counter-chargers (then the most valuable).
+    Among the enemies it may legally charge now, the one whose charge would
+    leave the flyer exposed to the fewest counter-chargers (then the most
+    valuable).
     """
     reach = charges.charge_reach(flyer)
     best, best_key = None, None
     for e in space.alive_units(battle.state, 1 - flyer.side):
-        if e.fleeing or space.unit_distance(flyer, e) > reach:
+        if e.fleeing or space.unit_distance(flyer, e) > reach or not charges.target_ok(battle, flyer, e):
             continue
         exposed = len(counter_chargers(battle, flyer, e))
         key = (exposed, -e.points, e.uid)

@@ -253,3 +253,76 @@ def test_fx16_rear_charge_sends_the_enemy_off_its_own_table_edge() -> None:
     assert flee["unit"] == r.uid and flee["facing"] == pytest.approx(90.0)  # straight away from K: towards its own edge
     (gone,) = rules(b, "CORE.PSY.FLEE.DESTROYED", since)
     assert gone["unit"] == r.uid and gone["off_table"] and r.removed
+
+
+# ----------------------------------------------------------------------------- FX-10 unmask_shooters
+def test_fx10_screening_infantry_steps_aside_and_the_archers_shoot_the_same_turn() -> None:
+    b = load("diagram_unmask_shooters")
+    a, i2, i3, w = unit(b, "A"), unit(b, "I2"), unit(b, "I3"), unit(b, "Warriors")
+    assert mv.visible_targets(b, a) == set()  # before: no target in sight
+    assert {u.name for u in mv.maskers(b, a)} == {"I2", "I3"}
+    blue = make_agent("shooting_lines")
+    blue.reset(b, 0)
+    first = blue.act(b)
+    assert first.kind == "move" and first.unit in (i2.uid, i3.uid)  # a masking unit moves first
+    start = (a.x, a.y, a.facing)
+    play_phase(b, blue, "move")
+    assert (a.x, a.y, a.facing) == start  # the archers held (moving would spoil the crossbows' shot)
+    assert mv.visible_targets(b, a) == {w.uid}  # after: the warriors are in range and sight
+    assert blue.act(b) == Action("shoot", a.uid, w.uid)
+
+
+# ----------------------------------------------------------------------------- FX-22 protected_bubble
+def bubble_holds(b: Battle, h: UnitState) -> None:
+    """H ringed ≥ 270° by friends within 6"; no enemy sees it or has a legal charge on it."""
+    assert mv.ring_coverage(b, h) >= 270.0
+    for e in (u for u in b.state.units if u.side != h.side):
+        assert not space.line_of_sight(b.state, e, h), e.name
+        assert not charges.target_ok(b, e, h), e.name
+
+
+def test_fx22_the_ring_shields_the_asset_and_keeps_it_shielded_on_the_move() -> None:
+    b = load("diagram_protected_bubble")
+    h = unit(b, "H")
+    bubble_holds(b, h)
+    blue = make_agent("protected_bubble")
+    blue.reset(b, 0)
+    blue.act(b)
+    ring = {blue.group(u): u.name for u in b.state.units if blue.group(u).startswith("ring_")}
+    assert ring == {"ring_front": "Front", "ring_left": "Left", "ring_right": "Right", "ring_rear": "Rear"}
+    y0 = h.y
+    play_phase(b, blue, "move")
+    assert h.y - y0 >= 2.0  # the bubble moved on (it must not stay static)
+    assert all(space.unit_distance(h, unit(b, name)) <= 6.0 for name in ring.values())
+    bubble_holds(b, h)
+
+
+# ----------------------------------------------------------------------------- FX-09 flyer_feint
+def turned_to(b: Battle, agent_name: str) -> list[str]:
+    """The blue units that face the flyer F after ``agent_name`` plays blue's movement phase (and did not before)."""
+    f = unit(b, "F")
+    blues = [u for u in b.state.units if u.side == 0]
+    before = {u.uid: mv.arc_of_point(u, f.x, f.y) for u in blues}
+    agent = make_agent(agent_name)
+    agent.reset(b, 0)
+    play_phase(b, agent, "move")
+    return [u.name for u in blues if mv.arc_of_point(u, f.x, f.y) == "front" and before[u.uid] != "front"]
+
+
+def test_fx09_the_flyer_threatens_three_units_two_of_them_in_flank_or_rear() -> None:
+    b = load("diagram_flyer_feint")
+    f = unit(b, "F")
+    near, exposed = mv.feint_exposed(b, f, (f.x, f.y))
+    assert {u.name for u in near} == {"I1", "C1", "W", "I2"}  # all inside the circle of its 16" reach
+    assert {"I1", "C1", "W"} <= {u.name for u in exposed}  # rear of I1 and W, flank of C1
+    assert mv.feinting(b, f)
+    assert mv.feint_watcher(b, f).name == "C1"  # the nearest unit that could charge it (W is a war machine)
+
+
+@pytest.mark.parametrize("agent", ["flank_teeth", "bait_and_flank", "control_zones", "abandoned_flank", "protected_bubble"])
+def test_fx09_a_good_defender_turns_at_most_one_unit(agent: str) -> None:
+    assert len(turned_to(load("diagram_flyer_feint"), agent)) <= 1
+
+
+def test_fx09_the_naive_line_turns_everything_towards_the_flyer() -> None:
+    assert len(turned_to(load("diagram_flyer_feint"), "line_advance")) >= 2
