@@ -216,3 +216,15 @@ def test_victory_points_destroyed_half_and_quarters() -> None:
     # Blue holds both lower quarters (US 20 each); red's fleeing and destroyed units hold nothing.
     assert parts[0]["quarters"] == 200 and parts[1]["quarters"] == 0
     assert victory.quarter_holders(b) == [0, None, 0, None]
+
+
+def test_unit_beside_a_friend_may_turn_and_move_away() -> None:
+    """CORE.MOVE.ONE_INCH forbids ending within 1", not starting there: a unit 0.56" from a friend can turn and go."""
+    blue = [placement("marcher_spearmen", 30, 10, 90), placement("marcher_halberdiers", 34.5, 10, 90)]
+    b = battle(blue, [placement("orc_warriors", 36, 40, 270)])
+    end_declarations(b)
+    legal = b.legal_actions()
+    assert Action("move", 0, None, "turn_left") in legal
+    assert Action("move", 1, None, "turn_right") in legal
+    b.apply(Action("move", 0, None, "turn_left"))
+    assert space.unit_distance(b.unit(0), b.unit(1)) >= 1.0 - 0.01

@@ -119,7 +119,10 @@ def charge_facing(battle: Battle, c: UnitState, t: UnitState, roll: bool) -> str
     """
     if t.has("skirmishers"):
         return "front"  # CORE.TYPE.SKIRMISHERS: always charged in the front
-    arcs = geo.unit_arc(space.pose(t), t.width, t.depth, space.front_rank(c))
+    try:
+        arcs = geo.unit_arc(space.pose(t), t.width, t.depth, space.front_rank(c))
+    except ValueError:  # every front-rank model inside the target: no arc
+        return None
     arcs = [a for a in arcs if a != "inside"]
     if not arcs:
         return None

@@ -45,12 +45,14 @@ def furthest_legal(
 
     Negative allowances move backwards. Terrain costs are paid
     (CORE.TERRAIN.COST); the move stops short of anything that would break
-    CORE.MOVE.ONE_INCH or CORE.MOVE.TABLE_EDGE. Returns None when even
-    standing at ``start`` is illegal.
+    CORE.MOVE.ONE_INCH or CORE.MOVE.TABLE_EDGE. A unit that starts within
+    1" of another may move away from it. Returns None when the start itself
+    overlaps or touches a unit or leaves the table; 0.0 when no distance of at
+    least MIN_MOVE is legal.
     """
     env = env or space.Surroundings(battle.state, u)
     start_poly = space.footprint_at(u, start)
-    if env.blocked(start_poly, start_poly, gap, pass_friends):
+    if env.blocked(start_poly, start_poly, 2 * geo.EPS, pass_friends):
         return None
     sign = 1.0 if allowance >= 0 else -1.0
     full = abs(allowance)
@@ -71,9 +73,12 @@ def furthest_legal(
     affordable = (full - extra) / mult
     if MIN_MOVE <= affordable < full and ok(affordable):
         return affordable
-    if not ok(MIN_MOVE):
+    top = min(full, affordable) if affordable >= MIN_MOVE else full
+    grid = [top * k / 8 for k in range(7, 0, -1) if top * k / 8 >= MIN_MOVE] + [MIN_MOVE]
+    lo = next((d for d in grid if ok(d)), None)
+    if lo is None:
         return 0.0
-    lo, hi = MIN_MOVE, min(full, max(affordable, MIN_MOVE)) if affordable >= MIN_MOVE else full
+    hi = min((d for d in [top, *grid] if d > lo), default=lo)
     for _ in range(10):
         mid = (lo + hi) / 2
         if ok(mid):
@@ -81,13 +86,6 @@ def furthest_legal(
         else:
             hi = mid
     return lo
-
-
-def _step_ok(u: UnitState, start: geo.Pose, env: space.Surroundings, sign: float = 1.0) -> bool:
-    """Whether the first MIN_MOVE inches of a straight move are legal."""
-    start_poly = space.footprint_at(u, start)
-    end_poly = space.footprint_at(u, geo.move_straight(start, sign * MIN_MOVE))
-    return not env.blocked(end_poly, geo.swept_area(start_poly, end_poly))
 
 
 def can_move(battle: Battle, u: UnitState) -> bool:
@@ -137,10 +135,12 @@ def _plan(
         if option == "march" and not may_march(u):
             return None
         sign = -1.0 if option == "backward" else 1.0
+        allowance_now = {"advance": m, "advance_half": m / 2, "backward": -m / 2}.get(option, 2 * m)
         if check_only:
-            key = ("step", sign)
+            key = ("straight", allowance_now)
             if memo is None or key not in memo:
-                ok = _step_ok(u, start, env, sign)
+                d = furthest_legal(battle, u, start, allowance_now, env=env)
+                ok = d is not None and d >= MIN_MOVE
                 if memo is None:
                     return {} if ok else None
                 memo[key] = ok
@@ -180,12 +180,14 @@ def _plan(
         files = u.files if option == "about_face" else min(u.models, u.ranks)
         after = geo.turn(start, angle)
         poly = space.footprint_at(u, after, files)
-        if env.blocked(poly, poly):
-            return None
-        if check_only:
-            return {}
+        if env.blocked(poly, poly, 2 * geo.EPS):
+            return None  # no room to turn about the centre
         shadow = _with_files(u, files)
         d = furthest_legal(battle, shadow, after, 0.75 * m, env=env) or 0.0
+        if d < MIN_MOVE and env.blocked(poly, poly):
+            return None  # it could only end where it turned, within 1" of a unit
+        if check_only:
+            return {}
         return {"pose": geo.move_straight(after, d), "distance": m / 4 + d, "files": files, "turn": angle}
     if option in ("reform_wide", "reform_deep", "reform_face"):
         files = u.files
