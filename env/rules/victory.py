@@ -6,6 +6,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from env.rules import characters, space
+from env.rules.geometry import EPS
 from env.rules.state import SIDES, UnitState
 
 if TYPE_CHECKING:
@@ -32,11 +33,19 @@ def unit_vp(u: UnitState) -> tuple[str, int]:
     return "none", 0
 
 
+def _side_of(value: float, line: float) -> int | None:
+    """0 below the dividing line, 1 above it, None on it (within EPS: a centre on the line is in no quarter)."""
+    if abs(value - line) <= EPS:
+        return None
+    return int(value > line)
+
+
 def quarter_holders(battle: Battle) -> list[int | None]:
     """CORE.VP.QUARTERS: the side holding each quarter (x < 36 / ≥ 36, y < 24 / ≥ 24), or None.
 
     A quarter is held by the side with the higher total US of non-fleeing units
-    of US ≥ 5 whose centre lies in it.
+    of US ≥ 5 whose centre lies in it; a centre on a dividing line (within
+    EPS) lies in none, so the count is the same seen from either side.
     """
     s = battle.state
     holders: list[int | None] = []
@@ -46,7 +55,7 @@ def quarter_holders(battle: Battle) -> list[int | None]:
             for u in space.alive_units(s):
                 if u.fleeing or u.unit_strength < 5:
                     continue
-                if (u.x >= s.table_w / 2) == bool(qx) and (u.y >= s.table_h / 2) == bool(qy):
+                if _side_of(u.x, s.table_w / 2) == qx and _side_of(u.y, s.table_h / 2) == qy:
                     us[u.side] += u.unit_strength
             holders.append(None if us[0] == us[1] else (0 if us[0] > us[1] else 1))
     return holders
