@@ -28,14 +28,7 @@ import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-
-def pin_to_one_core() -> str:
-    """Restrict this process to one CPU; returns a description of what was done."""
-    if hasattr(os, "sched_setaffinity"):
-        cpus = sorted(os.sched_getaffinity(0))
-        os.sched_setaffinity(0, {cpus[0]})
-        return f"pinned to CPU {cpus[0]}"
-    return "not pinned (no sched_setaffinity on this OS)"
+from benchmarks.run import pin_to_one_core  # noqa: E402
 
 
 def battle_env_steps_per_second(scenario: str, steps: int, seed: int, planes: bool = False) -> float:
