@@ -39,6 +39,11 @@ from env.rules.charges import CHARGE_BONUS_REACH
 from env.rules.state import SIDES, TerrainFeature, UnitState
 from env.rules.tables import MISSILE_WEAPONS
 
+try:  # war machines (CORE.WM.*) are newer than the rest of the engine
+    from env.rules.war_machines import MACHINES as _MACHINES
+except ImportError:  # pragma: no cover
+    _MACHINES = {}
+
 # ============================================================================ thresholds
 # Shared frame (tactics.md §0.1).
 WING_SHARE = 0.25
@@ -205,9 +210,21 @@ ABANDON_MAIN_SHARE = 0.9
 STAGGER_MIN_STD = 2.0
 """staggered_shooting_line: least standard deviation of the shooters' front-edge depth (inches)."""
 APPROACH_COVER_SHARE = 0.75
-SHOOTING_LINES_RULES = ("staggered_shooting_line", "cover_approach_zones")
-"""The playable sub-rules of shooting_lines (shooters_on_high_ground and guard_balance are not)."""
+SHOOTING_LINES_RULES = ("staggered_shooting_line", "cover_approach_zones", "guard_balance")
+"""The playable sub-rules of shooting_lines (not shooters_on_high_ground: hills give no LOS benefit yet)."""
 SHOOTING_LINES_MIN_RULES = 2
+SHELTER_GAP = 3.0
+"""sheltered_war_machine: impassable terrain or a hill within this many inches covers a side ..."""
+SHELTER_SIDES = 2
+"""... and at least this many of the machine's four sides must be covered."""
+SHELTER_TARGET_SHARE = 0.5
+"""sheltered_war_machine: least share of friendly turns with an enemy in the machine's arc and range."""
+GUARD_WM_RANGE = 8.0
+"""guard_balance: a guard stands within this many inches of the war machine, nearer the enemy."""
+GUARD_WM_SHARE = 0.8
+"""guard_balance: least share of guarded war machines."""
+GUARD_POINTS_MAX = 0.25
+"""guard_balance: most share of the army's points spent on guards."""
 IRRITANT_ISOLATION = 12.0
 ATTENTION_RATIO_MIN = 3.0
 IRRITANT_MIN_ATTACKS = 2
@@ -289,7 +306,7 @@ class UnitInfo:
 
     @property
     def shooter(self) -> bool:
-        """SHOOT: missile troops — a unit with a missile weapon that is neither a character nor fast."""
+        """SHOOT or WM: a unit with a missile weapon or a war machine, neither a character nor fast."""
         return self.missile is not None and not self.character and not self.fast
 
     @property
@@ -302,8 +319,17 @@ class UnitInfo:
         return FLY_REACH if "fly" in self.rules else self.M + CHARGE_BONUS_REACH
 
     @property
+    def war_machine(self) -> bool:
+        """WM (CORE.TYPE.WAR_MACHINE)."""
+        return self.troop_type == "war_machine"
+
+    @property
     def missile_range(self) -> float:
-        return MISSILE_WEAPONS[self.missile].range if self.missile in MISSILE_WEAPONS else 0.0
+        """Longest range of its missile weapon or war machine (CORE.SHOOT.WEAPONS, CORE.WM.*); 0 without one."""
+        if self.missile in MISSILE_WEAPONS:
+            return MISSILE_WEAPONS[self.missile].range
+        machine = _MACHINES.get(self.missile or "")
+        return float(machine.max_range) if machine is not None else 0.0
 
     @property
     def label(self) -> str:
@@ -566,8 +592,12 @@ class BattleLog:
                     for fl in broken.values():
                         if uid in fl.combat and self.units[uid].side != self.units[fl.unit].side:
                             fl.pursuers = tuple(sorted(set(fl.pursuers) | {uid}))
-            elif rule == "CORE.SHOOT.ALLOCATE" and uid in self.units and e.get("target") in self.units:
-                self.volleys.append((i, pt, e))  # a volley (or magic missile): unit -> target; not the hit split
+            elif (rule in ("CORE.SHOOT.ALLOCATE", "CORE.WM.FIRE_RULES") and uid in self.units
+                  and e.get("target") in self.units):
+                self.volleys.append((i, pt, e))  # a volley, magic missile or war machine shot: unit -> target
+            elif rule == "CORE.WM.MOVE" and uid in poses and e.get("facing") is not None:
+                p = poses[uid]  # a free pivot: the facing changes, the position stays
+                poses[uid] = Pose(p.x, p.y, float(e["facing"]) % 360.0, p.files, p.models, p.fleeing)
             elif rule == "CORE.PSY.RALLY" and e.get("passed") and not e.get("automatic") and uid in self.units:
                 self.rallies.append((i, uid))
                 if uid in poses:
@@ -2038,13 +2068,79 @@ def shooting_lines(log: BattleLog, side: int) -> Detection:
     return _yes(0, text) if len(fired) >= SHOOTING_LINES_MIN_RULES else _no(text)
 
 
+@detector("sheltered_war_machine")
+def sheltered_war_machine(log: BattleLog, side: int) -> Detection:
+    """sheltered_war_machine (src L243): a war machine with terrain on two sides that still has targets.
+
+    At deployment, a friendly war machine has >= SHELTER_SIDES of its arcs (front, left, right,
+    rear) covered: an impassable feature or a hill lies within SHELTER_GAP inches, its nearest
+    point in that arc. The trade-off: at the end of >= SHELTER_TARGET_SHARE of the friendly
+    movement phases an enemy unit stands in the machine's front arc within its range.
+    """
+    machines = [(u, p) for u, p in _deployed_units(log, side) if u.war_machine]
+    if not machines:
+        return _no("no war machines deployed")
+    feats = log.terrain_polys(space.IMPASSABLE | {"hill"})
+    best = ""
+    for u, p in machines:
+        fp = log.footprint(u.uid, p)
+        arcs = set()
+        for t, poly in feats:
+            if fp.distance(poly) <= SHELTER_GAP:
+                near = nearest_points(fp, poly)[1]
+                arcs.add(log.arc(u.uid, p, near.x, near.y))
+        arcs.discard("inside")
+        turns = [q.moved for q in log.player_turns(side) if q.moved is not None and u.uid in q.moved.poses]
+        seen = sum(1 for snap in turns if any(
+            log.units[e].side != side and _in_missile_range(log, snap, u.uid, e) for e in snap.poses))
+        share = _share(seen, len(turns))
+        text = (f"{u.label} covered on {len(arcs)} side(s) ({', '.join(sorted(arcs)) or 'none'}), "
+                f"enemy in its arc at {_pct(share)} of turns")
+        if len(arcs) >= SHELTER_SIDES and share >= SHELTER_TARGET_SHARE:
+            return _yes(0, text)
+        best = best or text
+    return _no(best)
+
+
+@detector("guard_balance")
+def guard_balance(log: BattleLog, side: int) -> Detection:
+    """guard_balance (shooting lines D, src L366): war machines guarded, without over-guarding.
+
+    At deployment, for >= GUARD_WM_SHARE of the friendly war machines a friendly combat unit (not
+    a character, war machine or shooter) stands within GUARD_WM_RANGE inches of the machine and
+    nearer than it to the nearest enemy unit; the guards hold <= GUARD_POINTS_MAX of the points.
+    """
+    deployed = _deployed_units(log, side)
+    machines = [(u, p) for u, p in deployed if u.war_machine]
+    if not machines:
+        return _no("no war machines deployed")
+    enemies = [(e, pe) for e, pe in log.deployed.poses.items() if log.units[e].side != side]
+    combat = [(u, p) for u, p in deployed if not (u.character or u.war_machine or u.shooter)]
+    guards: set[int] = set()
+    guarded = 0
+    for m, pm in machines:
+        if not enemies:
+            break
+        e, pe = min(enemies, key=lambda ep: (log.distance(m.uid, pm, ep[0], ep[1]), ep[0]))
+        d_m = log.distance(m.uid, pm, e, pe)
+        mine = [g.uid for g, pg in combat if log.distance(m.uid, pm, g.uid, pg) <= GUARD_WM_RANGE
+                and log.distance(g.uid, pg, e, pe) < d_m]
+        guarded += bool(mine)
+        guards |= set(mine)
+    share = guarded / len(machines)
+    pts = sum(log.units[g].points for g in guards) / log.side_points(side)
+    text = f"{guarded} of {len(machines)} war machine(s) guarded; guards hold {_pct(pts)} of the points"
+    return _yes(0, text) if share >= GUARD_WM_SHARE and pts <= GUARD_POINTS_MAX else _no(text)
+
+
 @detector("sacrifice_for_deployment")
 def sacrifice_for_deployment(log: BattleLog, side: int) -> Detection:
-    """sacrifice_for_deployment (src L368-L376): an isolated missile unit draws the enemy's attacks.
+    """sacrifice_for_deployment (src L368-L376): an isolated missile unit or war machine draws the enemy's attacks.
 
-    Irritant: a friendly shooter with no friendly unit within IRRITANT_ISOLATION inches at
-    deployment. Attention ratio = (share of enemy volleys and charges aimed at it) / (its share
-    of the army's points) >= ATTENTION_RATIO_MIN, with >= IRRITANT_MIN_ATTACKS attacks on it.
+    Irritant: a friendly shooter or war machine with no friendly unit within IRRITANT_ISOLATION
+    inches at deployment. Attention ratio = (share of enemy volleys, war machine shots and charges
+    aimed at it) / (its share of the army's points) >= ATTENTION_RATIO_MIN, with
+    >= IRRITANT_MIN_ATTACKS attacks on it.
     """
     deployed = _deployed_units(log, side)
     attacks = [v["target"] for _, _, v in log.volleys if log.units[v["unit"]].side != side]
@@ -2061,7 +2157,7 @@ def sacrifice_for_deployment(log: BattleLog, side: int) -> Detection:
         if on >= IRRITANT_MIN_ATTACKS and ratio >= ATTENTION_RATIO_MIN:
             return _yes(0, text)
         return _no(text)
-    return _no("no isolated missile unit at deployment")
+    return _no("no isolated missile unit or war machine at deployment")
 
 
 def _coverage(log: BattleLog, snap: Snapshot, asset: int, side: int) -> float:

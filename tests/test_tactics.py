@@ -54,7 +54,7 @@ def test_catalogue_entries_are_complete_and_consistent():
 
 def test_every_detectable_tactic_has_exactly_one_detector():
     assert set(DETECTORS) == set(detectable_ids())
-    assert len(DETECTORS) == 40
+    assert len(DETECTORS) == 42
 
 
 def test_invalid_catalogue_is_one_clear_error(tmp_path):
@@ -463,6 +463,24 @@ def _bubble(ring: bool) -> BattleLog:
     return game(units, dep, turn(1, 0, movement=t1), turn(1, 1), turn(2, 0, movement=t2), turn(2, 1))
 
 
+def wm(uid: int, side: int, **kw: Any) -> UnitState:
+    """A great cannon: one model on a 2"x4" base."""
+    kw.setdefault("missile", "great_cannon")
+    return unit(uid, side, "war_machine", models=1, files=1, base=(2.0, 4.0), **kw)
+
+
+def _sheltered(terrain: bool) -> BattleLog:
+    feats = (hill(8, 0, 12, 8, kind="rocks"), hill(14, 0, 24, 4)) if terrain else ()
+    return game([wm(0, 0, name="Cannon"), inf(2, 0), inf(1, 1)], [deploy(0, 0, 14, 7), deploy(2, 0, 40, 9),
+                                                                 deploy(1, 1, 14, 40)],
+                turn(1, 0), turn(1, 1), terrain=feats)
+
+
+def _guards(guard_x: float) -> BattleLog:
+    units = [wm(0, 0, points=100), inf(2, 0, points=100), inf(4, 0, points=400), inf(1, 1)]
+    return game(units, [deploy(0, 0, 36, 5), deploy(2, 0, guard_x, 10), deploy(4, 0, 10, 9), deploy(1, 1, 36, 40)])
+
+
 CASES: dict[str, tuple[Any, Any]] = {
     "flee_to_preserve": (lambda: _flee_to_preserve(True), lambda: _flee_to_preserve(False)),
     "flee_viability_check": (lambda: _flee_viability(34), lambda: _flee_viability(25)),
@@ -502,6 +520,8 @@ CASES: dict[str, tuple[Any, Any]] = {
     "staggered_shooting_line": (lambda: _shooters(5.5), lambda: _shooters(9.5)),
     "cover_approach_zones": (lambda: _shooters(9.5, woods=True), lambda: _shooters(9.5, woods=True, facing=270)),
     "shooting_lines": (lambda: _shooters(5.5, woods=True), lambda: _shooters(5.5)),
+    "sheltered_war_machine": (lambda: _sheltered(True), lambda: _sheltered(False)),
+    "guard_balance": (lambda: _guards(36), lambda: _guards(60)),
     "sacrifice_for_deployment": (lambda: _irritant(40), lambda: _irritant(14)),
     "protected_bubble": (lambda: _bubble(True), lambda: _bubble(False)),
 }
@@ -657,12 +677,20 @@ EXPECTED: dict[str, tuple[Detection, Detection]] = {
         Detection(False, None, '0 of 1 approach zones under fire (0%)'),
     ),
     'shooting_lines': (
-        Detection(True, 0, '2 of 2 sub-rules: staggered_shooting_line, cover_approach_zones'),
-        Detection(False, None, '1 of 2 sub-rules: staggered_shooting_line'),
+        Detection(True, 0, '2 of 3 sub-rules: staggered_shooting_line, cover_approach_zones'),
+        Detection(False, None, '1 of 3 sub-rules: staggered_shooting_line'),
+    ),
+    'sheltered_war_machine': (
+        Detection(True, 0, 'Cannon #0 covered on 2 side(s) (left, rear), enemy in its arc at 100% of turns'),
+        Detection(False, None, 'Cannon #0 covered on 0 side(s) (none), enemy in its arc at 100% of turns'),
+    ),
+    'guard_balance': (
+        Detection(True, 0, '1 of 1 war machine(s) guarded; guards hold 17% of the points'),
+        Detection(False, None, '0 of 1 war machine(s) guarded; guards hold 0% of the points'),
     ),
     'sacrifice_for_deployment': (
         Detection(True, 0, 'isolated Irritant #0 drew 2 of 3 enemy attacks (attention ratio 7.3)'),
-        Detection(False, None, 'no isolated missile unit at deployment'),
+        Detection(False, None, 'no isolated missile unit or war machine at deployment'),
     ),
     'protected_bubble': (
         Detection(True, 0, 'General #0 ringed >= 270 deg at 100% of snapshots, moved in 100% of turns, alive'),
@@ -765,7 +793,7 @@ def test_cli_tactics_lists_the_catalogue(runner):
     result = runner.invoke(app, ["tactics"], env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
     assert "refused_flank" in result.stdout and "early_spell_pressure" in result.stdout
-    assert "55 tactics, 41 playable, 40 with a detector" in result.stdout
+    assert "55 tactics, 43 playable, 42 with a detector" in result.stdout
 
 
 def test_cli_detect_prints_each_side(runner, real_battle, tmp_path):
@@ -847,7 +875,7 @@ def test_hit_allocation_events_are_not_volleys():
                turn(1, 0, shooting=[volley(0, 1), E("CORE.SHOOT.ALLOCATE", unit=1, hits=3, rank_and_file=2,
                                                      characters={"2": 1})]))
     assert [v["unit"] for _, _, v in log.volleys] == [0]
-    assert detect(log, 1)["sacrifice_for_deployment"].evidence == "no isolated missile unit at deployment"
+    assert detect(log, 1)["sacrifice_for_deployment"].evidence == "no isolated missile unit or war machine at deployment"
 
 
 def test_protected_bubble_does_not_count_the_unit_a_character_joined():
@@ -858,3 +886,12 @@ def test_protected_bubble_does_not_count_the_unit_a_character_joined():
     log = game(units, dep, turn(1, 0, movement=[move(2, 36, 13)]), turn(1, 1))
     assert check(log, "protected_bubble") == Detection(
         False, None, "General #0 ringed >= 270 deg at 0% of snapshots, moved in 100% of turns, alive")
+
+
+def test_war_machine_shots_are_volleys_and_pivots_turn_the_machine():
+    log = game([wm(0, 0), inf(1, 1)], [deploy(0, 0, 36, 5), deploy(1, 1, 36, 40)],
+               turn(1, 0, shooting=[E("CORE.WM.MOVE", unit=0, pivot=20.0, free=True, facing=110.0),
+                                    E("CORE.WM.FIRE_RULES", unit=0, target=1, machine="great_cannon")]))
+    assert [(v["unit"], v["target"]) for _, _, v in log.volleys] == [(0, 1)]
+    assert log.turns[0].end.poses[0].facing == 110.0
+    assert log.units[0].missile_range == 48.0
