@@ -326,3 +326,76 @@ def test_fx09_a_good_defender_turns_at_most_one_unit(agent: str) -> None:
 
 def test_fx09_the_naive_line_turns_everything_towards_the_flyer() -> None:
     assert len(turned_to(load("diagram_flyer_feint"), "line_advance")) >= 2
+
+
+# ----------------------------------------------------------------------------- FX-05 threat_zone_forecast
+def test_fx05_a_unit_ending_in_the_enemy_threat_zone_is_charged_first() -> None:
+    b = load("diagram_hill_dead_zone")
+    assert mv.dead_zone(b).is_empty  # 28" apart: nobody can charge anybody yet
+    ahead = b.clone()
+    halberdiers, warriors = unit(ahead, "Halberdiers"), unit(ahead, "Warriors")
+    halberdiers.y = 25.0  # suppose it had ended its move on the hill
+    assert not mv.dead_zone(ahead).is_empty
+    assert space.footprint(halberdiers).intersects(mv.threat_zone(ahead, 1))
+    assert charges.target_ok(ahead, warriors, halberdiers)  # red may charge it next turn
+
+
+def test_fx05_control_zones_advances_to_the_edge_of_the_enemy_reach_and_denies_the_hill() -> None:
+    b = load("diagram_hill_dead_zone")
+    share = mv.control_share(b, 0)
+    blue = make_agent("control_zones")
+    blue.reset(b, 0)
+    play_phase(b, blue, "move")
+    blues = [u for u in b.state.units if u.side == 0]
+    assert max(u.y for u in blues) > 10.0  # it advanced ...
+    assert all(not mv.threats_on(b, space.footprint(u), 1) for u in blues)  # ... but not into red's reach
+    assert mv.control_share(b, 0) > share  # advance_to_expand_control
+    hill = mv.hills(b)[0]
+    assert hill.intersection(mv.control(b, 0)).area > hill.intersection(mv.control(b, 1)).area
+    assert mv.denied_hills(b, 0)  # red cannot climb it without being charged
+
+
+# ----------------------------------------------------------------------------- FX-20 staggered_shooting_line
+def others_on_probe(b: Battle) -> list[str]:
+    """The shooters other than the end unit S1 that have the probe in range, arc and sight."""
+    probe = unit(b, "Probe")
+    return [n for n in ("S2", "S3") if shooting.in_range_and_sight(b, unit(b, n), probe)]
+
+
+def test_fx20_a_staggered_line_covers_the_end_units_flank() -> None:
+    b = load("diagram_staggered_line")
+    assert others_on_probe(b) == ["S2"]
+    assert Action("shoot", unit(b, "S2").uid, unit(b, "Probe").uid) in b.legal_actions()
+
+
+def test_fx20_a_straight_line_cannot_help_its_end_unit() -> None:
+    shooters = [placement("marcher_crossbowmen", x, 10.2, 90, models=10, command=["champion"], label=f"S{i}")
+                for i, x in enumerate((24, 30, 36), start=1)]
+    probe = placement("orc_warriors", 19.45, 10.2, 0, command=["champion", "standard", "musician"], label="Probe")
+    b = setup(shooters, [probe], phase="shooting")
+    assert others_on_probe(b) == []
+
+
+# ----------------------------------------------------------------------------- FX-23 swarm_speed_bump
+def test_fx23_the_speed_bump_stops_the_fast_unit_or_takes_its_charge() -> None:
+    b = load("diagram_speed_bump")
+    c, wiz, bump = unit(b, "C"), unit(b, "WIZ"), unit(b, "Bump")
+    goal = (wiz.x, wiz.y)
+    assert mv.blocks_lane(space.footprint(bump), c, goal)
+    x, y = mv.speed_bump_point(c, goal)  # where the manoeuvre would put it: on C's straight path, M + 2" ahead
+    assert x == pytest.approx(c.x) and c.y - y == pytest.approx(c.profile.M + 2.0)
+    charges_of_c = {a.target for a in b.legal_actions() if a.kind == "charge" and a.unit == c.uid}
+    assert charges_of_c == {bump.uid}  # C may charge the bump (and be held up by it), not the wizard
+
+    def straight_on(battle: Battle) -> float:
+        """How far C gets marching straight at the wizard this turn."""
+        run_until(battle, at(battle, 1, "move"))
+        rider = unit(battle, "C")
+        y0 = rider.y
+        battle.apply(Action("move", rider.uid, None, "march"))
+        return y0 - rider.y
+
+    free = b.clone()
+    unit(free, "Bump").removed = True  # the same lane without the bump
+    assert straight_on(free) == pytest.approx(2 * c.profile.M)
+    assert straight_on(b) <= 2 * c.profile.M - 5.0  # slowed by the bump: it stops 1" short of it
