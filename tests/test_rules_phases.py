@@ -77,8 +77,9 @@ def test_rally_with_musician_and_automatic_failure_below_quarter() -> None:
     blue = [placement("marcher_spearmen", 20, 10, 90, fleeing=True, command=["musician"])]
     red = [placement("orc_warriors", 36, 40, 270)]
     b = battle(blue, red, dice=[4, 4], phase="start")
-    (ral,) = rules(b, "CORE.PSY.RALLY")
+    ral, reform = rules(b, "CORE.PSY.RALLY")
     assert ral["unit"] == 0 and ral["ld"] == 8 and ral["roll"] == 8 and ral["passed"]
+    assert reform["rallied"] and reform["x"] == b.unit(0).x
     assert not b.unit(0).fleeing
     u = b.unit(0)
     u.models, u.fleeing = 4, True  # 4 of 20 left: below 25%

@@ -369,7 +369,7 @@ def _resolve_one(battle: Battle, ch: dict[str, Any]) -> None:
     battle.emit("CORE.CHARGE.MOVE", unit=c.uid, target=t.uid, facing=ch["facing"], x=pose.x, y=pose.y, heading=pose.facing)
     turn = (pose.facing - old_facing + 180.0) % 360.0 - 180.0
     battle.emit("CORE.CHARGE.CLOSE_DOOR", unit=c.uid, target=t.uid, pivot=turn)
-    battle.emit("CORE.CHARGE.ALIGN", unit=c.uid, target=t.uid, slide=slide, overlap=overlap)
+    battle.emit("CORE.CHARGE.ALIGN", unit=c.uid, target=t.uid, slide=slide, overlap=overlap, x=c.x, y=c.y, facing=c.facing)
     _one_inch_shift(battle, c, t)
     battle.state.engagements.append(
         Engagement(attacker=c.uid, defender=t.uid, facing=ch["facing"], charged=True, turn=battle.state.turn)
@@ -441,5 +441,5 @@ def _one_inch_shift(battle: Battle, c: UnitState, t: UnitState) -> None:
             poly = space.footprint_at(o, moved)
             if geo.distance(cp, poly) >= 1.0 - geo.EPS and not env.blocked(poly, poly, gap=2 * geo.EPS):
                 o.x, o.y = moved.x, moved.y
-                battle.emit("CORE.CHARGE.ONE_INCH", unit=o.uid, charger=c.uid, shift=shift)
+                battle.emit("CORE.CHARGE.ONE_INCH", unit=o.uid, charger=c.uid, shift=shift, x=o.x, y=o.y, facing=o.facing)
                 break

@@ -674,11 +674,13 @@ def _flee_and_pursue(battle: Battle) -> None:
             psychology.flee(battle, u, (source.x, source.y), "CORE.CC.FLEE", roll=flee_roll, away_from=source.uid)
         for c in pursuers:
             if c.alive and not psychology.engaged(battle, c):
-                pursuit_move(battle, c, away, rolls[c.uid], escaped=None if caught else uid)
+                pursuit_move(battle, c, away, rolls[c.uid], escaped=None if caught else uid, target=uid)
                 moved.add(c.uid)
 
 
-def pursuit_move(battle: Battle, c: UnitState, heading: float, roll: int, escaped: int | None) -> None:
+def pursuit_move(
+    battle: Battle, c: UnitState, heading: float, roll: int, escaped: int | None, target: int | None = None
+) -> None:
     """CORE.CC.PURSUIT_MOVE: face the flee direction and move the roll straight ahead.
 
     Stops 1" from friends and impassable terrain, at the table edge or at an
@@ -722,7 +724,7 @@ def pursuit_move(battle: Battle, c: UnitState, heading: float, roll: int, escape
         dist += step
     end = geo.move_straight(start, dist)
     c.x, c.y, c.facing = end.x, end.y, end.facing % 360.0
-    battle.emit("CORE.CC.PURSUIT_MOVE", unit=c.uid, roll=roll, distance=dist, x=c.x, y=c.y, facing=c.facing)
+    battle.emit("CORE.CC.PURSUIT_MOVE", unit=c.uid, target=target, roll=roll, distance=dist, x=c.x, y=c.y, facing=c.facing)
     if fresh is None:
         return
     facing = charge_facing(battle, c, fresh, roll=True)

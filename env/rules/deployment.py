@@ -126,7 +126,7 @@ def _place(battle: Battle, u: UnitState, slot: int) -> None:
     u.deployed = True
     characters.sync(battle.state)  # a joined character deploys with its unit (CORE.SETUP.DEPLOY)
     rule = "CORE.SETUP.SCOUTS" if u.has("scouts") else "CORE.SETUP.DEPLOY"
-    battle.emit(rule, unit=u.uid, side=u.side, slot=slot, x=p.x, y=p.y, facing=p.facing, joined=list(u.joined))
+    battle.emit(rule, unit=u.uid, side=u.side, slot=slot, x=p.x, y=p.y, facing=p.facing, files=u.files, joined=list(u.joined))
 
 
 def _auto_deploy(battle: Battle, side: int) -> None:

@@ -261,6 +261,7 @@ def start_of_turn(battle: Battle) -> None:
                 poly = space.footprint_at(u, turned)
                 if not space.Surroundings(battle.state, u).blocked(poly, poly):
                     u.facing = turned.facing  # the free reform, where it is legal
+            battle.emit("CORE.PSY.RALLY", unit=u.uid, rallied=True, x=u.x, y=u.y, facing=u.facing)
         else:
             u.flags["failed_rally"] = True
 
