@@ -59,5 +59,5 @@ def test_exceptions_need_known_ids_and_reasons(tmp_path: Path) -> None:
 
 def test_fuzz_corpus_fires_core_rules() -> None:
     counts = cov.fuzz_corpus_counts(battles=1)
-    assert counts["CORE.GAME.END"] == len(cov.CORPUS_SCENARIOS)
+    assert counts["CORE.GAME.END"] == len(cov.corpus_games(1)) == 2 * len(cov.CORPUS_SCENARIOS)
     assert all(rule in rule_ids() for rule in counts)

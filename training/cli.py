@@ -317,7 +317,7 @@ def coverage_cmd(
         except ValueError as exc:
             raise UserError(str(exc)) from None
     with Progress(console=console, transient=True) as progress:
-        task = progress.add_task("fuzz corpus", total=battles * len(cov.CORPUS_SCENARIOS))
+        task = progress.add_task("fuzz corpus", total=len(cov.corpus_games(battles)))
         counts = cov.fuzz_corpus_counts(battles, progress=lambda n: progress.advance(task, n))
     rows = cov.coverage(counts, cov.tests_by_rule(), exceptions)
     table = Table(title="Core rule coverage", header_style="bold", box=box.SIMPLE_HEAD, pad_edge=False)

@@ -2,8 +2,8 @@
 
 For every CORE rule ID of RULESET.md (:func:`env.rules.ruleset.core_rule_ids`)
 the report gives the tests that name it (in their name, docstring or code) and
-how often it fired in a fixed fuzz corpus of battles (random agents, fixed
-seeds, every shipped scenario). A rule that is not both tested and firing must
+how often it fired in a fixed fuzz corpus of battles (random and scripted
+agents, fixed seeds and army lists, the shipped battle scenarios). A rule that is not both tested and firing must
 be listed with a reason in ``configs/coverage_exceptions.yaml``.
 """
 
@@ -16,7 +16,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import yaml
 
 from env.rules.ruleset import core_rule_ids, rule_ids
@@ -70,21 +69,37 @@ def tests_by_rule(tests_dir: Path = TESTS_DIR) -> dict[str, list[str]]:
     return out
 
 
-def fuzz_corpus_counts(battles: int = 12, progress: Callable[[int], None] | None = None) -> Counter[str]:
-    """Rule IDs fired in a fixed corpus: ``battles`` random battles per shipped scenario (seeds 0..n−1)."""
-    from env.rules.battle import Battle
+def corpus_games(battles: int) -> list[tuple[str, str, str, str | None, str | None, int]]:
+    """The fixed corpus: (scenario, blue agent, red agent, blue army, red army, seed) per game.
 
-    counts: Counter[str] = Counter()
+    For each shipped scenario, ``battles`` random-against-random games (seeds
+    0..n−1) and as many games of the scripted agents against each other, the
+    army lists cycling through every shipped list on the pitched battle.
+    """
+    from env.rules.config import list_armies
+
+    armies = list_armies()
+    scripted = ("line_advance", "pincers", "refused_flank")
+    games: list[tuple[str, str, str, str | None, str | None, int]] = []
     for scenario in CORPUS_SCENARIOS:
         for seed in range(battles):
-            rng = np.random.default_rng(seed)
-            battle = Battle.from_scenario(scenario, seed=seed)
-            while not battle.is_over:
-                acts = battle.legal_actions()
-                battle.apply(acts[int(rng.integers(len(acts)))])
-            counts.update(e["rule"] for e in battle.events)
-            if progress is not None:
-                progress(1)
+            games.append((scenario, "random", "random", None, None, seed))
+            blue_army = armies[seed % len(armies)] if scenario == "pitched_battle" else None
+            red_army = armies[(seed * 3 + 1) % len(armies)] if scenario == "pitched_battle" else None
+            games.append((scenario, scripted[seed % 3], scripted[(seed + 1) % 3], blue_army, red_army, seed))
+    return games
+
+
+def fuzz_corpus_counts(battles: int = 12, progress: Callable[[int], None] | None = None) -> Counter[str]:
+    """Rule IDs fired in the fixed corpus of :func:`corpus_games` (count of events per ID)."""
+    from training.play import play_battle
+
+    counts: Counter[str] = Counter()
+    for scenario, blue, red, blue_army, red_army, seed in corpus_games(battles):
+        battle = play_battle(scenario, blue, red, seed=seed, blue_army=blue_army, red_army=red_army)
+        counts.update(e["rule"] for e in battle.events)
+        if progress is not None:
+            progress(1)
     return counts
 
 
