@@ -80,3 +80,67 @@ def test_turn_phases_movement_steps_and_combat_round_come_in_rule_order() -> Non
     assert rounds["player"] == 0 and rounds["combats"] == 1
     (seq,) = rules(b, "CORE.CC.SEQUENCE")
     assert sorted(seq["units"]) == [0, 1] and seq["round_one"] is True and seq["charging_side"] == 0
+
+
+def test_stand_and_shoot_fires_at_minus_one_and_removes_casualties() -> None:
+    """CORE.REACT.STAND_SHOOT, CORE.SHOOT.CASUALTIES: 10 orc archers (BS3) stand and shoot at spearmen 8" away.
+
+    To hit 4+ at −1 for Stand and Shoot = 5+: faces 6, 5 hit (2 hits). S3 v T3 wounds on 4+:
+    faces 4, 3 give 1 wound; light armour + shield (5+) fails on a 2: one spearman is removed (20 → 19).
+    """
+    blue = [placement("marcher_spearmen", 36, 10, 90)]
+    red = [placement("orc_archers", 36, 10 + DEPTH4 / 2 + 8.0 + INFANTRY_BASE, 270, models=10)]
+    hits = [6, 5, 4, 4, 4, 4, 4, 4, 4, 1]
+    b = battle(blue, red, dice=hits + [4, 3] + [2] + [6, 5])
+    b.apply(Action("charge", 0, 1))
+    assert Action("react", 1, 0, "stand_and_shoot") in b.legal_actions()
+    b.apply(Action("react", 1, 0, "stand_and_shoot"))
+    declared, to_hit = rules(b, "CORE.REACT.STAND_SHOOT")
+    assert declared == {**declared, "unit": 1, "charger": 0}
+    assert to_hit["shots"] == 10 and to_hit["needed"] == 5 and to_hit["hits"] == 2
+    (mods,) = rules(b, "CORE.SHOOT.MODIFIERS")
+    assert mods["parts"] == {"stand_and_shoot": -1}
+    (wound,) = rules(b, "CORE.SHOOT.TO_WOUND")
+    assert wound["needed"] == 4 and wound["wounds"] == 1
+    (dead,) = [e for e in rules(b, "CORE.CC.CASUALTIES") if e["cause"] == "CORE.SHOOT.CASUALTIES"]
+    assert dead["unit"] == 0 and dead["killed"] == 1 and dead["models"] == 19 and dead["shooter"] == 1
+
+
+def test_turn_rotates_about_the_centre_for_a_quarter_move_and_swaps_files_and_ranks() -> None:
+    """CORE.MOVE.TURN: a 5×4 block (M4) turns left 90° for 1" (M/4): 4 files wide, then 3" on."""
+    b = battle([placement("marcher_spearmen", 30, 10, 90)], [placement("orc_warriors", 36, 40, 270)])
+    end_declarations(b)
+    u = b.unit(0)
+    assert (u.files, u.ranks) == (5, 4)
+    b.apply(Action("move", 0, None, "turn_left"))
+    (turn,) = rules(b, "CORE.MOVE.TURN")
+    assert turn["facing"] == pytest.approx(180.0) and turn["files"] == 4 == u.files
+    assert u.ranks == 5
+    # the rest of the move (4 − 1 = 3") goes straight ahead, now towards −x
+    assert (u.x, u.y) == pytest.approx((30.0 - 3.0, 10.0))
+    assert turn["distance"] == pytest.approx(1.0 + 3.0)
+
+
+def test_reform_keeps_the_centre_changes_the_files_and_uses_the_whole_move() -> None:
+    """CORE.MOVE.REFORM: 20 models 5 wide reform 7 wide (3 ranks) about the centre; no further move."""
+    b = battle([placement("marcher_spearmen", 30, 10, 90)], [placement("orc_warriors", 36, 40, 270)])
+    end_declarations(b)
+    b.apply(Action("move", 0, None, "reform_wide"))
+    u = b.unit(0)
+    (reform,) = rules(b, "CORE.MOVE.REFORM")
+    assert reform["files"] == 7 == u.files and u.ranks == 3
+    assert (u.x, u.y, u.facing) == pytest.approx((30.0, 10.0, 90.0))
+    assert not [a for a in b.legal_actions() if a.kind == "move" and a.unit == 0]
+
+
+def test_dangerous_terrain_wounds_on_each_1_without_armour_saves() -> None:
+    """CORE.TERRAIN.DANGEROUS: 20 orcs (light armour, shields) roll a D6 each: three 1s, three dead, no save."""
+    from env.rules import psychology
+
+    b = battle([placement("marcher_spearmen", 30, 10, 90)], [placement("orc_warriors", 36, 40, 270)], dice=[1, 1, 1] + [4] * 17)
+    n = len(b.events)
+    psychology._dangerous_terrain(b, b.unit(1))
+    (ev,) = rules(b, "CORE.TERRAIN.DANGEROUS")
+    assert ev["unit"] == 1 and ev["wounds"] == 3
+    assert b.unit(1).models == 17
+    assert not [e for e in b.events[n:] if e["rule"].startswith("CORE.SAVE")]
