@@ -144,3 +144,64 @@ def test_dangerous_terrain_wounds_on_each_1_without_armour_saves() -> None:
     assert ev["unit"] == 1 and ev["wounds"] == 3
     assert b.unit(1).models == 17
     assert not [e for e in b.events[n:] if e["rule"].startswith("CORE.SAVE")]
+
+
+def _broken_orcs(friend_gap: float | None = None) -> Battle:
+    """Blue spearmen in the front of 10 orcs (5×2), the orcs broken; optionally a second orc unit ``friend_gap``" to their side."""
+    from env.rules.charges import contact_placement
+    from env.rules.state import Engagement
+
+    red = [placement("orc_warriors", 36, 30, 90, models=10)]
+    if friend_gap is not None:
+        red.append(placement("orc_warriors", 36 + 5 * INFANTRY_BASE + friend_gap, 30, 90, models=10))
+    b = battle([placement("marcher_spearmen", 36, 10, 90)], red, phase="combat")
+    a, d = b.unit(0), b.unit(1)
+    pose, _, _ = contact_placement(b, a, d, "front")
+    a.x, a.y, a.facing = pose.x, pose.y, pose.facing
+    b.state.engagements = [Engagement(0, 1, "front", charged=True, turn=b.state.turn)]
+    b.events.clear()
+    return b
+
+
+@pytest.mark.parametrize(
+    ("faces", "passed", "choice", "destroyed"),
+    [
+        ([5, 4, 2, 3, 3, 3], False, "pursue", True),  # Ld 7: 9 fails, pursues anyway; 6 ≥ flee 5 catches
+        ([1, 2, 2, 3], True, "hold", False),  # Ld 7: 3 passes, holds; the orcs flee 5" unpursued
+    ],
+)
+def test_a_winner_that_declines_to_pursue_must_pass_leadership(faces: list[int], passed: bool, choice: str, destroyed: bool) -> None:
+    """CORE.CC.PURSUE_CHOICE: declining to pursue needs a passed Ld test (2D6 ≤ 7), else the unit pursues anyway."""
+    from env.rules import combat
+
+    b = _broken_orcs()
+    b.state.queue["pursuit"] = {"broken": [1], "ask": [0], "answers": {}, "winner": 0}
+    b.dice._script = list(faces)
+    combat.apply_pursuit(b, Action("pursue", 0, 1, "hold"))
+    test, decided = rules(b, "CORE.CC.PURSUE_CHOICE")
+    assert test["ld"] == 7 and test["roll"] == faces[0] + faces[1] and test["passed"] is passed and test["declined"]
+    assert decided["unit"] == 0 and decided["choice"] == choice
+    assert b.unit(1).removed is destroyed
+    assert bool(rules(b, "CORE.CC.PURSUIT_MOVE")) is (choice == "pursue")
+
+
+@pytest.mark.parametrize(("gap", "tests"), [(3.0, True), (6.5, False)])
+def test_a_friend_breaking_within_6_inches_causes_a_panic_test(gap: float, tests: bool) -> None:
+    """CORE.PSY.PANIC.TRIGGER_BREAK: orcs 3" beside the broken unit test Panic (2D6 = 3 ≤ Ld 7, passed); 6.5" away, none."""
+    from env.rules import combat
+
+    b = _broken_orcs(friend_gap=gap)
+    b.state.queue["pursuit"] = {"broken": [1], "ask": [], "answers": {"0": "hold"}, "winner": 0}
+    b.dice._script = [2, 3, 1, 2]
+    combat._flee_and_pursue(b)
+    (flee,) = rules(b, "CORE.CC.FLEE")
+    assert flee["unit"] == 1 and flee["roll"] == 5
+    triggers = rules(b, "CORE.PSY.PANIC.TRIGGER_BREAK")
+    panics = rules(b, "CORE.PSY.PANIC.TEST")
+    if tests:
+        assert [(t["unit"], t["source"]) for t in triggers] == [(2, 1)]
+        (panic,) = panics
+        assert panic["unit"] == 2 and panic["roll"] == 3 and panic["passed"] and panic["trigger"] == "CORE.PSY.PANIC.TRIGGER_BREAK"
+        assert not b.unit(2).fleeing
+    else:
+        assert triggers == [] and panics == []
