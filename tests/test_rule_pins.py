@@ -205,3 +205,28 @@ def test_a_friend_breaking_within_6_inches_causes_a_panic_test(gap: float, tests
         assert not b.unit(2).fleeing
     else:
         assert triggers == [] and panics == []
+
+
+def test_a_game_is_six_turns_of_blue_then_red_on_a_72_by_48_table() -> None:
+    """CORE.CONV.TABLE, CORE.GAME.LENGTH, CORE.START.SEQUENCE: two idle armies play out 6 game turns.
+
+    Each game turn is blue's player turn then red's, each opening with the
+    start sequence; the game ends after turn 6 (by turns, a draw on 0 VP).
+    """
+    b = battle([placement("marcher_spearmen", 36, 6, 90)], [placement("orc_warriors", 36, 42, 270)], phase="start")
+    (table,) = rules(b, "CORE.CONV.TABLE")
+    assert (table["width"], table["height"]) == (72.0, 48.0) == (b.state.table_w, b.state.table_h)
+    for _ in range(200):
+        if b.state.over:
+            break
+        legal = b.legal_actions()
+        b.apply(next((a for a in legal if a.kind == "end_phase"), legal[0]))
+    assert b.state.over
+    turns = [(e["turn"], e["player"]) for e in rules(b, "CORE.START.SEQUENCE")]
+    assert turns == [(t, p) for t in range(1, 7) for p in (0, 1)]
+    assert all(e["phase"] == "start" for e in rules(b, "CORE.START.SEQUENCE"))
+    lengths = rules(b, "CORE.GAME.LENGTH")
+    assert lengths and all(e["max_turns"] == 6 for e in lengths)
+    assert [(e["turn"], e["player"]) for e in lengths] == turns[-len(lengths):]  # the battle opens inside blue's turn 1
+    (end,) = rules(b, "CORE.GAME.END")
+    assert end["turn"] == 6 and end["reason"] == "turns" and end["winner"] == "draw"
