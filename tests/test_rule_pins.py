@@ -230,3 +230,57 @@ def test_a_game_is_six_turns_of_blue_then_red_on_a_72_by_48_table() -> None:
     assert [(e["turn"], e["player"]) for e in lengths] == turns[-len(lengths):]  # the battle opens inside blue's turn 1
     (end,) = rules(b, "CORE.GAME.END")
     assert end["turn"] == 6 and end["reason"] == "turns" and end["winner"] == "draw"
+
+
+def test_an_engaged_unit_may_only_hold() -> None:
+    """CORE.REACT.ENGAGED: orcs already fighting spearmen, charged in the flank by halberdiers, can only Hold."""
+    from env.rules.charges import contact_placement
+    from env.rules.state import Engagement
+
+    blue = [placement("marcher_spearmen", 36, 10, 90), placement("marcher_halberdiers", 36 - 5 * INFANTRY_BASE / 2 - 6 - 2 * INFANTRY_BASE, 30, 0)]
+    b = battle(blue, [placement("orc_warriors", 36, 30, 90, models=10)], dice=[3, 4])
+    a, d = b.unit(0), b.unit(2)
+    pose, _, _ = contact_placement(b, a, d, "front")
+    a.x, a.y, a.facing = pose.x, pose.y, pose.facing
+    b.state.engagements = [Engagement(0, 2, "front", charged=True, turn=b.state.turn)]
+    before = (d.x, d.y, d.facing)
+    b.apply(Action("charge", 1, 2))
+    assert [x for x in b.legal_actions() if x.kind == "react"] == [Action("react", 2, 1, "hold")]
+    b.apply(Action("react", 2, 1, "hold"))
+    (engaged,) = rules(b, "CORE.REACT.ENGAGED")
+    assert engaged["unit"] == 2 and engaged["charger"] == 1
+    assert rules(b, "CORE.REACT.HOLD") == []
+    assert (d.x, d.y, d.facing) == pytest.approx(before)
+
+
+def test_a_fleeing_unit_that_is_charged_must_flee_again() -> None:
+    """CORE.REACT.ALREADY_FLEEING: charged fleeing orcs may only Flee!; 2D6 = 5 takes them 5" further away."""
+    b = battle([placement("marcher_spearmen", 36, 18, 90)], [placement("orc_warriors", 36, 18 + DEPTH4 + 6, 270)], dice=[2, 3])
+    t = b.unit(1)
+    t.fleeing, t.facing = True, 90.0
+    y0 = t.y
+    b.apply(Action("charge", 0, 1))
+    assert [x for x in b.legal_actions() if x.kind == "react"] == [Action("react", 1, 0, "flee")]
+    b.apply(Action("react", 1, 0, "flee"))
+    (again,) = rules(b, "CORE.REACT.ALREADY_FLEEING")
+    assert again["unit"] == 1 and again["charger"] == 0
+    (flee,) = rules(b, "CORE.REACT.FLEE")
+    assert flee["roll"] == 5 and flee["distance"] == pytest.approx(5.0)
+    assert t.y == pytest.approx(y0 + 5.0)
+
+
+def test_after_flee_every_later_reaction_is_flee_with_no_second_move() -> None:
+    """CORE.REACT.FLEE_FINAL: orcs flee the first charge (2D6 = 5); charged again, they must Flee! but do not move."""
+    blue = [placement("marcher_spearmen", 30, 18, 90), placement("marcher_halberdiers", 42, 18, 90)]
+    b = battle(blue, [placement("orc_warriors", 36, 18 + DEPTH4 + 6, 270)], dice=[2, 3])
+    b.apply(Action("charge", 0, 2))
+    b.apply(Action("react", 2, 0, "flee"))
+    b.apply(Action("charge", 1, 2))
+    assert [x for x in b.legal_actions() if x.kind == "react"] == [Action("react", 2, 1, "flee")]
+    b.apply(Action("react", 2, 1, "flee"))
+    (final,) = rules(b, "CORE.REACT.FLEE_FINAL")
+    assert final["unit"] == 2 and final["charger"] == 1
+    (flee,) = rules(b, "CORE.REACT.FLEE")  # only the first Flee! moves
+    assert flee["unit"] == 2 and flee["roll"] == 5
+    (move,) = rules(b, "CORE.PSY.FLEE.MOVE")
+    assert move["distance"] == pytest.approx(5.0)
