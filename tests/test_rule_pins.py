@@ -284,3 +284,31 @@ def test_after_flee_every_later_reaction_is_flee_with_no_second_move() -> None:
     assert flee["unit"] == 2 and flee["roll"] == 5
     (move,) = rules(b, "CORE.PSY.FLEE.MOVE")
     assert move["distance"] == pytest.approx(5.0)
+
+
+def test_a_war_machine_never_charges_marches_or_stands_and_shoots_and_is_charged_in_its_front() -> None:
+    """CORE.TYPE.WAR_MACHINE: a cannon facing +x, charged by orcs from its left side, may only Hold;
+    the contact counts as its front (no flank bonus); on its own turn it has no charge and no march."""
+    from env.rules.actions import END_PHASE
+    from tests.test_war_machines import MUZZLE_Y, block, machine
+    from tests.test_war_machines import battle as wm_battle
+
+    b = wm_battle([machine("great_cannon", facing=0.0)], [block("orc_warriors", MUZZLE_Y + 5)], [], phase="movement", player="red")
+    b.apply(Action("charge", 1, 0))
+    assert [a for a in b.legal_actions() if a.kind == "react"] == [Action("react", 0, 1, "hold")]
+    b.apply(Action("react", 0, 1, "hold"))
+    end_declarations(b)
+    (declared,) = rules(b, "CORE.CHARGE.DECLARE")
+    assert declared["facing"] == "left"
+    for _ in range(10):
+        if rules(b, "CORE.TYPE.WAR_MACHINE"):
+            break
+        b.apply(END_PHASE)
+    (front,) = rules(b, "CORE.TYPE.WAR_MACHINE")
+    assert (front["unit"], front["charger"], front["contact"], front["counts_as"]) == (0, 1, "left", "front")
+    assert rules(b, "CORE.CC.COMBAT_RESULT.FLANK") == []
+
+    own = wm_battle([machine("great_cannon")], [block("orc_warriors", MUZZLE_Y + 8)], [], phase="movement")
+    mine = [a for a in own.legal_actions() if a.unit == 0]
+    assert mine and not [a for a in mine if a.kind == "charge"]
+    assert not [a for a in mine if a.kind == "move" and a.option.startswith("march")]
