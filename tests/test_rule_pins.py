@@ -312,3 +312,43 @@ def test_a_war_machine_never_charges_marches_or_stands_and_shoots_and_is_charged
     mine = [a for a in own.legal_actions() if a.unit == 0]
     assert mine and not [a for a in mine if a.kind == "charge"]
     assert not [a for a in mine if a.kind == "move" and a.option.startswith("march")]
+
+
+def test_dice_helpers_read_d6_faces_and_name_their_die() -> None:
+    """CORE.DICE.D6, CORE.DICE.D3, CORE.DICE.HIGHEST_2D6, CORE.DICE.SWIFT_3D6 on scripted faces."""
+    from env.rules.dice import ScriptedDice
+
+    used: list[tuple[str, str]] = []
+    d = ScriptedDice([1, 2, 3, 4, 5, 6] + [2, 5] + [1, 4, 6] + [1, 4] + [3, 6, 2] + [5, 5])
+    d.on_die = lambda die, rule: used.append((die, rule))
+    assert [d.d3("X") for _ in range(6)] == [1, 1, 2, 2, 3, 3]  # ⌈D6/2⌉
+    assert d.highest_2d6("CORE.CHARGE.RANGE") == (5, [2, 5])
+    assert d.flee_roll("CORE.CC.FLEE", swiftstride=True) == (10, [1, 4, 6])  # the two highest of 3D6
+    assert d.flee_roll("CORE.CC.FLEE", swiftstride=False) == (5, [1, 4])
+    assert d.sum_d6("X", 3) == (11, [3, 6, 2])
+    assert d.d6("X", 2) == [5, 5]
+    assert [die for die, _ in used] == ["CORE.DICE.D3"] * 6 + [
+        "CORE.DICE.HIGHEST_2D6", "CORE.DICE.SWIFT_3D6", "CORE.DICE.D6", "CORE.DICE.D6", "CORE.DICE.D6"]
+    assert used[6] == ("CORE.DICE.HIGHEST_2D6", "CORE.CHARGE.RANGE")
+
+
+def test_a_battle_records_its_seed_units_and_the_first_roll_of_each_die() -> None:
+    """CORE.DICE.RNG, CORE.CONV.UNITS, CORE.DICE.HIGHEST_2D6, CORE.DICE.D6: one stream from seed 0, inches to ε = 0.01".
+
+    The charge range (highest of 2D6) is the first roll of that die; the combat's
+    to-hit D6 are the first D6; later rolls of the same die add no such record.
+    """
+    from env.rules import geometry
+
+    b, _ = _held_head_on_charge()
+    (rng,) = rules(b, "CORE.DICE.RNG")
+    assert rng["seed"] == 0 == b.seed and rng["scripted"] is True
+    (units,) = rules(b, "CORE.CONV.UNITS")
+    assert units["unit"] == "inch" and units["tolerance"] == 0.01 == geometry.EPS
+    (high,) = rules(b, "CORE.DICE.HIGHEST_2D6")
+    assert high["first_roll_for"] == "CORE.CHARGE.RANGE"
+    first = b.events.index(high)
+    assert b.events[first + 1]["rule"] == "CORE.CHARGE.RANGE" and b.events[first + 1]["dice"] == [1, 5]
+    (d6,) = rules(b, "CORE.DICE.D6")
+    assert d6["first_roll_for"] == "CORE.CC.TO_HIT"
+    assert len([e for e in b.events if e.get("kind") == "dice" and e["rule"] == "CORE.CC.TO_HIT"]) == 2

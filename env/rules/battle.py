@@ -36,9 +36,9 @@ from typing import Any
 
 from env.rules import charges, combat, deployment, magic, movement, psychology, shooting, special_rules, victory
 from env.rules import challenges, characters
-from env.rules import war_machines
+from env.rules import geometry, war_machines
 from env.rules.actions import END_PHASE, Action, IllegalActionError, Pending
-from env.rules.dice import Dice
+from env.rules.dice import Dice, ScriptedDice
 from env.rules.events import Event, make_event
 from env.rules.setup import build_state
 from env.rules.state import SIDES, BattleState, UnitState
@@ -64,6 +64,8 @@ class Battle:
         self.state = state
         self.dice = dice
         self.dice.log = self._log_roll
+        self.dice.on_die = self._note_die
+        self._die_kinds: set[str] | None = None
         self.scenario = scenario
         self.seed = seed
         self.events: list[Event] = []
@@ -112,6 +114,8 @@ class Battle:
     def _start(self) -> None:
         s = self.state
         self.emit("CORE.CONV.TABLE", width=s.table_w, height=s.table_h)
+        self.emit("CORE.CONV.UNITS", unit="inch", tolerance=geometry.EPS)
+        self.emit("CORE.DICE.RNG", seed=self.seed, scripted=isinstance(self.dice, ScriptedDice))
         magic.generate_spells(self)
         if s.stage == "deploy":
             deployment.start(self)
@@ -128,6 +132,15 @@ class Battle:
         ev = make_event(rule, self.state.turn, self.state.phase, **data)
         self.events.append(ev)
         return ev
+
+    def _note_die(self, die_rule: str, rule: str) -> None:
+        """The first roll of each kind of die in a battle records the die's own rule (CORE.DICE.D6 and the rest)."""
+        seen = getattr(self, "_die_kinds", None)
+        if seen is None:
+            seen = self._die_kinds = {e["rule"] for e in self.events if e["rule"].startswith("CORE.DICE.")}
+        if die_rule not in seen:
+            seen.add(die_rule)
+            self.emit(die_rule, first_roll_for=rule)
 
     def _log_roll(self, rule: str, faces: list[int], result: Any) -> None:
         self.events.append(make_event(rule, self.state.turn, self.state.phase, kind="dice", dice=faces, result=result))
@@ -345,6 +358,8 @@ class Battle:
         other.state = copy.deepcopy(self.state)
         other.dice = Dice(copy.deepcopy(self.dice.state))
         other.dice.log = other._log_roll
+        other.dice.on_die = other._note_die
+        other._die_kinds = None
         other.scenario = self.scenario
         other.seed = self.seed
         other.events = list(self.events)

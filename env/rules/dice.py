@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 RollLog = Callable[[str, list[int], Any], None]
+DieUse = Callable[[str, str], None]
 
 MISFIRE = "MISFIRE"
 """The artillery die's misfire face (CORE.DICE.ARTILLERY)."""
@@ -49,6 +50,13 @@ class Dice:
         else:
             self._rng = np.random.Generator(np.random.PCG64(seed))
         self.log: RollLog = log or (lambda rule, faces, result: None)
+        self.on_die: DieUse | None = None
+        """Called as ``on_die(die_rule, rule)`` on every roll with the die's own rule ID
+        (CORE.DICE.D6, D3, HIGHEST_2D6, SWIFT_3D6, ARTILLERY, SCATTER or D20)."""
+
+    def _die(self, die_rule: str, rule: str) -> None:
+        if self.on_die is not None:
+            self.on_die(die_rule, rule)
 
     # ----- state ----------------------------------------------------------
     @property
@@ -67,6 +75,7 @@ class Dice:
     def d6(self, rule: str, n: int = 1) -> list[int]:
         """Roll ``n`` D6 (CORE.DICE.D6) for ``rule``; returns the faces, shape (n,)."""
         faces = self._faces(n)
+        self._die("CORE.DICE.D6", rule)
         self.log(rule, faces, faces)
         return faces
 
@@ -74,6 +83,7 @@ class Dice:
         """nD6 summed (CORE.DICE.D6): returns (total, faces)."""
         faces = self._faces(n)
         total = sum(faces)
+        self._die("CORE.DICE.D6", rule)
         self.log(rule, faces, total)
         return total, faces
 
@@ -81,6 +91,7 @@ class Dice:
         """D3 = ceil(D6 / 2) (CORE.DICE.D3)."""
         face = self._faces(1)
         result = (face[0] + 1) // 2
+        self._die("CORE.DICE.D3", rule)
         self.log(rule, face, result)
         return result
 
@@ -88,12 +99,14 @@ class Dice:
         """Roll 2D6 and keep the larger face (CORE.DICE.HIGHEST_2D6)."""
         faces = self._faces(2)
         result = max(faces)
+        self._die("CORE.DICE.HIGHEST_2D6", rule)
         self.log(rule, faces, result)
         return result, faces
 
     def d20(self, rule: str) -> int:
         """A D20, uniform on 1..20 (CORE.DICE.D20; Magic Resistance only)."""
         face = self._d20_face()
+        self._die("CORE.DICE.D20", rule)
         self.log(rule, [face], face)
         return face
 
@@ -104,6 +117,7 @@ class Dice:
         """The artillery die (CORE.DICE.ARTILLERY): 2, 4, 6, 8, 10 or :data:`MISFIRE` (one D6: 1..5 → 2k, 6 → MISFIRE)."""
         face = self._faces(1)
         result = ARTILLERY_FACES[face[0] - 1]
+        self._die("CORE.DICE.ARTILLERY", rule)
         self.log(rule, face, result)
         return result
 
@@ -116,6 +130,7 @@ class Dice:
         face = self._faces(1)
         kind = ARROW if face[0] <= 4 else HIT
         theta = self._direction()
+        self._die("CORE.DICE.SCATTER", rule)
         self.log(rule, face, {"face": kind, "direction": theta})
         return kind, theta
 
@@ -126,6 +141,7 @@ class Dice:
         """2D6, or 3D6 dropping the lowest for Swiftstride (CORE.DICE.SWIFT_3D6)."""
         faces = self._faces(3 if swiftstride else 2)
         result = sum(sorted(faces)[-2:])
+        self._die("CORE.DICE.SWIFT_3D6" if swiftstride else "CORE.DICE.D6", rule)
         self.log(rule, faces, result)
         return result, faces
 
