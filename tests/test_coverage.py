@@ -61,3 +61,18 @@ def test_fuzz_corpus_fires_core_rules() -> None:
     counts = cov.fuzz_corpus_counts(battles=1)
     assert counts["CORE.GAME.END"] == len(cov.corpus_games(1)) == 2 * len(cov.CORPUS_SCENARIOS)
     assert all(rule in rule_ids() for rule in counts)
+
+
+def test_every_core_rule_is_tested_and_firing_or_excused() -> None:
+    """Every core rule ID is named by a test and fires in the corpus of ``battleline coverage --battles 6``,
+    or is excused in configs/coverage_exceptions.yaml; no excused rule is in fact tested and firing."""
+    counts = cov.fuzz_corpus_counts(battles=6)
+    tests = cov.tests_by_rule()
+    exceptions = cov.load_exceptions()
+    rows = cov.coverage(counts, tests, exceptions)
+    assert len(rows) == len(core_rule_ids())
+    unexcused = [r.rule for r in rows if not (r.tests and r.fired) and r.exception is None]
+    assert unexcused == [], f"not tested and firing, and not in {cov.EXCEPTIONS_FILE.name}: {unexcused}"
+    stale = [r.rule for r in rows if r.tests and r.fired and r.exception is not None]
+    assert stale == [], f"tested and firing, so remove from {cov.EXCEPTIONS_FILE.name}: {stale}"
+    assert set(exceptions) <= set(core_rule_ids())
