@@ -352,3 +352,33 @@ def test_a_battle_records_its_seed_units_and_the_first_roll_of_each_die() -> Non
     (d6,) = rules(b, "CORE.DICE.D6")
     assert d6["first_roll_for"] == "CORE.CC.TO_HIT"
     assert len([e for e in b.events if e.get("kind") == "dice" and e["rule"] == "CORE.CC.TO_HIT"]) == 2
+
+
+def test_two_chargers_of_one_target_roll_first_and_the_second_finds_no_room() -> None:
+    """CORE.CHARGE.SAME_TARGET, CORE.CHARGE.BLOCKED: spearmen and halberdiers both charge 5-wide orcs, both roll 6.
+
+    Both charge rolls come before any move; the spearmen slide 6" to take the
+    orcs' whole front; the halberdiers cannot touch without displacing them:
+    blocked, the charge fails (high die 6) and only the spearmen are engaged.
+    """
+    blue = [placement("marcher_spearmen", 30, 18, 90), placement("marcher_halberdiers", 42, 18, 90)]
+    b = battle(blue, [placement("orc_warriors", 36, 18 + DEPTH4 + 6, 270)], dice=[6, 6, 5, 6])
+    for charger in (0, 1):
+        b.apply(Action("charge", charger, 2))
+        b.apply(Action("react", 2, charger, "hold"))
+    end_declarations(b)
+    rolls_and_moves = [
+        e["rule"] for e in b.events
+        if (e["rule"] == "CORE.CHARGE.RANGE" and e.get("kind") == "dice") or e["rule"] == "CORE.CHARGE.MOVE"
+    ]
+    assert rolls_and_moves == ["CORE.CHARGE.RANGE", "CORE.CHARGE.RANGE", "CORE.CHARGE.MOVE"]
+    (same,) = rules(b, "CORE.CHARGE.SAME_TARGET")
+    assert same["target"] == 2 and same["chargers"] == [0, 1]
+    (align,) = rules(b, "CORE.CHARGE.ALIGN")
+    assert align["unit"] == 0 and align["slide"] == pytest.approx(6.0) and align["overlap"] == pytest.approx(5 * INFANTRY_BASE)
+    (blocked,) = rules(b, "CORE.CHARGE.BLOCKED")
+    assert blocked["unit"] == 1 and blocked["target"] == 2
+    (failed,) = rules(b, "CORE.CHARGE.FAILED")
+    assert failed["unit"] == 1 and failed["high"] == 6 and 0.0 < failed["moved"] <= 6.0
+    assert [(e.attacker, e.defender) for e in b.state.engagements] == [(0, 2)]
+    assert (b.unit(0).x, b.unit(0).y) == pytest.approx((36.0, 24.0))
