@@ -382,3 +382,23 @@ def test_two_chargers_of_one_target_roll_first_and_the_second_finds_no_room() ->
     assert failed["unit"] == 1 and failed["high"] == 6 and 0.0 < failed["moved"] <= 6.0
     assert [(e.attacker, e.defender) for e in b.state.engagements] == [(0, 2)]
     assert (b.unit(0).x, b.unit(0).y) == pytest.approx((36.0, 24.0))
+
+
+@pytest.mark.parametrize(("faces", "through"), [([5, 5], True), ([1, 1], False)])
+def test_a_fleeing_friend_moving_through_a_unit_causes_a_panic_test(faces: list[int], through: bool) -> None:
+    """CORE.PSY.PANIC.TRIGGER_FLED_THROUGH: orcs flee 10" straight through the orcs 6" behind them, which test
+    Panic (2D6 = 3 ≤ Ld 7, passed); a 2" flee stops short of them and causes no test."""
+    from env.rules import psychology
+
+    red = [placement("orc_warriors", 36, 20, 270, models=10), placement("orc_warriors", 36, 26, 270, models=10)]
+    b = battle([placement("marcher_spearmen", 36, 10, 90)], red, dice=faces + [1, 2])
+    psychology.flee(b, b.unit(1), (b.unit(0).x, b.unit(0).y), "CORE.REACT.FLEE")
+    (flee,) = rules(b, "CORE.REACT.FLEE")
+    assert flee["roll"] == sum(faces) and b.unit(1).y == pytest.approx(20.0 + sum(faces))
+    triggers = rules(b, "CORE.PSY.PANIC.TRIGGER_FLED_THROUGH")
+    if through:
+        assert [(t["unit"], t["source"]) for t in triggers] == [(2, 1)]
+        (panic,) = rules(b, "CORE.PSY.PANIC.TEST")
+        assert panic["unit"] == 2 and panic["roll"] == 3 and panic["passed"] and panic["trigger"] == "CORE.PSY.PANIC.TRIGGER_FLED_THROUGH"
+    else:
+        assert triggers == [] and rules(b, "CORE.PSY.PANIC.TEST") == []
