@@ -402,3 +402,25 @@ def test_a_fleeing_friend_moving_through_a_unit_causes_a_panic_test(faces: list[
         assert panic["unit"] == 2 and panic["roll"] == 3 and panic["passed"] and panic["trigger"] == "CORE.PSY.PANIC.TRIGGER_FLED_THROUGH"
     else:
         assert triggers == [] and rules(b, "CORE.PSY.PANIC.TEST") == []
+
+
+@pytest.mark.parametrize(("hedge", "needed", "hits"), [(True, 6, 2), (False, 4, 6)])
+def test_chargers_across_a_defended_hedge_hit_only_on_6s_in_round_one(hedge: bool, needed: int, hits: int) -> None:
+    """CORE.TERRAIN.DEFENDED_OBSTACLE: spearmen charge orcs that stand behind a hedge (WS3 v WS3 needs 4+).
+
+    Their 10 attacks (faces 6, 6, 5, 5, 4, 4, 3, 3, 2, 1) hit only on the two 6s; without the hedge, 6 hit.
+    """
+    front = 18 + DEPTH4 / 2 + 6.0  # the orcs' front edge, 6" from the spearmen
+    terrain = [{"kind": "hedge", "polygon": [[30, front - 0.75], [42, front - 0.75], [42, front - 0.5], [30, front - 0.5]]}] if hedge else []
+    blue = [placement("marcher_spearmen", 36, 18, 90)]
+    red = [placement("orc_warriors", 36, front + DEPTH4 / 2, 270)]
+    b = battle(blue, red, dice=[6, 6] + [6, 6, 5, 5, 4, 4, 3, 3, 2, 1], terrain=terrain)
+    b.apply(Action("charge", 0, 1))
+    b.apply(Action("react", 1, 0, "hold"))
+    end_declarations(b)
+    (move,) = rules(b, "CORE.CHARGE.MOVE")
+    assert move["facing"] == "front"
+    first = next(e for e in rules(b, "CORE.CC.TO_HIT") if e["unit"] == 0)
+    assert (first["attacks"], first["needed"], first["hits"]) == (10, needed, hits)
+    defended = rules(b, "CORE.TERRAIN.DEFENDED_OBSTACLE")
+    assert [(e["unit"], e["target"]) for e in defended] == ([(0, 1)] if hedge else [])
