@@ -8,13 +8,14 @@ reactions, the dead-zone check on moves, shooting) come from
 shares from :class:`TacticalAgent`:
 
 * **flank seeking and combined charges** — fast units go round to a flank
-  before they charge; a target that two of our units can charge counts the
-  second as support (``flanking_charge_bonus``);
+  before they charge (in turns 1–2, or to hit an enemy already fighting a
+  friend: ``position_for_flank_next_turn``); a target that two of our units
+  can charge counts the second as support (``flanking_charge_bonus``);
 * **charge consequence analysis** — before a charge is declared, the
   battle is cloned with the charger in contact, and a charge that would let
-  other enemies hit the charger's flank or rear next turn, with no friend
-  to punish them, is declined unless it is likely to break the target
-  (``charge_consequence_analysis``, variant IV when declined);
+  other enemies win a fight on the charger's flank or rear next turn, with
+  no friend to punish them, is declined unless it is decisive or likely to
+  break the target (``charge_consequence_analysis``, variant IV when declined);
 * **feigned flight** — a unit in a bait group flees from a charge when it can
   escape, drawing the charger across its friends (``feigned_flight``);
 * **restrained pursuit** — a winner does not pursue into the enemy's
@@ -23,7 +24,8 @@ shares from :class:`TacticalAgent`:
   turns only the one unit nearest it; the others keep facing their targets
   (``flyer_feint``, ``threat_360_check``);
 * **engaging** — from :attr:`TacticalAgent.engage_turn` every unit without a
-  job left goes for the enemy.
+  job left goes for the enemy; from turn :data:`LATE_TURN` the dead-zone
+  check no longer holds moves back (a six-turn game has no time to wait).
 
 The agents (registry names):
 
@@ -94,8 +96,23 @@ FLANK_FRONT_DIFF = 2.0
 """Expected first-round lead a flanking unit wants before it charges an enemy's front."""
 FLANK_DIFF = -1.0
 """Expected first-round result above which a flanking unit charges a flank or rear."""
+LATE_TURN = 5
+"""From this turn on, moves are no longer held back by the dead-zone check (six turns: time is short)."""
+FLANK_TURNS = 2
+"""Up to this turn flanking units go round their targets (and keep to flank charges); later they go straight in."""
+DECISIVE = 3.0
+"""Expected first-round lead at which a charge is made whatever the look-ahead finds (it should win outright)."""
 PUNISH_BONUS = 2.0
 """Charge-score bonus for charging an enemy that charged or pursued one of our bait units."""
+
+
+def move_options(legal: list[Action]) -> dict[int, dict[str, Action]]:
+    """The legal ``move`` actions by unit and option."""
+    options: dict[int, dict[str, Action]] = defaultdict(dict)
+    for a in legal:
+        if a.kind == "move":
+            options[a.unit][a.option] = a
+    return options
 
 
 class TacticalAgent(ScriptedAgent):
@@ -159,13 +176,29 @@ class TacticalAgent(ScriptedAgent):
         target = target or self.target_for(battle, u)
         if target is None:
             return None
-        if self.flanks(u) and space.unit_distance(u, target) > CLOSE / 2:
+        if self.flanks(u) and space.unit_distance(u, target) > CLOSE / 2 and self.worth_flanking(battle, u, target):
             return self.flank_attack(battle, u, target, mv.flank_point(target, u), options)
         return self.advance_on(battle, u, options, target)
 
     def flanks(self, u: UnitState) -> bool:
         """Whether ``u`` seeks flanks: a fast or flying unit of a flanking group."""
         return is_mobile(u) and not u.character and self.group(u) in self.flank_groups
+
+    def worth_flanking(self, battle: Battle, u: UnitState, target: UnitState) -> bool:
+        """Whether going round ``target`` pays: it is fighting a friend (hammer and anvil), or early in the
+        game with its flank within two marches (later the detour costs more turns than the game has)."""
+        if self.engaged_with_friend(battle, target):
+            return True
+        if battle.state.turn > FLANK_TURNS:
+            return False
+        fx, fy = mv.flank_point(target, u)
+        return math.hypot(fx - u.x, fy - u.y) <= 4.0 * u.profile.M
+
+    def safer_option(self, battle: Battle, u: UnitState, option: str, options: Collection[str]) -> str | None:
+        """The base dead-zone check, dropped from turn :data:`LATE_TURN`: with the game ending, waiting wins nothing."""
+        if battle.state.turn >= LATE_TURN:
+            return option
+        return super().safer_option(battle, u, option, options)
 
     def hold(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
         """Stay put, facing the nearest enemy — unless that is a feinting flyer someone else watches."""
@@ -182,8 +215,9 @@ class TacticalAgent(ScriptedAgent):
         """
         key = (battle.state.turn, battle.state.active, e.uid)
         if key not in self._feints:
-            watcher = mv.feint_watcher(battle, e) if mv.feinting(battle, e) else None
-            self._feints[key] = watcher.uid if watcher is not None else (-1 if mv.feinting(battle, e) else None)
+            feint = mv.feinting(battle, e)
+            watcher = mv.feint_watcher(battle, e) if feint else None
+            self._feints[key] = (watcher.uid if watcher is not None else -1) if feint else None
         watcher_uid = self._feints[key]
         return watcher_uid is not None and watcher_uid != u.uid
 
@@ -257,16 +291,17 @@ class TacticalAgent(ScriptedAgent):
         later: estimates.CombatEstimate,
         p_reach: float,
     ) -> bool:
-        """Flanking units (and punishers of bait-chasers) charge flanks readily, fronts when clearly better;
-        the rest use the base rule. Then the charge consequence analysis may veto."""
-        if self.flanks(c) or t.uid in self.bitten:
+        """Flanking units (up to turn :data:`FLANK_TURNS`) and punishers of bait-chasers charge flanks readily,
+        fronts only when clearly better; the rest use the base rule. Then the charge consequence analysis
+        may veto a charge that is neither decisive nor likely to break the target."""
+        if (self.flanks(c) and battle.state.turn <= FLANK_TURNS) or t.uid in self.bitten:
             if facing != "front":
                 ok = p_reach >= MIN_REACH_FLANK and first.diff > FLANK_DIFF
             else:
                 ok = first.diff >= FLANK_FRONT_DIFF and super().charge_allowed(battle, c, t, facing, first, later, p_reach)
         else:
             ok = super().charge_allowed(battle, c, t, facing, first, later, p_reach)
-        if not ok or not self.looks_ahead or first.break_chance >= LIKELY_BREAK:
+        if not ok or not self.looks_ahead or first.break_chance >= LIKELY_BREAK or first.diff >= DECISIVE:
             return ok
         return self.consequences_acceptable(battle, c, t)
 
@@ -274,12 +309,13 @@ class TacticalAgent(ScriptedAgent):
         """``charge_consequence_analysis``: no enemy could hit the charger's flank or rear next turn unpunished.
 
         Each enemy that could charge ``c`` in the flank or rear once it is in
-        contact with ``t`` (``battle.clone()`` look-ahead) must be within
-        reach of a friend that could charge it in turn (variants I–III).
+        contact with ``t`` (``battle.clone()`` look-ahead), and would expect to
+        win that fight, must be within reach of a friend that could charge it
+        in turn (variants I–III).
         """
         for e, arc in mv.counter_chargers(battle, c, t):
-            if arc == "front":
-                continue
+            if arc == "front" or estimates.estimate_combat(battle, e, c, arc).diff <= 0:
+                continue  # a frontal counter-charge, or one that would not win, changes nothing
             if not mv.covering_friends(battle, self.side, e, exclude=(c.uid,)):
                 return False
         return True
@@ -314,9 +350,18 @@ class TacticalAgent(ScriptedAgent):
             return END_PHASE
         if hold is not None and pursue.target is not None:
             winner, fleer = battle.unit(pursue.unit), battle.unit(pursue.target)
-            if mv.overextended(battle, winner, fleer):
+            if self.cut_off(battle, winner, fleer):
                 return hold
         return pursue
+
+    def cut_off(self, battle: Battle, winner: UnitState, fleer: UnitState) -> bool:
+        """Whether pursuing leaves ``winner`` > 12" from friends among ≥ 2 enemies that expect to beat it there."""
+        threats, gap = mv.pursuit_exposure(battle, winner, fleer)
+        if gap <= mv.PURSUIT_FRIEND_GAP:
+            return False
+        ghost = moved_copy(winner, mv.pursuit_pose(winner, fleer))
+        winning = [e for e in threats if estimates.estimate_combat(battle, e, ghost, mv.arc_of_front_rank(e, ghost)).diff > 0]
+        return len(winning) >= mv.PURSUIT_THREATS
 
     # ------------------------------------------------------------------ events
     def note_events(self, battle: Battle) -> None:
@@ -529,10 +574,7 @@ class ShootingLinesAgent(TacticalAgent):
 
     def choose_move(self, battle: Battle, legal: list[Action]) -> Action:
         """Units masking a friendly shooter move first, to the option that unmasks it most."""
-        options: dict[int, dict[str, Action]] = defaultdict(dict)
-        for a in legal:
-            if a.kind == "move":
-                options[a.unit][a.option] = a
+        options = move_options(legal)
         shooters = [s for s in space.alive_units(battle.state, self.side) if s.missile is not None and not s.fleeing]
         for s in shooters:
             for m in mv.maskers(battle, s):
@@ -667,10 +709,7 @@ class ProtectedBubbleAgent(TacticalAgent):
 
     def choose_move(self, battle: Battle, legal: list[Action]) -> Action:
         """The bubble first (:attr:`ORDER`), then the others (the base order)."""
-        options: dict[int, dict[str, Action]] = defaultdict(dict)
-        for a in legal:
-            if a.kind == "move":
-                options[a.unit][a.option] = a
+        options = move_options(legal)
         for group in self.ORDER:
             for uid, opts in sorted(options.items()):
                 u = battle.unit(uid)
@@ -712,11 +751,13 @@ class ProtectedBubbleAgent(TacticalAgent):
         return "advance" if min(u.profile.M for u in members) >= leader.profile.M else "half"
 
     def lead(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
-        """Towards the nearest enemy at the bubble's pace; the dead-zone check may hold it back."""
+        """Towards the nearest enemy — marching while it is far (the others march after it), then at the
+        bubble's pace; the dead-zone check may hold it back."""
         target = self.target_for(battle, u)
         if target is None:
             return None
-        option = steer(battle, u, (target.x, target.y), self.ring_pace(battle), options, approach=True)
+        pace = "march" if space.unit_distance(u, target) > CLOSE else self.ring_pace(battle)
+        option = steer(battle, u, (target.x, target.y), pace, options, approach=True)
         return self.safer_option(battle, u, option, options) if option is not None else None
 
     def follow_leader(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
@@ -782,9 +823,8 @@ class BaitAndFlankAgent(TacticalAgent):
     (:func:`tactics.manoeuvres.bait_post`: 10" ahead of the hammer, 8" to
     its inner side) and waits there in the enemy's reach; charged, it flees
     when it can escape. The hammer keeps out of the enemy's threat zone
-    until an enemy goes for the bait, then charges it (flank and rear charges
-    readily). The rest of the line advances at normal pace and engages from
-    turn 3.
+    until an enemy goes for the bait (or turn 3), then charges it (flank and
+    rear charges readily). The rest of the line goes for the enemy at once.
     """
 
     name = "bait_and_flank"
@@ -808,7 +848,7 @@ class BaitAndFlankAgent(TacticalAgent):
         return next((u for u in self.army(battle) if self.group(u) == group and u.alive), None)
 
     def role_move(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
-        """Bait to its post; hammer out of reach until the enemy bites; the line advances, then engages."""
+        """Bait to its post; hammer out of reach until the enemy bites (or turn 3); the rest of the line engages."""
         group = self.group(u)
         chasers = [e for e in self.enemies(battle) if e.uid in self.bitten]
         if group == "hammer":
@@ -826,9 +866,6 @@ class BaitAndFlankAgent(TacticalAgent):
             sign = inner if self.side == 0 else -inner
             post = mv.bait_post(hammer, (enemy.x, enemy.y), sign)
             return self.toward(battle, u, post, options, "march")
-        if not self.engaging(battle) and not u.character:
-            target = self.target_for(battle, u)
-            return self.advance_on(battle, u, options, target, pace="advance") if target is not None else None
         return self.engage(battle, u, options)
 
     def keep_out_of_reach(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
@@ -963,11 +1000,11 @@ class OpenLoopAgent(ScriptedAgent):
 
     def choose_move(self, battle: Battle, legal: list[Action]) -> Action:
         """Each unit in uid order takes its scheduled move (no dead-zone check)."""
-        for a in sorted((a for a in legal if a.kind == "move"), key=lambda a: a.unit):
-            u = battle.unit(a.unit)
-            opts = {b.option for b in legal if b.kind == "move" and b.unit == u.uid}
-            if self.move_option(battle, u, opts) == a.option:
-                return a
+        options = move_options(legal)
+        for uid in sorted(options):
+            option = self.move_option(battle, battle.unit(uid), options[uid])
+            if option is not None and option in options[uid]:
+                return options[uid][option]
         return END_PHASE
 
     def choose_charge(self, battle: Battle, legal: list[Action]) -> Action:

@@ -610,26 +610,35 @@ def covering_friends(battle: Battle, side: int, enemy: UnitState, exclude: Itera
     return out
 
 
-def pursuit_exposure(battle: Battle, pursuer: UnitState, fleer: UnitState, distance: float = MEAN_FLEE) -> tuple[int, float]:
+def pursuit_pose(pursuer: UnitState, fleer: UnitState, distance: float = MEAN_FLEE) -> geo.Pose:
+    """Where ``pursuer`` is forecast to end when it pursues ``fleer``: ``distance``" along the flee line, facing along it."""
+    if (pursuer.x, pursuer.y) == (fleer.x, fleer.y):
+        heading = pursuer.facing
+    else:
+        heading = geo.facing_towards((pursuer.x, pursuer.y), (fleer.x, fleer.y))
+    return geo.move_straight(geo.Pose(pursuer.x, pursuer.y, heading), distance)
+
+
+def pursuit_exposure(
+    battle: Battle, pursuer: UnitState, fleer: UnitState, distance: float = MEAN_FLEE
+) -> tuple[list[UnitState], float]:
     """``restrained_pursuit``: (enemy units within charge reach of ``pursuer`` after it pursues ``fleer``, gap to the nearest friend).
 
     The pursuer is forecast ``distance`` inches along the flee line (straight
     away from it through the fleer); an enemy counts when the forecast lies
     within its charge reach whatever its facing (it may turn to face first).
     """
-    heading = geo.facing_towards((pursuer.x, pursuer.y), (fleer.x, fleer.y)) if (pursuer.x, pursuer.y) != (fleer.x, fleer.y) else pursuer.facing
-    end = geo.move_straight(geo.Pose(pursuer.x, pursuer.y, heading), distance)
-    ghost = space.footprint(_at(pursuer, end))
+    ghost = space.footprint(_at(pursuer, pursuit_pose(pursuer, fleer, distance)))
     threats = threats_on(battle, ghost, 1 - pursuer.side, exclude=(fleer.uid,), arcs=False)
     friends = [f for f in space.alive_units(battle.state, pursuer.side) if f.uid != pursuer.uid]
     gap = min((geo.distance(ghost, space.footprint(f)) for f in friends), default=math.inf)
-    return len(threats), gap
+    return threats, gap
 
 
 def overextended(battle: Battle, pursuer: UnitState, fleer: UnitState) -> bool:
     """Whether pursuing would leave ``pursuer`` cut off: charged by ≥ :data:`PURSUIT_THREATS` enemies, > :data:`PURSUIT_FRIEND_GAP`" from friends."""
     threats, gap = pursuit_exposure(battle, pursuer, fleer)
-    return threats >= PURSUIT_THREATS and gap > PURSUIT_FRIEND_GAP
+    return len(threats) >= PURSUIT_THREATS and gap > PURSUIT_FRIEND_GAP
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -677,6 +686,7 @@ __all__ = [
     "overextended",
     "predicted_pursuer_pose",
     "pursuit_exposure",
+    "pursuit_pose",
     "rank_bonus",
     "rear_point",
     "ring_coverage",

@@ -86,8 +86,7 @@ def test_fx01_flight_escapes_when_no_charge_can_reach() -> None:
     b.apply(END_PHASE)  # the charge is resolved; nothing else to decide until blue's turn
     (rng,) = rules(b, "CORE.CHARGE.RANGE")
     assert not rng["success"] and not rules(b, "CORE.CHARGE.VS_FLEEING")
-    (rally,) = rules(b, "CORE.PSY.RALLY")  # it lives to rally on its own turn
-    assert rally["unit"] == i.uid and i.alive
+    assert i.alive and any(e["unit"] == i.uid for e in rules(b, "CORE.PSY.RALLY"))  # it lives to rally on its turn
 
 
 def test_fx02_flight_is_doomed_when_the_charger_is_close() -> None:
@@ -223,7 +222,7 @@ def test_fx11_restrained_pursuit_when_the_winner_would_be_cut_off() -> None:
     b = load("diagram_seven_times")
     i2, b2 = unit(b, "I2"), unit(b, "B2")
     threats, gap = mv.pursuit_exposure(b, i2, b2)
-    assert threats >= 2 and gap < 12.0 and not mv.overextended(b, i2, b2)  # I1 and I3 stay close
+    assert {u.name for u in threats} == {"B1", "C3"} and gap < 12.0 and not mv.overextended(b, i2, b2)  # I1 and I3 stay close
     alone = setup([placement("marcher_halberdiers", 36, 20, 90, command=["champion", "standard", "musician"], label="I2")],
                   SEVEN_TIMES_RED)
     i2, b2 = unit(alone, "I2"), unit(alone, "B2")
