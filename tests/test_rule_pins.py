@@ -424,3 +424,33 @@ def test_chargers_across_a_defended_hedge_hit_only_on_6s_in_round_one(hedge: boo
     assert (first["attacks"], first["needed"], first["hits"]) == (10, needed, hits)
     defended = rules(b, "CORE.TERRAIN.DEFENDED_OBSTACLE")
     assert [(e["unit"], e["target"]) for e in defended] == ([(0, 1)] if hedge else [])
+
+
+def test_a_multiple_combat_has_one_total_per_side_and_the_loser_tests_the_whole_difference() -> None:
+    """CORE.CC.MULTI: spearmen (front) and halberdiers (left flank) against 10 orcs; blue caused 3 wounds.
+
+    Blue's one total: wounds 3 + charge 1 + ranks 3 (one rank bonus, not one per unit) + flank 1 +
+    outnumber 1 = 9; the orcs 0. The orcs break-test against the whole 9: Ld 7 − 9, 2D6 = 12 fails.
+    """
+    from env.rules import combat
+    from env.rules.charges import contact_placement
+    from env.rules.state import Engagement
+
+    blue = [placement("marcher_spearmen", 36, 10, 90), placement("marcher_halberdiers", 20, 30, 0)]
+    b = battle(blue, [placement("orc_warriors", 36, 30, 90, models=10)], phase="combat")
+    for uid, facing in ((0, "front"), (1, "left")):
+        a = b.unit(uid)
+        pose, _, _ = contact_placement(b, a, b.unit(2), facing)
+        a.x, a.y, a.facing = pose.x, pose.y, pose.facing
+    b.state.engagements = [Engagement(0, 2, "front", charged=True, turn=b.state.turn), Engagement(1, 2, "left", charged=True, turn=b.state.turn)]
+    b.events.clear()
+    b.dice._script = [6, 6]
+    combat._result_and_break(b, b.state.engagements, {0: [0, 1], 1: [2]}, [3, 0], True, 0)
+    (ranks,) = rules(b, "CORE.CC.COMBAT_RESULT.RANKS")
+    assert ranks["side"] == 0 and ranks["value"] == 3
+    (compare,) = rules(b, "CORE.CC.COMBAT_RESULT.COMPARE")
+    assert compare["totals"] == [3 + 1 + 3 + 1 + 1, 0] and compare["winner"] == 0 and compare["difference"] == 9
+    (multi,) = rules(b, "CORE.CC.MULTI")
+    assert multi["losers"] == [2] and multi["difference"] == 9
+    (brk,) = rules(b, "CORE.CC.BREAK_TEST")
+    assert brk["unit"] == 2 and brk["difference"] == 9 and brk["ld"] == 7 - 9 and brk["roll"] == 12 and not brk["passed"]
