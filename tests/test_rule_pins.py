@@ -454,3 +454,32 @@ def test_a_multiple_combat_has_one_total_per_side_and_the_loser_tests_the_whole_
     assert multi["losers"] == [2] and multi["difference"] == 9
     (brk,) = rules(b, "CORE.CC.BREAK_TEST")
     assert brk["unit"] == 2 and brk["difference"] == 9 and brk["ld"] == 7 - 9 and brk["roll"] == 12 and not brk["passed"]
+
+
+def test_a_pursuer_that_touches_a_fresh_enemy_starts_a_new_combat_as_charger() -> None:
+    """CORE.CC.PURSUIT_CONTACT: orcs flee 2, the spearmen roll 12 and catch them, pursue straight on and
+    touch the front of the orcs behind: a new engagement, the pursuer counting as charging."""
+    from env.rules import combat, geometry, space
+    from env.rules.charges import contact_placement
+    from env.rules.state import Engagement
+
+    red = [placement("orc_warriors", 36, 30, 90, models=10), placement("orc_warriors", 36, 22, 90, models=10)]
+    b = battle([placement("marcher_spearmen", 36, 10, 90)], red, phase="combat")
+    a, d = b.unit(0), b.unit(1)
+    pose, _, _ = contact_placement(b, a, d, "front")
+    a.x, a.y, a.facing = pose.x, pose.y, pose.facing
+    b.state.engagements = [Engagement(0, 1, "front", charged=True, turn=b.state.turn)]
+    b.events.clear()
+    b.state.queue["pursuit"] = {"broken": [1], "ask": [], "answers": {"0": "pursue"}, "winner": 0}
+    b.dice._script = [1, 1, 6, 6]
+    combat._flee_and_pursue(b)
+    (caught,) = rules(b, "CORE.CC.CAUGHT")
+    assert caught["flee_roll"] == 2 and caught["pursuit_rolls"] == {"0": 12} and b.unit(1).removed
+    (move,) = rules(b, "CORE.CC.PURSUIT_MOVE")
+    assert move["roll"] == 12 and move["distance"] < 12  # stopped by the fresh enemy
+    (contact,) = rules(b, "CORE.CC.PURSUIT_CONTACT")
+    assert (contact["unit"], contact["target"], contact["facing"]) == (0, 2, "front")
+    assert contact["overlap"] == pytest.approx(5 * INFANTRY_BASE)
+    (eng,) = b.state.engagements
+    assert (eng.attacker, eng.defender, eng.facing, eng.charged) == (0, 2, "front", True)
+    assert geometry.distance(space.footprint(b.unit(0)), space.footprint(b.unit(2))) <= geometry.EPS
