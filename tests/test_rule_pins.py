@@ -483,3 +483,23 @@ def test_a_pursuer_that_touches_a_fresh_enemy_starts_a_new_combat_as_charger() -
     (eng,) = b.state.engagements
     assert (eng.attacker, eng.defender, eng.facing, eng.charged) == (0, 2, "front", True)
     assert geometry.distance(space.footprint(b.unit(0)), space.footprint(b.unit(2))) <= geometry.EPS
+
+
+def test_the_game_end_records_each_victory_point_source_it_scores() -> None:
+    """CORE.VP.DESTROYED, CORE.VP.HALF, CORE.VP.QUARTERS at the end of the game.
+
+    Red loses 11 orcs (66 points, full) and 20 fleeing orcs (120 points, half: 60);
+    blue holds both lower quarters (+100 each). Red scores nothing, so has no such records.
+    """
+    from env.rules import victory
+
+    blue = [placement("marcher_spearmen", 20, 10, 90), placement("marcher_spearmen", 50, 10, 90)]
+    red = [placement("orc_warriors", 20, 40, 270, models=11), placement("orc_warriors", 50, 40, 270)]
+    b = battle(blue, red)
+    b.unit(2).removed = True
+    b.unit(3).fleeing = True
+    victory.end_game(b, "turns")
+    scored = {(e["rule"], e["side"]): e["vp"] for e in b.events if e["rule"] in ("CORE.VP.DESTROYED", "CORE.VP.HALF", "CORE.VP.QUARTERS")}
+    assert scored == {("CORE.VP.DESTROYED", "blue"): 66, ("CORE.VP.HALF", "blue"): 60, ("CORE.VP.QUARTERS", "blue"): 200}
+    (res,) = rules(b, "CORE.VP.RESULT")
+    assert res["vp"]["blue"] == 66 + 60 + 200

@@ -143,7 +143,13 @@ def end_game(battle: Battle, reason: str) -> None:
     res = result(battle)
     battle.emit("CORE.GAME.END", reason=reason, winner=res["winner"], vp=res["vp"])
     for side in SIDES:
-        for key, rule in (("general", "CORE.VP.GENERAL"), ("bsb", "CORE.VP.BSB")):
+        for key, rule in (
+            ("destroyed", "CORE.VP.DESTROYED"),
+            ("half", "CORE.VP.HALF"),
+            ("quarters", "CORE.VP.QUARTERS"),
+            ("general", "CORE.VP.GENERAL"),
+            ("bsb", "CORE.VP.BSB"),
+        ):
             if res["breakdown"][side][key]:
                 battle.emit(rule, side=side, vp=res["breakdown"][side][key])
     battle.emit("CORE.VP.RESULT", winner=res["winner"], vp=res["vp"], breakdown=res["breakdown"], margin=res["margin"])
