@@ -503,3 +503,30 @@ def test_the_game_end_records_each_victory_point_source_it_scores() -> None:
     assert scored == {("CORE.VP.DESTROYED", "blue"): 66, ("CORE.VP.HALF", "blue"): 60, ("CORE.VP.QUARTERS", "blue"): 200}
     (res,) = rules(b, "CORE.VP.RESULT")
     assert res["vp"]["blue"] == 66 + 60 + 200
+
+
+def test_a_reroll_replaces_each_missed_die_once() -> None:
+    """CORE.DICE.REROLL: Portent of Fate on 10 crossbows (4+): eight 1s and two 4s; the 8 misses are re-rolled
+    once (four 4s and four 1s): 6 hits, and the four 1s are not re-rolled again.
+    ASF spearmen (4+) roll 2, 4, 6: the one miss is re-rolled once (6): 3 hits."""
+    from env.rules import magic
+    from env.rules.spells import SPELLS
+    from tests.test_special_rules import _fight, _strike
+
+    blue = [placement("marcher_crossbowmen", 36, 10, 90, models=10)]
+    red = [placement("orc_warriors", 36, 10 + 0.8 + 10 + 1.6, 270)]
+    b = battle(blue, red, dice=[1] * 8 + [4, 4] + [4, 4, 4, 4, 1, 1, 1, 1], phase="shooting")
+    magic.add_effect(b, b.unit(0), SPELLS["CORE.MAGIC.SPELL.HEAVENS.2"], b.unit(0))
+    b.apply(Action("shoot", 0, 1))
+    (reroll,) = rules(b, "CORE.DICE.REROLL")
+    assert reroll == {**reroll, "unit": 0, "source": "CORE.MAGIC.SPELL.HEAVENS.2", "dice": 8}
+    assert [len(e["dice"]) for e in b.events if e.get("kind") == "dice" and e["rule"] == "CORE.MAGIC.SPELL.HEAVENS.2"] == [8]
+    assert rules(b, "CORE.SHOOT.TO_WOUND")[0]["hits"] == 6
+
+    f = _fight(placement("marcher_spearmen", 36, 10, 90), placement("orc_warriors", 36, 30, 270), charged=False)
+    f.unit(0).special_rules.append("always_strikes_first")
+    f.dice._script = [2, 4, 6, 6, 1, 1, 1]
+    _strike(f, 0, 3)
+    (again,) = rules(f, "CORE.DICE.REROLL")
+    assert (again["unit"], again["source"], again["dice"]) == (0, "CORE.SR.ASF", 1)
+    assert rules(f, "CORE.CC.TO_HIT")[0]["hits"] == 3

@@ -205,6 +205,7 @@ def resolve_strike(
             rerolled = battle.dice.d6(reroll, len(misses))
             faces = [f for f in faces if f >= needed_hit] + rerolled
             battle.emit(reroll, unit=u.uid, target=t.uid, rerolled=len(misses))
+            battle.emit("CORE.DICE.REROLL", unit=u.uid, source=reroll, dice=len(misses))
     hits = sum(1 for f in faces if (f == 6 if sixes_only else f >= needed_hit))
     devastating = u.has("devastating_charge") and round_one and charged
     if devastating:

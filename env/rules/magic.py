@@ -604,6 +604,7 @@ def reroll_missed_shots(battle: Battle, u: UnitState, shots: int, hits: int, nee
         second = battle.dice.d6("CORE.MAGIC.SPELL.HEAVENS.2")[0] if needed > 6 and f == 6 else None
         extra += tables.shot_hits(needed, f, second)
     battle.emit("CORE.MAGIC.SPELL.HEAVENS.2", unit=u.uid, rerolled=misses, hits=extra)
+    battle.emit("CORE.DICE.REROLL", unit=u.uid, source="CORE.MAGIC.SPELL.HEAVENS.2", dice=misses)
     return hits + extra
 
 
