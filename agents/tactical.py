@@ -878,13 +878,18 @@ class BaitAndFlankAgent(TacticalAgent):
         return self.step_out_of_reach(battle, u, options)
 
 
+TRAP_WEIGHT = 0.25
+"""Weight of the trap (ground two of our units could charge) in a screen's choice of ground."""
+
+
 class ControlZonesAgent(TacticalAgent):
     """``area_control`` / ``terrain_denial_by_threat`` / ``herding_corridor`` / ``swarm_speed_bump`` as a plan.
 
     Deployment: the battle line. Fast units are screens: in turns 1–2 each
     takes the move that adds the most no-man's land (hills count double) to
-    our control — its threat region minus the enemy's — while ending outside
-    every enemy threat region. The line advances to the edge of the enemy's
+    our control — our threat zone minus the enemy's — and to the trap
+    where two of our units could charge whatever comes down the lane left
+    open, while ending outside every enemy threat region. The line advances to the edge of the enemy's
     threat zone and stops there (the dead zone is the enemy's to enter),
     counter-charging what comes in. The cheapest small unit is a speed bump
     in the path of the enemy's fastest unit towards our line. From turn 3
@@ -922,11 +927,11 @@ class ControlZonesAgent(TacticalAgent):
         return self.edge_of_reach(battle, u, options)
 
     def claim_ground(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
-        """The move (or none) ending outside enemy reach that maximises the ground ``u`` controls."""
+        """The move (or none) ending outside enemy reach that maximises the ground ``u`` controls and the trap it helps set."""
         enemy_zone = mv.threat_zone(battle, 1 - self.side)
         land = mv.no_mans_land(battle)
         hills = mv.hills(battle)
-        best, best_score = None, self.ground_score(u, space.pose(u), enemy_zone, land, hills)
+        best, best_score = None, self.ground_score(battle, u, space.pose(u), enemy_zone, land, hills)
         if mv.threats_on(battle, space.footprint(u), 1 - self.side):
             best_score = -1.0
         for opt in options:
@@ -935,16 +940,22 @@ class ControlZonesAgent(TacticalAgent):
             pose = predict_pose(battle, u, opt)
             if mv.threats_on(battle, space.footprint_at(u, pose), 1 - self.side):
                 continue
-            score = self.ground_score(u, pose, enemy_zone, land, hills)
+            score = self.ground_score(battle, u, pose, enemy_zone, land, hills)
             if score > best_score + 1.0:
                 best, best_score = opt, score
         return best
 
-    @staticmethod
-    def ground_score(u: UnitState, pose: geo.Pose, enemy_zone: shapely.Geometry, land: shapely.Geometry, hills: list) -> float:
-        """Square inches of no-man's land (hills twice) that ``u`` at ``pose`` threatens and the enemy does not."""
-        region = mv.threat_region(u, pose).difference(enemy_zone)
-        return region.intersection(land).area + sum(region.intersection(h).area for h in hills)
+    def ground_score(
+        self, battle: Battle, u: UnitState, pose: geo.Pose, enemy_zone: shapely.Geometry, land: shapely.Geometry, hills: list
+    ) -> float:
+        """With ``u`` at ``pose``: square inches of no-man's land (hills twice) that our army threatens and the
+        enemy does not, plus :data:`TRAP_WEIGHT` × the no-man's land two or more of our units could charge
+        (``herding_corridor``: the trap at the end of the lane left open)."""
+        moved = {u.uid: pose}
+        ours = [mv.threat_region(f, moved.get(f.uid)) for f in space.alive_units(battle.state, self.side) if mv.can_threaten(battle, f)]
+        region = shapely.union_all(ours).difference(enemy_zone) if ours else shapely.Polygon()
+        trap = mv.trap_zone(battle, self.side, moved).intersection(land).area
+        return region.intersection(land).area + sum(region.intersection(h).area for h in hills) + TRAP_WEIGHT * trap
 
     def bump_point(self, battle: Battle, u: UnitState) -> tuple[float, float] | None:
         """A point on the fastest enemy's path to our nearest unit (``swarm_speed_bump``), or None without fast enemies."""

@@ -11,7 +11,8 @@ agents (``agents/tactical.py``) turn the answers into orders.
   bonus (tactics.md §0.4, ``flanking_charge_bonus``).
 * **Threat and control zones** (§0.1, §2.2) — :func:`threats_on`,
   :func:`threat_zone`, :func:`control`, :func:`dead_zone`,
-  :func:`denied_hills`, :func:`corridor` and :func:`herding_trap`.
+  :func:`denied_hills`, :func:`corridor`, :func:`trap_zone` and
+  :func:`herding_trap`.
 * **Flank seeking and combined charges** — :func:`flank_point`,
   :func:`rear_point`, :func:`flank_charges` and :func:`combined_charges`.
 * **Bait and feigned flight** (§2.1, ``bait_unit``) — :func:`flee_escape_probability`,
@@ -212,6 +213,25 @@ def denied_hills(battle: Battle, side: int) -> list[shapely.Polygon]:
 def corridor(battle: Battle, side: int) -> shapely.Geometry:
     """``herding_corridor``: the part of no-man's land outside ``side``'s threat zone (the "safe" lane left open)."""
     return no_mans_land(battle).difference(threat_zone(battle, side))
+
+
+def trap_zone(battle: Battle, side: int, moved: Mapping[int, geo.Pose] | None = None, min_threats: int = 2) -> shapely.Geometry:
+    """``herding_corridor``: the ground where ``min_threats`` or more units of ``side`` could charge (the trap).
+
+    An enemy that follows the lane left open and ends there is charged by
+    several units at once. ``moved`` overrides positions (a forecast).
+    """
+    regions = [
+        threat_region(u, (moved or {}).get(u.uid))
+        for u in space.alive_units(battle.state, side)
+        if can_threaten(battle, u)
+    ]
+    if len(regions) < min_threats:
+        return shapely.Polygon()
+    if min_threats <= 1:
+        return shapely.union_all(regions)
+    pairs = [a.intersection(b) for i, a in enumerate(regions) for b in regions[i + 1:]]
+    return shapely.union_all(pairs) if pairs else shapely.Polygon()
 
 
 def herding_trap(battle: Battle, side: int, point: tuple[float, float], min_threats: int = 2) -> bool:
@@ -694,6 +714,7 @@ __all__ = [
     "speed_bump_point",
     "static_result",
     "threat_region",
+    "trap_zone",
     "threat_zone",
     "threats_on",
     "unmask_gain",
