@@ -486,14 +486,23 @@ class WeakenedFlankAgent(TacticalAgent):
         return None
 
 
+SHIFT_TURNS = 2
+"""The decoys of ``abandoned_flank`` shift across in these first turns."""
+SHIFT_DEPTH = 16.0
+"""Inches from the own edge where the shifting decoys run: in front of the main line, short of the enemy's reach."""
+SHIFT_DEPTH_X = 8.0
+"""Inches past the centre line, into the main body's half, that the decoys aim for."""
+
+
 class AbandonedFlankAgent(TacticalAgent):
     """``abandoned_flank`` (tactics.md §4.3): a fast decoy wing shifts across to the main body; the army hits one flank.
 
     Deployment: :func:`tactics.deployment.abandoned_flank_template`, the decoy
-    on the weaker side for the advance (the main body gets the better one).
-    Turns 1–2: the decoys ("decoy") march across behind the line to the
-    main body's side, the decoy infantry ("decoy_inf") follows along the
-    rear; the main body advances at normal pace. Then everything attacks the
+    on the weaker side for the advance (the main body gets the better one),
+    next to the centre line. Turns 1–2: the decoys ("decoy") and the decoy
+    infantry ("decoy_inf") turn square and march across into the main body's
+    half, in front of its line (staying put rather than entering the enemy's
+    reach); the main body advances. Then everything attacks the
     enemy units on the main body's side, fast units round their flank.
     Flyers land as a feint (``flyer_feint``) where they threaten several
     enemy flanks at once, then charge the true target.
@@ -525,11 +534,33 @@ class AbandonedFlankAgent(TacticalAgent):
             feint = self.flyer_feint(battle, u, options)
             if feint is not None:
                 return feint
-        if group in ("decoy", "decoy_inf") and turn <= 2:
-            depth = 9.0 if group == "decoy" else 4.0
-            goal = (self.main_x(battle), self.forward_point(battle, u, depth)[1])
-            return self.toward(battle, u, goal, options, "march")
+        if group in ("decoy", "decoy_inf") and turn <= SHIFT_TURNS:
+            return self.shift_across(battle, u, options)
         return self.engage(battle, u, options, self.flank_target(battle, u))
+
+    def shift_point(self, battle: Battle, u: UnitState) -> tuple[float, float]:
+        """Where a decoy goes in turns 1–2: across the centre line into the main body's half, in front of its line."""
+        w = battle.state.table_w
+        main_left = (self.plan.strong_side if self.plan and self.plan.strong_side else RIGHT) == LEFT
+        x = own_x(self.side, w / 2 - SHIFT_DEPTH_X if main_left else w / 2 + SHIFT_DEPTH_X, w)
+        return (x, self.forward_point(battle, u, SHIFT_DEPTH)[1])
+
+    def shift_across(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
+        """The lateral shift: turn square towards the main body's half, then march along the line."""
+        goal = self.shift_point(battle, u)
+        off = off_axis(u, goal)
+        if abs(off) > 60.0:
+            turn = "turn_left" if off > 0 else "turn_right"
+            if turn in options:
+                return turn
+        return self.toward(battle, u, goal, options, "march")
+
+    def safer_option(self, battle: Battle, u: UnitState, option: str, options: Collection[str]) -> str | None:
+        """During the shift a decoy that may not go on safely stays put (a step forward or back would not help)."""
+        safer = super().safer_option(battle, u, option, options)
+        if self.group(u) in ("decoy", "decoy_inf") and battle.state.turn <= SHIFT_TURNS and safer != option:
+            return None
+        return safer
 
     def flank_target(self, battle: Battle, u: UnitState) -> UnitState | None:
         """The enemy on the main body's side nearest ``u`` (the flank the whole army concentrates on)."""

@@ -589,17 +589,19 @@ def decoy_wing_units(army: Sequence[UnitState]) -> list[UnitState]:
 def abandoned_flank_template(army: Sequence[UnitState], table_w: float, decoy_side: str) -> DeploymentPlan:
     """``abandoned_flank`` (tactics.md §4.3): a fast decoy wing on one side, the main body on the other.
 
-    Decoy wing on ``decoy_side``: :func:`decoy_wing_units` — fast and flying
-    units ("decoy") and one infantry unit ("decoy_inf", the source's i1),
-    lined up from that edge. Main body ("main"): everything else from the
-    other edge inwards. In turns 1–2 the decoys shift across to the main body
-    (the manoeuvre), so the whole army hits one enemy flank.
+    Decoy wing in the ``decoy_side`` half: :func:`decoy_wing_units` — fast
+    and flying units ("decoy") and one infantry unit ("decoy_inf", the
+    source's i1), lined up from the centre line outwards, so that the shift
+    is short. Main body ("main"): everything else from the other edge
+    inwards. In turns 1–2 the decoys shift across to the main body (the
+    manoeuvre), so the whole army hits one enemy flank.
     """
     main_side = other(decoy_side)
     plan = DeploymentPlan(strong_side=main_side)
     decoy = decoy_wing_units(army)
-    edge, inward = edge_of(decoy_side)
-    fill_from_edge(plan, decoy, edge, inward, {u.uid: "decoy" if is_mobile(u) else "decoy_inf" for u in decoy})
+    outward = 1 if decoy_side == RIGHT else -1
+    first = min(COLUMNS, key=lambda x: (outward * (table_w / 2 - x) >= 0, abs(x - table_w / 2), -outward * x))
+    fill_from_edge(plan, decoy, first, outward, {u.uid: "decoy" if is_mobile(u) else "decoy_inf" for u in decoy})
     main = sorted((u for u in body_units(army) if u not in decoy), key=lambda u: (-u.points, u.uid))
     edge, inward = edge_of(main_side)
     fill_from_edge(plan, [u for u in main if not is_scout(u)], edge, inward, "main")
