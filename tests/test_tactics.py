@@ -799,9 +799,16 @@ def test_cli_tactics_lists_the_catalogue(runner):
 def test_cli_detect_prints_each_side(runner, real_battle, tmp_path):
     from training.cli import app, write_replay
 
+    import training.cli as cli
+
     path = tmp_path / "r.json"
     write_replay(real_battle, path, {"blue": "pincers", "red": "refused_flank"})
-    result = runner.invoke(app, ["detect", str(path)], env={"COLUMNS": "250"})
+    saved = cli.console.width
+    cli.console.width = 250  # the console is made at import, before COLUMNS is set
+    try:
+        result = runner.invoke(app, ["detect", str(path)], env={"COLUMNS": "250"})
+    finally:
+        cli.console.width = saved
     assert result.exit_code == 0, result.output
     for side, name in ((0, "blue (pincers)"), (1, "red (refused_flank)")):
         found = detect(real_battle, side)
