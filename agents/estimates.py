@@ -28,6 +28,7 @@ import shapely
 
 from env.rules import combat, psychology, shooting, space, tables
 from env.rules.state import UnitState
+from tactics.manoeuvres import flee_distance_pmf
 
 if TYPE_CHECKING:
     from env.rules.battle import Battle
@@ -65,18 +66,6 @@ def p_2d6_at_most(total: int) -> float:
 def p_ld_test_passes(ld: int) -> float:
     """P(a Leadership test on ``ld`` passes): 2D6 ≤ ld, a double 1 always passes (CORE.TEST.LD)."""
     return max(p_2d6_at_most(ld), 1 / 36)
-
-
-@lru_cache(maxsize=2)
-def flee_distance_pmf(swift: bool) -> dict[int, float]:
-    """Distribution of a flee roll: 2D6, or 3D6 dropping the lowest with Swiftstride (CORE.PSY.FLEE.MOVE)."""
-    counts: dict[int, int] = {}
-    dice = 3 if swift else 2
-    for faces in product(range(1, 7), repeat=dice):
-        total = sum(sorted(faces)[-2:])
-        counts[total] = counts.get(total, 0) + 1
-    n = 6**dice
-    return {k: v / n for k, v in counts.items()}
 
 
 def charge_reach_probability(move: float, distance: float) -> float:

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 import shapely
@@ -317,8 +318,9 @@ def combined_charges(battle: Battle, legal: Iterable) -> dict[int, list[ChargeOp
 
 
 # ----------------------------------------------------------------------------- flight, bait and feigned flight
+@lru_cache(maxsize=2)
 def flee_distance_pmf(swift: bool) -> dict[int, float]:
-    """Distribution of a flee roll: 2D6, or 3D6 dropping the lowest (CORE.PSY.FLEE.MOVE)."""
+    """Distribution of a flee roll: 2D6, or 3D6 dropping the lowest with Swiftstride (CORE.PSY.FLEE.MOVE)."""
     from itertools import product
 
     counts: dict[int, int] = {}
