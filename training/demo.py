@@ -28,7 +28,7 @@ BATTLE = {"blue": "line_advance", "red": "pincers", "seed": 7}
 
 def main(
     out: Annotated[Path, typer.Option(help="Output folder.")] = Path("out/demo"),
-    games_per_pair: Annotated[int, typer.Option(help="Tournament games per pair of agents.")] = 10,
+    games_per_pair: Annotated[int, typer.Option(help="Tournament games per pair of agents.")] = 4,
     workers: Annotated[int | None, typer.Option(help="Worker processes (default: all cores).")] = None,
     seed: Annotated[int, typer.Option(help="Tournament base seed.")] = 0,
 ) -> None:
@@ -39,7 +39,8 @@ def main(
     from training.tournament import run_tournament
 
     t0 = time.perf_counter()
-    agents = agent_names()
+    # Every field-battle agent; the siege roles belong to the siege scenario.
+    agents = [name for name in agent_names() if not name.startswith("siege_")]
     workers = workers or os.cpu_count() or 1
     console.rule(f"Tournament: {', '.join(agents)} on {SCENARIO}, {games_per_pair} games per pair")
     results = run_tournament(SCENARIO, agents, games_per_pair, seed, out / "tournament", workers=workers,
