@@ -576,14 +576,8 @@ def cannon_misfire(battle: Battle, u: UnitState) -> None:
         for uid, slots in by_unit.items():
             resolve_hits(battle, u, battle.unit(uid), len(slots), MISFIRE_BLAST_STRENGTH, "1", rule)
         _panic_after(battle, u, list(by_unit))
-    elif face <= 3:
-        battle.emit(rule, unit=u.uid, roll=face, result="crew_slain")
-        apply_wounds(battle, u, 1, rule=rule)
-        if u.alive:
-            silence(battle, u, rule)
     elif face <= 5:
-        battle.emit(rule, unit=u.uid, roll=face, result="no_shooting_next_turn")
-        silence(battle, u, rule)
+        _crew_misfire(battle, u, rule, face)
     else:
         battle.emit(rule, unit=u.uid, roll=face, result="no_effect")
 
@@ -655,14 +649,8 @@ def stone_misfire(battle: Battle, u: UnitState) -> None:
     if face == 1:
         battle.emit(rule, unit=u.uid, roll=face, result="destroyed")
         psychology.destroy(battle, u, rule, misfire=True)
-    elif face <= 3:
-        battle.emit(rule, unit=u.uid, roll=face, result="crew_slain")
-        apply_wounds(battle, u, 1, rule=rule)
-        if u.alive:
-            silence(battle, u, rule)
     elif face <= 5:
-        battle.emit(rule, unit=u.uid, roll=face, result="no_shooting_next_turn")
-        silence(battle, u, rule)
+        _crew_misfire(battle, u, rule, face)
     else:
         dist, _ = battle.dice.sum_d6(rule, 2)
         _, theta = battle.dice.scatter(rule)
@@ -891,3 +879,18 @@ def _assault_outcome(battle: Battle, m: UnitState, chargers: list[UnitState], wo
     for c in live:
         if c.alive and not c.fleeing:
             psychology.flee(battle, c, (m.x, m.y), "CORE.WM.ASSAULT_OUTCOME", reaction="flee", machine=m.uid)
+
+
+def _crew_misfire(battle: Battle, u: UnitState, rule: str, face: int) -> None:
+    """Misfire rows 2–3 (one crew slain, no shooting next turn) and 4–5 (no shooting next turn).
+
+    Shared by CORE.WM.MISFIRE.CANNON and CORE.WM.MISFIRE.STONE.
+    """
+    if face <= 3:
+        battle.emit(rule, unit=u.uid, roll=face, result="crew_slain")
+        apply_wounds(battle, u, 1, rule=rule)
+        if u.alive:
+            silence(battle, u, rule)
+    else:
+        battle.emit(rule, unit=u.uid, roll=face, result="no_shooting_next_turn")
+        silence(battle, u, rule)
