@@ -1,0 +1,154 @@
+"""Golden battle logs: ``python -m benchmarks.golden [--check | --write] [--only NAME ...] [--dump DIR]``.
+
+An equivalence harness for engine optimisations. It plays a fixed set of
+battles (scenario, blue agent, red agent, seed) and records for each one
+SHA-256 digests of
+
+* ``log``: the whole event log, the actions taken and the final battle state;
+* ``legal``: the list of legal actions, in order, at every decision.
+
+A change that only makes the engine faster must leave both digests of every
+case unchanged. The digests of the committed code live in
+:data:`FIXTURE` (``tests/fixtures/golden_logs.json``); ``--write`` regenerates
+them and ``--check`` (the default) compares against them, exiting 1 on any
+difference. ``--dump DIR`` also writes each battle's JSON
+(:meth:`env.rules.battle.Battle.to_json` plus the legal lists) so two runs
+can be diffed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+FIXTURE = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "golden_logs.json"
+"""Where the golden digests are stored."""
+
+
+@dataclass(frozen=True)
+class Case:
+    """One golden battle: ``scenario`` played by agents ``blue`` and ``red`` with dice seed ``seed``."""
+
+    scenario: str
+    blue: str
+    red: str
+    seed: int
+
+    @property
+    def name(self) -> str:
+        """A unique key, e.g. ``pitched_battle/line_advance-random/3``."""
+        return f"{self.scenario}/{self.blue}-{self.red}/{self.seed}"
+
+
+CASES: list[Case] = [
+    *(Case("pitched_battle", "line_advance", "random", s) for s in range(6)),
+    *(Case("pitched_battle", "random", "random", s) for s in range(6)),
+    Case("pitched_battle", "line_advance", "line_advance", 0),
+    Case("pitched_battle", "pincers", "refused_flank", 1),
+    Case("pitched_battle", "flank_teeth", "control_zones", 2),
+    Case("pitched_battle", "bait_and_flank", "shooting_lines", 3),
+    Case("pitched_battle", "protected_bubble", "weakened_flank", 4),
+    *(Case("skirmish_line", "random", "random", s) for s in range(3)),
+    *(Case("skirmish_line", "line_advance", "line_advance", s) for s in range(2)),
+    *(Case("gate_assault", "siege_defender", "siege_attacker", s) for s in range(3)),
+    Case("gate_assault", "random", "random", 0),
+    *(Case("siege", "siege_defender", "siege_attacker", s) for s in range(2)),
+    Case("siege", "random", "random", 0),
+]
+"""The recorded battles."""
+
+
+def _digest(obj: Any) -> str:
+    text = json.dumps(obj, sort_keys=True, separators=(",", ":"), default=repr)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def play_case(case: Case, dump: Path | None = None) -> dict[str, Any]:
+    """Play ``case`` as :func:`training.play.play_battle` does; return its digests.
+
+    Returns a dict: ``log`` and ``legal`` (64 hex digits each), ``decisions``
+    (actions applied), ``events`` (events logged) and ``winner``.
+
+    Raises:
+        training.play.AgentError: an agent returned an illegal action.
+    """
+    from env.rules.battle import Battle
+    from training.play import AgentError, agent_seed, make_agent
+
+    agents = [make_agent(name, seed=agent_seed(case.seed, side)) for side, name in enumerate((case.blue, case.red))]
+    battle = Battle.from_scenario(case.scenario, seed=case.seed)
+    for side, agent in enumerate(agents):
+        agent.reset(battle, side)
+    legal_hash = hashlib.sha256()
+    legal_lists: list[list[str]] = []
+    while not battle.is_over:
+        legal = battle.legal_actions()
+        listed = [str(a) for a in legal]
+        legal_hash.update(json.dumps(listed).encode())
+        if dump is not None:
+            legal_lists.append(listed)
+        action = agents[battle.pending.player].act(battle)
+        if action not in legal:
+            raise AgentError(f"{case.name}: illegal action '{action}' at decision {len(battle.actions)}")
+        battle.apply(action)
+    full = json.loads(battle.to_json())
+    if dump is not None:
+        dump.mkdir(parents=True, exist_ok=True)
+        full["legal"] = legal_lists
+        (dump / (case.name.replace("/", "__") + ".json")).write_text(json.dumps(full, indent=1, sort_keys=True))
+        del full["legal"]
+    return {
+        "log": _digest({k: full[k] for k in ("actions", "events", "state", "rng")}),
+        "legal": legal_hash.hexdigest(),
+        "decisions": len(battle.actions),
+        "events": len(battle.events),
+        "winner": battle.result["winner"],
+    }
+
+
+def main(
+    write: Annotated[bool, typer.Option("--write", help="Regenerate the fixture from the current code.")] = False,
+    only: Annotated[list[str] | None, typer.Option(help="Only the cases whose name contains this (repeatable).")] = None,
+    dump: Annotated[Path | None, typer.Option(help="Also write each battle's JSON and legal lists here.")] = None,
+) -> None:
+    """Play the golden cases; compare with (or, with --write, store) the fixture's digests."""
+    cases = [c for c in CASES if not only or any(o in c.name for o in only)]
+    stored: dict[str, Any] = json.loads(FIXTURE.read_text()) if FIXTURE.exists() else {}
+    results: dict[str, Any] = {}
+    bad = 0
+    total = 0.0
+    for case in cases:
+        t0 = time.perf_counter()
+        res = play_case(case, dump)
+        dt = time.perf_counter() - t0
+        total += dt
+        results[case.name] = res
+        want = stored.get(case.name)
+        if write:
+            status = "written"
+        elif want is None:
+            status, bad = "NO GOLDEN", bad + 1
+        elif (want["log"], want["legal"]) == (res["log"], res["legal"]):
+            status = "same"
+        else:
+            status, bad = "DIFFERENT", bad + 1
+        print(f"{case.name:55s} {res['decisions']:5d} decisions {dt:6.2f} s  {status}", flush=True)
+    print(f"total {total:.1f} s")
+    if write:
+        FIXTURE.parent.mkdir(parents=True, exist_ok=True)
+        FIXTURE.write_text(json.dumps({**stored, **results}, indent=1, sort_keys=True) + "\n")
+        print(f"wrote {FIXTURE}")
+    elif bad:
+        print(f"{bad} case(s) differ from {FIXTURE}")
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    typer.run(main)
