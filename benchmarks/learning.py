@@ -12,6 +12,14 @@ budget (default one hour) or a step budget, whichever ends first, and records:
   with Wilson 95% intervals;
 * training throughput: learner steps per wall-clock second, evaluations
   included and excluded.
+* the final evaluation of the trained model (``--final-eval OPPONENT=GAMES``,
+  default 100 games against ``random`` and 40 against ``line_advance``), after
+  the time budget, with Wilson 95% intervals.
+
+The PPO settings default to a short budget on few cores (``--n-steps 256
+--batch-size 128 --n-epochs 8 --gamma 0.99``: an update every 512 steps with
+two environments) and VP-difference shaping of weight 1 (``--reward-shaping``),
+the other hyper-parameters being ``configs/training/ppo_vs_scripted.yaml``'s.
 
 Writes ``<out>/learning.json`` and ``<out>/learning.png`` (win rate vs steps);
 the run itself (checkpoints, TensorBoard) goes to ``runs/benchmark_learning``
@@ -97,6 +105,12 @@ def plot(result: dict[str, Any], path: Path) -> None:
             hi = [d["win_ci95"][1] - d["win_rate"] for _, d in ev]
             ax.errorbar(xs, ys, yerr=[lo, hi], fmt="o", color=colours[opp], capsize=3, ms=5,
                         label=f"evaluation vs {opp} (95% CI)")
+        fin = (result.get("final_evaluation") or {}).get("opponents", {}).get(opp)
+        if fin:
+            ax.errorbar([result["num_timesteps"]], [fin["win_rate"]],
+                        yerr=[[fin["win_rate"] - fin["win_ci95"][0]], [fin["win_ci95"][1] - fin["win_rate"]]],
+                        fmt="s", color=colours[opp], capsize=4, ms=7,
+                        label=f"final evaluation vs {opp}, {fin['games']} games (95% CI)")
     ax.set_xlabel("learner steps")
     ax.set_ylabel("win rate")
     ax.set_ylim(-0.02, 1.02)
@@ -111,6 +125,37 @@ def plot(result: dict[str, Any], path: Path) -> None:
     plt.close(fig)
 
 
+def _final_eval_spec(items: list[str]) -> dict[str, int]:
+    """Parse ``OPPONENT=GAMES`` items into ``{opponent: games}``; raises SystemExit naming the bad item."""
+    out: dict[str, int] = {}
+    for item in items:
+        name, _, games = item.partition("=")
+        if not name or not games.isdigit() or int(games) < 1:
+            raise SystemExit(f"--final-eval: '{item}' is not OPPONENT=GAMES with GAMES >= 1")
+        out[name] = int(games)
+    return out
+
+
+def final_evaluation(model: Path, games: dict[str, int], scenario: str, seed: int) -> dict[str, Any]:
+    """Evaluate the final model (deterministic, both seats alternating) against each opponent.
+
+    Returns ``{"seconds", "seed", "decisions", "illegal_actions", "opponents": {name: summary}}``
+    with the per-opponent summaries of :func:`training.evaluate.summarise` (Wilson 95% intervals).
+    The evaluation seeds (:func:`training.evaluate.eval_seed`) differ from the training episodes'.
+    """
+    from training.evaluate import evaluate_model
+
+    t0 = time.perf_counter()
+    out: dict[str, Any] = {"seed": seed, "opponents": {}, "decisions": 0, "illegal_actions": 0}
+    for opp, n in games.items():
+        res = evaluate_model(model, [opp], n, scenario=scenario, seed=seed)
+        out["opponents"][opp] = res["opponents"][opp]
+        out["decisions"] += int(res.get("decisions", 0))
+        out["illegal_actions"] += int(res.get("illegal_actions", 0))
+    out["seconds"] = round(time.perf_counter() - t0, 1)
+    return out
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--minutes", type=float, default=60.0, help="wall-clock budget (default 60)")
@@ -122,29 +167,43 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--run-dir", type=Path, default=Path("runs/benchmark_learning"))
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results"))
     parser.add_argument("--resume", action="store_true", help="continue the run in --run-dir")
+    parser.add_argument("--n-steps", type=int, default=256, help="PPO steps per env per rollout (default 256)")
+    parser.add_argument("--batch-size", type=int, default=128, help="PPO minibatch (default 128)")
+    parser.add_argument("--n-epochs", type=int, default=8, help="PPO epochs per rollout (default 8)")
+    parser.add_argument("--gamma", type=float, default=0.99, help="discount (default 0.99)")
+    parser.add_argument("--reward-shaping", type=float, default=1.0, help="VP-difference shaping weight (default 1)")
+    parser.add_argument("--final-eval", action="append", metavar="OPPONENT=GAMES",
+                        help="games of the final evaluation per opponent (default random=100, line_advance=40)")
+    parser.add_argument("--note", default="", help="free text stored in learning.json (e.g. machine load)")
     args = parser.parse_args(argv)
+    final_eval = _final_eval_spec(args.final_eval or ["random=100", "line_advance=40"])
 
     from training.config import load_training_config
     from training.train import train
 
     base = load_training_config("ppo_vs_scripted").model_dump(mode="json")
-    n_steps = 512 if args.n_envs >= 4 else 1024
-    ppo = dict(base["ppo"], n_steps=n_steps, batch_size=min(base["ppo"]["batch_size"], n_steps * args.n_envs))
+    ppo = dict(base["ppo"], n_steps=args.n_steps, batch_size=min(args.batch_size, args.n_steps * args.n_envs),
+               n_epochs=args.n_epochs, gamma=args.gamma)
     config = load_training_config({
         **base, "id": "benchmark_learning", "opponents": [{"agent": o, "weight": 1} for o in OPPONENTS],
         "total_timesteps": args.steps, "n_envs": args.n_envs, "ppo": ppo, "eval_every": args.eval_every,
-        "eval_games": args.eval_games, "checkpoint_every": max(args.eval_every, n_steps * args.n_envs),
-        "seed": args.seed, "run_dir": str(args.run_dir),
+        "eval_games": args.eval_games, "checkpoint_every": max(args.eval_every, args.n_steps * args.n_envs),
+        "reward_shaping": args.reward_shaping, "seed": args.seed, "run_dir": str(args.run_dir),
     })
+    load_start = os.getloadavg()
     curve = CurveCallback(args.minutes * 60.0)
-    summary = train(config, resume=args.resume, extra_callbacks=[curve])
+    summary = train(config, resume=args.resume, extra_callbacks=[curve], progress=False)
+    load_end = os.getloadavg()
+    final = final_evaluation(Path(summary["model"]), final_eval, config.scenario, seed=args.seed + 1000)
     evals_path = config.run_path() / "evaluations.jsonl"
     evals = [json.loads(ln) for ln in evals_path.read_text().splitlines() if ln.strip()] if evals_path.is_file() else []
     eval_seconds = sum(float(e.get("seconds", 0.0)) for e in evals)
     result = {
         "command": "python -m benchmarks.learning " + shlex.join(argv if argv is not None else sys.argv[1:]),
         "machine": {"python": platform.python_version(), "platform": platform.platform(),
-                    "cpus": os.cpu_count()},
+                    "cpus": os.cpu_count(), "load_average_1_5_15_at_start": [round(v, 2) for v in load_start],
+                    "load_average_1_5_15_at_end": [round(v, 2) for v in load_end]},
+        "note": args.note,
         "scenario": config.scenario, "opponents": list(OPPONENTS), "n_envs": config.n_envs,
         "ppo": config.ppo.model_dump(), "reward_shaping": config.reward_shaping,
         "budget": {"minutes": args.minutes, "steps": args.steps},
@@ -157,13 +216,17 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "train_curve": curve.points,
         "eval_curve": [{"step": e["step"], "opponents": e["opponents"], "rating_ordinal": e.get("rating_ordinal")}
                        for e in evals],
+        "final_evaluation": final,
     }
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "learning.json").write_text(json.dumps(result, indent=1), encoding="utf-8")
     plot(result, args.out / "learning.png")
     print(f"{result['num_timesteps']} steps in {result['seconds']:.0f} s: {result['steps_per_second']:.1f} steps/s "
           f"({result['steps_per_second_without_evaluations']:.1f} without evaluations), stopped by "
-          f"{result['stopped_by']}; wrote {args.out / 'learning.json'} and {args.out / 'learning.png'}")
+          f"{result['stopped_by']}; final evaluation: "
+          + ", ".join(f"{o} {d['win_rate']:.0%} of {d['games']} (95% CI {d['win_ci95'][0]:.0%}-{d['win_ci95'][1]:.0%})"
+                      for o, d in final["opponents"].items())
+          + f"; wrote {args.out / 'learning.json'} and {args.out / 'learning.png'}")
     return result
 
 

@@ -87,6 +87,10 @@ class PPOConfig(_Model):
     ``n_steps`` is per environment: one rollout holds ``n_steps * n_envs``
     steps; ``net_arch`` lists the hidden layer widths shared by the policy and
     value networks (MultiInputPolicy over the Dict observation).
+    ``mask_features`` feeds the observation's ``action_mask`` to the networks
+    as input as well (SB3's ``CombinedExtractor``); by default the networks see
+    every other key only (:class:`training.features.MaskFreeExtractor`), since
+    the mask is applied to the logits anyway.
     """
 
     learning_rate: float = Field(3e-4, gt=0)
@@ -100,6 +104,7 @@ class PPOConfig(_Model):
     vf_coef: float = Field(0.5, ge=0)
     max_grad_norm: float = Field(0.5, gt=0)
     net_arch: list[int] = Field(default_factory=lambda: [128, 128])
+    mask_features: bool = False
 
     @field_validator("net_arch")
     @classmethod

@@ -41,7 +41,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from training.config import TrainingConfig
+from training.config import PPOConfig, TrainingConfig
 from training.pool import PoolEntry, TrainingEnv, build_pool
 
 STATE_VERSION = 1
@@ -136,6 +136,16 @@ def make_vec_env(config: TrainingConfig, pool: list[PoolEntry], unit_slots: int)
     sub = config.n_envs > 1
     fns = [_env_factory(kwargs, entries, config.seed + i, sub) for i in range(config.n_envs)]
     return SubprocVecEnv(fns) if sub else DummyVecEnv(fns)
+
+
+def policy_kwargs(ppo: PPOConfig) -> dict[str, Any]:
+    """MultiInputPolicy keyword arguments: layer widths and, unless ``ppo.mask_features``, the mask-free extractor."""
+    kwargs: dict[str, Any] = {"net_arch": list(ppo.net_arch)}
+    if not ppo.mask_features:
+        from training.features import MaskFreeExtractor
+
+        kwargs["features_extractor_class"] = MaskFreeExtractor
+    return kwargs
 
 
 # ---------------------------------------------------------------------- state files
@@ -275,7 +285,7 @@ def train(
             "MultiInputPolicy", vec_env, learning_rate=p.learning_rate, n_steps=p.n_steps, batch_size=p.batch_size,
             n_epochs=p.n_epochs, gamma=p.gamma, gae_lambda=p.gae_lambda, clip_range=p.clip_range,
             ent_coef=p.ent_coef, vf_coef=p.vf_coef, max_grad_norm=p.max_grad_norm,
-            policy_kwargs={"net_arch": list(p.net_arch)}, seed=config.seed, device=config.device, verbose=0,
+            policy_kwargs=policy_kwargs(p), seed=config.seed, device=config.device, verbose=0,
         )
     logger = _tb_logger(paths.tb, start_step + 1 if resume else None)
     model.set_logger(logger)
@@ -386,4 +396,4 @@ def _truncate_evaluations(path: Path, step: int) -> None:
     path.write_text("".join(ln + "\n" for ln in keep), encoding="utf-8")
 
 
-__all__ = ["RunPaths", "TrainingError", "TrainingInterrupted", "env_kwargs", "make_vec_env", "train"]
+__all__ = ["RunPaths", "TrainingError", "TrainingInterrupted", "env_kwargs", "make_vec_env", "policy_kwargs", "train"]
