@@ -405,7 +405,9 @@ class ScriptedAgent:
         shots = [a for a in legal if a.kind == "shoot"]
         if not shots:
             return END_PHASE
-        return max(shots, key=lambda a: (estimates.shot_value(battle, battle.unit(a.unit), battle.unit(a.target)), -a.unit))
+        return max(shots, key=lambda a: (
+            estimates.shot_value(battle, battle.unit(a.unit), battle.unit(a.target), a.option == "breath"), -a.unit
+        ))
 
     def choose_pursuit(self, battle: Battle, legal: list[Action]) -> Action:
         """Always pursue a broken enemy."""

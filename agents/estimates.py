@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 import shapely
 
-from env.rules import combat, psychology, shooting, space, tables
+from env.rules import breath, combat, psychology, shooting, space, tables
 from env.rules.state import UnitState
 from tactics.manoeuvres import flee_distance_pmf
 
@@ -245,23 +245,31 @@ def estimate_combat(
 
 
 # ----------------------------------------------------------------------------- shooting
-def expected_kills(battle: Battle, shooter: UnitState, target: UnitState) -> float:
-    """Expected models ``shooter`` kills shooting at ``target`` now (CORE.SHOOT.*), wounds over W."""
-    w = shooting.weapon(shooter)
-    per_model = w.multiple_shots if w.multiple_shots > 1 else (2 if shooter.has("multiple_shots_2") else 1)
-    mod, _ = shooting.to_hit_modifier(battle, shooter, target, False, per_model > 1)
-    front, volley = shooting.shooters(shooter)
-    hits = per_model * (
-        front * p_shot_hits(tables.shooting_to_hit(shooter.profile.BS, mod))
-        + volley * p_shot_hits(tables.shooting_to_hit(shooter.profile.BS, mod - 1))
-    )
-    strength = w.strength if w.strength is not None else shooter.profile.S
+def expected_kills(battle: Battle, shooter: UnitState, target: UnitState, breath_attack: bool = False) -> float:
+    """Expected models ``shooter`` kills shooting at ``target`` now (CORE.SHOOT.*), wounds over W.
+
+    With ``breath_attack`` the shot is its breath weapon's teardrop (CORE.SR.BREATH_WEAPON): the models under
+    it are hit (partly under: on a 4+) at the monster's S.
+    """
+    if breath_attack:
+        hits, strength, piercing = breath.expected_hits(shooter, target), shooter.profile.S, shooter.has("armour_piercing")
+    else:
+        w = shooting.weapon(shooter)
+        per_model = w.multiple_shots if w.multiple_shots > 1 else (2 if shooter.has("multiple_shots_2") else 1)
+        mod, _ = shooting.to_hit_modifier(battle, shooter, target, False, per_model > 1)
+        front, volley = shooting.shooters(shooter)
+        hits = per_model * (
+            front * p_shot_hits(tables.shooting_to_hit(shooter.profile.BS, mod))
+            + volley * p_shot_hits(tables.shooting_to_hit(shooter.profile.BS, mod - 1))
+        )
+        strength = w.strength if w.strength is not None else shooter.profile.S
+        piercing = w.armour_piercing or shooter.has("armour_piercing")
     p_wound = p_d6_at_least(tables.to_wound(strength, target.profile.T))
-    save = tables.armour_save_needed(target.armour_save, strength, w.armour_piercing or shooter.has("armour_piercing"))
+    save = tables.armour_save_needed(target.armour_save, strength, piercing)
     wounds = hits * p_wound * (1 - p_save(save))
     return min(float(target.models), wounds / max(1, target.profile.W))
 
 
-def shot_value(battle: Battle, shooter: UnitState, target: UnitState) -> float:
-    """Points per model × expected kills: what a volley is worth."""
-    return target.points / max(1, target.start_models) * expected_kills(battle, shooter, target)
+def shot_value(battle: Battle, shooter: UnitState, target: UnitState, breath_attack: bool = False) -> float:
+    """Points per model × expected kills: what a volley (or a breath, ``breath_attack``) is worth."""
+    return target.points / max(1, target.start_models) * expected_kills(battle, shooter, target, breath_attack)

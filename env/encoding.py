@@ -8,7 +8,7 @@ battle and relative to the acting side ``player``:
 * enemy slot ``j``: the ``j``-th unit of the other side in uid order.
 
 Slots never move during a battle (a destroyed unit keeps its slot). With ``n``
-slots per side the index layout is (blocks in this order, ``n = 10`` gives 5704
+slots per side the index layout is (blocks in this order, ``n = 10`` gives 5804
 indices):
 
 ============ ======================== ==========================================
@@ -39,6 +39,8 @@ dispel       13                       ``k − 1`` for k dispel dice (1..12), 12 
                                       Dispel Scroll (CORE.MAGIC.DISPEL, SCROLL)
 swap         n · n                    ``i · n + j``: own Shadow wizard i swaps with own
                                       character j (CORE.MAGIC.ATTR.SHADOW)
+breathe      n · n                    ``i · n + j``: own unit i breathes at enemy j
+                                      (``shoot`` option "breath", CORE.SR.BREATH_WEAPON)
 ============ ======================== ==========================================
 
 Deployment slots are side-relative already (:func:`env.rules.deployment.slot_pose`
@@ -67,10 +69,11 @@ if TYPE_CHECKING:
 
 BLOCKS = (
     "end_phase", "deploy", "move", "charge", "react", "shoot", "pursue", "join", "leave", "challenge", "accept", "refuse",
-    "cast", "dispel", "swap",
+    "cast", "dispel", "swap", "breathe",
 )
 """Block names in index order; each is also the Action.kind it encodes, except
-``join`` and ``leave``, which are ``move`` actions with those options."""
+``join`` and ``leave``, which are ``move`` actions with those options, and
+``breathe``, a ``shoot`` action with option "breath"."""
 
 _MOVE_INDEX = {o: k for k, o in enumerate(MOVE_OPTIONS)}
 _REACT_INDEX = {o: k for k, o in enumerate(REACTIONS)}
@@ -129,6 +132,7 @@ class CodecLayout:
     cast: int
     dispel: int
     swap: int
+    breathe: int
     size: int
 
 
@@ -162,9 +166,11 @@ class ActionCodec:
         cast = refuse + n
         dispel = cast + n * CAST_OPTIONS * 2 * n
         swap = dispel + DISPEL_OPTIONS
-        size = swap + n * n
+        breathe = swap + n * n
+        size = breathe + n * n
         self.layout = CodecLayout(
-            deploy, move, charge, react, shoot, pursue, join, leave, challenge, accept, refuse, cast, dispel, swap, size
+            deploy, move, charge, react, shoot, pursue, join, leave, challenge, accept, refuse, cast, dispel, swap, breathe,
+            size,
         )
         self.size = size
 
@@ -197,7 +203,8 @@ class ActionCodec:
             ("refuse", L.refuse, L.cast),
             ("cast", L.cast, L.dispel),
             ("dispel", L.dispel, L.swap),
-            ("swap", L.swap, L.size),
+            ("swap", L.swap, L.breathe),
+            ("breathe", L.breathe, L.size),
         ):
             if start <= index < end:
                 return name
@@ -258,6 +265,8 @@ class ActionCodec:
         if kind == "react":
             own_slot(action.unit)
             return L.react + enemy_slot(action.target) * len(REACTIONS) + option(_REACT_INDEX)
+        if kind == "shoot" and action.option == "breath":
+            return L.breathe + own_slot(action.unit) * n + enemy_slot(action.target)
         if kind == "shoot":
             return L.shoot + own_slot(action.unit) * n + enemy_slot(action.target)
         if kind == "pursue":
@@ -332,6 +341,9 @@ class ActionCodec:
         if block == "swap":
             i, j = divmod(index - L.swap, n)
             return Action("swap", pick(own, i, "own"), pick(own, j, "own"))
+        if block == "breathe":
+            i, j = divmod(index - L.breathe, n)
+            return Action("shoot", pick(own, i, "own"), pick(enemy, j, "enemy"), "breath")
         i, c = divmod(index - L.pursue, len(PURSUIT_CHOICES))
         uid = pick(own, i, "own")
         target = next((a.target for a in battle.legal_actions() if a.kind == "pursue" and a.unit == uid), None)
@@ -393,6 +405,9 @@ class ActionCodec:
         if block == "swap":
             i, j = divmod(index - L.swap, n)
             return f"swap own {i} with own {j}"
+        if block == "breathe":
+            i, j = divmod(index - L.breathe, n)
+            return f"breathe own {i} -> enemy {j}"
         i, c = divmod(index - L.pursue, len(PURSUIT_CHOICES))
         return f"pursue own {i}: {PURSUIT_CHOICES[c]}"
 

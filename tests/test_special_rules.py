@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from env.rules import combat, deployment, psychology, shooting, space, special_rules
+from env.rules import breath, combat, deployment, psychology, shooting, space, special_rules
 from env.rules.actions import END_PHASE, Action
 from env.rules.battle import Battle
 from env.rules.charges import can_charge, charge_reach, contact_placement
@@ -433,6 +433,76 @@ def test_breath_weapon_in_combat_twice_per_game_once_per_turn() -> None:
     orcs.marks["breath_turn"] = "earlier"
     special_rules.before_blows(b, b.state.engagements, False, set(), wounds)
     assert len(rules(b, "CORE.SR.BREATH_WEAPON")) == 2
+
+
+def _breathing_giant(spearmen_y: float) -> Battle:
+    """A hill giant with a breath weapon facing 20 spearmen in red's Shooting phase (its head at y = 29.016")."""
+    b = battle([placement("marcher_spearmen", 36, spearmen_y, 90)], [placement("hill_giant", 36, 30, 270, models=1, files=1)],
+               phase="movement", player="red")
+    b.unit(1).special_rules.append("breath_weapon")
+    while b.pending.kind != "shoot":
+        b.apply(END_PHASE)
+    return b
+
+
+def test_breath_weapon_in_shooting_hits_wholly_under_and_partly_under_on_4_plus() -> None:
+    """CORE.SR.BREATH_WEAPON (shooting): the teardrop from the giant's head covers spearman slot 2 wholly and slots
+    0, 1, 3, 4 (rank 1) and 6, 7, 8 (rank 2) partly. Partly rolls [4,3,6,1,5,2,4] hit slots 0, 3, 6, 8: 1 + 4 = 5
+    automatic hits at the giant's S6; to wound 2+ [2,1,6,6,6] = 4; S6 leaves the 5+ save at 8+: 4 spearmen die,
+    fewer than the 5 of the front rank, so no Panic. The use is marked for this player turn (turn 1, red)."""
+    b = _breathing_giant(20.6)
+    giant, spearmen = b.unit(1), b.unit(0)
+    act = Action("shoot", 1, 0, "breath")
+    assert act in b.legal_actions()
+    b.dice._script = [4, 3, 6, 1, 5, 2, 4] + [2, 1, 6, 6, 6]
+    b.apply(act)
+    (ev,) = [e for e in rules(b, "CORE.SR.BREATH_WEAPON") if e.get("form") == "shooting"]
+    assert ev["wholly"] == [[0, 2]]
+    assert ev["partly"] == [[0, 0], [0, 1], [0, 3], [0, 4], [0, 6], [0, 7], [0, 8]]
+    assert ev["partly_hit"] == [[0, 0], [0, 3], [0, 6], [0, 8]]
+    assert ev["hits"] == {"0": 5} and ev["strength"] == 6 and ev["uses"] == 1 and ev["rolls"] == [4, 3, 6, 1, 5, 2, 4]
+    (wound,) = [e for e in rules(b, "CORE.SHOOT.TO_WOUND") if e.get("source") == "CORE.SR.BREATH_WEAPON"]
+    assert (wound["hits"], wound["needed"], wound["wounds"]) == (5, 2, 4)
+    assert spearmen.models == 16 and not rules(b, "CORE.PSY.PANIC.TRIGGER_CASUALTIES")
+    assert giant.marks["breath_uses"] == 1 and giant.marks["breath_turn"] == "1:1"
+
+
+def test_breath_weapon_in_shooting_needs_a_model_under_the_template_and_a_use_left() -> None:
+    """CORE.SR.BREATH_WEAPON: the 8" teardrop does not reach spearmen 9" away; a giant that breathed twice this game
+    (or once this player turn, e.g. in combat) may not breathe; partly under only [1,2,3] on 4+ rolls [6,3,4]: 2 hits."""
+    b = _breathing_giant(20.0)
+    giant = b.unit(1)
+    b.unit(0).y = 16.0
+    b._legal_cache = None
+    assert not breath.reaches(giant, b.unit(0)) and Action("shoot", 1, 0, "breath") not in b.legal_actions()
+    b.unit(0).y = 20.0
+    giant.marks["breath_uses"] = 2
+    b._legal_cache = None
+    assert Action("shoot", 1, 0, "breath") not in b.legal_actions()
+    giant.marks["breath_uses"], giant.marks["breath_turn"] = 1, f"{b.state.turn}:{b.state.active}"
+    b._legal_cache = None
+    assert Action("shoot", 1, 0, "breath") not in b.legal_actions()
+    giant.marks["breath_turn"] = "earlier"
+    b._legal_cache = None
+    b.dice._script = [6, 3, 4] + [1, 1]
+    b.apply(Action("shoot", 1, 0, "breath"))
+    ev = rules(b, "CORE.SR.BREATH_WEAPON")[-1]
+    assert ev["wholly"] == [] and ev["partly"] == [[0, 1], [0, 2], [0, 3]] and ev["hits"] == {"0": 2}
+    assert ev["uses"] == 2 and b.unit(0).models == 20
+
+
+def test_breath_weapon_is_its_own_block_of_the_action_codec() -> None:
+    """CORE.SR.BREATH_WEAPON: the breath (shoot option "breath") of own slot 0 at enemy slot 0 is index
+    L.breathe + 0, decodes back, and the mask allows exactly it and end_phase."""
+    from env.encoding import ActionCodec
+
+    b = _breathing_giant(20.6)
+    codec = ActionCodec(10)
+    act = Action("shoot", 1, 0, "breath")
+    index = codec.encode(act, b, 1)
+    assert index == codec.layout.breathe and codec.block_of(index) == "breathe"
+    assert codec.decode(index, b, 1) == act and codec.describe(index) == "breathe own 0 -> enemy 0"
+    assert sorted(int(i) for i in codec.mask(b, 1).nonzero()[0]) == [0, index]
 
 
 # --------------------------------------------------------------------- shooting rules

@@ -9,7 +9,9 @@ deploy         uid      —        deployment slot index as a string ("0".."32")
 charge         uid      enemy    — (CORE.CHARGE.DECLARE)
 react          uid      charger  "hold" | "stand_and_shoot" | "flee" (CORE.REACT.*)
 move           uid      —        a MOVE_OPTIONS name (CORE.MOVE.*)
-shoot          uid      enemy    — (CORE.SHOOT.*)
+shoot          uid      enemy    — (CORE.SHOOT.*); a machine's fire mode and aim
+                                 (CORE.WM.*); "breath" for a breath weapon's
+                                 teardrop (CORE.SR.BREATH_WEAPON)
 pursue         uid      broken   "pursue" | "hold" (CORE.CC.PURSUE_CHOICE)
 cast           uid      target   "<SPELL_ID>:<dice>" (1..L+1 power dice) or
                                  "<SPELL_ID>:bound" (CORE.MAGIC.CAST, BOUND)

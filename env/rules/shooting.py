@@ -10,7 +10,7 @@ from env.rules import geometry as geo
 from env.rules import psychology, space, special_rules, tables
 from env.rules import characters
 from env.rules import magic
-from env.rules import monsters, war_machines
+from env.rules import breath, monsters, templates, war_machines
 from env.rules.actions import Action
 from env.rules.state import UnitState
 
@@ -33,12 +33,18 @@ def start(battle: Battle) -> None:
 
 def can_shoot(battle: Battle, u: UnitState) -> bool:
     """CORE.SHOOT.ELIGIBLE: not engaged, fleeing, marched, charged or failed a charge; Move or Fire unmoved."""
-    if not u.alive or u.missile is None or u.side != battle.state.active or u.fleeing:
+    return u.missile is not None and may_fire(battle, u)
+
+
+def may_fire(battle: Battle, u: UnitState) -> bool:
+    """CORE.SHOOT.ELIGIBLE for any shooting attack of ``u`` (a missile weapon's, or a breath weapon's)."""
+    if not u.alive or u.side != battle.state.active or u.fleeing:
         return False
     f = u.flags
     if any(f.get(k) for k in ("shot", "marched", "charged", "failed_charge", "stupid", "declared_charge", "fled")):
         return False
-    if (weapon(u).move_or_fire or u.troop_type == "war_machine") and (f.get("moved") or f.get("rallied")):
+    move_or_fire = u.troop_type == "war_machine" or (u.missile is not None and weapon(u).move_or_fire)
+    if move_or_fire and (f.get("moved") or f.get("rallied")):
         return False
     if u.troop_type == "war_machine" and war_machines.silenced(battle, u):
         return False  # CORE.WM.PANIC, CORE.WM.MISFIRE.*: may not shoot this turn
@@ -50,10 +56,14 @@ def in_range_and_sight(battle: Battle, u: UnitState, t: UnitState) -> bool:
     w = weapon(u)
     if not space.near(u, t, w.range):
         return False
-    tp = space.footprint(t)
-    if geo.distance(space.footprint(u), tp) > w.range:
+    if geo.distance(space.footprint(u), space.footprint(t)) > w.range:
         return False
-    if not geo.partly_in_vision_arc(space.pose(u), u.width, u.depth, tp):
+    return in_sight(battle, u, t)
+
+
+def in_sight(battle: Battle, u: UnitState, t: UnitState) -> bool:
+    """Whether ``t`` is partly in ``u``'s vision arc and in its line of sight (CORE.SHOOT.TARGET), at any range."""
+    if not geo.partly_in_vision_arc(space.pose(u), u.width, u.depth, space.footprint(t)):
         return False
     return space.line_of_sight(battle.state, u, t)
 
@@ -75,20 +85,29 @@ def _character_shielded(battle: Battle, u: UnitState, t: UnitState) -> bool:
 
 
 def legal(battle: Battle) -> list[Action]:
-    """Legal ``shoot`` actions of the phasing player."""
+    """Legal ``shoot`` actions of the phasing player (a breath attack carries the option "breath")."""
     acts = []
     enemies = space.alive_units(battle.state, 1 - battle.state.active)
     for u in space.alive_units(battle.state, battle.state.active):
-        if not can_shoot(battle, u):
+        if not may_fire(battle, u):
             continue
         if u.troop_type == "war_machine":
-            acts += war_machines.legal_shots(battle, u)  # CORE.WM.*: free pivot, the machine's own ranges
+            if u.missile is not None:
+                acts += war_machines.legal_shots(battle, u)  # CORE.WM.*: free pivot, the machine's own ranges
             continue
-        for t in enemies:
-            if psychology.engaged(battle, t) or not in_range_and_sight(battle, u, t):
-                continue
-            if not _character_shielded(battle, u, t):
-                acts.append(Action("shoot", u.uid, t.uid))
+        if u.missile is not None:
+            for t in enemies:
+                if psychology.engaged(battle, t) or not in_range_and_sight(battle, u, t):
+                    continue
+                if not _character_shielded(battle, u, t):
+                    acts.append(Action("shoot", u.uid, t.uid))
+        if special_rules.breath_ready(battle, u):  # CORE.SR.BREATH_WEAPON, shooting form
+            targets = [
+                t for t in enemies
+                if space.near(u, t, templates.TEARDROP_LENGTH) and not psychology.engaged(battle, t)
+                and in_sight(battle, u, t) and not _character_shielded(battle, u, t)
+            ]
+            acts += breath.legal(battle, u, targets)
     return acts
 
 
@@ -99,6 +118,9 @@ def apply(battle: Battle, action: Action) -> None:
         return
     u, t = battle.unit(action.unit), battle.unit(action.target)
     u.flags["shot"] = True
+    if action.option == breath.OPTION:
+        breath.breathe(battle, u, t)  # CORE.SR.BREATH_WEAPON
+        return
     if u.troop_type == "war_machine":
         war_machines.fire(battle, u, t, action.option)  # CORE.WM.*; the option picks the fire mode and aim
         return

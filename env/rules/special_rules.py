@@ -377,7 +377,6 @@ def before_blows(battle: Battle, group: list[Engagement], round_one: bool, charg
     """
     from env.rules.combat import fighters
 
-    s = battle.state
     if round_one:
         for e in group:
             c, t = battle.unit(e.attacker), battle.unit(e.defender)
@@ -396,13 +395,9 @@ def before_blows(battle: Battle, group: list[Engagement], round_one: bool, charg
                 hits = models * int(spec or 1)
             battle.emit("CORE.SR.IMPACT_HITS", unit=c.uid, target=t.uid, hits=hits, models=models, start_distance=start)
             _auto_hits(battle, c, t, hits, "CORE.SR.IMPACT_HITS", wounds_by_side)
-    key = f"{s.turn}:{s.active}"
     for uid in sorted({i for e in group for i in (e.attacker, e.defender)}):
         u = battle.unit(uid)
-        if not u.has("breath_weapon") or not u.alive or u.fleeing:
-            continue
-        used = u.marks.get("breath_uses", 0)
-        if used >= BREATH_USES or u.marks.get("breath_turn") == key:
+        if not breath_ready(battle, u):
             continue
         enemies = sorted({e.defender if e.attacker == uid else e.attacker for e in group if uid in (e.attacker, e.defender)})
         enemies = [i for i in enemies if battle.unit(i).alive]
@@ -410,10 +405,26 @@ def before_blows(battle: Battle, group: list[Engagement], round_one: bool, charg
             continue
         t = battle.unit(enemies[0])
         hits, faces = battle.dice.sum_d6("CORE.SR.BREATH_WEAPON", 2)
-        u.marks["breath_uses"] = used + 1
-        u.marks["breath_turn"] = key
-        battle.emit("CORE.SR.BREATH_WEAPON", unit=u.uid, target=t.uid, hits=hits, uses=used + 1, form="combat")
+        uses = use_breath(battle, u)
+        battle.emit("CORE.SR.BREATH_WEAPON", unit=u.uid, target=t.uid, hits=hits, uses=uses, form="combat")
         _auto_hits(battle, u, t, hits, "CORE.SR.BREATH_WEAPON", wounds_by_side)
+
+
+def breath_ready(battle: Battle, u: UnitState) -> bool:
+    """CORE.SR.BREATH_WEAPON: ``u`` has a breath weapon, is alive and not fleeing, has used it fewer than
+    BREATH_USES times this game and not yet in this player turn (S-1: "turn" is a player turn)."""
+    if not u.has("breath_weapon") or not u.alive or u.fleeing:
+        return False
+    s = battle.state
+    return u.marks.get("breath_uses", 0) < BREATH_USES and u.marks.get("breath_turn") != f"{s.turn}:{s.active}"
+
+
+def use_breath(battle: Battle, u: UnitState) -> int:
+    """Record one use of ``u``'s breath weapon in this player turn (CORE.SR.BREATH_WEAPON); returns the uses so far."""
+    s = battle.state
+    u.marks["breath_uses"] = u.marks.get("breath_uses", 0) + 1
+    u.marks["breath_turn"] = f"{s.turn}:{s.active}"
+    return u.marks["breath_uses"]
 
 
 def _auto_hits(battle: Battle, u: UnitState, t: UnitState, hits: int, rule: str, wounds_by_side: list[int]) -> None:
