@@ -643,3 +643,32 @@ def test_portent_of_fate_rerolls_missed_shots() -> None:
     (portent,) = rules(b, "CORE.MAGIC.SPELL.HEAVENS.2")[-1:]
     assert portent["rerolled"] == 8 and portent["hits"] == 4
     assert rules(b, "CORE.SHOOT.TO_WOUND")[0]["hits"] == 6
+
+
+# --------------------------------------------------------------------- sieges
+def test_spells_target_troops_on_a_wall_never_the_wall() -> None:
+    """CORE.MAGIC.NO_CASTLE: in a siege the red shaman's Fireball may target the 10 spearmen on wall S1, not S1.
+
+    Cast on [3, 4] = 7 ≥ CV5, not dispelled; D6 = 3 Flaming S4 hits wound on 4+ [4, 4, 4]: 3 spearmen die and
+    wall S1 takes no damage roll. A ``cast`` naming no unit (an element) is illegal.
+    """
+    from env.rules.actions import IllegalActionError
+    from env.rules.siege import castle
+    from tests.test_siege import siege_scenario
+
+    blue = [placement("marcher_spearmen", 26.5, 17.0, 90, models=10, files=10)]
+    red = [placement("goblin_shaman", 26.5, 28, 270, models=1, files=1, spells=[FIREBALL])]
+    b = Battle.from_scenario(siege_scenario(blue, red, phase="magic"), seed=0, dice=ScriptedDice([3, 4], then_seed=0))
+    wall = castle.element(b.state, "S1")
+    assert castle.element_under(b.state, b.unit(0)) is wall
+    assert magic.targets(b, b.unit(1), SPELLS[FIREBALL]) == [0]
+    with pytest.raises(IllegalActionError):
+        b.apply(Action("cast", 1, None, f"{FIREBALL}:2"))
+    b.apply(Action("cast", 1, 0, f"{FIREBALL}:2"))
+    (ev,) = rules(b, "CORE.MAGIC.NO_CASTLE")
+    assert (ev["target"], ev["element"], ev["element_targeted"]) == (0, "S1", False)
+    b.dice._script = [3, 4, 4, 4]
+    b.apply(END_PHASE)  # no dispel
+    (dmg,) = rules(b, "CORE.MAGIC.DAMAGE")
+    assert (dmg["hits"], dmg["strength"], dmg["unsaved"], b.unit(0).models) == (3, 4, 3, 7)
+    assert wall.results == [] and not [e for e in b.events if e["rule"].startswith("SIEGE.DMG")]

@@ -186,7 +186,9 @@ def targets(battle: Battle, caster: UnitState, sp: Spell) -> list[int]:
     its own unit and H spells only on enemies in contact with it. Steed of
     Shadows needs a non-engaged character, Unseen Lurker a non-engaged unit
     that can move; neither targets a fleeing unit. A wizard joined to a unit
-    casts from its unit's footprint, and that unit is "its own unit".
+    casts from its unit's footprint, and that unit is "its own unit". In a
+    siege, castle elements are never targets, the troops on them are
+    (CORE.MAGIC.NO_CASTLE).
     """
     s = battle.state
     body = _body(battle, caster)
@@ -266,6 +268,8 @@ def _cast(battle: Battle, action: Action) -> None:
     sp = SPELLS[sid]
     body = _body(battle, u)
     battle.emit("CORE.MAGIC.TARGETING", unit=u.uid, spell=sid, type=sp.type, target=t.uid, distance=space.unit_distance(body, t))
+    if battle.state.castle:
+        _troops_on_castle(battle, u, sid, t)
     if psychology.engaged(battle, body):
         battle.emit("CORE.MAGIC.ENGAGED_CASTER", unit=u.uid, spell=sid, type=sp.type, target=t.uid)
     if how == "bound":
@@ -304,6 +308,20 @@ def _cast(battle: Battle, action: Action) -> None:
         miscast_roll(battle, u)
     if success and not irresistible:
         _await_dispel(battle, {"caster": u.uid, "spell": sid, "target": t.uid, "total": total, "bound": False})
+
+
+def _troops_on_castle(battle: Battle, u: UnitState, sid: str, t: UnitState) -> None:
+    """CORE.MAGIC.NO_CASTLE: a spell at troops on a wall section, tower or citadel targets the troops only.
+
+    Castle elements are never spell targets (a ``cast`` action names a unit;
+    :func:`targets` lists units only), so the spell's effects fall on the
+    unit and never on the element it stands on; this records that element.
+    """
+    from env.rules.siege import castle, damage
+
+    e = castle.element_under(battle.state, t)
+    if e is not None and not damage.spell_may_target(e):
+        battle.emit("CORE.MAGIC.NO_CASTLE", unit=u.uid, spell=sid, target=t.uid, element=e.id, element_targeted=False)
 
 
 def _await_dispel(battle: Battle, pending: dict[str, Any]) -> None:
