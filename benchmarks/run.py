@@ -3,7 +3,10 @@
 Measures, as the median over several repetitions:
 
 * full battles per second, agent time included: line_advance vs line_advance
-  and random vs random (:func:`training.play.play_battle`);
+  and random vs random (:func:`training.play.play_battle`), with the full
+  armies and again with magic and war machines switched off (the scenario's
+  ``magic: false`` and ``war_machines: false``: the same armies without their
+  wizards, bound spells and war machines);
 * engine decisions per second: the time spent in ``legal_actions()`` plus
   ``apply()`` only, over battles in which a seeded uniform-random policy picks
   among the legal actions.
@@ -26,7 +29,7 @@ import statistics  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
-from typing import Annotated, Callable  # noqa: E402
+from typing import Annotated, Any, Callable  # noqa: E402
 
 import typer  # noqa: E402
 from rich.console import Console  # noqa: E402
@@ -44,7 +47,14 @@ def pin_to_one_core() -> str:
     return "not pinned (no sched_setaffinity on this OS)"
 
 
-def battles_per_second(scenario: str, blue: str, red: str, battles: int, seed0: int) -> float:
+def without_magic_and_war_machines(scenario: str) -> dict[str, Any]:
+    """The scenario as a dict with ``magic: false`` and ``war_machines: false`` (env.rules.config.ScenarioConfig)."""
+    from env.rules.config import load_scenario
+
+    return {**load_scenario(scenario).model_dump(mode="json"), "magic": False, "war_machines": False}
+
+
+def battles_per_second(scenario: str | dict[str, Any], blue: str, red: str, battles: int, seed0: int) -> float:
     """Play ``battles`` battles (seeds seed0, seed0+1, ...) and return battles per wall-clock second."""
     from training.play import play_battle
 
@@ -108,11 +118,16 @@ def main(
                          ("unit", "left")):
         table.add_column(col, justify=justify, no_wrap=True)
 
+    plain = without_magic_and_war_machines(scenario)
     cases: list[tuple[str, str, Callable[[int], float]]] = [
         ("battle: line_advance vs line_advance", "battles/s",
          lambda s: battles_per_second(scenario, "line_advance", "line_advance", n, s)),
+        ("  same, magic and war machines off", "battles/s",
+         lambda s: battles_per_second(plain, "line_advance", "line_advance", n, s)),
         ("battle: random vs random", "battles/s",
          lambda s: battles_per_second(scenario, "random", "random", n, s)),
+        ("  same, magic and war machines off", "battles/s",
+         lambda s: battles_per_second(plain, "random", "random", n, s)),
         ("engine: legal_actions + apply", "decisions/s",
          lambda s: decisions_per_second(scenario, n, s)),
     ]

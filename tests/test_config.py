@@ -490,3 +490,27 @@ def test_scenario_defaults() -> None:
     )
     assert s.table_text() == "72x48"
     assert math.isclose(s.victory_margin, 0.1)
+
+
+def test_scenario_switches_leave_out_magic_and_war_machines() -> None:
+    """``magic: false`` leaves the Marcher Host's wizard out and strips bound spells and scrolls; ``war_machines:
+    false`` leaves its great cannon out; the captain and the lord stay joined to their units; uids stay 0..n−1."""
+    from env.rules.battle import Battle
+
+    data = yaml.safe_load((C.CONFIG_DIR / "scenarios" / "pitched_battle.yaml").read_text())
+    kinds = lambda b: [u.type_id for u in b.state.units if u.side == 0]  # noqa: E731
+    full = Battle.from_scenario(data, seed=0)
+    assert "battle_wizard" in kinds(full) and "great_cannon" in kinds(full)
+    no_magic = Battle.from_scenario({**data, "magic": False}, seed=0)
+    assert kinds(no_magic) == [k for k in kinds(full) if k != "battle_wizard"]
+    assert all(u.wizard_level == 0 and not u.bound_spells and u.dispel_scrolls == 0 for u in no_magic.state.units)
+    neither = Battle.from_scenario({**data, "magic": False, "war_machines": False}, seed=0)
+    assert kinds(neither) == [k for k in kinds(no_magic) if k != "great_cannon"]
+    assert not any(u.troop_type == "war_machine" for u in neither.state.units)
+    assert [u.uid for u in neither.state.units] == list(range(len(neither.state.units))) == list(range(16))
+    hosts = {u.type_id: neither.unit(u.joined_to).type_id for u in neither.state.units if u.joined_to is not None}
+    assert hosts == {
+        k: v for k, v in ((u.type_id, full.unit(u.joined_to).type_id) for u in full.state.units if u.joined_to is not None)
+    }
+    with pytest.raises(ConfigError, match="magic: Input should be a valid boolean"):
+        C.load_scenario({**data, "magic": "sometimes"})

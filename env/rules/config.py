@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, field_validator, model_validator
 from shapely import affinity
 from shapely.geometry import LinearRing, Polygon, box
 
@@ -591,6 +591,12 @@ class ScenarioConfig(_Model):
     ``start`` None means a normal game from deployment (CORE.SETUP.*); given, play
     starts at that turn, phase and player with the explicit placements (a side with
     placements requires ``start``).
+
+    ``magic: false`` plays the same armies without magic: wizards are left out
+    and no unit keeps a bound spell or a dispel scroll, so the Magic phase has
+    no caster (CORE.MAGIC.*). ``war_machines: false`` leaves the war machines
+    out (CORE.WM.*). Both default to true; they are switches for experiments
+    (for example the benchmark with and without them).
     """
 
     id: str
@@ -607,6 +613,8 @@ class ScenarioConfig(_Model):
     start: StartConfig | None = None
     victory_margin: float = Field(default=0.10, ge=0, le=1)
     castle: CastleConfig | None = None
+    magic: StrictBool = True
+    war_machines: StrictBool = True
 
     @model_validator(mode="after")
     def _modules(self) -> ScenarioConfig:

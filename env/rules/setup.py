@@ -111,12 +111,22 @@ def _placement_points(entry: PlacementConfig, ut: UnitTypeConfig) -> int:
     return unit_points(as_army, ut)
 
 
+def _switched_on(cfg: ScenarioConfig, faction: FactionConfig, entry: ArmyUnitConfig | PlacementConfig) -> bool:
+    """Whether the scenario's ``magic`` / ``war_machines`` switches keep this entry (a wizard, a war machine)."""
+    ut = next(t for t in faction.units if t.id == entry.unit)
+    if not cfg.war_machines and ut.troop_type == "war_machine":
+        return False
+    return cfg.magic or _apply_options(ut, list(entry.options))["wizard_level"] == 0
+
+
 def build_state(cfg: ScenarioConfig) -> BattleState:
     """The state at the scenario's start: deployment, or explicit placements.
 
     With ``cfg.start`` unset, no unit is deployed and the stage is ``deploy``
     (CORE.SETUP.DEPLOY). With it set, every side uses explicit placements and
-    the battle starts at that turn, phase and player.
+    the battle starts at that turn, phase and player. ``cfg.magic`` false
+    leaves wizards out and strips bound spells and dispel scrolls;
+    ``cfg.war_machines`` false leaves war machines out (uids stay consecutive).
     """
     units: list[UnitState] = []
     joins: list[tuple[int, int]] = []  # (character uid, host uid)
@@ -125,19 +135,25 @@ def build_state(cfg: ScenarioConfig) -> BattleState:
         faction = load_faction(side_cfg.faction)
         first = len(units)
         entries: list[Any] = list(side_cfg.placements or load_army(side_cfg.army).units)
-        for entry in entries:
+        uid_of: dict[int, int] = {}  # entry index -> uid, for the entries the scenario's switches keep
+        for i, entry in enumerate(entries):
+            if not _switched_on(cfg, faction, entry):
+                continue
             u = make_unit(len(units), side, faction, entry)
+            if not cfg.magic:
+                u.bound_spells, u.dispel_scrolls = [], 0
             if side_cfg.placements:
                 u.x, u.y, u.facing = entry.x, entry.y, entry.facing
                 u.deployed = True
                 u.fleeing = entry.fleeing
+            uid_of[i] = u.uid
             units.append(u)
             if getattr(entry, "equipment", None):
                 u.marks["siege"] = {k: v for k, v in entry.equipment.items() if v}  # SIEGE.EQUIP.TABLE
-        for i in range(len(entries)):
+        for i in uid_of:
             j = join_target(entries, i)
-            if j is not None:
-                joins.append((first + i, first + j))
+            if j is not None and j in uid_of:
+                joins.append((uid_of[i], uid_of[j]))
     state = BattleState(
         scenario=cfg.id,
         table_w=float(cfg.table[0]),
