@@ -402,7 +402,7 @@ class ScriptedAgent:
     # ------------------------------------------------------------------ shoot / pursue
     def choose_shot(self, battle: Battle, legal: list[Action]) -> Action:
         """Fire the volley worth most: points per model × expected kills."""
-        shots = [a for a in legal if a.kind == "shoot"]
+        shots = [a for a in legal if a.kind == "shoot" and a.target is not None]  # not at castle elements
         if not shots:
             return END_PHASE
         return max(shots, key=lambda a: (

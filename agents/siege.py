@@ -1,6 +1,7 @@
 """Scripted agents for a siege (RULESET.md §5, SIEGE.*): ``siege_attacker`` and ``siege_defender``.
 
-* :class:`SiegeAttackerAgent` — units with ladders, hooks or a siege tower
+* :class:`SiegeAttackerAgent` — war machines bombard the gate, else the most
+  defended wall section (:meth:`SiegeAttackerAgent.bombard`); units with ladders, hooks or a siege tower
   advance on the defended wall section nearest the gate and charge its
   defenders (SIEGE.ASSAULT.CHARGE); units without climbing gear advance on
   enemies off the walls, else close up behind the assault; characters follow.
@@ -27,7 +28,7 @@ from env.rules import space
 from env.rules.actions import END_PHASE, Action
 from env.rules.siege import assault
 from env.rules.siege import equipment as eq
-from env.rules.siege.castle import CastleElement, castle_area, element_under, units_on
+from env.rules.siege.castle import CastleElement, castle_area, element, element_under, units_on
 from env.rules.siege.play import WALL_ROW, defender
 from env.rules.state import UnitState
 from tactics.deployment import DeploymentPlan, line_template
@@ -78,8 +79,8 @@ class SiegeAttackerAgent(_SiegeAgent):
         s = battle.state
         if not s.castle or u.side == defender(s):
             return self.fallback_move(battle, u, options)
-        if element_under(s, u) is not None:
-            return None  # on the walls already: hold what we took
+        if element_under(s, u) is not None or u.troop_type == "war_machine":
+            return None  # on the walls already: hold what we took; machines stand and bombard
         if eq.has_climbing_gear(u):
             wall = self.assault_wall(battle, u)
             if wall is not None:
@@ -107,6 +108,32 @@ class SiegeAttackerAgent(_SiegeAgent):
         if math.dist((u.x, u.y), goal) < 3.0:
             return None
         return steer(battle, u, goal, "advance", options, approach=False)
+
+    def choose_shot(self, battle: Battle, legal: list[Action]) -> Action:
+        """War machines bombard the castle (:meth:`bombard`); every other shot as the base rules judge."""
+        s = battle.state
+        if s.castle and self.side != defender(s):
+            shot = self.bombard(battle, legal)
+            if shot is not None:
+                return shot
+        return super().choose_shot(battle, legal)
+
+    def bombard(self, battle: Battle, legal: list[Action]) -> Action | None:
+        """A machine's shot at the castle: the gate while it stands (cannons, bolt throwers), else the
+        standing wall section with the most defenders on it, nearest the gate first (SIEGE.DMG.*)."""
+        s = battle.state
+        shots = [a for a in legal if a.kind == "shoot" and a.target is None and a.option]
+        if not shots:
+            return None
+        g = self.gate(battle)
+        anchor = g.shape().centroid if g is not None else Point(s.table_w / 2, s.table_h / 2)
+
+        def key(a: Action) -> tuple[int, int, float]:
+            e = element(s, a.option.split(":", 1)[1])  # type: ignore[union-attr]
+            held = sum(u.models for u in units_on(s, e) if u.side != self.side)
+            return (e.kind == "gate", held if e.kind == "wall" else -1, -e.shape().distance(anchor))
+
+        return max(shots, key=key)
 
     def charge_score(self, battle: Battle, c: UnitState, t: UnitState) -> float | None:
         """Climbers charge a wall's defenders whenever they can; other charges as the base rules judge them."""

@@ -22,8 +22,8 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 
 from env.battle_env import scenario_unit_slots
-from env.encoding import ActionCodec
 from env.observation import Observer
+from env.siege_encoding import castle_elements, make_codec
 from env.rules.actions import IllegalActionError
 from env.rules.battle import Battle
 from env.rules.state import SIDES
@@ -65,7 +65,8 @@ class BattleAECEnv(AECEnv[str, dict[str, np.ndarray], int]):
         self.red_armies = list(red_army) if red_army else None
         self.max_steps = max_steps
         self.render_mode = render_mode
-        self.codec = ActionCodec(unit_slots or scenario_unit_slots(scenario, self.blue_armies, self.red_armies))
+        n = unit_slots or scenario_unit_slots(scenario, self.blue_armies, self.red_armies)
+        self.codec = make_codec(n, castle_elements(scenario))  # a siege adds its block (env.siege_encoding)
         self.observer = Observer(self.codec, planes=planes)
         self.possible_agents = list(SIDES)
         self._obs_space = self.observer.space()

@@ -23,6 +23,7 @@ from gymnasium import spaces
 
 from env.encoding import ActionCodec
 from env.observation import Observer
+from env.siege_encoding import castle_elements, make_codec
 from env.rules.actions import Action, IllegalActionError
 from env.rules.battle import Battle
 from env.rules.state import SIDES
@@ -162,7 +163,7 @@ class BattleEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         self.render_mode = render_mode
         self.illegal_action = illegal_action
         n = unit_slots or scenario_unit_slots(scenario, self.blue_armies, self.red_armies)
-        self.codec = ActionCodec(n)
+        self.codec = make_codec(n, castle_elements(scenario))  # a siege adds its block (env.siege_encoding)
         self.observer = Observer(self.codec, planes=planes)
         self.action_space = spaces.Discrete(self.codec.size)
         self.observation_space = self.observer.space()

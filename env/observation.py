@@ -303,7 +303,8 @@ class Observer:
                 dx, dy = gx - x, gy - y
                 along = dx * fx + dy * fy  # towards the front
                 across = -dx * fy + dy * fx  # towards the unit's left
-                hits |= (np.abs(along) <= u.depth / 2) & (np.abs(across) <= u.width / 2)
+                # a hair of tolerance: a sample exactly on an edge counts in both frames despite rounding
+                hits |= (np.abs(along) <= u.depth / 2 + 1e-9) & (np.abs(across) <= u.width / 2 + 1e-9)
             out[plane] = self._pool(hits)
         out[2:] = self._terrain(battle, player, gx, gy)
         return out

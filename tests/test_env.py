@@ -207,7 +207,9 @@ def test_observation_layout() -> None:
 @pytest.mark.parametrize("scenario", SCENARIOS)
 def test_observation_is_the_same_once_mirrored(scenario: str) -> None:
     """A position and its mirror (sides swapped, table rotated) look the same to the matching side."""
-    codec = ActionCodec(10)
+    from env.siege_encoding import castle_elements, make_codec
+
+    codec = make_codec(10, castle_elements(scenario))  # a siege's codec has the castle block
     observer = Observer(codec, planes=True)
     rng = np.random.default_rng(11)
     checked = 0

@@ -256,6 +256,10 @@ def groups(battle: Battle) -> list[list[Engagement]]:
 def start(battle: Battle) -> None:
     """Open the Close Combat phase and fight every combat (CORE.CC.ROUNDS)."""
     s = battle.state
+    if s.castle:  # SIEGE.EQUIP.RAM, SIEGE.DMG.MELEE: unengaged units strike the castle elements they touch
+        from env.rules.siege.orders import structure_blows
+
+        structure_blows(battle)
     for e in s.engagements:
         if e.turn == -1:  # pursuit contact: counts as charging now (CORE.CC.PURSUIT_CONTACT)
             e.turn = s.turn

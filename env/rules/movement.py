@@ -257,6 +257,10 @@ def legal(battle: Battle) -> list[Action]:
             options = [o for o in candidates if _plan(battle, u, o, env, check_only=True, memo=memo) is not None]
             cache[u.uid] = (key, options)
         acts.extend(Action("move", u.uid, None, o) for o in options)
+    if battle.state.castle:  # SIEGE.CASTLE.GATE, SIEGE.CAPTURE.UNDEFENDED: gate and occupy orders
+        from env.rules.siege.orders import legal_moves
+
+        acts += legal_moves(battle)
     return acts + characters.legal_moves(battle)
 
 
@@ -275,6 +279,12 @@ def apply(battle: Battle, action: Action) -> None:
     if action.option in characters.CHARACTER_MOVES:
         characters.apply_move(battle, action)  # CORE.MOVE.JOIN / CORE.MOVE.LEAVE
         return
+    if battle.state.castle:  # SIEGE.CASTLE.GATE, SIEGE.CAPTURE.UNDEFENDED
+        from env.rules.siege import orders
+
+        if orders.is_siege_move(action.option):
+            orders.apply_move(battle, action)
+            return
     u = battle.unit(action.unit)
     option = action.option
     marching = None

@@ -28,6 +28,10 @@ def start(battle: Battle) -> None:
     for u in space.alive_units(battle.state):
         u.flags["front_rank_at_phase"] = u.models_in_rank(1)
         u.flags["lost_this_phase"] = 0
+    if battle.state.castle:  # SIEGE.DMG.WALL / TOWER 15–16: units that may not shoot this phase
+        from env.rules.siege.orders import start_shooting
+
+        start_shooting(battle)
     battle.set_stage("shoot")
 
 
@@ -41,7 +45,8 @@ def may_fire(battle: Battle, u: UnitState) -> bool:
     if not u.alive or u.side != battle.state.active or u.fleeing:
         return False
     f = u.flags
-    if any(f.get(k) for k in ("shot", "marched", "charged", "failed_charge", "stupid", "declared_charge", "fled")):
+    if any(f.get(k) for k in ("shot", "marched", "charged", "failed_charge", "stupid", "declared_charge", "fled",
+                              "siege_no_shoot")):  # siege_no_shoot: SIEGE.DMG.WALL / TOWER 15–16
         return False
     move_or_fire = u.troop_type == "war_machine" or (u.missile is not None and weapon(u).move_or_fire)
     if move_or_fire and (f.get("moved") or f.get("rallied")):
@@ -116,6 +121,12 @@ def apply(battle: Battle, action: Action) -> None:
     if action.kind == "end_phase":
         battle.finish_phase()
         return
+    if action.target is None and battle.state.castle:  # SIEGE.DMG.*: a war machine fires at a castle element
+        from env.rules.siege.orders import ELEMENT, fire_at_element, split
+
+        battle.unit(action.unit).flags["shot"] = True
+        fire_at_element(battle, battle.unit(action.unit), str(split(action.option, ELEMENT)))
+        return
     u, t = battle.unit(action.unit), battle.unit(action.target)
     u.flags["shot"] = True
     if action.option == breath.OPTION:
@@ -145,6 +156,10 @@ def cover(battle: Battle, shooter: UnitState, t: UnitState) -> int:
         poly = space.terrain_poly(feat)
         if poly.contains(centre) or line.intersects(poly):
             best = value
+    if battle.state.castle:  # SIEGE.CASTLE.WALL / TOWER: stone hard, wood soft, ruins hard
+        from env.rules.siege.castle import cover_for
+
+        best = max(best, -(cover_for(battle.state, t) or 0))
     return -best
 
 

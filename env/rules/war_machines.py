@@ -259,10 +259,16 @@ def modes(battle: Battle, u: UnitState, t: UnitState) -> list[str]:
 
 
 def legal_shots(battle: Battle, u: UnitState) -> list[Action]:
-    """The legal ``shoot`` actions of war machine ``u`` (one per target, no option)."""
+    """The legal ``shoot`` actions of war machine ``u``: one per target unit, no option; in a siege also
+    one per castle element it may strike, target None, option "element:<id>" (:mod:`env.rules.siege.orders`)."""
     if silenced(battle, u):
         return []
-    return [Action("shoot", u.uid, t.uid) for t in space.alive_units(battle.state, 1 - u.side) if modes(battle, u, t)]
+    acts = [Action("shoot", u.uid, t.uid) for t in space.alive_units(battle.state, 1 - u.side) if modes(battle, u, t)]
+    if battle.state.castle:  # SIEGE.DMG.*: shots at the enemy castle's elements ("element:<id>")
+        from env.rules.siege.orders import element_shots
+
+        acts += element_shots(battle, u)
+    return acts
 
 
 def parse_option(option: str | None) -> tuple[str | None, float | None]:

@@ -205,6 +205,8 @@ def damage_element(battle: Battle, e: CastleElement, base: int, modifiers: int =
     first = row not in e.results
     if row != NO_EFFECT:
         e.results.append(row)
+    if row in ("collapse", "breach", "smashed", "destroyed"):
+        forget_moves(battle)
     if e.kind == "gate":
         _gate(battle, e, row, bonus)
     elif row == "collapse":
@@ -229,6 +231,11 @@ def damage_element(battle: Battle, e: CastleElement, base: int, modifiers: int =
         e.damage_bonus += bonus
         battle.emit(rule, element=e.id, row=row, first=first, bonus_added=bonus, damage_bonus=e.damage_bonus)
     return row
+
+
+def forget_moves(battle: Battle) -> None:
+    """Drop the cached move options (env.rules.movement.legal): the castle's passable ground has changed."""
+    battle.__dict__.pop("_move_cache", None)
 
 
 def _no_shoot(battle: Battle, e: CastleElement, rule: str) -> None:

@@ -394,10 +394,26 @@ def move_option_ok(state: BattleState, u: UnitState, option: str) -> bool:
     return e is None or e.kind != "wall"
 
 
+def wall_pose(e: CastleElement, u: UnitState) -> geo.Pose:
+    """Where ``u`` stands on wall section ``e`` in one rank: front flush with the outer face, facing
+    outward, as near its present position along the face as the section allows (SIEGE.CASTLE.WALL)."""
+    import math
+
+    from shapely.geometry import Point
+
+    face = e.outer_face()
+    along = face.project(Point(u.x, u.y))
+    half = u.models * u.base_w / 2
+    along = min(max(along, half), max(half, face.length - half))
+    p = face.interpolate(along)
+    ox, oy = math.cos(math.radians(e.outward)), math.sin(math.radians(e.outward))
+    return geo.Pose(p.x - ox * u.base_d / 2, p.y - oy * u.base_d / 2, e.outward)
+
+
 def take_section(battle: Battle, e: CastleElement, attacker: UnitState) -> None:
     """SIEGE.CAPTURE.PARAPET: a wall section left without defenders belongs to the attacker, who steps onto
-    it in one rank (front flush with the inner face, facing the courtyard) where the whole unit fits."""
-    from env.rules import space
+    it in one rank (:func:`wall_pose`) where the whole unit fits."""
+    from env.rules.siege.orders import _placement
 
     s = battle.state
     if any(o.side != attacker.side for o in units_on(s, e)) or not attacker.alive:
@@ -406,26 +422,11 @@ def take_section(battle: Battle, e: CastleElement, attacker: UnitState) -> None:
     if attacker.troop_type in NO_WALL_TYPES:
         battle.emit("SIEGE.CAPTURE.PARAPET", element=e.id, unit=attacker.uid, controller=e.controller, stepped=False)
         return
-    face = e.outer_face()
-    along = face.project(__import__("shapely").geometry.Point(attacker.x, attacker.y))
-    half = attacker.models * attacker.base_w / 2
-    along = min(max(along, half), max(half, face.length - half))
-    p = face.interpolate(along)
-    import math
-
-    ox, oy = math.cos(math.radians(e.outward)), math.sin(math.radians(e.outward))
-    pose = geo.Pose(p.x - ox * attacker.base_d / 2, p.y - oy * attacker.base_d / 2, e.outward)
-    old = (attacker.x, attacker.y, attacker.facing, attacker.files)
-    poly = space.footprint_at(attacker, pose, attacker.models)
-    attacker.x, attacker.y, attacker.facing, attacker.files = pose.x, pose.y, pose.facing, attacker.models
-    env = space.Surroundings(s, attacker)
-    clear = env.castle_end is not None and env.castle_end(poly) and not (
-        env.near(poly, 1.0).any() and (__import__("shapely").distance(poly, env.polys[env.near(poly, 1.0)]) < 1.0 - geo.EPS).any()
-    )
-    if not clear:
-        attacker.x, attacker.y, attacker.facing, attacker.files = old
-    else:
+    pose = _placement(battle, e, attacker)
+    if pose is not None:
         from env.rules import characters
 
+        attacker.x, attacker.y, attacker.facing, attacker.files = pose.x, pose.y, pose.facing, attacker.models
         characters.sync(s)
-    battle.emit("SIEGE.CAPTURE.PARAPET", element=e.id, unit=attacker.uid, controller=e.controller, stepped=bool(clear))
+    battle.emit("SIEGE.CAPTURE.PARAPET", element=e.id, unit=attacker.uid, controller=e.controller,
+                stepped=pose is not None)

@@ -1,0 +1,390 @@
+"""Siege orders: the decisions and automatic steps the siege adds to the turn.
+
+Called by the engine modules only when ``state.castle`` is not empty:
+
+* Shooting phase — a war machine may fire at a castle element instead of a
+  unit: ``Action("shoot", machine, None, "element:<id>")``
+  (:func:`element_shots`, :func:`fire_at_element`; SIEGE.DMG.CANNON,
+  SIEGE.DMG.TEMPLATE, SIEGE.DMG.GATE_SHOTS, SIEGE.DMG.VALUE). Units on an
+  element that rolled 15–16 skip their next Shooting phase
+  (:func:`start_shooting`; SIEGE.DMG.WALL, SIEGE.DMG.TOWER).
+* Movement phase — ``Action("move", unit, None, "gate_open:<id>")`` /
+  ``"gate_close:<id>"`` (SIEGE.CASTLE.GATE) and ``"occupy:<id>"``
+  (SIEGE.CAPTURE.UNDEFENDED) (:func:`legal_moves`, :func:`apply_move`).
+* Close Combat phase — before the fights, every unengaged unit of the
+  phasing player in contact with an enemy castle element strikes it: a ram
+  blow (SIEGE.EQUIP.RAM, SIEGE.EQUIP.PROTECTED_RAM), else one blow per model
+  in contact (SIEGE.DMG.MELEE) (:func:`structure_blows`).
+
+DEFAULT readings (the sources are silent):
+
+* "in contact" with an element is within :data:`CONTACT` inches of it;
+* a war machine's shot at an element needs the element within range and,
+  except a stone thrower's indirect fire, a line from its muzzle to the
+  element not crossing blocking terrain or another standing element; a bolt
+  thrower's bolt strikes an element without a roll to hit;
+* a stone thrower aims at the element's centre and then scatters as usual
+  (CORE.WM.STONE.AIM / INDIRECT): models under the template are hit as usual
+  (CORE.WM.STONE.DAMAGE), and the element under the hole is struck
+  automatically; off every element, the aimed-at element is struck on a 4+;
+* a unit gives at most one gate order per turn; a gate with a unit in its
+  gateway cannot be closed; a smashed or destroyed gate cannot be moved;
+* a unit occupying a section stands on it in one rank, so all its models
+  must fit (SIEGE.CASTLE.WALL); it must not have moved this phase.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from shapely.geometry import LineString, Point
+
+from env.rules import geometry as geo
+from env.rules import space
+from env.rules.actions import Action
+from env.rules.siege import damage as dmg
+from env.rules.siege import equipment as eq
+from env.rules.siege.castle import (
+    NO_WALL_TYPES,
+    CastleElement,
+    castle_area,
+    element,
+    element_under,
+    units_on,
+)
+
+if TYPE_CHECKING:
+    from env.rules.battle import Battle
+    from env.rules.state import UnitState
+
+ELEMENT = "element:"
+"""Option prefix of a war machine's shot at a castle element."""
+GATE_OPEN, GATE_CLOSE, OCCUPY = "gate_open:", "gate_close:", "occupy:"
+MOVE_PREFIXES = (GATE_OPEN, GATE_CLOSE, OCCUPY)
+"""Option prefixes of the siege's ``move`` orders."""
+CONTACT = 1.0
+"""DEFAULT: inches within which a unit counts as in contact with a castle element."""
+STONE_ELEMENT_ROLL = 4
+"""SIEGE.DMG.TEMPLATE: off the element, the stone strikes it on a 4+."""
+
+
+def split(option: str | None, prefix: str) -> str | None:
+    """The element id of an option with ``prefix`` ("element:G" → "G"), else None."""
+    if option is None or not option.startswith(prefix):
+        return None
+    return option[len(prefix):]
+
+
+def is_siege_move(option: str | None) -> bool:
+    """Whether a ``move`` option is a siege order (gate or occupy)."""
+    return option is not None and option.startswith(MOVE_PREFIXES)
+
+
+# --------------------------------------------------------------------- war machines at elements
+def _muzzle_towards(u: UnitState, p: tuple[float, float]) -> tuple[float, float]:
+    """The middle of ``u``'s front edge once pivoted to face point ``p``."""
+    facing = geo.facing_towards((u.x, u.y), p) if (u.x, u.y) != p else u.facing
+    fl, fr = geo.front_edge(geo.Pose(u.x, u.y, facing), u.width, u.depth)
+    return ((fl[0] + fr[0]) / 2, (fl[1] + fr[1]) / 2)
+
+
+def aim_point(e: CastleElement) -> tuple[float, float]:
+    """Where shots at ``e`` are aimed: its centre (inches)."""
+    c = e.shape().centroid
+    return (c.x, c.y)
+
+
+def _clear_line(battle: Battle, u: UnitState, e: CastleElement, mz: tuple[float, float]) -> bool:
+    """No blocking terrain and no other standing element (``e``'s own wall section aside) cross muzzle → ``e``."""
+    near = e.shape().exterior.interpolate(e.shape().exterior.project(Point(mz)))
+    line = LineString([mz, (near.x, near.y)])
+    own = element_under(battle.state, u)
+    skip = {e.id, e.parent, own.id if own else None}
+    for o in battle.state.castle:
+        if o.id in skip or o.kind == "gate" or not o.standing:
+            continue
+        if line.crosses(o.shape()) or line.within(o.shape()):
+            return False
+    return not any(line.intersects(space.terrain_poly(t)) for t in battle.state.terrain if t.kind in space.BLOCKING)
+
+
+def element_modes(battle: Battle, u: UnitState, e: CastleElement) -> list[str]:
+    """How war machine ``u`` may fire at element ``e`` now: [] or ["shot"], ["direct", "indirect"], ["indirect"].
+
+    Only an enemy castle's standing elements; only cannons and stone throwers
+    and bolt throwers (SIEGE.DMG.CANNON, SIEGE.DMG.TEMPLATE); a gate only by
+    cannons and bolt throwers (SIEGE.DMG.GATE_SHOTS); in range; in sight
+    except for a stone thrower's indirect fire.
+    """
+    from env.rules.war_machines import MACHINES
+
+    kind = str(u.missile)
+    if e.defender == u.side or not e.standing or kind not in MACHINES:
+        return []
+    if kind not in dmg.CANNONS and kind not in ("stone_thrower", "bolt_thrower"):
+        return []
+    if e.kind == "gate" and kind not in dmg.FLAT_TRAJECTORY:
+        return []
+    m = MACHINES[kind]
+    target = aim_point(e)
+    mz = _muzzle_towards(u, target)
+    if kind == "stone_thrower":
+        d = math.dist(mz, target)
+        if not m.min_range - geo.EPS <= d <= m.max_range + geo.EPS:
+            return []
+        return ["direct", "indirect"] if _clear_line(battle, u, e, mz) else ["indirect"]
+    if e.shape().distance(Point(mz)) > m.max_range + geo.EPS or not _clear_line(battle, u, e, mz):
+        return []
+    return ["shot"]
+
+
+def element_shots(battle: Battle, u: UnitState) -> list[Action]:
+    """The legal shots of war machine ``u`` at castle elements (one per element)."""
+    return [Action("shoot", u.uid, None, ELEMENT + e.id) for e in battle.state.castle if element_modes(battle, u, e)]
+
+
+def fire_at_element(battle: Battle, u: UnitState, eid: str) -> str:
+    """Fire war machine ``u`` at castle element ``eid``; returns the damage row, "misfire" or "missed".
+
+    The machine pivots to face the element (CORE.WM.MOVE). Cannon: SIEGE.DMG.CANNON
+    (a MISFIRE goes to CORE.WM.MISFIRE.CANNON); bolt thrower: D3 + S; a gate:
+    SIEGE.DMG.GATE_SHOTS. Stone thrower: aim, artillery and scatter dice as
+    CORE.WM.STONE.AIM / INDIRECT, the template's hits on models, then
+    SIEGE.DMG.TEMPLATE on the element under the hole (the gate's section for
+    a gate), else on the aimed-at element on a 4+.
+    """
+    from env.rules import war_machines as wm
+    from env.rules.dice import HIT, MISFIRE
+
+    e = element(battle.state, eid)
+    ms = element_modes(battle, u, e)
+    if not ms:
+        raise ValueError(f"unit {u.uid} cannot fire at castle element {eid!r} now")
+    target = aim_point(e)
+    _face(battle, u, target)
+    battle.emit("CORE.WM.FIRE_RULES", unit=u.uid, element=eid, machine=u.missile, mode=ms[0], bs=u.profile.BS,
+                crew=u.models)
+    if u.missile != "stone_thrower":
+        row = dmg.machine_hit(battle, u, e)
+        if row == "misfire":
+            wm.cannon_misfire(battle, u)
+        return row
+    indirect = ms[0] == "indirect"
+    rule = "CORE.WM.STONE.INDIRECT" if indirect else "CORE.WM.STONE.AIM"
+    n = battle.dice.artillery(rule)
+    kind, theta = battle.dice.scatter(rule)
+    if n == MISFIRE:
+        battle.emit(rule, unit=u.uid, element=eid, roll=MISFIRE, scatter=kind)
+        wm.stone_misfire(battle, u)
+        return "misfire"
+    moved = (max(0, int(n) - u.profile.BS) if indirect else 0) if kind == HIT else int(n)
+    centre = (target[0] + moved * math.cos(math.radians(theta)), target[1] + moved * math.sin(math.radians(theta)))
+    battle.emit(rule, unit=u.uid, element=eid, aim_point=list(target), roll=n, scatter=kind, direction=theta,
+                scattered=moved, centre=list(centre))
+    wm.stone_damage(battle, u, centre)
+    under = _element_at(battle, u, centre)
+    if under is not None:
+        return dmg.stone_thrower_hit(battle, under, True, strength=wm.machine(u).centre_strength or dmg.STONE_BASE_S,
+                                     shooter=u.uid)
+    return dmg.stone_thrower_hit(battle, e, False, strength=wm.machine(u).centre_strength or dmg.STONE_BASE_S,
+                                 shooter=u.uid)
+
+
+def _element_at(battle: Battle, u: UnitState, p: tuple[float, float]) -> CastleElement | None:
+    """The enemy castle's standing element under point ``p``; a gate counts as its wall section."""
+    pt = Point(p)
+    hit = [e for e in battle.state.castle if e.defender != u.side and e.standing and e.shape().covers(pt)]
+    walls = [e for e in hit if e.kind != "gate"]
+    if walls:
+        return walls[0]
+    for g in hit:
+        return element(battle.state, g.parent) if g.parent else None
+    return None
+
+
+def _face(battle: Battle, u: UnitState, p: tuple[float, float]) -> None:
+    """CORE.WM.MOVE: the free pivot towards ``p`` when the pivoted footprint is legal."""
+    facing = geo.facing_towards((u.x, u.y), p)
+    turn = abs((facing - u.facing + 180.0) % 360.0 - 180.0)
+    if turn < 0.5:
+        return
+    poly = space.footprint_at(u, geo.Pose(u.x, u.y, facing))
+    if space.Surroundings(battle.state, u).blocked(poly, poly, gap=2 * geo.EPS):
+        battle.emit("CORE.WM.MOVE", unit=u.uid, pivot=turn, free=True, blocked=True)
+        return
+    u.facing = facing
+    battle.emit("CORE.WM.MOVE", unit=u.uid, pivot=turn, free=True, facing=facing)
+
+
+def start_shooting(battle: Battle) -> None:
+    """SIEGE.DMG.WALL / TOWER 15–16: the phasing units that rolled 4+ may not shoot in this Shooting phase."""
+    s = battle.state
+    for e in s.castle:
+        keep = []
+        for uid in e.no_shoot:
+            u = battle.unit(uid)
+            if u.side == s.active:
+                u.flags["siege_no_shoot"] = True
+                battle.emit(dmg.table_rule(e), element=e.id, unit=uid, row="heavily_damaged", shooting_lost=True)
+            else:
+                keep.append(uid)
+        e.no_shoot = keep
+
+
+# --------------------------------------------------------------------- gates and undefended walls
+def inside(state, u: UnitState) -> bool:
+    """Whether ``u``'s centre is inside the castle (the courtyard or an element)."""
+    return castle_area(state).covers(Point(u.x, u.y))
+
+
+def _can_order(battle: Battle, u: UnitState) -> bool:
+    from env.rules import psychology
+
+    return u.alive and not u.fleeing and not psychology.engaged(battle, u) and not u.flags.get("siege_order")
+
+
+def gate_orders(battle: Battle, u: UnitState) -> list[Action]:
+    """SIEGE.CASTLE.GATE: ``u`` (two or more models inside the castle, not a lone character) opens a closed
+    gate or closes an open one with no unit in the gateway, at no cost."""
+    s = battle.state
+    if u.models < 2 or u.character or u.troop_type == "war_machine" or not _can_order(battle, u) or not inside(s, u):
+        return []
+    out = []
+    for g in s.castle:
+        if g.kind != "gate":
+            continue
+        if g.gate == "closed":
+            out.append(Action("move", u.uid, None, GATE_OPEN + g.id))
+        elif g.gate == "open" and not _gateway_busy(s, g):
+            out.append(Action("move", u.uid, None, GATE_CLOSE + g.id))
+    return out
+
+
+def _gateway_busy(state, g: CastleElement) -> bool:
+    shape = g.shape().buffer(-geo.EPS)
+    return any(u.alive and space.footprint(u).intersects(shape) for u in state.units)
+
+
+def in_contact(u: UnitState, e: CastleElement) -> bool:
+    """Whether ``u``'s footprint is within :data:`CONTACT` inches of ``e``."""
+    return e.shape().distance(space.footprint(u)) <= CONTACT + geo.EPS
+
+
+def occupy_orders(battle: Battle, u: UnitState) -> list[Action]:
+    """SIEGE.CAPTURE.UNDEFENDED: ``u`` with climbing gear, unmoved, in contact with the outer face of an
+    undefended standing wall section of the enemy castle that holds all its models in one rank, steps onto it."""
+    s = battle.state
+    from env.rules.movement import can_move
+
+    if not eq.has_climbing_gear(u) or u.troop_type in NO_WALL_TYPES or not can_move(battle, u) or not _can_order(battle, u):
+        return []
+    if element_under(s, u) is not None:
+        return []
+    out = []
+    for e in s.castle:
+        if e.kind != "wall" or not e.standing or e.defender == u.side or units_on(s, e):
+            continue
+        if e.capacity(u.base_w) < u.models or e.outer_face().distance(space.footprint(u)) > CONTACT + geo.EPS:
+            continue
+        if _placement(battle, e, u) is not None:
+            out.append(Action("move", u.uid, None, OCCUPY + e.id))
+    return out
+
+
+def legal_moves(battle: Battle) -> list[Action]:
+    """Every siege ``move`` order of the phasing player now (gates, undefended sections)."""
+    acts: list[Action] = []
+    for u in space.alive_units(battle.state, battle.state.active):
+        acts += gate_orders(battle, u) + occupy_orders(battle, u)
+    return acts
+
+
+def apply_move(battle: Battle, action: Action) -> None:
+    """Carry out a siege ``move`` order (it must be legal)."""
+    u = battle.unit(action.unit)
+    u.flags["siege_order"] = True
+    opt = action.option or ""
+    for prefix, state in ((GATE_OPEN, "open"), (GATE_CLOSE, "closed")):
+        gid = split(opt, prefix)
+        if gid is not None:
+            g = element(battle.state, gid)
+            g.gate = state
+            dmg.forget_moves(battle)
+            battle.emit("SIEGE.CASTLE.GATE", element=gid, unit=u.uid, gate=state, models=u.models)
+            return
+    eid = split(opt, OCCUPY)
+    if eid is None:
+        raise ValueError(f"not a siege order: {opt!r}")
+    e = element(battle.state, eid)
+    pose = _placement(battle, e, u)
+    if pose is None:
+        raise ValueError(f"unit {u.uid} cannot occupy {eid!r}")
+    u.x, u.y, u.facing, u.files = pose.x, pose.y, pose.facing, u.models
+    u.flags["moved"] = True
+    e.controller = u.side
+    from env.rules import characters
+
+    characters.sync(battle.state)
+    battle.emit("SIEGE.CAPTURE.UNDEFENDED", element=eid, unit=u.uid, cost=u.profile.M / 2, x=u.x, y=u.y,
+                controller=u.side)
+
+
+def _placement(battle: Battle, e: CastleElement, u: UnitState) -> geo.Pose | None:
+    """Where ``u`` stands on wall ``e`` in one rank, nearest its position; None when that place is not clear."""
+    from env.rules.siege.play import wall_pose
+
+    pose = wall_pose(e, u)
+    old = (u.x, u.y, u.facing, u.files)
+    u.x, u.y, u.facing, u.files = pose.x, pose.y, pose.facing, u.models
+    try:
+        poly = space.footprint(u)
+        env = space.Surroundings(battle.state, u)
+        ok = env.castle_end is not None and env.castle_end(poly) and not _too_close(env, poly)
+    finally:
+        u.x, u.y, u.facing, u.files = old
+    return pose if ok else None
+
+
+def _too_close(env: space.Surroundings, poly) -> bool:
+    """Another unit within 1" of ``poly`` (CORE.MOVE.ONE_INCH)."""
+    import shapely
+
+    near = env.near(poly, 1.0)
+    return bool(near.any() and (shapely.distance(poly, env.polys[near]) < 1.0 - geo.EPS).any())
+
+
+# --------------------------------------------------------------------- blows on the structure
+def _models_in_contact(u: UnitState, e: CastleElement) -> int:
+    """Front-rank models of ``u`` whose bases lie within :data:`CONTACT` inches of ``e``."""
+    shape = e.shape()
+    centres = geo.model_centres(space.pose(u), u.files, u.models, u.base_w, u.base_d)[: min(u.files, u.models)]
+    reach = CONTACT + max(u.base_w, u.base_d) / 2
+    return sum(1 for x, y in centres if shape.distance(Point(x, y)) <= reach + geo.EPS)
+
+
+def structure_blows(battle: Battle) -> None:
+    """Start of the phasing player's Close Combat phase: unengaged units in contact strike enemy castle elements.
+
+    A unit with a ram strikes a gate it touches (else a wall section or tower)
+    once (SIEGE.EQUIP.RAM / PROTECTED_RAM: 7 + D6); any other unit (not a
+    chariot or war machine, not fleeing) makes one automatic blow per model in
+    contact (SIEGE.DMG.MELEE), on a gate before a wall.
+    """
+    from env.rules import psychology
+
+    s = battle.state
+    for u in space.alive_units(s, s.active):
+        if u.fleeing or u.troop_type in ("chariot", "war_machine") or psychology.engaged(battle, u):
+            continue
+        touching = [e for e in s.castle if e.defender != u.side and e.standing and in_contact(u, e)]
+        if not touching:
+            continue
+        e = min(touching, key=lambda x: (x.kind != "gate", x.id))
+        gear = eq.carried(u)
+        if gear.get("ram") or gear.get("protected_ram"):
+            dmg.ram_blow(battle, e, unit=u.uid, protected=bool(gear.get("protected_ram")))
+            continue
+        n = _models_in_contact(u, e)
+        if n:
+            dmg.melee_blows(battle, u, e, n)

@@ -1,0 +1,117 @@
+"""The siege's block of the flat action space (SIEGE.*; :mod:`env.rules.siege.orders`).
+
+:class:`SiegeActionCodec` is :class:`env.encoding.ActionCodec` with one more
+block after the others, for the orders that name a castle element instead of
+a unit. With ``n`` unit slots and ``e`` castle elements (in
+``state.castle`` order) the block holds ``n · e · 4`` indices:
+
+============ ====================== ==============================================
+order o      action                 rule
+============ ====================== ==============================================
+0 shoot      ``shoot`` option        SIEGE.DMG.CANNON, SIEGE.DMG.TEMPLATE,
+             "element:<id>"          SIEGE.DMG.GATE_SHOTS
+1 occupy     ``move`` option         SIEGE.CAPTURE.UNDEFENDED
+             "occupy:<id>"
+2 gate_open  ``move`` option         SIEGE.CASTLE.GATE
+             "gate_open:<id>"
+3 gate_close ``move`` option         SIEGE.CASTLE.GATE
+             "gate_close:<id>"
+============ ====================== ==============================================
+
+Index: ``siege + (i · e + k) · 4 + o`` for own unit slot i and element k.
+Elements are the same for both sides, so no mirroring is needed.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from env.encoding import ActionCodec
+from env.rules.actions import Action
+from env.rules.siege.orders import ELEMENT, GATE_CLOSE, GATE_OPEN, OCCUPY
+
+if TYPE_CHECKING:
+    from env.rules.battle import Battle
+
+ORDERS = (("shoot", ELEMENT), ("move", OCCUPY), ("move", GATE_OPEN), ("move", GATE_CLOSE))
+"""(Action kind, option prefix) of the four siege orders, in block order."""
+
+
+def castle_elements(scenario: str | dict[str, Any]) -> int:
+    """How many castle elements a scenario's battle has (0 without the siege module)."""
+    from env.rules.config import load_scenario
+    from env.rules.siege.castle import build_castle
+
+    cfg = load_scenario(scenario)
+    return len(build_castle(cfg)) if cfg.siege else 0
+
+
+def make_codec(n_units_per_side: int, elements: int = 0) -> ActionCodec:
+    """The codec for ``n`` unit slots: a :class:`SiegeActionCodec` when there are castle elements."""
+    return SiegeActionCodec(n_units_per_side, elements) if elements else ActionCodec(n_units_per_side)
+
+
+class SiegeActionCodec(ActionCodec):
+    """:class:`ActionCodec` plus the siege block (module table).
+
+    Attributes:
+        elements: castle elements e covered by the block.
+        siege: the block's first index (the plain codec's size).
+    """
+
+    def __init__(self, n_units_per_side: int, elements: int) -> None:
+        super().__init__(n_units_per_side)
+        if elements < 1:
+            raise ValueError(f"a siege codec needs at least 1 castle element, got {elements}")
+        self.elements = int(elements)
+        self.siege = self.size
+        self.size = self.siege + self.n * self.elements * len(ORDERS)
+
+    @staticmethod
+    def _order(action: Action) -> tuple[int, str] | None:
+        """(order o, element id) of a siege action, else None."""
+        for o, (kind, prefix) in enumerate(ORDERS):
+            if action.kind == kind and action.option is not None and action.option.startswith(prefix):
+                return o, action.option[len(prefix):]
+        return None
+
+    def _encode(self, action: Action, player: int, own: dict[int, int], enemy: dict[int, int],
+                battle: Battle | None = None) -> int:
+        hit = self._order(action)
+        if hit is None:
+            return super()._encode(action, player, own, enemy, battle)
+        if battle is None:
+            raise ValueError(f"cannot encode '{action}' without the battle (its castle)")
+        o, eid = hit
+        ids = [e.id for e in battle.state.castle]
+        if eid not in ids or ids.index(eid) >= self.elements:
+            raise ValueError(f"cannot encode '{action}': castle element {eid!r} is not among the codec's {self.elements}")
+        slot = own.get(action.unit) if action.unit is not None else None
+        if slot is None:
+            raise ValueError(f"unit {action.unit} of '{action}' is not a unit of player {player}")
+        return self.siege + (slot * self.elements + ids.index(eid)) * len(ORDERS) + o
+
+    def block_of(self, index: int) -> str:
+        """The block name of ``index``; "siege" for the siege block."""
+        if self.siege <= index < self.size:
+            return "siege"
+        return super().block_of(index)
+
+    def decode(self, index: int, battle: Battle, player: int) -> Action:
+        index = int(index)
+        if not self.siege <= index < self.size:
+            return super().decode(index, battle, player)
+        rest, o = divmod(index - self.siege, len(ORDERS))
+        i, k = divmod(rest, self.elements)
+        own, _ = self._slots(battle, player)
+        if i >= len(own) or k >= len(battle.state.castle):
+            raise ValueError(f"action index {index} names own slot {i} and element {k}, which this battle does not fill")
+        kind, prefix = ORDERS[o]
+        return Action(kind, own[i], None, prefix + battle.state.castle[k].id)
+
+    def describe(self, index: int) -> str:
+        if not self.siege <= index < self.size:
+            return super().describe(index)
+        rest, o = divmod(index - self.siege, len(ORDERS))
+        i, k = divmod(rest, self.elements)
+        return f"{ORDERS[o][1].rstrip(':')} own {i} -> castle element {k}"

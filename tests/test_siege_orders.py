@@ -1,0 +1,169 @@
+"""Siege orders in play (env.rules.siege.orders): war machines at castle elements, gates, undefended
+sections, rams and blows on the structure, castle cover. Exact values with scripted dice.
+
+The standard castle is blue's unless a test gives ``defender="red"`` (then it is turned half round:
+wall S1 spans x 41–50, y 30–32 with its outer face at y = 30; the gate G x 34.5–37.5, y 30–32).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from env.rules.actions import Action
+from env.rules.battle import IllegalActionError
+from env.rules.siege import castle as cs
+from env.rules.siege import orders
+from tests.setups import placement, rules
+from tests.test_siege import feed, siege_battle
+
+RED_CASTLE_WALL = placement("orc_warriors", 45.5, 30.394, 270, models=10, files=10)
+"""Orcs on red's wall S1 (one rank, front flush with its outer face at y = 30)."""
+
+
+def red_castle(blue: list[dict], dice=None, **kw):
+    return siege_battle(blue=blue, red=[RED_CASTLE_WALL], dice=dice, defender="red", player="blue", **kw)
+
+
+def shots_at_elements(b) -> list[str]:
+    return sorted(a.option for a in b.legal_actions() if a.kind == "shoot" and a.target is None)
+
+
+# ----------------------------------------------------------------------------- war machines at elements
+def test_cannon_shot_at_a_wall_rolls_d6_plus_10_on_the_wall_table():
+    """SIEGE.DMG.CANNON: an automatic hit; artillery die face 3 (6, no misfire), D6 4: 4 + 10 = 14 shakes (+1)."""
+    b = red_castle([placement("great_cannon", 36, 10, 90, models=3, files=1)])
+    assert "element:S2" in shots_at_elements(b) and "element:G" in shots_at_elements(b)
+    feed(b, [3, 4])
+    b.apply(Action("shoot", 0, None, "element:S2"))
+    cannon = rules(b, "SIEGE.DMG.CANNON")
+    assert [(e["element"], e["artillery"], e["wounds"], e["strength"]) for e in cannon] == [("S2", [6], 4, 10)]
+    value = rules(b, "SIEGE.DMG.VALUE")[-1]
+    assert (value["value"], value["row"], value["source"], value["unit"]) == (14, "shakes", "cannon", 0)
+    assert cs.element(b.state, "S2").damage_bonus == 1
+    assert rules(b, "CORE.WM.FIRE_RULES")[-1]["element"] == "S2"
+
+
+def test_cannon_misfire_at_a_wall_goes_to_the_misfire_table():
+    """SIEGE.DMG.CANNON: the artillery die only checks for a misfire: face 6 MISFIRE, then CORE.WM.MISFIRE.CANNON 4."""
+    b = red_castle([placement("great_cannon", 36, 10, 90, models=3, files=1)])
+    feed(b, [6, 4])
+    b.apply(Action("shoot", 0, None, "element:S1"))
+    assert rules(b, "SIEGE.DMG.CANNON")[-1]["misfire"] is True
+    assert rules(b, "CORE.WM.MISFIRE.CANNON")[0]["roll"] == 4
+    assert cs.element(b.state, "S1").damage_bonus == 0 and not rules(b, "SIEGE.DMG.VALUE")
+
+
+def test_bolt_thrower_at_the_gate_rolls_for_gate_or_section():
+    """SIEGE.DMG.GATE_SHOTS: D6 5 strikes the gate; D3 (face 6: 3) + S6 + bonus 2 = 11: crack (+1, bonus 3)."""
+    b = siege_battle(red=[placement("spear_chukka", 36, 40, 270, models=2, files=1)])
+    g = cs.element(b.state, "G")
+    g.damage_bonus = 2
+    assert "element:G" in shots_at_elements(b)
+    feed(b, [5, 6])
+    b.apply(Action("shoot", 0 + 1, None, "element:G"))
+    assert rules(b, "SIEGE.DMG.GATE_SHOTS")[-1]["hit"] == "G"
+    assert rules(b, "SIEGE.DMG.VALUE")[-1]["value"] == 11
+    assert rules(b, "SIEGE.DMG.GATE")[-1]["row"] == "crack" and g.damage_bonus == 3 and g.gate == "closed"
+
+
+def test_bolt_at_the_gate_on_1_to_4_strikes_its_wall_section():
+    b = siege_battle(red=[placement("spear_chukka", 36, 40, 270, models=2, files=1)])
+    feed(b, [4, 6])  # D6 4: the wall S2; D3 3 + 6 = 9: no effect
+    b.apply(Action("shoot", 1, None, "element:G"))
+    assert rules(b, "SIEGE.DMG.GATE_SHOTS")[-1]["hit"] == "S2"
+    v = rules(b, "SIEGE.DMG.VALUE")[-1]
+    assert (v["element"], v["value"], v["row"]) == ("S2", 9, "no_effect")
+
+
+def test_stone_thrower_may_not_target_the_gate_and_hits_the_element_under_its_hole():
+    """SIEGE.DMG.GATE_SHOTS: no gate for a stone thrower. SIEGE.DMG.TEMPLATE: direct HIT lands on S2's centre:
+    automatic, D6 6 + 9 = 15 heavily damaged (+1); the spearmen on S1 are not on S2 and roll nothing."""
+    b = siege_battle(red=[placement("rock_lobber", 36, 40, 270, models=3, files=1)])
+    opts = shots_at_elements(b)
+    assert "element:G" not in opts and "element:S2" in opts
+    feed(b, [1, 5, 0.0, 6])  # artillery 2, scatter HIT (direction 0), wounds D6 6
+    b.apply(Action("shoot", 1, None, "element:S2"))
+    tpl = rules(b, "SIEGE.DMG.TEMPLATE")[-1]
+    assert (tpl["element"], tpl["hole_on"], tpl["wounds"], tpl["strength"]) == ("S2", True, 6, 9)
+    assert rules(b, "SIEGE.DMG.VALUE")[-1]["value"] == 15
+    assert cs.element(b.state, "S2").damage_bonus == 1 and cs.element(b.state, "S2").results == ["heavily_damaged"]
+
+
+def test_stone_off_every_element_strikes_the_aimed_one_on_4_plus():
+    """SIEGE.DMG.TEMPLATE: the arrow carries the stone 10" north (90°) off the walls: a 3 misses, the wall is untouched."""
+    b = siege_battle(red=[placement("rock_lobber", 36, 40, 270, models=3, files=1)])
+    feed(b, [5, 1, 90.0, 3])  # artillery 10, scatter ARROW 90°, the 4+ roll: 3
+    b.apply(Action("shoot", 1, None, "element:S2"))
+    tpl = rules(b, "SIEGE.DMG.TEMPLATE")[-1]
+    assert (tpl["hole_on"], tpl["roll"], tpl["hit"]) == (False, 3, False)
+    assert cs.element(b.state, "S2").damage_bonus == 0
+
+
+def test_element_shots_need_range_and_only_the_enemy_castle():
+    far = siege_battle(red=[placement("spear_chukka", 36, 46, 270, models=2, files=1)])
+    assert "element:C" not in shots_at_elements(far)  # C lies 41" + away behind the walls: out of sight
+    own = siege_battle(blue=[placement("great_cannon", 36, 8, 90, models=3, files=1)], player="blue",
+                       red=[placement("orc_warriors", 36, 40, 270)])
+    assert shots_at_elements(own) == []  # never at one's own castle
+    with pytest.raises(IllegalActionError):
+        own.apply(Action("shoot", 0, None, "element:S2"))
+
+
+# ----------------------------------------------------------------------------- cover and 15-16
+def test_castle_cover_stone_hard_wood_soft_in_shooting():
+    """SIEGE.CASTLE.WALL: shooters at troops on a stone parapet −2, wooden −1, once the parapet is destroyed 0."""
+    from env.rules import shooting
+
+    for material, want in (("stone", -2), ("wood", -1)):
+        b = siege_battle(red=[placement("orc_archers", 26.5, 30, 270, models=10, files=10)], material=material)
+        assert shooting.cover(b, b.unit(1), b.unit(0)) == want
+    cs.element(b.state, "S1").parapet_destroyed = True
+    assert shooting.cover(b, b.unit(1), b.unit(0)) == 0
+
+
+def test_heavily_damaged_units_skip_their_next_shooting_phase():
+    """SIEGE.DMG.WALL 15–16: a unit that rolled 4+ may not shoot in its next Shooting phase, then may again."""
+    from env.rules import shooting
+
+    b = siege_battle(blue=[placement("marcher_crossbowmen", 26.5, 17.606, 90, models=10, files=10)],
+                     red=[placement("orc_warriors", 26.5, 26, 270)], phase="shooting", player="blue")
+    assert any(a.kind == "shoot" for a in b.legal_actions())
+    cs.element(b.state, "S1").no_shoot = [0]
+    b.unit(0).flags.clear()
+    shooting.start(b)
+    assert not shooting.can_shoot(b, b.unit(0)) and cs.element(b.state, "S1").no_shoot == []
+    assert rules(b, "SIEGE.DMG.WALL")[-1]["shooting_lost"] is True
+    b.unit(0).flags.clear()
+    shooting.start(b)
+    assert shooting.can_shoot(b, b.unit(0))
+
+
+# ----------------------------------------------------------------------------- the flat action space
+def test_siege_codec_encodes_element_orders_exactly():
+    """env.siege_encoding: the mask is exactly the legal set, element shots included, and decodes back."""
+    import numpy as np
+
+    from env.siege_encoding import SiegeActionCodec, castle_elements
+
+    b = siege_battle(red=[placement("rock_lobber", 36, 40, 270, models=3, files=1), placement("orc_warriors", 20, 30, 270)])
+    codec = SiegeActionCodec(2, castle_elements("siege"))
+    assert codec.size == codec.siege + 2 * 10 * 4
+    mask = codec.mask(b, 1)
+    legal = b.legal_actions()
+    assert int(mask.sum()) == len(legal)
+    decoded = {codec.decode(int(i), b, 1) for i in np.flatnonzero(mask)}
+    assert decoded == set(legal)
+    i = codec.encode(Action("shoot", 1, None, "element:S2"), b, 1)
+    assert codec.block_of(i) == "siege" and codec.describe(i) == "element own 0 -> castle element 2"
+
+
+def test_siege_attacker_bombards_the_gate_then_the_most_defended_wall():
+    from agents.siege import SiegeAttackerAgent
+
+    agent = SiegeAttackerAgent()
+    chukka = siege_battle(red=[placement("spear_chukka", 36, 40, 270, models=2, files=1)])
+    agent.reset(chukka, 1)
+    assert agent.act(chukka) == Action("shoot", 1, None, "element:G")
+    lobber = siege_battle(red=[placement("rock_lobber", 36, 40, 270, models=3, files=1)])
+    agent.reset(lobber, 1)
+    assert agent.act(lobber) == Action("shoot", 1, None, "element:S1")  # the spearmen's section
