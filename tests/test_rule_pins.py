@@ -530,3 +530,70 @@ def test_a_reroll_replaces_each_missed_die_once() -> None:
     (again,) = rules(f, "CORE.DICE.REROLL")
     assert (again["unit"], again["source"], again["dice"]) == (0, "CORE.SR.ASF", 1)
     assert rules(f, "CORE.CC.TO_HIT")[0]["hits"] == 3
+
+
+# --------------------------------------------------------------------- CORE.CC.CONTACT_KEEP
+def _one_rank_orcs(blue: list[dict], orcs_x: float = 36.0) -> Battle:
+    """10 orcs in one rank (x = ``orcs_x``, y = 30, facing 270: their right is −x) against ``blue``."""
+    return battle(blue, [placement("orc_warriors", orcs_x, 30.0, 270, models=10, files=10)])
+
+
+def test_a_shrunken_front_rank_slides_to_keep_the_most_contacts() -> None:
+    """CORE.CC.CONTACT_KEEP: 10 orcs in one rank overlap the 5-wide spearmen's front by 2 bases. 7 die: the 3
+    left may stand at 8 file slots of the old front (offsets −3.5 … +3.5 bases); 3.5 bases towards their right
+    (−x) keeps 3 models touching (2 along the edge, 1 at the corner); 2.5 bases would keep 2."""
+    from env.rules.casualties import apply_wounds
+    from env.rules.state import Engagement
+
+    w = INFANTRY_BASE
+    b = _one_rank_orcs([placement("marcher_spearmen", 36.0, 30.0 - w / 2 - DEPTH4 / 2, 90)], orcs_x=36.0 + 5.5 * w)
+    orcs = b.unit(1)
+    b.state.engagements = [Engagement(attacker=1, defender=0, facing="front", charged=False, turn=1)]
+    apply_wounds(b, orcs, 7, rule="CORE.CC.CASUALTIES")
+    (ev,) = rules(b, "CORE.CC.CONTACT_KEEP")
+    assert (ev["slide"], ev["contacts"], ev["old_width"], ev["width"]) == pytest.approx((3.5 * w, 3, 10 * w, 3 * w))
+    assert (orcs.x, orcs.y, orcs.models) == pytest.approx((36.0 + 2 * w, 30.0, 3))
+
+
+def _flanked_orcs() -> Battle:
+    """Blue spearmen (10 in one rank) on each flank of the 10 orcs: uid 0 on their left (+x), uid 1 on their right;
+    2 orcs die, so the 8 left are 2 bases narrower."""
+    from env.rules.casualties import apply_wounds
+    from env.rules.state import Engagement
+
+    w = INFANTRY_BASE
+    blue = [placement("marcher_spearmen", 36.0 + 5.5 * w, 30.0, 180, models=10, files=10),
+            placement("marcher_spearmen", 36.0 - 5.5 * w, 30.0, 0, models=10, files=10)]
+    b = _one_rank_orcs(blue)
+    b.state.engagements = [Engagement(attacker=0, defender=2, facing="left", charged=False, turn=1),
+                           Engagement(attacker=1, defender=2, facing="right", charged=False, turn=1)]
+    apply_wounds(b, b.unit(2), 2, rule="CORE.CC.CASUALTIES")
+    return b
+
+
+def test_units_that_lose_contact_close_up_when_the_winner_can_reach() -> None:
+    """CORE.CC.CONTACT_KEEP: the 8 orcs left can keep only one flank; the tie goes to their left (slide −1 base),
+    so the spearmen on their right are 2 bases (1.57") away. Blue wins: they close up 1.57" straight ahead."""
+    from env.rules import combat
+
+    w = INFANTRY_BASE
+    b = _flanked_orcs()
+    (slide,) = rules(b, "CORE.CC.CONTACT_KEEP")
+    assert (slide["slide"], slide["contacts"]) == pytest.approx((-w, 1))
+    combat.close_gaps(b, list(b.state.engagements), 0, set())
+    ev = rules(b, "CORE.CC.CONTACT_KEEP")[-1]
+    assert ev["unit"] == 1 and ev["closed"] and ev["moved"] == pytest.approx(2 * w, abs=1e-6)
+    assert b.unit(1).x == pytest.approx(36.0 - 3.5 * w, abs=1e-6) and len(b.state.engagements) == 2
+
+
+def test_units_that_lose_contact_disengage_when_the_winner_cannot_reach() -> None:
+    """CORE.CC.CONTACT_KEEP: red wins; the orcs' 2" straight ahead (−y) never reach the spearmen on their
+    right flank, so those two units disengage; the spearmen on their left stay engaged."""
+    from env.rules import combat
+
+    b = _flanked_orcs()
+    combat.close_gaps(b, list(b.state.engagements), 1, set())
+    ev = rules(b, "CORE.CC.CONTACT_KEEP")[-1]
+    assert (ev["unit"], ev["target"], ev["closed"], ev["disengaged"]) == (2, 1, False, True)
+    assert [(e.attacker, e.defender) for e in b.state.engagements] == [(0, 2)]
+    assert b.unit(2).y == pytest.approx(30.0)

@@ -35,19 +35,14 @@ def apply_wounds(battle: Battle, u: UnitState, wounds: int, rule: str, **info: o
     killed = min(u.models, total // w)
     u.wounds_taken = total % w if killed < u.models else 0
     before = u.models
-    old_depth = u.depth
+    old_depth, old_width = u.depth, u.width
     u.models -= killed
     rnf_left = before - command_models(u) - killed
     for attr in ("musician", "standard", "champion"):
         if rnf_left < 0 and getattr(u, attr):
             setattr(u, attr, False)
             rnf_left += 1
-    if u.models and u.depth < old_depth:
-        # The last rank went: the front edge stays where it was.
-        shift = (old_depth - u.depth) / 2.0
-        fx, fy = geo.Pose(u.x, u.y, u.facing).front()
-        u.x += fx * shift
-        u.y += fy * shift
+    _close_up(battle, u, old_depth, old_width)
     u.flags["lost_this_phase"] = u.flags.get("lost_this_phase", 0) + killed
     battle.emit("CORE.CC.CASUALTIES", unit=u.uid, wounds=wounds, killed=killed, models=u.models, cause=rule, **info)
     if u.models == 0:
@@ -65,17 +60,72 @@ def slay_champion(battle: Battle, u: UnitState, rule: str, **info: object) -> No
     """
     if not u.champion or not u.in_play:
         return
-    old_depth = u.depth
+    old_depth, old_width = u.depth, u.width
     u.champion = False
     u.models -= 1
-    if u.models and u.depth < old_depth:
-        shift = (old_depth - u.depth) / 2.0
-        fx, fy = geo.Pose(u.x, u.y, u.facing).front()
-        u.x += fx * shift
-        u.y += fy * shift
+    _close_up(battle, u, old_depth, old_width)
     u.flags["lost_this_phase"] = u.flags.get("lost_this_phase", 0) + 1
     battle.emit("CORE.CC.CASUALTIES", unit=u.uid, wounds=1, killed=1, models=u.models, cause=rule, champion=True, **info)
     if u.models == 0:
         from env.rules.psychology import destroy
 
         destroy(battle, u, rule, wiped_out=True)
+
+
+def _close_up(battle: Battle, u: UnitState, old_depth: float, old_width: float) -> None:
+    """After casualties: the front edge stays where it was when the last rank goes; a front rank that
+    shrank slides to keep its contacts (:func:`keep_contacts`)."""
+    if not u.models:
+        return
+    if u.depth < old_depth:
+        shift = (old_depth - u.depth) / 2.0
+        fx, fy = geo.Pose(u.x, u.y, u.facing).front()
+        u.x += fx * shift
+        u.y += fy * shift
+    if u.width < old_width - 1e-9:
+        keep_contacts(battle, u, old_width)
+
+
+def contacts(battle: Battle, u: UnitState, pose: geo.Pose | None = None) -> int:
+    """Models of ``u`` (its front rank, at ``pose`` or where it stands) in base contact with an enemy it is
+    engaged with, counted once per enemy unit touched (CORE.CC.CONTACT_KEEP)."""
+    from env.rules import space
+
+    pose = pose or space.pose(u)
+    engaged = [battle.unit(e.defender if e.attacker == u.uid else e.attacker) for e in battle.state.engagements
+               if u.uid in (e.attacker, e.defender)]
+    enemies = [space.footprint(o) for o in engaged if o.alive]
+    bases = [geo.footprint(geo.Pose(float(x), float(y), pose.facing), u.base_w, u.base_d)
+             for x, y in geo.front_rank_centres(pose, u.files, u.models, u.base_w, u.base_d)]
+    return sum(geo.distance(b, e) <= CONTACT_GAP for b in bases for e in enemies)
+
+
+CONTACT_GAP = 0.01  # inches: bases this close count as touching (CORE.CC.CONTACT_KEEP)
+
+
+def keep_contacts(battle: Battle, u: UnitState, old_width: float) -> None:
+    """CORE.CC.CONTACT_KEEP: the models left in a shrunken front rank slide to keep the most contacts.
+
+    The rank (now ``u.width`` wide, ``old_width`` before) may stand at any
+    file slot of its old front: offsets −s, −s + w, …, +s along the unit's
+    right, with s = (old_width − width)/2 and w the base width (inches).
+    The offset with the most models in contact with engaged enemies wins,
+    ties going towards the old centre (the smaller |offset|, then the left).
+    A unit engaged with no one keeps its centre. Units that lost contact are
+    handled after the round's result (:func:`env.rules.combat.close_gaps`).
+    """
+    if not any(u.uid in (e.attacker, e.defender) for e in battle.state.engagements):
+        return
+    slack = (old_width - u.width) / 2.0
+    steps = round(2 * slack / u.base_w)
+    pose = geo.Pose(u.x, u.y, u.facing)
+    rx, ry = pose.right()
+    options = []
+    for k in range(steps + 1):
+        off = -slack + k * u.base_w
+        moved = geo.Pose(u.x + rx * off, u.y + ry * off, u.facing)
+        options.append((-contacts(battle, u, moved), round(abs(off), 9), off, moved))
+    best = min(options, key=lambda o: o[:3])
+    u.x, u.y = best[3].x, best[3].y
+    u.flags["front_shrank"] = True
+    battle.emit("CORE.CC.CONTACT_KEEP", unit=u.uid, slide=best[2], contacts=-best[0], old_width=old_width, width=u.width)

@@ -574,6 +574,7 @@ def _result_and_break(
     _emit_parts(battle, parts)
     if totals[0] == totals[1]:
         battle.emit("CORE.CC.COMBAT_RESULT.COMPARE", totals=totals, winner=None)
+        close_gaps(battle, group, s.active, set())  # CORE.CC.CONTACT_KEEP: a draw, the phasing player's units close up
         return False
     winner = 0 if totals[0] > totals[1] else 1
     diff = abs(totals[0] - totals[1])
@@ -601,6 +602,7 @@ def _result_and_break(
         from env.rules.siege import play
 
         broken = play.breaks_at_wall(battle, broken)
+    close_gaps(battle, group, winner, set(broken))  # CORE.CC.CONTACT_KEEP
     if not broken:
         return False
     ask = []
@@ -614,6 +616,67 @@ def _result_and_break(
         return True
     _flee_and_pursue(battle)
     return False
+
+
+CLOSE_UP = 2.0  # CORE.CC.CONTACT_KEEP: the winner closes up to 2" straight ahead
+CLOSE_UP_STEP = 0.05  # inches between the positions tried before the exact contact distance is found
+
+
+def close_gaps(battle: Battle, group: list[Engagement], side: int, broken: set[int]) -> None:
+    """CORE.CC.CONTACT_KEEP: units of ``group`` that lost contact when a front rank shrank close up or disengage.
+
+    For each engagement with a unit whose front rank shrank this round
+    (:func:`env.rules.casualties.keep_contacts`) whose footprints no longer
+    touch, neither unit broken nor fleeing: the unit of ``side`` (the round's
+    winner; in a draw the phasing player's) moves straight ahead by the least
+    distance up to CLOSE_UP inches that touches the other again, for free,
+    through no unit or impassable terrain; if none does, the engagement ends.
+    """
+    from env.rules.casualties import CONTACT_GAP
+
+    shrank = {i for e in group for i in (e.attacker, e.defender) if battle.unit(i).flags.pop("front_shrank", False)}
+    for e in [e for e in group if {e.attacker, e.defender} & shrank]:
+        a, d = battle.unit(e.attacker), battle.unit(e.defender)
+        if not (a.alive and d.alive) or a.fleeing or d.fleeing or {a.uid, d.uid} & broken:
+            continue
+        if geo.distance(space.footprint(a), space.footprint(d)) <= CONTACT_GAP:
+            continue
+        mover, other = (a, d) if a.side == side else (d, a)
+        dist = _close_up_distance(battle, mover, other)
+        if dist is None:
+            battle.state.engagements.remove(e)
+            battle.emit("CORE.CC.CONTACT_KEEP", unit=mover.uid, target=other.uid, closed=False, disengaged=True)
+            continue
+        end = geo.move_straight(space.pose(mover), dist)
+        mover.x, mover.y = end.x, end.y
+        battle.emit("CORE.CC.CONTACT_KEEP", unit=mover.uid, target=other.uid, closed=True, moved=dist, x=end.x, y=end.y)
+
+
+def _close_up_distance(battle: Battle, u: UnitState, other: UnitState) -> float | None:
+    """The least distance (inches, ≤ CLOSE_UP) ``u`` moves straight ahead to touch ``other``, or None."""
+    target = space.footprint(other)
+    start = space.pose(u)
+    blockers = [space.footprint(o) for o in space.alive_units(battle.state) if o.uid not in (u.uid, other.uid)]
+    blockers += [space.terrain_poly(t) for t in space.terrain_of(battle.state, space.IMPASSABLE)]
+
+    def apart(dist: float) -> float:
+        return geo.distance(space.footprint_at(u, geo.move_straight(start, dist)), target)
+
+    lo, hi = 0.0, None
+    for k in range(1, round(CLOSE_UP / CLOSE_UP_STEP) + 1):
+        if apart(k * CLOSE_UP_STEP) <= 1e-9:
+            hi = k * CLOSE_UP_STEP
+            break
+        lo = k * CLOSE_UP_STEP
+    if hi is None:
+        return None
+    for _ in range(30):  # bisection to the exact contact distance
+        mid = (lo + hi) / 2
+        lo, hi = (lo, mid) if apart(mid) <= 1e-9 else (mid, hi)
+    poly = space.footprint_at(u, geo.move_straight(start, hi))
+    if geo.overlaps(poly, target) or any(geo.overlaps(poly, b) for b in blockers):
+        return None
+    return hi
 
 
 def _contacts(battle: Battle, uid: int) -> set[int]:
