@@ -38,29 +38,43 @@ def fingerprint(battles: Iterable[Any], side: int | str | Sequence[int | str]) -
     Raises:
         ValueError: fewer sides than battles were given, or a side is not 0, 1, blue or red.
     """
+    sides = iter(_sides(side))
+
+    def detections() -> Iterable[dict[str, Detection]]:
+        for n, battle in enumerate(battles):
+            try:
+                s = next(sides)
+            except StopIteration:
+                raise ValueError(f"fewer sides than battles: no side for battle {n + 1}") from None
+            yield detect(battle, s)
+
+    return rates(detections())
+
+
+def used_ids(found: dict[str, Detection]) -> list[str]:
+    """The tactic ids of one :func:`detect` result whose detector fired, in its order."""
+    return [tid for tid, d in found.items() if d.used]
+
+
+def shares(used_per_battle: Iterable[Iterable[str]]) -> dict[str, float]:
+    """Rates from the tactic ids used in each battle (one :func:`used_ids` list per battle).
+
+    Returns:
+        tactic id -> share of the battles whose list holds it, every detectable tactic in
+        catalogue order first (all 0.0 when there are no battles), then any other id seen.
+    """
     counts = dict.fromkeys(detectable_ids(), 0)
     n = 0
-    sides = iter(_sides(side))
-    for battle in battles:
-        try:
-            s = next(sides)
-        except StopIteration:
-            raise ValueError(f"fewer sides than battles: no side for battle {n + 1}") from None
-        for tid, d in detect(battle, s).items():
-            counts[tid] += d.used
+    for used in used_per_battle:
+        for tid in set(used):
+            counts[tid] = counts.get(tid, 0) + 1
         n += 1
     return {tid: (c / n if n else 0.0) for tid, c in counts.items()}
 
 
 def rates(detections: Iterable[dict[str, Detection]]) -> dict[str, float]:
     """The same rates from detections already computed (one :func:`detect` result per battle)."""
-    counts = dict.fromkeys(detectable_ids(), 0)
-    n = 0
-    for found in detections:
-        for tid, d in found.items():
-            counts[tid] = counts.get(tid, 0) + d.used
-        n += 1
-    return {tid: (c / n if n else 0.0) for tid, c in counts.items()}
+    return shares(used_ids(found) for found in detections)
 
 
 def as_scalars(fp: dict[str, float], prefix: str = "tactics/") -> dict[str, float]:
@@ -68,4 +82,4 @@ def as_scalars(fp: dict[str, float], prefix: str = "tactics/") -> dict[str, floa
     return {f"{prefix}{tid}": float(rate) for tid, rate in fp.items()}
 
 
-__all__ = ["as_scalars", "fingerprint", "rates"]
+__all__ = ["as_scalars", "fingerprint", "rates", "shares", "used_ids"]

@@ -163,7 +163,7 @@ def test_tournament_writes_consistent_results(runner, tmp_path):
     assert result.exit_code == 0, result.output
     data = json.loads((out / "results.json").read_text())
     for key in ("scenario", "agents", "games_per_pair", "seed", "games", "games_failed", "pairs", "ratings",
-                "matrix", "errors"):
+                "matrix", "errors", "first_turn", "fingerprint", "factions"):
         assert key in data
     assert data["agents"] == agents
     assert data["games_failed"] == 0 and data["errors"] == []
@@ -186,13 +186,17 @@ def test_tournament_writes_consistent_results(runner, tmp_path):
     with (out / "results.csv").open(newline="") as fh:
         rows = list(csv.DictReader(fh))
     assert len(rows) == data["games"]
-    assert set(rows[0]) == {"pair", "game", "seat", "blue", "red", "seed", "winner", "vp_blue", "vp_red", "turns"}
+    assert set(rows[0]) == {"pair", "game", "seat", "blue", "red", "blue_army", "red_army", "seed", "first_turn",
+                            "winner", "vp_blue", "vp_red", "turns"}
     assert all(r["winner"] in ("blue", "red", "draw") for r in rows)
+    assert all(r["first_turn"] in ("blue", "red") for r in rows)
     for p in data["pairs"]:
         mine = [r for r in rows if r["pair"] == f"{p['agent']} vs {p['opponent']}"]
         wins = sum(1 for r in mine if r["winner"] != "draw" and r[r["winner"]] == p["agent"])
         assert wins == p["wins"]
     assert (out / "heatmap.png").read_bytes()[:8] == PNG_MAGIC
+    assert (out / "fingerprint.png").read_bytes()[:8] == PNG_MAGIC
+    assert set(data["fingerprint"]["rates"]) == set(agents)
 
 
 @pytest.mark.skipif(not _real_registry(), reason="worker processes need agents/registry.py")

@@ -1,4 +1,4 @@
-"""The ``battleline`` command line: play, tournament, replay, scenarios.
+"""The ``battleline`` command line: play, tournament, parity, replay, scenarios.
 
 User errors (a bad scenario or army file, an unknown agent, a missing or
 unreadable replay) print one red line ``error: <message>`` on stderr and exit
@@ -151,38 +151,102 @@ def play(
     print_result(battle, players, written)
 
 
+def _check_run_options(workers: int | None, backend: str) -> None:
+    """Reject ``--workers`` below 1 and an unknown ``--backend`` (UserError, one line)."""
+    from training.backends import BACKENDS
+
+    if workers is not None and workers < 1:
+        raise UserError(f"--workers must be at least 1, got {workers}")
+    if backend not in BACKENDS:
+        raise UserError(f"--backend: unknown backend '{backend}'; known backends: {', '.join(BACKENDS)}")
+
+
 @app.command()
 def tournament(
     scenario: Annotated[str, typer.Option(help="Scenario name in configs/scenarios, or a YAML path.")] = "pitched_battle",
     agents: Annotated[str, typer.Option(
-        help="Comma-separated agent names; 'all-scripted' = every agent but random, 'all' = every agent.")
+        help="Comma-separated entrants: agent names or agent@army (e.g. line_advance@dwarfs_iron_throng); "
+             "'all-scripted' = every agent but random, 'all' = every agent.")
     ] = "all-scripted",
     games_per_pair: Annotated[int, typer.Option(help="Games per pair of agents, split across both seats.")] = 10,
     seed: Annotated[int, typer.Option(help="Base seed; each game's seed derives from it.")] = 0,
-    out: Annotated[Path, typer.Option(help="Output folder: results.json, results.csv, heatmap.png.")] = Path("out/t"),
-    workers: Annotated[int | None, typer.Option(help="Worker processes (default: all cores).")] = None,
+    out: Annotated[Path, typer.Option(help="Output folder: results.json, results.csv, heatmap.png, "
+                                           "fingerprint.png.")] = Path("out/t"),
+    workers: Annotated[int | None, typer.Option(help="Worker processes, or a local Ray instance's CPUs "
+                                                     "(default: all cores).")] = None,
     blue_army: Annotated[str | None, typer.Option(help="Army list id for blue in every game.")] = None,
     red_army: Annotated[str | None, typer.Option(help="Army list id for red in every game.")] = None,
+    armies: Annotated[str | None, typer.Option(
+        help="Comma-separated army list ids: every agent enters once with each (agent@army).")] = None,
+    pairing: Annotated[str, typer.Option(
+        help="all: every pair of entrants meets; same-agent: only entrants of the same agent (faction balance).")
+    ] = "all",
+    backend: Annotated[str, typer.Option(help="process: a local process pool; ray: Ray tasks.")] = "process",
+    ray_address: Annotated[str | None, typer.Option(
+        help="Ray cluster address for --backend ray (default: start a local instance).")] = None,
 ) -> None:
-    """Round robin between agents: ratings, win rates, results.json/csv and a heatmap."""
+    """Round robin between agents: ratings with a first-turn term, win rates, fingerprints, CSV and charts."""
     from training.play import expand_agent_names
-    from training.tournament import run_tournament
+    from training.tournament import cross_entrants, run_tournament, schedule
 
     with _user_errors():
         names = expand_agent_names(agents)
+        if armies:
+            names = cross_entrants(names, [a.strip() for a in armies.split(",") if a.strip()])
         if len(names) < 2:
             raise UserError(f"a tournament needs at least two agents, got {len(names)}: '{agents}'")
         if games_per_pair < 1:
             raise UserError(f"--games-per-pair must be at least 1, got {games_per_pair}")
-        if workers is not None and workers < 1:
-            raise UserError(f"--workers must be at least 1, got {workers}")
+        _check_run_options(workers, backend)
+        try:
+            schedule(names, games_per_pair, seed, pairing)
+        except ValueError as exc:
+            raise UserError(str(exc)) from None
         results = run_tournament(scenario, names, games_per_pair, seed, out, workers=workers or os.cpu_count(),
-                                 blue_army=blue_army, red_army=red_army, console=console)
-    console.print(f"{results['games']} games in {results['seconds']:.1f} s on {results['workers']} workers", 
-                  soft_wrap=True)
-    for name in ("results.json", "results.csv", "heatmap.png"):
+                                 blue_army=blue_army, red_army=red_army, console=console, backend=backend,
+                                 ray_address=ray_address, pairing=pairing)
+    console.print(f"{results['games']} games in {results['seconds']:.1f} s on {results['workers']} workers "
+                  f"({backend})", soft_wrap=True)
+    for name in ("results.json", "results.csv", "heatmap.png", "fingerprint.png"):
         console.print(f"{name}: {_shown(out / name)}", soft_wrap=True)
     if results["games_failed"]:
+        raise typer.Exit(EXIT_CHECK_FAILED)
+
+
+@app.command()
+def parity(
+    agent: Annotated[str, typer.Option(help="The agent that plays both sides.")] = "line_advance",
+    scenario: Annotated[str, typer.Option(help="Scenario name in configs/scenarios, or a YAML path.")] = "pitched_battle",
+    games: Annotated[int, typer.Option(help="Battles to play (the check asks for at least 200).")] = 200,
+    seed: Annotated[int, typer.Option(help="Base seed; each battle's seed derives from it.")] = 0,
+    out: Annotated[Path, typer.Option(help="Output folder: parity.json, parity.csv.")] = Path("out/parity"),
+    workers: Annotated[int | None, typer.Option(help="Worker processes (default: all cores).")] = None,
+    backend: Annotated[str, typer.Option(help="process: a local process pool; ray: Ray tasks.")] = "process",
+    ray_address: Annotated[str | None, typer.Option(help="Ray cluster address for --backend ray.")] = None,
+) -> None:
+    """Seat-parity check: an agent against itself; exit 1 when 0.5 is outside blue's 95% interval (unfair)."""
+    from training.parity import run_parity
+
+    with _user_errors():
+        if games < 1:
+            raise UserError(f"--games must be at least 1, got {games}")
+        _check_run_options(workers, backend)
+        res = run_parity(scenario, agent, games, seed, out, workers=workers or os.cpu_count(), console=console,
+                         backend=backend, ray_address=ray_address)
+    blue, mover = res["blue"], res["first_mover"]
+    lo, hi = blue["score_ci95"]
+    verdict = Text("fair", style="bold green") if res["fair"] else Text("UNFAIR", style="bold red")
+    line = Text(f"{agent} vs itself on {scenario}, {res['games']} battles: blue score {blue['score']:.3f} "
+                f"[{lo:.3f}, {hi:.3f}] (W-D-L {blue['wins']}-{blue['draws']}-{blue['losses']}): ")
+    line.append(verdict)
+    line.append(" (0.5 inside the 95% interval)" if res["fair"] else " (0.5 outside the 95% interval)")
+    console.print(line, soft_wrap=True)
+    if mover["games"]:
+        console.print(f"first mover score {mover['score']:.3f}, blue moved first in "
+                      f"{res['blue_first_share']:.0%} of battles", soft_wrap=True)
+    for name in ("parity.json", "parity.csv"):
+        console.print(f"{name}: {_shown(out / name)}", soft_wrap=True)
+    if res["games_failed"] or not res["fair"]:
         raise typer.Exit(EXIT_CHECK_FAILED)
 
 

@@ -1,49 +1,110 @@
-"""Round-robin tournaments between agents, with ratings, tables and a heatmap.
+"""Round-robin tournaments between agents, with ratings, a first-turn term, fingerprints and a heatmap.
 
-Every unordered pair of distinct agents plays ``games_per_pair`` games, split
-across the two seats: game ``g`` of a pair puts the pair's first agent on blue
-when ``g`` is even and on red when it is odd. Games ``2k`` and ``2k + 1`` share
-one seed, so each dice seed is played from both seats. Seeds come from
-:func:`game_seed` (the base seed, the pair index and ``k``), so a tournament is
-reproducible whatever the number of workers.
+Entrants are agent names, or ``agent@army`` (an agent playing one army list in
+every game, whichever its seat): ``line_advance@dwarfs_iron_throng``. Every
+unordered pair of distinct entrants plays ``games_per_pair`` games, split across
+the two seats: game ``g`` of a pair puts the pair's first entrant on blue when
+``g`` is even and on red when it is odd. Games ``2k`` and ``2k + 1`` share one
+seed, so each dice seed is played from both seats (paired seeds: the luck of a
+seed cancels between the two). Seeds come from :func:`game_seed` (the base
+seed, the pair index and ``k``), so a tournament is reproducible whatever the
+number of workers or the backend. With ``pairing="same-agent"`` only entrants
+of the same agent meet: a faction-balance design in which the armies differ and
+the play does not.
 
 Outputs (in ``out``):
 
-* ``results.json`` — settings, per-pair counts and mean VP, per-agent
-  openskill rating (PlackettLuce, draws as ties) and win rate with a Wilson 95%
-  interval, and any games that failed;
-* ``results.csv`` — one row per game;
-* ``heatmap.png`` — the score of the row agent against the column agent.
+* ``results.json`` — settings; per-pair counts and mean VP; per-entrant
+  openskill rating and win rate with a Wilson 95% interval; the first-turn term
+  (``first_turn``); the tactic fingerprint of every entrant (``fingerprint``);
+  the factions' results against each other (``factions``); failed games;
+* ``results.csv`` — one row per game (:data:`~training.tournament_report.CSV_COLUMNS`);
+* ``heatmap.png`` — the score of the row entrant against the column entrant;
+* ``fingerprint.png`` — entrants x tactics, the detector rates.
+
+Ratings: openskill PlackettLuce, one game at a time in schedule order, the
+winner ranked first and a draw a tie. The side that takes the first turn
+(CORE.SETUP.FIRST_TURN, a roll-off) plays as a team of its entrant and a
+shared virtual player, ``first-turn``, whose rating starts at mu 0 (the default
+sigma) and is learnt like any other: its mu is the first-turn advantage on the
+skill scale, and it keeps that advantage out of the entrants' ratings.
+
+The seat-parity check (an agent against itself) is :mod:`training.parity`.
 """
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 import os
 import time
 import traceback
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass
+from functools import cache
 from itertools import combinations
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from rich import box
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-from rich.table import Table
 from rich.text import Text
 
+from training.backends import run_games
 from training.play import make_agent, play_battle
-
-CSV_COLUMNS = ("pair", "game", "seat", "blue", "red", "seed", "winner", "vp_blue", "vp_red", "turns")
-"""Columns of ``results.csv``. ``pair`` is "a vs b"; ``seat`` is the side of the pair's first agent."""
+from training.tournament_report import (
+    CSV_COLUMNS,
+    faction_table,
+    results_table,
+    write_csv,
+    write_fingerprint_chart,
+    write_heatmap,
+)
 
 WILSON_Z = 1.959963984540054
 """The normal quantile for a two-sided 95% interval."""
+
+ARMY_SEP = "@"
+"""Separates an entrant's agent from its army list: ``agent@army``."""
+
+PAIRINGS = ("all", "same-agent")
+"""``all``: every pair of entrants meets; ``same-agent``: only entrants of the same agent (different armies)."""
+
+FIRST_TURN = "first-turn"
+"""The name of the virtual player added to the team of the side that takes the first turn."""
+
+FACTION_LIMIT = 0.75
+"""A faction winning more than this share of its games against the other factions is flagged."""
+
+
+# ----------------------------------------------------------------------------- entrants and schedule
+@dataclass(frozen=True)
+class Entrant:
+    """A tournament entrant: an agent and, optionally, the army list it always plays."""
+
+    agent: str
+    army: str | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> Entrant:
+        """``"agent"`` or ``"agent@army"``.
+
+        Raises:
+            ValueError: an empty agent or army part (one line naming the entrant).
+        """
+        agent, sep, army = text.strip().partition(ARMY_SEP)
+        if not agent or (sep and not army):
+            raise ValueError(f"entrant '{text}': expected 'agent' or 'agent{ARMY_SEP}army'")
+        return cls(agent, army or None)
+
+    @property
+    def name(self) -> str:
+        """The entrant's label in tables and files."""
+        return f"{self.agent}{ARMY_SEP}{self.army}" if self.army else self.agent
+
+
+def cross_entrants(agents: list[str], armies: list[str]) -> list[str]:
+    """Every agent with every army list, agent-major: ``["a@x", "a@y", "b@x", ...]``."""
+    return [Entrant(a, army).name for a in agents for army in armies]
 
 
 @dataclass(frozen=True)
@@ -54,9 +115,10 @@ class GameSpec:
         index: position in the schedule (0-based).
         pair: index of the pair in the schedule.
         game: index of the game within its pair.
-        a, b: the pair's agents, in the order of the agent list.
-        blue, red: the agents in each seat.
+        a, b: the pair's entrants, in the order of the entrant list.
+        blue, red: the entrants in each seat.
         seed: the battle seed.
+        blue_army, red_army: army-list ids to play (None: the scenario's).
     """
 
     index: int
@@ -67,6 +129,8 @@ class GameSpec:
     blue: str
     red: str
     seed: int
+    blue_army: str | None = None
+    red_army: str | None = None
 
 
 def game_seed(base_seed: int, pair: int, game: int) -> int:
@@ -78,11 +142,20 @@ def game_seed(base_seed: int, pair: int, game: int) -> int:
     return int(ss.generate_state(1)[0] & 0x7FFFFFFF)
 
 
-def schedule(agents: list[str], games_per_pair: int, seed: int) -> list[GameSpec]:
+def schedule(agents: list[str], games_per_pair: int, seed: int, pairing: str = "all",
+             blue_army: str | None = None, red_army: str | None = None) -> list[GameSpec]:
     """Every game of the round robin, in a fixed order (see the module docstring).
 
+    Args:
+        agents: distinct entrants (``agent`` or ``agent@army``).
+        games_per_pair: games for each pair, split across the seats.
+        seed: the base seed (:func:`game_seed`).
+        pairing: one of :data:`PAIRINGS`.
+        blue_army, red_army: the army of each seat for entrants without their own.
+
     Raises:
-        ValueError: fewer than two distinct agents, or ``games_per_pair`` < 1.
+        ValueError: repeated entrants, fewer than two, ``games_per_pair`` < 1, an unknown
+            pairing, a malformed entrant, or no pair to play.
     """
     if len(set(agents)) != len(agents):
         raise ValueError("each agent may appear only once in a tournament")
@@ -90,40 +163,65 @@ def schedule(agents: list[str], games_per_pair: int, seed: int) -> list[GameSpec
         raise ValueError(f"a tournament needs at least two agents, got {len(agents)}")
     if games_per_pair < 1:
         raise ValueError(f"games per pair must be at least 1, got {games_per_pair}")
+    if pairing not in PAIRINGS:
+        raise ValueError(f"unknown pairing '{pairing}'; known pairings: {', '.join(PAIRINGS)}")
+    entrants = {name: Entrant.parse(name) for name in agents}
+    pairs = [(a, b) for a, b in combinations(agents, 2)
+             if pairing == "all" or entrants[a].agent == entrants[b].agent]
+    if not pairs:
+        raise ValueError(f"no two entrants share an agent, so pairing '{pairing}' leaves no game")
     games = []
-    for p, (a, b) in enumerate(combinations(agents, 2)):
+    for p, (a, b) in enumerate(pairs):
         for g in range(games_per_pair):
             blue, red = (a, b) if g % 2 == 0 else (b, a)
-            games.append(GameSpec(len(games), p, g, a, b, blue, red, game_seed(seed, p, g)))
+            games.append(GameSpec(len(games), p, g, a, b, blue, red, game_seed(seed, p, g),
+                                  entrants[blue].army or blue_army, entrants[red].army or red_army))
     return games
 
 
-def play_game(spec: GameSpec, scenario: str, blue_army: str | None = None, red_army: str | None = None,
-              max_decisions: int = 20000) -> dict[str, Any]:
-    """Play one scheduled game (in a worker process) and return its row.
+# ----------------------------------------------------------------------------- one game
+def play_game(spec: GameSpec, scenario: str, max_decisions: int = 20000, tactics: bool = True) -> dict[str, Any]:
+    """Play one scheduled game (in a worker) and return its row.
 
-    Returns a dict with the :class:`GameSpec` fields and ``winner`` ("blue",
-    "red" or "draw"), ``vp_blue``, ``vp_red``, ``turns``, ``decisions`` and
-    ``seconds``; or, when the game raised, ``error`` (the exception in one line)
-    and ``traceback`` instead of the result fields.
+    Returns a dict with the :class:`GameSpec` fields (``blue_army`` / ``red_army`` resolved
+    to the lists played, None for explicit placements) and ``blue_faction``, ``red_faction``,
+    ``first_turn`` ("blue" or "red", CORE.SETUP.FIRST_TURN), ``winner`` ("blue", "red" or
+    "draw"), ``vp_blue``, ``vp_red``, ``turns``, ``decisions``, ``seconds`` and, with
+    ``tactics``, ``tactics_blue`` / ``tactics_red`` (the tactic ids detected for each side,
+    :func:`tactics.detectors.detect`); or, when the game raised, ``error`` (the exception in
+    one line) and ``traceback`` instead of the result fields.
     """
+    from env.rules.state import SIDES
+
     row: dict[str, Any] = asdict(spec)
     t0 = time.perf_counter()
     try:
-        battle = play_battle(scenario, spec.blue, spec.red, spec.seed, blue_army=blue_army, red_army=red_army,
-                             max_decisions=max_decisions)
+        battle = play_battle(scenario, Entrant.parse(spec.blue).agent, Entrant.parse(spec.red).agent, spec.seed,
+                             blue_army=spec.blue_army, red_army=spec.red_army, max_decisions=max_decisions)
         res = battle.result
         row.update(winner=res["winner"], vp_blue=int(res["vp"]["blue"]), vp_red=int(res["vp"]["red"]),
-                   turns=int(res.get("turn", battle.state.turn)), decisions=len(battle.actions))
+                   turns=int(res.get("turn", battle.state.turn)), decisions=len(battle.actions),
+                   first_turn=SIDES[battle.state.first_player])
+        for side in SIDES:
+            row[f"{side}_army"] = battle.scenario[side].get("army")
+            row[f"{side}_faction"] = battle.scenario[side]["faction"]
+        if tactics:
+            from tactics.detectors import detect
+            from tactics.fingerprint import used_ids
+
+            for i, side in enumerate(SIDES):
+                row[f"tactics_{side}"] = used_ids(detect(battle, i))
     except Exception as exc:  # noqa: BLE001 - one failed game must not lose the others
         row.update(error=f"{type(exc).__name__}: {exc}".splitlines()[0], traceback=traceback.format_exc())
     row["seconds"] = round(time.perf_counter() - t0, 4)
     return row
 
 
-def wilson_interval(successes: int, n: int, z: float = WILSON_Z) -> tuple[float, float]:
+# ----------------------------------------------------------------------------- statistics
+def wilson_interval(successes: float, n: int, z: float = WILSON_Z) -> tuple[float, float]:
     """Wilson score interval for a binomial proportion (95% by default).
 
+    ``successes`` may be fractional (a score counting draws as halves).
     Returns (low, high) in [0, 1]; (0.0, 1.0) when ``n`` is 0.
     """
     if n <= 0:
@@ -131,157 +229,191 @@ def wilson_interval(successes: int, n: int, z: float = WILSON_Z) -> tuple[float,
     p = successes / n
     denom = 1.0 + z * z / n
     centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    half = z * math.sqrt(max(0.0, p * (1 - p)) / n + z * z / (4 * n * n)) / denom
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
-def _outcome(row: dict[str, Any], agent: str) -> str:
-    """'win', 'draw' or 'loss' for ``agent`` in a finished game row."""
+def record_of(outcomes: list[str]) -> dict[str, Any]:
+    """Counts, win rate with its Wilson 95% interval and score of a list of 'win' / 'draw' / 'loss'."""
+    n, wins, draws = len(outcomes), outcomes.count("win"), outcomes.count("draw")
+    lo, hi = wilson_interval(wins, n)
+    return {"games": n, "wins": wins, "draws": draws, "losses": outcomes.count("loss"),
+            "win_rate": round(wins / n, 4) if n else None, "win_rate_ci95": [round(lo, 4), round(hi, 4)],
+            "score": round((wins + draws / 2) / n, 4) if n else None}
+
+
+def outcome(row: dict[str, Any], side: str) -> str:
+    """'win', 'draw' or 'loss' for ``side`` ("blue" or "red") in a finished game row."""
     if row["winner"] == "draw":
         return "draw"
-    side = "blue" if row["blue"] == agent else "red"
     return "win" if row["winner"] == side else "loss"
 
 
-def summarise(rows: list[dict[str, Any]], agents: list[str]) -> dict[str, Any]:
-    """Per-pair and per-agent results of finished game rows (rows with ``error`` are skipped).
+def _side_of(row: dict[str, Any], entrant: str) -> str:
+    return "blue" if row["blue"] == entrant else "red"
 
-    Ratings are openskill PlackettLuce, updated game by game in schedule order
-    (winner ranked first; a draw is a tie).
 
-    Returns ``{"pairs": [...], "agents": {name: {...}}, "matrix": [[score or None]]}`` where
-    each pair entry has ``agent``, ``opponent``, ``games``, ``wins``, ``draws``,
-    ``losses`` (from ``agent``'s side), ``mean_vp_for``, ``mean_vp_against``,
-    ``games_as_blue`` and ``score`` = (wins + draws/2) / games; each agent entry
-    has ``mu``, ``sigma``, ``ordinal``, ``games``, ``wins``, ``draws``,
-    ``losses``, ``win_rate``, ``win_rate_ci95`` [low, high] and ``score``;
-    ``matrix[i][j]`` is agent i's score against agent j (None on the diagonal
-    or without games).
+def rate(rows: list[dict[str, Any]], agents: list[str]) -> tuple[dict[str, Any], Any]:
+    """openskill PlackettLuce ratings of the entrants and of the first-turn term.
+
+    Rows are rated one at a time in ``index`` order: the winner ranked first, a draw a
+    tie; the side that took the first turn plays as a team of its entrant and the shared
+    :data:`FIRST_TURN` player (starting at mu 0). Rows with ``error`` are skipped.
+
+    Returns:
+        (entrant -> rating, first-turn rating), openskill rating objects (``mu``, ``sigma``,
+        ``ordinal()``).
     """
     from openskill.models import PlackettLuce
 
     model = PlackettLuce()
     ratings = {a: model.rating(name=a) for a in agents}
-    done = sorted((r for r in rows if "error" not in r), key=lambda r: r["index"])
-    for r in done:
-        blue, red = ratings[r["blue"]], ratings[r["red"]]
+    first = model.rating(mu=0.0, sigma=model.sigma, name=FIRST_TURN)
+    for r in sorted((r for r in rows if "error" not in r), key=lambda r: r["index"]):
+        teams = [[ratings[r["blue"]]], [ratings[r["red"]]]]
+        mover = 0 if r["first_turn"] == "blue" else 1
+        teams[mover].append(first)
         ranks = {"blue": [0, 1], "red": [1, 0], "draw": [0, 0]}[r["winner"]]
-        [[blue], [red]] = model.rate([[blue], [red]], ranks=ranks)
-        ratings[r["blue"]], ratings[r["red"]] = blue, red
+        rated = model.rate(teams, ranks=ranks)
+        ratings[r["blue"]], ratings[r["red"]], first = rated[0][0], rated[1][0], rated[mover][1]
+    return ratings, first
 
-    pairs = []
+
+def _rating_dict(rt: Any) -> dict[str, float]:
+    return {"mu": round(float(rt.mu), 4), "sigma": round(float(rt.sigma), 4), "ordinal": round(float(rt.ordinal()), 4)}
+
+
+def first_turn_summary(rows: list[dict[str, Any]], first: Any) -> dict[str, Any]:
+    """The first-turn term: its rating, the win probability it gives, and the raw first-mover record.
+
+    Returns ``{"rating": {mu, sigma}, "win_probability": p, "first_mover": {games,
+    wins, draws, losses, win_rate, win_rate_ci95, score}, "blue_first_share": s}`` where ``p``
+    is openskill's predicted chance that the first mover wins between two entrants of equal
+    default rating, and the record counts games from the first mover's side.
+    """
+    from openskill.models import PlackettLuce
+
+    model = PlackettLuce()
+    p = model.predict_win([[model.rating(), first], [model.rating()]])[0]
+    rating = {"mu": round(float(first.mu), 4), "sigma": round(float(first.sigma), 4)}
+    return {"rating": rating, "win_probability": round(float(p), 4), **first_mover_record(rows)}
+
+
+def first_mover_record(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """``{"first_mover": record from the first mover's side, "blue_first_share": share of games blue moved first}``.
+
+    The record is ``{games, wins, draws, losses, win_rate, win_rate_ci95, score}`` over the
+    finished rows (rows with ``error`` are skipped); the share is None without games.
+    """
+    done = [r for r in rows if "error" not in r]
+    blue_first = sum(1 for r in done if r["first_turn"] == "blue")
+    return {"first_mover": record_of([outcome(r, r["first_turn"]) for r in done]),
+            "blue_first_share": round(blue_first / len(done), 4) if done else None}
+
+
+def pair_table(rows: list[dict[str, Any]], agents: list[str]) -> tuple[list[dict[str, Any]], list[list[float | None]]]:
+    """Per-pair records and the score matrix.
+
+    Returns (pairs, matrix): each pair has ``agent``, ``opponent``, ``games``, ``wins``,
+    ``draws``, ``losses`` (from ``agent``'s side), ``games_as_blue``, ``mean_vp_for``,
+    ``mean_vp_against`` and ``score`` = (wins + draws/2) / games; ``matrix[i][j]`` is entrant
+    i's score against entrant j (None on the diagonal or without games).
+    """
+    done = [r for r in rows if "error" not in r]
     index = {a: i for i, a in enumerate(agents)}
     matrix: list[list[float | None]] = [[None] * len(agents) for _ in agents]
+    pairs = []
     for a, b in combinations(agents, 2):
         games = [r for r in done if {r["blue"], r["red"]} == {a, b}]
-        counts = {"win": 0, "draw": 0, "loss": 0}
-        vp_for = vp_against = 0
-        for r in games:
-            counts[_outcome(r, a)] += 1
-            mine, theirs = (r["vp_blue"], r["vp_red"]) if r["blue"] == a else (r["vp_red"], r["vp_blue"])
-            vp_for += mine
-            vp_against += theirs
+        if not games:
+            continue
         n = len(games)
-        score = (counts["win"] + counts["draw"] / 2) / n if n else None
-        pairs.append({
-            "agent": a, "opponent": b, "games": n, "wins": counts["win"], "draws": counts["draw"],
-            "losses": counts["loss"], "games_as_blue": sum(1 for r in games if r["blue"] == a),
-            "mean_vp_for": round(vp_for / n, 2) if n else None,
-            "mean_vp_against": round(vp_against / n, 2) if n else None,
-            "score": round(score, 4) if score is not None else None,
-        })
-        if n:
-            matrix[index[a]][index[b]] = score
-            matrix[index[b]][index[a]] = 1.0 - score
-
-    per_agent: dict[str, Any] = {}
-    for a in agents:
-        games = [r for r in done if a in (r["blue"], r["red"])]
-        out = [_outcome(r, a) for r in games]
-        n, wins, draws = len(games), out.count("win"), out.count("draw")
-        lo, hi = wilson_interval(wins, n)
-        rt = ratings[a]
-        per_agent[a] = {
-            "mu": round(float(rt.mu), 4), "sigma": round(float(rt.sigma), 4), "ordinal": round(float(rt.ordinal()), 4),
-            "games": n, "wins": wins, "draws": draws, "losses": out.count("loss"),
-            "win_rate": round(wins / n, 4) if n else None, "win_rate_ci95": [round(lo, 4), round(hi, 4)],
-            "score": round((wins + draws / 2) / n, 4) if n else None,
-        }
-    return {"pairs": pairs, "agents": per_agent, "matrix": matrix}
+        rec = record_of([outcome(r, _side_of(r, a)) for r in games])
+        vp_for = sum(r[f"vp_{_side_of(r, a)}"] for r in games)
+        vp_against = sum(r[f"vp_{_side_of(r, b)}"] for r in games)
+        pairs.append({"agent": a, "opponent": b, "games": n, "wins": rec["wins"], "draws": rec["draws"],
+                      "losses": rec["losses"], "games_as_blue": sum(1 for r in games if r["blue"] == a),
+                      "mean_vp_for": round(vp_for / n, 2), "mean_vp_against": round(vp_against / n, 2),
+                      "score": rec["score"]})
+        matrix[index[a]][index[b]] = rec["score"]
+        matrix[index[b]][index[a]] = round(1.0 - rec["score"], 4)
+    return pairs, matrix
 
 
-def write_csv(rows: list[dict[str, Any]], path: Path) -> None:
-    """Write ``results.csv``: one row per finished game, columns :data:`CSV_COLUMNS`."""
-    with path.open("w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh)
-        w.writerow(CSV_COLUMNS)
-        for r in sorted(rows, key=lambda r: r["index"]):
-            if "error" in r:
-                continue
-            seat = "blue" if r["blue"] == r["a"] else "red"
-            w.writerow([f"{r['a']} vs {r['b']}", r["game"], seat, r["blue"], r["red"], r["seed"], r["winner"],
-                        r["vp_blue"], r["vp_red"], r["turns"]])
+def fingerprints(rows: list[dict[str, Any]], agents: list[str]) -> dict[str, dict[str, float]]:
+    """Entrant -> tactic id -> share of its finished games in which the tactic was detected for its side."""
+    from tactics.fingerprint import shares
+
+    done = [r for r in rows if "error" not in r and "tactics_blue" in r]
+    return {a: {t: round(v, 4) for t, v in shares(r[f"tactics_{_side_of(r, a)}"] for r in done
+                                                   if a in (r["blue"], r["red"])).items()}
+            for a in agents}
 
 
-def write_heatmap(agents: list[str], matrix: list[list[float | None]], pairs: list[dict[str, Any]], path: Path,
-                  title: str) -> None:
-    """Write the agent-vs-agent score heatmap (PNG).
+def faction_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The factions' results in the games between different factions.
 
-    Cell (i, j) is agent i's score against agent j, (wins + draws/2) / games,
-    annotated with the score and W-D-L; the diagonal is blank.
+    Returns ``{"factions": {faction: {games, wins, draws, losses, win_rate, win_rate_ci95,
+    score, over_limit}}, "matrix": {"factions": [...], "score": [[...]]}, "limit": 0.75}``:
+    ``over_limit`` is a win rate above :data:`FACTION_LIMIT`; ``score[i][j]`` is faction i's
+    score against faction j (None on the diagonal or without games).
     """
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    n = len(agents)
-    data = np.array([[np.nan if v is None else v for v in row] for row in matrix], dtype=float)
-    wdl: dict[tuple[str, str], tuple[int, int, int]] = {}
-    for p in pairs:
-        wdl[(p["agent"], p["opponent"])] = (p["wins"], p["draws"], p["losses"])
-        wdl[(p["opponent"], p["agent"])] = (p["losses"], p["draws"], p["wins"])
-    size = 1.6 + 1.25 * n
-    fig = Figure(figsize=(size + 1.4, size), dpi=110)
-    FigureCanvasAgg(fig)
-    ax = fig.add_subplot(1, 1, 1)
-    im = ax.imshow(np.ma.masked_invalid(data), cmap="RdYlGn", vmin=0.0, vmax=1.0)
-    ax.set_xticks(range(n), labels=agents, rotation=30, ha="right", fontsize=9)
-    ax.set_yticks(range(n), labels=agents, fontsize=9)
-    ax.set_xlabel("opponent")
-    ax.set_ylabel("agent")
-    for i in range(n):
-        for j in range(n):
-            if i == j:
-                ax.text(j, i, "—", ha="center", va="center", color="#888888")
-                continue
-            if np.isnan(data[i, j]):
-                ax.text(j, i, "n/a", ha="center", va="center", color="#888888", fontsize=8)
-                continue
-            w, d, l = wdl.get((agents[i], agents[j]), (0, 0, 0))
-            ax.text(j, i, f"{data[i, j]:.2f}\n{w}-{d}-{l}", ha="center", va="center", fontsize=8.5,
-                    color="black" if 0.2 < data[i, j] < 0.8 else "white")
-    cbar = fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
-    cbar.set_label("score of row agent: (wins + draws/2) / games", fontsize=8)
-    ax.set_title(title, fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, format="png")
+    done = [r for r in rows if "error" not in r and r["blue_faction"] != r["red_faction"]]
+    names = sorted({r[f"{s}_faction"] for r in rows if "error" not in r for s in ("blue", "red")})
+    per: dict[str, Any] = {}
+    for f in names:
+        rec = record_of([outcome(r, s) for r in done for s in ("blue", "red") if r[f"{s}_faction"] == f])
+        per[f] = {**rec, "over_limit": rec["win_rate"] is not None and rec["win_rate"] > FACTION_LIMIT}
+    score: list[list[float | None]] = [[None] * len(names) for _ in names]
+    for i, f in enumerate(names):
+        for j, g in enumerate(names):
+            if i != j:
+                mine = [outcome(r, s) for r in done for s in ("blue", "red")
+                        if r[f"{s}_faction"] == f and r[f"{'red' if s == 'blue' else 'blue'}_faction"] == g]
+                score[i][j] = record_of(mine)["score"]
+    return {"factions": per, "matrix": {"factions": names, "score": score}, "limit": FACTION_LIMIT}
 
 
-def results_table(summary: dict[str, Any]) -> Table:
-    """A rich table of the agents, best ordinal first."""
-    table = Table(title="Tournament results", header_style="bold", box=box.SIMPLE_HEAD, pad_edge=False,
-                  collapse_padding=True)
-    for col, justify in (("#", "right"), ("agent", "left"), ("games", "right"), ("W-D-L", "center"),
-                         ("win [95% CI]", "right"), ("score", "right"), ("mu±sigma", "right"), ("ordinal", "right")):
-        table.add_column(col, justify=justify, no_wrap=True,
-                         min_width=max(len(a) for a in summary["agents"]) if col == "agent" else None)
-    ranked = sorted(summary["agents"].items(), key=lambda kv: kv[1]["ordinal"], reverse=True)
-    for rank, (name, s) in enumerate(ranked, 1):
-        lo, hi = s["win_rate_ci95"]
-        wr = "—" if s["win_rate"] is None else f"{s['win_rate']:.0%} [{lo:.0%},{hi:.0%}]"
-        table.add_row(str(rank), name, str(s["games"]), f"{s['wins']}-{s['draws']}-{s['losses']}", wr,
-                      "—" if s["score"] is None else f"{s['score']:.2f}", f"{s['mu']:.1f}±{s['sigma']:.1f}",
-                      f"{s['ordinal']:.2f}")
-    return table
+def summarise(rows: list[dict[str, Any]], agents: list[str]) -> dict[str, Any]:
+    """Everything ``results.json`` reports about finished game rows (rows with ``error`` are skipped).
+
+    Returns ``{"pairs", "matrix"}`` from :func:`pair_table`; ``"agents"``: entrant ->
+    ``mu``, ``sigma``, ``ordinal`` (:func:`rate`), ``games``, ``wins``, ``draws``, ``losses``,
+    ``win_rate``, ``win_rate_ci95`` [low, high] and ``score``; ``"first_turn"`` from
+    :func:`first_turn_summary`; ``"fingerprint"`` from :func:`fingerprints`; ``"factions"``
+    from :func:`faction_summary`.
+    """
+    done = [r for r in rows if "error" not in r]
+    ratings, first = rate(done, agents)
+    pairs, matrix = pair_table(done, agents)
+    per_agent = {a: {**_rating_dict(ratings[a]),
+                     **record_of([outcome(r, _side_of(r, a)) for r in done if a in (r["blue"], r["red"])])}
+                 for a in agents}
+    return {"pairs": pairs, "agents": per_agent, "matrix": matrix, "first_turn": first_turn_summary(done, first),
+            "fingerprint": fingerprints(done, agents), "factions": faction_summary(done)}
+
+
+# ----------------------------------------------------------------------------- running
+@cache
+def _check_army(army: str) -> str:
+    from env.rules.config import load_army
+
+    return load_army(army).faction
+
+
+def validate_inputs(scenario: str | Path, agents: list[str], armies: tuple[str | None, ...]) -> None:
+    """Load the scenario, the armies and every agent once, so that bad input fails before any game."""
+    from env.rules.config import load_scenario
+
+    load_scenario(scenario)
+    for name in agents:
+        entrant = Entrant.parse(name)
+        make_agent(entrant.agent)
+        if entrant.army:
+            _check_army(entrant.army)
+    for army in armies:
+        if army is not None:
+            _check_army(army)
 
 
 def run_tournament(
@@ -296,20 +428,27 @@ def run_tournament(
     max_decisions: int = 20000,
     console: Console | None = None,
     progress: bool = True,
+    backend: str = "process",
+    ray_address: str | None = None,
+    pairing: str = "all",
 ) -> dict[str, Any]:
     """Run a round-robin tournament and write its results into ``out``.
 
     Args:
         scenario: a scenario name, or a YAML path.
-        agents: distinct registered agent names (at least two).
-        games_per_pair: games for each unordered pair, split across the seats.
+        agents: distinct entrants, ``agent`` or ``agent@army`` (at least two).
+        games_per_pair: games for each pair, split across the seats.
         seed: the base seed (see :func:`game_seed`).
-        out: output folder (created): results.json, results.csv, heatmap.png.
-        workers: worker processes (default ``os.cpu_count()``); 1 plays in this process.
-        blue_army, red_army: army-list ids overriding the scenario's.
+        out: output folder (created): results.json, results.csv, heatmap.png, fingerprint.png.
+        workers: worker processes, or a local Ray instance's CPUs (default ``os.cpu_count()``);
+            1 plays in this process with the process backend.
+        blue_army, red_army: army-list ids overriding the scenario's, for entrants without an army.
         max_decisions: decision cap per game (see :func:`~training.play.play_battle`).
-        console: where the progress bar and the table go (default: stdout).
-        progress: show the progress bar and the results table.
+        console: where the progress bar and the tables go (default: stdout).
+        progress: show the progress bar and the tables.
+        backend: ``"process"`` or ``"ray"`` (:mod:`training.backends`).
+        ray_address: the Ray cluster to join; None starts a local instance.
+        pairing: one of :data:`PAIRINGS`.
 
     Returns:
         The content of ``results.json`` as a dict.
@@ -317,78 +456,69 @@ def run_tournament(
     Raises:
         ConfigError: the scenario or an army is invalid (checked before any game).
         UnknownAgentError: an agent name is not registered (checked before any game).
-        ValueError: fewer than two agents, repeated agents, or ``games_per_pair`` < 1.
+        ValueError: see :func:`schedule`; an unknown backend.
     """
-    from env.rules.config import load_army, load_scenario
-
     console = console or Console()
-    load_scenario(scenario)
-    for army in (blue_army, red_army):
-        if army is not None:
-            load_army(army)
-    for name in agents:
-        make_agent(name)
-    games = schedule(agents, games_per_pair, seed)
+    validate_inputs(scenario, agents, (blue_army, red_army))
+    games = schedule(agents, games_per_pair, seed, pairing, blue_army, red_army)
     workers = max(1, int(workers or os.cpu_count() or 1))
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
 
-    rows: list[dict[str, Any]] = []
     t0 = time.perf_counter()
-    columns = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-               TextColumn("eta"), TimeRemainingColumn())
-    description = f"{len(agents)} agents, {len(games)} games"
-    if workers == 1:
-        with Progress(*columns, console=console, disable=not progress) as bar:
-            task = bar.add_task(description, total=len(games))
-            for spec in games:
-                rows.append(play_game(spec, str(scenario), blue_army, red_army, max_decisions))
-                bar.advance(task)
-    else:
-        # Submit (and so start the worker processes) before the progress bar starts its thread.
-        pool = ProcessPoolExecutor(max_workers=min(workers, len(games)))
-        try:
-            futures = [pool.submit(play_game, spec, str(scenario), blue_army, red_army, max_decisions)
-                       for spec in games]
-            with Progress(*columns, console=console, disable=not progress) as bar:
-                task = bar.add_task(description, total=len(games))
-                for fut in as_completed(futures):
-                    rows.append(fut.result())
-                    bar.advance(task)
-        except BaseException:
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
-        pool.shutdown()
+    rows = run_games(play_game, games, (str(scenario), max_decisions), backend=backend, workers=workers,
+                     ray_address=ray_address, console=console, progress=progress,
+                     description=f"{len(agents)} agents, {len(games)} games")
     elapsed = time.perf_counter() - t0
-    rows.sort(key=lambda r: r["index"])
     failed = [r for r in rows if "error" in r]
     summary = summarise(rows, agents)
     results = {
-        "scenario": str(scenario),
-        "agents": list(agents),
-        "games_per_pair": games_per_pair,
-        "seed": seed,
-        "workers": workers,
-        "blue_army": blue_army,
-        "red_army": red_army,
-        "games": len(rows) - len(failed),
-        "games_failed": len(failed),
-        "seconds": round(elapsed, 2),
-        "rating_model": "openskill PlackettLuce (draws as ties), games in schedule order",
+        "scenario": str(scenario), "agents": list(agents), "games_per_pair": games_per_pair, "seed": seed,
+        "pairing": pairing, "backend": backend, "workers": workers, "blue_army": blue_army, "red_army": red_army,
+        "games": len(rows) - len(failed), "games_failed": len(failed), "seconds": round(elapsed, 2),
+        "rating_model": f"openskill PlackettLuce (draws as ties), games in schedule order; the first mover's team "
+                        f"includes the shared '{FIRST_TURN}' player",
         "score": "(wins + draws / 2) / games",
         "pairs": summary["pairs"],
         "ratings": summary["agents"],
+        "first_turn": summary["first_turn"],
         "matrix": {"agents": list(agents), "score": summary["matrix"]},
+        "factions": summary["factions"],
+        "fingerprint": {"rates": summary["fingerprint"],
+                        "meaning": "share of the agent's games in which each tactic detector fired for its side"},
+        "csv_columns": list(CSV_COLUMNS),
         "errors": [{k: r[k] for k in ("index", "blue", "red", "seed", "error", "traceback")} for r in failed],
     }
     (out_dir / "results.json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     write_csv(rows, out_dir / "results.csv")
     write_heatmap(agents, summary["matrix"], summary["pairs"], out_dir / "heatmap.png",
                   f"{scenario}: score of row agent vs column agent ({games_per_pair} games per pair)")
+    write_fingerprint_chart(summary["fingerprint"], out_dir / "fingerprint.png",
+                            f"{scenario}: tactics detected per agent")
     if progress:
-        console.print(results_table(summary))
-        if failed:
-            msg = Text(f"{len(failed)} of {len(rows)} games failed", style="red")
-            msg.append(f"; first: {failed[0]['error']} (see errors in results.json)")
-            console.print(msg, soft_wrap=True)
+        _print_summary(console, results, summary, rows)
     return results
+
+
+def _print_summary(console: Console, results: dict[str, Any], summary: dict[str, Any],
+                   rows: list[dict[str, Any]]) -> None:
+    console.print(results_table(summary))
+    ft = results["first_turn"]
+    mover = ft["first_mover"]
+    if mover["games"]:
+        console.print(f"first turn: the first mover won {mover['win_rate']:.0%} "
+                      f"[{mover['win_rate_ci95'][0]:.0%},{mover['win_rate_ci95'][1]:.0%}] of {mover['games']} games; "
+                      f"rating term mu {ft['rating']['mu']:+.2f} ± {ft['rating']['sigma']:.2f} "
+                      f"(win chance {ft['win_probability']:.0%} between equal agents)", soft_wrap=True)
+    if len(results["factions"]["factions"]) > 1 and any(f["games"] for f in results["factions"]["factions"].values()):
+        console.print(faction_table(results["factions"]))
+    failed = [r for r in rows if "error" in r]
+    if failed:
+        msg = Text(f"{len(failed)} of {len(rows)} games failed", style="red")
+        msg.append(f"; first: {failed[0]['error']} (see errors in results.json)")
+        console.print(msg, soft_wrap=True)
+
+
+__all__ = ["ARMY_SEP", "Entrant", "FIRST_TURN", "GameSpec", "PAIRINGS", "cross_entrants", "faction_summary",
+           "fingerprints", "first_mover_record", "first_turn_summary", "game_seed", "outcome", "pair_table", "play_game",
+           "rate", "record_of", "run_tournament", "schedule", "summarise", "validate_inputs", "wilson_interval"]

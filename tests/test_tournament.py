@@ -1,0 +1,230 @@
+"""Fair tournaments (training/tournament.py, training/parity.py, training/backends.py).
+
+The first-turn rating term, the seat-parity check, entrants with army lists and
+the faction table, tactic fingerprints and the Ray backend.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tactics.catalogue import detectable_ids
+from training.parity import parity_schedule, parity_verdict, run_parity
+from training.tournament import (
+    Entrant,
+    cross_entrants,
+    faction_summary,
+    play_game,
+    rate,
+    run_tournament,
+    schedule,
+    summarise,
+)
+
+FAST = "skirmish_line"
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def _row(index: int, blue: str, red: str, winner: str, first: str = "blue", factions: tuple[str, str] = ("men", "orcs"),
+         **extra: Any) -> dict[str, Any]:
+    """A finished game row as :func:`play_game` returns it (only the fields the summaries read)."""
+    return {"index": index, "a": blue, "b": red, "blue": blue, "red": red, "winner": winner, "first_turn": first,
+            "vp_blue": 100 if winner == "blue" else 0, "vp_red": 100 if winner == "red" else 0,
+            "blue_faction": factions[0], "red_faction": factions[1], "tactics_blue": [], "tactics_red": [], **extra}
+
+
+# ----------------------------------------------------------------------------- first turn
+def test_first_turn_is_recorded_from_the_roll_off() -> None:
+    """CORE.SETUP.FIRST_TURN: the row's ``first_turn`` is the side the roll-off put first."""
+    from training.play import play_battle
+
+    spec = schedule(["line_advance", "pincers"], 1, seed=2)[0]
+    row = play_game(spec, "pitched_battle")
+    battle = play_battle("pitched_battle", spec.blue, spec.red, spec.seed)
+    [roll] = [e for e in battle.events if e["rule"] == "CORE.SETUP.FIRST_TURN" and "first_player" in e]
+    assert row["first_turn"] == ("blue", "red")[roll["first_player"]]
+    assert row["winner"] == battle.result["winner"]
+    assert (row["blue_army"], row["red_army"]) == ("men_marcher_host", "orcs_tusk_horde")
+    assert (row["blue_faction"], row["red_faction"]) == ("men", "orcs")
+
+
+def test_first_turn_term_takes_the_first_movers_advantage() -> None:
+    """When the first mover always wins between two agents, the shared first-turn player learns it.
+
+    a and b each move first in half of the games and win exactly those: the term's mu
+    grows, the predicted first-mover win chance exceeds 0.5 and a and b stay level.
+    """
+    rows = [_row(i, *(("a", "b") if i % 2 == 0 else ("b", "a")), winner=side, first=side)
+            for i, side in enumerate(["blue", "red", "red", "blue"] * 10)]
+    ratings, first = rate(rows, ["a", "b"])
+    assert first.mu > 1.0
+    assert abs(ratings["a"].mu - ratings["b"].mu) < 0.5 * first.mu
+    s = summarise(rows, ["a", "b"])
+    assert s["first_turn"]["win_probability"] > 0.6
+    assert s["first_turn"]["first_mover"]["wins"] == 40 and s["first_turn"]["first_mover"]["win_rate"] == 1.0
+    # Without a first-turn effect (the first mover wins half) the term stays near zero.
+    even = [_row(i, "a", "b", winner=("blue", "red")[i % 2], first=("blue", "blue", "red", "red")[i % 4])
+            for i in range(40)]
+    assert abs(rate(even, ["a", "b"])[1].mu) < first.mu / 2
+
+
+# ----------------------------------------------------------------------------- seat parity
+def test_parity_verdict_flags_a_seat_advantage() -> None:
+    """0.5 inside blue's Wilson 95% interval is fair; 130 blue wins of 200 is not."""
+    fair = parity_verdict([_row(i, "x", "x", ("blue", "red")[i % 2]) for i in range(200)])
+    assert fair["fair"] and fair["blue"]["score"] == 0.5
+    unfair = parity_verdict([_row(i, "x", "x", "blue" if i < 130 else "red") for i in range(200)])
+    assert not unfair["fair"]
+    lo, hi = unfair["blue"]["score_ci95"]
+    assert lo == pytest.approx(0.5815, abs=1e-3) and hi == pytest.approx(0.7133, abs=1e-3)
+    draws = parity_verdict([_row(i, "x", "x", "draw") for i in range(10)])
+    assert draws["blue"]["score"] == 0.5 and draws["fair"]
+
+
+def test_parity_schedule_gives_every_battle_its_own_seed() -> None:
+    specs = parity_schedule("line_advance", 6, seed=0)
+    assert len({s.seed for s in specs}) == 6
+    assert all(s.blue == s.red == "line_advance" for s in specs)
+    with pytest.raises(ValueError, match="at least one game"):
+        parity_schedule("line_advance", 0, seed=0)
+
+
+def test_parity_run_writes_its_verdict(tmp_path: Path) -> None:
+    res = run_parity(FAST, "line_advance", 4, 0, tmp_path, workers=1, progress=False)
+    saved = json.loads((tmp_path / "parity.json").read_text())
+    assert saved == res
+    blue = res["blue"]
+    assert res["games"] == blue["games"] == 4 == blue["wins"] + blue["draws"] + blue["losses"]
+    assert res["fair"] == (blue["score_ci95"][0] <= 0.5 <= blue["score_ci95"][1])
+    assert len((tmp_path / "parity.csv").read_text().splitlines()) == 1 + 4
+
+
+# ----------------------------------------------------------------------------- entrants and factions
+def test_entrants_with_armies() -> None:
+    assert Entrant.parse("line_advance@dwarfs_iron_throng") == Entrant("line_advance", "dwarfs_iron_throng")
+    assert Entrant.parse("pincers").name == "pincers"
+    for bad in ("@dwarfs_iron_throng", "line_advance@", ""):
+        with pytest.raises(ValueError, match="expected 'agent' or 'agent@army'"):
+            Entrant.parse(bad)
+    assert cross_entrants(["a", "b"], ["x", "y"]) == ["a@x", "a@y", "b@x", "b@y"]
+    games = schedule(["a@x", "a@y", "b@x", "b@y"], 2, seed=0, pairing="same-agent")
+    assert [(g.a, g.b) for g in games] == [("a@x", "a@y")] * 2 + [("b@x", "b@y")] * 2
+    assert (games[0].blue_army, games[0].red_army) == ("x", "y")
+    assert (games[1].blue_army, games[1].red_army) == ("y", "x")  # the entrant keeps its army across seats
+    assert len(schedule(["a@x", "a@y", "b@x"], 2, seed=0)) == 3 * 2
+    with pytest.raises(ValueError, match="leaves no game"):
+        schedule(["a@x", "b@y"], 2, seed=0, pairing="same-agent")
+
+
+def test_faction_table_counts_games_between_factions() -> None:
+    rows = [_row(0, "p", "q", "blue", factions=("men", "orcs")),
+            _row(1, "q", "p", "blue", factions=("orcs", "men")),
+            _row(2, "p", "q", "draw", factions=("men", "elves")),
+            _row(3, "p", "q", "red", factions=("men", "men"))]  # a mirror: left out
+    f = faction_summary(rows)
+    men = f["factions"]["men"]
+    assert (men["games"], men["wins"], men["draws"], men["losses"]) == (3, 1, 1, 1)
+    assert (f["factions"]["orcs"]["wins"], f["factions"]["orcs"]["losses"]) == (1, 1)
+    assert f["factions"]["elves"]["score"] == 0.5
+    assert f["matrix"]["factions"] == ["elves", "men", "orcs"]
+    assert f["matrix"]["score"][1][2] == 0.5 and f["matrix"]["score"][1][0] == 0.5
+    strong = faction_summary([_row(i, "p", "q", "blue") for i in range(8)])
+    assert strong["factions"]["men"]["over_limit"] and not strong["factions"]["orcs"]["over_limit"]
+
+
+# ----------------------------------------------------------------------------- a real small tournament
+@pytest.fixture(scope="module")
+def army_tournament(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    out = tmp_path_factory.mktemp("armies")
+    entrants = ["line_advance@dwarfs_iron_throng", "line_advance@elves_kindred_host"]
+    return out, run_tournament("pitched_battle", entrants, 2, 0, out, workers=1, progress=False, pairing="same-agent")
+
+
+def test_army_entrants_play_their_armies_and_fill_the_faction_table(army_tournament) -> None:
+    out, res = army_tournament
+    assert res["games"] == 2 and res["games_failed"] == 0
+    rows = (out / "results.csv").read_text().splitlines()
+    assert rows[0].split(",")[5:7] == ["blue_army", "red_army"]
+    seats = [r.split(",")[3:7] for r in rows[1:]]
+    for blue, red, blue_army, red_army in seats:
+        assert blue.endswith("@" + blue_army) and red.endswith("@" + red_army)
+    f = res["factions"]["factions"]
+    assert set(f) == {"dwarfs", "elves"} and f["dwarfs"]["games"] == f["elves"]["games"] == 2
+    assert f["dwarfs"]["wins"] == f["elves"]["losses"]
+
+
+def test_results_hold_fingerprints_and_the_first_turn_term(army_tournament) -> None:
+    out, res = army_tournament
+    rates = res["fingerprint"]["rates"]
+    assert list(rates) == res["agents"]
+    for fp in rates.values():
+        assert list(fp)[: len(detectable_ids())] == detectable_ids()
+        assert all(v in (0.0, 0.5, 1.0) for v in fp.values())  # two games each
+    assert any(v > 0 for fp in rates.values() for v in fp.values())
+    ft = res["first_turn"]
+    assert ft["first_mover"]["games"] == 2 and set(ft["rating"]) == {"mu", "sigma"}
+    assert 0.0 < ft["win_probability"] < 1.0
+    for name in ("heatmap.png", "fingerprint.png"):
+        assert (out / name).read_bytes()[:8] == PNG_MAGIC
+
+
+def test_open_loop_loses_to_line_advance_in_a_paired_tournament(tmp_path: Path) -> None:
+    """The open-loop baseline (orders by turn number only) scores below 0.5 against ``line_advance``."""
+    res = run_tournament("pitched_battle", ["line_advance", "open_loop"], 4, 0, tmp_path, workers=1, progress=False)
+    [pair] = res["pairs"]
+    assert pair["agent"] == "line_advance" and pair["games"] == 4
+    assert pair["wins"] >= 3 and pair["score"] > 0.5
+
+
+# ----------------------------------------------------------------------------- Ray
+def test_ray_backend_gives_the_process_pool_results(tmp_path: Path) -> None:
+    """The same games as Ray tasks on a local Ray instance: the same rows and the same results."""
+    ray = pytest.importorskip("ray")
+    kw: dict[str, Any] = {"scenario": FAST, "agents": ["random", "line_advance"], "games_per_pair": 2, "seed": 4,
+                          "progress": False}
+    local = run_tournament(out=tmp_path / "process", workers=1, **kw)
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        remote = run_tournament(out=tmp_path / "ray", workers=2, backend="ray", **kw)
+    finally:
+        ray.shutdown()
+    assert remote["backend"] == "ray"
+    for key in ("pairs", "ratings", "first_turn", "fingerprint", "factions", "matrix"):
+        assert remote[key] == local[key]
+    assert (tmp_path / "ray" / "results.csv").read_text() == (tmp_path / "process" / "results.csv").read_text()
+
+
+# ----------------------------------------------------------------------------- command line
+def test_cli_parity_reports_blue_score_and_exits_by_the_verdict(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from training.cli import app
+
+    result = CliRunner().invoke(app, ["parity", "--agent", "line_advance", "--scenario", FAST, "--games", "4",
+                                      "--workers", "1", "--out", str(tmp_path)], env={"COLUMNS": "200"})
+    saved = json.loads((tmp_path / "parity.json").read_text())
+    assert result.exit_code == (0 if saved["fair"] else 1), result.output
+    lo, hi = saved["blue"]["score_ci95"]
+    assert f"blue score {saved['blue']['score']:.3f} [{lo:.3f}, {hi:.3f}]" in result.stdout
+
+
+@pytest.mark.parametrize(("agents", "extra", "named"), [
+    ("line_advance@", [], "line_advance@"),
+    ("line_advance@no_such_army,pincers", [], "no_such_army"),
+    ("line_advance,pincers", ["--armies", "men_marcher_host", "--pairing", "nobody"], "nobody"),
+    ("line_advance,pincers", ["--backend", "cluster"], "cluster"),
+])
+def test_cli_tournament_bad_entrants_are_one_line(tmp_path: Path, agents: str, extra: list[str], named: str) -> None:
+    from typer.testing import CliRunner
+
+    from training.cli import app
+
+    result = CliRunner().invoke(app, ["tournament", "--scenario", FAST, "--agents", agents, "--games-per-pair", "1",
+                                      "--workers", "1", "--out", str(tmp_path), *extra])
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error:") and named in lines[0]
