@@ -29,6 +29,7 @@ from env.rules.actions import END_PHASE, Action
 from env.rules.siege import assault
 from env.rules.siege import equipment as eq
 from env.rules.siege.castle import CastleElement, castle_area, element, element_under, units_on
+from env.rules.siege.orders import OCCUPY, in_contact
 from env.rules.siege.play import WALL_ROW, defender
 from env.rules.state import UnitState
 from tactics.deployment import DeploymentPlan, line_template
@@ -81,6 +82,13 @@ class SiegeAttackerAgent(_SiegeAgent):
             return self.fallback_move(battle, u, options)
         if element_under(s, u) is not None or u.troop_type == "war_machine":
             return None  # on the walls already: hold what we took; machines stand and bombard
+        occupy = sorted(o for o in options if o.startswith(OCCUPY))
+        if occupy:
+            return occupy[0]  # SIEGE.CAPTURE.UNDEFENDED: an empty section is ours for M/2
+        g = self.gate(battle)
+        carried = eq.carried(u)
+        if (carried.get("ram") or carried.get("protected_ram")) and g is not None and g.standing:
+            return self.to_gate(battle, u, options, g)
         if eq.has_climbing_gear(u):
             wall = self.assault_wall(battle, u)
             if wall is not None:
@@ -108,6 +116,17 @@ class SiegeAttackerAgent(_SiegeAgent):
         if math.dist((u.x, u.y), goal) < 3.0:
             return None
         return steer(battle, u, goal, "advance", options, approach=False)
+
+    @staticmethod
+    def to_gate(battle: Battle, u: UnitState, options: Collection[str], g: CastleElement) -> str | None:
+        """A ram's approach: front half an inch from the gate's outer face; None once in contact (SIEGE.EQUIP.RAM)."""
+        if in_contact(u, g):
+            return None
+        c = g.outer_face().interpolate(0.5, normalized=True)
+        ox, oy = math.cos(math.radians(g.outward)), math.sin(math.radians(g.outward))
+        goal = (c.x + ox * (0.5 + u.depth / 2), c.y + oy * (0.5 + u.depth / 2))
+        pace = "march" if math.dist((u.x, u.y), goal) > 12.0 else "advance"
+        return steer(battle, u, goal, pace, options, approach=False)
 
     def choose_shot(self, battle: Battle, legal: list[Action]) -> Action:
         """War machines bombard the castle (:meth:`bombard`); every other shot as the base rules judge."""

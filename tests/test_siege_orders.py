@@ -13,7 +13,7 @@ from env.rules.actions import Action
 from env.rules.battle import IllegalActionError
 from env.rules.siege import castle as cs
 from env.rules.siege import orders
-from tests.setups import placement, rules
+from tests.setups import end_declarations, placement, rules
 from tests.test_siege import feed, siege_battle
 
 RED_CASTLE_WALL = placement("orc_warriors", 45.5, 30.394, 270, models=10, files=10)
@@ -167,3 +167,108 @@ def test_siege_attacker_bombards_the_gate_then_the_most_defended_wall():
     lobber = siege_battle(red=[placement("rock_lobber", 36, 40, 270, models=3, files=1)])
     agent.reset(lobber, 1)
     assert agent.act(lobber) == Action("shoot", 1, None, "element:S1")  # the spearmen's section
+
+
+# ----------------------------------------------------------------------------- gates
+YARD = placement("sworn_greatswords", 36, 8, 90, models=15, files=5)
+"""Greatswords in blue's courtyard (inside the castle)."""
+
+
+def moves(b, uid: int) -> list[str]:
+    return sorted(a.option for a in b.legal_actions() if a.kind == "move" and a.unit == uid)
+
+
+def test_two_models_inside_open_and_close_the_gate_at_no_cost():
+    """SIEGE.CASTLE.GATE: a unit inside opens the gate and may still move; one gate order per unit and turn."""
+    b = siege_battle(blue=[YARD, placement("marcher_captain", 30, 6, 90, models=1, files=1)],
+                     red=[placement("orc_warriors", 36, 30, 270)], phase="movement", player="blue")
+    assert "gate_open:G" in moves(b, 0)
+    assert not any(o.startswith("gate_") for o in moves(b, 1))  # a lone character cannot
+    assert not any(o.startswith("gate_") for o in moves(b, 2))  # red is not the phasing player
+    b.apply(Action("move", 0, None, "gate_open:G"))
+    assert cs.element(b.state, "G").gate == "open"
+    ev = rules(b, "SIEGE.CASTLE.GATE")[-1]
+    assert (ev["element"], ev["unit"], ev["gate"], ev["models"]) == ("G", 0, "open", 15)
+    assert "advance" in moves(b, 0) and "gate_close:G" not in moves(b, 0)
+    assert cs.passable(cs.element(b.state, "G"))
+
+
+def test_outsiders_cannot_work_the_gate_and_a_busy_gateway_stays_open():
+    b = siege_battle(blue=[YARD], red=[placement("orc_warriors", 36, 30, 270)], phase="movement", player="red")
+    assert not any(o.startswith("gate_") for o in moves(b, 1))  # outside the castle
+    g = cs.element(b.state, "G")
+    g.gate = "open"
+    b2 = siege_battle(blue=[YARD], red=[placement("orc_warriors", 36, 30, 270)], phase="movement", player="blue")
+    cs.element(b2.state, "G").gate = "open"
+    b2._legal_cache = None
+    assert "gate_close:G" in moves(b2, 0)
+    b2.unit(1).y = 18.0  # orcs pushed into the gateway
+    b2._legal_cache = None
+    assert "gate_close:G" not in moves(b2, 0)
+
+
+# ----------------------------------------------------------------------------- rams and blows
+
+
+def at_gate(models: int = 20, **kw) -> dict:
+    """Orcs (5 files) facing the gate, front 0.5" from the outer face (y = 18)."""
+    ranks = -(-models // 5)
+    return placement("orc_warriors", 36, 18.5 + ranks * 20 / 25.4 / 2, 270, models=models, files=5, **kw)
+
+
+def test_ram_strikes_the_gate_once_in_its_close_combat_phase():
+    """SIEGE.EQUIP.RAM: base 7 + D6 4 = 11: crack (+1)."""
+    b = siege_battle(blue=[YARD], red=[at_gate(equipment={"ram": 1})], phase="combat", dice=[4])
+    ram = rules(b, "SIEGE.EQUIP.RAM")
+    assert [(e["element"], e["roll"], e["base"]) for e in ram] == [("G", 4, 11)]
+    g = cs.element(b.state, "G")
+    assert g.results == ["crack"] and g.damage_bonus == 1
+
+
+def test_protected_ram_against_a_reinforced_gate():
+    """SIEGE.EQUIP.PROTECTED_RAM, SIEGE.EQUIP.REINFORCED_GATE: 7 + 6 = 13, −1 = 12: crack, not buckled."""
+    b = siege_battle(blue=[YARD], red=[at_gate(equipment={"protected_ram": 1})], phase="combat", dice=[6],
+                     reinforced_gate=True)
+    assert rules(b, "SIEGE.EQUIP.PROTECTED_RAM")[-1]["base"] == 13
+    v = rules(b, "SIEGE.DMG.VALUE")[-1]
+    assert (v["value"], v["reinforced"], v["row"]) == (12, True, "crack")
+
+
+def test_models_in_contact_strike_the_structure():
+    """SIEGE.DMG.MELEE: 5 orcs touch the gate: 5 blows of S3 + 1 W = 4, no effect on the gate table."""
+    b = siege_battle(blue=[YARD], red=[at_gate()], phase="combat")
+    melee = rules(b, "SIEGE.DMG.MELEE")
+    assert [(e["element"], e["blows"], e["base"]) for e in melee] == [("G", 5, 4)]
+    assert [e["value"] for e in rules(b, "SIEGE.DMG.VALUE")] == [4] * 5
+    assert cs.element(b.state, "G").damage_bonus == 0
+
+
+# ----------------------------------------------------------------------------- undefended walls
+def test_unit_with_gear_occupies_an_undefended_section_in_one_rank():
+    """SIEGE.CAPTURE.UNDEFENDED: 10 orcs with ladders at the foot of empty S1 (capacity 11) step onto it."""
+    ladders = placement("orc_warriors", 26.5, 18.5 + 20 / 25.4 / 2, 270, models=10, files=10, equipment={"ladders": 2})
+    bare = placement("orc_warriors", 45.5, 18.5 + 20 / 25.4, 270, models=10, files=5)
+    big = placement("orc_warriors", 26.5, 30, 270, models=20, files=5, equipment={"ladders": 4})
+    b = siege_battle(blue=[YARD], red=[ladders, bare, big], phase="movement", player="red")
+    end_declarations(b)
+    assert "occupy:S1" in moves(b, 1)
+    assert not any(o.startswith("occupy") for o in moves(b, 2) + moves(b, 3))  # no gear; far and too many
+    b.apply(Action("move", 1, None, "occupy:S1"))
+    u, s1 = b.unit(1), cs.element(b.state, "S1")
+    assert cs.element_under(b.state, u) is s1 and u.ranks == 1 and s1.controller == 1
+    ev = rules(b, "SIEGE.CAPTURE.UNDEFENDED")[-1]
+    assert (ev["element"], ev["unit"], ev["cost"]) == ("S1", 1, 2.0)
+    assert cs.check_invariants(b.state) == []
+
+
+def test_a_unit_in_an_open_gateway_stands_on_no_element():
+    """SIEGE.CASTLE.GATE: a unit passing the open gate is below the parapet, not on S2; the walls still block."""
+    b = siege_battle(blue=[YARD], red=[placement("orc_warriors", 36, 30, 270, models=10, files=3)], phase="movement",
+                     player="red")
+    cs.element(b.state, "G").gate = "open"
+    u = b.unit(1)
+    u.y = 17.0
+    assert cs.element_under(b.state, u) is None and cs.units_on(b.state, cs.element(b.state, "S2")) == []
+    assert cs.check_invariants(b.state) == []
+    u.files = 5  # 3.9" wide and wholly within the wall's outline: on the parapet, in 2 ranks
+    assert cs.check_invariants(b.state) == ["unit 1 (Orc Warriors) is on wall S2 in 2 ranks"]

@@ -299,20 +299,39 @@ def gate_of(state: BattleState, section: CastleElement) -> CastleElement | None:
 
 
 def element_under(state: BattleState, u: UnitState) -> CastleElement | None:
-    """The wall section, tower or citadel whose polygon holds the unit's centre (gates excluded), or None."""
+    """The wall section, tower or citadel whose polygon holds the unit's centre, or None; a unit in a
+    gateway (:func:`in_gateway`) stands below the parapet, on no element."""
     if not state.castle:
         return None
     pt = Point(u.x, u.y)
     for e in state.castle:
-        if e.kind != "gate" and e.standing and e.shape().covers(pt):
+        if e.kind != "gate" and e.standing and e.shape().covers(pt) and not in_gateway(state, e, u):
             return e
     return None
 
 
+def in_gateway(state: BattleState, e: CastleElement, u: UnitState) -> bool:
+    """Whether ``u`` stands in the gateway of a gate set in wall section ``e``, below the parapet: its centre
+    over the gate and its footprint not wholly on the walls and towers (a bare position: never)."""
+    pt = Point(u.x, u.y)
+    if not any(g.kind == "gate" and g.parent == e.id and g.shape().covers(pt) for g in state.castle):
+        return False
+    if not hasattr(u, "files"):
+        return False
+    from env.rules import space
+
+    walls = shapely.union_all([o.shape() for o in state.castle if o.kind != "gate" and o.standing])
+    return not walls.buffer(0.01, join_style="mitre").covers(space.footprint(u))
+
+
 def units_on(state: BattleState, e: CastleElement) -> list[UnitState]:
-    """Alive units standing on ``e`` (centre on the element), towers' insides excluded."""
+    """Alive units standing on ``e`` (centre on the element, not in its gateway), towers' insides excluded."""
     shape = e.shape()
-    return [u for u in state.units if u.alive and u.uid not in e.inside and shape.covers(Point(u.x, u.y))]
+    return [
+        u for u in state.units
+        if u.alive and u.uid not in e.inside and shape.covers(Point(u.x, u.y))
+        and not in_gateway(state, e, u)
+    ]
 
 
 def units_in(state: BattleState, e: CastleElement) -> list[UnitState]:
