@@ -5,7 +5,7 @@ registered agent (the scripted ones and random) on ``pitched_battle``, then
 plays line_advance (blue) against pincers (red) with seed 7 and saves its
 replay and picture. Outputs::
 
-    out/demo/tournament/results.json, results.csv, heatmap.png
+    out/demo/tournament/results.json, results.csv, heatmap.png, fingerprint.png
     out/demo/battle.json, battle.png
 """
 
@@ -58,6 +58,7 @@ def main(
     for what, path in (("tournament results", out / "tournament" / "results.json"),
                        ("games, one per row", out / "tournament" / "results.csv"),
                        ("score heatmap", out / "tournament" / "heatmap.png"),
+                       ("tactic fingerprints", out / "tournament" / "fingerprint.png"),
                        ("battle replay", replay), ("battle picture", png)):
         console.print(f"{what:>20}: {path}", soft_wrap=True)
     console.print(f"replay it with: battleline replay {replay} --check --png {out / 'battle_again.png'}",

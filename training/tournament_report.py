@@ -105,10 +105,10 @@ def write_fingerprint_chart(fingerprints: dict[str, dict[str, float]], path: Pat
     for i in range(len(agents)):
         for j in range(len(shown)):
             if data[i, j] > 0:
-                ax.text(j, i, f"{data[i, j]:.1f}"[1:] if data[i, j] < 1 else "1", ha="center", va="center",
-                        fontsize=6.5, color="black" if data[i, j] > 0.6 else "white")
+                ax.text(j, i, f"{data[i, j]:.2f}".lstrip("0") if data[i, j] < 1 else "1", ha="center",
+                        va="center", fontsize=6, color="black" if data[i, j] > 0.6 else "white")
     cbar = fig.colorbar(im, ax=ax, fraction=0.03, pad=0.02)
-    cbar.set_label("share of the agent's games in which the detector fired", fontsize=8)
+    cbar.set_label("share of its games detected", fontsize=8)
     hidden = len(tactics) - len(shown)
     ax.set_title(f"{title}; {hidden} tactics never detected are not shown" if hidden else title, fontsize=10)
     fig.tight_layout()
