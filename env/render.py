@@ -1,4 +1,4 @@
-"""Draw a battle with matplotlib (Agg): table, terrain, units, charges, result.
+"""Draw a battle with matplotlib (Agg): table, terrain, castle, units, charges, result.
 
 :func:`render_battle` is what ``battleline play --png`` and ``battleline
 replay --png`` use, and what the environments' ``render_mode="rgb_array"``
@@ -205,6 +205,97 @@ def _title(state: BattleState, scenario: dict[str, Any] | None, result: dict[str
     return f"{title}\n{line}" if title else line
 
 
+CASTLE_DAMAGE_CMAP = "YlOrRd"
+"""Colour ramp of a castle element's accumulated damage bonus (SIEGE.DMG.VALUE), 0 to :data:`CASTLE_DAMAGE_TOP`."""
+CASTLE_DAMAGE_TOP = 6
+GATE_COLOURS = {"closed": "#5d4037", "open": "#ffffff", "smashed": "#a1887f", "destroyed": "#ffffff"}
+EQUIPMENT_COLOUR = "#6d4c2f"
+
+
+def castle_colour(bonus: int) -> tuple[float, float, float, float]:
+    """Fill colour of a standing element with damage bonus ``bonus``: pale at 0, dark red at 6 or more."""
+    from matplotlib import colormaps
+
+    return colormaps[CASTLE_DAMAGE_CMAP](0.08 + 0.85 * min(bonus, CASTLE_DAMAGE_TOP) / CASTLE_DAMAGE_TOP)
+
+
+def _draw_castle(ax: Any, state: BattleState, font: float) -> list[Patch]:
+    """Draw the castle: elements coloured by damage, outlined in their controller's colour; parapets lost
+    hatched, breaches as a gap, ruins dashed, gates by state; then each unit's siege equipment.
+
+    Returns the legend handles of what was drawn.
+    """
+    from env.rules.siege.castle import breach_gap
+
+    drawn: dict[str, Patch] = {}
+    for e in state.castle:
+        pts = np.asarray(e.polygon, dtype=float)
+        edge = SIDE_DARK[e.controller] if e.controller is not None else "#333333"
+        if e.kind == "gate":
+            fc = GATE_COLOURS.get(e.gate, "#5d4037")
+            ax.add_patch(Polygon(pts, closed=True, fc=fc, ec=edge, lw=1.2, ls="--" if e.gate == "destroyed" else "-",
+                                 hatch="xx" if e.gate == "smashed" else None, zorder=2.3))
+            drawn.setdefault(f"gate {e.gate}", Patch(fc=fc, ec="#333333", hatch="xx" if e.gate == "smashed" else None,
+                                                      label=f"gate {e.gate}"))
+        elif e.collapsed:
+            ax.add_patch(Polygon(pts, closed=True, fill=False, ec="#4e342e", lw=1.2, ls="--", zorder=2.3))
+            drawn.setdefault("ruins", Patch(fc=TERRAIN_STYLE["rubble"]["fc"], ec="#4e342e", ls="--", label="ruins"))
+        else:
+            ax.add_patch(Polygon(pts, closed=True, fc=castle_colour(e.damage_bonus), ec=edge, lw=1.4,
+                                 hatch="//" if e.parapet_destroyed else None, zorder=2.2))
+            if e.parapet_destroyed:
+                drawn.setdefault("parapet lost", Patch(fc=castle_colour(2), ec="#333333", hatch="//",
+                                                       label="parapet lost"))
+            if e.breached:
+                gap = np.asarray(breach_gap(e).exterior.coords, dtype=float)
+                ax.add_patch(Polygon(gap, closed=True, fc=_TABLE_COLOUR, ec="#4e342e", lw=0.9, ls=":", zorder=2.25))
+                drawn.setdefault("breach", Patch(fc=_TABLE_COLOUR, ec="#4e342e", ls=":", label="breach"))
+        cx, cy = pts.mean(axis=0)
+        if e.kind != "gate":
+            label = e.id + (f" +{e.damage_bonus}" if e.damage_bonus else "")
+            ax.text(cx, cy, label, ha="center", va="center", fontsize=font, color="#212121", zorder=2.4,
+                    path_effects=[patheffects.withStroke(linewidth=1.5, foreground="white", alpha=0.8)])
+    drawn.setdefault("castle", Patch(fc=castle_colour(0), ec="#333333", label="castle (darker: damaged)"))
+    for u in state.units:
+        if u.alive and u.deployed and u.marks.get("siege"):
+            _draw_equipment(ax, u, drawn)
+    return list(drawn.values())
+
+
+def _draw_equipment(ax: Any, u: UnitState, drawn: dict[str, Patch]) -> None:
+    """A unit's siege gear ahead of its front edge: a 4" x 4" siege tower, a ram, ladders; oil a dot on the front."""
+    gear = u.marks["siege"]
+    rad = math.radians(u.facing)
+    fx, fy = math.cos(rad), math.sin(rad)
+    lx, ly = -fy, fx
+    front = (u.x + fx * u.depth / 2, u.y + fy * u.depth / 2)
+    if gear.get("siege_tower"):
+        ax.add_patch(Polygon(_corners(front[0] + fx * 2.0, front[1] + fy * 2.0, u.facing, 4.0, 4.0), closed=True,
+                             fc="#a1887f", ec=EQUIPMENT_COLOUR, lw=1.2, hatch="||", alpha=0.9, zorder=5.5))
+        drawn.setdefault("siege tower", Patch(fc="#a1887f", ec=EQUIPMENT_COLOUR, hatch="||", label="siege tower"))
+    if gear.get("ram") or gear.get("protected_ram"):
+        tip = (front[0] + fx * 1.6, front[1] + fy * 1.6)
+        ax.plot([front[0], tip[0]], [front[1], tip[1]], color=EQUIPMENT_COLOUR, lw=4.5, solid_capstyle="butt",
+                zorder=5.5)
+        drawn.setdefault("ram", Patch(fc=EQUIPMENT_COLOUR, ec=EQUIPMENT_COLOUR, label="ram"))
+    n = int(gear.get("ladders", 0))
+    for k in range(n):
+        off = (k - (n - 1) / 2) * min(1.2, u.width / max(n, 1))
+        bx, by = front[0] + lx * off, front[1] + ly * off
+        for side in (-0.18, 0.18):
+            ax.plot([bx + lx * side, bx + lx * side + fx * 1.3], [by + ly * side, by + ly * side + fy * 1.3],
+                    color=EQUIPMENT_COLOUR, lw=0.9, zorder=5.5)
+    if n:
+        drawn.setdefault("ladders", Patch(fc="none", ec=EQUIPMENT_COLOUR, label="ladders"))
+    if gear.get("hooks"):
+        ax.plot([front[0]], [front[1]], marker="^", ms=5, color=EQUIPMENT_COLOUR,
+                zorder=5.5)
+        drawn.setdefault("hooks", Patch(fc=EQUIPMENT_COLOUR, ec=EQUIPMENT_COLOUR, label="hooks"))
+    if any(gear.get(c) for c in ("oil", "blood", "metal", "alchemical")):
+        ax.plot([front[0]], [front[1]], marker="o", ms=5, color="#ef6c00", mec="#4e342e", zorder=5.6)
+        drawn.setdefault("cauldron", Patch(fc="#ef6c00", ec="#4e342e", label="cauldron"))
+
+
 def render_battle(
     battle_or_state: Any,
     path: str | Path | None = None,
@@ -283,6 +374,11 @@ def render_battle(
         label = t.kind if st["group"] in ("hill", "woods", "other") else f"{t.kind} ({st['group']})"
         legend.setdefault(label, Patch(fc=st["fc"], ec=st["ec"], hatch=st["hatch"], label=label))
 
+    # A siege's castle and the siege equipment (SIEGE.*).
+    if state.castle:
+        for h in _draw_castle(ax, state, font):
+            legend.setdefault(str(h.get_label()), h)
+
     # Charge paths, under the units.
     initial = _initial_positions(scenario, state)
     paths = charge_paths(events, initial)
@@ -324,7 +420,7 @@ def render_battle(
     if paths:
         handles.append(Line2D([], [], color="#444444", lw=1.4, marker=">", markevery=[1], label="charge (turn)"))
     handles += list(legend.values())
-    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.045), ncol=len(handles),
+    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.045), ncol=min(len(handles), 10),
               fontsize=7.5, frameon=False, handlelength=1.6, columnspacing=1.2)
     fig.suptitle(_title(state, scenario, result, title), fontsize=11, y=0.975)
     ax.text(W, -1.6, "blue's edge (y = 0)", ha="right", va="top", fontsize=6.5, color=SIDE_DARK[0])

@@ -73,3 +73,28 @@ def test_charge_paths_run_from_declaration_to_contact():
 def test_bad_input_raises_type_error():
     with pytest.raises(TypeError):
         render_battle(object())
+
+
+def test_siege_castle_drawn_with_damage_state_and_equipment():
+    """The castle: each element coloured by its damage bonus, breach, ruins and gate state; the siege gear."""
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Polygon as MplPolygon
+
+    from env.render import _draw_castle, castle_colour
+    from env.rules.siege import castle as cs
+
+    b = Battle.from_scenario("siege", seed=0)
+    plain = render_battle(b)
+    s3 = cs.element(b.state, "S3")
+    s3.damage_bonus, s3.breached, s3.parapet_destroyed = 5, True, True
+    cs.element(b.state, "T2").collapsed = True
+    cs.element(b.state, "G").gate = "smashed"
+    damaged = render_battle(b)
+    assert plain.shape == damaged.shape and (plain != damaged).any()
+    ax = Figure().add_subplot()
+    labels = {str(h.get_label()) for h in _draw_castle(ax, b.state, 6.5)}
+    assert {"breach", "ruins", "gate smashed", "parapet lost", "siege tower", "ladders", "hooks", "ram",
+            "cauldron"} <= labels
+    fills = [tuple(p.get_facecolor()) for p in ax.patches if isinstance(p, MplPolygon)]
+    assert tuple(castle_colour(5)) in fills and tuple(castle_colour(0)) in fills
+    assert castle_colour(0) != castle_colour(3) != castle_colour(6) == castle_colour(9)
