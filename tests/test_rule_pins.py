@@ -597,3 +597,46 @@ def test_units_that_lose_contact_disengage_when_the_winner_cannot_reach() -> Non
     assert (ev["unit"], ev["target"], ev["closed"], ev["disengaged"]) == (2, 1, False, True)
     assert [(e.attacker, e.defender) for e in b.state.engagements] == [(0, 2)]
     assert b.unit(2).y == pytest.approx(30.0)
+
+
+# --------------------------------------------------------------------- CORE.CHARGE.MULTI_TARGET
+def _charge_past_a_neighbour(neighbour_fleeing: bool = False) -> Battle:
+    """Blue spearmen (5 wide) 8.43" from 10 orcs in 2 files (uid 1, front edge at y = 20); a second orc unit (uid 2)
+    stands flush beside them on their left (+x) and rocks fill the ground on their right, so every contact spot
+    on uid 1's front also touches uid 2. Dice 6, 6: charge range 4 + 6 = 10"."""
+    w = INFANTRY_BASE
+    rocks = [{"kind": "rocks", "polygon": [[28.0, 14.0], [36.0 - w, 14.0], [36.0 - w, 20.0], [28.0, 20.0]]}]
+    blue = [placement("marcher_spearmen", 36.0 + 1.5 * w, 10.0, 90)]
+    red = [placement("orc_warriors", 36.0, 20.0 + 2.5 * w, 270, models=10, files=2),
+           placement("orc_warriors", 36.0 + 3.5 * w, 20.0 + w, 270, models=10, files=5)]
+    b = battle(blue, red, dice=[6, 6], terrain=rocks)
+    b.unit(2).fleeing = neighbour_fleeing
+    b.apply(Action("charge", 0, 1))
+    b.apply(Action("react", 1, 0, "hold"))
+    return b
+
+
+def test_a_charge_whose_every_path_touches_a_second_enemy_engages_it_as_an_incidental_target() -> None:
+    """CORE.CHARGE.DECLARE, CORE.CHARGE.MULTI_TARGET: the charge at uid 1 names uid 2 as its incidental target; the
+    charger ends flush on uid 1's whole 2-file front (1.57") and touching uid 2, engaged with both as charger."""
+    b = _charge_past_a_neighbour()
+    (declare,) = rules(b, "CORE.CHARGE.DECLARE")
+    assert declare["target"] == 1 and declare["incidental"] == [2]
+    stages = [e["stage"] for e in rules(b, "CORE.CHARGE.MULTI_TARGET")]
+    assert stages == ["declared", "moved"]
+    assert rules(b, "CORE.CHARGE.MULTI_TARGET")[-1]["engaged"] == [{"unit": 2, "facing": "front"}]
+    (align,) = rules(b, "CORE.CHARGE.ALIGN")
+    assert align["overlap"] == pytest.approx(2 * INFANTRY_BASE) and align["x"] == pytest.approx(36.0 + 1.5 * INFANTRY_BASE)
+    assert sorted((e.attacker, e.defender, e.charged) for e in b.state.engagements) == [(0, 1, True), (0, 2, True)]
+
+
+def test_an_unreachable_incidental_target_is_dropped_and_no_path_avoids_it() -> None:
+    """CORE.CHARGE.MULTI_TARGET: uid 2 is fleeing, so when the charge moves it is dropped; every spot on uid 1 still
+    touches it (the rocks block the rest), so the charge fails (CORE.CHARGE.BLOCKED) and moves the high die."""
+    b = _charge_past_a_neighbour(neighbour_fleeing=True)
+    assert rules(b, "CORE.CHARGE.DECLARE")[0]["incidental"] == [2]
+    dropped, failed = [e for e in rules(b, "CORE.CHARGE.MULTI_TARGET") if e["stage"] != "declared"]
+    assert (dropped["stage"], dropped["dropped"], dropped["kept"]) == ("dropped", [2], [])
+    assert failed["stage"] == "failed" and failed["no_path_avoids_dropped"]
+    assert rules(b, "CORE.CHARGE.BLOCKED") and rules(b, "CORE.CHARGE.FAILED")[0]["high"] == 6
+    assert not [e for e in rules(b, "CORE.CC.SEQUENCE") if 0 in e["units"]]

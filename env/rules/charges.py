@@ -56,38 +56,39 @@ def flush_pose(t: UnitState, facing: str, c: UnitState, offset: float) -> geo.Po
     return geo.Pose(cx, cy, math.degrees(math.atan2(-oy, -ox)) % 360.0)
 
 
-def _placement_ok(battle: Battle, c: UnitState, target: UnitState, p: geo.Pose, ignore: set[int]) -> bool:
+def _touched(battle: Battle, c: UnitState, target: UnitState, p: geo.Pose, ignore: set[int]) -> set[int] | None:
+    """The enemy units other than ``target`` that ``c``'s footprint at ``p`` would touch; None when the spot
+    is off the table, in impassable terrain or the castle, or touches a friendly unit (CORE.CHARGE.MOVE)."""
     s = battle.state
     poly = space.footprint_at(c, p)
     if not geo.within_table(poly, s.table_w, s.table_h):
-        return False
+        return None
     for t in space.terrain_of(s, space.IMPASSABLE):
         if geo.overlaps(poly, space.terrain_poly(t)):
-            return False
+            return None
     if not space.castle_end_ok(s, c, poly):  # SIEGE.SCEN.CASTLE, SIEGE.MOVE.WALLS
-        return False
+        return None
+    touched: set[int] = set()
     for o in s.units:
         if not o.alive or o.uid == c.uid or o.uid == target.uid or o.uid in ignore:
             continue
         if not space.near(o, c, 0.5) and not space.near(o, target, c.width + c.depth):
             continue
         if geo.distance(poly, space.footprint(o)) <= geo.EPS:
-            return False
-    return True
+            if o.side == c.side:
+                return None
+            touched.add(o.uid)
+    return touched
 
 
-def contact_placement(
-    battle: Battle, c: UnitState, t: UnitState, facing: str, ignore: set[int] | None = None
-) -> tuple[geo.Pose, float, float] | None:
-    """Where a charger ends in contact: (pose, overlap in inches, slide in inches), or None.
+def _candidate_offsets(c: UnitState, t: UnitState, facing: str) -> tuple[list[float], float]:
+    """(offsets along edge ``facing`` of ``t`` to try, preferred first; the charger's projected offset), inches.
 
     The preferred spot projects the charger's centre onto the edge and clamps
-    it so that the most models touch (CORE.CHARGE.ALIGN); blocked spots are
-    replaced by the nearest free offset along the edge, even with fewer
-    contacts (CORE.CHARGE.BLOCKED). Returns None when no spot is free
-    (CORE.CHARGE.FEASIBLE).
+    it so that the most models touch (CORE.CHARGE.ALIGN); the others step
+    away from it by a base width while the charger still overlaps the edge
+    by at least one base.
     """
-    ignore = ignore or set()
     mx, my, ax, ay, _, _, length = edge_frame(t, facing)
     proj = (c.x - mx) * ax + (c.y - my) * ay
     half_gap = abs(length - c.width) / 2
@@ -102,11 +103,68 @@ def contact_placement(
             if abs(off) <= limit:
                 candidates.append(off)
         k += 1
+    return candidates, proj
+
+
+def contact_placement(
+    battle: Battle, c: UnitState, t: UnitState, facing: str, ignore: set[int] | None = None,
+    allowed: frozenset[int] = frozenset(),
+) -> tuple[geo.Pose, float, float] | None:
+    """Where a charger ends in contact: (pose, overlap in inches, slide in inches), or None.
+
+    The preferred spot projects the charger's centre onto the edge and clamps
+    it so that the most models touch (CORE.CHARGE.ALIGN); blocked spots are
+    replaced by the nearest free offset along the edge, even with fewer
+    contacts (CORE.CHARGE.BLOCKED). A spot may touch the enemy units in
+    ``allowed`` (incidental targets, CORE.CHARGE.MULTI_TARGET) but no other
+    unit. Returns None when no spot is free (CORE.CHARGE.FEASIBLE).
+    """
+    ignore = ignore or set()
+    length = edge_frame(t, facing)[6]
+    candidates, proj = _candidate_offsets(c, t, facing)
     for off in candidates:
         p = flush_pose(t, facing, c, off)
-        if _placement_ok(battle, c, t, p, ignore):
+        touched = _touched(battle, c, t, p, ignore)
+        if touched is not None and touched <= allowed:
             overlap = min(off + c.width / 2, length / 2) - max(off - c.width / 2, -length / 2)
             return p, max(0.0, overlap), abs(off - proj)
+    return None
+
+
+def incidental_targets(battle: Battle, c: UnitState, t: UnitState, facing: str) -> frozenset[int]:
+    """CORE.CHARGE.DECLARE: the enemy units that every free contact spot on ``t``'s edge ``facing`` touches.
+
+    Empty when some free spot touches no other enemy, when no enemy is
+    common to all of them, or when no spot is free.
+    """
+    common: set[int] | None = None
+    for off in _candidate_offsets(c, t, facing)[0]:
+        touched = _touched(battle, c, t, flush_pose(t, facing, c, off), set())
+        if touched is None:
+            continue
+        common = touched if common is None else common & touched
+        if not common:
+            return frozenset()
+    return frozenset(common or ())
+
+
+def charge_spot(
+    battle: Battle, c: UnitState, t: UnitState, facing: str
+) -> tuple[tuple[geo.Pose, float, float], frozenset[int]] | None:
+    """(contact placement, incidental targets) of a charge of ``c`` at ``t``'s ``facing``; None if no spot is legal.
+
+    A spot touching no other unit needs no incidental target; otherwise the
+    enemies every spot touches become incidental targets and the charge may
+    end touching them (CORE.CHARGE.DECLARE, CORE.CHARGE.MULTI_TARGET).
+    """
+    placed = contact_placement(battle, c, t, facing)
+    if placed is not None:
+        return placed, frozenset()
+    incidental = incidental_targets(battle, c, t, facing)
+    if incidental:
+        placed = contact_placement(battle, c, t, facing, allowed=incidental)
+        if placed is not None:
+            return placed, incidental
     return None
 
 
@@ -183,7 +241,7 @@ def target_ok(battle: Battle, c: UnitState, t: UnitState) -> bool:
         if not play.charge_target_ok(battle.state, c, t):
             return False
     facing = charge_facing(battle, c, t, roll=False)
-    return facing is not None and contact_placement(battle, c, t, facing) is not None
+    return facing is not None and charge_spot(battle, c, t, facing) is not None
 
 
 def legal_declarations(battle: Battle) -> list[Action]:
@@ -206,11 +264,16 @@ def apply_declaration(battle: Battle, action: Action) -> None:
         return
     c, t = battle.unit(action.unit), battle.unit(action.target)
     facing = charge_facing(battle, c, t, roll=True)
+    spot = charge_spot(battle, c, t, facing) if facing is not None else None
+    incidental = sorted(spot[1]) if spot is not None else []
     battle.state.queue["charges"].append(
-        {"charger": c.uid, "target": t.uid, "facing": facing, "reaction": None, "start_distance": space.unit_distance(c, t)}
+        {"charger": c.uid, "target": t.uid, "facing": facing, "reaction": None, "start_distance": space.unit_distance(c, t),
+         "incidental": incidental}
     )
     c.flags["declared_charge"] = True
-    battle.emit("CORE.CHARGE.DECLARE", unit=c.uid, target=t.uid, facing=facing)
+    battle.emit("CORE.CHARGE.DECLARE", unit=c.uid, target=t.uid, facing=facing, incidental=incidental)
+    if incidental:  # the incidental targets hold (DEFAULT); the charged unit reacts as usual
+        battle.emit("CORE.CHARGE.MULTI_TARGET", unit=c.uid, target=t.uid, incidental=incidental, stage="declared")
     battle.emit("CORE.CHARGE.FACING", unit=c.uid, target=t.uid, facing=facing)
     outcome = psychology.charge_psychology(battle, c, t)
     if outcome == "cancelled":  # the charger failed Terror (CORE.PSY.TERROR)
@@ -355,11 +418,17 @@ def _resolve_one(battle: Battle, ch: dict[str, Any]) -> None:
     if ch["reaction"] == "flee" or t.fleeing:
         _versus_fleeing(battle, c, t, success, ch)
         return
+    incidental = ch.get("incidental", [])
     if not success:
+        if incidental:  # CORE.CHARGE.MULTI_TARGET: an unreachable primary target fails the whole charge
+            battle.emit("CORE.CHARGE.MULTI_TARGET", unit=c.uid, target=t.uid, stage="failed", primary_unreachable=True)
         _failed_move(battle, c, t, ch["high"], (t.x, t.y))
         return
-    placed = contact_placement(battle, c, t, ch["facing"])
+    allowed = _reachable_incidental(battle, c, t, ch) if incidental else frozenset()
+    placed = contact_placement(battle, c, t, ch["facing"], allowed=allowed)
     if placed is None:
+        if incidental:
+            battle.emit("CORE.CHARGE.MULTI_TARGET", unit=c.uid, target=t.uid, stage="failed", no_path_avoids_dropped=True)
         battle.emit("CORE.CHARGE.BLOCKED", unit=c.uid, target=t.uid)
         _failed_move(battle, c, t, ch["high"], (t.x, t.y))
         return
@@ -370,6 +439,8 @@ def _resolve_one(battle: Battle, ch: dict[str, Any]) -> None:
     turn = (pose.facing - old_facing + 180.0) % 360.0 - 180.0
     battle.emit("CORE.CHARGE.CLOSE_DOOR", unit=c.uid, target=t.uid, pivot=turn)
     battle.emit("CORE.CHARGE.ALIGN", unit=c.uid, target=t.uid, slide=slide, overlap=overlap, x=c.x, y=c.y, facing=c.facing)
+    if allowed:
+        _engage_incidental(battle, c, t, allowed)  # before the 1" shift, which moves only unengaged enemies
     _one_inch_shift(battle, c, t)
     battle.state.engagements.append(
         Engagement(attacker=c.uid, defender=t.uid, facing=ch["facing"], charged=True, turn=battle.state.turn)
@@ -380,6 +451,34 @@ def _resolve_one(battle: Battle, ch: dict[str, Any]) -> None:
         from env.rules.siege import play
 
         play.wall_reaction(battle, t, c)
+
+
+def _reachable_incidental(battle: Battle, c: UnitState, t: UnitState, ch: dict[str, Any]) -> frozenset[int]:
+    """CORE.CHARGE.MULTI_TARGET: the declared incidental targets still reachable (alive, not fleeing, within the
+    charge range); the others are dropped, and the charger may then not touch them."""
+    keep, dropped = [], []
+    for uid in ch["incidental"]:
+        o = battle.unit(uid)
+        ok = o.alive and not o.fleeing and ch["range"] >= space.unit_distance(c, o) - geo.EPS
+        (keep if ok else dropped).append(uid)
+    if dropped:
+        battle.emit("CORE.CHARGE.MULTI_TARGET", unit=c.uid, target=t.uid, stage="dropped", dropped=dropped, kept=keep)
+    return frozenset(keep)
+
+
+def _engage_incidental(battle: Battle, c: UnitState, t: UnitState, allowed: frozenset[int]) -> None:
+    """CORE.CHARGE.MULTI_TARGET: the charger in contact with incidental targets is engaged with each, as charger."""
+    poly = space.footprint(c)
+    engaged = []
+    for uid in sorted(allowed):
+        o = battle.unit(uid)
+        if geo.distance(poly, space.footprint(o)) <= geo.EPS:
+            facing = charge_facing(battle, c, o, roll=False) or "front"
+            battle.state.engagements.append(
+                Engagement(attacker=c.uid, defender=uid, facing=facing, charged=True, turn=battle.state.turn)
+            )
+            engaged.append({"unit": uid, "facing": facing})
+    battle.emit("CORE.CHARGE.MULTI_TARGET", unit=c.uid, target=t.uid, stage="moved", engaged=engaged)
 
 
 def _versus_fleeing(battle: Battle, c: UnitState, t: UnitState, success: bool, ch: dict[str, Any]) -> None:
