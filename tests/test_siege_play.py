@@ -182,3 +182,29 @@ def test_siege_victory_counts_the_castle():
     assert play.winner(b2.state) == 0, "4 of 9 is not enough"
     cs.element(b2.state, "C").controller = 1
     assert play.winner(b2.state) == 1, "the citadel wins"
+
+
+def test_random_battles_checker_reports_clean_battles():
+    """benchmarks.siege_invariants: a handful of random-vs-random sieges finish with the invariants intact."""
+    from benchmarks.siege_invariants import checked_random_battle, summarise
+
+    runs = [checked_random_battle("siege", seed) for seed in (3, 8, 11)]
+    summary = summarise(runs)
+    assert summary["finished"] == 3 and summary["errors"] == [] and summary["invariant_failures"] == []
+    assert all(r["decisions"] > 0 and r["castle"]["G"]["gate"] in cs.GATE_STATES for r in runs)
+
+
+def test_a_defender_fleeing_off_a_wall_moves_on_clear_of_it():
+    """SIEGE.REACT.WALL: a diagonal flee from S3 that would end overhanging the wall moves on into the courtyard."""
+    from env.rules import psychology
+
+    b = Battle.from_scenario(siege_scenario(
+        [placement("marcher_halberdiers", 45.5, ON_S1, 90, models=10, files=10)],
+        [placement("orc_warriors", 50, 24, 270, models=10, files=5)],
+    ), seed=0)
+    u = b.unit(0)
+    psychology.flee(b, u, (49.5, 21.6), "CORE.REACT.FLEE", roll=3)
+    walls = [e.shape() for e in b.state.castle if e.kind != "gate"]
+    assert u.alive and cs.element_under(b.state, u) is None
+    assert not any(space.footprint(u).buffer(-0.02).intersects(w) for w in walls)
+    assert cs.check_invariants(b.state) == []

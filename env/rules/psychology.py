@@ -182,8 +182,11 @@ def flee(
     dist = float(roll)
     end = geo.move_straight(away, dist)
     end_poly = space.footprint_at(u, end)
-    # Move on until 1" clear of every unit (bounded by the table edge).
-    while any(space.near(o, u, 1.0 + dist) and geo.distance(end_poly, space.footprint(o)) < 1.0 for o in others):
+    # Move on until 1" clear of every unit (bounded by the table edge); in a siege also until clear of the walls
+    # or standing on one in one rank (SIEGE.REACT.WALL: a defender fleeing off a wall goes into the courtyard).
+    while any(space.near(o, u, 1.0 + dist) and geo.distance(end_poly, space.footprint(o)) < 1.0 for o in others) or (
+        s.castle and not space.castle_end_ok(s, u, end_poly)
+    ):
         dist += 0.5
         end = geo.move_straight(away, dist)
         end_poly = space.footprint_at(u, end)

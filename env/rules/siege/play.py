@@ -355,8 +355,9 @@ def wall_reaction(battle: Battle, t: UnitState, c: UnitState) -> int:
 # --------------------------------------------------------------------- moving on the walls
 def end_check(state: BattleState, u: UnitState):
     """For a unit standing on a castle element, a test of where its moves may end (SIEGE.MOVE.WALLS,
-    SIEGE.CASTLE.WALL): off every standing element, or with its centre on one and, on a wall section,
-    in one rank (the footprint one base deep); None for every other unit (the castle blocks it instead)."""
+    SIEGE.CASTLE.WALL): off every standing element, or wholly on the walls and towers with its centre on
+    one and, on a wall section, in one rank (the footprint one base deep); None for every other unit (the
+    castle blocks it instead)."""
     import math
 
     import shapely
@@ -367,6 +368,7 @@ def end_check(state: BattleState, u: UnitState):
     if not shapes:
         return None
     solid = shapely.union_all(shapes)
+    on_top = solid.buffer(0.01, join_style="mitre")
     one_rank = u.models * u.base_w
 
     def ok(end) -> bool:
@@ -375,8 +377,8 @@ def end_check(state: BattleState, u: UnitState):
             return True
         c = end.centroid
         e = next((x for x in state.castle if x.kind != "gate" and x.standing and x.shape().covers(c)), None)
-        if e is None or u.troop_type in NO_WALL_TYPES:
-            return False
+        if e is None or u.troop_type in NO_WALL_TYPES or not on_top.covers(end):
+            return False  # nothing overhangs a wall or tower
         if e.kind != "wall":
             return True
         pts = list(end.exterior.coords)
