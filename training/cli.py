@@ -205,7 +205,8 @@ def tournament(
         results = run_tournament(scenario, names, games_per_pair, seed, out, workers=workers or os.cpu_count(),
                                  blue_army=blue_army, red_army=red_army, console=console, backend=backend,
                                  ray_address=ray_address, pairing=pairing)
-    console.print(f"{results['games']} games in {results['seconds']:.1f} s on {results['workers']} workers "
+    n = results["workers"]
+    console.print(f"{results['games']} games in {results['seconds']:.1f} s on {n} worker{'s' * (n != 1)} "
                   f"({backend})", soft_wrap=True)
     for name in ("results.json", "results.csv", "heatmap.png", "fingerprint.png"):
         console.print(f"{name}: {_shown(out / name)}", soft_wrap=True)
