@@ -8,7 +8,7 @@ battle and relative to the acting side ``player``:
 * enemy slot ``j``: the ``j``-th unit of the other side in uid order.
 
 Slots never move during a battle (a destroyed unit keeps its slot). With ``n``
-slots per side the index layout is (blocks in this order, ``n = 10`` gives 5804
+slots per side the index layout is (blocks in this order, ``n = 10`` gives 5814
 indices):
 
 ============ ======================== ==========================================
@@ -41,6 +41,8 @@ swap         n · n                    ``i · n + j``: own Shadow wizard i swaps
                                       character j (CORE.MAGIC.ATTR.SHADOW)
 breathe      n · n                    ``i · n + j``: own unit i breathes at enemy j
                                       (``shoot`` option "breath", CORE.SR.BREATH_WEAPON)
+order        n                        ``i``: the combat of own unit i is fought next
+                                      (CORE.CONV.ORDER, CORE.CC.ROUNDS)
 ============ ======================== ==========================================
 
 Deployment slots are side-relative already (:func:`env.rules.deployment.slot_pose`
@@ -69,7 +71,7 @@ if TYPE_CHECKING:
 
 BLOCKS = (
     "end_phase", "deploy", "move", "charge", "react", "shoot", "pursue", "join", "leave", "challenge", "accept", "refuse",
-    "cast", "dispel", "swap", "breathe",
+    "cast", "dispel", "swap", "breathe", "order",
 )
 """Block names in index order; each is also the Action.kind it encodes, except
 ``join`` and ``leave``, which are ``move`` actions with those options, and
@@ -133,6 +135,7 @@ class CodecLayout:
     dispel: int
     swap: int
     breathe: int
+    order: int
     size: int
 
 
@@ -167,10 +170,11 @@ class ActionCodec:
         dispel = cast + n * CAST_OPTIONS * 2 * n
         swap = dispel + DISPEL_OPTIONS
         breathe = swap + n * n
-        size = breathe + n * n
+        order = breathe + n * n
+        size = order + n
         self.layout = CodecLayout(
             deploy, move, charge, react, shoot, pursue, join, leave, challenge, accept, refuse, cast, dispel, swap, breathe,
-            size,
+            order, size,
         )
         self.size = size
 
@@ -204,7 +208,8 @@ class ActionCodec:
             ("cast", L.cast, L.dispel),
             ("dispel", L.dispel, L.swap),
             ("swap", L.swap, L.breathe),
-            ("breathe", L.breathe, L.size),
+            ("breathe", L.breathe, L.order),
+            ("order", L.order, L.size),
         ):
             if start <= index < end:
                 return name
@@ -278,6 +283,8 @@ class ActionCodec:
             return L.dispel + (DISPEL_OPTIONS - 1 if action.option == "scroll" else int(action.option or 0) - 1)
         if kind == "swap":
             return L.swap + own_slot(action.unit) * n + own_slot(action.target)
+        if kind == "order":
+            return L.order + own_slot(action.unit)
         raise ValueError(f"cannot encode '{action}': unknown kind '{kind}'")
 
     # ------------------------------------------------------------------ decode
@@ -344,6 +351,8 @@ class ActionCodec:
         if block == "breathe":
             i, j = divmod(index - L.breathe, n)
             return Action("shoot", pick(own, i, "own"), pick(enemy, j, "enemy"), "breath")
+        if block == "order":
+            return Action("order", pick(own, index - L.order, "own"))
         i, c = divmod(index - L.pursue, len(PURSUIT_CHOICES))
         uid = pick(own, i, "own")
         target = next((a.target for a in battle.legal_actions() if a.kind == "pursue" and a.unit == uid), None)
@@ -408,6 +417,8 @@ class ActionCodec:
         if block == "breathe":
             i, j = divmod(index - L.breathe, n)
             return f"breathe own {i} -> enemy {j}"
+        if block == "order":
+            return f"order: the combat of own {index - L.order} next"
         i, c = divmod(index - L.pursue, len(PURSUIT_CHOICES))
         return f"pursue own {i}: {PURSUIT_CHOICES[c]}"
 

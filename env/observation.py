@@ -71,15 +71,15 @@ g      name             meaning and scale
 0      turn             game turn / max turns (0 during deployment, 1 at the last)
 1..6   phase            one-hot over PHASES: deployment, start, movement, magic,
                         shooting, combat
-7..17  pending kind     one-hot: deploy, charge, react, move, cast, dispel,
-                        shoot, pursue, challenge, accept, game_over
-18     my_decision      1 if the observer decides now
-19     my_turn          1 if the observer is the phasing player (0 in deployment)
-20     went_first       1 if the observer took (or takes) the first player turn
-21     vp_for           the observer's victory points now / points limit
-22     vp_against       the enemy's victory points now / points limit
-23     units_for        own units alive / unit slots
-24     units_against    enemy units alive / unit slots
+7..18  pending kind     one-hot: deploy, charge, react, move, cast, dispel,
+                        shoot, pursue, challenge, accept, game_over, order
+19     my_decision      1 if the observer decides now
+20     my_turn          1 if the observer is the phasing player (0 in deployment)
+21     went_first       1 if the observer took (or takes) the first player turn
+22     vp_for           the observer's victory points now / points limit
+23     vp_against       the enemy's victory points now / points limit
+24     units_for        own units alive / unit slots
+25     units_against    enemy units alive / unit slots
 ====== ================ =====================================================
 
 Planes (``planes[c]``), each cell W/36 × H/24 inches (2" × 2" as standard),
@@ -115,6 +115,7 @@ TROOP_TYPES: tuple[str, ...] = get_args(TroopType)
 TERRAIN_KINDS: tuple[str, ...] = get_args(TerrainKind)
 PENDING_KINDS = (
     "deploy", "charge", "react", "move", "cast", "dispel", "shoot", "pursue", "challenge", "accept", "game_over",
+    "order",
 )
 
 UNIT_FEATURES: tuple[str, ...] = (

@@ -126,7 +126,7 @@ def same(a: Any, b: Any) -> bool:
 def test_codec_layout_and_round_trip() -> None:
     codec = ActionCodec(10)
     L = codec.layout
-    assert codec.size == 1 + 10 * N_SLOTS + 10 * len(MOVE_OPTIONS) + 100 + 30 + 100 + 20 + 100 + 10 + 100 + 10 + 10 + 4400 + 13 + 100 + 100 == 5804
+    assert codec.size == 1 + 10 * N_SLOTS + 10 * len(MOVE_OPTIONS) + 100 + 30 + 100 + 20 + 100 + 10 + 100 + 10 + 10 + 4400 + 13 + 100 + 100 + 10 == 5814
     assert (L.deploy, L.move, L.charge, L.react, L.shoot, L.pursue) == (1, 551, 711, 811, 841, 941)
     b = Battle.from_scenario("pitched_battle", seed=4)
     p = b.pending.player

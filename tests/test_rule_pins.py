@@ -640,3 +640,49 @@ def test_an_unreachable_incidental_target_is_dropped_and_no_path_avoids_it() -> 
     assert failed["stage"] == "failed" and failed["no_path_avoids_dropped"]
     assert rules(b, "CORE.CHARGE.BLOCKED") and rules(b, "CORE.CHARGE.FAILED")[0]["high"] == 6
     assert not [e for e in rules(b, "CORE.CC.SEQUENCE") if 0 in e["units"]]
+
+
+# --------------------------------------------------------------------- CORE.CONV.ORDER
+def _two_combats() -> Battle:
+    """Blue spearmen uid 0 (x = 20) and uid 1 (x = 50) each face to face with orcs (uids 2, 3), engaged; blue's
+    turn goes on to its Close Combat phase."""
+    blue = [placement("marcher_spearmen", 20, 20, 90), placement("marcher_spearmen", 50, 20, 90)]
+    red = [placement("orc_warriors", 20, 20 + DEPTH4, 270), placement("orc_warriors", 50, 20 + DEPTH4, 270)]
+    b = battle(blue, red)
+    from env.rules.state import Engagement
+
+    b.state.engagements = [Engagement(attacker=0, defender=2, facing="front", charged=False, turn=0),
+                           Engagement(attacker=1, defender=3, facing="front", charged=False, turn=0)]
+    b._legal_cache = None
+    while b.pending.kind != "order":
+        b.apply(Action("end_phase"))
+    return b
+
+
+def test_the_phasing_player_chooses_which_simultaneous_combat_resolves_first() -> None:
+    """CORE.CONV.ORDER, CORE.CC.ROUNDS: with two combats waiting, blue chooses; naming uid 1 fights the x = 50
+    combat first, then the other with no second choice (one combat left)."""
+    from env.encoding import ActionCodec
+    from env.observation import GLOBAL_FEATURES, Observer
+
+    b = _two_combats()
+    assert b.pending.player == 0 and set(b.legal_actions()) == {Action("order", 0), Action("order", 1), Action("end_phase")}
+    codec = ActionCodec(10)
+    mask = codec.mask(b, 0)
+    assert sorted(int(i) for i in mask.nonzero()[0]) == [0, codec.layout.order, codec.layout.order + 1]
+    assert codec.decode(codec.layout.order + 1, b, 0) == Action("order", 1)
+    obs = Observer(codec, planes=False).observe(b, 0, mask)
+    assert obs["globals"][GLOBAL_FEATURES.index("pending_order")] == 1.0
+    b.apply(Action("order", 1))
+    (ev,) = rules(b, "CORE.CONV.ORDER")
+    assert (ev["player"], ev["effect"], ev["units"], ev["chosen"], ev["waiting"]) == (0, "combat", [1, 3], True, 1)
+    assert [e["units"] for e in rules(b, "CORE.CC.SEQUENCE")][:2] == [[1, 3], [0, 2]]
+
+
+def test_end_phase_keeps_the_listed_combat_order() -> None:
+    """CORE.CONV.ORDER: declining to choose (end_phase) fights the combats in uid order of their lowest unit."""
+    b = _two_combats()
+    b.apply(Action("end_phase"))
+    (ev,) = rules(b, "CORE.CONV.ORDER")
+    assert ev["units"] == [0, 2] and not ev["chosen"]
+    assert [e["units"] for e in rules(b, "CORE.CC.SEQUENCE")][:2] == [[0, 2], [1, 3]]

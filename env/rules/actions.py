@@ -17,6 +17,8 @@ cast           uid      target   "<SPELL_ID>:<dice>" (1..L+1 power dice) or
                                  "<SPELL_ID>:bound" (CORE.MAGIC.CAST, BOUND)
 dispel         —        —        "<n>" dispel dice, or "scroll" (CORE.MAGIC.DISPEL, SCROLL)
 swap           wizard   friend   — a Shadow wizard swaps places (CORE.MAGIC.ATTR.SHADOW)
+order          uid      —        — the phasing player resolves next the waiting
+                                 combat of its unit uid (CORE.CONV.ORDER, CC.ROUNDS)
 end_phase      —        —        — ends the current sub-phase (always legal)
 ============== ======== ======== ==============================================
 """
@@ -26,7 +28,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-ACTION_KINDS = ("deploy", "charge", "react", "move", "shoot", "pursue", "cast", "dispel", "swap", "end_phase")
+ACTION_KINDS = ("deploy", "charge", "react", "move", "shoot", "pursue", "cast", "dispel", "swap", "order", "end_phase")
 
 REACTIONS = ("hold", "stand_and_shoot", "flee")
 PURSUIT_CHOICES = ("pursue", "hold")
@@ -96,7 +98,8 @@ class Pending:
         player: the deciding side (0 blue, 1 red), or None when the game is over.
         kind: "deploy", "charge" (declarations), "react", "move" (remaining
             moves), "cast" (the magic phase), "dispel" (the opponent answers a
-            spell), "shoot", "pursue" or "game_over".
+            spell), "shoot", "pursue", "order" (which waiting combat is fought
+            next) or "game_over".
         unit: the unit the decision is about, for "react", "pursue" and
             "dispel" (the caster).
     """

@@ -210,6 +210,8 @@ class Battle:
             acts = magic.legal(self)
         elif stage == "pursue":
             acts = combat.legal_pursuit(self)
+        elif stage == "order":
+            acts = combat.legal_order(self)
         elif stage in ("challenge", "accept"):
             acts = challenges.legal(self)
         else:  # pragma: no cover - defensive
@@ -250,6 +252,8 @@ class Battle:
             magic.apply(self, action)
         elif stage == "pursue":
             combat.apply_pursuit(self, action)
+        elif stage == "order":
+            combat.apply_order(self, action)
         elif stage in ("challenge", "accept"):
             challenges.apply(self, action)
         self._advance()
@@ -295,6 +299,8 @@ class Battle:
             shooting.apply(self, END_PHASE)
         elif stage in ("cast", "dispel"):
             magic.apply(self, END_PHASE)
+        elif stage == "order":
+            combat.apply_order(self, END_PHASE)
 
     def finish_phase(self) -> None:
         """Mark the current phase finished; the next starts on the next step."""

@@ -1,11 +1,12 @@
 """The Close Combat phase (CORE.CC.*): rounds, combat result, break tests, flight and pursuit.
 
 Every combat (a connected group of engaged units) fights one round per
-Close Combat phase, in uid order of its lowest unit (the phasing player's
-order, CORE.CC.ROUNDS). A round follows CORE.CC.SEQUENCE: fighting models,
-strikes in order, combat result, break tests, flee and pursue, pursuit
-contact, panic. The only decision is whether a winner pursues
-(CORE.CC.PURSUE_CHOICE).
+Close Combat phase, in the order the phasing player chooses (CORE.CC.ROUNDS,
+CORE.CONV.ORDER): while two or more combats wait, the phasing player names
+the next one (an ``order`` decision; ``end_phase`` keeps uid order of their
+lowest unit). A round follows CORE.CC.SEQUENCE: fighting models, strikes in
+order, combat result, break tests, flee and pursue, pursuit contact, panic.
+The other decision is whether a winner pursues (CORE.CC.PURSUE_CHOICE).
 """
 
 from __future__ import annotations
@@ -271,7 +272,11 @@ def start(battle: Battle) -> None:
 
 def _continue(battle: Battle) -> None:
     s = battle.state
-    while s.queue["combats"]:
+    while _waiting_combats(battle):
+        if len(s.queue["combats"]) > 1 and not s.queue.pop("ordered", False):
+            battle.set_stage("order")  # CORE.CONV.ORDER: the phasing player picks the next combat
+            return
+        s.queue.pop("ordered", None)
         uids = set(s.queue["combats"].pop(0))
         group = [e for e in s.engagements if e.attacker in uids or e.defender in uids]
         if not group:
@@ -283,6 +288,46 @@ def _continue(battle: Battle) -> None:
             battle.set_stage("pursue")
             return
     battle.finish_phase()
+
+
+def _waiting_combats(battle: Battle) -> list[list[int]]:
+    """The queued combats (unit uid lists) that still have an engagement; the others leave the queue."""
+    s = battle.state
+    s.queue["combats"] = [
+        key for key in s.queue["combats"] if any(e.attacker in key or e.defender in key for e in s.engagements)
+    ]
+    return s.queue["combats"]
+
+
+def legal_order(battle: Battle) -> list[Action]:
+    """The phasing player's ``order`` actions: one per waiting combat, naming its lowest own unit uid.
+
+    CORE.CONV.ORDER, CORE.CC.ROUNDS: effects that trigger at the same moment
+    (here: the Close Combat phase's rounds) resolve in the order the phasing
+    player chooses.
+    """
+    s = battle.state
+    acts = []
+    for key in s.queue["combats"]:
+        uids = {i for e in s.engagements if e.attacker in key or e.defender in key for i in (e.attacker, e.defender)}
+        own = sorted(i for i in uids if battle.unit(i).side == s.active)
+        if own:
+            acts.append(Action("order", own[0]))
+    return acts
+
+
+def apply_order(battle: Battle, action: Action) -> None:
+    """Fight next the combat of ``action.unit`` (``end_phase``: the first waiting one), then go on (CORE.CONV.ORDER)."""
+    s = battle.state
+    combats = s.queue["combats"]
+    chosen = action.kind == "order"
+    k = next(i for i, key in enumerate(combats) if action.unit in key) if chosen else 0
+    combats.insert(0, combats.pop(k))
+    s.queue["ordered"] = True
+    battle.emit("CORE.CONV.ORDER", player=s.active, effect="combat", units=list(combats[0]), chosen=chosen,
+                waiting=len(combats) - 1)
+    battle.set_stage("combat")
+    _continue(battle)
 
 
 def resume_round(battle: Battle) -> None:
