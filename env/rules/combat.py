@@ -307,10 +307,10 @@ def legal_order(battle: Battle) -> list[Action]:
     player chooses.
     """
     s = battle.state
+    engaged = {i for e in s.engagements for i in (e.attacker, e.defender)}
     acts = []
     for key in s.queue["combats"]:
-        uids = {i for e in s.engagements if e.attacker in key or e.defender in key for i in (e.attacker, e.defender)}
-        own = sorted(i for i in uids if battle.unit(i).side == s.active)
+        own = [i for i in key if i in engaged and battle.unit(i).side == s.active]
         if own:
             acts.append(Action("order", own[0]))
     return acts
