@@ -546,21 +546,32 @@ class AbandonedFlankAgent(TacticalAgent):
         return (x, self.forward_point(battle, u, SHIFT_DEPTH)[1])
 
     def shift_across(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
-        """The lateral shift: turn square towards the main body's half, then march along the line."""
+        """The lateral shift: out of the line with a wheel towards the main body's half (the line blocks a
+        square turn), then march along the front of the main line."""
         goal = self.shift_point(battle, u)
         off = off_axis(u, goal)
+        in_zone = self.own_y(battle, u) < battle.state.queue.get("zone_depth", 12.0) + 2.0
+        if abs(off) > 60.0 and in_zone:
+            side = "left" if off > 0 else "right"
+            for opt in (f"march_wheel_{side}", f"wheel_{side}", f"wheel_{side}_short", "march", "advance"):
+                if opt in options:
+                    return opt
         if abs(off) > 60.0:
             turn = "turn_left" if off > 0 else "turn_right"
             if turn in options:
                 return turn
         return self.toward(battle, u, goal, options, "march")
 
+    def own_y(self, battle: Battle, u: UnitState) -> float:
+        """``u``'s depth in inches from this side's own table edge."""
+        return u.y if self.side == 0 else battle.state.table_h - u.y
+
     def safer_option(self, battle: Battle, u: UnitState, option: str, options: Collection[str]) -> str | None:
-        """During the shift a decoy that may not go on safely stays put (a step forward or back would not help)."""
-        safer = super().safer_option(battle, u, option, options)
-        if self.group(u) in ("decoy", "decoy_inf") and battle.state.turn <= SHIFT_TURNS and safer != option:
-            return None
-        return safer
+        """During the shift the decoys go on whatever the dead-zone check says: the shift is the tactic
+        (tactics.md: the whole army must be on one flank by turn 2), and a decoy that waits is left behind."""
+        if self.group(u) in ("decoy", "decoy_inf") and battle.state.turn <= SHIFT_TURNS:
+            return option
+        return super().safer_option(battle, u, option, options)
 
     def flank_target(self, battle: Battle, u: UnitState) -> UnitState | None:
         """The enemy on the main body's side nearest ``u`` (the flank the whole army concentrates on)."""
@@ -850,7 +861,8 @@ class BaitAndFlankAgent(TacticalAgent):
 
     Deployment: the battle line (:func:`tactics.deployment.line_template`),
     then the cheapest unit (fast ones first: they flee further) becomes the
-    bait and the strongest the hammer. The bait goes to its post
+    bait and the strongest fast unit (else the strongest) the hammer: its
+    charge reach must cover the bait's post. The bait goes to its post
     (:func:`tactics.manoeuvres.bait_post`: 10" ahead of the hammer, 8" to
     its inner side) and waits there in the enemy's reach; charged, it flees
     when it can escape. The hammer keeps out of the enemy's threat zone
@@ -869,7 +881,7 @@ class BaitAndFlankAgent(TacticalAgent):
         body = [u for u in army if not u.character]
         if len(body) >= 3:
             bait = min(body, key=lambda u: (not is_mobile(u), u.points, u.uid))
-            hammer = max((u for u in body if u is not bait), key=lambda u: (u.points, -u.uid))
+            hammer = max((u for u in body if u is not bait), key=lambda u: (is_mobile(u), u.points, -u.uid))
             plan.groups[bait.uid] = "bait"
             plan.groups[hammer.uid] = "hammer"
         return plan

@@ -73,6 +73,8 @@ WEAK_U = 0.25
 """Lateral position (fraction of the table width from the weak edge) of the weak wing's units."""
 DECOY_SHARE = (0.20, 0.35)
 """Points share of the decoy wing of ``abandoned_flank`` (its deployment signature)."""
+DECOY_STEP = 2 * 6.0
+"""Inches between the decoys of ``abandoned_flank`` (every other deployment column)."""
 IRRITANT_GAP = 18.0
 """Inches the main body keeps from the ``sacrifice_for_deployment`` irritant (tactics.md: ≥ 18", PROPOSAL)."""
 STAGGER_ROWS = (FRONT, BACK)
@@ -285,6 +287,39 @@ def split_wings(units: Sequence[UnitState]) -> tuple[list[UnitState], list[UnitS
     return left, right
 
 
+def line_end(line: Sequence[UnitState], edge: float, inward: int) -> float:
+    """Inches (own frame) where the far side of ``line``, packed from the column ``edge`` (+1 rightwards, −1 leftwards), ends."""
+    if not line:
+        return edge
+    xs = pack(line, edge, inward)
+    return xs[line[-1].uid] + inward * line[-1].width / 2
+
+
+def split_wings_fitting(units: Sequence[UnitState], table_w: float, width: float) -> tuple[list[UnitState], list[UnitState]]:
+    """Share units between the left and right wings, each packed from its table edge, keeping each wing's front row within ``width`` inches.
+
+    Like :func:`split_wings` (balance the points, strongest first), but a
+    deep unit (it needs the front row, :func:`fits_back_row`) goes to the
+    weaker wing only while its front row still ends within ``width`` of the
+    edge; shallow units can stand in a second row and always go by points.
+    A unit that fits neither wing goes to the weaker one.
+    """
+    wings: dict[str, list[UnitState]] = {LEFT: [], RIGHT: []}
+
+    def fits(u: UnitState, name: str) -> bool:
+        if fits_back_row(u):
+            return True
+        edge, inward = edge_of(name)
+        deep = [v for v in wings[name] if not fits_back_row(v)] + [u]
+        return inward * (line_end(deep, edge, inward) - edge) + abs(edge - (0.0 if name == LEFT else table_w)) <= width + EPS
+
+    for u in sorted(units, key=lambda u: (-u.points, u.uid)):
+        by_points = sorted((LEFT, RIGHT), key=lambda n: (_points(wings[n]), n != LEFT))
+        name = next((n for n in by_points if fits(u, n)), by_points[0])
+        wings[name].append(u)
+    return wings[LEFT], wings[RIGHT]
+
+
 def _by_role(army: Sequence[UnitState]) -> dict[str, list[UnitState]]:
     out: dict[str, list[UnitState]] = {}
     for u in army:
@@ -364,10 +399,7 @@ def refused_flank_template(army: Sequence[UnitState], table_w: float, strong_sid
     plan = DeploymentPlan(strong_side=strong_side)
     total = sum(u.points for u in army) or 1
     body = [u for u in army if not u.character and not u.has("scouts")]
-    refused: list[UnitState] = []
-    for u in sorted(body, key=lambda u: (u.points, u.uid)):
-        if len(refused) < 2 and sum(r.points for r in refused) + u.points <= REFUSED_SHARE * total:
-            refused.append(u)
+    refused = refused_units(body, total, table_w, strong_side)
     hc = sorted((u for u in body if is_heavy_cavalry(u) and u not in refused), key=lambda u: (-u.points, u.uid))
     strong = sorted((u for u in body if u not in refused and u not in hc), key=lambda u: (-u.points, u.uid))
     first_line = hc + [u for u in strong if not fits_back_row(u)]
@@ -383,6 +415,31 @@ def refused_flank_template(army: Sequence[UnitState], table_w: float, strong_sid
     _place_characters(plan, roles.get("character", []), edge + inward * table_w / 4)
     _place_scouts(plan, roles.get("scouts", []), table_w, (strong_side,))
     return plan.deep_units_first(army)
+
+
+def refused_units(body: Sequence[UnitState], total: float, table_w: float, strong_side: str) -> list[UnitState]:
+    """The token units of a refused wing: at most two, together at most :data:`REFUSED_SHARE` of ``total`` points.
+
+    Among the sets that qualify, the one that lets the rest's front row
+    (heavy cavalry at the edge, then the deep units, strongest first) end
+    within the strong half is preferred, then the cheapest (the refused wing
+    is a token). Shapes: ``body`` is the army without characters and Scouts.
+    """
+    from itertools import combinations
+
+    edge, inward = edge_of(strong_side)
+    limit = table_w / 2
+
+    def overflow(refused: tuple[UnitState, ...]) -> float:
+        rest = [u for u in body if u not in refused]
+        hc = sorted((u for u in rest if is_heavy_cavalry(u)), key=lambda u: (-u.points, u.uid))
+        deep = sorted((u for u in rest if u not in hc and not fits_back_row(u)), key=lambda u: (-u.points, u.uid))
+        return max(0.0, inward * (line_end(hc + deep, edge, inward) - limit))
+
+    sets = [c for k in (0, 1, 2) for c in combinations(sorted(body, key=lambda u: (u.points, u.uid)), k)
+            if _points(c) <= REFUSED_SHARE * total and len(c) < len(body)]
+    best = min(sets, key=lambda c: (overflow(c) > EPS, overflow(c), -len(c), _points(c)))
+    return list(best)
 
 
 def _place_characters(plan: DeploymentPlan, chars: Sequence[UnitState], centre: float) -> None:
@@ -487,7 +544,7 @@ def flank_teeth_template(army: Sequence[UnitState], table_w: float) -> Deploymen
             screen.append(u)
     plan = DeploymentPlan()
     wings = [u for u in body if u not in screen]
-    left, right = split_wings(wings)
+    left, right = split_wings_fitting(wings, table_w, table_w / 3)
     for wing, name in ((left, LEFT), (right, RIGHT)):
         edge, inward = edge_of(name)
         ordered = sorted(wing, key=lambda u: (not is_mobile(u), -u.points, u.uid))
@@ -552,7 +609,8 @@ def weakened_flank_template(army: Sequence[UnitState], table_w: float, strong_si
     main_line = [u for u in main if not is_scout(u)]
     inner = set(u.uid for u in main_line[-max(1, len(main_line) // 3):]) if main_line else set()
     edge, inward = edge_of(strong_side)
-    fill_from_edge(plan, main_line, edge, inward, {u.uid: "inner" if u.uid in inner else "strong" for u in main_line})
+    fill_from_edge(plan, main_line, edge, inward, {u.uid: "inner" if u.uid in inner else "strong" for u in main_line},
+                   limit=table_w / 2)
     _place_scouts(plan, [u for u in main if is_scout(u)], table_w, (strong_side,))
     _place_characters(plan, _unjoined_characters(army), edge + inward * table_w / 4)
     _place_rest(plan, army, table_w)
@@ -601,7 +659,14 @@ def abandoned_flank_template(army: Sequence[UnitState], table_w: float, decoy_si
     decoy = decoy_wing_units(army)
     outward = 1 if decoy_side == RIGHT else -1
     first = min(COLUMNS, key=lambda x: (outward * (table_w / 2 - x) >= 0, abs(x - table_w / 2), -outward * x))
-    fill_from_edge(plan, decoy, first, outward, {u.uid: "decoy" if is_mobile(u) else "decoy_inf" for u in decoy})
+    # Every other column, so that each decoy has room to turn square and set off across (tactics.md: the
+    # shift is made in turns 1-2); an army too large for that spills over as a plain line.
+    for i, u in enumerate(decoy):
+        x = first + outward * DECOY_STEP * i
+        if not COLUMNS[0] <= x <= COLUMNS[-1]:
+            x = first + outward * STEP * i
+        plan.place([u], {u.uid: x}, FRONT if not fits_back_row(u) or is_mobile(u) else BACK,
+                   "decoy" if is_mobile(u) else "decoy_inf")
     main = sorted((u for u in body_units(army) if u not in decoy), key=lambda u: (-u.points, u.uid))
     edge, inward = edge_of(main_side)
     fill_from_edge(plan, [u for u in main if not is_scout(u)], edge, inward, "main")
@@ -630,6 +695,8 @@ def shooting_lines_template(army: Sequence[UnitState], table_w: float, high_grou
     body = body_units(army)
     total = _points(body) or 1
     shooters = [u for u in body if (is_shooter(u) or is_war_machine(u)) and not is_mobile(u) and not is_scout(u)]
+    if len(shooters) < 2:  # too few to stagger: fast units with bows join the shooting line
+        shooters += [u for u in body if is_shooter(u) and is_mobile(u) and not is_scout(u)]
     shooters.sort(key=lambda u: (not is_war_machine(u), -_range(u), -u.points, u.uid))
     guards: dict[int, UnitState] = {}
     foot = sorted((u for u in body if u.troop_type == "infantry" and u not in shooters and not is_scout(u)), key=lambda u: (u.points, u.uid))

@@ -662,11 +662,11 @@ EXPECTED: dict[str, tuple[Detection, Detection]] = {
     ),
     'weakened_flank': (
         Detection(True, 2, '1 unit(s) (6%) with scouts on the left, 94% opposite; U1 #1 followed Scouts #0 and was charged in the left at turn 2'),
-        Detection(False, None, '1 unit(s) (6%) with scouts on the left, 94% opposite; no conversion'),
+        Detection(False, None, '1 unit(s) (6%) with scouts on the left, 94% opposite; no conversion (1 fall-back(s), 1 followed)'),
     ),
     'abandoned_flank': (
-        Detection(True, 2, 'decoy left half 33% of the points, mostly fast; centroid shift +0.25 W, 100% in the right half after turn 2'),
-        Detection(False, None, 'decoy left half 33% of the points, mostly fast; centroid shift +0.00 W, 67% in the right half after turn 2'),
+        Detection(True, 2, 'decoy left half 33% of the points, mostly fast; the decoys shifted +0.75 W, 100% in the right half after turn 2'),
+        Detection(False, None, 'decoy left half 33% of the points, mostly fast; the decoys shifted +0.00 W, 67% in the right half after turn 2; a fast decoy stayed behind'),
     ),
     'staggered_shooting_line': (
         Detection(True, 0, 'shooters\' front edges at 10.5, 6.5" (std 2.0")'),
