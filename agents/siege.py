@@ -21,6 +21,7 @@ import math
 from typing import TYPE_CHECKING, Collection
 
 from shapely.geometry import Point
+from shapely.ops import nearest_points
 
 from agents.base import ScriptedAgent
 from agents.steering import steer
@@ -28,8 +29,18 @@ from env.rules import space
 from env.rules.actions import END_PHASE, Action
 from env.rules.siege import assault
 from env.rules.siege import equipment as eq
-from env.rules.siege.castle import CastleElement, castle_area, element, element_under, units_on
+from env.rules.siege.castle import (
+    NO_ENTRY_TYPES,
+    CastleElement,
+    castle_area,
+    courtyard,
+    element,
+    element_under,
+    units_in,
+    units_on,
+)
 from env.rules.siege.orders import OCCUPY, in_contact
+from env.rules.siege.orders import inside as in_castle
 from env.rules.siege.play import WALL_ROW, defender
 from env.rules.state import UnitState
 from tactics.deployment import DeploymentPlan, line_template
@@ -39,6 +50,8 @@ if TYPE_CHECKING:
 
 ASSAULT_BONUS = 10.0
 """Added to the score of a charge by climbers on a wall's defenders: the attacker's main business."""
+EMPTY_WALL_REACH = 12.0
+"""Climbers take an empty wall section within this many inches before assaulting a defended one."""
 APPROACH_GAP = 1.5
 """Inches outside a wall's outer face where climbers aim before they charge."""
 
@@ -80,34 +93,40 @@ class SiegeAttackerAgent(_SiegeAgent):
         s = battle.state
         if not s.castle or u.side == defender(s):
             return self.fallback_move(battle, u, options)
-        if element_under(s, u) is not None or u.troop_type == "war_machine":
-            return None  # on the walls already: hold what we took; machines stand and bombard
-        occupy = sorted(o for o in options if o.startswith(OCCUPY))
-        if occupy:
-            return occupy[0]  # SIEGE.CAPTURE.UNDEFENDED: an empty section is ours for M/2
+        if u.troop_type == "war_machine":
+            return None  # machines stand and bombard
+        occupy = sorted(
+            (o for o in options if o.startswith(OCCUPY) and element(s, o[len(OCCUPY):]).controller != u.side),
+            key=lambda o: (o != OCCUPY + "C", not element(s, o[len(OCCUPY):]).is_tower, o),
+        )
+        if occupy:  # what we do not hold yet: the citadel first (SIEGE.SCEN.VICTORY), then towers, then walls
+            return occupy[0]
+        if element_under(s, u) is not None:
+            return self.from_the_walls(battle, u, options)
+        citadel = next((e for e in s.castle if e.kind == "citadel" and e.standing), None)
+        if (citadel is not None and in_castle(s, u) and citadel.controller != u.side and u.troop_type not in NO_ENTRY_TYPES
+                and not units_in(s, citadel)):
+            return self.to_door(battle, u, options, citadel)
         g = self.gate(battle)
         carried = eq.carried(u)
         if (carried.get("ram") or carried.get("protected_ram")) and g is not None and g.standing:
             return self.to_gate(battle, u, options, g)
+        area = castle_area(s)
+        outside = [e for e in self.enemies(battle, fleeing=True) if not area.covers(Point(e.x, e.y))]
         if eq.has_climbing_gear(u):
-            wall = self.assault_wall(battle, u)
+            empty = self.empty_wall(battle, u)
+            if empty is not None and empty.outer_face().distance(Point(u.x, u.y)) > EMPTY_WALL_REACH:
+                empty = None
+            wall = empty or self.assault_wall(battle, u) or self.empty_wall(battle, u)
             if wall is not None:
-                face = wall.outer_face()
-                p = face.interpolate(face.project(Point(u.x, u.y)))
-                mid = face.interpolate(0.5, normalized=True)
-                p = Point((p.x + mid.x) / 2, (p.y + mid.y) / 2)
-                ox, oy = math.cos(math.radians(wall.outward)), math.sin(math.radians(wall.outward))
-                goal = (p.x + ox * (APPROACH_GAP + u.depth / 2), p.y + oy * (APPROACH_GAP + u.depth / 2))
-                pace = "march" if math.dist((u.x, u.y), goal) > 12.0 else "advance"
-                return steer(battle, u, goal, pace, options, approach=False)
-        if u.character or u.troop_type == "war_machine":
+                return self.to_wall(battle, u, options, wall)
+        if u.character:
             return self.fallback_move(battle, u, options)
-        # without gear: go for enemies off the walls, else wait near the gate
-        inside = [e for e in self.enemies(battle) if element_under(s, e) is None]
+        # without gear: hunt the defenders outside the castle, then those off the walls, else wait by the gate
+        inside = outside or [e for e in self.enemies(battle) if element_under(s, e) is None]
         if inside:
             target = min(inside, key=lambda e: (space.unit_distance(u, e), e.uid))
             return self.advance_on(battle, u, options, target)
-        g = self.gate(battle)
         if g is None:
             return None
         c = g.shape().centroid
@@ -116,6 +135,66 @@ class SiegeAttackerAgent(_SiegeAgent):
         if math.dist((u.x, u.y), goal) < 3.0:
             return None
         return steer(battle, u, goal, "advance", options, approach=False)
+
+    def empty_wall(self, battle: Battle, u: UnitState) -> CastleElement | None:
+        """The nearest standing wall section of the enemy castle with no defenders on it and room for one
+        rank of ``u``, not yet held: where ``u`` climbs next (SIEGE.CAPTURE.UNDEFENDED)."""
+        s = battle.state
+        walls = [
+            e for e in s.castle
+            if e.kind == "wall" and e.standing and e.defender != u.side and e.controller != u.side
+            and not units_on(s, e) and e.capacity(u.base_w) >= u.files
+        ]
+        return min(walls, key=lambda e: (e.outer_face().distance(Point(u.x, u.y)), e.id), default=None)
+
+    @staticmethod
+    def to_wall(battle: Battle, u: UnitState, options: Collection[str], wall: CastleElement) -> str | None:
+        """Climbers' approach: :data:`APPROACH_GAP` outside the wall's outer face, between the unit and its middle."""
+        face = wall.outer_face()
+        p = face.interpolate(face.project(Point(u.x, u.y)))
+        mid = face.interpolate(0.5, normalized=True)
+        p = Point((p.x + mid.x) / 2, (p.y + mid.y) / 2)
+        ox, oy = math.cos(math.radians(wall.outward)), math.sin(math.radians(wall.outward))
+        gap = APPROACH_GAP if units_on(battle.state, wall) else 0.5
+        goal = (p.x + ox * (gap + u.depth / 2), p.y + oy * (gap + u.depth / 2))
+        pace = "march" if math.dist((u.x, u.y), goal) > 12.0 else "advance"
+        return steer(battle, u, goal, pace, options, approach=False)
+
+    def safer_option(self, battle: Battle, u: UnitState, option: str, options: Collection[str]) -> str | None:
+        """Storming a castle means going where the defenders can charge: the attacker takes no fall-back
+        (the danger estimate does not see the walls that stop most of those charges)."""
+        if battle.state.castle and u.side != defender(battle.state):
+            return option
+        return super().safer_option(battle, u, option, options)
+
+    def from_the_walls(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
+        """A unit that took a wall (facing the courtyard; the wall stays held when it leaves): with defenders
+        left in the courtyard, or the citadel still to take, it marches straight down, else it holds the wall."""
+        s = battle.state
+        area = castle_area(s)
+        below = [e for e in self.enemies(battle) if area.covers(Point(e.x, e.y)) and element_under(s, e) is None]
+        citadel = next((e for e in s.castle if e.kind == "citadel" and e.standing), None)
+        for_citadel = (citadel is not None and citadel.controller != u.side and not units_in(s, citadel)
+                       and u.troop_type not in NO_ENTRY_TYPES)
+        if not below and not for_citadel:
+            return None
+        for step in ("march", "advance"):  # straight down into the courtyard: a wall leaves no room to wheel
+            if step in options:
+                return step
+        if not below:
+            return None  # no straight way down
+        target = min(below, key=lambda e: (space.unit_distance(u, e), e.uid))
+        return self.advance_on(battle, u, options, target)
+
+    @staticmethod
+    def to_door(battle: Battle, u: UnitState, options: Collection[str], e: CastleElement) -> str | None:
+        """Into contact with tower or citadel ``e`` from the courtyard, to enter it next (SIEGE.TOWER.ASSAULT):
+        straight at the nearest point of its outline that faces the courtyard, as far as the move allows."""
+        yard = courtyard(battle.state).buffer(0.05)
+        face = e.shape().exterior.intersection(yard)
+        door = nearest_points(face if not face.is_empty else e.shape().exterior, Point(u.x, u.y))[0]
+        pace = "march" if math.dist((u.x, u.y), (door.x, door.y)) > 8.0 else "advance"
+        return steer(battle, u, (door.x, door.y), pace, options, approach=True)
 
     @staticmethod
     def to_gate(battle: Battle, u: UnitState, options: Collection[str], g: CastleElement) -> str | None:

@@ -272,3 +272,37 @@ def test_a_unit_in_an_open_gateway_stands_on_no_element():
     assert cs.check_invariants(b.state) == []
     u.files = 5  # 3.9" wide and wholly within the wall's outline: on the parapet, in 2 ranks
     assert cs.check_invariants(b.state) == ["unit 1 (Orc Warriors) is on wall S2 in 2 ranks"]
+
+
+# ----------------------------------------------------------------------------- towers and walking the walls
+def test_undefended_citadel_entered_from_the_courtyard_wins_the_siege():
+    """SIEGE.TOWER.ASSAULT: orcs at C's courtyard face enter it (7 files across its 6" top); SIEGE.SCEN.VICTORY."""
+    from env.rules.siege import play
+
+    orcs = placement("orc_warriors", 24 + 0.5 + 20 / 25.4, 3.0, 180, models=10, files=5)
+    b = siege_battle(blue=[YARD], red=[orcs], phase="movement", player="red")
+    end_declarations(b)
+    assert "occupy:C" in moves(b, 1) and "occupy:T3" not in moves(b, 1)  # T3 is out of reach
+    b.apply(Action("move", 1, None, "occupy:C"))
+    u, c = b.unit(1), cs.element(b.state, "C")
+    assert cs.element_under(b.state, u) is c and u.files == 7 and c.controller == 1
+    ev = rules(b, "SIEGE.TOWER.ASSAULT")[-1]
+    assert (ev["element"], ev["via"], ev["undefended"]) == ("C", "courtyard", True)
+    assert play.winner(b.state) == 1
+
+
+def test_walking_the_walls_from_a_held_section_to_a_tower_and_the_next_section():
+    """SIEGE.MOVE.WALLS: from S1, which red holds, into T1 (5 files on its 4" top) or onto the empty S2."""
+    on_s1 = placement("orc_warriors", 26.5, 16 + 20 / 25.4 / 2, 270, models=10, files=10)
+    b = siege_battle(blue=[YARD], red=[on_s1], phase="movement", player="red")
+    end_declarations(b)
+    s1 = cs.element(b.state, "S1")
+    assert cs.element_under(b.state, b.unit(1)) is s1
+    assert not any(o.startswith("occupy") for o in moves(b, 1))  # S1 is still blue's
+    s1.controller = 1
+    b._legal_cache = None
+    assert {"occupy:T1", "occupy:S2"} <= set(moves(b, 1))
+    b.apply(Action("move", 1, None, "occupy:S2"))
+    assert cs.element_under(b.state, b.unit(1)).id == "S2" and b.unit(1).ranks == 1
+    assert rules(b, "SIEGE.MOVE.WALLS")[-1] == {**rules(b, "SIEGE.MOVE.WALLS")[-1], "start": "S1", "end": "S2"}
+    assert cs.check_invariants(b.state) == []

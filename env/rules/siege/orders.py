@@ -9,8 +9,10 @@ Called by the engine modules only when ``state.castle`` is not empty:
   element that rolled 15–16 skip their next Shooting phase
   (:func:`start_shooting`; SIEGE.DMG.WALL, SIEGE.DMG.TOWER).
 * Movement phase — ``Action("move", unit, None, "gate_open:<id>")`` /
-  ``"gate_close:<id>"`` (SIEGE.CASTLE.GATE) and ``"occupy:<id>"``
-  (SIEGE.CAPTURE.UNDEFENDED) (:func:`legal_moves`, :func:`apply_move`).
+  ``"gate_close:<id>"`` (SIEGE.CASTLE.GATE) and ``"occupy:<id>"``: a wall
+  section from outside (SIEGE.CAPTURE.UNDEFENDED), or an undefended tower
+  or the citadel through its door (SIEGE.TOWER.ASSAULT)
+  (:func:`legal_moves`, :func:`apply_move`).
 * Close Combat phase — before the fights, every unengaged unit of the
   phasing player in contact with an enemy castle element strikes it: a ram
   blow (SIEGE.EQUIP.RAM, SIEGE.EQUIP.PROTECTED_RAM), else one blow per model
@@ -29,8 +31,16 @@ DEFAULT readings (the sources are silent):
   automatically; off every element, the aimed-at element is struck on a 4+;
 * a unit gives at most one gate order per turn; a gate with a unit in its
   gateway cannot be closed; a smashed or destroyed gate cannot be moved;
-* a unit occupying a section stands on it in one rank, so all its models
-  must fit (SIEGE.CASTLE.WALL); it must not have moved this phase.
+* an undefended tower is entered through its door from the courtyard or
+  from a wall section the unit's side holds next to it, walking along the
+  wall up to M to the door (SIEGE.TOWER.ASSAULT, SIEGE.MOVE.WALLS): the
+  whole unit must fit on the top, where it stands
+  centred, squared to the tower, as many files as fit across; fighting at a
+  defended tower's door is not modelled;
+* a unit occupying a section needs one full rank of it to fit on the
+  section; the whole unit then stands on the walls in one rank
+  (SIEGE.CASTLE.WALL), facing the courtyard, reaching onto neighbouring
+  walls and towers as needed; it must not have moved this phase.
 """
 
 from __future__ import annotations
@@ -38,6 +48,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+import numpy as np
 from shapely.geometry import LineString, Point
 
 from env.rules import geometry as geo
@@ -46,11 +57,13 @@ from env.rules.actions import Action
 from env.rules.siege import damage as dmg
 from env.rules.siege import equipment as eq
 from env.rules.siege.castle import (
+    NO_ENTRY_TYPES,
     NO_WALL_TYPES,
     CastleElement,
     castle_area,
     element,
     element_under,
+    units_in,
     units_on,
 )
 
@@ -272,31 +285,93 @@ def in_contact(u: UnitState, e: CastleElement) -> bool:
 
 
 def occupy_orders(battle: Battle, u: UnitState) -> list[Action]:
-    """SIEGE.CAPTURE.UNDEFENDED: ``u`` with climbing gear, unmoved, in contact with the outer face of an
-    undefended standing wall section of the enemy castle that holds all its models in one rank, steps onto it."""
+    """SIEGE.CAPTURE.UNDEFENDED: ``u``, unmoved, takes an undefended standing wall section of the enemy castle
+    on which one full rank of it fits, stepping onto the walls in one rank facing the courtyard (the whole
+    unit, reaching onto the next sections as needed): from outside with climbing gear, in contact with the
+    section's outer face; or along the walls (SIEGE.MOVE.WALLS) from a wall or tower its side holds that
+    adjoins the section."""
     s = battle.state
     from env.rules.movement import can_move
 
-    if not eq.has_climbing_gear(u) or u.troop_type in NO_WALL_TYPES or not can_move(battle, u) or not _can_order(battle, u):
+    if u.troop_type in NO_WALL_TYPES or u.troop_type == "war_machine" or u.character:
         return []
-    if element_under(s, u) is not None:
+    if not can_move(battle, u) or not _can_order(battle, u):
+        return []
+    here = element_under(s, u)
+    if here is None and not eq.has_climbing_gear(u):
+        return []
+    if here is not None and here.controller != u.side:
         return []
     out = []
     for e in s.castle:
-        if e.kind != "wall" or not e.standing or e.defender == u.side or units_on(s, e):
+        if e.kind != "wall" or not e.standing or e.defender == u.side or e is here or units_on(s, e):
             continue
-        if e.capacity(u.base_w) < u.models or e.outer_face().distance(space.footprint(u)) > CONTACT + geo.EPS:
+        if e.capacity(u.base_w) < u.files:
+            continue
+        if here is None and e.outer_face().distance(space.footprint(u)) > CONTACT + geo.EPS:
+            continue
+        if here is not None and here.shape().distance(e.shape()) > geo.EPS:
             continue
         if _placement(battle, e, u) is not None:
             out.append(Action("move", u.uid, None, OCCUPY + e.id))
     return out
 
 
+def tower_orders(battle: Battle, u: UnitState) -> list[Action]:
+    """SIEGE.TOWER.ASSAULT, SIEGE.MOVE.WALLS: ``u`` (not cavalry or a large creature, unmoved) enters an
+    undefended tower or the citadel of the enemy castle through its door, from the courtyard or from a wall
+    section its side holds next to it, when the whole unit fits on the top (SIEGE.CASTLE.TOWER)."""
+    from env.rules.movement import can_move
+
+    s = battle.state
+    if u.troop_type in NO_ENTRY_TYPES or u.troop_type == "war_machine" or u.character:
+        return []
+    if not can_move(battle, u) or not _can_order(battle, u):
+        return []
+    here = element_under(s, u)
+    if here is not None and (here.kind != "wall" or here.controller != u.side):
+        return []
+    if here is None and not inside(s, u):
+        return []
+    out = []
+    for e in s.castle:
+        if not e.is_tower or not e.standing or e.defender == u.side or e is here:
+            continue
+        reach = u.profile.M if here is not None else CONTACT  # along the walls to the door, or at it
+        if any(o.side != u.side for o in units_in(s, e)) or e.shape().distance(space.footprint(u)) > reach + geo.EPS:
+            continue
+        if here is not None and here.shape().distance(e.shape()) > geo.EPS:
+            continue  # the section must adjoin the tower
+        if e.capacity(u.base_w, u.base_d) < u.models or _tower_pose(battle, e, u) is None:
+            continue
+        out.append(Action("move", u.uid, None, OCCUPY + e.id))
+    return out
+
+
+def _tower_pose(battle: Battle, e: CastleElement, u: UnitState) -> tuple[geo.Pose, int] | None:
+    """``u`` on ``e``'s top: centred, facing as now squared to the tower, as many files as fit; None if not clear."""
+    x0, y0, x1, y1 = e.shape().bounds
+    c = e.shape().centroid
+    facing = round(u.facing / 90.0) * 90.0 % 360.0
+    across = (x1 - x0) if facing in (90.0, 270.0) else (y1 - y0)
+    files = max(1, min(u.models, int(math.floor(across / u.base_w + 1e-9))))
+    pose = geo.Pose(c.x, c.y, facing)
+    old = (u.x, u.y, u.facing, u.files)
+    u.x, u.y, u.facing, u.files = pose.x, pose.y, pose.facing, files
+    try:
+        poly = space.footprint(u)
+        env = space.Surroundings(battle.state, u)
+        ok = env.castle_end is not None and env.castle_end(poly) and not _too_close(env, poly, battle.state)
+    finally:
+        u.x, u.y, u.facing, u.files = old
+    return (pose, files) if ok else None
+
+
 def legal_moves(battle: Battle) -> list[Action]:
-    """Every siege ``move`` order of the phasing player now (gates, undefended sections)."""
+    """Every siege ``move`` order of the phasing player now (gates, undefended sections and towers)."""
     acts: list[Action] = []
     for u in space.alive_units(battle.state, battle.state.active):
-        acts += gate_orders(battle, u) + occupy_orders(battle, u)
+        acts += gate_orders(battle, u) + occupy_orders(battle, u) + tower_orders(battle, u)
     return acts
 
 
@@ -317,41 +392,64 @@ def apply_move(battle: Battle, action: Action) -> None:
     if eid is None:
         raise ValueError(f"not a siege order: {opt!r}")
     e = element(battle.state, eid)
+    from env.rules import characters
+
+    if e.is_tower:
+        placed = _tower_pose(battle, e, u)
+        if placed is None:
+            raise ValueError(f"unit {u.uid} cannot enter {eid!r}")
+        pose, files = placed
+        came_from = element_under(battle.state, u)
+        u.x, u.y, u.facing, u.files = pose.x, pose.y, pose.facing, files
+        u.flags["moved"] = True
+        e.controller = u.side
+        characters.sync(battle.state)
+        battle.emit("SIEGE.TOWER.ASSAULT", element=eid, unit=u.uid, undefended=True,
+                    via=came_from.id if came_from else "courtyard", x=u.x, y=u.y, controller=u.side)
+        return
     pose = _placement(battle, e, u)
     if pose is None:
         raise ValueError(f"unit {u.uid} cannot occupy {eid!r}")
+    came_from = element_under(battle.state, u)
     u.x, u.y, u.facing, u.files = pose.x, pose.y, pose.facing, u.models
     u.flags["moved"] = True
     e.controller = u.side
-    from env.rules import characters
-
     characters.sync(battle.state)
     battle.emit("SIEGE.CAPTURE.UNDEFENDED", element=eid, unit=u.uid, cost=u.profile.M / 2, x=u.x, y=u.y,
-                controller=u.side)
+                controller=u.side, via=came_from.id if came_from else "outside")
+    if came_from is not None:
+        battle.emit("SIEGE.MOVE.WALLS", unit=u.uid, start=came_from.id, end=eid)
 
 
 def _placement(battle: Battle, e: CastleElement, u: UnitState) -> geo.Pose | None:
     """Where ``u`` stands on wall ``e`` in one rank, nearest its position; None when that place is not clear."""
     from env.rules.siege.play import wall_pose
 
-    pose = wall_pose(e, u)
+    pose = wall_pose(e, u, inward=e.defender != u.side)
     old = (u.x, u.y, u.facing, u.files)
     u.x, u.y, u.facing, u.files = pose.x, pose.y, pose.facing, u.models
     try:
         poly = space.footprint(u)
         env = space.Surroundings(battle.state, u)
-        ok = env.castle_end is not None and env.castle_end(poly) and not _too_close(env, poly)
+        ok = env.castle_end is not None and env.castle_end(poly) and not _too_close(env, poly, battle.state)
     finally:
         u.x, u.y, u.facing, u.files = old
     return pose if ok else None
 
 
-def _too_close(env: space.Surroundings, poly) -> bool:
-    """Another unit within 1" of ``poly`` (CORE.MOVE.ONE_INCH)."""
+def _too_close(env: space.Surroundings, poly, state=None) -> bool:
+    """Another unit within 1" of ``poly`` (CORE.MOVE.ONE_INCH); with ``state``, only units up on the walls
+    and towers count (those on the ground below stand at another level), overlaps always."""
     import shapely
 
     near = env.near(poly, 1.0)
-    return bool(near.any() and (shapely.distance(poly, env.polys[near]) < 1.0 - geo.EPS).any())
+    if not near.any():
+        return False
+    gaps = shapely.distance(poly, env.polys[near])
+    if state is None:
+        return bool((gaps < 1.0 - geo.EPS).any())
+    up = np.array([element_under(state, state.units[int(i)]) is not None for i in env.uids[near]], dtype=bool)
+    return bool(((gaps < 1.0 - geo.EPS) & up).any() or (gaps <= geo.EPS).any())
 
 
 # --------------------------------------------------------------------- blows on the structure

@@ -396,25 +396,29 @@ def move_option_ok(state: BattleState, u: UnitState, option: str) -> bool:
     return e is None or e.kind != "wall"
 
 
-def wall_pose(e: CastleElement, u: UnitState) -> geo.Pose:
-    """Where ``u`` stands on wall section ``e`` in one rank: front flush with the outer face, facing
-    outward, as near its present position along the face as the section allows (SIEGE.CASTLE.WALL)."""
+def wall_pose(e: CastleElement, u: UnitState, inward: bool = False) -> geo.Pose:
+    """Where ``u`` stands on wall section ``e`` in one rank, as near its present position along the wall as
+    the section allows (SIEGE.CASTLE.WALL): front flush with the outer face facing out, or with ``inward``
+    (attackers taking the wall) front flush with the inner face, facing the courtyard. A unit longer than
+    the section is centred on it and reaches onto its neighbours."""
     import math
 
     from shapely.geometry import Point
 
-    face = e.outer_face()
+    face = e.inner_face() if inward else e.outer_face()
     along = face.project(Point(u.x, u.y))
     half = u.models * u.base_w / 2
-    along = min(max(along, half), max(half, face.length - half))
+    along = min(max(along, half), max(half, face.length - half)) if 2 * half <= face.length else face.length / 2
     p = face.interpolate(along)
     ox, oy = math.cos(math.radians(e.outward)), math.sin(math.radians(e.outward))
+    if inward:
+        return geo.Pose(p.x + ox * u.base_d / 2, p.y + oy * u.base_d / 2, (e.outward + 180.0) % 360.0)
     return geo.Pose(p.x - ox * u.base_d / 2, p.y - oy * u.base_d / 2, e.outward)
 
 
 def take_section(battle: Battle, e: CastleElement, attacker: UnitState) -> None:
     """SIEGE.CAPTURE.PARAPET: a wall section left without defenders belongs to the attacker, who steps onto
-    it in one rank (:func:`wall_pose`) where the whole unit fits."""
+    it in one rank facing the courtyard (:func:`wall_pose`) where the whole unit fits."""
     from env.rules.siege.orders import _placement
 
     s = battle.state
