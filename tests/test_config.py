@@ -464,7 +464,7 @@ def test_error_faction_duplicate_unit(cfg: Path) -> None:
     data = yaml.safe_load(path.read_text())
     data["units"].append(data["units"][0])
     _write(path, data)
-    assert _error(C.load_faction, "men") == f"{path}: units: duplicate unit id 'marcher_spearmen' (entries 0 and 16)"
+    assert _error(C.load_faction, "men") == f"{path}: units: duplicate unit id 'marcher_spearmen' (entries 0 and 20)"
 
 
 def test_config_error_is_one_line() -> None:

@@ -59,7 +59,8 @@ def test_exceptions_need_known_ids_and_reasons(tmp_path: Path) -> None:
 
 def test_fuzz_corpus_fires_core_rules() -> None:
     counts = cov.fuzz_corpus_counts(battles=1)
-    assert counts["CORE.GAME.END"] == len(cov.corpus_games(1)) == 2 * len(cov.CORPUS_SCENARIOS)
+    games = 2 * len(cov.CORPUS_SCENARIOS) + 2 * cov.COVERAGE_SEEDS * len(cov.coverage_scenarios())
+    assert counts["CORE.GAME.END"] == len(cov.corpus_games(1)) == games
     assert all(rule in rule_ids() for rule in counts)
 
 

@@ -3,8 +3,11 @@
 For every CORE rule ID of RULESET.md (:func:`env.rules.ruleset.core_rule_ids`)
 the report gives the tests that name it (in their name, docstring or code) and
 how often it fired in a fixed fuzz corpus of battles (random and scripted
-agents, fixed seeds and army lists, the shipped battle scenarios). A rule that is not both tested and firing must
-be listed with a reason in ``configs/coverage_exceptions.yaml``.
+agents, fixed seeds and army lists, the shipped battle scenarios and the small
+coverage set-ups of ``configs/scenarios/coverage/``, whose armies hold the
+wizards, war machines, monsters and special rules that ordinary battles rarely
+bring together). A rule that is not both tested and firing must be listed with
+a reason in ``configs/coverage_exceptions.yaml``.
 """
 
 from __future__ import annotations
@@ -25,6 +28,10 @@ TESTS_DIR = ROOT / "tests"
 EXCEPTIONS_FILE = ROOT / "configs" / "coverage_exceptions.yaml"
 ID_PATTERN = re.compile(r"CORE(?:\.[A-Z0-9_]+)+(?:\.\*)?")
 CORPUS_SCENARIOS = ("pitched_battle", "skirmish_line")
+COVERAGE_SCENARIO_DIR = ROOT / "configs" / "scenarios" / "coverage"
+SCRIPTED = ("line_advance", "pincers", "refused_flank")
+COVERAGE_SEEDS = 2
+"""Seeds per ``battles`` of each coverage set-up (see :func:`corpus_games`)."""
 
 
 @dataclass(frozen=True)
@@ -69,24 +76,38 @@ def tests_by_rule(tests_dir: Path = TESTS_DIR) -> dict[str, list[str]]:
     return out
 
 
+def coverage_scenarios() -> list[str]:
+    """Names of the coverage set-ups, the ``*.yaml`` files of ``configs/scenarios/coverage/``, sorted."""
+    return sorted(p.stem for p in COVERAGE_SCENARIO_DIR.glob("*.yaml"))
+
+
+def scenario_source(name: str) -> str | Path:
+    """What :func:`training.play.play_battle` loads for a corpus scenario: a coverage set-up's path, else the name."""
+    path = COVERAGE_SCENARIO_DIR / f"{name}.yaml"
+    return path if path.is_file() else name
+
+
 def corpus_games(battles: int) -> list[tuple[str, str, str, str | None, str | None, int]]:
     """The fixed corpus: (scenario, blue agent, red agent, blue army, red army, seed) per game.
 
-    For each shipped scenario, ``battles`` random-against-random games (seeds
-    0..n−1) and as many games of the scripted agents against each other, the
-    army lists cycling through every shipped list on the pitched battle.
+    For each shipped scenario of :data:`CORPUS_SCENARIOS`, ``battles``
+    random-against-random games (seeds 0..n−1) and as many games of the
+    scripted agents against each other; on the pitched battle the army lists
+    cycle through every shipped list. Each coverage set-up
+    (:func:`coverage_scenarios`), small and fast, gets :data:`COVERAGE_SEEDS`
+    times as many seeds, so that its rare dice outcomes come up.
     """
     from env.rules.config import list_armies
 
     armies = list_armies()
-    scripted = ("line_advance", "pincers", "refused_flank")
     games: list[tuple[str, str, str, str | None, str | None, int]] = []
-    for scenario in CORPUS_SCENARIOS:
-        for seed in range(battles):
+    for scenario in (*CORPUS_SCENARIOS, *coverage_scenarios()):
+        seeds = battles if scenario in CORPUS_SCENARIOS else COVERAGE_SEEDS * battles
+        for seed in range(seeds):
             games.append((scenario, "random", "random", None, None, seed))
             blue_army = armies[seed % len(armies)] if scenario == "pitched_battle" else None
             red_army = armies[(seed * 3 + 1) % len(armies)] if scenario == "pitched_battle" else None
-            games.append((scenario, scripted[seed % 3], scripted[(seed + 1) % 3], blue_army, red_army, seed))
+            games.append((scenario, SCRIPTED[seed % 3], SCRIPTED[(seed + 1) % 3], blue_army, red_army, seed))
     return games
 
 
@@ -96,7 +117,7 @@ def fuzz_corpus_counts(battles: int = 12, progress: Callable[[int], None] | None
 
     counts: Counter[str] = Counter()
     for scenario, blue, red, blue_army, red_army, seed in corpus_games(battles):
-        battle = play_battle(scenario, blue, red, seed=seed, blue_army=blue_army, red_army=red_army)
+        battle = play_battle(scenario_source(scenario), blue, red, seed=seed, blue_army=blue_army, red_army=red_army)
         counts.update(e["rule"] for e in battle.events)
         if progress is not None:
             progress(1)

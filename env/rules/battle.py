@@ -36,7 +36,7 @@ from typing import Any
 
 from env.rules import charges, combat, deployment, magic, movement, psychology, shooting, special_rules, victory
 from env.rules import challenges, characters
-from env.rules import geometry, war_machines
+from env.rules import geometry, muster, war_machines
 from env.rules.actions import END_PHASE, Action, IllegalActionError, Pending
 from env.rules.dice import Dice, ScriptedDice
 from env.rules.events import Event, make_event
@@ -116,6 +116,7 @@ class Battle:
         self.emit("CORE.CONV.TABLE", width=s.table_w, height=s.table_h)
         self.emit("CORE.CONV.UNITS", unit="inch", tolerance=geometry.EPS)
         self.emit("CORE.DICE.RNG", seed=self.seed, scripted=isinstance(self.dice, ScriptedDice))
+        muster.record(self)
         magic.generate_spells(self)
         if s.stage == "deploy":
             deployment.start(self)
@@ -246,6 +247,8 @@ class Battle:
             charges.apply_reaction(self, action)
         elif stage == "move":
             movement.apply(self, action)
+            if action.unit is not None and action.option not in characters.CHARACTER_MOVES:
+                special_rules.log_move(self, self.unit(action.unit))
         elif stage == "shoot":
             shooting.apply(self, action)
         elif stage in ("cast", "dispel"):

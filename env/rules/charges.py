@@ -182,6 +182,8 @@ def charge_facing(battle: Battle, c: UnitState, t: UnitState, roll: bool) -> str
     except ValueError:  # every front-rank model inside the target: no arc
         return None
     arcs = [a for a in arcs if a != "inside"]
+    if roll:
+        battle.emit("CORE.GEO.ARCS", unit=c.uid, target=t.uid, arcs=arcs)
     if not arcs:
         return None
     if len(arcs) == 1 or not roll:
@@ -263,6 +265,9 @@ def apply_declaration(battle: Battle, action: Action) -> None:
         resolve_all(battle)
         return
     c, t = battle.unit(action.unit), battle.unit(action.target)
+    lx, ly = geo.to_local(space.pose(t), c.x, c.y)
+    battle.emit("CORE.GEO.LOCAL_FRAME", unit=t.uid, point_of=c.uid, x=round(lx, 3), y=round(ly, 3),
+                half_width=round(t.width / 2, 3), half_depth=round(t.depth / 2, 3))
     facing = charge_facing(battle, c, t, roll=True)
     spot = charge_spot(battle, c, t, facing) if facing is not None else None
     incidental = sorted(spot[1]) if spot is not None else []
@@ -271,6 +276,7 @@ def apply_declaration(battle: Battle, action: Action) -> None:
          "incidental": incidental}
     )
     c.flags["declared_charge"] = True
+    battle.emit("CORE.CHARGE.ELIGIBLE", unit=c.uid, target=t.uid, distance=round(space.unit_distance(c, t), 3))
     battle.emit("CORE.CHARGE.DECLARE", unit=c.uid, target=t.uid, facing=facing, incidental=incidental)
     if incidental:  # the incidental targets hold (DEFAULT); the charged unit reacts as usual
         battle.emit("CORE.CHARGE.MULTI_TARGET", unit=c.uid, target=t.uid, incidental=incidental, stage="declared")
@@ -352,6 +358,8 @@ def apply_reaction(battle: Battle, action: Action) -> None:
         battle.emit(rule, unit=t.uid, charger=c.uid)
     else:
         battle.emit(rule if not psychology.engaged(battle, t) else "CORE.REACT.ENGAGED", unit=t.uid, charger=c.uid)
+        if t.missile is not None and t.has("slow_to_fire") and t.troop_type != "war_machine":
+            battle.emit("CORE.SR.SLOW_TO_FIRE", unit=t.uid, charger=c.uid, stand_and_shoot=False)
     battle.set_stage("charge")
 
 
@@ -392,6 +400,8 @@ def resolve_all(battle: Battle) -> None:
             if c.alive and not c.fleeing:
                 high, faces = battle.dice.highest_2d6("CORE.CHARGE.RANGE")
                 ch["range"] = special_rules.charge_m(c) + high
+                if special_rules.flyer(c):
+                    battle.emit("CORE.SR.FLY", unit=c.uid, charge_m=special_rules.charge_m(c), range=ch["range"])
                 ch["high"] = high
         if len(group) > 1:
             battle.emit("CORE.CHARGE.SAME_TARGET", target=tid, chargers=[ch["charger"] for ch in group])
@@ -445,6 +455,7 @@ def _resolve_one(battle: Battle, ch: dict[str, Any]) -> None:
     battle.state.engagements.append(
         Engagement(attacker=c.uid, defender=t.uid, facing=ch["facing"], charged=True, turn=battle.state.turn)
     )
+    battle.emit("CORE.GEO.CONTACT", unit=c.uid, target=t.uid, facing=ch["facing"], engaged=True)
     c.flags["charged_into"] = t.uid
     c.flags["charge_start_distance"] = ch["start_distance"]  # CORE.SR.IMPACT_HITS: charged from more than M away
     if ch["reaction"] == "stand_and_shoot" and battle.state.castle:  # SIEGE.REACT.WALL: oil or stones at the wall

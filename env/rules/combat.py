@@ -87,6 +87,9 @@ def supporters(battle: Battle, u: UnitState, front_fighters: int, charged: bool)
         ranks += 1
     if tables.melee_effect(u.melee, u.troop_type, False, charged).extra_rank or u.has("extra_rank"):
         ranks += 1
+        extra = min(u.models_in_rank(1 + ranks), front_fighters)
+        if u.has("extra_rank") and extra:
+            battle.emit("CORE.SR.EXTRA_RANK", unit=u.uid, rank=1 + ranks, supporting=extra)
     return sum(min(u.models_in_rank(r), front_fighters) for r in range(2, 2 + ranks))
 
 
@@ -183,6 +186,11 @@ def resolve_strike(
         return 0
     charged = u.uid in charged_units
     eff = tables.melee_effect(u.melee, u.troop_type, round_one, charged)
+    battle.emit("CORE.CC.ATTACKS", unit=u.uid, target=t.uid, fighters=st.fighters, support=st.support, attacks=attacks)
+    battle.emit("CORE.WEAPON.MELEE", unit=u.uid, weapon=u.melee, strength_bonus=eff.strength_bonus,
+                extra_attacks=eff.extra_attacks)
+    if u.has("extra_attack") and st.fighters:
+        battle.emit("CORE.SR.EXTRA_ATTACK", unit=u.uid, extra_attacks=st.fighters)
     ws, target_ws = psychology.combat_ws(battle, u), psychology.combat_ws(battle, t)
     needed_hit = tables.cc_to_hit(ws, target_ws)
     sixes_only = round_one and (u.uid, t.uid) in defended
@@ -501,6 +509,7 @@ def _side_bonus(battle: Battle, side_units: list[int], enemy_units: list[int], g
         parts["ranks"] = ranks
     if any(u.standard for u in live):
         parts["standard"] = 1
+        battle.emit("CORE.SR.STANDARD", units=[u.uid for u in live if u.standard], bonus=1)
     uids = {u.uid for u in live}
     facings = {e.facing for e in group if e.attacker in uids and e.defender in enemy_units}
     if facings & {"left", "right"}:
@@ -581,20 +590,24 @@ def break_test(battle: Battle, u: UnitState, diff: int, enemies: list[UnitState]
     Returns True if the unit holds.
     """
     if u.has("unbreakable"):
+        battle.emit("CORE.CC.BREAK_ORDER", unit=u.uid, step="unbreakable")
         battle.emit("CORE.SR.UNBREAKABLE", unit=u.uid)
         return True
     if u.has("swarm"):
+        battle.emit("CORE.CC.BREAK_ORDER", unit=u.uid, step="swarm")
         special_rules.swarm_losses(battle, u, diff)
         return True
     base = psychology.inspired_ld(battle, u)
     largest = max((e.models for e in enemies), default=0)
     if u.has("stubborn"):
         ld, why = base, "stubborn"
+        battle.emit("CORE.SR.STUBBORN", unit=u.uid, ld=base, difference_ignored=diff)
     elif u.models > largest:
         ld, why = base, "inspired"
         battle.emit("CORE.CC.INSPIRED", unit=u.uid, models=u.models, largest_enemy=largest)
     else:
         ld, why = base - diff, "modified"
+    battle.emit("CORE.CC.BREAK_ORDER", unit=u.uid, step=why)
     return psychology.test_ld(battle, u, ld, "CORE.CC.BREAK_TEST", difference=diff, base_ld=base, basis=why)
 
 
@@ -776,8 +789,8 @@ def _flee_and_pursue(battle: Battle) -> None:
         charged = {e.attacker for e in s.engagements if e.defender == uid and e.charged}
         source = max(contacts, key=lambda c: (c.unit_strength, c.uid in charged, -c.uid))
         pursuers = [c for c in contacts if c.uid in pursuers_all and c.uid not in moved]
-        flee_roll, _ = battle.dice.flee_roll("CORE.CC.FLEE", special_rules.swiftstride(u))
-        rolls = {c.uid: battle.dice.flee_roll("CORE.CC.CAUGHT", special_rules.swiftstride(c))[0] for c in pursuers}
+        flee_roll = psychology.flee_roll(battle, u, "CORE.CC.FLEE")
+        rolls = {c.uid: psychology.flee_roll(battle, c, "CORE.CC.CAUGHT") for c in pursuers}
         psychology.panic_nearby(battle, u, "CORE.PSY.PANIC.TRIGGER_BREAK")
         caught = any(r >= flee_roll for r in rolls.values())
         away = geo.facing_towards((source.x, source.y), (u.x, u.y))

@@ -78,13 +78,30 @@ def test_ld(battle: Battle, u: UnitState, ld: int, rule: str, **info: object) ->
     total, faces = battle.dice.sum_d6(rule, 2)
     passed = total <= ld or faces == [1, 1]
     battle.emit(rule, unit=u.uid, ld=ld, roll=total, dice=faces, passed=passed, **info)
+    battle.emit("CORE.TEST.LD", unit=u.uid, test=rule, ld=ld, roll=total, double_one=faces == [1, 1], passed=passed)
     if not passed and rule in BSB_TESTS:
         bsb = characters.bsb_in_range(battle, u)
         if bsb is not None:
             total, faces = battle.dice.sum_d6("CORE.SR.BSB", 2)
             passed = total <= ld or faces == [1, 1]
             battle.emit("CORE.SR.BSB", unit=u.uid, bsb=bsb.uid, test=rule, ld=ld, roll=total, dice=faces, passed=passed)
+            battle.emit("CORE.TEST.REROLL_LIMIT", unit=u.uid, test=rule, rerolls=1, passed=passed)
     return passed
+
+
+def immune(battle: Battle, u: UnitState, test: str) -> bool:
+    """Whether ``u`` passes a Fear, Terror or Panic test ``test`` automatically (CORE.PSY.HELPERS).
+
+    Immune to Psychology (CORE.SR.ITP), Frenzy and Stupidity give the pass; the
+    aid is logged as CORE.PSY.HELPERS (and CORE.SR.ITP for the rule itself).
+    """
+    if not special_rules.immune_to_psychology(u):
+        return False
+    aid = next(r for r in ("immune_to_psychology", "frenzy", "stupidity") if u.has(r))
+    if aid == "immune_to_psychology":
+        battle.emit("CORE.SR.ITP", unit=u.uid, test=test)
+    battle.emit("CORE.PSY.HELPERS", unit=u.uid, test=test, aid=aid, passed=True)
+    return True
 
 
 def mark_engagements_removed(battle: Battle, u: UnitState) -> None:
@@ -130,7 +147,7 @@ def panic_test(battle: Battle, u: UnitState, source_xy: tuple[float, float], tri
     key = f"{s.turn}:{s.active}:{s.phase}"
     if not u.alive or u.fleeing or engaged(battle, u) or u.flags.get("panic_tested") == key:
         return
-    if special_rules.immune_to_psychology(u):
+    if immune(battle, u, "CORE.PSY.PANIC.TEST"):
         battle.emit("CORE.PSY.PANIC.EXEMPT", unit=u.uid, trigger=trigger)
         return
     u.flags["panic_tested"] = key
@@ -139,6 +156,16 @@ def panic_test(battle: Battle, u: UnitState, source_xy: tuple[float, float], tri
         return
     battle.emit("CORE.PSY.PANIC.FAIL", unit=u.uid)
     flee(battle, u, source_xy, "CORE.PSY.PANIC.FAIL")
+
+
+def flee_roll(battle: Battle, u: UnitState, rule: str) -> int:
+    """A flee or pursuit roll of ``u`` for ``rule``: 2D6, or 3D6 dropping the lowest with Swiftstride
+    (CORE.SR.SWIFTSTRIDE, logged with the dice). Returns the distance in inches."""
+    swift = special_rules.swiftstride(u)
+    roll, faces = battle.dice.flee_roll(rule, swift)
+    if swift:
+        battle.emit("CORE.SR.SWIFTSTRIDE", unit=u.uid, test=rule, dice=faces, roll=roll)
+    return roll
 
 
 def flee(
@@ -168,7 +195,7 @@ def flee(
         war_machines.crew_stands(battle, u, rule)  # CORE.WM.PANIC: the crew does not flee
         return 0
     if roll is None:
-        roll, _ = battle.dice.flee_roll(rule, special_rules.swiftstride(u))
+        roll = flee_roll(battle, u, rule)
     u.fleeing = True
     u.flags["fled"] = True
     mark_engagements_removed(battle, u)
@@ -234,7 +261,7 @@ def nearest_enemy(battle: Battle, u: UnitState, non_fleeing: bool = True) -> Uni
 
 
 def start_of_turn(battle: Battle) -> None:
-    """CORE.START.SEQUENCE and CORE.PSY.RALLY for the phasing player's fleeing units.
+    """CORE.START.SEQUENCE and CORE.PSY.RALLY for the phasing player's fleeing units (CORE.PSY.FLEE.STATUS).
 
     A fleeing unit tests Ld (musician +1, maximum 10; the General's Ld within
     12"). A multi-model unit below 25% of its starting models fails
@@ -247,6 +274,7 @@ def start_of_turn(battle: Battle) -> None:
     for u in space.alive_units(s, s.active):
         if not u.fleeing:
             continue
+        battle.emit("CORE.PSY.FLEE.STATUS", unit=u.uid, may_not=["charge", "shoot", "cast", "join"])
         if u.start_models > 1 and u.models * 4 < u.start_models:
             battle.emit("CORE.PSY.RALLY", unit=u.uid, passed=False, automatic=True, models=u.models)
             u.flags["failed_rally"] = True
@@ -254,6 +282,7 @@ def start_of_turn(battle: Battle) -> None:
         ld = inspired_ld(battle, u)
         if u.musician:
             ld = min(10, ld + 1)
+            battle.emit("CORE.SR.MUSICIAN", unit=u.uid, test="CORE.PSY.RALLY", ld=ld)
         if test_ld(battle, u, ld, "CORE.PSY.RALLY"):
             u.fleeing = False
             u.flags["rallied"] = True
@@ -295,6 +324,7 @@ def stupidity_tests(battle: Battle) -> None:
     for u in space.alive_units(s, s.active):
         if not u.has("stupidity") or u.fleeing or engaged(battle, u):
             continue
+        battle.emit("CORE.SR.STUPIDITY", unit=u.uid)
         if not test_ld(battle, u, characters.unit_ld(battle, u), "CORE.PSY.STUPIDITY"):
             u.flags["stupid"] = True
 
@@ -352,7 +382,9 @@ def fear_test(battle: Battle, u: UnitState, source: UnitState, role: str) -> str
     if kind == "terror" and (special_rules.causes_fear(u) or u.marks.get("terror_tested")):
         kind = "fear"
     rule = "CORE.PSY.TERROR" if kind == "terror" else "CORE.PSY.FEAR"
-    if special_rules.immune_to_psychology(u):
+    battle.emit("CORE.SR.TERROR" if special_rules.causes_terror(source) else "CORE.SR.FEAR",
+                unit=source.uid, target=u.uid, test=rule)
+    if immune(battle, u, rule):
         battle.emit(rule, unit=u.uid, source=source.uid, role=role, passed=True, automatic=True)
         passed = True
     else:

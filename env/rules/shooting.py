@@ -128,7 +128,8 @@ def apply(battle: Battle, action: Action) -> None:
         fire_at_element(battle, battle.unit(action.unit), str(split(action.option, ELEMENT)))
         return
     u, t = battle.unit(action.unit), battle.unit(action.target)
-    u.flags["shot"] = True
+    u.flags["shot"] = True  # CORE.SHOOT.ELIGIBLE: each unit shoots once, at one target
+    battle.emit("CORE.SHOOT.ELIGIBLE", unit=u.uid, target=t.uid, moved=bool(u.flags.get("moved")))
     if action.option == breath.OPTION:
         breath.breathe(battle, u, t)  # CORE.SR.BREATH_WEAPON
         return
@@ -212,6 +213,7 @@ def resolve_fire(battle: Battle, u: UnitState, t: UnitState, stand_and_shoot: bo
         battle.emit("CORE.SR.MULTIPLE_SHOTS", unit=u.uid, shots_per_model=shots_per_model)
     mod, parts = to_hit_modifier(battle, u, t, stand_and_shoot, multi)
     front, volley = shooters(u)
+    _log_shot(battle, u, t, stand_and_shoot, parts, front, volley)
     rule = "CORE.REACT.STAND_SHOOT" if stand_and_shoot else "CORE.SHOOT.TO_HIT"
     sixes: list[int] = []
     hits = _roll_hits(battle, u.profile.BS, mod, front * shots_per_model, rule, sixes)
@@ -248,6 +250,44 @@ def resolve_fire(battle: Battle, u: UnitState, t: UnitState, stand_and_shoot: bo
     if not stand_and_shoot and t.alive and t.flags.get("lost_this_phase", 0) > t.flags.get("front_rank_at_phase", t.files):
         psychology.panic_test(battle, t, (u.x, u.y), "CORE.PSY.PANIC.TRIGGER_CASUALTIES", source=u.uid)
     return killed
+
+
+def _log_shot(
+    battle: Battle, u: UnitState, t: UnitState, stand_and_shoot: bool, parts: dict[str, int], front: int, volley: int
+) -> None:
+    """Log the rules a shot was declared and counted under.
+
+    CORE.SHOOT.WEAPONS (the weapon's profile), CORE.SHOOT.TARGET with
+    CORE.GEO.VISION_ARC and CORE.GEO.LOS (the target seen, at its distance in
+    inches; a Stand and Shoot aims at its charger), CORE.SHOOT.MOVE_OR_FIRE
+    (the weapon fires unmoved), CORE.SHOOT.SHOOTERS (the models shooting:
+    ranks 1–2 and the CORE.SR.VOLLEY_FIRE extra), and the modifiers' sources: CORE.SR.QUICK_TO_FIRE
+    or CORE.SR.FAST_CAVALRY (no −1 for moving), CORE.TERRAIN.HILL_LEVEL (the
+    shooter's and target's levels, when either stands on a hill),
+    CORE.TERRAIN.COVER and CORE.SR.LARGE_TARGET.
+    """
+    w = weapon(u)
+    battle.emit("CORE.SHOOT.WEAPONS", unit=u.uid, weapon=w.name, range=w.range, strength=w.strength,
+                armour_piercing=w.armour_piercing, move_or_fire=w.move_or_fire, quick_to_fire=w.quick_to_fire)
+    distance = round(space.unit_distance(u, t), 3)
+    battle.emit("CORE.SHOOT.TARGET", unit=u.uid, target=t.uid, distance=distance, range=w.range,
+                stand_and_shoot=stand_and_shoot)
+    if not stand_and_shoot:
+        battle.emit("CORE.GEO.VISION_ARC", unit=u.uid, target=t.uid, in_arc=True)
+        battle.emit("CORE.GEO.LOS", unit=u.uid, target=t.uid, seen=True)
+    if w.move_or_fire:
+        battle.emit("CORE.SHOOT.MOVE_OR_FIRE", unit=u.uid, weapon=w.name, moved=False)
+    battle.emit("CORE.SHOOT.SHOOTERS", unit=u.uid, ranks_1_2=front, volley=volley)
+    if (u.flags.get("moved") or u.flags.get("rallied")) and not stand_and_shoot and "moved" not in parts:
+        waived = "CORE.SR.QUICK_TO_FIRE" if w.quick_to_fire or u.has("quick_to_fire") else "CORE.SR.FAST_CAVALRY"
+        battle.emit(waived, unit=u.uid, moved=True, modifier=0)
+    levels = [int(space.on_hill(battle.state, x)) for x in (u, t)]
+    if any(levels):
+        battle.emit("CORE.TERRAIN.HILL_LEVEL", unit=u.uid, target=t.uid, levels=levels)
+    if "cover" in parts:
+        battle.emit("CORE.TERRAIN.COVER", unit=t.uid, shooter=u.uid, modifier=parts["cover"])
+    if "large_target" in parts:
+        battle.emit("CORE.SR.LARGE_TARGET", unit=t.uid, shooter=u.uid, modifier=parts["large_target"])
 
 
 def _roll_hits(battle: Battle, bs: int, mod: int, shots: int, rule: str, sixes: list[int] | None = None) -> int:

@@ -190,6 +190,29 @@ def moves_over_units(u: UnitState) -> bool:
     return flyer(u) or u.has("ethereal")
 
 
+def log_move(battle: Battle, u: UnitState) -> None:
+    """Log the rules that shaped a move ``u`` just made (after :func:`env.rules.movement.apply`).
+
+    CORE.MOVE.FLY with CORE.SR.FLY or CORE.SR.HOVER: a flyer's allowance is
+    10" (20" marching; Hover never marches). CORE.SR.AQUATIC: an Aquatic unit
+    standing in water, which counts as open ground to it.
+    """
+    if not u.flags.get("moved") or not u.alive:
+        return
+    if flyer(u):
+        hover = not u.has("fly")
+        marched = bool(u.flags.get("marched"))
+        battle.emit("CORE.MOVE.FLY", unit=u.uid, allowance=FLY_MOVE * (2 if marched else 1), marched=marched)
+        battle.emit("CORE.SR.HOVER" if hover else "CORE.SR.FLY", unit=u.uid, may_march=not hover)
+    if u.has("aquatic"):
+        from env.rules import space
+
+        poly = space.footprint(u)
+        water = [t.kind for t in battle.state.terrain if t.kind in space.WATER and poly.intersects(space.terrain_poly(t))]
+        if water:
+            battle.emit("CORE.SR.AQUATIC", unit=u.uid, water=water, open_ground=True)
+
+
 def magical_attacks(u: UnitState) -> bool:
     """Flaming and Ethereal attacks are magical (CORE.SR.FLAMING, CORE.SR.ETHEREAL)."""
     return u.has("flaming") or u.has("ethereal")
@@ -299,6 +322,8 @@ def wound_and_save(
         battle.emit("CORE.SR.ARMOUR_PIERCING", unit=u.uid, target=t.uid)
     if magical:
         res.armour_needed = tables.IMPOSSIBLE
+        if u.has("flaming"):
+            battle.emit("CORE.SR.FLAMING", unit=u.uid, target=t.uid, wounds=res.wounds, magical=True)
         if normal:
             battle.emit("CORE.SAVE.NONE", unit=t.uid, attacker=u.uid, reason="flaming" if u.has("flaming") else "ethereal")
     else:

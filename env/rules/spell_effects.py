@@ -235,6 +235,7 @@ def _dwellers(battle: Battle, caster: UnitState, sp: Spell, t: UnitState) -> int
         return wounds
     faces = battle.dice.d6(sp.id, t.models)
     failed = sum(1 for f in faces if f == 6 or (f != 1 and f > s))
+    battle.emit("CORE.TEST.CHARACTERISTIC", unit=t.uid, characteristic="S", value=s, dice=faces, failed=failed)
     battle.emit(sp.id, unit=caster.uid, target=t.uid, strength=s, tests=len(faces), failed=failed)
     wounds = remove_models(battle, t, failed, caster)
     check_panic(battle, caster, t)

@@ -40,15 +40,11 @@ def _side_of(value: float, line: float) -> int | None:
     return int(value > line)
 
 
-def quarter_holders(battle: Battle) -> list[int | None]:
-    """CORE.VP.QUARTERS: the side holding each quarter (x < 36 / ≥ 36, y < 24 / ≥ 24), or None.
-
-    A quarter is held by the side with the higher total US of non-fleeing units
-    of US ≥ 5 whose centre lies in it; a centre on a dividing line (within
-    EPS) lies in none, so the count is the same seen from either side.
-    """
+def quarter_strengths(battle: Battle) -> list[list[int]]:
+    """The total Unit Strength (CORE.SR.UNIT_STRENGTH) [blue, red] in each quarter, in the order of
+    :func:`quarter_holders`: non-fleeing units of US ≥ 5 whose centre lies in the quarter."""
     s = battle.state
-    holders: list[int | None] = []
+    out: list[list[int]] = []
     for qx in (0, 1):
         for qy in (0, 1):
             us = [0, 0]
@@ -57,8 +53,18 @@ def quarter_holders(battle: Battle) -> list[int | None]:
                     continue
                 if _side_of(u.x, s.table_w / 2) == qx and _side_of(u.y, s.table_h / 2) == qy:
                     us[u.side] += u.unit_strength
-            holders.append(None if us[0] == us[1] else (0 if us[0] > us[1] else 1))
-    return holders
+            out.append(us)
+    return out
+
+
+def quarter_holders(battle: Battle) -> list[int | None]:
+    """CORE.VP.QUARTERS: the side holding each quarter (x < 36 / ≥ 36, y < 24 / ≥ 24), or None.
+
+    A quarter is held by the side with the higher total US of non-fleeing units
+    of US ≥ 5 whose centre lies in it; a centre on a dividing line (within
+    EPS) lies in none, so the count is the same seen from either side.
+    """
+    return [None if us[0] == us[1] else (0 if us[0] > us[1] else 1) for us in quarter_strengths(battle)]
 
 
 def breakdown(battle: Battle) -> list[dict[str, int]]:
@@ -142,6 +148,8 @@ def end_game(battle: Battle, reason: str) -> None:
         play.update_control(battle)
     res = result(battle)
     battle.emit("CORE.GAME.END", reason=reason, winner=res["winner"], vp=res["vp"])
+    for quarter, us in enumerate(quarter_strengths(battle)):
+        battle.emit("CORE.SR.UNIT_STRENGTH", quarter=quarter, unit_strength=us)
     for side in SIDES:
         for key, rule in (
             ("destroyed", "CORE.VP.DESTROYED"),
