@@ -31,6 +31,7 @@ from env.rules.siege import assault
 from env.rules.siege import equipment as eq
 from env.rules.siege.castle import (
     NO_ENTRY_TYPES,
+    VICTORY_ELEMENTS,
     CastleElement,
     castle_area,
     courtyard,
@@ -95,24 +96,28 @@ class SiegeAttackerAgent(_SiegeAgent):
             return self.fallback_move(battle, u, options)
         if u.troop_type == "war_machine":
             return None  # machines stand and bombard
+        on_wall = element_under(s, u) is not None
         occupy = sorted(
-            (o for o in options if o.startswith(OCCUPY) and element(s, o[len(OCCUPY):]).controller != u.side),
-            key=lambda o: (o != OCCUPY + "C", not element(s, o[len(OCCUPY):]).is_tower, o),
+            (o for o in options if o.startswith(OCCUPY)
+             and (not on_wall or element(s, o[len(OCCUPY):]).controller != u.side)),
+            key=lambda o: (element(s, o[len(OCCUPY):]).controller == u.side, o != OCCUPY + "C",
+                           not element(s, o[len(OCCUPY):]).is_tower, o),
         )
-        if occupy:  # what we do not hold yet: the citadel first (SIEGE.SCEN.VICTORY), then towers, then walls
-            return occupy[0]
-        if element_under(s, u) is not None:
-            return self.from_the_walls(battle, u, options)
+        if occupy:  # what we do not hold yet: the citadel first (SIEGE.SCEN.VICTORY), then towers, then walls;
+            return occupy[0]  # from outside any empty section, to walk the walls from there
+        if on_wall:
+            return self.walk_the_walls(battle, u, options) or self.from_the_walls(battle, u, options)
         citadel = next((e for e in s.castle if e.kind == "citadel" and e.standing), None)
         if (citadel is not None and in_castle(s, u) and citadel.controller != u.side and u.troop_type not in NO_ENTRY_TYPES
                 and not units_in(s, citadel)):
             return self.to_door(battle, u, options, citadel)
         g = self.gate(battle)
         carried = eq.carried(u)
-        if (carried.get("ram") or carried.get("protected_ram")) and g is not None and g.standing:
-            return self.to_gate(battle, u, options, g)
         area = castle_area(s)
         outside = [e for e in self.enemies(battle, fleeing=True) if not area.covers(Point(e.x, e.y))]
+        climb = self.empty_wall(battle, u) if eq.has_climbing_gear(u) else None
+        if (carried.get("ram") or carried.get("protected_ram")) and g is not None and g.standing and climb is None:
+            return self.to_gate(battle, u, options, g)
         if eq.has_climbing_gear(u):
             empty = self.empty_wall(battle, u)
             if empty is not None and empty.outer_face().distance(Point(u.x, u.y)) > EMPTY_WALL_REACH:
@@ -137,28 +142,57 @@ class SiegeAttackerAgent(_SiegeAgent):
         return steer(battle, u, goal, "advance", options, approach=False)
 
     def empty_wall(self, battle: Battle, u: UnitState) -> CastleElement | None:
-        """The nearest standing wall section of the enemy castle with no defenders on it and room for one
-        rank of ``u``, not yet held: where ``u`` climbs next (SIEGE.CAPTURE.UNDEFENDED)."""
+        """The nearest standing wall section of the enemy castle with nobody on it and room for one rank of
+        ``u`` (one not held yet counts 6" nearer): where ``u`` climbs next, to walk the walls from there
+        (SIEGE.CAPTURE.UNDEFENDED); None once every element that counts is held."""
         s = battle.state
         walls = [
             e for e in s.castle
-            if e.kind == "wall" and e.standing and e.defender != u.side and e.controller != u.side
-            and not units_on(s, e) and e.capacity(u.base_w) >= u.files
+            if e.kind == "wall" and e.standing and e.defender != u.side and not units_on(s, e)
+            and e.capacity(u.base_w) >= u.files
         ]
-        return min(walls, key=lambda e: (e.outer_face().distance(Point(u.x, u.y)), e.id), default=None)
+        if all(e.controller == u.side for e in s.castle if e.id in VICTORY_ELEMENTS):
+            return None
+        return min(walls, key=lambda e: (e.outer_face().distance(Point(u.x, u.y)) + 6.0 * (e.controller == u.side),
+                                         e.id), default=None)
 
     @staticmethod
     def to_wall(battle: Battle, u: UnitState, options: Collection[str], wall: CastleElement) -> str | None:
-        """Climbers' approach: :data:`APPROACH_GAP` outside the wall's outer face, between the unit and its middle."""
+        """Climbers' approach, aimed between the unit and the middle of the wall's outer face: right up to an
+        empty wall, or :data:`APPROACH_GAP` short of a defended one (to charge its defenders)."""
         face = wall.outer_face()
         p = face.interpolate(face.project(Point(u.x, u.y)))
         mid = face.interpolate(0.5, normalized=True)
         p = Point((p.x + mid.x) / 2, (p.y + mid.y) / 2)
         ox, oy = math.cos(math.radians(wall.outward)), math.sin(math.radians(wall.outward))
-        gap = APPROACH_GAP if units_on(battle.state, wall) else 0.5
+        defended = bool(units_on(battle.state, wall))
+        gap = APPROACH_GAP if defended else 0.0
         goal = (p.x + ox * (gap + u.depth / 2), p.y + oy * (gap + u.depth / 2))
         pace = "march" if math.dist((u.x, u.y), goal) > 12.0 else "advance"
-        return steer(battle, u, goal, pace, options, approach=False)
+        # an empty wall: right up to it (the wall itself stops the move); a defended one: short of it, to charge
+        return steer(battle, u, goal, pace, options, approach=not defended)
+
+    def walk_the_walls(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
+        """Along the walls towards the nearest element of the enemy castle we do not hold yet: the walk
+        order (``occupy:<id>`` onto an adjoining element) that starts the shortest way there (SIEGE.MOVE.WALLS)."""
+        s = battle.state
+        here = element_under(s, u)
+        steps = {o[len(OCCUPY):]: o for o in options if o.startswith(OCCUPY)}
+        if here is None or not steps:
+            return None
+        ring = [e for e in s.castle if e.kind != "gate" and e.standing and e.defender != u.side]
+        nbrs = {e.id: [o.id for o in ring if o is not e and e.shape().distance(o.shape()) < 1e-6] for e in ring}
+        first: dict[str, str] = {eid: eid for eid in nbrs.get(here.id, []) if eid in steps}
+        queue = list(first)
+        while queue:
+            eid = queue.pop(0)
+            if element(s, eid).controller != u.side:
+                return steps[first[eid]]
+            for nxt in nbrs.get(eid, []):
+                if nxt not in first and nxt != here.id:
+                    first[nxt] = first[eid]
+                    queue.append(nxt)
+        return None
 
     def safer_option(self, battle: Battle, u: UnitState, option: str, options: Collection[str]) -> str | None:
         """Storming a castle means going where the defenders can charge: the attacker takes no fall-back
@@ -198,14 +232,15 @@ class SiegeAttackerAgent(_SiegeAgent):
 
     @staticmethod
     def to_gate(battle: Battle, u: UnitState, options: Collection[str], g: CastleElement) -> str | None:
-        """A ram's approach: front half an inch from the gate's outer face; None once in contact (SIEGE.EQUIP.RAM)."""
+        """A ram's approach: straight at the gate's outer face (the gate stops the move); None once in contact
+        (SIEGE.EQUIP.RAM)."""
         if in_contact(u, g):
             return None
         c = g.outer_face().interpolate(0.5, normalized=True)
         ox, oy = math.cos(math.radians(g.outward)), math.sin(math.radians(g.outward))
-        goal = (c.x + ox * (0.5 + u.depth / 2), c.y + oy * (0.5 + u.depth / 2))
+        goal = (c.x + ox * u.depth / 2, c.y + oy * u.depth / 2)
         pace = "march" if math.dist((u.x, u.y), goal) > 12.0 else "advance"
-        return steer(battle, u, goal, pace, options, approach=False)
+        return steer(battle, u, goal, pace, options, approach=True)
 
     def choose_shot(self, battle: Battle, legal: list[Action]) -> Action:
         """War machines bombard the castle (:meth:`bombard`); every other shot as the base rules judge."""
