@@ -171,7 +171,8 @@ def test_tournament_writes_consistent_results(runner, tmp_path):
     assert len(data["pairs"]) == 3
     for p in data["pairs"]:
         assert set(p) >= {"agent", "opponent", "games", "wins", "draws", "losses", "mean_vp_for",
-                          "mean_vp_against"}
+                          "mean_vp_against", "win_rate_ci95", "score_ci95"}
+        assert p["score_ci95"][0] <= p["score"] <= p["score_ci95"][1]
         assert p["games"] == 2 == p["wins"] + p["draws"] + p["losses"]
         assert p["games_as_blue"] == 1  # the games of a pair are split across the seats
     for name in agents:

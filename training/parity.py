@@ -27,7 +27,6 @@ from training.tournament import (
     play_game,
     record_of,
     validate_inputs,
-    wilson_interval,
 )
 from training.tournament_report import write_csv
 
@@ -59,8 +58,7 @@ def parity_verdict(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """
     done = [r for r in rows if "error" not in r]
     blue = record_of([outcome(r, "blue") for r in done])
-    lo, hi = wilson_interval(blue["wins"] + blue["draws"] / 2, blue["games"])
-    blue["score_ci95"] = [round(lo, 4), round(hi, 4)]
+    lo, hi = blue["score_ci95"]
     return {"games": len(done), "blue": blue, "fair": bool(done) and lo <= 0.5 <= hi, **first_mover_record(done),
             "outcomes": dict(Counter(r["winner"] for r in done))}
 

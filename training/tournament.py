@@ -234,12 +234,19 @@ def wilson_interval(successes: float, n: int, z: float = WILSON_Z) -> tuple[floa
 
 
 def record_of(outcomes: list[str]) -> dict[str, Any]:
-    """Counts, win rate with its Wilson 95% interval and score of a list of 'win' / 'draw' / 'loss'."""
+    """The record of a list of 'win' / 'draw' / 'loss'.
+
+    Returns ``{games, wins, draws, losses, win_rate, win_rate_ci95, score, score_ci95}``:
+    the rates in [0, 1] (None without games), score = (wins + draws/2) / games, each with
+    its Wilson 95% interval [low, high] (draws count half in the score's).
+    """
     n, wins, draws = len(outcomes), outcomes.count("win"), outcomes.count("draw")
     lo, hi = wilson_interval(wins, n)
+    score_lo, score_hi = wilson_interval(wins + draws / 2, n)
     return {"games": n, "wins": wins, "draws": draws, "losses": outcomes.count("loss"),
             "win_rate": round(wins / n, 4) if n else None, "win_rate_ci95": [round(lo, 4), round(hi, 4)],
-            "score": round((wins + draws / 2) / n, 4) if n else None}
+            "score": round((wins + draws / 2) / n, 4) if n else None,
+            "score_ci95": [round(score_lo, 4), round(score_hi, 4)]}
 
 
 def outcome(row: dict[str, Any], side: str) -> str:
@@ -314,9 +321,10 @@ def first_mover_record(rows: list[dict[str, Any]]) -> dict[str, Any]:
 def pair_table(rows: list[dict[str, Any]], agents: list[str]) -> tuple[list[dict[str, Any]], list[list[float | None]]]:
     """Per-pair records and the score matrix.
 
-    Returns (pairs, matrix): each pair has ``agent``, ``opponent``, ``games``, ``wins``,
-    ``draws``, ``losses`` (from ``agent``'s side), ``games_as_blue``, ``mean_vp_for``,
-    ``mean_vp_against`` and ``score`` = (wins + draws/2) / games; ``matrix[i][j]`` is entrant
+    Returns (pairs, matrix): each pair has ``agent``, ``opponent``, the :func:`record_of`
+    fields from ``agent``'s side (counts, win rate and score = (wins + draws/2) / games with
+    their Wilson 95% intervals), ``games_as_blue``, ``mean_vp_for`` and ``mean_vp_against``;
+    ``matrix[i][j]`` is entrant
     i's score against entrant j (None on the diagonal or without games).
     """
     done = [r for r in rows if "error" not in r]
@@ -331,10 +339,8 @@ def pair_table(rows: list[dict[str, Any]], agents: list[str]) -> tuple[list[dict
         rec = record_of([outcome(r, _side_of(r, a)) for r in games])
         vp_for = sum(r[f"vp_{_side_of(r, a)}"] for r in games)
         vp_against = sum(r[f"vp_{_side_of(r, b)}"] for r in games)
-        pairs.append({"agent": a, "opponent": b, "games": n, "wins": rec["wins"], "draws": rec["draws"],
-                      "losses": rec["losses"], "games_as_blue": sum(1 for r in games if r["blue"] == a),
-                      "mean_vp_for": round(vp_for / n, 2), "mean_vp_against": round(vp_against / n, 2),
-                      "score": rec["score"]})
+        pairs.append({"agent": a, "opponent": b, **rec, "games_as_blue": sum(1 for r in games if r["blue"] == a),
+                      "mean_vp_for": round(vp_for / n, 2), "mean_vp_against": round(vp_against / n, 2)})
         matrix[index[a]][index[b]] = rec["score"]
         matrix[index[b]][index[a]] = round(1.0 - rec["score"], 4)
     return pairs, matrix
