@@ -125,8 +125,8 @@ def results_table(summary: dict[str, Any]) -> Table:
                   collapse_padding=True)
     for col, justify in (("#", "right"), ("agent", "left"), ("games", "right"), ("W-D-L", "center"),
                          ("win [95% CI]", "right"), ("score", "right"), ("mu±sigma", "right"), ("ordinal", "right")):
-        table.add_column(col, justify=justify, no_wrap=True,
-                         min_width=max(len(a) for a in summary["agents"]) if col == "agent" else None)
+        # Long entrant names (agent@army) fold onto a second line rather than squeezing the numbers.
+        table.add_column(col, justify=justify, no_wrap=col != "agent", overflow="fold" if col == "agent" else "ellipsis")
     ranked = sorted(summary["agents"].items(), key=lambda kv: kv[1]["ordinal"], reverse=True)
     for rank, (name, s) in enumerate(ranked, 1):
         table.add_row(str(rank), name, str(s["games"]), f"{s['wins']}-{s['draws']}-{s['losses']}",
