@@ -225,7 +225,7 @@ def _draw_castle(ax: Any, state: BattleState, font: float) -> list[Patch]:
 
     Returns the legend handles of what was drawn.
     """
-    from env.rules.siege.castle import breach_gap
+    from env.rules.siege.castle import breach_gap, element_under
 
     drawn: dict[str, Patch] = {}
     for e in state.castle:
@@ -258,13 +258,16 @@ def _draw_castle(ax: Any, state: BattleState, font: float) -> list[Patch]:
     drawn.setdefault("castle", Patch(fc=castle_colour(0), ec="#333333", label="castle (darker: damaged)"))
     for u in state.units:
         if u.alive and u.deployed and u.marks.get("siege"):
-            _draw_equipment(ax, u, drawn)
+            _draw_equipment(ax, u, drawn, up=element_under(state, u) is not None)
     return list(drawn.values())
 
 
-def _draw_equipment(ax: Any, u: UnitState, drawn: dict[str, Patch]) -> None:
-    """A unit's siege gear ahead of its front edge: a 4" x 4" siege tower, a ram, ladders; oil a dot on the front."""
-    gear = u.marks["siege"]
+def _draw_equipment(ax: Any, u: UnitState, drawn: dict[str, Patch], up: bool = False) -> None:
+    """A unit's siege gear ahead of its front edge: a 4" x 4" siege tower, a ram, ladders, hooks (left
+    behind, not drawn, once the unit is ``up`` on the castle); a cauldron a dot on the front."""
+    gear = dict(u.marks["siege"])
+    if up:
+        gear = {k: v for k, v in gear.items() if k in ("oil", "blood", "metal", "alchemical")}
     rad = math.radians(u.facing)
     fx, fy = math.cos(rad), math.sin(rad)
     lx, ly = -fy, fx
