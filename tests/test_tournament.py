@@ -228,3 +228,14 @@ def test_cli_tournament_bad_entrants_are_one_line(tmp_path: Path, agents: str, e
     assert result.exit_code == 2, result.output
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error:") and named in lines[0]
+
+
+def test_agent_groups() -> None:
+    from agents.registry import AGENT_NAMES
+    from training.play import expand_agent_names
+
+    field = expand_agent_names("all-field")
+    assert field == [n for n in AGENT_NAMES if n != "random" and not n.startswith("siege_")]
+    assert "line_advance" in field and "open_loop" in field
+    assert expand_agent_names("random,all-field,pincers") == ["random", *field]
+    assert expand_agent_names("all-scripted") == [n for n in AGENT_NAMES if n != "random"]

@@ -166,7 +166,8 @@ def tournament(
     scenario: Annotated[str, typer.Option(help="Scenario name in configs/scenarios, or a YAML path.")] = "pitched_battle",
     agents: Annotated[str, typer.Option(
         help="Comma-separated entrants: agent names or agent@army (e.g. line_advance@dwarfs_iron_throng); "
-             "'all-scripted' = every agent but random, 'all' = every agent.")
+             "'all-scripted' = every agent but random, 'all-field' = the same without the siege roles, "
+             "'all' = every agent.")
     ] = "all-scripted",
     games_per_pair: Annotated[int, typer.Option(help="Games per pair of agents, split across both seats.")] = 10,
     seed: Annotated[int, typer.Option(help="Base seed; each game's seed derives from it.")] = 0,

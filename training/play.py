@@ -58,9 +58,10 @@ def agent_names() -> list[str]:
 def expand_agent_names(spec: str | list[str]) -> list[str]:
     """Expand an agent list such as ``"random,all-scripted"`` into names, in order, without repeats.
 
-    ``all`` stands for every registered agent and ``all-scripted`` for every
-    registered agent except ``random``. Names are not checked here: an unknown
-    name fails in :func:`make_agent`.
+    ``all`` stands for every registered agent, ``all-scripted`` for every
+    registered agent except ``random``, and ``all-field`` for those of
+    ``all-scripted`` that play field battles (not the ``siege_`` roles). Names
+    are not checked here: an unknown name fails in :func:`make_agent`.
     """
     tokens = spec.split(",") if isinstance(spec, str) else list(spec)
     out: list[str] = []
@@ -71,6 +72,8 @@ def expand_agent_names(spec: str | list[str]) -> list[str]:
             names = agent_names()
         elif tok == "all-scripted":
             names = [n for n in agent_names() if n != "random"]
+        elif tok == "all-field":
+            names = [n for n in agent_names() if n != "random" and not n.startswith("siege_")]
         else:
             names = [tok]
         out += [n for n in names if n not in out]
