@@ -284,6 +284,16 @@ def in_contact(u: UnitState, e: CastleElement) -> bool:
     return e.shape().distance(space.footprint(u)) <= CONTACT + geo.EPS
 
 
+def _may_take(battle: Battle, u: UnitState, barred: frozenset[str]) -> bool:
+    """Whether ``u`` may take an element this Movement phase: a unit (no character, war machine or troop type
+    in ``barred``) that may still move (CORE.MOVE.REMAINING) and give an order."""
+    from env.rules.movement import can_move
+
+    if u.troop_type in barred or u.troop_type == "war_machine" or u.character:
+        return False
+    return can_move(battle, u) and _can_order(battle, u)
+
+
 def occupy_orders(battle: Battle, u: UnitState) -> list[Action]:
     """SIEGE.CAPTURE.UNDEFENDED: ``u``, unmoved, takes an undefended standing wall section of the enemy castle
     on which one full rank of it fits, stepping onto the walls in one rank facing the courtyard (the whole
@@ -291,11 +301,7 @@ def occupy_orders(battle: Battle, u: UnitState) -> list[Action]:
     section's outer face; or along the walls (SIEGE.MOVE.WALLS) from a wall or tower its side holds that
     adjoins the section."""
     s = battle.state
-    from env.rules.movement import can_move
-
-    if u.troop_type in NO_WALL_TYPES or u.troop_type == "war_machine" or u.character:
-        return []
-    if not can_move(battle, u) or not _can_order(battle, u):
+    if not _may_take(battle, u, NO_WALL_TYPES):
         return []
     here = element_under(s, u)
     if here is None and not eq.has_climbing_gear(u):
@@ -321,12 +327,8 @@ def tower_orders(battle: Battle, u: UnitState) -> list[Action]:
     """SIEGE.TOWER.ASSAULT, SIEGE.MOVE.WALLS: ``u`` (not cavalry or a large creature, unmoved) enters an
     undefended tower or the citadel of the enemy castle through its door, from the courtyard or from a wall
     section its side holds next to it, when the whole unit fits on the top (SIEGE.CASTLE.TOWER)."""
-    from env.rules.movement import can_move
-
     s = battle.state
-    if u.troop_type in NO_ENTRY_TYPES or u.troop_type == "war_machine" or u.character:
-        return []
-    if not can_move(battle, u) or not _can_order(battle, u):
+    if not _may_take(battle, u, NO_ENTRY_TYPES):
         return []
     here = element_under(s, u)
     if here is not None and (here.kind != "wall" or here.controller != u.side):
@@ -356,15 +358,7 @@ def _tower_pose(battle: Battle, e: CastleElement, u: UnitState) -> tuple[geo.Pos
     across = (x1 - x0) if facing in (90.0, 270.0) else (y1 - y0)
     files = max(1, min(u.models, int(math.floor(across / u.base_w + 1e-9))))
     pose = geo.Pose(c.x, c.y, facing)
-    old = (u.x, u.y, u.facing, u.files)
-    u.x, u.y, u.facing, u.files = pose.x, pose.y, pose.facing, files
-    try:
-        poly = space.footprint(u)
-        env = space.Surroundings(battle.state, u)
-        ok = env.castle_end is not None and env.castle_end(poly) and not _too_close(env, poly, battle.state)
-    finally:
-        u.x, u.y, u.facing, u.files = old
-    return (pose, files) if ok else None
+    return (pose, files) if _clear_up_there(battle, u, pose, files) else None
 
 
 def legal_moves(battle: Battle) -> list[Action]:
@@ -426,15 +420,20 @@ def _placement(battle: Battle, e: CastleElement, u: UnitState) -> geo.Pose | Non
     from env.rules.siege.play import wall_pose
 
     pose = wall_pose(e, u, inward=e.defender != u.side)
+    return pose if _clear_up_there(battle, u, pose, u.models) else None
+
+
+def _clear_up_there(battle: Battle, u: UnitState, pose: geo.Pose, files: int) -> bool:
+    """Whether ``u`` in ``files`` files at ``pose`` stands legally on the castle (SIEGE.MOVE.WALLS end rules)
+    and clear of the units up there (:func:`_too_close`); ``u`` itself is left as it was."""
     old = (u.x, u.y, u.facing, u.files)
-    u.x, u.y, u.facing, u.files = pose.x, pose.y, pose.facing, u.models
+    u.x, u.y, u.facing, u.files = pose.x, pose.y, pose.facing, files
     try:
         poly = space.footprint(u)
         env = space.Surroundings(battle.state, u)
-        ok = env.castle_end is not None and env.castle_end(poly) and not _too_close(env, poly, battle.state)
+        return env.castle_end is not None and bool(env.castle_end(poly)) and not _too_close(env, poly, battle.state)
     finally:
         u.x, u.y, u.facing, u.files = old
-    return pose if ok else None
 
 
 def _too_close(env: space.Surroundings, poly, state=None) -> bool:
