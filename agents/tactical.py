@@ -1074,7 +1074,7 @@ class OpenLoopAgent(ScriptedAgent):
 
     def choose_shot(self, battle: Battle, legal: list[Action]) -> Action:
         """The first legal shot."""
-        shots = sorted((a for a in legal if a.kind == "shoot"), key=lambda a: (a.unit, a.target))
+        shots = sorted((a for a in legal if a.kind == "shoot"), key=lambda a: (a.unit, a.target is None, a.target or 0))
         return shots[0] if shots else END_PHASE
 
 
