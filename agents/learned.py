@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from env.encoding import ActionCodec
+from env.siege_encoding import ORDERS as SIEGE_ORDERS
+from env.siege_encoding import SiegeActionCodec
 from env.observation import Observer
 from env.rules.actions import Action
 
@@ -94,6 +96,9 @@ class PolicyAgent:
         space = self.model.observation_space
         self.n = int(space["units"].shape[0]) // 2
         self.codec = ActionCodec(self.n)
+        extra = int(space["action_mask"].shape[0]) - self.codec.size
+        if extra > 0 and extra % (self.n * len(SIEGE_ORDERS)) == 0:  # trained on a siege: its castle block
+            self.codec = SiegeActionCodec(self.n, extra // (self.n * len(SIEGE_ORDERS)))
         self.observer = Observer(self.codec, planes="planes" in space.spaces)
         if int(space["action_mask"].shape[0]) != self.codec.size:
             raise ModelLoadError(

@@ -306,3 +306,19 @@ def test_walking_the_walls_from_a_held_section_to_a_tower_and_the_next_section()
     assert cs.element_under(b.state, b.unit(1)).id == "S2" and b.unit(1).ranks == 1
     assert rules(b, "SIEGE.MOVE.WALLS")[-1] == {**rules(b, "SIEGE.MOVE.WALLS")[-1], "start": "S1", "end": "S2"}
     assert cs.check_invariants(b.state) == []
+
+
+def test_policy_agent_reads_a_siege_action_mask():
+    """A policy trained on Siege-v0 has the castle block in its mask; the agent rebuilds the siege codec."""
+    from types import SimpleNamespace
+
+    from gymnasium import spaces
+
+    from agents.learned import PolicyAgent
+    from env.observation import N_UNIT_FEAT
+    from env.siege_encoding import SiegeActionCodec
+
+    codec = SiegeActionCodec(6, 10)
+    space = spaces.Dict({"units": spaces.Box(0, 1, (12, N_UNIT_FEAT)), "action_mask": spaces.Box(0, 1, (codec.size,))})
+    agent = PolicyAgent(SimpleNamespace(observation_space=space))
+    assert isinstance(agent.codec, SiegeActionCodec) and agent.codec.elements == 10 and agent.codec.size == codec.size
