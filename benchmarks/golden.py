@@ -1,4 +1,4 @@
-"""Golden battle logs: ``python -m benchmarks.golden [--check | --write] [--only NAME ...] [--dump DIR]``.
+"""Golden battle logs: ``python -m benchmarks.golden [--write] [--only NAME ...] [--dump DIR] [--extra N --fixture PATH]``.
 
 An equivalence harness for engine optimisations. It plays a fixed set of
 battles (scenario, blue agent, red agent, seed) and records for each one
@@ -10,7 +10,7 @@ SHA-256 digests of
 A change that only makes the engine faster must leave both digests of every
 case unchanged. The digests of the committed code live in
 :data:`FIXTURE` (``tests/fixtures/golden_logs.json``); ``--write`` regenerates
-them and ``--check`` (the default) compares against them, exiting 1 on any
+them; without it the run compares against them, exiting 1 on any
 difference. ``--dump DIR`` also writes each battle's JSON
 (:meth:`env.rules.battle.Battle.to_json` plus the legal lists) so two runs
 can be diffed.
@@ -113,14 +113,30 @@ def play_case(case: Case, dump: Path | None = None) -> dict[str, Any]:
     }
 
 
+def extra_cases(n: int) -> list[Case]:
+    """``n`` more seeds (from 100) of random and line_advance battles on pitched_battle and skirmish_line.
+
+    Not in the committed fixture: for comparing two versions of the engine
+    with ``--extra N --fixture PATH`` (``--write`` with the first).
+    """
+    seeds = range(100, 100 + n)
+    return [
+        *(Case("pitched_battle", "random", "random", s) for s in seeds),
+        *(Case("pitched_battle", "line_advance", "random", s) for s in seeds),
+        *(Case("skirmish_line", "random", "random", s) for s in seeds),
+    ]
+
+
 def main(
     write: Annotated[bool, typer.Option("--write", help="Regenerate the fixture from the current code.")] = False,
     only: Annotated[list[str] | None, typer.Option(help="Only the cases whose name contains this (repeatable).")] = None,
     dump: Annotated[Path | None, typer.Option(help="Also write each battle's JSON and legal lists here.")] = None,
+    extra: Annotated[int, typer.Option(help="Also play this many more seeds of each kind (see extra_cases).")] = 0,
+    fixture: Annotated[Path, typer.Option(help="The digests file to compare with or write.")] = FIXTURE,
 ) -> None:
     """Play the golden cases; compare with (or, with --write, store) the fixture's digests."""
-    cases = [c for c in CASES if not only or any(o in c.name for o in only)]
-    stored: dict[str, Any] = json.loads(FIXTURE.read_text()) if FIXTURE.exists() else {}
+    cases = [c for c in CASES + extra_cases(extra) if not only or any(o in c.name for o in only)]
+    stored: dict[str, Any] = json.loads(fixture.read_text()) if fixture.exists() else {}
     results: dict[str, Any] = {}
     bad = 0
     total = 0.0
@@ -142,11 +158,11 @@ def main(
         print(f"{case.name:55s} {res['decisions']:5d} decisions {dt:6.2f} s  {status}", flush=True)
     print(f"total {total:.1f} s")
     if write:
-        FIXTURE.parent.mkdir(parents=True, exist_ok=True)
-        FIXTURE.write_text(json.dumps({**stored, **results}, indent=1, sort_keys=True) + "\n")
-        print(f"wrote {FIXTURE}")
+        fixture.parent.mkdir(parents=True, exist_ok=True)
+        fixture.write_text(json.dumps({**stored, **results}, indent=1, sort_keys=True) + "\n")
+        print(f"wrote {fixture}")
     elif bad:
-        print(f"{bad} case(s) differ from {FIXTURE}")
+        print(f"{bad} case(s) differ from {fixture}")
         sys.exit(1)
 
 

@@ -12,7 +12,9 @@ when the new footprint is legal).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
+
+import numpy as np
 
 from env.rules import geometry as geo
 from env.rules import psychology, space, special_rules
@@ -40,6 +42,7 @@ def furthest_legal(
     gap: float = 1.0,
     pass_friends: bool = False,
     env: space.Surroundings | None = None,
+    refine: bool = True,
 ) -> float | None:
     """The furthest straight move (inches, ≥ 0) from ``start`` within ``allowance``.
 
@@ -48,7 +51,9 @@ def furthest_legal(
     CORE.MOVE.ONE_INCH or CORE.MOVE.TABLE_EDGE. A unit that starts within
     1" of another may move away from it. Returns None when the start itself
     overlaps or touches a unit or leaves the table; 0.0 when no distance of at
-    least MIN_MOVE is legal.
+    least MIN_MOVE is legal. With ``refine=False`` some legal distance
+    (≥ MIN_MOVE) is returned, not necessarily the furthest: enough to decide
+    whether the move can be made at all.
     """
     env = env or space.Surroundings(battle.state, u)
     start_poly = space.footprint_at(u, start)
@@ -62,14 +67,16 @@ def furthest_legal(
     def ok(d: float) -> bool:
         end = geo.move_straight(start, sign * d)
         end_poly = space.footprint_at(u, end)
-        path = geo.swept_area(start_poly, end_poly)
+        path = space.Sweep(start_poly, end_poly)
         mult, extra = env.terrain_cost(path)
         return d * mult + extra <= full + geo.EPS and not env.blocked(end_poly, path, gap, pass_friends)
 
     if ok(full):
         return full
+    if not refine and ok(MIN_MOVE):  # MIN_MOVE is always tried below, and the likeliest to be legal
+        return MIN_MOVE
     end_poly = space.footprint_at(u, geo.move_straight(start, sign * full))
-    mult, extra = env.terrain_cost(geo.swept_area(start_poly, end_poly))
+    mult, extra = env.terrain_cost(space.Sweep(start_poly, end_poly))
     affordable = (full - extra) / mult
     if MIN_MOVE <= affordable < full and ok(affordable):
         return affordable
@@ -78,6 +85,8 @@ def furthest_legal(
     lo = next((d for d in grid if ok(d)), None)
     if lo is None:
         return 0.0
+    if not refine:
+        return lo
     hi = min((d for d in [top, *grid] if d > lo), default=lo)
     for _ in range(10):
         mid = (lo + hi) / 2
@@ -139,7 +148,7 @@ def _plan(
         if check_only:
             key = ("straight", allowance_now)
             if memo is None or key not in memo:
-                d = furthest_legal(battle, u, start, allowance_now, env=env)
+                d = furthest_legal(battle, u, start, allowance_now, env=env, refine=False)
                 ok = d is not None and d >= MIN_MOVE
                 if memo is None:
                     return {} if ok else None
@@ -183,7 +192,7 @@ def _plan(
         if env.blocked(poly, poly, 2 * geo.EPS):
             return None  # no room to turn about the centre
         shadow = _with_files(u, files)
-        d = furthest_legal(battle, shadow, after, 0.75 * m, env=env) or 0.0
+        d = furthest_legal(battle, shadow, after, 0.75 * m, env=env, refine=not check_only) or 0.0
         if d < MIN_MOVE and env.blocked(poly, poly):
             return None  # it could only end where it turned, within 1" of a unit
         if check_only:
@@ -222,16 +231,74 @@ def _with_files(u: UnitState, files: int) -> UnitState:
     return other
 
 
+def _placed(o: UnitState) -> tuple:
+    """A unit's place and formation: (uid, x, y, facing, files, models)."""
+    return (o.uid, o.x, o.y, o.facing, o.files, o.models)
+
+
 def _neighbourhood(battle: Battle, u: UnitState) -> tuple:
     """What a unit's move options depend on: the units within reach and the nearest enemy."""
     reach = 2.0 * special_rules.move_allowance(u) + 2.0 * space.radius(u) + 14.0
     near = tuple(
-        (o.uid, o.x, o.y, o.facing, o.files, o.models)
-        for o in battle.state.units
-        if o.alive and abs(o.x - u.x) <= reach and abs(o.y - u.y) <= reach
+        _placed(o) for o in battle.state.units if o.alive and abs(o.x - u.x) <= reach and abs(o.y - u.y) <= reach
     )
     enemy = psychology.nearest_enemy(battle, u)
     return near, None if enemy is None else (enemy.uid, enemy.x, enemy.y)
+
+
+def _own_context(battle: Battle, u: UnitState, enemy: tuple | None) -> tuple:
+    """All a unit's move options depend on apart from the other units on the table (see :func:`_plan`)."""
+    machine = war_machines.move_allowance(u) if u.troop_type == "war_machine" else None
+    return (_placed(u), special_rules.move_allowance(u), machine, u.profile.M, magic.forbids(battle, u, "march"),
+            may_march(u), special_rules.moves_over_units(u), u.has("aquatic"), u.has("skirmishers"), enemy)
+
+
+class _Units:
+    """The units on the table at one decision: their footprint boxes and places (:func:`_placed`)."""
+
+    def __init__(self, battle: Battle) -> None:
+        units = [o for o in battle.state.units if o.alive]
+        self.boxes = space.bounds_of(np.array([space.footprint(o) for o in units], dtype=object)).tolist()
+        self.placed = [_placed(o) for o in units]
+
+    def meeting(self, box: space.Box | None, other_than: int) -> tuple:
+        """The places of the units but ``other_than`` whose footprint boxes meet ``box`` (none for None)."""
+        if box is None:
+            return ()
+        return tuple(p for p in (self.placed[i] for i in space.boxes_meeting(box, self.boxes)) if p[0] != other_than)
+
+
+class _Record(NamedTuple):
+    """Whether one move option is legal, and the units it was decided from.
+
+    ``region`` bounds every box in which :class:`space.Surroundings` looked for
+    units while deciding (None if it looked nowhere); ``units`` are the places
+    of the units whose footprint boxes met it. While the moving unit's own
+    context is unchanged and the units meeting ``region`` are the same, in
+    the same places, the decision would be taken again exactly as before.
+    """
+
+    legal: bool
+    region: space.Box | None
+    units: tuple
+
+
+class _Entry(NamedTuple):
+    """A unit's cached move options (see :func:`legal`)."""
+
+    neighbourhood: tuple
+    options: list[str]
+    context: tuple
+    records: dict[str, _Record]
+
+
+def _decide(battle: Battle, u: UnitState, option: str, env: space.Surroundings, units: _Units) -> _Record:
+    """Decide whether ``option`` is legal for ``u`` now, recording the units that decision looked at."""
+    env.queried = []
+    ok = _plan(battle, u, option, env, check_only=True) is not None
+    region = space.box_union(env.queried)
+    env.queried = None
+    return _Record(ok, region, units.meeting(region, u.uid))
 
 
 def legal(battle: Battle) -> list[Action]:
@@ -239,23 +306,36 @@ def legal(battle: Battle) -> list[Action]:
 
     Each unit's options are cached against its neighbourhood (the units within
     its reach and the nearest enemy), so a decision only re-checks the units
-    near the one that just moved.
+    near the one that just moved. Within a re-check, an option is decided
+    again only if a unit has moved into, out of or within the region its last
+    decision looked at (:class:`_Record`); outside a siege, where the castle
+    may change, the answers are those of deciding every option afresh.
     """
-    cache: dict[int, tuple[tuple, list[str]]] = battle.__dict__.setdefault("_move_cache", {})
+    cache: dict[int, _Entry] = battle.__dict__.setdefault("_move_cache", {})
     acts = []
+    units: _Units | None = None
     for u in space.alive_units(battle.state, battle.state.active):
         if not can_move(battle, u):
             continue
         key = _neighbourhood(battle, u)
         hit = cache.get(u.uid)
-        if hit is not None and hit[0] == key:
-            options = hit[1]
+        if hit is not None and hit.neighbourhood == key:
+            options = hit.options
         else:
-            env = space.Surroundings(battle.state, u)
-            memo: dict[tuple[str, float], bool] = {}
+            units = units or _Units(battle)
+            context = _own_context(battle, u, key[1])
+            known = hit.records if hit is not None and hit.context == context and not battle.state.castle else {}
+            env: space.Surroundings | None = None
             candidates = war_machines.move_options(u, list(MOVE_OPTIONS)) if u.troop_type == "war_machine" else MOVE_OPTIONS
-            options = [o for o in candidates if _plan(battle, u, o, env, check_only=True, memo=memo) is not None]
-            cache[u.uid] = (key, options)
+            records = {}
+            for o in candidates:
+                rec = known.get(o)
+                if rec is None or units.meeting(rec.region, u.uid) != rec.units:
+                    env = env or space.Surroundings(battle.state, u)
+                    rec = _decide(battle, u, o, env, units)
+                records[o] = rec
+            options = [o for o in candidates if records[o].legal]
+            cache[u.uid] = _Entry(key, options, context, records)
         acts.extend(Action("move", u.uid, None, o) for o in options)
     if battle.state.castle:  # SIEGE.CASTLE.GATE, SIEGE.CAPTURE.UNDEFENDED: gate and occupy orders
         from env.rules.siege.orders import legal_moves

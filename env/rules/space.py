@@ -7,6 +7,7 @@ rank, so polygons are cached by ``(x, y, facing, width, depth)``.
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Sequence
 
 import numpy as np
 import shapely
@@ -157,6 +158,67 @@ def _shrink(geom: Polygon) -> Polygon:
     return shapely.buffer(geom, -geo.EPS / 2, join_style="mitre")
 
 
+Box = tuple[float, float, float, float]
+"""An axis-aligned bounding box (minx, miny, maxx, maxy), inches."""
+
+
+def boxes_meeting(box: Box, boxes: Sequence[Sequence[float]]) -> list[int]:
+    """The indices of the ``boxes`` (each (minx, miny, maxx, maxy)) that intersect or touch ``box``.
+
+    Geometries whose boxes do not meet cannot intersect, so this is an exact
+    pre-filter for :func:`shapely.intersects`. Plain Python: the lists are
+    short (terrain features, the units near a move).
+    """
+    x0, y0, x1, y1 = box
+    return [i for i, b in enumerate(boxes) if b[0] <= x1 and b[2] >= x0 and b[1] <= y1 and b[3] >= y0]
+
+
+QUERY_SLACK = 1e-6
+"""Inches added around each box :attr:`Surroundings.queried` records, against rounding."""
+
+
+def box_union(boxes: list[Box]) -> Box | None:
+    """The smallest box holding all of ``boxes``; None for no boxes."""
+    if not boxes:
+        return None
+    return (min(b[0] for b in boxes), min(b[1] for b in boxes), max(b[2] for b in boxes), max(b[3] for b in boxes))
+
+
+class Sweep:
+    """The area a straight move sweeps (:func:`geo.swept_area` of two footprints), built only when a test needs it.
+
+    ``bounds`` is exact without the hull (a convex hull's box is the box of
+    its points), and box pre-filters settle most of
+    :meth:`Surroundings.blocked` and :meth:`Surroundings.terrain_cost`;
+    ``geom`` builds the hull on first use. ``Sweep(poly)`` wraps a ready
+    polygon (a wheel's swept area, or a footprint that does not move).
+    """
+
+    __slots__ = ("_start", "_end", "_geom", "bounds")
+
+    def __init__(self, start: Polygon, end: Polygon | None = None) -> None:
+        self._start, self._end = start, end
+        self._geom: Polygon | None = start if end is None else None
+        a = start.bounds
+        if end is None:
+            self.bounds: Box = a
+        else:
+            b = end.bounds
+            self.bounds = (min(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3]))
+
+    @property
+    def geom(self) -> Polygon:
+        """The swept area as a polygon (the convex hull of both footprints)."""
+        if self._geom is None:
+            self._geom = geo.swept_area(self._start, self._end)
+        return self._geom
+
+
+def bounds_of(polys: np.ndarray) -> np.ndarray:
+    """The bounding boxes of an object array of geometries: float64, shape (n, 4)."""
+    return shapely.bounds(polys) if len(polys) else np.zeros((0, 4))
+
+
 class Surroundings:
     """Everything a moving unit must keep clear of, as shapely arrays for vectorised tests.
 
@@ -175,7 +237,7 @@ class Surroundings:
         self.uids = np.array([o.uid for o in others], dtype=np.int64)
         self.polys = np.array([footprint(o) for o in others], dtype=object)
         self.enemy = np.array([o.side != u.side for o in others], dtype=bool)
-        self.bounds = shapely.bounds(self.polys) if len(others) else np.zeros((0, 4))
+        self.bounds = bounds_of(self.polys)
         water = WATER if u.has("aquatic") else frozenset()
         terrain = [terrain_poly(t) for t in state.terrain if t.kind in IMPASSABLE - water]
         self.terrain_impassable = np.array(terrain, dtype=object)
@@ -191,10 +253,24 @@ class Surroundings:
         self.impassable = np.array(terrain + castle, dtype=object)
         self.difficult = np.array([terrain_poly(t) for t in state.terrain if t.kind in DIFFICULT - water], dtype=object)
         self.obstacles = np.array([terrain_poly(t) for t in state.terrain if t.kind in OBSTACLES], dtype=object)
+        self._difficult_boxes = bounds_of(self.difficult).tolist()
+        self._obstacle_boxes = bounds_of(self.obstacles).tolist()
         self.ignores_terrain = special_rules.moves_over_units(u)  # CORE.MOVE.FLY, CORE.SR.ETHEREAL
         self.over_units = special_rules.moves_over_units(u)  # only the end position counts
         self.skirmishers = u.has("skirmishers")  # CORE.TYPE.SKIRMISHERS ignore difficult terrain
         self.half_m = u.profile.M / 2.0
+        self.queried: list[Box] | None = None
+        """When a list, every box within which other units were looked for is appended to it (see :func:`box_union`)."""
+
+    @property
+    def impassable(self) -> np.ndarray:
+        """Impassable terrain and castle outlines (object array of polygons); assignable."""
+        return self._impassable
+
+    @impassable.setter
+    def impassable(self, polys: np.ndarray) -> None:
+        self._impassable = polys
+        self._impassable_boxes = bounds_of(polys).tolist()
 
     @staticmethod
     def overlapping(geom: Polygon, polys: np.ndarray) -> np.ndarray:
@@ -214,33 +290,37 @@ class Surroundings:
         out[hit] = shapely.intersects(shrunk, shapely.buffer(polys[hit], -geo.EPS / 2, join_style="mitre"))
         return out
 
-    def blocked(self, end: Polygon, path: Polygon, gap: float = 1.0, pass_friends: bool = False) -> bool:
+    def _overlaps_any(self, sweep: Sweep, polys: np.ndarray, boxes: Sequence[Sequence[float]]) -> bool:
+        """Whether ``sweep`` overlaps any of ``polys`` (with bounding boxes ``boxes``), as :meth:`overlapping`."""
+        meet = boxes_meeting(sweep.bounds, boxes)
+        return bool(meet and self.overlapping(sweep.geom, polys[meet]).any())
+
+    def blocked(self, end: Polygon, path: Polygon | Sweep, gap: float = 1.0, pass_friends: bool = False) -> bool:
         """Whether ending at ``end`` after sweeping ``path`` is illegal.
 
         Illegal: off the table, through impassable terrain, ending within
         ``gap`` inches of any unit, coming within ``gap`` of an enemy, or
         passing through a friend (unless ``pass_friends``).
         """
-        if self.over_units:
-            path = end
+        sweep = Sweep(end) if self.over_units else path if isinstance(path, Sweep) else Sweep(path)
         minx, miny, maxx, maxy = end.bounds
         w, h = self.table
         if minx < -geo.EPS or miny < -geo.EPS or maxx > w + geo.EPS or maxy > h + geo.EPS:
             return True
-        if self.overlapping(path, self.impassable).any():
+        if self._overlaps_any(sweep, self.impassable, self._impassable_boxes):
             return True
         if self.castle_end is not None and not self.castle_end(end):
             return True
-        near = self.near(path, gap)
+        near = self._near_box(sweep.bounds, gap)
         if not near.any():
             return False
         polys, enemy = self.polys[near], self.enemy[near]
         if (shapely.distance(end, polys) < gap - geo.EPS).any():
             return True
-        if enemy.any() and (shapely.distance(path, polys[enemy]) < gap - geo.EPS).any():
+        if enemy.any() and (shapely.distance(sweep.geom, polys[enemy]) < gap - geo.EPS).any():
             return True
         if not pass_friends and (~enemy).any():
-            return bool(self.overlapping(path, polys[~enemy]).any())
+            return self._overlaps_any(sweep, polys[~enemy], self.bounds[near][~enemy])
         return False
 
     def near(self, geom: Polygon, reach: float) -> np.ndarray:
@@ -248,21 +328,29 @@ class Surroundings:
 
         A cheap, conservative pre-filter (box distance never exceeds true distance).
         """
+        return self._near_box(geom.bounds, reach)
+
+    def _near_box(self, box: Box, reach: float) -> np.ndarray:
+        qx0, qy0, qx1, qy1 = box
+        if self.queried is not None:  # slack: only ever widens the record
+            r = reach + QUERY_SLACK
+            self.queried.append((qx0 - r, qy0 - r, qx1 + r, qy1 + r))
         if len(self.bounds) == 0:
             return np.zeros(0, dtype=bool)
-        qx0, qy0, qx1, qy1 = geom.bounds
         b = self.bounds
         dx = np.maximum(0.0, np.maximum(b[:, 0] - qx1, qx0 - b[:, 2]))
         dy = np.maximum(0.0, np.maximum(b[:, 1] - qy1, qy0 - b[:, 3]))
         return dx * dx + dy * dy < reach * reach
 
-    def terrain_cost(self, path: Polygon) -> tuple[float, float]:
+    def terrain_cost(self, path: Polygon | Sweep) -> tuple[float, float]:
         """(multiplier, extra inches): ×2 through difficult terrain, +M/2 per obstacle (CORE.TERRAIN.COST)."""
         if self.ignores_terrain:
             return 1.0, 0.0
-        mult = 2.0 if not self.skirmishers and self.overlapping(path, self.difficult).any() else 1.0
-        extra = self.half_m * int(self.overlapping(path, self.obstacles).sum())
-        return mult, extra
+        sweep = path if isinstance(path, Sweep) else Sweep(path)
+        mult = 2.0 if not self.skirmishers and self._overlaps_any(sweep, self.difficult, self._difficult_boxes) else 1.0
+        crossed = boxes_meeting(sweep.bounds, self._obstacle_boxes)
+        n = int(self.overlapping(sweep.geom, self.obstacles[crossed]).sum()) if crossed else 0
+        return mult, self.half_m * n
 
     def nearest_gap(self, poly: Polygon) -> np.ndarray:
         """Distances (inches) from ``poly`` to every other unit, shape (n,), float64."""
