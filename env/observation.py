@@ -13,8 +13,10 @@ key             shape              dtype   content
 =============== ================== ======= ==================================================
 ``units``       (2n, N_UNIT_FEAT)  float32 rows 0..n−1: own unit slots, n..2n−1: enemy slots
                                            (uid order per side, as in :mod:`env.encoding`);
-                                           an unfilled slot is all zeros
-``globals``     (N_GLOBAL_FEAT,)   float32 turn, phase, pending decision, scores
+                                           an unfilled slot is all zeros; pose, size,
+                                           profile, status, wizard level and spells
+``globals``     (N_GLOBAL_FEAT,)   float32 turn, phase, pending decision, scores, magic
+                                           dice and the cast awaiting a dispel
 ``planes``      (N_PLANES, 24, 36) float32 only with ``planes=True``: fraction of each
                                            cell covered (row 0 at the player's own edge)
 ``action_mask`` (size,)            int8    1 = allowed index (see :meth:`ActionCodec.mask`)
@@ -61,6 +63,19 @@ f  name             meaning and scale
 41 charging_now     1 for the charger whose charge awaits a reaction
 42..47 troop type   one-hot: infantry, monstrous_infantry, cavalry, monster,
                     chariot, war_machine
+48 wizard_level     wizard level / 4 (0 not a wizard; CORE.MAGIC.WIZARDS)
+49..52 spell_cv_s   casting value / 12 of the spell in cast slot s = 0..3 (the
+                    s-th spell the unit knows, as in the codec's ``cast`` block);
+                    0 for an empty slot
+53..56 spell_hostile_s 1 if the spell in cast slot s targets enemies (type M, D
+                    or H), 0 if it targets friends or the slot is empty
+57 bound_items      bound-spell items carried / 2 (the codec's bound slots)
+58 dispel_scrolls   Dispel Scrolls carried / 2 (CORE.MAGIC.SCROLL)
+59 cast_stopped     1 if it may not cast again this Magic phase (failed cast or
+                    miscast)
+60 friendly_spells  lasting spell effects on it cast by its own side / 4
+61 enemy_spells     lasting spell effects on it cast by the other side / 4
+62 spell_target     1 for the target of the spell awaiting a dispel
 == ================ ==========================================================
 
 Global features (``globals[g]``):
@@ -80,6 +95,15 @@ g      name             meaning and scale
 23     vp_against       the enemy's victory points now / points limit
 24     units_for        own units alive / unit slots
 25     units_against    enemy units alive / unit slots
+26     power_pool       the observer's power pool if it cast now / 12: 2 + its
+                        wizards' levels, at most 12 (CORE.MAGIC.POWER_DICE)
+27     dispel_pool      the observer's dispel pool if it dispelled now / 12
+                        (CORE.MAGIC.DISPEL_DICE)
+28     power_left       power dice the casting side has left in this Magic
+                        phase / 12 (0 outside one; ``my_turn`` tells whose)
+29     dispel_left      dispel dice the other side has left in this Magic phase / 12
+30     cast_total       casting total of the spell awaiting a dispel / 24 (0 if none)
+31     cast_cv          its casting value / 12 (0 if none)
 ====== ================ =====================================================
 
 Planes (``planes[c]``), each cell W/36 × H/24 inches (2" × 2" as standard),
@@ -104,8 +128,10 @@ import numpy as np
 import shapely
 from gymnasium import spaces
 
-from env.encoding import ActionCodec, mirror_pose, side_units
+from env.encoding import CAST_BOUND, CAST_SPELLS, ActionCodec, mirror_pose, side_units
+from env.rules import magic
 from env.rules.config import TerrainKind, TroopType
+from env.rules.spells import SPELLS
 from env.rules.state import PHASES
 
 if TYPE_CHECKING:
@@ -124,12 +150,17 @@ UNIT_FEATURES: tuple[str, ...] = (
     "M", "WS", "BS", "S", "T", "W", "I", "A", "Ld",
     "armour", "points", "fleeing", "engaged", "charged", "declared_charge", "moved", "marched", "shot",
     "has_missile", "character", "general", "standard", "musician", "champion", "pending", "charging_now",
-) + tuple(f"type_{t}" for t in TROOP_TYPES)  # fmt: skip
+) + tuple(f"type_{t}" for t in TROOP_TYPES) + (
+    ("wizard_level",) + tuple(f"spell_cv_{k}" for k in range(CAST_SPELLS))
+    + tuple(f"spell_hostile_{k}" for k in range(CAST_SPELLS))
+    + ("bound_items", "dispel_scrolls", "cast_stopped", "friendly_spells", "enemy_spells", "spell_target")
+)  # fmt: skip
 """Names of the unit feature columns, in order."""
 
 GLOBAL_FEATURES: tuple[str, ...] = (
     ("turn",) + tuple(f"phase_{p}" for p in PHASES) + tuple(f"pending_{k}" for k in PENDING_KINDS)
     + ("my_decision", "my_turn", "went_first", "vp_for", "vp_against", "units_for", "units_against")
+    + ("power_pool", "dispel_pool", "power_left", "dispel_left", "cast_total", "cast_cv")
 )  # fmt: skip
 """Names of the global features, in order."""
 
@@ -147,6 +178,15 @@ _U = {name: k for k, name in enumerate(UNIT_FEATURES)}
 _G = {name: k for k, name in enumerate(GLOBAL_FEATURES)}
 _PROFILE = ("M", "WS", "BS", "S", "T", "W", "I", "A", "Ld")
 _FLAGS = ("charged", "declared_charge", "moved", "marched", "shot")
+
+
+def _magic_queue(battle: Battle) -> dict[str, Any] | None:
+    """The running Magic phase's working data (``state.queue["magic"]``), or None outside a Magic phase."""
+    s = battle.state
+    if s.phase != "magic":
+        return None
+    m = s.queue.get("magic")
+    return m if isinstance(m, dict) else None
 
 
 class Observer:
@@ -200,6 +240,16 @@ class Observer:
         engaged = {e.attacker for e in s.engagements} | {e.defender for e in s.engagements}
         pending = battle.pending
         charger = s.queue["charges"][-1]["charger"] if pending.kind == "react" else None
+        m = _magic_queue(battle)
+        stopped = set(m["stopped"]) if m else set()
+        spell_target = m["pending"]["target"] if m and m.get("pending") else None
+        spells_on: dict[tuple[int, bool], int] = {}  # (target uid, cast by the target's own side) -> effects
+        for e in s.effects:
+            t, c = e.get("target"), e.get("caster")
+            if isinstance(t, int) and 0 <= t < len(s.units):
+                caster_side = s.units[c].side if isinstance(c, int) and 0 <= c < len(s.units) else e.get("side")
+                key = (t, caster_side == s.units[t].side)
+                spells_on[key] = spells_on.get(key, 0) + 1
         for block, side in ((0, player), (1, 1 - player)):
             for slot, uid in enumerate(side_units(battle, side)):
                 u = s.units[uid]
@@ -240,6 +290,18 @@ class Observer:
                 row[_U["pending"]] = float(pending.unit == uid)
                 row[_U["charging_now"]] = float(charger == uid)
                 row[_U[f"type_{u.troop_type}"]] = 1.0
+                row[_U["wizard_level"]] = u.wizard_level / 4.0
+                for k, sid in enumerate(u.spells[:CAST_SPELLS]):
+                    spell = SPELLS.get(sid)
+                    if spell is not None:
+                        row[_U[f"spell_cv_{k}"]] = spell.cv / 12.0
+                        row[_U[f"spell_hostile_{k}"]] = float(spell.hostile)
+                row[_U["bound_items"]] = len(u.bound_spells) / CAST_BOUND
+                row[_U["dispel_scrolls"]] = u.dispel_scrolls / 2.0
+                row[_U["cast_stopped"]] = float(uid in stopped)
+                row[_U["friendly_spells"]] = spells_on.get((uid, True), 0) / 4.0
+                row[_U["enemy_spells"]] = spells_on.get((uid, False), 0) / 4.0
+                row[_U["spell_target"]] = float(spell_target == uid)
         np.clip(out, -1.0, FEAT_HIGH, out=out)
         return out
 
@@ -266,6 +328,17 @@ class Observer:
                 alive[u.side] += 1
         out[_G["units_for"]] = alive[player] / self.n
         out[_G["units_against"]] = alive[1 - player] / self.n
+        out[_G["power_pool"]] = magic.power_pool(s, player) / magic.MAX_POOL
+        out[_G["dispel_pool"]] = magic.dispel_pool(s, player) / magic.MAX_POOL
+        m = _magic_queue(battle)
+        if m:
+            out[_G["power_left"]] = m["power"] / magic.MAX_POOL
+            out[_G["dispel_left"]] = m["dispel"] / magic.MAX_POOL
+            pend = m.get("pending")
+            if pend:
+                out[_G["cast_total"]] = pend["total"] / 24.0
+                spell = SPELLS.get(pend["spell"])
+                out[_G["cast_cv"]] = spell.cv / 12.0 if spell is not None else 0.0
         np.clip(out, -1.0, FEAT_HIGH, out=out)
         return out
 

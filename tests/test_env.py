@@ -178,8 +178,8 @@ def test_mask_equals_legal_set_on_10000_states() -> None:
 
 # ---------------------------------------------------------------------- observations
 def test_observation_layout() -> None:
-    assert N_UNIT_FEAT == len(UNIT_FEATURES) == 48
-    assert N_GLOBAL_FEAT == len(GLOBAL_FEATURES) == 1 + len(PHASES) + len(PENDING_KINDS) + 7
+    assert N_UNIT_FEAT == len(UNIT_FEATURES) == 63
+    assert N_GLOBAL_FEAT == len(GLOBAL_FEATURES) == 1 + len(PHASES) + len(PENDING_KINDS) + 13
     codec = ActionCodec(3)
     obs_ = Observer(codec, planes=True)
     b = Battle.from_scenario("skirmish_line", seed=2)
@@ -202,6 +202,46 @@ def test_observation_layout() -> None:
     red_woods = obs_.observe(b, 1)["planes"][woods]
     assert red_woods[11:13, 3:5].min() == 1.0 and red_woods[:, 6:].max() == 0.0
     assert o["planes"][0].sum() > 0 and o["planes"][1].sum() > 0
+
+
+def test_magic_features_while_a_spell_awaits_a_dispel() -> None:
+    """Wizards, spells, pools and the pending cast as the dispelling side sees them.
+
+    Blue level-2 Fire wizard (uid 0) casts Fireball (CV 5, CORE.MAGIC.SPELL.FIRE.1) on 2 dice (2 + 3 = 5,
+    CORE.MAGIC.CAST) at the orcs (uid 1); red's level-1 Goblin Shaman (uid 2) carries a Dispel Scroll.
+    Pools: blue power 2 + 2 = 4 (CORE.MAGIC.POWER_DICE), 2 left after the cast; red dispel 2 + ⌈1/2⌉ = 3
+    (CORE.MAGIC.DISPEL_DICE).
+    """
+    from tests.setups import battle, placement
+
+    fireball = "CORE.MAGIC.SPELL.FIRE.1"
+    b = battle(
+        [placement("battle_wizard", 30, 20, 90, models=1, files=1, options=["level_2"], lore="fire", spells=[fireball])],
+        [placement("orc_warriors", 30, 32, 270),
+         placement("goblin_shaman", 62, 44, 270, models=1, files=1, options=["dispel_scroll"], spells=[fireball])],
+        dice=[2, 3], phase="magic",
+    )
+    b.apply(Action("cast", 0, 1, f"{fireball}:2"))
+    assert b.pending.kind == "dispel" and b.pending.player == 1
+    observer = Observer(ActionCodec(2))
+    f = {n: k for k, n in enumerate(UNIT_FEATURES)}
+    g = {n: k for k, n in enumerate(GLOBAL_FEATURES)}
+    red = observer.observe(b, 1)
+    orcs, shaman, wizard = red["units"][0], red["units"][1], red["units"][2]  # own slots 0, 1; enemy slot 0
+    assert wizard[f["wizard_level"]] == pytest.approx(2 / 4)
+    assert wizard[f["spell_cv_0"]] == pytest.approx(5 / 12) and wizard[f["spell_hostile_0"]] == 1.0
+    assert wizard[f["spell_cv_1"]] == 0.0 and wizard[f["pending"]] == 1.0  # the caster
+    assert orcs[f["spell_target"]] == 1.0 and orcs[f["wizard_level"]] == 0.0 and shaman[f["spell_target"]] == 0.0
+    assert shaman[f["wizard_level"]] == pytest.approx(1 / 4) and shaman[f["dispel_scrolls"]] == pytest.approx(1 / 2)
+    gl = red["globals"]
+    assert gl[g["power_pool"]] == pytest.approx(3 / 12) and gl[g["dispel_pool"]] == pytest.approx(3 / 12)
+    assert gl[g["power_left"]] == pytest.approx(2 / 12) and gl[g["dispel_left"]] == pytest.approx(3 / 12)
+    assert gl[g["cast_total"]] == pytest.approx(5 / 24) and gl[g["cast_cv"]] == pytest.approx(5 / 12)
+    blue = observer.observe(b, 0)["globals"]
+    assert blue[g["power_pool"]] == pytest.approx(4 / 12) and blue[g["dispel_pool"]] == pytest.approx(3 / 12)
+    b.apply(END_PHASE)  # no dispel: the spell resolves, nothing awaits a dispel any more
+    after = observer.observe(b, 1)
+    assert after["globals"][g["cast_total"]] == 0.0 and after["units"][:, f["spell_target"]].max() == 0.0
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS)

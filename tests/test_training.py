@@ -118,6 +118,38 @@ def test_cli_resume_without_a_run_is_one_line(tmp_path: Path) -> None:
     assert len(lines) == 1 and "nothing to resume" in lines[0]
 
 
+# ---------------------------------------------------------------------- policy features
+def test_policy_reads_every_observation_key_but_the_mask() -> None:
+    """The default extractor concatenates units and globals only; ``mask_features`` keeps SB3's (mask included)."""
+    import torch
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.torch_layers import CombinedExtractor
+
+    from training.features import MaskFreeExtractor
+    from training.train import policy_kwargs
+
+    env = BattleEnv("skirmish_line", opponent="random")
+    space = env.observation_space
+    units, globals_ = int(np.prod(space["units"].shape)), int(space["globals"].shape[0])
+    ppo = load_training_config(_quick_data()).ppo
+    model = MaskablePPO("MultiInputPolicy", env, n_steps=8, batch_size=8, policy_kwargs=policy_kwargs(ppo), device="cpu")
+    extractor = model.policy.features_extractor
+    assert isinstance(extractor, MaskFreeExtractor) and extractor.features_dim == units + globals_
+    obs, _ = env.reset(seed=1)
+    batch = {k: torch.as_tensor(v[None]) for k, v in obs.items()}
+    features = extractor(batch)
+    assert features.shape == (1, units + globals_)
+    expected = np.concatenate([obs["globals"], obs["units"].ravel()])  # sorted keys: globals, units
+    np.testing.assert_allclose(features[0].numpy(), expected)
+    assert not ppo.mask_features
+    with_mask = ppo.model_copy(update={"mask_features": True})
+    assert policy_kwargs(with_mask) == {"net_arch": list(ppo.net_arch)}
+    full = MaskablePPO("MultiInputPolicy", env, n_steps=8, batch_size=8, policy_kwargs=policy_kwargs(with_mask),
+                       device="cpu")
+    assert isinstance(full.policy.features_extractor, CombinedExtractor)
+    assert full.policy.features_extractor.features_dim == units + globals_ + env.action_space.n
+
+
 # ---------------------------------------------------------------------- pool and wrapper
 def test_pool_shares_the_self_weight_among_the_latest_snapshots() -> None:
     data = _quick_data()
