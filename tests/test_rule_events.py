@@ -390,3 +390,15 @@ def test_a_standard_adds_one_to_the_combat_result() -> None:
     assert parts[0]["standard"] == 1 and "standard" not in parts[1]
     (std,) = rules(b, "CORE.SR.STANDARD")
     assert (std["units"], std["bonus"]) == ([0], 1)
+
+
+def test_an_advance_into_woods_pays_double() -> None:
+    """CORE.TERRAIN.COST: spearmen (M4) advancing into a wood pay ×2 for the move and get 2" forward."""
+    woods = [{"kind": "woods", "polygon": [[30, 12], [42, 12], [42, 20], [30, 20]]}]
+    b = battle([placement("marcher_spearmen", 36, 10, 90)], [placement("orc_warriors", 36, 44, 270)], terrain=woods)
+    end_declarations(b)
+    b.apply(Action("move", 0, None, "advance"))
+    (cost,) = rules(b, "CORE.TERRAIN.COST")
+    assert (cost["unit"], cost["option"], cost["distance"], cost["multiplier"], cost["obstacle_inches"]) == (
+        0, "advance", 2.0, 2.0, 0.0)
+    assert b.unit(0).y == pytest.approx(12.0)

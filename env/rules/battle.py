@@ -246,9 +246,11 @@ class Battle:
         elif stage == "react":
             charges.apply_reaction(self, action)
         elif stage == "move":
+            mover = self.unit(action.unit) if action.unit is not None else None
+            start = None if mover is None else geometry.Pose(mover.x, mover.y, mover.facing)
             movement.apply(self, action)
-            if action.unit is not None and action.option not in characters.CHARACTER_MOVES:
-                special_rules.log_move(self, self.unit(action.unit))
+            if mover is not None and action.option not in characters.CHARACTER_MOVES:
+                special_rules.log_move(self, mover, start, action.option)
         elif stage == "shoot":
             shooting.apply(self, action)
         elif stage in ("cast", "dispel"):

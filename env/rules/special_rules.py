@@ -21,6 +21,7 @@ Stupidity in :mod:`env.rules.psychology`; the Vanguard move in
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -30,6 +31,7 @@ from env.rules.state import BattleState, UnitState
 
 if TYPE_CHECKING:
     from env.rules.battle import Battle
+    from env.rules.geometry import Pose
     from env.rules.state import Engagement
 
 RULE_IDS: dict[str, str] = {
@@ -190,23 +192,39 @@ def moves_over_units(u: UnitState) -> bool:
     return flyer(u) or u.has("ethereal")
 
 
-def log_move(battle: Battle, u: UnitState) -> None:
-    """Log the rules that shaped a move ``u`` just made (after :func:`env.rules.movement.apply`).
+STRAIGHT_MOVES = frozenset({"advance", "advance_half", "march", "backward"})
+"""Move options that go straight ahead or back, costed over the area swept from start to end."""
+
+
+def log_move(battle: Battle, u: UnitState, start: Pose | None = None, option: str | None = None) -> None:
+    """Log the rules that shaped a move ``u`` just made from ``start`` (after :func:`env.rules.movement.apply`).
 
     CORE.MOVE.FLY with CORE.SR.FLY or CORE.SR.HOVER: a flyer's allowance is
     10" (20" marching; Hover never marches). CORE.SR.AQUATIC: an Aquatic unit
-    standing in water, which counts as open ground to it.
+    standing in water, which counts as open ground to it. CORE.TERRAIN.COST: a
+    straight move whose swept area crossed difficult ground (×2) or obstacles
+    (+M/2 each), with the multiplier and extra inches the move paid.
     """
     if not u.flags.get("moved") or not u.alive:
         return
+    from env.rules import geometry as geo
+    from env.rules import space
+
+    if start is not None and option in STRAIGHT_MOVES and (start.x, start.y) != (u.x, u.y):
+        rough = space.DIFFICULT | space.OBSTACLES
+        if any(t.kind in rough for t in battle.state.terrain):
+            path = geo.swept_area(space.footprint_at(u, start), space.footprint(u))
+            mult, extra = space.Surroundings(battle.state, u).terrain_cost(path)
+            if mult > 1.0 or extra > 0.0:
+                moved = round(math.hypot(u.x - start.x, u.y - start.y), 3)
+                battle.emit("CORE.TERRAIN.COST", unit=u.uid, option=option, distance=moved, multiplier=mult,
+                            obstacle_inches=extra)
     if flyer(u):
         hover = not u.has("fly")
         marched = bool(u.flags.get("marched"))
         battle.emit("CORE.MOVE.FLY", unit=u.uid, allowance=FLY_MOVE * (2 if marched else 1), marched=marched)
         battle.emit("CORE.SR.HOVER" if hover else "CORE.SR.FLY", unit=u.uid, may_march=not hover)
     if u.has("aquatic"):
-        from env.rules import space
-
         poly = space.footprint(u)
         water = [t.kind for t in battle.state.terrain if t.kind in space.WATER and poly.intersects(space.terrain_poly(t))]
         if water:
