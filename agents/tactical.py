@@ -884,7 +884,22 @@ class BaitAndFlankAgent(TacticalAgent):
             hammer = max((u for u in body if u is not bait), key=lambda u: (is_mobile(u), u.points, -u.uid))
             plan.groups[bait.uid] = "bait"
             plan.groups[hammer.uid] = "hammer"
+            self.bait_beside_hammer(plan, bait, hammer, battle.state.table_w)
         return plan
+
+    @staticmethod
+    def bait_beside_hammer(plan: DeploymentPlan, bait: UnitState, hammer: UnitState, table_w: float) -> None:
+        """Swap the bait's deployment target with that of the unit next to the hammer on its inner side, so the
+        bait deploys by the hammer (its post is in front of the hammer's flank) rather than across the table."""
+        hx = plan.targets[hammer.uid].x
+        inner = 1.0 if hx < table_w / 2 else -1.0
+        row = plan.targets[hammer.uid].row
+        near = [uid for uid, t in plan.targets.items() if uid not in (bait.uid, hammer.uid) and t.row == row
+                and inner * (t.x - hx) > 0]
+        if not near or abs(plan.targets[bait.uid].x - hx) <= min(abs(plan.targets[u].x - hx) for u in near):
+            return
+        other = min(near, key=lambda uid: (abs(plan.targets[uid].x - hx), uid))
+        plan.targets[bait.uid], plan.targets[other] = plan.targets[other], plan.targets[bait.uid]
 
     def member(self, battle: Battle, group: str) -> UnitState | None:
         """The alive unit of ``group``, if any."""
@@ -910,6 +925,30 @@ class BaitAndFlankAgent(TacticalAgent):
             post = mv.bait_post(hammer, (enemy.x, enemy.y), sign)
             return self.toward(battle, u, post, options, "march")
         return self.engage(battle, u, options)
+
+    def charge_allowed(
+        self,
+        battle: Battle,
+        c: UnitState,
+        t: UnitState,
+        facing: str,
+        first: estimates.CombatEstimate,
+        later: estimates.CombatEstimate,
+        p_reach: float,
+    ) -> bool:
+        """The bait does not charge while it baits; the hammer charges an enemy that went for the bait in any
+        arc unless it expects to lose (tactics.md ``bait_unit`` step 3); the rest as the tactical agents."""
+        if self.group(c) == "bait" and not self.engaging(battle):
+            return False
+        if self.group(c) == "hammer" and t.uid in self.bitten:
+            return p_reach >= MIN_REACH_FLANK and first.diff > FLANK_DIFF
+        return super().charge_allowed(battle, c, t, facing, first, later, p_reach)
+
+    def safer_option(self, battle: Battle, u: UnitState, option: str, options: Collection[str]) -> str | None:
+        """The bait goes to its post whatever the dead-zone check says: standing in the enemy's reach is its job."""
+        if self.group(u) == "bait" and not self.engaging(battle):
+            return option
+        return super().safer_option(battle, u, option, options)
 
     def keep_out_of_reach(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
         """Advance only while the move ends outside every enemy's threat region; otherwise hold or step back."""

@@ -75,6 +75,10 @@ DECOY_SHARE = (0.20, 0.35)
 """Points share of the decoy wing of ``abandoned_flank`` (its deployment signature)."""
 DECOY_STEP = 2 * 6.0
 """Inches between the decoys of ``abandoned_flank`` (every other deployment column)."""
+IRRITANT_COLUMNS = 2
+"""Deployment columns in from its wing's edge where the ``sacrifice_for_deployment`` irritant stands without a hill."""
+IRRITANT_ISOLATION = 13.0
+"""Least gap (inches) the irritant keeps from the main body's front row when it steps in from the edge (over 12")."""
 IRRITANT_GAP = 18.0
 """Inches the main body keeps from the ``sacrifice_for_deployment`` irritant (tactics.md: ≥ 18", PROPOSAL)."""
 STAGGER_ROWS = (FRONT, BACK)
@@ -695,8 +699,6 @@ def shooting_lines_template(army: Sequence[UnitState], table_w: float, high_grou
     body = body_units(army)
     total = _points(body) or 1
     shooters = [u for u in body if (is_shooter(u) or is_war_machine(u)) and not is_mobile(u) and not is_scout(u)]
-    if len(shooters) < 2:  # too few to stagger: fast units with bows join the shooting line
-        shooters += [u for u in body if is_shooter(u) and is_mobile(u) and not is_scout(u)]
     shooters.sort(key=lambda u: (not is_war_machine(u), -_range(u), -u.points, u.uid))
     guards: dict[int, UnitState] = {}
     foot = sorted((u for u in body if u.troop_type == "infantry" and u not in shooters and not is_scout(u)), key=lambda u: (u.points, u.uid))
@@ -793,7 +795,9 @@ def sacrifice_template(army: Sequence[UnitState], table_w: float, irritant_side:
 
     The irritant (:func:`irritant_unit`, group "irritant") stands on the
     ``irritant_side`` wing — at ``irritant_x`` (own frame; a hill, see
-    :func:`irritant_spot`) or the outermost column. The main body ("main")
+    :func:`irritant_spot`) or up to :data:`IRRITANT_COLUMNS` in from the edge
+    while :data:`IRRITANT_ISOLATION` inches clear of the main body's front
+    row, else the outermost column. The main body ("main")
     lines up from the other edge inwards, keeping :data:`IRRITANT_GAP`
     inches from the irritant while the rows have room. Characters stand
     behind the main body.
@@ -801,12 +805,22 @@ def sacrifice_template(army: Sequence[UnitState], table_w: float, irritant_side:
     main_side = other(irritant_side)
     plan = DeploymentPlan(strong_side=main_side)
     irritant = irritant_unit(army)
-    edge_i, _ = edge_of(irritant_side)
-    x_i = irritant_x if irritant_x is not None else edge_i
-    if irritant is not None:
-        plan.place([irritant], {irritant.uid: x_i}, BACK if fits_back_row(irritant) else FRONT, "irritant")
+    edge_i, inward_i = edge_of(irritant_side)
     main = sorted((u for u in body_units(army) if u is not irritant), key=lambda u: (not is_mobile(u), -u.points, u.uid))
     edge, inward = edge_of(main_side)
+    x_i = irritant_x if irritant_x is not None else edge_i
+    if irritant_x is None and irritant is not None:
+        # Without a hill: up to IRRITANT_COLUMNS in from the wing's edge, in front of the enemy's wing (the
+        # nearest target for several of its units) rather than in the corner where nothing passes, as long
+        # as it stays isolated from the main body's front row.
+        end = line_end([u for u in main if not is_scout(u) and not fits_back_row(u)], edge, inward)
+        for k in range(IRRITANT_COLUMNS, 0, -1):
+            x = edge_i + inward_i * STEP * k
+            if inward * (x - end) - irritant.width / 2 >= IRRITANT_ISOLATION:
+                x_i = x
+                break
+    if irritant is not None:
+        plan.place([irritant], {irritant.uid: x_i}, BACK if fits_back_row(irritant) else FRONT, "irritant")
     limit = x_i - inward * IRRITANT_GAP
     fill_from_edge(plan, [u for u in main if not is_scout(u)], edge, inward, "main", limit=limit)
     _place_scouts(plan, [u for u in main if is_scout(u)], table_w, (main_side,))

@@ -230,6 +230,10 @@ GUARD_POINTS_MAX = 0.25
 IRRITANT_ISOLATION = 12.0
 ATTENTION_RATIO_MIN = 3.0
 IRRITANT_MIN_ATTACKS = 2
+DIVERTED_SHARE = 0.15
+"""sacrifice_for_deployment: least share of enemy points drawn towards the irritant (tactics.md §4.4)."""
+DIVERT_TURNS = (1, 2, 3)
+"""... measured at the end of the enemy's movement in these turns."""
 RING_COVERAGE = 270.0
 """protected_bubble: least angular coverage (degrees) by friends within GUARD_RANGE."""
 RING_SNAPSHOT_SHARE = 0.7
@@ -1991,7 +1995,8 @@ def abandoned_flank(log: BattleLog, side: int) -> Detection:
     """abandoned_flank (src L352-L354): a fast decoy half shifts across to join the main body by turn 2.
 
     Deployment: one half X holds ABANDON_SHARE of the points, >= ABANDON_FAST_SHARE of them fast.
-    By the end of turn 2 the points centroid of the units deployed in X (own frame) moved >=
+    By the end of turn 2 the points centroid of the units deployed in X (own frame, from where they
+    were placed: a Vanguard move is part of the shift) moved >=
     ABANDON_SHIFT·W toward the other half Y, every surviving fast unit of X stands in Y, and Y
     holds >= ABANDON_MAIN_SHARE of the surviving points. (tactics.md measures the whole army's
     centroid; with a decoy of 20-35 % of the points that needs the decoys to cross the whole table,
@@ -2013,13 +2018,14 @@ def abandoned_flank(log: BattleLog, side: int) -> Detection:
         sign = 1.0 if y_half == "right" else -1.0
         decoys = [u.uid for u, _ in units]
 
-        def centroid(snap: Snapshot) -> float:
-            us = [(log.units[u], snap.poses[u]) for u in decoys if u in snap.poses]
+        def centroid(poses: dict[int, Pose]) -> float:
+            us = [(log.units[u], poses[u]) for u in decoys if u in poses]
             tot = sum(u.points for u, _ in us) or 1
             return sum(u.points * log.own_x(side, p.x) for u, p in us) / tot
 
         alive = [u for u in decoys if u in end.poses]
-        shift = sign * (centroid(end) - centroid(log.deployed)) / log.table_w if alive else 0.0
+        start = {u: log.placed.get(u, p) for u, p in log.deployed.poses.items()}
+        shift = sign * (centroid(end.poses) - centroid(start)) / log.table_w if alive else 0.0
         on_table = [(log.units[u], p) for u, p in end.poses.items() if log.units[u].side == side and not p.fleeing]
         y_share = _halves(log, side, on_table)[y_half]
         crossed = all(_half(log, side, end.poses[f].x) == y_half for f in fast if f in end.poses)
@@ -2161,14 +2167,38 @@ def guard_balance(log: BattleLog, side: int) -> Detection:
     return _yes(0, text) if share >= GUARD_WM_SHARE and pts <= GUARD_POINTS_MAX else _no(text)
 
 
+def _diverted(log: BattleLog, side: int, irritant: int) -> list[int]:
+    """Enemy units drawn towards the irritant: after moving in an enemy movement phase of DIVERT_TURNS
+    they stand nearer to it than at deployment, and it is the nearest unit of ``side`` to them."""
+    out: set[int] = set()
+    for p in log.player_turns(1 - side):
+        snap = p.moved
+        if p.turn not in DIVERT_TURNS or snap is None or irritant not in snap.poses:
+            continue
+        pi = snap.poses[irritant]
+        for e in {m["unit"] for _, pt, m in log.moves if pt == p.index}:
+            if e not in snap.poses or e not in log.deployed.poses or log.units[e].side == side:
+                continue
+            pe = snap.poses[e]
+            ours = [(log.distance(e, pe, o, po), o) for o, po in snap.poses.items() if log.units[o].side == side
+                    and o not in snap.hosts]
+            if not ours or min(ours)[1] != irritant:
+                continue
+            d0 = log.distance(e, log.deployed.poses[e], irritant, log.deployed.poses.get(irritant, pi))
+            if log.distance(e, pe, irritant, pi) < d0:
+                out.add(e)
+    return sorted(out)
+
+
 @detector("sacrifice_for_deployment")
 def sacrifice_for_deployment(log: BattleLog, side: int) -> Detection:
     """sacrifice_for_deployment (src L368-L376): an isolated missile unit or war machine draws the enemy's attacks.
 
     Irritant: a friendly shooter or war machine with no friendly unit within IRRITANT_ISOLATION
-    inches at deployment. Attention ratio = (share of enemy volleys, war machine shots and charges
-    aimed at it) / (its share of the army's points) >= ATTENTION_RATIO_MIN, with
-    >= IRRITANT_MIN_ATTACKS attacks on it.
+    inches at deployment. It draws the enemy when either (tactics.md §4.4) the attention ratio
+    = (share of enemy volleys, war machine shots and charges aimed at it) / (its share of the
+    army's points) >= ATTENTION_RATIO_MIN with >= IRRITANT_MIN_ATTACKS attacks on it, or enemy
+    units holding >= DIVERTED_SHARE of the enemy's points move towards it (:func:`_diverted`).
     """
     deployed = _deployed_units(log, side)
     attacks = [v["target"] for _, _, v in log.volleys if log.units[v["unit"]].side != side]
@@ -2181,8 +2211,11 @@ def sacrifice_for_deployment(log: BattleLog, side: int) -> Detection:
             continue
         on = attacks.count(u.uid)
         ratio = _share(on, len(attacks)) / (u.points / pts)
-        text = f"isolated {u.label} drew {on} of {len(attacks)} enemy attacks (attention ratio {ratio:.1f})"
-        if on >= IRRITANT_MIN_ATTACKS and ratio >= ATTENTION_RATIO_MIN:
+        drawn = _diverted(log, side, u.uid)
+        share = sum(log.units[e].points for e in drawn) / log.side_points(1 - side)
+        text = (f"isolated {u.label} drew {on} of {len(attacks)} enemy attacks (attention ratio {ratio:.1f}); "
+                f"{_pct(share)} of the enemy points moved towards it")
+        if (on >= IRRITANT_MIN_ATTACKS and ratio >= ATTENTION_RATIO_MIN) or share >= DIVERTED_SHARE:
             return _yes(0, text)
         return _no(text)
     return _no("no isolated missile unit or war machine at deployment")

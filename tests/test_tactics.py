@@ -689,7 +689,7 @@ EXPECTED: dict[str, tuple[Detection, Detection]] = {
         Detection(False, None, '0 of 1 war machine(s) guarded; guards hold 0% of the points'),
     ),
     'sacrifice_for_deployment': (
-        Detection(True, 0, 'isolated Irritant #0 drew 2 of 3 enemy attacks (attention ratio 7.3)'),
+        Detection(True, 0, 'isolated Irritant #0 drew 2 of 3 enemy attacks (attention ratio 7.3); 0% of the enemy points moved towards it'),
         Detection(False, None, 'no isolated missile unit or war machine at deployment'),
     ),
     'protected_bubble': (
@@ -902,3 +902,16 @@ def test_war_machine_shots_are_volleys_and_pivots_turn_the_machine():
     assert [(v["unit"], v["target"]) for _, _, v in log.volleys] == [(0, 1)]
     assert log.turns[0].end.poses[0].facing == 110.0
     assert log.units[0].missile_range == 48.0
+
+
+def test_sacrifice_irritant_draws_enemy_movement_without_attacks():
+    """tactics.md §4.4: enemy points moving towards the irritant (>= 15 %) count even when it is not attacked."""
+    units = [inf(0, 0, models=10, points=100, missile="bow", name="Irritant"), inf(2, 0, points=500),
+             inf(1, 1, points=300), inf(3, 1, points=700)]
+    dep = [deploy(0, 0, 6, 6), deploy(2, 0, 52, 9), deploy(1, 1, 10, 40), deploy(3, 1, 52, 40)]
+    drawn = game(units, dep, turn(1, 0), turn(1, 1, movement=[move(1, 8, 34, 270.0)]))
+    assert check(drawn, "sacrifice_for_deployment") == Detection(
+        True, 0, "isolated Irritant #0 drew 0 of 0 enemy attacks (attention ratio 0.0); "
+                 "30% of the enemy points moved towards it")
+    away = game(units, dep, turn(1, 0), turn(1, 1, movement=[move(1, 30, 34, 270.0)]))
+    assert not check(away, "sacrifice_for_deployment").used
