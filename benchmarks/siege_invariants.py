@@ -102,7 +102,8 @@ def main(
             typer.echo(f"seed {seed}: {r['error'] or r['problems']}")
     summary = {"scenario": scenario, "seconds": round(time.perf_counter() - t0, 1), **summarise(runs)}
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"summary": summary, "battles": runs}, indent=1) + "\n", encoding="utf-8")
+    battles = ",\n".join(json.dumps(r, separators=(",", ":")) for r in runs)  # one battle a line
+    out.write_text(f'{{"summary": {json.dumps(summary, indent=1)},\n"battles": [\n{battles}\n]}}\n', encoding="utf-8")
     typer.echo(json.dumps({k: v for k, v in summary.items() if k != "siege_rules"}))
     if summary["errors"] or summary["invariant_failures"] or summary["finished"] < seeds:
         raise typer.Exit(1)
