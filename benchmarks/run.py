@@ -12,7 +12,9 @@ Measures, as the median over several repetitions:
   among the legal actions.
 
 The process pins itself to one CPU (where the OS allows it) and limits BLAS
-threads to one, so the figures are per core.
+threads to one, so the figures are per core. ``--cpu-time`` times by the
+process's CPU clock rather than the wall clock, which keeps the figures
+steadier on a machine busy with other work.
 """
 
 from __future__ import annotations
@@ -54,17 +56,20 @@ def without_magic_and_war_machines(scenario: str) -> dict[str, Any]:
     return {**load_scenario(scenario).model_dump(mode="json"), "magic": False, "war_machines": False}
 
 
-def battles_per_second(scenario: str | dict[str, Any], blue: str, red: str, battles: int, seed0: int) -> float:
+def battles_per_second(
+    scenario: str | dict[str, Any], blue: str, red: str, battles: int, seed0: int,
+    clock: Callable[[], float] = time.perf_counter,
+) -> float:
     """Play ``battles`` battles (seeds seed0, seed0+1, ...) and return battles per wall-clock second."""
     from training.play import play_battle
 
-    t0 = time.perf_counter()
+    t0 = clock()
     for k in range(battles):
         play_battle(scenario, blue, red, seed=seed0 + k)
-    return battles / (time.perf_counter() - t0)
+    return battles / (clock() - t0)
 
 
-def decisions_per_second(scenario: str, battles: int, seed0: int) -> float:
+def decisions_per_second(scenario: str, battles: int, seed0: int, clock: Callable[[], float] = time.perf_counter) -> float:
     """Engine decisions per second: time in ``legal_actions()`` + ``apply()`` over random battles."""
     from env.rules.battle import Battle
 
@@ -73,13 +78,13 @@ def decisions_per_second(scenario: str, battles: int, seed0: int) -> float:
         battle = Battle.from_scenario(scenario, seed=seed0 + k)
         rng = random.Random(seed0 + k)
         while not battle.is_over:
-            t0 = time.perf_counter()
+            t0 = clock()
             legal = battle.legal_actions()
-            t1 = time.perf_counter()
+            t1 = clock()
             action = rng.choice(legal)
-            t2 = time.perf_counter()
+            t2 = clock()
             battle.apply(action)
-            engine_s += (t1 - t0) + (time.perf_counter() - t2)
+            engine_s += (t1 - t0) + (clock() - t2)
             decisions += 1
     return decisions / engine_s if engine_s > 0 else float("nan")
 
@@ -102,15 +107,19 @@ def main(
     repetitions: Annotated[int | None, typer.Option(help="Repetitions per benchmark (default 5, quick 3).")] = None,
     battles: Annotated[int | None, typer.Option(help="Battles per repetition (default 4, quick 1).")] = None,
     scenario: Annotated[str, typer.Option(help="Scenario to play.")] = "pitched_battle",
+    cpu_time: Annotated[bool, typer.Option("--cpu-time", help="Time by this process's CPU clock instead of the "
+                                           "wall clock: steadier on a busy shared machine.")] = False,
 ) -> None:
     """Measure battles per second and engine decisions per second on one core; print a table."""
     reps = repetitions or (3 if quick else 5)
     n = battles or (1 if quick else 4)
+    clock = time.process_time if cpu_time else time.perf_counter
     pinned = pin_to_one_core()
     command = "python -m benchmarks.run" + ("" if len(sys.argv) < 2 else " " + shlex.join(sys.argv[1:]))
     console.print(f"command: {command}", soft_wrap=True)
     console.print(f"python {platform.python_version()}, {platform.machine()} {platform.processor() or ''}, "
-                  f"{pinned}, commit {_commit()}, scenario {scenario}, {reps} repetitions x {n} battles",
+                  f"{pinned}, commit {_commit()}, scenario {scenario}, {reps} repetitions x {n} battles, "
+                  f"{'CPU' if cpu_time else 'wall-clock'} time",
                   soft_wrap=True)
 
     table = Table(title="battleline benchmarks (one core, median over repetitions)", header_style="bold")
@@ -121,15 +130,15 @@ def main(
     plain = without_magic_and_war_machines(scenario)
     cases: list[tuple[str, str, Callable[[int], float]]] = [
         ("battle: line_advance vs line_advance", "battles/s",
-         lambda s: battles_per_second(scenario, "line_advance", "line_advance", n, s)),
+         lambda s: battles_per_second(scenario, "line_advance", "line_advance", n, s, clock)),
         ("  same, magic and war machines off", "battles/s",
-         lambda s: battles_per_second(plain, "line_advance", "line_advance", n, s)),
+         lambda s: battles_per_second(plain, "line_advance", "line_advance", n, s, clock)),
         ("battle: random vs random", "battles/s",
-         lambda s: battles_per_second(scenario, "random", "random", n, s)),
+         lambda s: battles_per_second(scenario, "random", "random", n, s, clock)),
         ("  same, magic and war machines off", "battles/s",
-         lambda s: battles_per_second(plain, "random", "random", n, s)),
+         lambda s: battles_per_second(plain, "random", "random", n, s, clock)),
         ("engine: legal_actions + apply", "decisions/s",
-         lambda s: decisions_per_second(scenario, n, s)),
+         lambda s: decisions_per_second(scenario, n, s, clock)),
     ]
     notes: list[str] = []
     for label, unit, fn in cases:

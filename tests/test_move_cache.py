@@ -1,40 +1,52 @@
-"""The movement module's option cache gives the legal moves a fresh computation gives (env/rules/movement.py)."""
+"""The option caches of movement and deployment give the legal actions a fresh computation gives.
+
+See :func:`env.rules.movement.legal`, :func:`env.rules.deployment.legal` and
+:class:`env.rules.space.Decision`.
+"""
 
 from __future__ import annotations
+
+from typing import Callable
 
 import numpy as np
 import pytest
 
-from env.rules import movement
+from env.rules import deployment, movement
 from env.rules.actions import Action
 from env.rules.battle import Battle
 from tests.setups import battle, end_declarations, placement
 
 DEPTH = 4 * 20 / 25.4  # a 20-model, 5-file unit of 20 mm bases, inches
+CACHES: dict[str, tuple[str, Callable[[Battle], list[Action]]]] = {
+    "move": ("_move_cache", movement.legal),
+    "deploy": ("_deploy_cache", deployment.legal),
+}
 
 
-def _fresh(b: Battle) -> list[Action]:
-    """The legal moves computed with an empty cache (the battle's own cache is kept)."""
-    saved = b.__dict__.pop("_move_cache", None)
+def _fresh(b: Battle, stage: str = "move") -> list[Action]:
+    """The legal actions of ``stage`` computed with an empty cache (the battle's own cache is kept)."""
+    name, legal = CACHES[stage]
+    saved = b.__dict__.pop(name, None)
     try:
-        return movement.legal(b)
+        return legal(b)
     finally:
         if saved is not None:
-            b.__dict__["_move_cache"] = saved
+            b.__dict__[name] = saved
 
 
-@pytest.mark.parametrize(("scenario", "seed"), [("skirmish_line", 0), ("pitched_battle", 1)])
-def test_cached_moves_equal_fresh_ones_through_a_battle(scenario: str, seed: int) -> None:
+@pytest.mark.parametrize(("scenario", "seed", "stages"), [("skirmish_line", 0, ("move",)), ("pitched_battle", 1, ("move", "deploy"))])
+def test_cached_moves_and_deployments_equal_fresh_ones_through_a_battle(scenario: str, seed: int, stages: tuple[str, ...]) -> None:
     rng = np.random.default_rng(seed)
     b = Battle.from_scenario(scenario, seed=seed)
-    checked = 0
+    checked = {"move": 0, "deploy": 0}
     while not b.is_over:
         acts = b.legal_actions()
-        if b.state.stage == "move":
-            assert movement.legal(b) == _fresh(b), f"decision {len(b.actions)}"
-            checked += 1
+        stage = b.state.stage
+        if stage in CACHES:
+            assert CACHES[stage][1](b) == _fresh(b, stage), f"{stage} decision {len(b.actions)}"
+            checked[stage] += 1
         b.apply(acts[int(rng.integers(len(acts)))])
-    assert checked > 10
+    assert all(checked[stage] > 3 for stage in stages)
 
 
 def test_a_move_outside_the_regions_looked_at_decides_nothing_again(monkeypatch: pytest.MonkeyPatch) -> None:

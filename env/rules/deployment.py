@@ -105,14 +105,38 @@ def start(battle: Battle) -> None:
 
 
 def legal(battle: Battle) -> list[Action]:
-    """Legal ``deploy`` actions of the side to deploy (CORE.SETUP.DEPLOY)."""
-    side = battle.state.queue["deploy_next"]
+    """Legal ``deploy`` actions of the side to deploy (CORE.SETUP.DEPLOY).
+
+    Outside a siege each unit's slots are cached (Scouts aside, whose slots
+    depend on every enemy): a slot is tested again only when the unit's
+    formation changed or a unit now stands in, or has left, the ground the
+    last test looked at (:class:`space.Decision`).
+    """
+    s = battle.state
+    side = s.queue["deploy_next"]
+    cache: dict[int, tuple[tuple, dict[int, space.Decision]]] = battle.__dict__.setdefault("_deploy_cache", {})
+    units: space.UnitsOnTable | None = None
     acts = []
     for u in _deployable(battle, side):
-        env = space.Surroundings(battle.state, u)
-        for slot in range(N_SLOTS):
-            if _slot_legal(battle, u, slot, env):
-                acts.append(Action("deploy", u.uid, None, str(slot)))
+        env = None
+        if s.castle or u.has("scouts"):
+            env = space.Surroundings(s, u)
+            slots = [slot for slot in range(N_SLOTS) if _slot_legal(battle, u, slot, env)]
+        else:
+            units = units or space.UnitsOnTable(s)
+            context = (u.files, u.models, s.queue.get("zone_depth", 12.0))
+            hit = cache.get(u.uid)
+            known = hit[1] if hit is not None and hit[0] == context else {}
+            decided: dict[int, space.Decision] = {}
+            for slot in range(N_SLOTS):
+                d = known.get(slot)
+                if d is None or not d.holds(units, u.uid):
+                    env = env or space.Surroundings(s, u)
+                    d = space.decide(lambda: _slot_legal(battle, u, slot, env), env, units)
+                decided[slot] = d
+            cache[u.uid] = (context, decided)
+            slots = [slot for slot in range(N_SLOTS) if decided[slot].legal]
+        acts.extend(Action("deploy", u.uid, None, str(slot)) for slot in slots)
     return acts
 
 

@@ -14,8 +14,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, NamedTuple
 
-import numpy as np
-
 from env.rules import geometry as geo
 from env.rules import psychology, space, special_rules
 from env.rules import characters
@@ -231,16 +229,11 @@ def _with_files(u: UnitState, files: int) -> UnitState:
     return other
 
 
-def _placed(o: UnitState) -> tuple:
-    """A unit's place and formation: (uid, x, y, facing, files, models)."""
-    return (o.uid, o.x, o.y, o.facing, o.files, o.models)
-
-
 def _neighbourhood(battle: Battle, u: UnitState) -> tuple:
     """What a unit's move options depend on: the units within reach and the nearest enemy."""
     reach = 2.0 * special_rules.move_allowance(u) + 2.0 * space.radius(u) + 14.0
     near = tuple(
-        _placed(o) for o in battle.state.units if o.alive and abs(o.x - u.x) <= reach and abs(o.y - u.y) <= reach
+        space.placed(o) for o in battle.state.units if o.alive and abs(o.x - u.x) <= reach and abs(o.y - u.y) <= reach
     )
     enemy = psychology.nearest_enemy(battle, u)
     return near, None if enemy is None else (enemy.uid, enemy.x, enemy.y)
@@ -249,38 +242,8 @@ def _neighbourhood(battle: Battle, u: UnitState) -> tuple:
 def _own_context(battle: Battle, u: UnitState, enemy: tuple | None) -> tuple:
     """All a unit's move options depend on apart from the other units on the table (see :func:`_plan`)."""
     machine = war_machines.move_allowance(u) if u.troop_type == "war_machine" else None
-    return (_placed(u), special_rules.move_allowance(u), machine, u.profile.M, magic.forbids(battle, u, "march"),
+    return (space.placed(u), special_rules.move_allowance(u), machine, u.profile.M, magic.forbids(battle, u, "march"),
             may_march(u), special_rules.moves_over_units(u), u.has("aquatic"), u.has("skirmishers"), enemy)
-
-
-class _Units:
-    """The units on the table at one decision: their footprint boxes and places (:func:`_placed`)."""
-
-    def __init__(self, battle: Battle) -> None:
-        units = [o for o in battle.state.units if o.alive]
-        self.boxes = space.bounds_of(np.array([space.footprint(o) for o in units], dtype=object)).tolist()
-        self.placed = [_placed(o) for o in units]
-
-    def meeting(self, box: space.Box | None, other_than: int) -> tuple:
-        """The places of the units but ``other_than`` whose footprint boxes meet ``box`` (none for None)."""
-        if box is None:
-            return ()
-        return tuple(p for p in (self.placed[i] for i in space.boxes_meeting(box, self.boxes)) if p[0] != other_than)
-
-
-class _Record(NamedTuple):
-    """Whether one move option is legal, and the units it was decided from.
-
-    ``region`` bounds every box in which :class:`space.Surroundings` looked for
-    units while deciding (None if it looked nowhere); ``units`` are the places
-    of the units whose footprint boxes met it. While the moving unit's own
-    context is unchanged and the units meeting ``region`` are the same, in
-    the same places, the decision would be taken again exactly as before.
-    """
-
-    legal: bool
-    region: space.Box | None
-    units: tuple
 
 
 class _Entry(NamedTuple):
@@ -289,16 +252,12 @@ class _Entry(NamedTuple):
     neighbourhood: tuple
     options: list[str]
     context: tuple
-    records: dict[str, _Record]
+    decisions: dict[str, space.Decision]
 
 
-def _decide(battle: Battle, u: UnitState, option: str, env: space.Surroundings, units: _Units) -> _Record:
+def _decide(battle: Battle, u: UnitState, option: str, env: space.Surroundings, units: space.UnitsOnTable) -> space.Decision:
     """Decide whether ``option`` is legal for ``u`` now, recording the units that decision looked at."""
-    env.queried = []
-    ok = _plan(battle, u, option, env, check_only=True) is not None
-    region = space.box_union(env.queried)
-    env.queried = None
-    return _Record(ok, region, units.meeting(region, u.uid))
+    return space.decide(lambda: _plan(battle, u, option, env, check_only=True) is not None, env, units)
 
 
 def legal(battle: Battle) -> list[Action]:
@@ -308,12 +267,12 @@ def legal(battle: Battle) -> list[Action]:
     its reach and the nearest enemy), so a decision only re-checks the units
     near the one that just moved. Within a re-check, an option is decided
     again only if a unit has moved into, out of or within the region its last
-    decision looked at (:class:`_Record`); outside a siege, where the castle
-    may change, the answers are those of deciding every option afresh.
+    decision looked at (:class:`space.Decision`); outside a siege, where the
+    castle may change, the answers are those of deciding every option afresh.
     """
     cache: dict[int, _Entry] = battle.__dict__.setdefault("_move_cache", {})
     acts = []
-    units: _Units | None = None
+    units: space.UnitsOnTable | None = None
     for u in space.alive_units(battle.state, battle.state.active):
         if not can_move(battle, u):
             continue
@@ -322,20 +281,20 @@ def legal(battle: Battle) -> list[Action]:
         if hit is not None and hit.neighbourhood == key:
             options = hit.options
         else:
-            units = units or _Units(battle)
+            units = units or space.UnitsOnTable(battle.state)
             context = _own_context(battle, u, key[1])
-            known = hit.records if hit is not None and hit.context == context and not battle.state.castle else {}
+            known = hit.decisions if hit is not None and hit.context == context and not battle.state.castle else {}
             env: space.Surroundings | None = None
             candidates = war_machines.move_options(u, list(MOVE_OPTIONS)) if u.troop_type == "war_machine" else MOVE_OPTIONS
-            records = {}
+            decisions = {}
             for o in candidates:
-                rec = known.get(o)
-                if rec is None or units.meeting(rec.region, u.uid) != rec.units:
+                d = known.get(o)
+                if d is None or not d.holds(units, u.uid):
                     env = env or space.Surroundings(battle.state, u)
-                    rec = _decide(battle, u, o, env, units)
-                records[o] = rec
-            options = [o for o in candidates if records[o].legal]
-            cache[u.uid] = _Entry(key, options, context, records)
+                    d = _decide(battle, u, o, env, units)
+                decisions[o] = d
+            options = [o for o in candidates if decisions[o].legal]
+            cache[u.uid] = _Entry(key, options, context, decisions)
         acts.extend(Action("move", u.uid, None, o) for o in options)
     if battle.state.castle:  # SIEGE.CASTLE.GATE, SIEGE.CAPTURE.UNDEFENDED: gate and occupy orders
         from env.rules.siege.orders import legal_moves

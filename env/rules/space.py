@@ -7,7 +7,7 @@ rank, so polygons are cached by ``(x, y, facing, width, depth)``.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Sequence
+from typing import Callable, NamedTuple, Sequence
 
 import numpy as np
 import shapely
@@ -219,6 +219,58 @@ def bounds_of(polys: np.ndarray) -> np.ndarray:
     return shapely.bounds(polys) if len(polys) else np.zeros((0, 4))
 
 
+def placed(o: UnitState) -> tuple:
+    """A unit's place and formation, all its footprint depends on: (uid, x, y, facing, files, models)."""
+    return (o.uid, o.x, o.y, o.facing, o.files, o.models)
+
+
+class UnitsOnTable:
+    """The units on the table at one decision: their footprint boxes and places (:func:`placed`)."""
+
+    def __init__(self, state: BattleState) -> None:
+        units = [o for o in state.units if o.alive]
+        self.boxes = bounds_of(np.array([footprint(o) for o in units], dtype=object)).tolist()
+        self.placed = [placed(o) for o in units]
+
+    def meeting(self, box: Box | None, other_than: int) -> tuple:
+        """The places of the units but ``other_than`` whose footprint boxes meet ``box`` (none for None)."""
+        if box is None:
+            return ()
+        return tuple(p for p in (self.placed[i] for i in boxes_meeting(box, self.boxes)) if p[0] != other_than)
+
+
+class Decision(NamedTuple):
+    """A legality test's answer, and the units it was taken from (see :func:`decide`).
+
+    ``region`` bounds every box in which :class:`Surroundings` looked for
+    units during the test (None if it looked nowhere); ``units`` are the
+    places of the units whose footprint boxes met it.
+    """
+
+    legal: bool
+    region: Box | None
+    units: tuple
+
+    def holds(self, units: UnitsOnTable, uid: int) -> bool:
+        """Whether the units (``uid`` aside) meeting ``region`` are still the same, in the same places.
+
+        If so, and nothing else the test reads has changed, the test would
+        answer exactly as before.
+        """
+        return units.meeting(self.region, uid) == self.units
+
+
+def decide(test: Callable[[], bool], env: Surroundings, units: UnitsOnTable) -> Decision:
+    """Run ``test``, which may look at other units only through ``env``, and record the units it looked at."""
+    env.queried = []
+    try:
+        legal = test()
+        region = box_union(env.queried)
+    finally:
+        env.queried = None
+    return Decision(legal, region, units.meeting(region, env.uid))
+
+
 class Surroundings:
     """Everything a moving unit must keep clear of, as shapely arrays for vectorised tests.
 
@@ -233,6 +285,7 @@ class Surroundings:
 
     def __init__(self, state: BattleState, u: UnitState, exclude: frozenset[int] = frozenset()) -> None:
         others = [o for o in state.units if o.alive and o.uid != u.uid and o.uid not in exclude]
+        self.uid = u.uid
         self.table = (state.table_w, state.table_h)
         self.uids = np.array([o.uid for o in others], dtype=np.int64)
         self.polys = np.array([footprint(o) for o in others], dtype=object)
