@@ -101,14 +101,15 @@ def plot(result: dict[str, Any], path: Path) -> None:
         if ev:
             xs = [s for s, _ in ev]
             ys = [d["win_rate"] for _, d in ev]
-            lo = [d["win_rate"] - d["win_ci95"][0] for _, d in ev]
-            hi = [d["win_ci95"][1] - d["win_rate"] for _, d in ev]
+            lo = [max(0.0, d["win_rate"] - d["win_ci95"][0]) for _, d in ev]  # the Wilson bound can be 1e-17 off
+            hi = [max(0.0, d["win_ci95"][1] - d["win_rate"]) for _, d in ev]
             ax.errorbar(xs, ys, yerr=[lo, hi], fmt="o", color=colours[opp], capsize=3, ms=5,
                         label=f"evaluation vs {opp} (95% CI)")
         fin = (result.get("final_evaluation") or {}).get("opponents", {}).get(opp)
         if fin:
             ax.errorbar([result["num_timesteps"]], [fin["win_rate"]],
-                        yerr=[[fin["win_rate"] - fin["win_ci95"][0]], [fin["win_ci95"][1] - fin["win_rate"]]],
+                        yerr=[[max(0.0, fin["win_rate"] - fin["win_ci95"][0])],
+                              [max(0.0, fin["win_ci95"][1] - fin["win_rate"])]],
                         fmt="s", color=colours[opp], capsize=4, ms=7,
                         label=f"final evaluation vs {opp}, {fin['games']} games (95% CI)")
     ax.set_xlabel("learner steps")
