@@ -10,8 +10,10 @@ order o      action                 rule
 ============ ====================== ==============================================
 0 shoot      ``shoot`` option        SIEGE.DMG.CANNON, SIEGE.DMG.TEMPLATE,
              "element:<id>"          SIEGE.DMG.GATE_SHOTS
-1 occupy     ``move`` option         SIEGE.CAPTURE.UNDEFENDED
-             "occupy:<id>"
+1 occupy     ``move`` option         SIEGE.CAPTURE.UNDEFENDED,
+             "occupy:<id>"           SIEGE.TOWER.ASSAULT,
+                                     SIEGE.MOVE.WALLS (stepping up
+                                     from the courtyard)
 2 gate_open  ``move`` option         SIEGE.CASTLE.GATE
              "gate_open:<id>"
 3 gate_close ``move`` option         SIEGE.CASTLE.GATE

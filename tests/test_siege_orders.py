@@ -322,3 +322,57 @@ def test_policy_agent_reads_a_siege_action_mask():
     space = spaces.Dict({"units": spaces.Box(0, 1, (12, N_UNIT_FEAT)), "action_mask": spaces.Box(0, 1, (codec.size,))})
     agent = PolicyAgent(SimpleNamespace(observation_space=space))
     assert isinstance(agent.codec, SiegeActionCodec) and agent.codec.elements == 10 and agent.codec.size == codec.size
+
+
+# ----------------------------------------------------------------------------- stepping up from the courtyard
+AT_S1_INSIDE = placement("marcher_spearmen", 26.0, 16 - 0.5 - 20 / 25.4 / 2, 90, models=10, files=10)
+"""Spearmen in blue's courtyard, one rank, front 0.5" from S1's inner face (y = 16)."""
+
+
+def test_defenders_step_up_from_the_courtyard_onto_their_wall_for_half_movement():
+    """SIEGE.MOVE.WALLS: 10 spearmen (M4) touching S1 from the courtyard step up for M/2 = 2", one rank,
+    front flush with the outer face (y = 18), facing out; their move ends there."""
+    far = placement("marcher_spearmen", 36, 8, 90, models=10, files=10)  # 7" from every inner face
+    wide = placement("marcher_spearmen", 44.5, 16 - 0.5 - 20 / 25.4, 90, models=26, files=13)  # S2 holds 12, S3 11
+    b = siege_battle(blue=[AT_S1_INSIDE, far, wide], red=[placement("orc_warriors", 36, 40, 270)], phase="movement",
+                     player="blue")
+    end_declarations(b)
+    assert [o for o in moves(b, 0) if o.startswith("occupy")] == ["occupy:S1"]
+    assert not any(o.startswith("occupy") for o in moves(b, 1) + moves(b, 2))
+    from env.siege_encoding import SiegeActionCodec
+
+    codec = SiegeActionCodec(3, 10)  # Siege-v0's block: the step is its occupy order, and the mask is the legal set
+    assert int(codec.mask(b, 0).sum()) == len(b.legal_actions())
+    assert codec.describe(codec.encode(Action("move", 0, None, "occupy:S1"), b, 0)) == "occupy own 0 -> castle element 1"
+    b.apply(Action("move", 0, None, "occupy:S1"))
+    u, s1 = b.unit(0), cs.element(b.state, "S1")
+    assert cs.element_under(b.state, u) is s1 and (u.files, u.ranks, u.facing) == (10, 1, 90.0)
+    assert (round(u.x, 3), round(u.y, 3)) == (26.0, round(18 - 20 / 25.4 / 2, 3))
+    ev = rules(b, "SIEGE.MOVE.WALLS")[-1]
+    assert (ev["unit"], ev["start"], ev["end"], ev["cost"], ev["controller"]) == (0, "courtyard", "S1", 2.0, 0)
+    assert moves(b, 0) == [] and cs.check_invariants(b.state) == []
+
+
+def test_no_step_up_onto_a_wall_the_enemy_stands_on_nor_for_cavalry():
+    """SIEGE.MOVE.WALLS: a section with enemies on it is no step; cavalry never go onto walls (siege.md §4)."""
+    knights = placement("order_knights", 45.5, 16 - 0.5 - 1.0, 90, models=5, files=5)
+    b = siege_battle(blue=[AT_S1_INSIDE, knights], red=[placement("orc_warriors", 26.5, 16 + 20 / 25.4 / 2, 270,
+                                                                   models=10, files=10)],
+                     phase="movement", player="blue")
+    end_declarations(b)
+    assert cs.element_under(b.state, b.unit(2)).id == "S1"
+    assert not any(o.startswith("occupy") for o in moves(b, 0) + moves(b, 1))
+
+
+def test_attackers_in_the_courtyard_step_up_onto_an_empty_enemy_section():
+    """SIEGE.MOVE.WALLS (siege.md A-20): from inside the castle no climbing gear is needed; red's orcs (M4)
+    take blue's empty S1 from the courtyard for 2", facing the courtyard, and hold it."""
+    orcs = placement("orc_warriors", 26.0, 16 - 0.5 - 20 / 25.4 / 2, 90, models=10, files=10)
+    b = siege_battle(blue=[placement("marcher_spearmen", 45.5, 17.606, 90, models=10, files=10)], red=[orcs],
+                     phase="movement", player="red")
+    end_declarations(b)
+    assert "occupy:S1" in moves(b, 1)
+    b.apply(Action("move", 1, None, "occupy:S1"))
+    u = b.unit(1)
+    assert cs.element_under(b.state, u).id == "S1" and u.facing == 270.0 and u.ranks == 1
+    assert rules(b, "SIEGE.MOVE.WALLS")[-1]["cost"] == 2.0 and cs.element(b.state, "S1").controller == 1

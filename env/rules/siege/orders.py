@@ -12,7 +12,10 @@ Called by the engine modules only when ``state.castle`` is not empty:
   ``"gate_close:<id>"`` (SIEGE.CASTLE.GATE) and ``"occupy:<id>"``: a wall
   section from outside (SIEGE.CAPTURE.UNDEFENDED), or an undefended tower
   or the citadel through its door (SIEGE.TOWER.ASSAULT)
-  (:func:`legal_moves`, :func:`apply_move`).
+  (:func:`legal_moves`, :func:`apply_move`); the same ``"occupy:<id>"``
+  steps a unit up from the courtyard onto a wall section in contact with it
+  that holds no enemy, for half its Movement (SIEGE.MOVE.WALLS,
+  :func:`step_up_orders`).
 * Close Combat phase — before the fights, every unengaged unit of the
   phasing player in contact with an enemy castle element strikes it: a ram
   blow (SIEGE.EQUIP.RAM, SIEGE.EQUIP.PROTECTED_RAM), else one blow per model
@@ -40,7 +43,13 @@ DEFAULT readings (the sources are silent):
 * a unit occupying a section needs one full rank of it to fit on the
   section; the whole unit then stands on the walls in one rank
   (SIEGE.CASTLE.WALL), facing the courtyard, reaching onto neighbouring
-  walls and towers as needed; it must not have moved this phase.
+  walls and towers as needed; it must not have moved this phase;
+* stepping up from the courtyard (SIEGE.MOVE.WALLS) needs the unit's centre
+  in the courtyard, its footprint in contact with the section's inner face
+  and one full rank of it fitting on the section; the unmoved unit spends
+  M/2 and its move ends there, in one rank, on its own side's wall front
+  flush with the outer face facing out, on the enemy's facing the courtyard
+  (as a unit taking it).
 """
 
 from __future__ import annotations
@@ -61,6 +70,7 @@ from env.rules.siege.castle import (
     NO_WALL_TYPES,
     CastleElement,
     castle_area,
+    courtyard,
     element,
     element_under,
     units_in,
@@ -323,6 +333,31 @@ def occupy_orders(battle: Battle, u: UnitState) -> list[Action]:
     return out
 
 
+def in_courtyard(state, u: UnitState) -> bool:
+    """Whether ``u``'s centre stands in the courtyard (open ground inside the castle, off every element)."""
+    return element_under(state, u) is None and courtyard(state).covers(Point(u.x, u.y))
+
+
+def step_up_orders(battle: Battle, u: UnitState) -> list[Action]:
+    """SIEGE.MOVE.WALLS: ``u`` (not cavalry, a chariot, a war machine or a character; unmoved) in the
+    courtyard steps up onto a standing wall section whose inner face it touches (within :data:`CONTACT`)
+    and which holds no enemy, for half its Movement, when one full rank of it fits on the section
+    (SIEGE.CASTLE.WALL): ``Action("move", uid, None, "occupy:<id>")``."""
+    s = battle.state
+    if not _may_take(battle, u, NO_WALL_TYPES) or not in_courtyard(s, u):
+        return []
+    fp = space.footprint(u)
+    out = []
+    for e in s.castle:
+        if e.kind != "wall" or not e.standing or e.capacity(u.base_w) < u.files:
+            continue
+        if any(o.side != u.side for o in units_on(s, e)) or e.inner_face().distance(fp) > CONTACT + geo.EPS:
+            continue
+        if _placement(battle, e, u) is not None:
+            out.append(Action("move", u.uid, None, OCCUPY + e.id))
+    return out
+
+
 def tower_orders(battle: Battle, u: UnitState) -> list[Action]:
     """SIEGE.TOWER.ASSAULT, SIEGE.MOVE.WALLS: ``u`` (not cavalry or a large creature, unmoved) enters an
     undefended tower or the citadel of the enemy castle through its door, from the courtyard or from a wall
@@ -365,8 +400,8 @@ def legal_moves(battle: Battle) -> list[Action]:
     """Every siege ``move`` order of the phasing player now (gates, undefended sections and towers)."""
     acts: list[Action] = []
     for u in space.alive_units(battle.state, battle.state.active):
-        acts += gate_orders(battle, u) + occupy_orders(battle, u) + tower_orders(battle, u)
-    return acts
+        acts += gate_orders(battle, u) + occupy_orders(battle, u) + tower_orders(battle, u) + step_up_orders(battle, u)
+    return list(dict.fromkeys(acts))
 
 
 def apply_move(battle: Battle, action: Action) -> None:
@@ -401,6 +436,9 @@ def apply_move(battle: Battle, action: Action) -> None:
         battle.emit("SIEGE.TOWER.ASSAULT", element=eid, unit=u.uid, undefended=True,
                     via=came_from.id if came_from else "courtyard", x=u.x, y=u.y, controller=u.side)
         return
+    if in_courtyard(battle.state, u):
+        _step_up(battle, e, u)
+        return
     pose = _placement(battle, e, u)
     if pose is None:
         raise ValueError(f"unit {u.uid} cannot occupy {eid!r}")
@@ -413,6 +451,21 @@ def apply_move(battle: Battle, action: Action) -> None:
                 controller=u.side, via=came_from.id if came_from else "outside")
     if came_from is not None:
         battle.emit("SIEGE.MOVE.WALLS", unit=u.uid, start=came_from.id, end=eid)
+
+
+def _step_up(battle: Battle, e: CastleElement, u: UnitState) -> None:
+    """SIEGE.MOVE.WALLS: ``u`` steps up from the courtyard onto wall section ``e`` in one rank (M/2; its move ends)."""
+    from env.rules import characters
+
+    pose = _placement(battle, e, u)
+    if pose is None:
+        raise ValueError(f"unit {u.uid} cannot step up onto {e.id!r}")
+    u.x, u.y, u.facing, u.files = pose.x, pose.y, pose.facing, u.models
+    u.flags["moved"] = True
+    e.controller = u.side
+    characters.sync(battle.state)
+    battle.emit("SIEGE.MOVE.WALLS", unit=u.uid, start="courtyard", end=e.id, cost=u.profile.M / 2,
+                x=u.x, y=u.y, facing=u.facing, controller=u.side)
 
 
 def _placement(battle: Battle, e: CastleElement, u: UnitState) -> geo.Pose | None:
