@@ -3,7 +3,7 @@
 :class:`SiegeActionCodec` is :class:`env.encoding.ActionCodec` with one more
 block after the others, for the orders that name a castle element instead of
 a unit. With ``n`` unit slots and ``e`` castle elements (in
-``state.castle`` order) the block holds ``n · e · 4`` indices:
+``state.castle`` order) the block holds ``n · e · 5`` indices:
 
 ============ ====================== ==============================================
 order o      action                 rule
@@ -18,9 +18,11 @@ order o      action                 rule
              "gate_open:<id>"
 3 gate_close ``move`` option         SIEGE.CASTLE.GATE
              "gate_close:<id>"
+4 double     ``shoot`` option        SIEGE.DMG.CANNON (a cannon's
+             "double_charge:<id>"    double charge)
 ============ ====================== ==============================================
 
-Index: ``siege + (i · e + k) · 4 + o`` for own unit slot i and element k.
+Index: ``siege + (i · e + k) · 5 + o`` for own unit slot i and element k.
 Elements are the same for both sides, so no mirroring is needed.
 """
 
@@ -30,13 +32,13 @@ from typing import TYPE_CHECKING, Any
 
 from env.encoding import ActionCodec
 from env.rules.actions import Action
-from env.rules.siege.orders import ELEMENT, GATE_CLOSE, GATE_OPEN, OCCUPY
+from env.rules.siege.orders import DOUBLE_CHARGE, ELEMENT, GATE_CLOSE, GATE_OPEN, OCCUPY
 
 if TYPE_CHECKING:
     from env.rules.battle import Battle
 
-ORDERS = (("shoot", ELEMENT), ("move", OCCUPY), ("move", GATE_OPEN), ("move", GATE_CLOSE))
-"""(Action kind, option prefix) of the four siege orders, in block order."""
+ORDERS = (("shoot", ELEMENT), ("move", OCCUPY), ("move", GATE_OPEN), ("move", GATE_CLOSE), ("shoot", DOUBLE_CHARGE))
+"""(Action kind, option prefix) of the five siege orders, in block order."""
 
 
 def castle_elements(scenario: str | dict[str, Any]) -> int:

@@ -53,6 +53,49 @@ def test_cannon_misfire_at_a_wall_goes_to_the_misfire_table():
     assert cs.element(b.state, "S1").damage_bonus == 0 and not rules(b, "SIEGE.DMG.VALUE")
 
 
+def test_cannon_double_charge_at_a_wall_adds_1_and_rolls_two_artillery_dice():
+    """SIEGE.DMG.CANNON: the double charge is a choice of the cannon's shot: artillery faces 3 and 2 (6, 4: no
+    misfire), D6 4: 4 + 10 + 1 = 15 heavily damaged (+1); nobody stands on S2, so no further dice."""
+    import numpy as np
+
+    from env.siege_encoding import SiegeActionCodec
+
+    b = red_castle([placement("great_cannon", 36, 10, 90, models=3, files=1)])
+    opts = shots_at_elements(b)
+    assert {"double_charge:S2", "double_charge:G", "element:S2"} <= set(opts)
+    assert len([o for o in opts if o.startswith("double_charge:")]) == len([o for o in opts if o.startswith("element:")])
+    codec = SiegeActionCodec(1, 10)
+    mask = codec.mask(b, 0)
+    assert {codec.decode(int(i), b, 0) for i in np.flatnonzero(mask)} == set(b.legal_actions())
+    assert codec.describe(codec.encode(Action("shoot", 0, None, "double_charge:S2"), b, 0)).startswith("double_charge")
+    feed(b, [3, 2, 4])
+    b.apply(Action("shoot", 0, None, "double_charge:S2"))
+    ev = rules(b, "SIEGE.DMG.CANNON")[-1]
+    assert (ev["artillery"], ev["wounds"], ev["double_charge"]) == ([6, 4], 4, True)
+    v = rules(b, "SIEGE.DMG.VALUE")[-1]
+    assert (v["base"], v["modifiers"], v["value"], v["row"]) == (14, 1, 15, "heavily_damaged")
+    assert cs.element(b.state, "S2").damage_bonus == 1
+
+
+def test_cannon_double_charge_misfires_on_either_die():
+    """SIEGE.DMG.CANNON: a MISFIRE on the second artillery die (face 6) misfires: CORE.WM.MISFIRE.CANNON rolls 4."""
+    b = red_castle([placement("great_cannon", 36, 10, 90, models=3, files=1)])
+    feed(b, [2, 6, 4])
+    b.apply(Action("shoot", 0, None, "double_charge:S1"))
+    ev = rules(b, "SIEGE.DMG.CANNON")[-1]
+    assert (ev["artillery"], ev["misfire"]) == ([4, "MISFIRE"], True)
+    assert rules(b, "CORE.WM.MISFIRE.CANNON")[0]["roll"] == 4 and not rules(b, "SIEGE.DMG.VALUE")
+
+
+def test_only_cannons_may_double_charge():
+    """SIEGE.DMG.CANNON: a bolt thrower or stone thrower has no double charge."""
+    chukka = siege_battle(red=[placement("spear_chukka", 36, 40, 270, models=2, files=1)])
+    lobber = siege_battle(red=[placement("rock_lobber", 36, 40, 270, models=3, files=1)])
+    assert not [o for b in (chukka, lobber) for o in shots_at_elements(b) if o.startswith("double_charge:")]
+    with pytest.raises(IllegalActionError):
+        chukka.apply(Action("shoot", 1, None, "double_charge:G"))
+
+
 def test_bolt_thrower_at_the_gate_rolls_for_gate_or_section():
     """SIEGE.DMG.GATE_SHOTS: D6 5 strikes the gate; D3 (face 6: 3) + S6 + bonus 2 = 11: crack (+1, bonus 3)."""
     b = siege_battle(red=[placement("spear_chukka", 36, 40, 270, models=2, files=1)])
@@ -147,7 +190,7 @@ def test_siege_codec_encodes_element_orders_exactly():
 
     b = siege_battle(red=[placement("rock_lobber", 36, 40, 270, models=3, files=1), placement("orc_warriors", 20, 30, 270)])
     codec = SiegeActionCodec(2, castle_elements("siege"))
-    assert codec.size == codec.siege + 2 * 10 * 4
+    assert codec.size == codec.siege + 2 * 10 * 5
     mask = codec.mask(b, 1)
     legal = b.legal_actions()
     assert int(mask.sum()) == len(legal)

@@ -122,10 +122,10 @@ def apply(battle: Battle, action: Action) -> None:
         battle.finish_phase()
         return
     if action.target is None and battle.state.castle:  # SIEGE.DMG.*: a war machine fires at a castle element
-        from env.rules.siege.orders import ELEMENT, fire_at_element, split
+        from env.rules.siege.orders import fire_order
 
         battle.unit(action.unit).flags["shot"] = True
-        fire_at_element(battle, battle.unit(action.unit), str(split(action.option, ELEMENT)))
+        fire_order(battle, battle.unit(action.unit), action.option)  # "element:<id>" or "double_charge:<id>"
         return
     u, t = battle.unit(action.unit), battle.unit(action.target)
     u.flags["shot"] = True  # CORE.SHOOT.ELIGIBLE: each unit shoots once, at one target

@@ -3,8 +3,10 @@
 Called by the engine modules only when ``state.castle`` is not empty:
 
 * Shooting phase — a war machine may fire at a castle element instead of a
-  unit: ``Action("shoot", machine, None, "element:<id>")``
-  (:func:`element_shots`, :func:`fire_at_element`; SIEGE.DMG.CANNON,
+  unit: ``Action("shoot", machine, None, "element:<id>")``, a cannon also
+  with a double charge, ``"double_charge:<id>"`` (+1 on the table, two
+  artillery dice) (:func:`element_shots`, :func:`fire_order`,
+  :func:`fire_at_element`; SIEGE.DMG.CANNON,
   SIEGE.DMG.TEMPLATE, SIEGE.DMG.GATE_SHOTS, SIEGE.DMG.VALUE). Units on an
   element that rolled 15–16 skip their next Shooting phase
   (:func:`start_shooting`; SIEGE.DMG.WALL, SIEGE.DMG.TOWER).
@@ -83,6 +85,8 @@ if TYPE_CHECKING:
 
 ELEMENT = "element:"
 """Option prefix of a war machine's shot at a castle element."""
+DOUBLE_CHARGE = "double_charge:"
+"""Option prefix of a cannon's shot at a castle element with a double charge (SIEGE.DMG.CANNON)."""
 GATE_OPEN, GATE_CLOSE, OCCUPY = "gate_open:", "gate_close:", "occupy:"
 MOVE_PREFIXES = (GATE_OPEN, GATE_CLOSE, OCCUPY)
 """Option prefixes of the siege's ``move`` orders."""
@@ -163,15 +167,32 @@ def element_modes(battle: Battle, u: UnitState, e: CastleElement) -> list[str]:
 
 
 def element_shots(battle: Battle, u: UnitState) -> list[Action]:
-    """The legal shots of war machine ``u`` at castle elements (one per element)."""
-    return [Action("shoot", u.uid, None, ELEMENT + e.id) for e in battle.state.castle if element_modes(battle, u, e)]
+    """The legal shots of war machine ``u`` at castle elements: one per element it may strike, then for a
+    cannon the same shots with a double charge (SIEGE.DMG.CANNON)."""
+    ids = [e.id for e in battle.state.castle if element_modes(battle, u, e)]
+    doubles = ids if u.missile in dmg.CANNONS else []
+    return [Action("shoot", u.uid, None, ELEMENT + i) for i in ids] + [
+        Action("shoot", u.uid, None, DOUBLE_CHARGE + i) for i in doubles]
 
 
-def fire_at_element(battle: Battle, u: UnitState, eid: str) -> str:
+def fire_order(battle: Battle, u: UnitState, option: str | None) -> str:
+    """Carry out a shot at a castle element (``"element:<id>"`` or ``"double_charge:<id>"``): :func:`fire_at_element`."""
+    eid = split(option, ELEMENT)
+    if eid is not None:
+        return fire_at_element(battle, u, eid)
+    eid = split(option, DOUBLE_CHARGE)
+    if eid is None:
+        raise ValueError(f"not a shot at a castle element: {option!r}")
+    return fire_at_element(battle, u, eid, double_charge=True)
+
+
+def fire_at_element(battle: Battle, u: UnitState, eid: str, double_charge: bool = False) -> str:
     """Fire war machine ``u`` at castle element ``eid``; returns the damage row, "misfire" or "missed".
 
     The machine pivots to face the element (CORE.WM.MOVE). Cannon: SIEGE.DMG.CANNON
-    (a MISFIRE goes to CORE.WM.MISFIRE.CANNON); bolt thrower: D3 + S; a gate:
+    (a MISFIRE goes to CORE.WM.MISFIRE.CANNON), with ``double_charge`` two
+    artillery dice, a MISFIRE on either misfiring, and +1 on the table
+    (ValueError for any other machine); bolt thrower: D3 + S; a gate:
     SIEGE.DMG.GATE_SHOTS. Stone thrower: aim, artillery and scatter dice as
     CORE.WM.STONE.AIM / INDIRECT, the template's hits on models, then
     SIEGE.DMG.TEMPLATE on the element under the hole (the gate's section for
@@ -184,12 +205,14 @@ def fire_at_element(battle: Battle, u: UnitState, eid: str) -> str:
     ms = element_modes(battle, u, e)
     if not ms:
         raise ValueError(f"unit {u.uid} cannot fire at castle element {eid!r} now")
+    if double_charge and u.missile not in dmg.CANNONS:
+        raise ValueError(f"unit {u.uid} ({u.missile}) is no cannon: no double charge (SIEGE.DMG.CANNON)")
     target = aim_point(e)
     _face(battle, u, target)
     battle.emit("CORE.WM.FIRE_RULES", unit=u.uid, element=eid, machine=u.missile, mode=ms[0], bs=u.profile.BS,
-                crew=u.models)
+                crew=u.models, double_charge=double_charge)
     if u.missile != "stone_thrower":
-        row = dmg.machine_hit(battle, u, e)
+        row = dmg.machine_hit(battle, u, e, double_charge=double_charge)
         if row == "misfire":
             wm.cannon_misfire(battle, u)
         return row
