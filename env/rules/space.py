@@ -60,9 +60,14 @@ def centre(u: UnitState) -> tuple[float, float]:
     return (u.x, u.y)
 
 
+@lru_cache(maxsize=4096)
+def _half_diagonal(width: float, depth: float) -> float:
+    return 0.5 * float(np.hypot(width, depth))
+
+
 def radius(u: UnitState) -> float:
     """Half the footprint diagonal (inches): a cheap bound for pre-filtering."""
-    return 0.5 * float(np.hypot(u.width, u.depth))
+    return _half_diagonal(u.width, u.depth)
 
 
 def near(a: UnitState, b: UnitState, reach: float) -> bool:
