@@ -3,7 +3,7 @@
 :class:`SiegeActionCodec` is :class:`env.encoding.ActionCodec` with one more
 block after the others, for the orders that name a castle element instead of
 a unit. With ``n`` unit slots and ``e`` castle elements (in
-``state.castle`` order) the block holds ``n · e · 5`` indices:
+``state.castle`` order) the block holds ``n · e · 6`` indices:
 
 ============ ====================== ==============================================
 order o      action                 rule
@@ -20,9 +20,11 @@ order o      action                 rule
              "gate_close:<id>"
 4 double     ``shoot`` option        SIEGE.DMG.CANNON (a cannon's
              "double_charge:<id>"    double charge)
+5 through    ``move`` option         SIEGE.CASTLE.GATE (a unit wider
+             "through_gate:<id>"     than the gateway squeezes through)
 ============ ====================== ==============================================
 
-Index: ``siege + (i · e + k) · 5 + o`` for own unit slot i and element k.
+Index: ``siege + (i · e + k) · 6 + o`` for own unit slot i and element k.
 Elements are the same for both sides, so no mirroring is needed.
 """
 
@@ -32,13 +34,14 @@ from typing import TYPE_CHECKING, Any
 
 from env.encoding import ActionCodec
 from env.rules.actions import Action
-from env.rules.siege.orders import DOUBLE_CHARGE, ELEMENT, GATE_CLOSE, GATE_OPEN, OCCUPY
+from env.rules.siege.orders import DOUBLE_CHARGE, ELEMENT, GATE_CLOSE, GATE_OPEN, OCCUPY, THROUGH_GATE
 
 if TYPE_CHECKING:
     from env.rules.battle import Battle
 
-ORDERS = (("shoot", ELEMENT), ("move", OCCUPY), ("move", GATE_OPEN), ("move", GATE_CLOSE), ("shoot", DOUBLE_CHARGE))
-"""(Action kind, option prefix) of the five siege orders, in block order."""
+ORDERS = (("shoot", ELEMENT), ("move", OCCUPY), ("move", GATE_OPEN), ("move", GATE_CLOSE), ("shoot", DOUBLE_CHARGE),
+          ("move", THROUGH_GATE))
+"""(Action kind, option prefix) of the six siege orders, in block order."""
 
 
 def castle_elements(scenario: str | dict[str, Any]) -> int:

@@ -190,7 +190,7 @@ def test_siege_codec_encodes_element_orders_exactly():
 
     b = siege_battle(red=[placement("rock_lobber", 36, 40, 270, models=3, files=1), placement("orc_warriors", 20, 30, 270)])
     codec = SiegeActionCodec(2, castle_elements("siege"))
-    assert codec.size == codec.siege + 2 * 10 * 5
+    assert codec.size == codec.siege + 2 * 10 * 6
     mask = codec.mask(b, 1)
     legal = b.legal_actions()
     assert int(mask.sum()) == len(legal)
@@ -419,3 +419,60 @@ def test_attackers_in_the_courtyard_step_up_onto_an_empty_enemy_section():
     u = b.unit(1)
     assert cs.element_under(b.state, u).id == "S1" and u.facing == 270.0 and u.ranks == 1
     assert rules(b, "SIEGE.MOVE.WALLS")[-1]["cost"] == 2.0 and cs.element(b.state, "S1").controller == 1
+
+
+# ----------------------------------------------------------------------------- squeezing through the gateway
+def orcs_at_gate(models: int) -> dict:
+    """Orcs in 10 files (7.87" wide, more than the 3" gateway) facing blue's gate, front 0.5" from its outer face."""
+    return placement("orc_warriors", 36, 18.5 + -(-models // 10) * 20 / 25.4 / 2, 270, models=models, files=10)
+
+
+def test_a_unit_wider_than_the_gateway_squeezes_in_and_reforms_behind_the_gate():
+    """SIEGE.CASTLE.GATE (siege.md §3.3): 10 orcs in one rank (M4) at the open gate: 0.5 + 2 (the wall) + 0.787
+    (their depth) = 3.287" ≤ 4: they re-form in the courtyard, rear edge against the inner face (y = 16), facing
+    in. 20 orcs in 2 ranks need 4.075": more than M4, so they do not get in."""
+    import numpy as np
+
+    from env.siege_encoding import SiegeActionCodec
+
+    b = siege_battle(blue=[YARD], red=[orcs_at_gate(10), placement("orc_warriors", 26.5, 19.7, 270, models=10, files=5)],
+                     phase="movement", player="red")
+    end_declarations(b)
+    assert not any(o.startswith("through_gate") for o in moves(b, 1))  # the gate is closed
+    cs.element(b.state, "G").gate = "open"
+    b._legal_cache = None
+    assert "through_gate:G" in moves(b, 1) and not any(o.startswith("through_gate") for o in moves(b, 2))
+    codec = SiegeActionCodec(2, 10)
+    assert {codec.decode(int(i), b, 1) for i in np.flatnonzero(codec.mask(b, 1))} == set(b.legal_actions())
+    b.apply(Action("move", 1, None, "through_gate:G"))
+    u = b.unit(1)
+    assert (round(u.x, 3), round(u.y, 3), u.facing, u.files) == (36.0, round(16 - 20 / 25.4 / 2 - 0.01, 3), 270.0, 10)
+    ev = rules(b, "SIEGE.CASTLE.GATE")[-1]
+    assert (ev["squeeze"], ev["way"], ev["cost"], ev["allowed"], ev["came_out_short"]) == (True, "in", 3.287, 4.0, False)
+    assert moves(b, 1) == [] and cs.check_invariants(b.state) == []
+    two_ranks = siege_battle(blue=[YARD], red=[orcs_at_gate(20)], phase="movement", player="red")
+    end_declarations(two_ranks)
+    cs.element(two_ranks.state, "G").gate = "open"
+    two_ranks._legal_cache = None
+    assert not any(o.startswith("through_gate") for o in moves(two_ranks, 1))
+
+
+def test_a_smashed_gate_halves_the_squeeze_and_a_unit_going_out_comes_out_short():
+    """SIEGE.CASTLE.GATE: through a smashed gate 10 orcs may move only M/2 = 2" < 3.287": no way in. 15 spearmen
+    (5 files, 3 ranks) going out need 0.5 + 2 + 2.362 = 4.862" > M4: they come out all the same, rear edge
+    against the outer face (y = 18), facing out."""
+    smashed = siege_battle(blue=[YARD], red=[orcs_at_gate(10)], phase="movement", player="red")
+    end_declarations(smashed)
+    cs.element(smashed.state, "G").gate = "smashed"
+    smashed._legal_cache = None
+    assert not any(o.startswith("through_gate") for o in moves(smashed, 1))
+    out = placement("marcher_spearmen", 36, 16 - 0.5 - 3 * 20 / 25.4 / 2, 90, models=15, files=5)
+    b = siege_battle(blue=[out], red=[placement("orc_warriors", 36, 40, 270)], phase="movement", player="blue")
+    end_declarations(b)
+    cs.element(b.state, "G").gate = "open"
+    b._legal_cache = None
+    b.apply(Action("move", 0, None, "through_gate:G"))
+    u = b.unit(0)
+    assert (round(u.x, 3), round(u.y, 3), u.facing) == (36.0, round(18 + 3 * 20 / 25.4 / 2 + 0.01, 3), 90.0)
+    ev = rules(b, "SIEGE.CASTLE.GATE")[-1]
+    assert (ev["way"], ev["cost"], ev["allowed"], ev["came_out_short"]) == ("out", 4.862, 4.0, True)

@@ -17,7 +17,9 @@ Called by the engine modules only when ``state.castle`` is not empty:
   (:func:`legal_moves`, :func:`apply_move`); the same ``"occupy:<id>"``
   steps a unit up from the courtyard onto a wall section in contact with it
   that holds no enemy, for half its Movement (SIEGE.MOVE.WALLS,
-  :func:`step_up_orders`).
+  :func:`step_up_orders`); ``"through_gate:<id>"`` takes a unit wider than
+  the gateway through an open or broken gate, squeezing through and
+  re-forming on the far side (SIEGE.CASTLE.GATE, :func:`squeeze_orders`).
 * Close Combat phase — before the fights, every unengaged unit of the
   phasing player in contact with an enemy castle element strikes it: a ram
   blow (SIEGE.EQUIP.RAM, SIEGE.EQUIP.PROTECTED_RAM), else one blow per model
@@ -51,7 +53,15 @@ DEFAULT readings (the sources are silent):
   and one full rank of it fitting on the section; the unmoved unit spends
   M/2 and its move ends there, in one rank, on its own side's wall front
   flush with the outer face facing out, on the enemy's facing the courtyard
-  (as a unit taking it).
+  (as a unit taking it);
+* a unit wider than the gateway squeezes through an open, smashed or
+  destroyed gate (siege.md §3.3) from in contact with its outer or inner
+  face, unmoved, with the gateway empty of other units: the move costs the
+  gap to the gate + the wall's depth + the unit's depth, against M (M/2
+  through a smashed gate); the unit re-forms in the same formation centred
+  on the gate, rear edge against the far face, facing its way of travel. A
+  unit going out that falls short is placed there all the same (it "comes
+  out"); one going in must have the movement to clear the gate.
 """
 
 from __future__ import annotations
@@ -87,8 +97,8 @@ ELEMENT = "element:"
 """Option prefix of a war machine's shot at a castle element."""
 DOUBLE_CHARGE = "double_charge:"
 """Option prefix of a cannon's shot at a castle element with a double charge (SIEGE.DMG.CANNON)."""
-GATE_OPEN, GATE_CLOSE, OCCUPY = "gate_open:", "gate_close:", "occupy:"
-MOVE_PREFIXES = (GATE_OPEN, GATE_CLOSE, OCCUPY)
+GATE_OPEN, GATE_CLOSE, OCCUPY, THROUGH_GATE = "gate_open:", "gate_close:", "occupy:", "through_gate:"
+MOVE_PREFIXES = (GATE_OPEN, GATE_CLOSE, OCCUPY, THROUGH_GATE)
 """Option prefixes of the siege's ``move`` orders."""
 CONTACT = 1.0
 """DEFAULT: inches within which a unit counts as in contact with a castle element."""
@@ -176,7 +186,8 @@ def element_shots(battle: Battle, u: UnitState) -> list[Action]:
 
 
 def fire_order(battle: Battle, u: UnitState, option: str | None) -> str:
-    """Carry out a shot at a castle element (``"element:<id>"`` or ``"double_charge:<id>"``): :func:`fire_at_element`."""
+    """Carry out a shot at a castle element, option ``"element:<id>"`` or ``"double_charge:<id>"``
+    (:func:`fire_at_element`); ValueError for any other option."""
     eid = split(option, ELEMENT)
     if eid is not None:
         return fire_at_element(battle, u, eid)
@@ -307,9 +318,54 @@ def gate_orders(battle: Battle, u: UnitState) -> list[Action]:
     return out
 
 
-def _gateway_busy(state, g: CastleElement) -> bool:
+def _gateway_busy(state, g: CastleElement, but: int | None = None) -> bool:
     shape = g.shape().buffer(-geo.EPS)
-    return any(u.alive and space.footprint(u).intersects(shape) for u in state.units)
+    return any(u.alive and u.uid != but and space.footprint(u).intersects(shape) for u in state.units)
+
+
+SQUEEZE_GAP = 0.01
+"""Inches between a squeezed unit's rear edge and the gate's far face (clear of the wall)."""
+
+
+def squeeze(battle: Battle, u: UnitState, g: CastleElement) -> tuple[geo.Pose, float, float, bool] | None:
+    """How ``u`` would squeeze through gate ``g`` (siege.md §3.3, SIEGE.CASTLE.GATE): (pose on the far side,
+    inches the move costs, inches it may move, whether it is going out), or None when it may not.
+
+    ``u`` must be wider than the gateway, in contact with one face of a passable gate, the gateway free of
+    other units and the far-side place clear; going in it must have the movement to clear the gate.
+    """
+    from env.rules.siege.castle import passable
+
+    s = battle.state
+    if g.kind != "gate" or not passable(g) or u.width <= g.length + geo.EPS or element_under(s, u) is not None:
+        return None
+    going_out = inside(s, u)
+    near, far = (g.inner_face(), g.outer_face()) if going_out else (g.outer_face(), g.inner_face())
+    fp = space.footprint(u)
+    gap = near.distance(fp)
+    if gap > CONTACT + geo.EPS or _gateway_busy(s, g, but=u.uid):
+        return None
+    cost = gap + g.depth + u.depth
+    allowed = u.profile.M / 2 if g.gate == "smashed" else float(u.profile.M)
+    if not going_out and cost > allowed + geo.EPS:
+        return None
+    heading = g.outward if going_out else (g.outward + 180.0) % 360.0
+    m = far.interpolate(0.5, normalized=True)
+    off = u.depth / 2 + SQUEEZE_GAP
+    pose = geo.Pose(m.x + off * math.cos(math.radians(heading)), m.y + off * math.sin(math.radians(heading)), heading)
+    end = space.footprint_at(u, pose)
+    if space.Surroundings(s, u).blocked(end, end):
+        return None
+    return pose, cost, allowed, going_out
+
+
+def squeeze_orders(battle: Battle, u: UnitState) -> list[Action]:
+    """siege.md §3.3, SIEGE.CASTLE.GATE: ``u`` (unmoved, no character or war machine) squeezes through each
+    gate :func:`squeeze` allows: ``Action("move", uid, None, "through_gate:<id>")``."""
+    if not _may_take(battle, u, frozenset()):
+        return []
+    return [Action("move", u.uid, None, THROUGH_GATE + g.id) for g in battle.state.castle
+            if g.kind == "gate" and squeeze(battle, u, g) is not None]
 
 
 def in_contact(u: UnitState, e: CastleElement) -> bool:
@@ -424,6 +480,7 @@ def legal_moves(battle: Battle) -> list[Action]:
     acts: list[Action] = []
     for u in space.alive_units(battle.state, battle.state.active):
         acts += gate_orders(battle, u) + occupy_orders(battle, u) + tower_orders(battle, u) + step_up_orders(battle, u)
+        acts += squeeze_orders(battle, u)
     return list(dict.fromkeys(acts))
 
 
@@ -440,6 +497,10 @@ def apply_move(battle: Battle, action: Action) -> None:
             dmg.forget_moves(battle)
             battle.emit("SIEGE.CASTLE.GATE", element=gid, unit=u.uid, gate=state, models=u.models)
             return
+    gid = split(opt, THROUGH_GATE)
+    if gid is not None:
+        _squeeze_through(battle, u, element(battle.state, gid))
+        return
     eid = split(opt, OCCUPY)
     if eid is None:
         raise ValueError(f"not a siege order: {opt!r}")
@@ -474,6 +535,23 @@ def apply_move(battle: Battle, action: Action) -> None:
                 controller=u.side, via=came_from.id if came_from else "outside")
     if came_from is not None:
         battle.emit("SIEGE.MOVE.WALLS", unit=u.uid, start=came_from.id, end=eid)
+
+
+def _squeeze_through(battle: Battle, u: UnitState, g: CastleElement) -> None:
+    """siege.md §3.3, SIEGE.CASTLE.GATE: ``u`` squeezes through gate ``g`` and re-forms on the far side."""
+    from env.rules import characters
+
+    how = squeeze(battle, u, g)
+    if how is None:
+        raise ValueError(f"unit {u.uid} cannot squeeze through {g.id!r}")
+    pose, cost, allowed, going_out = how
+    u.x, u.y, u.facing = pose.x, pose.y, pose.facing
+    u.flags["moved"] = True
+    characters.sync(battle.state)
+    battle.emit("SIEGE.CASTLE.GATE", element=g.id, unit=u.uid, gate=g.gate, squeeze=True, width=round(u.width, 3),
+                gateway=g.length, way="out" if going_out else "in", cost=round(cost, 3), allowed=allowed,
+                came_out_short=going_out and cost > allowed + geo.EPS, x=round(u.x, 3), y=round(u.y, 3),
+                facing=u.facing)
 
 
 def _step_up(battle: Battle, e: CastleElement, u: UnitState) -> None:
