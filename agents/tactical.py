@@ -65,6 +65,7 @@ from tactics.deployment import (
     RIGHT,
     DeploymentPlan,
     abandoned_flank_template,
+    approach_side,
     choose_strong_side,
     flank_teeth_template,
     high_ground_spots,
@@ -612,7 +613,7 @@ class ShootingLinesAgent(TacticalAgent):
     def make_plan(self, battle: Battle) -> DeploymentPlan:
         """The shooting-lines template, shooters on the own zone's hills."""
         spots = high_ground_spots(battle, self.side)
-        return shooting_lines_template(self.army(battle), battle.state.table_w, spots)
+        return shooting_lines_template(self.army(battle), battle.state.table_w, spots, approach_side(battle, self.side))
 
     def choose_move(self, battle: Battle, legal: list[Action]) -> Action:
         """Units masking a friendly shooter move first, to the option that unmasks it most."""

@@ -680,7 +680,9 @@ def abandoned_flank_template(army: Sequence[UnitState], table_w: float, decoy_si
     return plan.deep_units_first(army)
 
 
-def shooting_lines_template(army: Sequence[UnitState], table_w: float, high_ground: Sequence[tuple[float, int]] = ()) -> DeploymentPlan:
+def shooting_lines_template(
+    army: Sequence[UnitState], table_w: float, high_ground: Sequence[tuple[float, int]] = (), lone_side: str | None = None
+) -> DeploymentPlan:
     """``shooting_lines`` (tactics.md §4.4): shooters on high ground, never in a straight line, guarded war machines.
 
     * ``shooters_on_high_ground``: the first shooters (war machines first,
@@ -692,6 +694,9 @@ def shooting_lines_template(army: Sequence[UnitState], table_w: float, high_grou
     * ``guard_balance``: each war machine gets the cheapest infantry unit as a
       guard beside it (on its outer side, clear of its line of fire) while
       the guards cost at most :data:`GUARD_SHARE`.
+    * ``cover_approach_zones``: a lone line shooter stands beside the centre
+      on ``lone_side`` (see :func:`approach_side`), the wing facing more of
+      the features the enemy can appear from.
     * The battle line holds the centre, fast units the wings, characters
       behind the line. Groups: "shooters", "guard", "centre", "left", "right".
     """
@@ -718,6 +723,8 @@ def shooting_lines_template(army: Sequence[UnitState], table_w: float, high_grou
     plan.place(centre, xs, FRONT, CENTRE)
     rows = stagger_rows(line_shooters)
     left, right = split_wings(line_shooters)
+    if len(line_shooters) == 1 and lone_side is not None:
+        left, right = (line_shooters, []) if lone_side == LEFT else ([], line_shooters)
     for wing, direction in ((left, -1), (right, 1)):
         wing = _guards_outside(wing + [guards[u.uid] for u in wing if u.uid in guards], guards)
         wxs = beside(wing, centre, xs, direction, table_w / 2)
@@ -964,6 +971,19 @@ def terrain_penalty(battle: Battle, side: int, half: str) -> float:
         if cls is not None:
             penalty += TERRAIN_WEIGHT[cls] * region.intersection(space.terrain_poly(t)).area / region.area
     return penalty
+
+
+def approach_side(battle: Battle, side: int) -> str | None:
+    """The own half ("left"/"right") whose no-man's land holds more hills, difficult and impassable features
+    (where the enemy can appear from, ``cover_approach_zones``); None on a tie."""
+    counts = {}
+    for half in (LEFT, RIGHT):
+        region = half_region(battle, side, half)
+        counts[half] = sum(1 for t in battle.state.terrain if _terrain_class(t.kind) in ("impassable", "difficult", "hill")
+                           and region.intersects(space.terrain_poly(t)))
+    if counts[LEFT] == counts[RIGHT]:
+        return None
+    return LEFT if counts[LEFT] > counts[RIGHT] else RIGHT
 
 
 def enemy_share(battle: Battle, side: int, half: str) -> float:
