@@ -501,3 +501,23 @@ def test_stones_base_bs_and_logs():
     orcs.marks["siege"] = {"siege_tower": 1}
     with pytest.raises(ValueError):
         asl.throw_stones(b, spear, orcs)
+
+
+def test_at_a_siege_tower_bridge_onto_a_castle_tower_two_models_a_side_fight():
+    """SIEGE.CC.RESULT, SIEGE.EQUIP.SIEGE_TOWER: spearmen on T1 (x 18–22, y 14–18) against orcs pushing a siege tower
+    against its outer face: of 10 and 5 models in contact, 2 a side fight; without the siege tower the normal count
+    stands (no climbing gear, no bridge)."""
+    from env.rules.siege import play
+
+    blue = [placement("marcher_spearmen", 20, 18 - BASE, 90, models=10, files=5)]
+    red = [placement("orc_warriors", 20, 18 + BASE, 270, models=10, files=5, equipment={"siege_tower": 1})]
+    b = siege_battle(blue=blue, red=red)
+    spears, orcs = b.unit(0), b.unit(1)
+    assert cs.element_under(b.state, spears).id == "T1" and cs.element_under(b.state, orcs) is None
+    assert play.bridge_at_tower(b.state, orcs, spears).id == "T1"
+    assert play.fighters(b, orcs, spears, 5, 10) == (2, 2) and play.fighters(b, spears, orcs, 10, 5) == (2, 2)
+    ev = rules(b, "SIEGE.CC.RESULT")[-1]
+    assert (ev["element"], ev["at"], ev["unit"], ev["target"], ev["models"], ev["fighters"]) == (
+        "T1", "bridge", 0, 1, [10, 5], [2, 2])
+    orcs.marks["siege"] = {}
+    assert play.bridge_at_tower(b.state, orcs, spears) is None and play.fighters(b, orcs, spears, 5, 5) == (5, 5)

@@ -130,7 +130,7 @@ def _collect_strikes(battle: Battle, group: list[Engagement], charged_units: set
         if battle.state.castle:  # SIEGE.ASSAULT.CLIMB: only the climbers fight the wall's defenders
             from env.rules.siege import play
 
-            a_n, d_n = play.fighters(battle.state, a, d, a_n, d_n)
+            a_n, d_n = play.fighters(battle, a, d, a_n, d_n)
         strikes.append(Strike(a.uid, d.uid, a_n, 0, True, a.profile.I))
         strikes.append(Strike(d.uid, a.uid, d_n, 0, e.facing == "front", d.profile.I))
         front_counts[a.uid] = front_counts.get(a.uid, 0) + a_n

@@ -231,12 +231,34 @@ def winner(state: BattleState) -> int:
     return d
 
 
-def fighters(state: BattleState, a: UnitState, d: UnitState, a_n: int, d_n: int) -> tuple[int, int]:
-    """SIEGE.ASSAULT.CLIMB: fighting models of an engagement ``a`` → ``d`` at a wall.
+def bridge_at_tower(state: BattleState, a: UnitState, d: UnitState) -> CastleElement | None:
+    """The tower or citadel a fight between ``a`` and ``d`` is fought at across a siege tower's bridge: one
+    stands on it, the other, off every element, assaults with a siege tower (SIEGE.EQUIP.SIEGE_TOWER,
+    SIEGE.CC.RESULT); None otherwise."""
+    for off, on in ((a, d), (d, a)):
+        e = element_under(state, on)
+        if e is None or not e.is_tower or element_under(state, off) is not None:
+            continue
+        if assault.assault_mode(off) == "siege_tower":
+            return e
+    return None
+
+
+def fighters(battle: Battle, a: UnitState, d: UnitState, a_n: int, d_n: int) -> tuple[int, int]:
+    """SIEGE.ASSAULT.CLIMB, SIEGE.CC.RESULT: fighting models of an engagement ``a`` → ``d`` at a wall or tower.
 
     The unit off the wall fights with its climbers only (none without gear;
-    at most 2 at a siege tower's bridge, and 2 defenders there, SIEGE.CC.RESULT).
+    at most 2 at a siege tower's bridge, and 2 defenders there). Across a
+    siege tower's bridge onto a tower or the citadel, at most 2 models per
+    side fight (:func:`bridge_at_tower`; event SIEGE.CC.RESULT).
     """
+    state = battle.state
+    tower = bridge_at_tower(state, a, d)
+    if tower is not None:
+        n = (min(a_n, assault.DOOR_FIGHTERS), min(d_n, assault.DOOR_FIGHTERS))
+        battle.emit("SIEGE.CC.RESULT", element=tower.id, at="bridge", unit=a.uid, target=d.uid, models=[a_n, d_n],
+                    fighters=list(n))
+        return n
     for off, on, swap in ((a, d, False), (d, a, True)):
         w = wall_fight(state, off, on)
         if w is None:
