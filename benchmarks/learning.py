@@ -12,6 +12,11 @@ budget (default one hour) or a step budget, whichever ends first, and records:
   with Wilson 95% intervals;
 * training throughput: learner steps per wall-clock second, evaluations
   included and excluded.
+* with ``--imitation-episodes N`` (and ``--expert``, ``--imitation-epochs``), a
+  behaviour-cloning warm start first (:mod:`training.imitation`): N games of
+  the expert recorded, the policy cloned on them, then PPO; the recording and
+  cloning time counts in the wall-clock budget, and their report (decisions,
+  masked accuracy before and after, seconds) goes to ``learning.json``;
 * the final evaluation of the trained model (``--final-eval OPPONENT=GAMES``,
   default 100 games against ``random`` and 40 against ``line_advance``), after
   the time budget, with Wilson 95% intervals.
@@ -49,12 +54,15 @@ class CurveCallback(BaseCallback):
     """Records the training win rates after every update and stops training when the time budget is spent.
 
     Args:
-        seconds: wall-clock budget in seconds (from the first step).
+        seconds: wall-clock budget in seconds.
+        started: ``time.perf_counter()`` the budget counts from (default: the first PPO step);
+            the benchmark passes the time before the imitation warm start, so that it counts.
     """
 
-    def __init__(self, seconds: float) -> None:
+    def __init__(self, seconds: float, started: float | None = None) -> None:
         super().__init__()
         self.seconds = seconds
+        self.started = started
         self.t0 = 0.0
         self.eval_seconds = 0.0
         self.wins: dict[str, deque[float]] = defaultdict(lambda: deque(maxlen=WINDOW))
@@ -63,7 +71,7 @@ class CurveCallback(BaseCallback):
         self.stopped_by_time = False
 
     def _on_training_start(self) -> None:
-        self.t0 = time.perf_counter()
+        self.t0 = time.perf_counter() if self.started is None else self.started
 
     def _on_step(self) -> bool:
         for info, done in zip(self.locals["infos"], self.locals["dones"]):
@@ -175,6 +183,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--reward-shaping", type=float, default=1.0, help="VP-difference shaping weight (default 1)")
     parser.add_argument("--final-eval", action="append", metavar="OPPONENT=GAMES",
                         help="games of the final evaluation per opponent (default random=100, line_advance=40)")
+    parser.add_argument("--imitation-episodes", type=int, default=0,
+                        help="behaviour-cloning warm start: expert games to record first (default 0: none)")
+    parser.add_argument("--expert", default="line_advance", help="the agent cloned (default line_advance)")
+    parser.add_argument("--imitation-epochs", type=int, default=10, help="cloning epochs (default 10)")
     parser.add_argument("--note", default="", help="free text stored in learning.json (e.g. machine load)")
     args = parser.parse_args(argv)
     final_eval = _final_eval_spec(args.final_eval or ["random=100", "line_advance=40"])
@@ -190,9 +202,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "total_timesteps": args.steps, "n_envs": args.n_envs, "ppo": ppo, "eval_every": args.eval_every,
         "eval_games": args.eval_games, "checkpoint_every": max(args.eval_every, args.n_steps * args.n_envs),
         "reward_shaping": args.reward_shaping, "seed": args.seed, "run_dir": str(args.run_dir),
+        "imitation": ({"expert": args.expert, "episodes": args.imitation_episodes, "epochs": args.imitation_epochs}
+                      if args.imitation_episodes > 0 else None),
     })
     load_start = os.getloadavg()
-    curve = CurveCallback(args.minutes * 60.0)
+    curve = CurveCallback(args.minutes * 60.0, started=time.perf_counter())
     summary = train(config, resume=args.resume, extra_callbacks=[curve], progress=False)
     load_end = os.getloadavg()
     final = final_evaluation(Path(summary["model"]), final_eval, config.scenario, seed=args.seed + 1000)
@@ -214,6 +228,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "steps_per_second_without_evaluations": round(
             summary["session_steps"] / max(1e-9, summary["seconds"] - eval_seconds), 2),
         "episodes": summary["episodes"], "illegal_actions": summary["illegal_actions"],
+        "imitation": summary.get("imitation"), "imitation_seconds": summary.get("imitation_seconds", 0.0),
+        "seconds_with_imitation": round(summary["seconds"] + summary.get("imitation_seconds", 0.0), 2),
         "train_curve": curve.points,
         "eval_curve": [{"step": e["step"], "opponents": e["opponents"], "rating_ordinal": e.get("rating_ordinal")}
                        for e in evals],
@@ -222,6 +238,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "learning.json").write_text(json.dumps(result, indent=1), encoding="utf-8")
     plot(result, args.out / "learning.png")
+    if result["imitation"]:
+        im = result["imitation"]
+        print(f"imitation: {im['episodes']} games of {im['expert']}, {im['decisions']} decisions, masked accuracy "
+              f"{im['accuracy_before']:.1%} -> {im['accuracy']:.1%} in {result['imitation_seconds']:.0f} s")
     print(f"{result['num_timesteps']} steps in {result['seconds']:.0f} s: {result['steps_per_second']:.1f} steps/s "
           f"({result['steps_per_second_without_evaluations']:.1f} without evaluations), stopped by "
           f"{result['stopped_by']}; final evaluation: "

@@ -128,6 +128,35 @@ class SelfPlayConfig(_Model):
     deterministic: bool = False
 
 
+class ImitationConfig(_Model):
+    """Behaviour-cloning warm start before PPO (:mod:`training.imitation`); absent = off.
+
+    Attributes:
+        expert: the registered agent whose decisions are cloned (e.g. ``line_advance``).
+        episodes: games the expert plays in the learner's seat (opponents drawn from the pool).
+        epochs: passes of masked cross-entropy over the recorded decisions.
+        batch_size: decisions per minibatch.
+        learning_rate: Adam step size of the cloning optimiser.
+        value: also fit the value head to the recorded discounted returns.
+    """
+
+    expert: str = "line_advance"
+    episodes: int = Field(20, ge=1)
+    epochs: int = Field(10, ge=1)
+    batch_size: int = Field(64, ge=1)
+    learning_rate: float = Field(1e-3, gt=0)
+    value: bool = True
+
+    @field_validator("expert")
+    @classmethod
+    def _registered_agent(cls, v: str) -> str:
+        from agents.registry import AGENT_NAMES
+
+        if v not in AGENT_NAMES:
+            raise ValueError(f"unknown expert '{v}'; known agents: {', '.join(AGENT_NAMES)}")
+        return v
+
+
 class TrainingConfig(_Model):
     """One training run (``configs/training/<id>.yaml``).
 
@@ -149,6 +178,7 @@ class TrainingConfig(_Model):
         max_episode_steps: truncate an episode after this many learner steps (None: never).
         planes: add the raster planes to the observation.
         self_play: snapshot settings (needed only with a ``self`` opponent).
+        imitation: behaviour-cloning warm start run once before PPO (None: off).
         seed: seeds the policy, the environments and the opponent draws.
         run_dir: where checkpoints, TensorBoard logs and the final model go
             (relative paths are from the current directory); default ``runs/<id>``.
@@ -176,6 +206,7 @@ class TrainingConfig(_Model):
     max_episode_steps: int | None = Field(None, ge=1)
     planes: bool = False
     self_play: SelfPlayConfig = Field(default_factory=SelfPlayConfig)
+    imitation: ImitationConfig | None = None
     seed: int = Field(0, ge=0)
     run_dir: str | None = None
     device: Literal["cpu", "auto"] = "cpu"
@@ -262,6 +293,6 @@ def load_training_config(
 
 
 __all__ = [
-    "ArmiesConfig", "ConfigError", "OpponentConfig", "PPOConfig", "REPO_ROOT", "SELF", "SelfPlayConfig",
+    "ArmiesConfig", "ConfigError", "ImitationConfig", "OpponentConfig", "PPOConfig", "REPO_ROOT", "SELF", "SelfPlayConfig",
     "TRAINING_CONFIG_DIR", "TrainingConfig", "load_training_config", "training_config_path",
 ]

@@ -19,6 +19,12 @@ A run directory (``runs/<id>`` by default) holds::
     model.zip, model.json  the final policy and its metadata (scenario, unit slots, steps)
     summary.json         totals of the last session (steps, seconds, steps per second, checks)
 
+With an ``imitation:`` section, a new run first records the expert's
+demonstrations and clones them into the policy (:mod:`training.imitation`),
+then writes a checkpoint at step 0 whose ``state.json`` holds the cloning
+report (``imitation``), so a resumed run never clones again; PPO then
+continues from the cloned weights.
+
 Checkpoints are taken at the start of a rollout, after the update, so a run
 killed at any moment resumes (``--resume``) from its last checkpoint with the
 same step count, pool, ratings and TensorBoard folder; TensorBoard drops the
@@ -225,7 +231,9 @@ def train(
         The summary written to ``summary.json``: ``num_timesteps``, ``session_steps``,
         ``seconds``, ``steps_per_second`` (this session, evaluations included),
         ``episodes``, ``illegal_actions``, ``outcome_rewards``, ``terminated_episodes``,
-        ``return_mismatches``, ``eval_illegal_actions``, ``last_evaluation``, ``model`` (path).
+        ``return_mismatches``, ``eval_illegal_actions``, ``last_evaluation``, ``model`` (path),
+        ``imitation`` (the cloning report of :func:`training.imitation.warm_start`, or None) and
+        ``imitation_seconds`` (recording + cloning in this session; not in ``seconds``).
 
     Raises:
         TrainingError: the run directory already holds a run (without ``resume``),
@@ -318,6 +326,7 @@ def train(
         del snapshots[:-config.self_play.max_snapshots]
 
     last_checkpoint = [start_step if resume else None]
+    imitation: dict[str, Any] | None = state.get("imitation")
 
     def checkpoint(step: int, finished: bool = False) -> None:
         last_checkpoint[0] = step
@@ -329,6 +338,7 @@ def train(
             "snapshots": [[s, os.path.relpath(p, paths.root.resolve())] for s, p in snapshots],
             "rng": _rng_state(), "stats": stats.state_dict(), "evaluation": evaluation.state_dict(),
             "resumes": int(state.get("resumes", 0)) + int(resume), "saved_at": time.time(),
+            "imitation": imitation,
         })
         old = sorted(paths.checkpoints.glob("step_*.zip"))
         for f in old[:-config.keep_checkpoints]:
@@ -343,6 +353,20 @@ def train(
             "planes": config.planes, "armies": config.armies.model_dump(), "num_timesteps": step,
             "config_id": config.id,
         })
+
+    imitation_seconds = 0.0
+    if config.imitation is not None and imitation is None and not resume:
+        from training.imitation import warm_start
+
+        console.print(f"imitation: {config.imitation.episodes} episodes of {config.imitation.expert}, "
+                      f"{config.imitation.epochs} epochs of behaviour cloning", soft_wrap=True)
+        t_imitation = time.perf_counter()
+        imitation = warm_start(model, config, unit_slots, writer=logger.output_formats[0].writer)
+        imitation_seconds = time.perf_counter() - t_imitation
+        console.print(f"imitation: {imitation['decisions']} decisions, masked accuracy "
+                      f"{imitation['accuracy_before']:.1%} -> {imitation['accuracy']:.1%} "
+                      f"in {imitation_seconds:.0f} s", soft_wrap=True)
+        checkpoint(0)  # a resume starts from the cloned weights and does not clone again
 
     if config.uses_self_play and not snapshots:
         snapshot(start_step)
@@ -382,7 +406,7 @@ def train(
         "episodes": stats.episodes, "terminated_episodes": stats.terminated, "outcome_rewards": stats.outcome_rewards,
         "illegal_actions": stats.illegal_total, "return_mismatches": stats.return_mismatches,
         "eval_illegal_actions": evaluation.illegal_total, "last_evaluation": evaluation.last,
-        "model": str(paths.model),
+        "model": str(paths.model), "imitation": imitation, "imitation_seconds": round(imitation_seconds, 3),
     }
     _write_json(paths.summary, summary)
     return summary

@@ -1,0 +1,131 @@
+"""Behaviour-cloning warm start (training/imitation.py): legal recorded actions, cloning, config, resume."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import yaml
+
+from env.battle_env import BattleEnv, scenario_unit_slots
+from training.config import ConfigError, load_training_config
+from training.imitation import DemonstrationError, Demonstrations, behaviour_clone, masked_accuracy, record_demonstrations
+from training.pool import TrainingEnv, build_pool
+from training.train import env_kwargs, policy_kwargs
+
+SCENARIO = "skirmish_line"
+
+
+def _config(**changes: Any) -> Any:
+    return load_training_config("quick", changes)
+
+
+def _env(config: Any) -> TrainingEnv:
+    slots = scenario_unit_slots(config.scenario)
+    return TrainingEnv(BattleEnv(**env_kwargs(config, slots)), build_pool(config, []), seed=config.seed)
+
+
+@pytest.fixture(scope="module")
+def demos() -> Demonstrations:
+    return record_demonstrations(_env(_config()), "line_advance", episodes=2, seed=7)
+
+
+def test_every_recorded_action_is_allowed_by_its_mask(demos: Demonstrations) -> None:
+    n = len(demos)
+    assert n > 20 and demos.episodes == 2
+    assert set(demos.episode.tolist()) == {0, 1}
+    assert demos.masks[np.arange(n), demos.actions].all()
+    # the mask stored is the one the policy sees in its observation
+    assert np.array_equal(demos.observations["action_mask"].astype(bool), demos.masks)
+    assert demos.observations["units"].shape[0] == n and demos.returns.shape == (n,)
+    # deployment orders come first, and the expert does more than end phases
+    assert len(set(demos.actions.tolist())) > 5
+
+
+def test_an_index_outside_the_mask_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    env = _env(_config())
+    codec = env.unwrapped.codec
+    monkeypatch.setattr(codec, "encode", lambda action, battle, player: codec.size - 1)
+    with pytest.raises(DemonstrationError, match=r"expert 'line_advance' chose index \d+ .*mask does not allow"):
+        record_demonstrations(env, "line_advance", episodes=1, seed=0)
+
+
+def test_same_seed_records_the_same_demonstrations(demos: Demonstrations) -> None:
+    again = record_demonstrations(_env(_config()), "line_advance", episodes=2, seed=7)
+    assert np.array_equal(again.actions, demos.actions)
+    assert np.allclose(again.returns, demos.returns)
+
+
+def test_cloning_raises_agreement_with_the_expert(demos: Demonstrations) -> None:
+    import torch
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    config = _config()
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # a small network: one thread is fastest, and steady on a busy machine
+    torch.manual_seed(0)
+    model = MaskablePPO("MultiInputPolicy", DummyVecEnv([lambda: _env(config)]), policy_kwargs=policy_kwargs(config.ppo),
+                        seed=0, device="cpu")
+    before = masked_accuracy(model.policy, demos)
+    try:
+        history = behaviour_clone(model.policy, demos, epochs=20, batch_size=16, learning_rate=1e-3, seed=0)
+    finally:
+        torch.set_num_threads(threads)
+    after = masked_accuracy(model.policy, demos)
+    assert len(history) == 20
+    assert history[-1]["loss"] < history[0]["loss"] / 2
+    assert history[-1]["value_loss"] < history[0]["value_loss"]
+    assert after > before and after >= 0.8, (before, after)
+
+
+@pytest.mark.parametrize(
+    ("imitation", "where", "words"),
+    [
+        ({"expert": "napoleon"}, "imitation.expert", "unknown expert 'napoleon'"),
+        ({"episodes": 0}, "imitation.episodes", "greater than or equal to 1"),
+        ({"learning_rate": 0}, "imitation.learning_rate", "greater than 0"),
+        ({"epoch": 3}, "imitation.epoch", "unknown field"),
+    ],
+)
+def test_imitation_config_errors_are_one_line(tmp_path: Path, imitation: dict[str, Any], where: str,
+                                              words: str) -> None:
+    data = yaml.safe_load(Path("configs/training/quick.yaml").read_text(encoding="utf-8"))
+    data["imitation"] = imitation
+    path = tmp_path / "run.yaml"
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    with pytest.raises(ConfigError) as info:
+        load_training_config(path)
+    msg = str(info.value)
+    assert "\n" not in msg and msg.startswith(f"{path}: ") and f": {where}: " in msg and words in msg
+
+
+def test_imitation_is_off_by_default_and_runs_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from rich.console import Console
+
+    import training.imitation
+    from training.train import train
+
+    assert _config().imitation is None
+    run = tmp_path / "run"
+    config = _config(run_dir=str(run), total_timesteps=256, eval_games=0, checkpoint_every=256,
+                     imitation={"episodes": 1, "epochs": 2, "batch_size": 16})
+    quiet = Console(file=open(tmp_path / "log.txt", "w"), highlight=False)
+    summary = train(config, console=quiet, progress=False)
+    report = summary["imitation"]
+    assert report["expert"] == "line_advance" and report["episodes"] == 1 and report["decisions"] > 0
+    assert len(report["history"]) == 2 and summary["num_timesteps"] == 256
+    state = json.loads((run / "state.json").read_text(encoding="utf-8"))
+    assert state["imitation"] == report
+    events = list((run / "tb").glob("events.out.tfevents.*"))
+    assert events and any(b"imitation/accuracy" in e.read_bytes() for e in events)
+
+    def fail(*_a: Any, **_k: Any) -> None:
+        raise AssertionError("cloned again on resume")
+
+    monkeypatch.setattr(training.imitation, "warm_start", fail)
+    resumed = train(config.model_copy(update={"total_timesteps": 512}), resume=True, console=quiet, progress=False)
+    assert resumed["num_timesteps"] == 512 and resumed["imitation"] == report and resumed["imitation_seconds"] == 0.0
