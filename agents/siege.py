@@ -4,7 +4,9 @@
   defended wall section (:meth:`SiegeAttackerAgent.bombard`); units with ladders, hooks or a siege tower
   advance on the defended wall section nearest the gate and charge its
   defenders (SIEGE.ASSAULT.CHARGE); units without climbing gear advance on
-  enemies off the walls, else close up behind the assault; characters follow.
+  enemies off the walls, else close up behind the assault; characters follow;
+  inside the castle, units make for the citadel's door and enter it, or
+  assault its garrison there (SIEGE.TOWER.ASSAULT).
 * :class:`SiegeDefenderAgent` — deploys infantry on the walls facing the
   attacker and keeps its largest infantry unit in the courtyard as the
   reserve (SIEGE.SCEN.DEPLOY); units on the walls never leave or flee from
@@ -37,12 +39,11 @@ from env.rules.siege.castle import (
     courtyard,
     element,
     element_under,
-    units_in,
     units_on,
 )
 from env.rules.siege.orders import OCCUPY, in_contact
 from env.rules.siege.orders import inside as in_castle
-from env.rules.siege.play import WALL_ROW, defender
+from env.rules.siege.play import WALL_ROW, defender, door_element
 from env.rules.state import UnitState
 from tactics.deployment import DeploymentPlan, line_template
 
@@ -109,7 +110,7 @@ class SiegeAttackerAgent(_SiegeAgent):
             return self.walk_the_walls(battle, u, options) or self.from_the_walls(battle, u, options)
         citadel = next((e for e in s.castle if e.kind == "citadel" and e.standing), None)
         if (citadel is not None and in_castle(s, u) and citadel.controller != u.side and u.troop_type not in NO_ENTRY_TYPES
-                and not units_in(s, citadel)):
+                and not u.character):  # to its door: to enter it, or to assault its garrison (SIEGE.TOWER.ASSAULT)
             return self.to_door(battle, u, options, citadel)
         g = self.gate(battle)
         carried = eq.carried(u)
@@ -208,8 +209,7 @@ class SiegeAttackerAgent(_SiegeAgent):
         area = castle_area(s)
         below = [e for e in self.enemies(battle) if area.covers(Point(e.x, e.y)) and element_under(s, e) is None]
         citadel = next((e for e in s.castle if e.kind == "citadel" and e.standing), None)
-        for_citadel = (citadel is not None and citadel.controller != u.side and not units_in(s, citadel)
-                       and u.troop_type not in NO_ENTRY_TYPES)
+        for_citadel = citadel is not None and citadel.controller != u.side and u.troop_type not in NO_ENTRY_TYPES
         if not below and not for_citadel:
             return None
         for step in ("march", "advance"):  # straight down into the courtyard: a wall leaves no room to wheel
@@ -269,8 +269,12 @@ class SiegeAttackerAgent(_SiegeAgent):
         return max(shots, key=key)
 
     def charge_score(self, battle: Battle, c: UnitState, t: UnitState) -> float | None:
-        """Climbers charge a wall's defenders whenever they can; other charges as the base rules judge them."""
+        """Climbers charge a wall's defenders, and units at a tower's door its garrison
+        (SIEGE.TOWER.ASSAULT), whenever they can; other charges as the base rules judge them."""
         s = battle.state
+        if s.castle and door_element(s, c, t) is not None:
+            base = super().charge_score(battle, c, t)
+            return ASSAULT_BONUS + (base if base is not None else 0.0)
         if s.castle and element_under(s, t) is not None and element_under(s, c) is None and eq.has_climbing_gear(c):
             base = super().charge_score(battle, c, t)
             return ASSAULT_BONUS + (base if base is not None else 0.0)

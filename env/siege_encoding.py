@@ -25,6 +25,9 @@ order o      action                 rule
 ============ ====================== ==============================================
 
 Index: ``siege + (i · e + k) · 6 + o`` for own unit slot i and element k.
+The assault on a defended tower's garrison at its door (SIEGE.TOWER.ASSAULT)
+needs no index here: it is the plain charge order of the unit at the door
+against the garrison, in the charge block.
 Elements are the same for both sides, so no mirroring is needed.
 """
 

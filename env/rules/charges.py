@@ -228,7 +228,11 @@ def charge_reach(c: UnitState) -> float:
 
 def target_ok(battle: Battle, c: UnitState, t: UnitState) -> bool:
     """CORE.CHARGE.ELIGIBLE / FEASIBLE for one target: arc, LOS, reach, a free contact spot."""
-    if not t.alive or t.side == c.side or not space.near(c, t, charge_reach(c)):
+    if not t.alive or t.side == c.side:
+        return False
+    if _door(battle, c, t) is not None:
+        return True  # SIEGE.TOWER.ASSAULT: an assault at a tower's door the unit touches
+    if not space.near(c, t, charge_reach(c)):
         return False
     ct, tt = space.footprint(c), space.footprint(t)
     if geo.distance(ct, tt) > charge_reach(c):
@@ -244,6 +248,37 @@ def target_ok(battle: Battle, c: UnitState, t: UnitState) -> bool:
             return False
     facing = charge_facing(battle, c, t, roll=False)
     return facing is not None and charge_spot(battle, c, t, facing) is not None
+
+
+def _door(battle: Battle, c: UnitState, t: UnitState):
+    """The tower or citadel at whose door ``c`` may assault ``t`` (SIEGE.TOWER.ASSAULT), else None."""
+    if not battle.state.castle:
+        return None
+    from env.rules.siege import play
+
+    return play.door_element(battle.state, c, t)
+
+
+def _declare_at_door(battle: Battle, c: UnitState, t: UnitState, eid: str) -> None:
+    """SIEGE.TOWER.ASSAULT: a charge at a garrison through its tower's door. No arc or charge move (the
+    unit touches the door); the garrison cannot flee through the attacker or shoot out of the door, so
+    it holds (DEFAULT); Fear and Terror are tested as for any charge."""
+    battle.state.queue["charges"].append(
+        {"charger": c.uid, "target": t.uid, "facing": "front", "reaction": None, "start_distance": 0.0,
+         "incidental": [], "door": eid})
+    c.flags["declared_charge"] = True
+    battle.emit("CORE.CHARGE.DECLARE", unit=c.uid, target=t.uid, facing="front", incidental=[], door=eid)
+    battle.emit("SIEGE.TOWER.ASSAULT", element=eid, unit=c.uid, target=t.uid, at="door", declared=True)
+    outcome = psychology.charge_psychology(battle, c, t)
+    if outcome == "cancelled":
+        battle.state.queue["charges"].pop()
+        return
+    if outcome == "fled":  # a garrison failing Terror flees as usual
+        battle.state.queue["charges"][-1]["reaction"] = "flee"
+        battle.emit("CORE.REACT.DECLARE", unit=t.uid, charger=c.uid, reaction="flee", forced="terror")
+        return
+    battle.state.queue["charges"][-1]["reaction"] = "hold"
+    battle.emit("CORE.REACT.DECLARE", unit=t.uid, charger=c.uid, reaction="hold", forced="door")
 
 
 def legal_declarations(battle: Battle) -> list[Action]:
@@ -265,6 +300,10 @@ def apply_declaration(battle: Battle, action: Action) -> None:
         resolve_all(battle)
         return
     c, t = battle.unit(action.unit), battle.unit(action.target)
+    door = _door(battle, c, t)
+    if door is not None:
+        _declare_at_door(battle, c, t, door.id)
+        return
     lx, ly = geo.to_local(space.pose(t), c.x, c.y)
     battle.emit("CORE.GEO.LOCAL_FRAME", unit=t.uid, point_of=c.uid, x=round(lx, 3), y=round(ly, 3),
                 half_width=round(t.width / 2, 3), half_depth=round(t.depth / 2, 3))
@@ -397,6 +436,9 @@ def resolve_all(battle: Battle) -> None:
         for ch in group:
             c = battle.unit(ch["charger"])
             ch["range"] = None
+            if ch.get("door") and ch["reaction"] == "hold":
+                _arrive_at_door(battle, c, battle.unit(ch["target"]), ch["door"])
+                continue
             if c.alive and not c.fleeing:
                 high, faces = battle.dice.highest_2d6("CORE.CHARGE.RANGE")
                 ch["range"] = special_rules.charge_m(c) + high
@@ -413,6 +455,19 @@ def resolve_all(battle: Battle) -> None:
     psychology.compulsory_moves(battle)
     battle.emit("CORE.MOVE.REMAINING", player=battle.state.active)
     battle.set_stage("move")
+
+
+def _arrive_at_door(battle: Battle, c: UnitState, t: UnitState, eid: str) -> None:
+    """SIEGE.TOWER.ASSAULT: a door assault needs no charge roll; it engages if the door is still there to
+    fight at (both alive, the garrison still in the tower, the attacker still touching it)."""
+    from env.rules.siege import play
+    from env.rules.siege.castle import element
+
+    if c.alive and not c.fleeing and t.alive and play.door_element(battle.state, c, t) is element(battle.state, eid):
+        play.engage_at_door(battle, c, t, element(battle.state, eid))
+        return
+    c.flags["charged"] = True
+    battle.emit("SIEGE.TOWER.ASSAULT", element=eid, unit=c.uid, target=t.uid, at="door", engaged=False)
 
 
 def _resolve_one(battle: Battle, ch: dict[str, Any]) -> None:

@@ -146,8 +146,8 @@ def _collect_strikes(battle: Battle, group: list[Engagement], charged_units: set
     if battle.state.castle:  # SIEGE.ASSAULT.CLIMB: only climbers and the defenders they touch fight
         from env.rules.siege import play
 
-        for st in strikes:
-            if play.wall_fight(battle.state, battle.unit(st.unit), battle.unit(st.target)) is not None:
+        for st in strikes:  # and at a tower's door only the 2 models there (SIEGE.TOWER.ASSAULT)
+            if play.no_support(battle.state, battle.unit(st.unit), battle.unit(st.target)):
                 st.support = 0
     return strikes
 
@@ -462,7 +462,12 @@ def fight_blows(
             _strike_step(battle, steps[key], r1, charged_units, defended, wounds_by_side, champion_used, None)
     for e in group:
         e.rounds += 1
-    return _result_and_break(battle, group, sides, wounds_by_side, r1, charging_side, overkill)
+    pursuing = _result_and_break(battle, group, sides, wounds_by_side, r1, charging_side, overkill)
+    if s.castle:  # SIEGE.TOWER.ASSAULT: the winner of a fight at a door moves into the emptied tower
+        from env.rules.siege import play
+
+        play.settle_doors(battle)
+    return pursuing
 
 
 def _strike_step(
@@ -656,10 +661,10 @@ def _result_and_break(
                 u.standard = False
                 s.captured_standards[winner] += 1
                 battle.emit("CORE.VP.STANDARD", unit=u.uid, captured_by=winner)
-    if broken and s.castle:  # SIEGE.BREAK.ATTACKER, SIEGE.BREAK.DEFENDER: no pursuit at a wall
+    if broken and s.castle:  # SIEGE.BREAK.ATTACKER, SIEGE.BREAK.DEFENDER, SIEGE.TOWER.ASSAULT: no pursuit
         from env.rules.siege import play
 
-        broken = play.breaks_at_wall(battle, broken)
+        broken = play.breaks_at_wall(battle, play.breaks_at_door(battle, broken))
     close_gaps(battle, group, winner, set(broken))  # CORE.CC.CONTACT_KEEP
     if not broken:
         return False
@@ -699,6 +704,8 @@ def close_gaps(battle: Battle, group: list[Engagement], side: int, broken: set[i
             continue
         if geo.distance(space.footprint(a), space.footprint(d)) <= CONTACT_GAP:
             continue
+        if battle.state.castle and _at_door(battle, a, d):
+            continue  # SIEGE.TOWER.ASSAULT: a fight at a door never had base contact
         mover, other = (a, d) if a.side == side else (d, a)
         dist = _close_up_distance(battle, mover, other)
         if dist is None:
@@ -708,6 +715,12 @@ def close_gaps(battle: Battle, group: list[Engagement], side: int, broken: set[i
         end = geo.move_straight(space.pose(mover), dist)
         mover.x, mover.y = end.x, end.y
         battle.emit("CORE.CC.CONTACT_KEEP", unit=mover.uid, target=other.uid, closed=True, moved=dist, x=end.x, y=end.y)
+
+
+def _at_door(battle: Battle, a: UnitState, d: UnitState) -> bool:
+    from env.rules.siege import play
+
+    return play.door_fight(battle.state, a, d) is not None
 
 
 def _close_up_distance(battle: Battle, u: UnitState, other: UnitState) -> float | None:

@@ -84,6 +84,8 @@ class CastleElement:
             lost strike-first and the defended obstacle (SIEGE.CAPTURE.PARAPET).
         cauldrons: cauldrons standing here, dicts {"id", "variant", "crew",
             "along", "last_used", "moved"} (SIEGE.EQUIP.CAULDRON_USE).
+        door_fights: [attacker uid, defender uid] pairs fighting at a tower's or
+            the citadel's door (SIEGE.TOWER.ASSAULT): engaged without base contact.
     """
 
     id: str
@@ -107,6 +109,7 @@ class CastleElement:
     controller: int | None = None
     parapet_taken: bool = False
     cauldrons: list[dict[str, Any]] = field(default_factory=list)
+    door_fights: list[list[int]] = field(default_factory=list)
 
     # ----- geometry -----------------------------------------------------------
     def shape(self) -> Polygon:

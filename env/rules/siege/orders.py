@@ -42,8 +42,9 @@ DEFAULT readings (the sources are silent):
   from a wall section the unit's side holds next to it, walking along the
   wall up to M to the door (SIEGE.TOWER.ASSAULT, SIEGE.MOVE.WALLS): the
   whole unit must fit on the top, where it stands
-  centred, squared to the tower, as many files as fit across; fighting at a
-  defended tower's door is not modelled;
+  centred, squared to the tower, as many files as fit across; a defended
+  tower is assaulted at its door by a charge instead
+  (:func:`env.rules.siege.play.door_element`);
 * a unit occupying a section needs one full rank of it to fit on the
   section; the whole unit then stands on the walls in one rank
   (SIEGE.CASTLE.WALL), facing the courtyard, reaching onto neighbouring

@@ -14,7 +14,11 @@ not empty (a battle with the ``siege`` module):
   :func:`to_hit` and :func:`strikes_first` give the defenders' bonus,
   :func:`result_parts` drops ranks and outnumber, :func:`round_won` takes
   the parapet;
-* victory (SIEGE.SCEN.VICTORY): :func:`update_control` and :func:`winner`.
+* victory (SIEGE.SCEN.VICTORY): :func:`update_control` and :func:`winner`;
+* fighting at a tower's door (SIEGE.TOWER.ASSAULT): :func:`door_element` (who may
+  assault whom), :func:`engage_at_door` (the engagement without base contact,
+  recorded in ``CastleElement.door_fights``), :func:`door_fighters` (2 a side),
+  :func:`breaks_at_door` and :func:`settle_doors` (the winner moves in).
 """
 
 from __future__ import annotations
@@ -179,8 +183,9 @@ def at_wall(state: BattleState, a: list[UnitState], b: list[UnitState]) -> Castl
 
 
 def result_parts(state: BattleState, a: list[UnitState], b: list[UnitState], parts: dict[str, int]) -> dict[str, int]:
-    """SIEGE.CC.RESULT: at a wall neither side counts ranks or outnumber."""
-    if at_wall(state, a, b) is None:
+    """SIEGE.CC.RESULT: at a wall, or at a tower's door (DEFAULT: 2 models a side fight there), neither side
+    counts ranks or outnumber."""
+    if at_wall(state, a, b) is None and at_door(state, a, b) is None:
         return parts
     return assault.wall_result_parts(parts)
 
@@ -250,9 +255,13 @@ def fighters(battle: Battle, a: UnitState, d: UnitState, a_n: int, d_n: int) -> 
     The unit off the wall fights with its climbers only (none without gear;
     at most 2 at a siege tower's bridge, and 2 defenders there). Across a
     siege tower's bridge onto a tower or the citadel, at most 2 models per
-    side fight (:func:`bridge_at_tower`; event SIEGE.CC.RESULT).
+    side fight (:func:`bridge_at_tower`; event SIEGE.CC.RESULT), and so at a tower's door
+    (:func:`door_fighters`, SIEGE.TOWER.ASSAULT), where there is no base contact.
     """
     state = battle.state
+    at_the_door = door_fighters(battle, a, d)
+    if at_the_door is not None:
+        return at_the_door
     tower = bridge_at_tower(state, a, d)
     if tower is not None:
         n = (min(a_n, assault.DOOR_FIGHTERS), min(d_n, assault.DOOR_FIGHTERS))
@@ -270,6 +279,16 @@ def fighters(battle: Battle, a: UnitState, d: UnitState, a_n: int, d_n: int) -> 
             n_on = min(n_on, assault.DOOR_FIGHTERS)
         return (n_on, n_off) if swap else (n_off, n_on)
     return a_n, d_n
+
+
+def _fall_back(battle: Battle, u: UnitState, e: CastleElement, away_from: int, **info: object) -> None:
+    """SIEGE.BREAK.ATTACKER: broken attacker ``u`` falls back 2D6" away from element ``e``, fleeing, unpursued."""
+    from env.rules import psychology
+
+    c = e.shape().centroid
+    roll, _ = battle.dice.flee_roll("SIEGE.BREAK.ATTACKER", False)
+    battle.emit("SIEGE.BREAK.ATTACKER", unit=u.uid, element=e.id, distance=roll, **info)
+    psychology.flee(battle, u, (c.x, c.y), "SIEGE.BREAK.ATTACKER", roll=roll, away_from=away_from)
 
 
 def breaks_at_wall(battle: Battle, broken: list[int]) -> list[int]:
@@ -294,10 +313,7 @@ def breaks_at_wall(battle: Battle, broken: list[int]) -> list[int]:
         on = [o for o in enemies if o.alive and wall_fight(s, o, u) is not None]
         if off:  # u stands off the wall: a broken attacker
             e, _mode = wall_fight(s, u, off[0])  # type: ignore[misc]
-            c = e.shape().centroid
-            roll, _ = battle.dice.flee_roll("SIEGE.BREAK.ATTACKER", False)
-            battle.emit("SIEGE.BREAK.ATTACKER", unit=uid, element=e.id, distance=roll)
-            psychology.flee(battle, u, (c.x, c.y), "SIEGE.BREAK.ATTACKER", roll=roll, away_from=off[0].uid)
+            _fall_back(battle, u, e, off[0].uid)
         elif on:  # u stands on the wall: a broken defender
             e = element_under(s, u)
             flee_roll, _ = battle.dice.flee_roll("SIEGE.BREAK.DEFENDER", False)
@@ -458,3 +474,138 @@ def take_section(battle: Battle, e: CastleElement, attacker: UnitState) -> None:
         characters.sync(s)
     battle.emit("SIEGE.CAPTURE.PARAPET", element=e.id, unit=attacker.uid, controller=e.controller,
                 stepped=pose is not None)
+
+
+# --------------------------------------------------------------------- fighting at a tower's door
+def door_element(state: BattleState, c: UnitState, t: UnitState) -> CastleElement | None:
+    """The tower or citadel at whose door ``c`` may assault ``t`` (SIEGE.TOWER.ASSAULT), or None.
+
+    ``t`` stands on or in a standing tower or the citadel; ``c`` (not cavalry, a chariot, a large creature
+    or a war machine, which may not enter towers; not a lone character) stands in the courtyard, or on a
+    wall section its side holds that adjoins the tower, and touches the tower (within
+    :data:`env.rules.siege.orders.CONTACT` inches: DEFAULT, the door is wherever the unit touches it).
+    """
+    from env.rules import space
+    from env.rules.siege.castle import NO_ENTRY_TYPES
+    from env.rules.siege.orders import CONTACT, in_courtyard
+
+    if not state.castle or c.side == t.side or c.troop_type in NO_ENTRY_TYPES or c.troop_type == "war_machine":
+        return None
+    if c.character or t.fleeing:
+        return None
+    e = element_under(state, t)
+    if e is None or not e.is_tower:
+        e = next((x for x in state.castle if t.uid in x.inside and x.is_tower and x.standing), None)
+    if e is None or c.uid in e.inside:
+        return None
+    here = element_under(state, c)
+    if here is None:
+        if not in_courtyard(state, c):
+            return None
+    elif here.kind != "wall" or here.controller != c.side or here.shape().distance(e.shape()) > geo.EPS:
+        return None
+    return e if e.shape().distance(space.footprint(c)) <= CONTACT + geo.EPS else None
+
+
+def door_fight(state: BattleState, a: UnitState, d: UnitState) -> CastleElement | None:
+    """The tower or citadel whose door ``a`` and ``d`` (either way round) are fighting at, or None."""
+    pair = sorted((a.uid, d.uid))
+    for e in state.castle:
+        if any(sorted(p) == pair for p in e.door_fights):
+            return e
+    return None
+
+
+def engage_at_door(battle: Battle, c: UnitState, t: UnitState, e: CastleElement) -> None:
+    """SIEGE.TOWER.ASSAULT: ``c``'s assault on ``t`` at ``e``'s door arrives: no charge move (``c`` already
+    touches the door); the two are engaged, ``c`` as the charger, without base contact (a door fight)."""
+    from env.rules.state import Engagement
+
+    c.flags["charged"] = True
+    c.flags["charged_into"] = t.uid
+    battle.state.engagements.append(Engagement(attacker=c.uid, defender=t.uid, facing="front", charged=True,
+                                               turn=battle.state.turn))
+    e.door_fights.append([c.uid, t.uid])
+    here = element_under(battle.state, c)
+    battle.emit("SIEGE.TOWER.ASSAULT", element=e.id, unit=c.uid, target=t.uid, at="door", engaged=True,
+                via=here.id if here else "courtyard")
+
+
+def door_fighters(battle: Battle, a: UnitState, d: UnitState) -> tuple[int, int] | None:
+    """SIEGE.CC.RESULT, SIEGE.TOWER.ASSAULT: (a's, d's) fighting models at a door: 2 a side (fewer if a
+    side has fewer models), whatever the geometry; None when ``a`` and ``d`` do not fight at a door."""
+    e = door_fight(battle.state, a, d)
+    if e is None:
+        return None
+    n = (min(a.models, assault.DOOR_FIGHTERS), min(d.models, assault.DOOR_FIGHTERS))
+    battle.emit("SIEGE.CC.RESULT", element=e.id, at="door", unit=a.uid, target=d.uid, models=[a.models, d.models],
+                fighters=list(n))
+    return n
+
+
+def no_support(state: BattleState, u: UnitState, t: UnitState) -> bool:
+    """SIEGE.ASSAULT.CLIMB, SIEGE.CC.RESULT: ``u`` striking ``t`` gets no supporting attacks (a fight at a wall
+    or at a door: only the climbers or the 2 models at the door fight)."""
+    return wall_fight(state, u, t) is not None or door_fight(state, u, t) is not None
+
+
+def at_door(state: BattleState, a: list[UnitState], b: list[UnitState]) -> CastleElement | None:
+    """The tower or citadel whose door a combat between unit lists ``a`` and ``b`` is fought at, if any."""
+    for x in a:
+        for y in b:
+            e = door_fight(state, x, y)
+            if e is not None:
+                return e
+    return None
+
+
+def breaks_at_door(battle: Battle, broken: list[int]) -> list[int]:
+    """SIEGE.TOWER.ASSAULT, SIEGE.BREAK.ATTACKER for units broken in a fight at a door; returns the others.
+
+    A broken garrison (a unit on or in the tower) is destroyed. A broken attacker falls back 2D6" away from
+    the tower, fleeing, and is not pursued (DEFAULT: as at a wall).
+    """
+    from env.rules import psychology
+
+    s = battle.state
+    pairs = {uid: (e, p) for e in s.castle for p in e.door_fights for uid in p}
+    for uid in (i for i in broken if i in pairs and battle.unit(i).alive):
+        e, (attacker, garrison) = pairs[uid]
+        if uid == garrison:
+            psychology.destroy(battle, battle.unit(uid), "SIEGE.TOWER.ASSAULT", element=e.id, broken=True, at="door")
+        else:
+            _fall_back(battle, battle.unit(uid), e, garrison, at="door")
+    return [i for i in broken if i not in pairs]
+
+
+def settle_doors(battle: Battle) -> None:
+    """After a round: door fights whose engagement is over end; where the garrison is gone (destroyed, or
+    the tower holds no enemy of the attacker any more), the winner enters the tower (SIEGE.TOWER.ASSAULT)
+    if it is not fleeing, fights nobody else and the whole unit fits on the top (SIEGE.CASTLE.TOWER;
+    DEFAULT: a unit is never split, so a unit too big for the tower stays at the door)."""
+    from env.rules import characters, psychology
+    from env.rules.siege.orders import _tower_pose
+
+    s = battle.state
+    live = {(g.attacker, g.defender) for g in s.engagements}
+    for e in s.castle:
+        for pair in list(e.door_fights):
+            if tuple(pair) in live:
+                continue
+            e.door_fights.remove(pair)
+            a = battle.unit(pair[0])
+            if not a.alive or a.fleeing or psychology.engaged(battle, a):
+                continue
+            if any(o.side != a.side for o in units_in(s, e)):
+                continue
+            placed = _tower_pose(battle, e, a) if e.capacity(a.base_w, a.base_d) >= a.models else None
+            if placed is None:
+                battle.emit("SIEGE.TOWER.ASSAULT", element=e.id, unit=a.uid, at="door", entered=False,
+                            capacity=e.capacity(a.base_w, a.base_d), models=a.models)
+                continue
+            pose, files = placed
+            a.x, a.y, a.facing, a.files = pose.x, pose.y, pose.facing, files
+            e.controller = a.side
+            characters.sync(s)
+            battle.emit("SIEGE.TOWER.ASSAULT", element=e.id, unit=a.uid, at="door", entered=True,
+                        x=round(a.x, 3), y=round(a.y, 3), files=files, controller=a.side)
