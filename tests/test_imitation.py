@@ -129,3 +129,9 @@ def test_imitation_is_off_by_default_and_runs_once(tmp_path: Path, monkeypatch: 
     monkeypatch.setattr(training.imitation, "warm_start", fail)
     resumed = train(config.model_copy(update={"total_timesteps": 512}), resume=True, console=quiet, progress=False)
     assert resumed["num_timesteps"] == 512 and resumed["imitation"] == report and resumed["imitation_seconds"] == 0.0
+
+
+def test_shipped_warm_start_config() -> None:
+    config = load_training_config("bc_warm_start")
+    assert config.imitation is not None and config.imitation.expert == "line_advance"
+    assert config.imitation.episodes == 20 and config.scenario == "pitched_battle"
