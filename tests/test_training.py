@@ -397,3 +397,26 @@ def test_key_events_and_deployment_snapshot() -> None:
     assert all(a != b for a, b in zip(lines, lines[1:]))
     opening = deployment_battle(battle)  # no deployment in skirmish_line: the opening position
     assert opening.actions == [] and opening.state.turn == 1
+
+
+def test_ctrl_c_stops_training_at_the_next_step_and_a_second_one_at_once() -> None:
+    """SIGINT only raises the flag of InterruptCallback; its next step raises KeyboardInterrupt (never lost in a
+    finaliser); a second SIGINT raises at once; the previous handler is restored afterwards."""
+    import os
+    import signal as sig
+
+    from training.callbacks import InterruptCallback
+
+    callback = InterruptCallback()
+    before = sig.getsignal(sig.SIGINT)
+    with callback.installed():
+        assert callback._on_step() is True
+        os.kill(os.getpid(), sig.SIGINT)
+        time.sleep(0.05)  # the handler runs at the next bytecode boundary
+        assert callback.requested is True
+        with pytest.raises(KeyboardInterrupt):
+            callback._on_step()
+        with pytest.raises(KeyboardInterrupt):
+            os.kill(os.getpid(), sig.SIGINT)
+            time.sleep(0.05)
+    assert sig.getsignal(sig.SIGINT) is before

@@ -34,11 +34,14 @@ tag                                  meaning
 from __future__ import annotations
 
 import json
+import signal
 import sys
+import threading
 import time
 from collections import Counter, defaultdict, deque
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
@@ -360,6 +363,43 @@ class PeriodicCallback(BaseCallback):
             self.final(self.num_timesteps)
 
 
+class InterruptCallback(BaseCallback):
+    """Ctrl-C (SIGINT) during learning, turned into ``KeyboardInterrupt`` at the next environment step.
+
+    While :meth:`installed` is active (main thread only), SIGINT only raises a
+    flag; the next ``_on_step`` raises ``KeyboardInterrupt`` from ordinary code,
+    so the interrupt is never lost in a finaliser or a C callback, and training
+    stops between two steps (the run resumes from its last checkpoint). A
+    second Ctrl-C before that step raises at once.
+    """
+
+    def __init__(self, verbose: int = 0) -> None:
+        super().__init__(verbose)
+        self.requested = False
+
+    def _on_step(self) -> bool:
+        if self.requested:
+            raise KeyboardInterrupt
+        return True
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        if self.requested:
+            raise KeyboardInterrupt
+        self.requested = True
+
+    @contextmanager
+    def installed(self) -> Iterator[None]:
+        """Install the SIGINT handler for the duration of the block (a no-op outside the main thread)."""
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        previous = signal.signal(signal.SIGINT, self._handle)
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGINT, previous)
+
+
 class RichProgressCallback(BaseCallback):
     """A rich progress bar: steps done of the run's total, steps per second, time left, and the
     rolling win rate and illegal-action count of :class:`EpisodeStatsCallback`.
@@ -414,4 +454,4 @@ class RichProgressCallback(BaseCallback):
             self.progress.stop()
 
 
-__all__ = ["EpisodeStatsCallback", "EvaluationCallback", "NOT_STDOUT", "PeriodicCallback", "RichProgressCallback"]
+__all__ = ["EpisodeStatsCallback", "EvaluationCallback", "InterruptCallback", "NOT_STDOUT", "PeriodicCallback", "RichProgressCallback"]

@@ -245,7 +245,8 @@ def train(
     from stable_baselines3.common.callbacks import CallbackList
 
     from env.battle_env import scenario_unit_slots
-    from training.callbacks import EpisodeStatsCallback, EvaluationCallback, PeriodicCallback, RichProgressCallback
+    from training.callbacks import (EpisodeStatsCallback, EvaluationCallback, InterruptCallback, PeriodicCallback,
+                                    RichProgressCallback)
 
     import torch
 
@@ -373,7 +374,8 @@ def train(
     elif config.uses_self_play:
         set_pool()
 
-    callbacks: list[Any] = [stats, evaluation]
+    interrupt = InterruptCallback()
+    callbacks: list[Any] = [interrupt, stats, evaluation]
     if config.uses_self_play:
         callbacks.append(PeriodicCallback(config.self_play.snapshot_every, snapshot, start=start_step))
     callbacks.append(PeriodicCallback(config.checkpoint_every, checkpoint, final=finish, start=start_step))
@@ -384,11 +386,14 @@ def train(
     remaining = config.total_timesteps - start_step
     t0 = time.perf_counter()
     try:
-        if remaining > 0:
-            model.learn(total_timesteps=remaining, callback=CallbackList(callbacks), reset_num_timesteps=not resume)
-        elif not state.get("finished"):
-            finish(start_step)
-    except KeyboardInterrupt:
+        with interrupt.installed():
+            if remaining > 0:
+                model.learn(total_timesteps=remaining, callback=CallbackList(callbacks), reset_num_timesteps=not resume)
+            elif not state.get("finished"):
+                finish(start_step)
+    except (KeyboardInterrupt, EOFError, BrokenPipeError, ConnectionResetError) as exc:
+        if not isinstance(exc, KeyboardInterrupt) and not interrupt.requested:
+            raise  # a worker died without a Ctrl-C: a real error
         where = (f"the last checkpoint is at step {last_checkpoint[0]}: continue with --resume"
                  if last_checkpoint[0] is not None else "no checkpoint was written yet")
         raise TrainingInterrupted(f"interrupted at step {model.num_timesteps}; {where}") from None
