@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 from shapely.geometry import Polygon
 
 from env.rules import geometry as geo
-from env.rules import space, special_rules, tables, templates, war_machines
+from env.rules import psychology, space, special_rules, tables, templates, war_machines
 from env.rules.actions import Action
 from env.rules.state import UnitState
 
@@ -104,7 +104,7 @@ def breathe(battle: Battle, u: UnitState, t: UnitState) -> dict[str, list[list[i
                 uses=uses, rolls=faces, hits={str(k): len(v) for k, v in sorted(by_unit.items())}, **report)
     for uid, slots in sorted(by_unit.items()):
         war_machines.resolve_hits(battle, u, battle.unit(uid), len(slots), strength, "1", RULE, slots=slots)
-    war_machines._panic_after(battle, u, sorted(by_unit))
+    psychology.panic_after_shooting(battle, u, sorted(by_unit))
     return report
 
 

@@ -137,6 +137,16 @@ def panic_nearby(battle: Battle, source: UnitState, trigger: str) -> None:
             panic_test(battle, f, (source.x, source.y), trigger, source=source.uid)
 
 
+def panic_after_shooting(battle: Battle, shooter: UnitState, uids: list[int]) -> None:
+    """CORE.PSY.PANIC.TRIGGER_CASUALTIES after a shot: each unit in ``uids`` (unit ids, in the order given) still
+    alive that lost more models this phase than its front rank had at the phase's start takes a Panic test
+    (:func:`panic_test`) away from the shooter's centre. Raises nothing."""
+    for uid in uids:
+        t = battle.unit(uid)
+        if t.alive and t.flags.get("lost_this_phase", 0) > t.flags.get("front_rank_at_phase", t.files):
+            panic_test(battle, t, (shooter.x, shooter.y), "CORE.PSY.PANIC.TRIGGER_CASUALTIES", source=shooter.uid)
+
+
 def panic_test(battle: Battle, u: UnitState, source_xy: tuple[float, float], trigger: str, **info: object) -> None:
     """Take a Panic test if not exempt (CORE.PSY.PANIC.EXEMPT, TEST, FAIL).
 

@@ -247,8 +247,8 @@ def resolve_fire(battle: Battle, u: UnitState, t: UnitState, stand_and_shoot: bo
     for cid, n in on_characters.items():
         characters.shoot_character(battle, u, battle.unit(cid), n, strength, w.armour_piercing or u.has("armour_piercing"))
     monsters.wound_rider(battle, u, t, rider_hits, strength, armour_piercing=w.armour_piercing or u.has("armour_piercing"))
-    if not stand_and_shoot and t.alive and t.flags.get("lost_this_phase", 0) > t.flags.get("front_rank_at_phase", t.files):
-        psychology.panic_test(battle, t, (u.x, u.y), "CORE.PSY.PANIC.TRIGGER_CASUALTIES", source=u.uid)
+    if not stand_and_shoot:
+        psychology.panic_after_shooting(battle, u, [t.uid])
     return killed
 
 

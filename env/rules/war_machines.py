@@ -514,14 +514,6 @@ def _hits_by_unit(bases: list[templates.Base]) -> dict[int, list[int]]:
     return out
 
 
-def _panic_after(battle: Battle, shooter: UnitState, uids: list[int]) -> None:
-    """CORE.PSY.PANIC.TRIGGER_CASUALTIES for each unit the shot struck."""
-    for uid in uids:
-        t = battle.unit(uid)
-        if t.alive and t.flags.get("lost_this_phase", 0) > t.flags.get("front_rank_at_phase", t.files):
-            psychology.panic_test(battle, t, (shooter.x, shooter.y), "CORE.PSY.PANIC.TRIGGER_CASUALTIES", source=shooter.uid)
-
-
 # --------------------------------------------------------------------- cannon
 def cannon_shot(battle: Battle, u: UnitState, t: UnitState, aim: float) -> None:
     """CORE.WM.CANNON.SHOT: land at d + N, bounce B; every model slot on the bounce is hit at S10."""
@@ -548,7 +540,7 @@ def cannon_shot(battle: Battle, u: UnitState, t: UnitState, aim: float) -> None:
                 hits={str(k): len(v) for k, v in by_unit.items()})
     for uid, slots in by_unit.items():
         resolve_hits(battle, u, battle.unit(uid), len(slots), m.strength, m.wounds, "CORE.WM.CANNON.SHOT")
-    _panic_after(battle, u, list(by_unit))
+    psychology.panic_after_shooting(battle, u, list(by_unit))
 
 
 def grapeshot(battle: Battle, u: UnitState, t: UnitState) -> None:
@@ -559,7 +551,7 @@ def grapeshot(battle: Battle, u: UnitState, t: UnitState) -> None:
         cannon_misfire(battle, u)
         return
     resolve_hits(battle, u, t, int(n), GRAPESHOT_STRENGTH, "1", "CORE.WM.CANNON.GRAPESHOT")
-    _panic_after(battle, u, [t.uid])
+    psychology.panic_after_shooting(battle, u, [t.uid])
 
 
 def cannon_misfire(battle: Battle, u: UnitState) -> None:
@@ -581,7 +573,7 @@ def cannon_misfire(battle: Battle, u: UnitState) -> None:
         psychology.destroy(battle, u, rule, misfire=True)
         for uid, slots in by_unit.items():
             resolve_hits(battle, u, battle.unit(uid), len(slots), MISFIRE_BLAST_STRENGTH, "1", rule)
-        _panic_after(battle, u, list(by_unit))
+        psychology.panic_after_shooting(battle, u, list(by_unit))
     elif face <= 5:
         _crew_misfire(battle, u, rule, face)
     else:
@@ -643,7 +635,7 @@ def stone_damage(battle: Battle, u: UnitState, centre: tuple[float, float]) -> d
     for uid, slots in _hits_by_unit(wholly + partly_hit).items():
         resolve_hits(battle, u, battle.unit(uid), len(slots), m.strength, m.wounds, rule, slots=slots)
         struck.append(uid)
-    _panic_after(battle, u, sorted(set(struck)))
+    psychology.panic_after_shooting(battle, u, sorted(set(struck)))
     return report
 
 
@@ -694,7 +686,7 @@ def bolt_shot(battle: Battle, u: UnitState, t: UnitState) -> None:
         if not killed:
             break
     battle.emit("CORE.WM.BOLT", unit=u.uid, target=t.uid, hit=True, through=arc, ranks=passed)
-    _panic_after(battle, u, [t.uid])
+    psychology.panic_after_shooting(battle, u, [t.uid])
 
 
 # --------------------------------------------------------------------- flame cannon
@@ -731,7 +723,7 @@ def flame_shot(battle: Battle, u: UnitState, t: UnitState) -> None:
         victim = battle.unit(uid)
         if victim.alive:
             psychology.panic_test(battle, victim, (u.x, u.y), rule, source=u.uid)
-    _panic_after(battle, u, list(by_unit))
+    psychology.panic_after_shooting(battle, u, list(by_unit))
 
 
 # --------------------------------------------------------------------- close combat
