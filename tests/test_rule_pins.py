@@ -146,14 +146,17 @@ def test_dangerous_terrain_wounds_on_each_1_without_armour_saves() -> None:
     assert not [e for e in b.events[n:] if e["rule"].startswith("CORE.SAVE")]
 
 
-def _broken_orcs(friend_gap: float | None = None) -> Battle:
-    """Blue spearmen in the front of 10 orcs (5×2), the orcs broken; optionally a second orc unit ``friend_gap``" to their side."""
+def _broken_orcs(friend_gap: float | None = None, behind_at: float | None = None) -> Battle:
+    """Blue spearmen in the front of 10 orcs (5×2), the orcs broken; optionally a second orc unit ``friend_gap``" to
+    their side, or one at y = ``behind_at`` in the path of a pursuit."""
     from env.rules.charges import contact_placement
     from env.rules.state import Engagement
 
     red = [placement("orc_warriors", 36, 30, 90, models=10)]
     if friend_gap is not None:
         red.append(placement("orc_warriors", 36 + 5 * INFANTRY_BASE + friend_gap, 30, 90, models=10))
+    if behind_at is not None:
+        red.append(placement("orc_warriors", 36, behind_at, 90, models=10))
     b = battle([placement("marcher_spearmen", 36, 10, 90)], red, phase="combat")
     a, d = b.unit(0), b.unit(1)
     pose, _, _ = contact_placement(b, a, d, "front")
@@ -460,16 +463,9 @@ def test_a_pursuer_that_touches_a_fresh_enemy_starts_a_new_combat_as_charger() -
     """CORE.CC.PURSUIT_CONTACT: orcs flee 2, the spearmen roll 12 and catch them, pursue straight on and
     touch the front of the orcs behind: a new engagement, the pursuer counting as charging."""
     from env.rules import combat, geometry, space
-    from env.rules.charges import contact_placement
-    from env.rules.state import Engagement
 
-    red = [placement("orc_warriors", 36, 30, 90, models=10), placement("orc_warriors", 36, 22, 90, models=10)]
-    b = battle([placement("marcher_spearmen", 36, 10, 90)], red, phase="combat")
+    b = _broken_orcs(behind_at=22)
     a, d = b.unit(0), b.unit(1)
-    pose, _, _ = contact_placement(b, a, d, "front")
-    a.x, a.y, a.facing = pose.x, pose.y, pose.facing
-    b.state.engagements = [Engagement(0, 1, "front", charged=True, turn=b.state.turn)]
-    b.events.clear()
     b.state.queue["pursuit"] = {"broken": [1], "ask": [], "answers": {"0": "pursue"}, "winner": 0}
     b.dice._script = [1, 1, 6, 6]
     combat._flee_and_pursue(b)
