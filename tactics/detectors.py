@@ -678,12 +678,15 @@ class BattleLog:
         return y if side == 0 else self.table_h - y
 
     def side_units(self, side: int) -> list[UnitInfo]:
+        """The units of ``side`` (0 blue, 1 red), as listed at the start of the battle."""
         return [u for u in self.units.values() if u.side == side]
 
     def side_points(self, side: int) -> int:
+        """Points of ``side``'s units (at least 1, so that shares never divide by zero)."""
         return sum(u.points for u in self.side_units(side)) or 1
 
     def player_turns(self, side: int) -> list[PlayerTurn]:
+        """The player turns in which ``side`` was the phasing player, in game order."""
         return [p for p in self.turns if p.player == side]
 
     def turn_end(self, turn: int) -> Snapshot | None:
@@ -694,6 +697,7 @@ class BattleLog:
         return ends[-1] if ends else None
 
     def event_turn(self, i: int) -> int:
+        """The game turn of event ``i`` of the log (0 before the first turn)."""
         return int(self.events[i].get("turn", 0))
 
     # ------------------------------------------------------------------ geometry
@@ -707,6 +711,7 @@ class BattleLog:
         return min(files, models) * u.base_w, math.ceil(models / files) * u.base_d
 
     def footprint(self, uid: int, p: Pose) -> shapely.Polygon:
+        """The footprint polygon (inches) of unit ``uid`` in pose ``p`` (CORE.GEO.FOOTPRINT), cached per pose."""
         key = (uid, p.x, p.y, p.facing, p.files, p.models)
         poly = self._fp_cache.get(key)
         if poly is None:
@@ -715,6 +720,7 @@ class BattleLog:
         return poly
 
     def distance(self, a: int, pa: Pose, b: int, pb: Pose) -> float:
+        """Closest distance in inches between the footprints of ``a`` in pose ``pa`` and ``b`` in pose ``pb``."""
         return geo.distance(self.footprint(a, pa), self.footprint(b, pb))
 
     def arc(self, target: int, pt: Pose, x: float, y: float) -> str:
@@ -730,6 +736,7 @@ class BattleLog:
         return self.own_y(self.units[uid].side, fy)
 
     def can_charge(self, snap: Snapshot, uid: int) -> bool:
+        """Whether ``uid`` is on the table in ``snap``, not fleeing, not engaged and not a war machine."""
         p = snap.poses.get(uid)
         return p is not None and not p.fleeing and uid not in snap.engaged and self.units[uid].troop_type != "war_machine"
 
@@ -785,10 +792,12 @@ class BattleLog:
         return 0.5 if a + b == 0 else a / (a + b)
 
     def in_control(self, snap: Snapshot, side: int, x: float, y: float) -> bool:
+        """Whether table point (x, y) in inches lies in ``side``'s threat zone and not in the enemy's."""
         pts = np.array([[x, y]])
         return bool(self.zone_mask(snap, side, pts)[0]) and not bool(self.zone_mask(snap, 1 - side, pts)[0])
 
     def terrain_polys(self, kinds: Iterable[str]) -> list[tuple[TerrainFeature, shapely.Polygon]]:
+        """The terrain features of the given kinds with their polygons (inches)."""
         kinds = frozenset(kinds)
         return [(t, space.terrain_poly(t)) for t in self.terrain if t.kind in kinds]
 
@@ -809,6 +818,7 @@ class BattleLog:
         return [e for _, p, e in self.moves if p == pt and e["unit"] == uid]
 
     def next_turn_of(self, pt: int, player: int) -> PlayerTurn | None:
+        """The first player turn of ``player`` after player turn index ``pt``; None if the battle ended first."""
         for p in self.turns[pt + 1:]:
             if p.player == player:
                 return p
@@ -822,6 +832,8 @@ DETECTORS: dict[str, Detector] = {}
 
 
 def detector(tactic_id: str) -> Callable[[Detector], Detector]:
+    """Decorator registering a detector in :data:`DETECTORS` under ``tactic_id`` (a catalogue id)."""
+
     def register(fn: Detector) -> Detector:
         DETECTORS[tactic_id] = fn
         return fn
