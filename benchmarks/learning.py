@@ -180,6 +180,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--batch-size", type=int, default=128, help="PPO minibatch (default 128)")
     parser.add_argument("--n-epochs", type=int, default=8, help="PPO epochs per rollout (default 8)")
     parser.add_argument("--gamma", type=float, default=0.99, help="discount (default 0.99)")
+    parser.add_argument("--learning-rate", type=float, default=None,
+                        help="PPO Adam step size (default: ppo_vs_scripted's, 3e-4)")
+    parser.add_argument("--ent-coef", type=float, default=None, help="PPO entropy bonus (default: ppo_vs_scripted's)")
     parser.add_argument("--reward-shaping", type=float, default=1.0, help="VP-difference shaping weight (default 1)")
     parser.add_argument("--final-eval", action="append", metavar="OPPONENT=GAMES",
                         help="games of the final evaluation per opponent (default random=100, line_advance=40)")
@@ -187,6 +190,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                         help="behaviour-cloning warm start: expert games to record first (default 0: none)")
     parser.add_argument("--expert", default="line_advance", help="the agent cloned (default line_advance)")
     parser.add_argument("--imitation-epochs", type=int, default=10, help="cloning epochs (default 10)")
+    parser.add_argument("--dagger-rounds", type=int, default=0,
+                        help="DAgger rounds after the cloning (the policy plays, the expert labels; default 0)")
+    parser.add_argument("--dagger-episodes", type=int, default=10, help="games per DAgger round (default 10)")
     parser.add_argument("--note", default="", help="free text stored in learning.json (e.g. machine load)")
     args = parser.parse_args(argv)
     final_eval = _final_eval_spec(args.final_eval or ["random=100", "line_advance=40"])
@@ -196,13 +202,16 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     base = load_training_config("ppo_vs_scripted").model_dump(mode="json")
     ppo = dict(base["ppo"], n_steps=args.n_steps, batch_size=min(args.batch_size, args.n_steps * args.n_envs),
-               n_epochs=args.n_epochs, gamma=args.gamma)
+               n_epochs=args.n_epochs, gamma=args.gamma,
+               **{k: v for k, v in (("learning_rate", args.learning_rate), ("ent_coef", args.ent_coef))
+                  if v is not None})
     config = load_training_config({
         **base, "id": "benchmark_learning", "opponents": [{"agent": o, "weight": 1} for o in OPPONENTS],
         "total_timesteps": args.steps, "n_envs": args.n_envs, "ppo": ppo, "eval_every": args.eval_every,
         "eval_games": args.eval_games, "checkpoint_every": max(args.eval_every, args.n_steps * args.n_envs),
         "reward_shaping": args.reward_shaping, "seed": args.seed, "run_dir": str(args.run_dir),
-        "imitation": ({"expert": args.expert, "episodes": args.imitation_episodes, "epochs": args.imitation_epochs}
+        "imitation": ({"expert": args.expert, "episodes": args.imitation_episodes, "epochs": args.imitation_epochs,
+                       "dagger_rounds": args.dagger_rounds, "dagger_episodes": args.dagger_episodes}
                       if args.imitation_episodes > 0 else None),
     })
     load_start = os.getloadavg()

@@ -59,6 +59,36 @@ def test_same_seed_records_the_same_demonstrations(demos: Demonstrations) -> Non
     assert np.allclose(again.returns, demos.returns)
 
 
+class _FirstAllowed:
+    """A stand-in policy: plays the lowest index its mask allows, and remembers the masks it was given."""
+
+    def __init__(self) -> None:
+        self.masks: list[np.ndarray] = []
+
+    def predict(self, obs: dict[str, np.ndarray], deterministic: bool = True,
+                action_masks: np.ndarray | None = None) -> tuple[np.ndarray, None]:
+        assert deterministic and action_masks is not None
+        self.masks.append(np.asarray(action_masks, dtype=bool).copy())
+        return np.asarray(int(np.flatnonzero(action_masks)[0])), None
+
+
+def test_a_dagger_round_plays_the_policy_and_records_the_experts_labels(demos: Demonstrations) -> None:
+    policy = _FirstAllowed()
+    rolled = record_demonstrations(_env(_config()), "line_advance", episodes=2, seed=7, policy=policy)
+    n = len(rolled)
+    # the policy was asked once per learner decision, with the very mask stored for it
+    assert len(policy.masks) == n and np.array_equal(np.stack(policy.masks), rolled.masks)
+    # labels are the expert's, always allowed; the states differ from the expert's own games of the same seeds
+    assert rolled.masks[np.arange(n), rolled.actions].all()
+    played = np.array([int(np.flatnonzero(m)[0]) for m in rolled.masks])
+    assert (played != rolled.actions).any()
+    assert n != len(demos) or not np.array_equal(rolled.actions, demos.actions)
+    both = demos + rolled
+    assert len(both) == len(demos) + n and both.episodes == 4
+    assert sorted(set(both.episode.tolist())) == [0, 1, 2, 3]
+    assert np.array_equal(both.actions[len(demos):], rolled.actions)
+
+
 def test_cloning_raises_agreement_with_the_expert(demos: Demonstrations) -> None:
     import torch
     from sb3_contrib import MaskablePPO
@@ -112,12 +142,16 @@ def test_imitation_is_off_by_default_and_runs_once(tmp_path: Path, monkeypatch: 
     assert _config().imitation is None
     run = tmp_path / "run"
     config = _config(run_dir=str(run), total_timesteps=256, eval_games=0, checkpoint_every=256,
-                     imitation={"episodes": 1, "epochs": 2, "batch_size": 16})
+                     imitation={"episodes": 1, "epochs": 2, "batch_size": 16, "dagger_rounds": 1,
+                                "dagger_episodes": 1})
     quiet = Console(file=open(tmp_path / "log.txt", "w"), highlight=False)
     summary = train(config, console=quiet, progress=False)
     report = summary["imitation"]
-    assert report["expert"] == "line_advance" and report["episodes"] == 1 and report["decisions"] > 0
-    assert len(report["history"]) == 2 and summary["num_timesteps"] == 256
+    assert report["expert"] == "line_advance" and report["episodes"] == 2 and report["decisions"] > 0
+    # two epochs of cloning, then one DAgger round of one game and two more epochs on both games' decisions
+    assert [row["epoch"] for row in report["history"]] == [0, 1, 2, 3] and summary["num_timesteps"] == 256
+    (round_,) = report["dagger"]
+    assert round_["round"] == 1 and round_["episodes"] == 1 and 0 < round_["decisions"] < report["decisions"]
     state = json.loads((run / "state.json").read_text(encoding="utf-8"))
     assert state["imitation"] == report
     events = list((run / "tb").glob("events.out.tfevents.*"))

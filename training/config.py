@@ -138,6 +138,10 @@ class ImitationConfig(_Model):
         batch_size: decisions per minibatch.
         learning_rate: Adam step size of the cloning optimiser.
         value: also fit the value head to the recorded discounted returns.
+        dagger_rounds: after the first cloning, rounds of DAgger: the cloned policy plays
+            ``dagger_episodes`` games, the expert labels every state it reached, and the policy
+            is cloned again (``epochs`` passes) on all decisions gathered so far (0 = plain cloning).
+        dagger_episodes: games the policy plays in each DAgger round.
     """
 
     expert: str = "line_advance"
@@ -146,6 +150,8 @@ class ImitationConfig(_Model):
     batch_size: int = Field(64, ge=1)
     learning_rate: float = Field(1e-3, gt=0)
     value: bool = True
+    dagger_rounds: int = Field(0, ge=0)
+    dagger_episodes: int = Field(10, ge=1)
 
     @field_validator("expert")
     @classmethod

@@ -68,6 +68,17 @@ class Demonstrations:
     def __len__(self) -> int:
         return int(self.actions.shape[0])
 
+    def __add__(self, other: Demonstrations) -> Demonstrations:
+        """Both sets of decisions (``other``'s episode ids shifted past this one's); counts and seconds add."""
+        shift = int(self.episode.max()) + 1 if len(self) else 0
+        return Demonstrations(
+            observations={k: np.concatenate([v, other.observations[k]]) for k, v in self.observations.items()},
+            actions=np.concatenate([self.actions, other.actions]), masks=np.concatenate([self.masks, other.masks]),
+            returns=np.concatenate([self.returns, other.returns]),
+            episode=np.concatenate([self.episode, other.episode + shift]),
+            episodes=self.episodes + other.episodes, wins=self.wins + other.wins, seconds=self.seconds + other.seconds,
+        )
+
 
 def _returns_to_go(rewards: list[float], gamma: float) -> list[float]:
     out, acc = [0.0] * len(rewards), 0.0
@@ -78,7 +89,7 @@ def _returns_to_go(rewards: list[float], gamma: float) -> list[float]:
 
 
 def record_demonstrations(
-    env: TrainingEnv, expert: str, episodes: int, seed: int = 0, gamma: float = 0.99
+    env: TrainingEnv, expert: str, episodes: int, seed: int = 0, gamma: float = 0.99, policy: Any = None
 ) -> Demonstrations:
     """Play ``episodes`` games with ``expert`` in the learner's seat and record its decisions.
 
@@ -86,9 +97,14 @@ def record_demonstrations(
         env: a training environment (its ``BattleEnv`` draws the seat and armies, the
             wrapper the opponent); episode ``e`` is reset with seed ``seed + e``.
         expert: a registered agent name (``agents.registry.AGENT_NAMES``); a fresh
-            agent, seeded ``seed + e``, plays each episode.
+            agent, seeded ``seed + e``, is asked for its order at every learner decision
+            of each episode: that order is the recorded label.
         episodes: games to play (>= 1).
         gamma: discount of the recorded returns-to-go.
+        policy: None: the expert's orders are played (behaviour cloning). A
+            ``MaskableActorCriticPolicy``: the policy's own deterministic masked action is
+            played and the expert only labels the states the policy reaches (a DAgger
+            round: Ross, Gordon & Bagnell 2011); ``wins`` then counts the policy's wins.
 
     Raises:
         DemonstrationError: the expert's action encodes to an index its mask forbids.
@@ -118,13 +134,15 @@ def record_demonstrations(
             if battle.is_over or battle.pending.player != base.learner:
                 index = 0  # nothing to decide: index 0 only collects the result (not a decision)
             else:
-                index = base.codec.encode(agent.act(battle), battle, base.learner)
-                if not mask[index]:
-                    raise DemonstrationError(f"expert '{expert}' chose index {index} ({base.codec.describe(index)}), "
+                label = base.codec.encode(agent.act(battle), battle, base.learner)
+                if not mask[label]:
+                    raise DemonstrationError(f"expert '{expert}' chose index {label} ({base.codec.describe(label)}), "
                                              f"which the mask does not allow (episode {e}, seed {seed + e})")
                 for key, value in obs.items():
                     obs_rows.setdefault(key, []).append(np.asarray(value).copy())
-                actions.append(index)
+                actions.append(label)
+                index = label if policy is None else int(policy.predict(obs, deterministic=True,
+                                                                         action_masks=mask)[0])
                 masks.append(mask)
                 episode_ids.append(e)
                 rewards.append(0.0)
@@ -236,16 +254,24 @@ def warm_start(
 
     Opponents are drawn from the run's pool (``self`` entries, which have no
     snapshot yet, are left out; ``random`` when nothing else is left); seeds
-    are ``config.seed + 10_000 + e``, apart from the training episodes'.
+    are ``config.seed + 10_000 + e``, apart from the training episodes'. With
+    ``dagger_rounds`` > 0, each round then plays ``dagger_episodes`` games with
+    the cloned policy (seeds continuing after the previous round's), has the
+    expert label the states reached, and clones again on everything gathered.
 
     Args:
         writer: a TensorBoard ``SummaryWriter``: ``imitation/loss``, ``imitation/accuracy``,
-            ``imitation/value_loss`` per epoch (x = epoch) and ``imitation/expert_win_rate``.
+            ``imitation/value_loss`` per epoch (x = epoch, counted over all rounds),
+            ``imitation/expert_win_rate`` and, per DAgger round (x = round),
+            ``imitation/policy_win_rate`` (the cloned policy's games of that round).
 
     Returns:
-        A JSON-able report: ``expert``, ``episodes``, ``decisions``, ``expert_wins``,
-        ``accuracy_before``, ``accuracy`` (masked argmax = expert after the last epoch, on all
-        decisions), ``loss`` (last epoch), ``record_seconds``, ``clone_seconds``, ``history``.
+        A JSON-able report: ``expert``, ``episodes`` (all games recorded, DAgger rounds included),
+        ``decisions``, ``expert_wins`` (of the expert's own games), ``accuracy_before``, ``accuracy``
+        (masked argmax = expert after the last epoch, on all decisions), ``loss`` (last epoch),
+        ``record_seconds``, ``clone_seconds``, ``history``, and ``dagger``: one row per round
+        (``round``, ``episodes``, ``policy_wins``, ``decisions``, ``accuracy_on_new`` — the
+        policy's agreement with the expert on the round's states before it is cloned again).
     """
     from env.battle_env import BattleEnv
     from training.train import env_kwargs
@@ -255,31 +281,52 @@ def warm_start(
         raise ValueError("the config has no imitation section")
     pool = build_pool(config, []) or [PoolEntry("random", "random", "agent", "random", 1.0)]
     env = TrainingEnv(BattleEnv(**env_kwargs(config, unit_slots)), pool, seed=config.seed + 10_000)
-    demos = record_demonstrations(env, imitation.expert, imitation.episodes, seed=config.seed + 10_000,
-                                  gamma=config.ppo.gamma)
-    env.close()
+    seed = config.seed + 10_000
+    demos = record_demonstrations(env, imitation.expert, imitation.episodes, seed=seed, gamma=config.ppo.gamma)
+    expert_wins, expert_games, first_seconds = demos.wins, demos.episodes, demos.seconds
+    seed += imitation.episodes
     before = masked_accuracy(model.policy, demos)
+    history: list[dict[str, float]] = []
 
     def log(row: dict[str, float]) -> None:
+        row["epoch"] = float(len(history))
+        history.append(row)
         if writer is not None:
             for key in ("loss", "accuracy", "value_loss"):
                 writer.add_scalar(f"imitation/{key}", row[key], int(row["epoch"]))
 
+    def clone() -> None:
+        behaviour_clone(model.policy, demos, imitation.epochs, imitation.batch_size, imitation.learning_rate,
+                        fit_value=imitation.value, value_coef=config.ppo.vf_coef,
+                        max_grad_norm=config.ppo.max_grad_norm, seed=config.seed + len(history), on_epoch=log)
+
     t0 = time.perf_counter()
-    history = behaviour_clone(model.policy, demos, imitation.epochs, imitation.batch_size, imitation.learning_rate,
-                              fit_value=imitation.value, value_coef=config.ppo.vf_coef,
-                              max_grad_norm=config.ppo.max_grad_norm, seed=config.seed, on_epoch=log)
+    clone()
+    dagger: list[dict[str, Any]] = []
+    for r in range(1, imitation.dagger_rounds + 1):
+        new = record_demonstrations(env, imitation.expert, imitation.dagger_episodes, seed=seed,
+                                    gamma=config.ppo.gamma, policy=model.policy)
+        seed += imitation.dagger_episodes
+        dagger.append({"round": r, "episodes": new.episodes, "policy_wins": new.wins, "decisions": len(new),
+                       "accuracy_on_new": round(masked_accuracy(model.policy, new), 4)})
+        if writer is not None:
+            writer.add_scalar("imitation/policy_win_rate", new.wins / new.episodes, r)
+        demos = demos + new
+        clone()
+    env.close()
     after = masked_accuracy(model.policy, demos)
     if writer is not None:
-        writer.add_scalar("imitation/expert_win_rate", demos.wins / demos.episodes, 0)
+        writer.add_scalar("imitation/expert_win_rate", expert_wins / expert_games, 0)
         writer.add_scalar("imitation/final_accuracy", after, 0)
         writer.flush()
     return {
-        "expert": imitation.expert, "episodes": demos.episodes, "decisions": len(demos), "expert_wins": demos.wins,
+        "expert": imitation.expert, "episodes": demos.episodes, "decisions": len(demos), "expert_wins": expert_wins,
         "accuracy_before": round(before, 4), "accuracy": round(after, 4),
         "loss": round(history[-1]["loss"], 4) if history else None,
-        "record_seconds": round(demos.seconds, 2), "clone_seconds": round(time.perf_counter() - t0, 2),
+        "record_seconds": round(demos.seconds, 2),
+        "clone_seconds": round(time.perf_counter() - t0 - (demos.seconds - first_seconds), 2),
         "history": [{k: round(v, 4) for k, v in row.items()} for row in history],
+        "dagger": dagger,
     }
 
 
