@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Collection
 import shapely
 
 from agents import estimates
-from agents.base import CLOSE, LIKELY_BREAK, MIN_REACH_FLANK, ScriptedAgent, effort, room_to_flee
+from agents.base import CLOSE, LIKELY_BREAK, MIN_REACH, MIN_REACH_FLANK, ScriptedAgent, effort, room_to_flee
 from agents.steering import angle_diff, face_threat, forward_option, moved_copy, off_axis, predict_pose, steer
 from env.rules import geometry as geo
 from env.rules import psychology, space
@@ -62,8 +62,10 @@ from tactics import manoeuvres as mv
 from tactics.deployment import (
     CENTRE,
     LEFT,
+    FRONT,
     RIGHT,
     DeploymentPlan,
+    SlotTarget,
     abandoned_flank_template,
     approach_side,
     choose_strong_side,
@@ -961,6 +963,12 @@ class BaitAndFlankAgent(TacticalAgent):
         return self.step_out_of_reach(battle, u, options)
 
 
+HILL_MARGIN = 2.0
+"""Inches inside its charge reach at which the hill holder keeps the key hill's point (``terrain_denial_by_threat``)."""
+HILL_ESCORT_GAP = 6.0
+"""Inches inward of the hill holder's column where a screen that would stand outside it deploys instead."""
+HILL_CHARGE_DIFF = -1.0
+"""Expected first-round result above which any unit charges an enemy standing on the key hill."""
 TRAP_WEIGHT = 0.25
 """Weight of the trap (ground two of our units could charge) in a screen's choice of ground."""
 
@@ -983,7 +991,9 @@ class ControlZonesAgent(TacticalAgent):
     flank_groups = frozenset({"screen"})
 
     def make_plan(self, battle: Battle) -> DeploymentPlan:
-        """The battle line; fast units are screens, the cheapest small unit the speed bump."""
+        """The battle line; fast units are screens, the cheapest small unit the speed bump, and the strongest
+        (most points) fast unit the hill holder, deployed in the column facing the key hill (it must win
+        against what climbs the hill, and reach it from afar)."""
         army = self.army(battle)
         plan = line_template(army, battle.state.table_w)
         body = [u for u in army if not u.character]
@@ -994,13 +1004,29 @@ class ControlZonesAgent(TacticalAgent):
         small = [u for u in body if not is_mobile(u) and u.points <= 0.1 * total]
         if small:
             plan.groups[min(small, key=lambda u: (u.points, u.uid)).uid] = "bump"
+        hill = mv.key_hill(battle)
+        holders = [u for u in body if u.troop_type != "war_machine" and u.profile.M > 0 and plan.groups.get(u.uid) != "bump"]
+        if hill is not None and holders:
+            holder = max(holders, key=lambda u: (is_mobile(u), u.points, -u.uid))
+            plan.groups[holder.uid] = "hill"
+            x = own_x(self.side, hill.representative_point().x, battle.state.table_w)
+            plan.targets[holder.uid] = SlotTarget(x, FRONT)
+            inward = 1.0 if x < battle.state.table_w / 2 else -1.0
+            for u in body:  # no screen on the outside of the holder: it would only draw the enemy down the hill's lane
+                t = plan.targets.get(u.uid)
+                if plan.groups.get(u.uid) == "screen" and t is not None and (t.x - x) * inward < 0:
+                    plan.targets[u.uid] = SlotTarget(x + inward * HILL_ESCORT_GAP, t.row)
         return plan
 
     def role_move(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
-        """Screens take ground, the bump blocks the fastest enemy's lane, the line stops at the enemy's reach."""
+        """The holder keeps the key hill under threat, screens take ground, the bump blocks the fastest
+        enemy's lane, the line stops at the enemy's reach."""
+        group = self.group(u)
+        holder = self.hill_holder(battle)
+        if holder is not None and holder.uid == u.uid:
+            return self.hold_hill(battle, u, options)
         if self.engaging(battle):
             return self.engage(battle, u, options)
-        group = self.group(u)
         if group == "screen":
             return self.claim_ground(battle, u, options)
         if group == "bump":
@@ -1039,6 +1065,96 @@ class ControlZonesAgent(TacticalAgent):
         region = shapely.union_all(ours).difference(enemy_zone) if ours else shapely.Polygon()
         trap = mv.trap_zone(battle, self.side, moved).intersection(land).area
         return region.intersection(land).area + sum(region.intersection(h).area for h in hills) + TRAP_WEIGHT * trap
+
+    def charge_allowed(
+        self,
+        battle: Battle,
+        c: UnitState,
+        t: UnitState,
+        facing: str,
+        first: estimates.CombatEstimate,
+        later: estimates.CombatEstimate,
+        p_reach: float,
+    ) -> bool:
+        """An enemy contesting the key hill (on it, or threatening its point) is charged by whoever can reach
+        it and would not lose the first round by more than :data:`HILL_CHARGE_DIFF` (``terrain_denial_by_threat``:
+        the hill cannot be taken uncharged); the hill holder charges nothing else (it must not be drawn off
+        the hill); the rest use the tactical agents' rule."""
+        hill = mv.key_hill(battle)
+        contests = hill is not None and self.contests_hill(battle, t, hill)
+        if contests and p_reach >= MIN_REACH and first.diff >= HILL_CHARGE_DIFF:
+            return True
+        holder = self.hill_holder(battle)
+        if holder is not None and holder.uid == c.uid and not contests:
+            return False
+        return super().charge_allowed(battle, c, t, facing, first, later, p_reach)
+
+    @staticmethod
+    def contests_hill(battle: Battle, e: UnitState, hill: shapely.Polygon) -> bool:
+        """Whether enemy ``e`` stands on ``hill`` or could charge a unit at its representative point (so the
+        hill is not in our control while ``e`` is free)."""
+        rp = hill.representative_point()
+        return hill.contains(shapely.Point(e.x, e.y)) or (
+            mv.can_threaten(battle, e) and mv.covers_point(e, space.pose(e), (rp.x, rp.y)))
+
+    def hill_holder(self, battle: Battle) -> UnitState | None:
+        """The unit that keeps the key hill under threat: the planned holder while it is free to charge,
+        else the free unit (not a character, war machine or the speed bump) nearest to threatening the
+        hill's point; None without a hill or a free unit."""
+        hill = mv.key_hill(battle)
+        if hill is None:
+            return None
+        free = [
+            u for u in space.alive_units(battle.state, self.side)
+            if not u.character and self.group(u) != "bump" and mv.can_threaten(battle, u)
+        ]
+        planned = [u for u in free if self.group(u) == "hill"]
+        if planned:
+            return planned[0]
+        rp = hill.representative_point()
+        return min(free, key=lambda u: (geo.distance(space.footprint(u), rp) - charge_reach(u), u.uid), default=None)
+
+    def hold_hill(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
+        """``terrain_denial_by_threat``: keep the key hill's point (its representative point, as the detector
+        reads it) in ``u``'s charge reach and front arc without standing on the hill.
+
+        An enemy contesting the hill (:meth:`contests_hill`) that ``u`` could not charge is faced first
+        (so it can be charged next turn). Otherwise, of staying put and the legal moves (reforms aside),
+        the one that keeps the point covered by
+        :data:`HILL_MARGIN` inches, off the hill, in the fewest enemies' reach, staying put on a tie;
+        when none covers it, steer for the post on our side of the hill (:meth:`hill_post`).
+        """
+        hill = mv.key_hill(battle)
+        if hill is None:
+            return self.edge_of_reach(battle, u, options)
+        rp = hill.representative_point()
+        point = (rp.x, rp.y)
+        rivals = [e for e in self.enemies(battle) if self.contests_hill(battle, e, hill)]
+        rival = min(rivals, key=lambda e: (space.unit_distance(u, e), e.uid), default=None)
+        if rival is not None and not mv.covers_point(u, space.pose(u), (rival.x, rival.y)):
+            turn = steer(battle, u, (rival.x, rival.y), "half", options, approach=True)
+            if turn is not None:
+                return turn
+        best, best_key = None, None
+        for opt in [None, *sorted(o for o in options if not o.startswith("reform"))]:
+            pose = space.pose(u) if opt is None else predict_pose(battle, u, opt)
+            if not mv.covers_point(u, pose, point, HILL_MARGIN) or hill.contains(shapely.Point(pose.x, pose.y)):
+                continue
+            key = (len(mv.threats_on(battle, space.footprint_at(u, pose), 1 - self.side)), opt is not None)
+            if best_key is None or key < best_key:
+                best, best_key = opt, key
+        if best_key is not None:
+            return best
+        return steer(battle, u, self.hill_post(battle, u, hill), "march", options, approach=False) or self.hold(battle, u, options)
+
+    def hill_post(self, battle: Battle, u: UnitState, hill: shapely.Polygon) -> tuple[float, float]:
+        """Where the holder stands to threaten ``hill``: level with its representative point, its front edge
+        1" short of the hill's edge on our side (centre off the hill, the point well inside its reach)."""
+        rp = hill.representative_point()
+        _, miny, _, maxy = hill.bounds
+        if self.side == 0:
+            return (rp.x, miny - 1.0 - u.depth / 2)
+        return (rp.x, maxy + 1.0 + u.depth / 2)
 
     def bump_point(self, battle: Battle, u: UnitState) -> tuple[float, float] | None:
         """A point on the fastest enemy's path to our nearest unit (``swarm_speed_bump``), or None without fast enemies."""
