@@ -60,9 +60,10 @@ from env.rules.charges import charge_reach
 from env.rules.state import UnitState
 from tactics import manoeuvres as mv
 from tactics.deployment import (
+    BACK,
     CENTRE,
-    LEFT,
     FRONT,
+    LEFT,
     RIGHT,
     DeploymentPlan,
     SlotTarget,
@@ -965,6 +966,10 @@ class BaitAndFlankAgent(TacticalAgent):
 
 HILL_MARGIN = 2.0
 """Inches inside its charge reach at which the hill holder keeps the key hill's point (``terrain_denial_by_threat``)."""
+CLAIM_FACING = 45.0
+"""Most degrees off straight ahead (towards the enemy's edge) a unit of the line may face after a claiming move."""
+SHARE_GAIN = 0.005
+"""Least rise of the control share for which a unit of the line moves in the opening (``area_control``)."""
 HILL_ESCORT_GAP = 6.0
 """Inches inward of the hill holder's column where a screen that would stand outside it deploys instead."""
 HILL_CHARGE_DIFF = -1.0
@@ -1001,6 +1006,9 @@ class ControlZonesAgent(TacticalAgent):
         for u in body:
             if is_mobile(u):
                 plan.groups[u.uid] = "screen"
+                t = plan.targets.get(u.uid)
+                if t is not None and t.row > BACK:  # a Scout row: deep in the enemy's reach before it moves
+                    plan.targets[u.uid] = SlotTarget(t.x, FRONT)
         small = [u for u in body if not is_mobile(u) and u.points <= 0.1 * total]
         if small:
             plan.groups[min(small, key=lambda u: (u.points, u.uid)).uid] = "bump"
@@ -1033,7 +1041,7 @@ class ControlZonesAgent(TacticalAgent):
             bump = self.bump_point(battle, u)
             if bump is not None:
                 return self.toward(battle, u, bump, options, "march")
-        return self.edge_of_reach(battle, u, options)
+        return self.claim_share(battle, u, options)
 
     def claim_ground(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
         """The move (or none) ending outside enemy reach that maximises the ground ``u`` controls and the trap it helps set."""
@@ -1047,12 +1055,20 @@ class ControlZonesAgent(TacticalAgent):
             if opt.startswith("reform") or opt in ("about_face",):
                 continue
             pose = predict_pose(battle, u, opt)
-            if mv.threats_on(battle, space.footprint_at(u, pose), 1 - self.side):
+            if self.unsafe_end(battle, u, pose):
                 continue
             score = self.ground_score(battle, u, pose, enemy_zone, land, hills)
             if score > best_score + 1.0:
                 best, best_score = opt, score
         return best
+
+    def unsafe_end(self, battle: Battle, u: UnitState, pose: geo.Pose) -> bool:
+        """Whether ``u`` ending a move at ``pose`` stands in an enemy's charge reach (exposure > 0), or the move
+        would run into an enemy (the engine stops it short of the forecast, in the enemy's face)."""
+        fp = space.footprint_at(u, pose)
+        if any(geo.distance(fp, space.footprint(e)) < 1.0 for e in self.enemies(battle)):
+            return True
+        return bool(mv.threats_on(battle, fp, 1 - self.side))
 
     def ground_score(
         self, battle: Battle, u: UnitState, pose: geo.Pose, enemy_zone: shapely.Geometry, land: shapely.Geometry, hills: list
@@ -1155,6 +1171,30 @@ class ControlZonesAgent(TacticalAgent):
         if self.side == 0:
             return (rp.x, miny - 1.0 - u.depth / 2)
         return (rp.x, maxy + 1.0 + u.depth / 2)
+
+    def claim_share(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
+        """``area_control``: of staying put and the legal moves (reforms and about-faces aside) that end in no
+        enemy's charge reach, the one giving the largest control share (:func:`tactics.manoeuvres.control_areas`);
+        staying put unless a move gains :data:`SHARE_GAIN`. A unit already in reach steps out if it can."""
+        def share(pose: geo.Pose | None) -> float:
+            own, opp = mv.control_areas(battle, self.side, {u.uid: pose} if pose is not None else None)
+            return own / (own + opp) if own + opp > 0 else 0.5
+
+        forward = 90.0 if self.side == 0 else 270.0
+        exposed = bool(mv.threats_on(battle, space.footprint(u), 1 - self.side))
+        best, best_share = None, -1.0 if exposed else share(None) + SHARE_GAIN
+        for opt in sorted(options):
+            if opt.startswith("reform") or opt == "about_face":
+                continue
+            pose = predict_pose(battle, u, opt)
+            if abs(angle_diff(pose.facing, forward)) > CLAIM_FACING or self.unsafe_end(battle, u, pose):
+                continue
+            value = share(pose)
+            if value > best_share:
+                best, best_share = opt, value
+        if best is None and exposed:
+            return self.step_out_of_reach(battle, u, options)
+        return best
 
     def bump_point(self, battle: Battle, u: UnitState) -> tuple[float, float] | None:
         """A point on the fastest enemy's path to our nearest unit (``swarm_speed_bump``), or None without fast enemies."""

@@ -11,7 +11,8 @@ agents (``agents/tactical.py``) turn the answers into orders.
   bonus (tactics.md §0.4, ``flanking_charge_bonus``).
 * **Threat and control zones** (§0.1, §2.2) — :func:`threats_on`,
   :func:`threat_zone`, :func:`control`, :func:`dead_zone`,
-  :func:`denied_hills`, :func:`key_hill`, :func:`covers_point`, :func:`corridor`, :func:`trap_zone` and
+  :func:`denied_hills`, :func:`key_hill`, :func:`covers_point`, :func:`corridor`,
+  :func:`trap_zone` and
   :func:`herding_trap`.
 * **Flank seeking and combined charges** — :func:`flank_point`,
   :func:`rear_point`, :func:`flank_charges` and :func:`combined_charges`.
@@ -198,6 +199,18 @@ def control_share(battle: Battle, side: int) -> float:
     """area(control(side)) / (area(control(side)) + area(control(opponent))), 0.5 when neither controls anything."""
     own, other = control(battle, side).area, control(battle, 1 - side).area
     return own / (own + other) if own + other > 0 else 0.5
+
+
+def control_areas(battle: Battle, side: int, moved: Mapping[int, geo.Pose] | None = None) -> tuple[float, float]:
+    """Square inches of ``control(side)`` and ``control(opponent)`` on the table, with ``moved`` overriding
+    positions (a forecast): the two terms of ``control_share`` (``area_control``, tactics.md §2.2)."""
+    table = shapely.box(0.0, 0.0, battle.state.table_w, battle.state.table_h)
+    zones = []
+    for s in (side, 1 - side):
+        regions = [threat_region(u, (moved or {}).get(u.uid)) for u in space.alive_units(battle.state, s) if can_threaten(battle, u)]
+        zones.append(shapely.union_all(regions).intersection(table) if regions else shapely.Polygon())
+    own, opp = zones
+    return own.difference(opp).area, opp.difference(own).area
 
 
 def hills(battle: Battle) -> list[shapely.Polygon]:
