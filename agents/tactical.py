@@ -966,6 +966,8 @@ class BaitAndFlankAgent(TacticalAgent):
 
 HILL_MARGIN = 2.0
 """Inches inside its charge reach at which the hill holder keeps the key hill's point (``terrain_denial_by_threat``)."""
+CONTROL_ENGAGE_TURN = 4
+"""control_zones engages from this turn: turns 1–3 are the opening in which it claims ground (``area_control``)."""
 CLAIM_FACING = 45.0
 """Most degrees off straight ahead (towards the enemy's edge) a unit of the line may face after a claiming move."""
 SHARE_GAIN = 0.005
@@ -994,6 +996,7 @@ class ControlZonesAgent(TacticalAgent):
 
     name = "control_zones"
     flank_groups = frozenset({"screen"})
+    engage_turn = CONTROL_ENGAGE_TURN
 
     def make_plan(self, battle: Battle) -> DeploymentPlan:
         """The battle line; fast units are screens, the cheapest small unit the speed bump, and the strongest
