@@ -970,6 +970,9 @@ CONTROL_ENGAGE_TURN = 4
 """control_zones engages from this turn: turns 1–3 are the opening in which it claims ground (``area_control``)."""
 CLAIM_FACING = 45.0
 """Most degrees off straight ahead (towards the enemy's edge) a unit of the line may face after a claiming move."""
+ADVANCE_WEIGHT = 0.002
+"""Control share a unit of the line trades for each inch it gains towards the enemy in the opening (so it
+keeps closing while the share holds: 10" forward is worth 0.02)."""
 SHARE_GAIN = 0.005
 """Least rise of the control share for which a unit of the line moves in the opening (``area_control``)."""
 HILL_ESCORT_GAP = 6.0
@@ -1176,25 +1179,30 @@ class ControlZonesAgent(TacticalAgent):
         return (rp.x, maxy + 1.0 + u.depth / 2)
 
     def claim_share(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
-        """``area_control``: of staying put and the legal moves (reforms and about-faces aside) that end in no
-        enemy's charge reach, the one giving the largest control share (:func:`tactics.manoeuvres.control_areas`);
-        staying put unless a move gains :data:`SHARE_GAIN`. A unit already in reach steps out if it can."""
-        def share(pose: geo.Pose | None) -> float:
-            own, opp = mv.control_areas(battle, self.side, {u.uid: pose} if pose is not None else None)
-            return own / (own + opp) if own + opp > 0 else 0.5
-
+        """``area_control`` / ``advance_to_expand_control``: of staying put and the legal moves (reforms and
+        about-faces aside, facing at most :data:`CLAIM_FACING` off straight ahead) that end in no enemy's
+        charge reach, the one with the best control share (:func:`tactics.manoeuvres.control_areas`) plus
+        :data:`ADVANCE_WEIGHT` per inch gained towards the enemy's edge; staying put unless a move beats it
+        by :data:`SHARE_GAIN`. A unit already in reach steps out if it can."""
         forward = 90.0 if self.side == 0 else 270.0
+        sign = 1.0 if self.side == 0 else -1.0
+
+        def score(pose: geo.Pose | None) -> float:
+            own, opp = mv.control_areas(battle, self.side, {u.uid: pose} if pose is not None else None)
+            share = own / (own + opp) if own + opp > 0 else 0.5
+            return share + (ADVANCE_WEIGHT * sign * (pose.y - u.y) if pose is not None else 0.0)
+
         exposed = bool(mv.threats_on(battle, space.footprint(u), 1 - self.side))
-        best, best_share = None, -1.0 if exposed else share(None) + SHARE_GAIN
+        best, best_score = None, -1.0 if exposed else score(None) + SHARE_GAIN
         for opt in sorted(options):
             if opt.startswith("reform") or opt == "about_face":
                 continue
             pose = predict_pose(battle, u, opt)
             if abs(angle_diff(pose.facing, forward)) > CLAIM_FACING or self.unsafe_end(battle, u, pose):
                 continue
-            value = share(pose)
-            if value > best_share:
-                best, best_share = opt, value
+            value = score(pose)
+            if value > best_score:
+                best, best_score = opt, value
         if best is None and exposed:
             return self.step_out_of_reach(battle, u, options)
         return best
