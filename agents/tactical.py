@@ -37,7 +37,7 @@ The agents (registry names):
 ``sacrifice_for_deployment`` an isolated irritant shoots, the main army fights elsewhere
 ``protected_bubble``        the General (or wizard) ringed by four units, moving as one
 ``bait_and_flank``          a cheap bait in front of a hammer's flank, the hammer punishes
-``control_zones``           screens deny lanes and hills, the line stops at the enemy's threat zone
+``control_zones``           a holder denies the hill by threat, the rest claim ground
 ``open_loop``               orders by turn number only, ignoring the enemy (a baseline)
 =========================== =======================================================
 """
@@ -986,15 +986,22 @@ TRAP_WEIGHT = 0.25
 class ControlZonesAgent(TacticalAgent):
     """``area_control`` / ``terrain_denial_by_threat`` / ``herding_corridor`` / ``swarm_speed_bump`` as a plan.
 
-    Deployment: the battle line. Fast units are screens: in turns 1–2 each
-    takes the move that adds the most no-man's land (hills count double) to
-    our control — our threat zone minus the enemy's — and to the trap
-    where two of our units could charge whatever comes down the lane left
-    open, while ending outside every enemy threat region. The line advances to the edge of the enemy's
-    threat zone and stops there (the dead zone is the enemy's to enter),
-    counter-charging what comes in. The cheapest small unit is a speed bump
-    in the path of the enemy's fastest unit towards our line. From turn 3
-    everyone engages.
+    Deployment: the battle line. The strongest fast unit is the hill holder:
+    it deploys in the column of the key hill (:func:`tactics.manoeuvres.key_hill`)
+    and all game keeps the hill's point in its charge reach and front arc
+    without standing on it, faces and charges any enemy that climbs the hill
+    or threatens its point, and charges nothing else; no screen deploys outside
+    it (it would only draw the enemy down the hill's lane). The other fast
+    units are screens: in the opening each takes the move that adds the most
+    no-man's land (hills count double) to our control — our threat zone minus
+    the enemy's — and to the trap where two of our units could charge whatever
+    comes down the lane left open, while ending outside every enemy threat
+    region. The line (``advance_to_expand_control``) takes the move that
+    raises our control share most, plus a little for ground gained, facing
+    ahead and ending outside the enemy's reach (the dead zone is the enemy's to
+    enter), counter-charging what comes in. The cheapest small unit is a speed
+    bump in the path of the enemy's fastest unit towards our line. From turn
+    :data:`CONTROL_ENGAGE_TURN` everyone but the holder engages.
     """
 
     name = "control_zones"
@@ -1034,7 +1041,7 @@ class ControlZonesAgent(TacticalAgent):
 
     def role_move(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
         """The holder keeps the key hill under threat, screens take ground, the bump blocks the fastest
-        enemy's lane, the line stops at the enemy's reach."""
+        enemy's lane, the line claims the share of control (:meth:`claim_share`)."""
         group = self.group(u)
         holder = self.hill_holder(battle)
         if holder is not None and holder.uid == u.uid:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
 import shapely
 
 from agents.estimates import CombatEstimate
 from agents.registry import make_agent
+from agents.steering import predict_pose
 from agents.tactical import ControlZonesAgent
+from env.rules import geometry as geo
 from env.rules import space
 from env.rules.battle import Battle
 from env.rules.charges import charge_reach
@@ -105,3 +108,48 @@ def test_the_holder_charges_only_what_contests_the_hill() -> None:
     assert mv.key_hill(on).contains(shapely.Point(w.x, w.y))
     assert agent.contests_hill(on, w, mv.key_hill(on))
     assert agent.charge_allowed(on, k, w, "front", FAVOURABLE, FAVOURABLE, 0.9)
+
+
+# ----------------------------------------------------------------------------- area_control: the line's opening move
+def line_battle(red_y: float) -> Battle:
+    """Blue halberdiers at (36, 6) facing north; red warriors at (36, ``red_y``) facing south; no terrain."""
+    return setup([placement("marcher_halberdiers", 36, 6, 90, label="H")],
+                 [placement("orc_warriors", 36, red_y, 270, label="W")])
+
+
+def test_control_areas_shares_out_the_overlap_equally() -> None:
+    far = near = line_battle(44)
+    h = unit(near, "H")
+    own0, opp0 = mv.control_areas(far, 0)
+    own1, opp1 = mv.control_areas(near, 0, {h.uid: geo.Pose(36.0, 24.0, 90.0)})
+    table = shapely.box(0, 0, 72, 48)
+    assert own0 == pytest.approx(mv.threat_region(h).intersection(table).area)  # nothing overlaps yet
+    assert opp0 == pytest.approx(mv.threat_region(unit(far, "W")).intersection(table).area)
+    assert own1 < own0 and opp1 < opp0  # moved up, the zones overlap: the overlap is no one's
+    assert abs((own0 - own1) - (opp0 - opp1)) < 1e-6
+
+
+def test_unsafe_end_is_enemy_reach_or_running_into_an_enemy() -> None:
+    b = line_battle(30)
+    agent = agent_for(b)
+    h, w = unit(b, "H"), unit(b, "W")
+    pose = geo.Pose
+    assert not agent.unsafe_end(b, h, pose(36, 6, 90))
+    assert agent.unsafe_end(b, h, pose(36, 20, 90))  # within the warriors' charge reach, in their front arc
+    behind = pose(36, w.y + w.depth / 2 + h.depth / 2 + 0.5, 90)  # behind them, out of their arc, 0.5" off
+    assert not mv.threats_on(b, space.footprint_at(h, behind), 1)
+    assert agent.unsafe_end(b, h, behind)
+
+
+def test_the_line_marches_while_the_enemy_is_far_and_stops_short_of_its_reach() -> None:
+    far = line_battle(44)
+    agent = agent_for(far)
+    h = unit(far, "H")
+    options = ["march", "advance", "advance_half", "wheel_left", "wheel_right", "backward"]
+    assert agent.claim_share(far, h, options) == "march"  # no share lost, the most ground gained
+    near = line_battle(24)
+    agent = agent_for(near)
+    h = unit(near, "H")
+    assert agent.unsafe_end(near, h, predict_pose(near, h, "march"))  # 8" would end in the warriors' reach
+    assert not agent.unsafe_end(near, h, predict_pose(near, h, "advance"))
+    assert agent.claim_share(near, h, options) == "advance"  # the longest move that stays out of it
