@@ -37,7 +37,7 @@ The agents (registry names):
 ``sacrifice_for_deployment`` an isolated irritant shoots, the main army fights elsewhere
 ``protected_bubble``        the General (or wizard) ringed by four units, moving as one
 ``bait_and_flank``          a cheap bait in front of a hammer's flank, the hammer punishes
-``control_zones``           screens deny lanes and hills, the line stops at the enemy's threat zone
+``control_zones``           a holder denies the hill by threat, the rest claim ground
 ``open_loop``               orders by turn number only, ignoring the enemy (a baseline)
 =========================== =======================================================
 """
@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Collection
 import shapely
 
 from agents import estimates
-from agents.base import CLOSE, LIKELY_BREAK, MIN_REACH_FLANK, ScriptedAgent, effort, room_to_flee
+from agents.base import CLOSE, LIKELY_BREAK, MIN_REACH, MIN_REACH_FLANK, ScriptedAgent, effort, room_to_flee
 from agents.steering import angle_diff, face_threat, forward_option, moved_copy, off_axis, predict_pose, steer
 from env.rules import geometry as geo
 from env.rules import psychology, space
@@ -60,10 +60,13 @@ from env.rules.charges import charge_reach
 from env.rules.state import UnitState
 from tactics import manoeuvres as mv
 from tactics.deployment import (
+    BACK,
     CENTRE,
+    FRONT,
     LEFT,
     RIGHT,
     DeploymentPlan,
+    SlotTarget,
     abandoned_flank_template,
     approach_side,
     choose_strong_side,
@@ -961,6 +964,21 @@ class BaitAndFlankAgent(TacticalAgent):
         return self.step_out_of_reach(battle, u, options)
 
 
+HILL_MARGIN = 2.0
+"""Inches inside its charge reach at which the hill holder keeps the key hill's point (``terrain_denial_by_threat``)."""
+CONTROL_ENGAGE_TURN = 4
+"""control_zones engages from this turn: turns 1–3 are the opening in which it claims ground (``area_control``)."""
+CLAIM_FACING = 45.0
+"""Most degrees off straight ahead (towards the enemy's edge) a unit of the line may face after a claiming move."""
+ADVANCE_WEIGHT = 0.002
+"""Control share a unit of the line trades for each inch it gains towards the enemy in the opening (so it
+keeps closing while the share holds: 10" forward is worth 0.02)."""
+SHARE_GAIN = 0.005
+"""Least rise of the control share for which a unit of the line moves in the opening (``area_control``)."""
+HILL_ESCORT_GAP = 6.0
+"""Inches inward of the hill holder's column where a screen that would stand outside it deploys instead."""
+HILL_CHARGE_DIFF = -1.0
+"""Expected first-round result above which any unit charges an enemy standing on the key hill."""
 TRAP_WEIGHT = 0.25
 """Weight of the trap (ground two of our units could charge) in a screen's choice of ground."""
 
@@ -968,22 +986,32 @@ TRAP_WEIGHT = 0.25
 class ControlZonesAgent(TacticalAgent):
     """``area_control`` / ``terrain_denial_by_threat`` / ``herding_corridor`` / ``swarm_speed_bump`` as a plan.
 
-    Deployment: the battle line. Fast units are screens: in turns 1–2 each
-    takes the move that adds the most no-man's land (hills count double) to
-    our control — our threat zone minus the enemy's — and to the trap
-    where two of our units could charge whatever comes down the lane left
-    open, while ending outside every enemy threat region. The line advances to the edge of the enemy's
-    threat zone and stops there (the dead zone is the enemy's to enter),
-    counter-charging what comes in. The cheapest small unit is a speed bump
-    in the path of the enemy's fastest unit towards our line. From turn 3
-    everyone engages.
+    Deployment: the battle line. The strongest fast unit is the hill holder:
+    it deploys in the column of the key hill (:func:`tactics.manoeuvres.key_hill`)
+    and all game keeps the hill's point in its charge reach and front arc
+    without standing on it, faces and charges any enemy that climbs the hill
+    or threatens its point, and charges nothing else; no screen deploys outside
+    it (it would only draw the enemy down the hill's lane). The other fast
+    units are screens: in the opening each takes the move that adds the most
+    no-man's land (hills count double) to our control — our threat zone minus
+    the enemy's — and to the trap where two of our units could charge whatever
+    comes down the lane left open, while ending outside every enemy threat
+    region. The line (``advance_to_expand_control``) takes the move that
+    raises our control share most, plus a little for ground gained, facing
+    ahead and ending outside the enemy's reach (the dead zone is the enemy's to
+    enter), counter-charging what comes in. The cheapest small unit is a speed
+    bump in the path of the enemy's fastest unit towards our line. From turn
+    :data:`CONTROL_ENGAGE_TURN` everyone but the holder engages.
     """
 
     name = "control_zones"
     flank_groups = frozenset({"screen"})
+    engage_turn = CONTROL_ENGAGE_TURN
 
     def make_plan(self, battle: Battle) -> DeploymentPlan:
-        """The battle line; fast units are screens, the cheapest small unit the speed bump."""
+        """The battle line; fast units are screens, the cheapest small unit the speed bump, and the strongest
+        (most points) fast unit the hill holder, deployed in the column facing the key hill (it must win
+        against what climbs the hill, and reach it from afar)."""
         army = self.army(battle)
         plan = line_template(army, battle.state.table_w)
         body = [u for u in army if not u.character]
@@ -991,23 +1019,42 @@ class ControlZonesAgent(TacticalAgent):
         for u in body:
             if is_mobile(u):
                 plan.groups[u.uid] = "screen"
+                t = plan.targets.get(u.uid)
+                if t is not None and t.row > BACK:  # a Scout row: deep in the enemy's reach before it moves
+                    plan.targets[u.uid] = SlotTarget(t.x, FRONT)
         small = [u for u in body if not is_mobile(u) and u.points <= 0.1 * total]
         if small:
             plan.groups[min(small, key=lambda u: (u.points, u.uid)).uid] = "bump"
+        hill = mv.key_hill(battle)
+        holders = [u for u in body if u.troop_type != "war_machine" and u.profile.M > 0 and plan.groups.get(u.uid) != "bump"]
+        if hill is not None and holders:
+            holder = max(holders, key=lambda u: (is_mobile(u), u.points, -u.uid))
+            plan.groups[holder.uid] = "hill"
+            x = own_x(self.side, hill.representative_point().x, battle.state.table_w)
+            plan.targets[holder.uid] = SlotTarget(x, FRONT)
+            inward = 1.0 if x < battle.state.table_w / 2 else -1.0
+            for u in body:  # no screen on the outside of the holder: it would only draw the enemy down the hill's lane
+                t = plan.targets.get(u.uid)
+                if plan.groups.get(u.uid) == "screen" and t is not None and (t.x - x) * inward < 0:
+                    plan.targets[u.uid] = SlotTarget(x + inward * HILL_ESCORT_GAP, t.row)
         return plan
 
     def role_move(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
-        """Screens take ground, the bump blocks the fastest enemy's lane, the line stops at the enemy's reach."""
+        """The holder keeps the key hill under threat, screens take ground, the bump blocks the fastest
+        enemy's lane, the line claims the share of control (:meth:`claim_share`)."""
+        group = self.group(u)
+        holder = self.hill_holder(battle)
+        if holder is not None and holder.uid == u.uid:
+            return self.hold_hill(battle, u, options)
         if self.engaging(battle):
             return self.engage(battle, u, options)
-        group = self.group(u)
         if group == "screen":
             return self.claim_ground(battle, u, options)
         if group == "bump":
             bump = self.bump_point(battle, u)
             if bump is not None:
                 return self.toward(battle, u, bump, options, "march")
-        return self.edge_of_reach(battle, u, options)
+        return self.claim_share(battle, u, options)
 
     def claim_ground(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
         """The move (or none) ending outside enemy reach that maximises the ground ``u`` controls and the trap it helps set."""
@@ -1021,12 +1068,20 @@ class ControlZonesAgent(TacticalAgent):
             if opt.startswith("reform") or opt in ("about_face",):
                 continue
             pose = predict_pose(battle, u, opt)
-            if mv.threats_on(battle, space.footprint_at(u, pose), 1 - self.side):
+            if self.unsafe_end(battle, u, pose):
                 continue
             score = self.ground_score(battle, u, pose, enemy_zone, land, hills)
             if score > best_score + 1.0:
                 best, best_score = opt, score
         return best
+
+    def unsafe_end(self, battle: Battle, u: UnitState, pose: geo.Pose) -> bool:
+        """Whether ``u`` ending a move at ``pose`` stands in an enemy's charge reach (exposure > 0), or the move
+        would run into an enemy (the engine stops it short of the forecast, in the enemy's face)."""
+        fp = space.footprint_at(u, pose)
+        if any(geo.distance(fp, space.footprint(e)) < 1.0 for e in self.enemies(battle)):
+            return True
+        return bool(mv.threats_on(battle, fp, 1 - self.side))
 
     def ground_score(
         self, battle: Battle, u: UnitState, pose: geo.Pose, enemy_zone: shapely.Geometry, land: shapely.Geometry, hills: list
@@ -1039,6 +1094,125 @@ class ControlZonesAgent(TacticalAgent):
         region = shapely.union_all(ours).difference(enemy_zone) if ours else shapely.Polygon()
         trap = mv.trap_zone(battle, self.side, moved).intersection(land).area
         return region.intersection(land).area + sum(region.intersection(h).area for h in hills) + TRAP_WEIGHT * trap
+
+    def charge_allowed(
+        self,
+        battle: Battle,
+        c: UnitState,
+        t: UnitState,
+        facing: str,
+        first: estimates.CombatEstimate,
+        later: estimates.CombatEstimate,
+        p_reach: float,
+    ) -> bool:
+        """An enemy contesting the key hill (on it, or threatening its point) is charged by whoever can reach
+        it and would not lose the first round by more than :data:`HILL_CHARGE_DIFF` (``terrain_denial_by_threat``:
+        the hill cannot be taken uncharged); the hill holder charges nothing else (it must not be drawn off
+        the hill); the rest use the tactical agents' rule."""
+        hill = mv.key_hill(battle)
+        contests = hill is not None and self.contests_hill(battle, t, hill)
+        if contests and p_reach >= MIN_REACH and first.diff >= HILL_CHARGE_DIFF:
+            return True
+        holder = self.hill_holder(battle)
+        if holder is not None and holder.uid == c.uid and not contests:
+            return False
+        return super().charge_allowed(battle, c, t, facing, first, later, p_reach)
+
+    @staticmethod
+    def contests_hill(battle: Battle, e: UnitState, hill: shapely.Polygon) -> bool:
+        """Whether enemy ``e`` stands on ``hill`` or could charge a unit at its representative point (so the
+        hill is not in our control while ``e`` is free)."""
+        rp = hill.representative_point()
+        return hill.contains(shapely.Point(e.x, e.y)) or (
+            mv.can_threaten(battle, e) and mv.covers_point(e, space.pose(e), (rp.x, rp.y)))
+
+    def hill_holder(self, battle: Battle) -> UnitState | None:
+        """The unit that keeps the key hill under threat: the planned holder while it is free to charge,
+        else the free unit (not a character, war machine or the speed bump) nearest to threatening the
+        hill's point; None without a hill or a free unit."""
+        hill = mv.key_hill(battle)
+        if hill is None:
+            return None
+        free = [
+            u for u in space.alive_units(battle.state, self.side)
+            if not u.character and self.group(u) != "bump" and mv.can_threaten(battle, u)
+        ]
+        planned = [u for u in free if self.group(u) == "hill"]
+        if planned:
+            return planned[0]
+        rp = hill.representative_point()
+        return min(free, key=lambda u: (geo.distance(space.footprint(u), rp) - charge_reach(u), u.uid), default=None)
+
+    def hold_hill(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
+        """``terrain_denial_by_threat``: keep the key hill's point (its representative point, as the detector
+        reads it) in ``u``'s charge reach and front arc without standing on the hill.
+
+        An enemy contesting the hill (:meth:`contests_hill`) that ``u`` could not charge is faced first
+        (so it can be charged next turn). Otherwise, of staying put and the legal moves (reforms aside),
+        the one that keeps the point covered by
+        :data:`HILL_MARGIN` inches, off the hill, in the fewest enemies' reach, staying put on a tie;
+        when none covers it, steer for the post on our side of the hill (:meth:`hill_post`).
+        """
+        hill = mv.key_hill(battle)
+        if hill is None:
+            return self.edge_of_reach(battle, u, options)
+        rp = hill.representative_point()
+        point = (rp.x, rp.y)
+        rivals = [e for e in self.enemies(battle) if self.contests_hill(battle, e, hill)]
+        rival = min(rivals, key=lambda e: (space.unit_distance(u, e), e.uid), default=None)
+        if rival is not None and not mv.covers_point(u, space.pose(u), (rival.x, rival.y)):
+            turn = steer(battle, u, (rival.x, rival.y), "half", options, approach=True)
+            if turn is not None:
+                return turn
+        best, best_key = None, None
+        for opt in [None, *sorted(o for o in options if not o.startswith("reform"))]:
+            pose = space.pose(u) if opt is None else predict_pose(battle, u, opt)
+            if not mv.covers_point(u, pose, point, HILL_MARGIN) or hill.contains(shapely.Point(pose.x, pose.y)):
+                continue
+            key = (len(mv.threats_on(battle, space.footprint_at(u, pose), 1 - self.side)), opt is not None)
+            if best_key is None or key < best_key:
+                best, best_key = opt, key
+        if best_key is not None:
+            return best
+        return steer(battle, u, self.hill_post(battle, u, hill), "march", options, approach=False) or self.hold(battle, u, options)
+
+    def hill_post(self, battle: Battle, u: UnitState, hill: shapely.Polygon) -> tuple[float, float]:
+        """Where the holder stands to threaten ``hill``: level with its representative point, its front edge
+        1" short of the hill's edge on our side (centre off the hill, the point well inside its reach)."""
+        rp = hill.representative_point()
+        _, miny, _, maxy = hill.bounds
+        if self.side == 0:
+            return (rp.x, miny - 1.0 - u.depth / 2)
+        return (rp.x, maxy + 1.0 + u.depth / 2)
+
+    def claim_share(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
+        """``area_control`` / ``advance_to_expand_control``: of staying put and the legal moves (reforms and
+        about-faces aside, facing at most :data:`CLAIM_FACING` off straight ahead) that end in no enemy's
+        charge reach, the one with the best control share (:func:`tactics.manoeuvres.control_areas`) plus
+        :data:`ADVANCE_WEIGHT` per inch gained towards the enemy's edge; staying put unless a move beats it
+        by :data:`SHARE_GAIN`. A unit already in reach steps out if it can."""
+        forward = 90.0 if self.side == 0 else 270.0
+        sign = 1.0 if self.side == 0 else -1.0
+
+        def score(pose: geo.Pose | None) -> float:
+            own, opp = mv.control_areas(battle, self.side, {u.uid: pose} if pose is not None else None)
+            share = own / (own + opp) if own + opp > 0 else 0.5
+            return share + (ADVANCE_WEIGHT * sign * (pose.y - u.y) if pose is not None else 0.0)
+
+        exposed = bool(mv.threats_on(battle, space.footprint(u), 1 - self.side))
+        best, best_score = None, -1.0 if exposed else score(None) + SHARE_GAIN
+        for opt in sorted(options):
+            if opt.startswith("reform") or opt == "about_face":
+                continue
+            pose = predict_pose(battle, u, opt)
+            if abs(angle_diff(pose.facing, forward)) > CLAIM_FACING or self.unsafe_end(battle, u, pose):
+                continue
+            value = score(pose)
+            if value > best_score:
+                best, best_score = opt, value
+        if best is None and exposed:
+            return self.step_out_of_reach(battle, u, options)
+        return best
 
     def bump_point(self, battle: Battle, u: UnitState) -> tuple[float, float] | None:
         """A point on the fastest enemy's path to our nearest unit (``swarm_speed_bump``), or None without fast enemies."""

@@ -11,7 +11,8 @@ agents (``agents/tactical.py``) turn the answers into orders.
   bonus (tactics.md §0.4, ``flanking_charge_bonus``).
 * **Threat and control zones** (§0.1, §2.2) — :func:`threats_on`,
   :func:`threat_zone`, :func:`control`, :func:`dead_zone`,
-  :func:`denied_hills`, :func:`corridor`, :func:`trap_zone` and
+  :func:`denied_hills`, :func:`key_hill`, :func:`covers_point`, :func:`corridor`,
+  :func:`trap_zone` and
   :func:`herding_trap`.
 * **Flank seeking and combined charges** — :func:`flank_point`,
   :func:`rear_point`, :func:`flank_charges` and :func:`combined_charges`.
@@ -200,6 +201,18 @@ def control_share(battle: Battle, side: int) -> float:
     return own / (own + other) if own + other > 0 else 0.5
 
 
+def control_areas(battle: Battle, side: int, moved: Mapping[int, geo.Pose] | None = None) -> tuple[float, float]:
+    """Square inches of ``control(side)`` and ``control(opponent)`` on the table, with ``moved`` overriding
+    positions (a forecast): the two terms of ``control_share`` (``area_control``, tactics.md §2.2)."""
+    table = shapely.box(0.0, 0.0, battle.state.table_w, battle.state.table_h)
+    zones = []
+    for s in (side, 1 - side):
+        regions = [threat_region(u, (moved or {}).get(u.uid)) for u in space.alive_units(battle.state, s) if can_threaten(battle, u)]
+        zones.append(shapely.union_all(regions).intersection(table) if regions else shapely.Polygon())
+    own, opp = zones
+    return own.difference(opp).area, opp.difference(own).area
+
+
 def hills(battle: Battle) -> list[shapely.Polygon]:
     """The hill polygons on the table."""
     return [space.terrain_poly(t) for t in battle.state.terrain if t.kind == "hill"]
@@ -209,6 +222,21 @@ def denied_hills(battle: Battle, side: int) -> list[shapely.Polygon]:
     """``terrain_denial_by_threat``: hills mostly inside ``control(side)``: the enemy cannot climb them uncharged."""
     zone = control(battle, side)
     return [h for h in hills(battle) if h.intersection(zone).area >= 0.5 * h.area]
+
+
+def key_hill(battle: Battle) -> shapely.Polygon | None:
+    """``terrain_denial_by_threat``: the hill nearest the table's centre (the contested one), or None without hills."""
+    cx, cy = battle.state.table_w / 2, battle.state.table_h / 2
+    return min(hills(battle), key=lambda h: (h.representative_point().distance(shapely.Point(cx, cy)), h.bounds), default=None)
+
+
+def covers_point(u: UnitState, pose: geo.Pose, point: tuple[float, float], margin: float = 0.0) -> bool:
+    """Whether ``u`` standing at ``pose`` could charge a unit at ``point`` (table inches): the point lies in its
+    front arc and within its charge reach less ``margin`` inches (the threat zone of tactics.md §0.1)."""
+    target = shapely.Point(point)
+    if geo.distance(space.footprint_at(u, pose), target) > charges.charge_reach(u) - margin:
+        return False
+    return geo.partly_in_vision_arc(pose, u.width, u.depth, target)
 
 
 def corridor(battle: Battle, side: int) -> shapely.Geometry:
