@@ -427,12 +427,16 @@ class FlankTeethAgent(TacticalAgent):
         return min(enemies, key=lambda e: (sign * self.own_x(battle, e), e.uid), default=None)
 
 
-LURE_DEPTH = 20.0
+LURE_DEPTH = 14.0
 """Inches from the own edge where the weak wing of ``weakened_flank`` waits to be charged (8" ahead of the zone)."""
 LURE_SHIFT = 4.0
 """Inches the lure steps in from its deployment column, towards the main body, to its bait spot."""
 STRIKE_GAP = 12.0
 """Inches (centre to centre) from the lure's bait spot to the flank-strike post, on the main body's side."""
+LURE_TURNS = 2
+"""Up to this turn the lure waits at its bait spot and the strike group at its posts (unless a pursuer shows)."""
+STRIKE_DEPTH = 9.0
+"""Inches from the own edge of the flank-strike posts: back in the zone, out of reach of the enemies closing on the lure."""
 STRIKE_FILE_GAP = 2.0
 """Inches between neighbouring units of the flank-strike group at their posts."""
 
@@ -474,7 +478,7 @@ class WeakenedFlankAgent(TacticalAgent):
         if group == "inner" and chasers:
             target = min(chasers, key=lambda e: (space.unit_distance(u, e), e.uid))
             return self.strike(battle, u, options, target)
-        if self.engaging(battle) or group == "strong":
+        if group == "strong" or battle.state.turn > LURE_TURNS or (self.engaging(battle) and group not in ("weak", "inner")):
             return self.engage(battle, u, options)
         if group == "weak":
             if self.weak_fled(battle):
@@ -524,7 +528,7 @@ class WeakenedFlankAgent(TacticalAgent):
             if s.uid == u.uid:
                 break
             x -= sign * (s.width + STRIKE_FILE_GAP)
-        return self.own_point(battle, x, LURE_DEPTH)
+        return self.own_point(battle, x, STRIKE_DEPTH)
 
     def strike(self, battle: Battle, u: UnitState, options: Collection[str], e: UnitState) -> str | None:
         """Go for a pursuer ``e``: straight in from its flank or rear, else round to its flank first."""
@@ -535,7 +539,7 @@ class WeakenedFlankAgent(TacticalAgent):
     def safer_option(self, battle: Battle, u: UnitState, option: str, options: Collection[str]) -> str | None:
         """The lure and the strike group go to their spots whatever the dead-zone check says: being in the
         enemy's reach is the lure's job, and a strike post left empty loses the pursuer's flank."""
-        if self.group(u) in ("weak", "inner") and not self.engaging(battle):
+        if self.group(u) in ("weak", "inner") and battle.state.turn <= LURE_TURNS:
             return option
         return super().safer_option(battle, u, option, options)
 
@@ -562,8 +566,6 @@ SHIFT_DEPTH_X = 12.0
 """Inches past the centre line, into the main body's half, that the decoys aim for."""
 SHIFT_TURN_ANGLE = 45.0
 """Degrees off a decoy's facing beyond which it turns or wheels towards its shift point before it marches."""
-SHIFT_LANE_SLACK = 1.0
-"""Inches a decoy's wheel out of the line may carry it past its lane towards the enemy (else a shorter move)."""
 
 
 class AbandonedFlankAgent(TacticalAgent):

@@ -73,8 +73,9 @@ WEAK_U = 0.25
 """Lateral position (fraction of the table width from the weak edge) of the weak wing's units."""
 DECOY_SHARE = (0.20, 0.35)
 """Points share of the decoy wing of ``abandoned_flank`` (its deployment signature)."""
-DECOY_STEP = 2 * 6.0
-"""Inches between the decoys of ``abandoned_flank`` (every other deployment column)."""
+DECOY_STEP = 3 * 6.0
+"""Inches between the decoys of ``abandoned_flank`` (every third deployment column: room for a square turn and
+its 0.75·M move in the Vanguard move without ending against the next decoy)."""
 IRRITANT_COLUMNS = 2
 """Deployment columns in from its wing's edge where the ``sacrifice_for_deployment`` irritant stands without a hill."""
 IRRITANT_ISOLATION = 13.0
@@ -665,7 +666,7 @@ def abandoned_flank_template(army: Sequence[UnitState], table_w: float, decoy_si
     decoy = decoy_wing_units(army)
     outward = 1 if decoy_side == RIGHT else -1
     first = min(COLUMNS, key=lambda x: (outward * (table_w / 2 - x) >= 0, abs(x - table_w / 2), -outward * x))
-    # Every other column, so that each decoy has room to turn square and set off across (tactics.md: the
+    # Every third column, so that each decoy has room to turn square and set off across (tactics.md: the
     # shift is made in turns 1-2); an army too large for that spills over as a plain line.
     for i, u in enumerate(decoy):
         x = first + outward * DECOY_STEP * i
@@ -675,9 +676,14 @@ def abandoned_flank_template(army: Sequence[UnitState], table_w: float, decoy_si
                    "decoy" if is_mobile(u) else "decoy_inf")
     main = sorted((u for u in body_units(army) if u not in decoy), key=lambda u: (-u.points, u.uid))
     edge, inward = edge_of(main_side)
-    # The main body keeps to its own half where it can (thin units in a second line), so that nothing slow
-    # stands among the decoys: it would be left behind by the shift, and a loss there panics them.
-    fill_from_edge(plan, [u for u in main if not is_scout(u)], edge, inward, "main", limit=table_w / 2)
+    # The main body keeps to its own half where it can (thin units in a second line, war machines in the
+    # back row from its edge), so that nothing slow stands among the decoys: it would be left behind by the
+    # shift, and a loss there panics them.
+    machines = [u for u in main if is_war_machine(u)]
+    fill_from_edge(plan, [u for u in main if not is_scout(u) and u not in machines], edge, inward, "main",
+                   limit=table_w / 2)
+    for i, u in enumerate(machines):
+        plan.place([u], {u.uid: edge + inward * STEP * i}, BACK, "main")
     _place_scouts(plan, [u for u in main if is_scout(u)], table_w, (main_side,))
     _place_characters(plan, _unjoined_characters(army), edge + inward * table_w / 4)
     _place_rest(plan, army, table_w)
