@@ -560,7 +560,7 @@ SHIFT_TURNS = 2
 """The decoys of ``abandoned_flank`` shift across in these first turns."""
 SHIFT_DEPTH = 15.0
 """Inches from the own edge of the first decoy's lane: just in front of the main line, short of the enemy's reach."""
-SHIFT_LANE_STEP = 5.0
+SHIFT_LANE_STEP = 3.0
 """Inches between the decoys' lanes (each its own, so that none blocks another)."""
 SHIFT_DEPTH_X = 12.0
 """Inches past the centre line, into the main body's half, that the decoys aim for."""

@@ -301,7 +301,7 @@ def test_weakened_flank_bait_spot_and_strike_post(side: int) -> None:
 
 def test_abandoned_flank_decoys_shift_in_their_own_lanes() -> None:
     """Main body on the left: every decoy aims 12" past the centre line (x = 24"), each in its own lane in
-    front of the main line — 15" from the own edge for the decoy placed nearest the main body, 20" for the next."""
+    front of the main line — 15" from the own edge for the decoy placed nearest the main body, 18" for the next."""
     from agents.tactical import AbandonedFlankAgent
     from tactics.deployment import abandoned_flank_template
     from tests.setups import battle as setup, placement
@@ -322,7 +322,7 @@ def test_abandoned_flank_decoys_shift_in_their_own_lanes() -> None:
     agent.plan = abandoned_flank_template(army, b.state.table_w, "right")
     order = agent.decoys_in_lane_order(b)
     assert [u.type_id for u in order] == ["order_knights", "marcher_outriders"]
-    assert [agent.shift_point(b, u) for u in order] == [pytest.approx((24.0, 15.0)), pytest.approx((24.0, 20.0))]
+    assert [agent.shift_point(b, u) for u in order] == [pytest.approx((24.0, 15.0)), pytest.approx((24.0, 18.0))]
 
 
 def test_move_outcome_forecasts_the_real_move_and_leaves_the_battle_alone() -> None:
