@@ -676,14 +676,13 @@ def abandoned_flank_template(army: Sequence[UnitState], table_w: float, decoy_si
                    "decoy" if is_mobile(u) else "decoy_inf")
     main = sorted((u for u in body_units(army) if u not in decoy), key=lambda u: (-u.points, u.uid))
     edge, inward = edge_of(main_side)
-    # The main body keeps to its own half where it can (thin units in a second line, war machines in the
-    # back row from its edge), so that nothing slow stands among the decoys: it would be left behind by the
-    # shift, and a loss there panics them.
-    machines = [u for u in main if is_war_machine(u)]
-    fill_from_edge(plan, [u for u in main if not is_scout(u) and u not in machines], edge, inward, "main",
-                   limit=table_w / 2)
-    for i, u in enumerate(machines):
-        plan.place([u], {u.uid: edge + inward * STEP * i}, BACK, "main")
+    # The main body keeps to its own half where it can (thin units in a second line), so that nothing slow
+    # stands among the decoys: it would be left behind by the shift, and a loss there panics them. A war
+    # machine that still spills over goes to the back row from the main body's edge.
+    fill_from_edge(plan, [u for u in main if not is_scout(u)], edge, inward, "main", limit=table_w / 2)
+    spilled = [u for u in main if is_war_machine(u) and outward * (plan.targets[u.uid].x - table_w / 2) > 0]
+    for i, u in enumerate(spilled):
+        plan.targets[u.uid] = SlotTarget(edge + inward * STEP * i, BACK)
     _place_scouts(plan, [u for u in main if is_scout(u)], table_w, (main_side,))
     _place_characters(plan, _unjoined_characters(army), edge + inward * table_w / 4)
     _place_rest(plan, army, table_w)
