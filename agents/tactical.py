@@ -428,7 +428,8 @@ class FlankTeethAgent(TacticalAgent):
 
 
 LURE_DEPTH = 14.0
-"""Inches from the own edge where the weak wing of ``weakened_flank`` waits to be charged (8" ahead of the zone)."""
+"""Inches from the own edge where the weak wing of ``weakened_flank`` waits to be charged (2" ahead of the
+12" zone, in front of the strike posts)."""
 LURE_SHIFT = 4.0
 """Inches the lure steps in from its deployment column, towards the main body, to its bait spot."""
 STRIKE_GAP = 12.0
@@ -449,14 +450,14 @@ class WeakenedFlankAgent(TacticalAgent):
     weak wing ("weak") steps to its bait spot (:meth:`bait_spot`,
     :data:`LURE_DEPTH` from the own edge, a little in towards the main body)
     and waits there for a charge, from which it flees if it can escape
-    (``feigned_flight``) — away from the charger, so the pursuer ends on the
-    bait spot. The flank-strike group ("inner") takes posts level with that
-    spot on the main body's side (:meth:`strike_post`), facing diagonally
-    towards the weak wing, so a pursuer stopping there shows it a flank;
-    once an enemy has charged or pursued the lure, the group charges it
+    (``feigned_flight``) — away from the charger, so the pursuer comes on
+    towards the bait spot. The flank-strike group ("inner") takes posts
+    :data:`STRIKE_GAP` in from that spot, back in the zone
+    (:meth:`strike_post`), facing diagonally towards the weak wing; once an
+    enemy has charged or pursued the lure, the group charges it
     (:meth:`TacticalAgent.charge_score` adds the punish bonus) or goes round
-    to its flank. The strong wing ("strong") advances. Everyone engages from
-    turn 3; the strike group keeps after pursuers first.
+    to its flank. The strong wing ("strong") advances. Everyone engages after
+    turn :data:`LURE_TURNS`; the strike group keeps after pursuers first.
     """
 
     name = "weakened_flank"
@@ -517,8 +518,9 @@ class WeakenedFlankAgent(TacticalAgent):
         return self.own_point(battle, x, LURE_DEPTH)
 
     def strike_post(self, battle: Battle, u: UnitState) -> tuple[float, float]:
-        """Where strike unit ``u`` waits: level with the bait spot, :data:`STRIKE_GAP` towards the main body,
-        the group's units side by side from there (in uid order) towards the strong edge."""
+        """Where strike unit ``u`` waits: :data:`STRIKE_GAP` from the bait spot towards the main body,
+        :data:`STRIKE_DEPTH` from the own edge, the group's units side by side from there (in uid order)
+        towards the strong edge."""
         w = battle.state.table_w
         sign = self.weak_edge_sign()
         bait_x = own_x(self.side, self.bait_spot(battle)[0], w)

@@ -542,20 +542,6 @@ def ring_coverage(battle: Battle, asset: UnitState, reach: float = 6.0) -> float
     return float(sum(covered))
 
 
-# ----------------------------------------------------------------------------- move forecasts
-def move_outcome(battle: Battle, u: UnitState, option: str) -> UnitState:
-    """``u`` as the move ``option`` (one of its legal move options now) really leaves it: the move is
-    made on ``battle.clone()``, so units in the way, the 1" gaps and the table edge stop it as they
-    would, and a turn's new formation is kept (a march within 8" of an enemy is tested on the clone's
-    dice). Returns the clone's unit; ``battle`` is not touched."""
-    from env.rules import movement
-    from env.rules.actions import Action
-
-    b = battle.clone()
-    movement.apply(b, Action("move", u.uid, None, option))
-    return b.unit(u.uid)
-
-
 # ----------------------------------------------------------------------------- unmasking shooters
 def visible_targets(battle: Battle, shooter: UnitState, moved: Mapping[int, geo.Pose] | None = None) -> set[int]:
     """Enemies ``shooter`` has in range and sight, with the units in ``moved`` standing at those poses instead."""
