@@ -666,10 +666,6 @@ class AbandonedFlankAgent(TacticalAgent):
         """Table ``y`` as inches from this side's own edge."""
         return y if self.side == 0 else battle.state.table_h - y
 
-    def own_y(self, battle: Battle, u: UnitState) -> float:
-        """``u``'s depth in inches from this side's own table edge."""
-        return u.y if self.side == 0 else battle.state.table_h - u.y
-
     def safer_option(self, battle: Battle, u: UnitState, option: str, options: Collection[str]) -> str | None:
         """During the shift the decoys go on whatever the dead-zone check says: the shift is the tactic
         (tactics.md: the whole army must be on one flank by turn 2), and a decoy that waits is left behind."""
