@@ -65,6 +65,7 @@ from tactics.deployment import (
     FRONT,
     LEFT,
     RIGHT,
+    WEAK_U,
     DeploymentPlan,
     SlotTarget,
     abandoned_flank_template,
@@ -429,17 +430,37 @@ class FlankTeethAgent(TacticalAgent):
         return min(enemies, key=lambda e: (sign * self.own_x(battle, e), e.uid), default=None)
 
 
+LURE_DEPTH = 14.0
+"""Inches from the own edge where the weak wing of ``weakened_flank`` waits to be charged (2" ahead of the
+12" zone, in front of the strike posts)."""
+LURE_SHIFT = 4.0
+"""Inches the lure steps in from its deployment column, towards the main body, to its bait spot."""
+STRIKE_GAP = 12.0
+"""Inches (centre to centre) from the lure's bait spot to the flank-strike post, on the main body's side."""
+LURE_TURNS = 2
+"""Up to this turn the lure waits at its bait spot and the strike group at its posts (unless a pursuer shows)."""
+STRIKE_DEPTH = 9.0
+"""Inches from the own edge of the flank-strike posts: back in the zone, out of reach of the enemies closing on the lure."""
+STRIKE_FILE_GAP = 2.0
+"""Inches between neighbouring units of the flank-strike group at their posts."""
+
+
 class WeakenedFlankAgent(TacticalAgent):
     """``weakened_flank`` (tactics.md §4.3): Scouts alone on one wing pick a fight, fall back, and the army flanks the pursuers.
 
     Deployment: :func:`tactics.deployment.weakened_flank_template` on the wing
-    chosen by :func:`tactics.deployment.choose_strong_side`. The weak wing
-    ("weak") harasses: it shoots when it can, edges towards the enemy on its
-    wing, and flees from charges it can escape — towards the main body, which
-    is where its flight from an enemy on that wing leads (``feigned_flight``).
-    The inner units of the main body ("inner") turn to face the weak wing and
-    wait for the pursuers, charging them in the flank; the strong wing
-    ("strong") advances. Everyone engages from turn 3.
+    chosen by :func:`tactics.deployment.choose_strong_side`. Turns 1–2: the
+    weak wing ("weak") steps to its bait spot (:meth:`bait_spot`,
+    :data:`LURE_DEPTH` from the own edge, a little in towards the main body)
+    and waits there for a charge, from which it flees if it can escape
+    (``feigned_flight``) — away from the charger, so the pursuer comes on
+    towards the bait spot. The flank-strike group ("inner") takes posts
+    :data:`STRIKE_GAP` in from that spot, back in the zone
+    (:meth:`strike_post`), facing diagonally towards the weak wing; once an
+    enemy has charged or pursued the lure, the group charges it
+    (:meth:`TacticalAgent.charge_score` adds the punish bonus) or goes round
+    to its flank. The strong wing ("strong") advances. Everyone engages after
+    turn :data:`LURE_TURNS`; the strike group keeps after pursuers first.
     """
 
     name = "weakened_flank"
@@ -455,32 +476,82 @@ class WeakenedFlankAgent(TacticalAgent):
         return ("strong", "inner")
 
     def role_move(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
-        """Weak wing: harass; inner units: face the weak wing and wait; then engage."""
+        """Weak wing: to the bait spot and wait; strike group: chasers first, else to its post; then engage."""
         group = self.group(u)
-        if self.engaging(battle) or group == "strong":
+        chasers = [e for e in self.enemies(battle) if e.uid in self.bitten]
+        if group == "inner" and chasers:
+            target = min(chasers, key=lambda e: (space.unit_distance(u, e), e.uid))
+            return self.strike(battle, u, options, target)
+        if group == "strong" or battle.state.turn > LURE_TURNS or (self.engaging(battle) and group not in ("weak", "inner")):
             return self.engage(battle, u, options)
         if group == "weak":
-            target = self.target_for(battle, u)
-            if target is None:
-                return None
-            if mv.threats_on(battle, space.footprint(u), 1 - self.side):
+            if self.weak_fled(battle):
                 return self.hold(battle, u, options)
-            return self.advance_on(battle, u, options, target, pace="advance")
+            return self.toward(battle, u, self.bait_spot(battle), options)
         if group == "inner":
-            chasers = [e for e in self.enemies(battle) if e.uid in self.bitten]
-            if chasers:
-                return self.engage(battle, u, options, min(chasers, key=lambda e: (space.unit_distance(u, e), e.uid)))
+            post = self.strike_post(battle, u)
+            if math.hypot(post[0] - u.x, post[1] - u.y) > 1.0:
+                move = steer(battle, u, post, "march", options, approach=False)
+                if move is not None:
+                    return move
             return self.face_weak_wing(battle, u, options)
         return self.engage(battle, u, options)
+
+    def weak_fled(self, battle: Battle) -> bool:
+        """Whether a unit of the weak wing has fled or been charged (the bait is taken)."""
+        return any(self.group(w) == "weak" and (w.fleeing or not w.alive or w.flags.get("fled_reaction"))
+                   for w in self.army(battle)) or bool(self.bitten)
+
+    def weak_edge_sign(self) -> float:
+        """+1 when the weak wing is on the own right, −1 on the own left."""
+        strong = self.plan.strong_side if self.plan and self.plan.strong_side else LEFT
+        return 1.0 if strong == LEFT else -1.0
+
+    def own_point(self, battle: Battle, x: float, depth: float) -> tuple[float, float]:
+        """The table point at own-frame ``x`` (inches from the own left edge) and ``depth`` from the own edge."""
+        st = battle.state
+        return (own_x(self.side, x, st.table_w), depth if self.side == 0 else st.table_h - depth)
+
+    def bait_spot(self, battle: Battle) -> tuple[float, float]:
+        """Where the lure waits: its deployment column (``WEAK_U`` of the width from the weak edge)
+        stepped :data:`LURE_SHIFT` in towards the main body, :data:`LURE_DEPTH` from the own edge."""
+        w = battle.state.table_w
+        sign = self.weak_edge_sign()
+        x = (w / 2 + sign * (w / 2 - WEAK_U * w)) - sign * LURE_SHIFT
+        return self.own_point(battle, x, LURE_DEPTH)
+
+    def strike_post(self, battle: Battle, u: UnitState) -> tuple[float, float]:
+        """Where strike unit ``u`` waits: :data:`STRIKE_GAP` from the bait spot towards the main body,
+        :data:`STRIKE_DEPTH` from the own edge, the group's units side by side from there (in uid order)
+        towards the strong edge."""
+        w = battle.state.table_w
+        sign = self.weak_edge_sign()
+        bait_x = own_x(self.side, self.bait_spot(battle)[0], w)
+        strikers = sorted((s for s in self.army(battle) if self.group(s) == "inner"), key=lambda s: s.uid)
+        x = bait_x - sign * STRIKE_GAP
+        for s in strikers:
+            if s.uid == u.uid:
+                break
+            x -= sign * (s.width + STRIKE_FILE_GAP)
+        return self.own_point(battle, x, STRIKE_DEPTH)
+
+    def strike(self, battle: Battle, u: UnitState, options: Collection[str], e: UnitState) -> str | None:
+        """Go for a pursuer ``e``: straight in from its flank or rear, else round to its flank first."""
+        if mv.attack_arc(battle, u, e) != "front":
+            return self.advance_on(battle, u, options, e)
+        return self.flank_attack(battle, u, e, mv.flank_point(e, u), options)
+
+    def safer_option(self, battle: Battle, u: UnitState, option: str, options: Collection[str]) -> str | None:
+        """The lure and the strike group go to their spots whatever the dead-zone check says: being in the
+        enemy's reach is the lure's job, and a strike post left empty loses the pursuer's flank."""
+        if self.group(u) in ("weak", "inner") and battle.state.turn <= LURE_TURNS:
+            return option
+        return super().safer_option(battle, u, option, options)
 
     def face_weak_wing(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
         """Wheel once to face diagonally towards the weak wing's ground ahead (the flank-strike posture)."""
         weak = [w for w in self.army(battle) if self.group(w) == "weak" and w.alive]
-        if not weak:
-            return self.hold(battle, u, options)
-        w = weak[0]
-        goal = self.forward_point(battle, w, battle.state.table_h / 2)
-
+        goal = self.bait_spot(battle) if not weak else self.forward_point(battle, weak[0], battle.state.table_h / 2)
         off = off_axis(u, goal)
         if abs(off) > 30.0:
             side = "left" if off > 0 else "right"
@@ -492,10 +563,14 @@ class WeakenedFlankAgent(TacticalAgent):
 
 SHIFT_TURNS = 2
 """The decoys of ``abandoned_flank`` shift across in these first turns."""
-SHIFT_DEPTH = 16.0
-"""Inches from the own edge where the shifting decoys run: in front of the main line, short of the enemy's reach."""
-SHIFT_DEPTH_X = 8.0
+SHIFT_DEPTH = 15.0
+"""Inches from the own edge of the first decoy's lane: just in front of the main line, short of the enemy's reach."""
+SHIFT_LANE_STEP = 3.0
+"""Inches between the decoys' lanes (each its own, so that none blocks another)."""
+SHIFT_DEPTH_X = 12.0
 """Inches past the centre line, into the main body's half, that the decoys aim for."""
+SHIFT_TURN_ANGLE = 45.0
+"""Degrees off a decoy's facing beyond which it turns or wheels towards its shift point before it marches."""
 
 
 class AbandonedFlankAgent(TacticalAgent):
@@ -543,32 +618,56 @@ class AbandonedFlankAgent(TacticalAgent):
         return self.engage(battle, u, options, self.flank_target(battle, u))
 
     def shift_point(self, battle: Battle, u: UnitState) -> tuple[float, float]:
-        """Where a decoy goes in turns 1–2: across the centre line into the main body's half, in front of its line."""
+        """Where a decoy goes in turns 1–2: :data:`SHIFT_DEPTH_X` across the centre line into the main body's
+        half, in its own lane in front of the main line (:data:`SHIFT_DEPTH`, then every
+        :data:`SHIFT_LANE_STEP` further out, the decoy nearest the main body in the first lane)."""
         w = battle.state.table_w
         main_left = (self.plan.strong_side if self.plan and self.plan.strong_side else RIGHT) == LEFT
         x = own_x(self.side, w / 2 - SHIFT_DEPTH_X if main_left else w / 2 + SHIFT_DEPTH_X, w)
-        return (x, self.forward_point(battle, u, SHIFT_DEPTH)[1])
+        lane = next((i for i, d in enumerate(self.decoys_in_lane_order(battle)) if d.uid == u.uid), 0)
+        return (x, self.forward_point(battle, u, SHIFT_DEPTH + SHIFT_LANE_STEP * lane)[1])
+
+    def decoys_in_lane_order(self, battle: Battle) -> list[UnitState]:
+        """The decoys (FLY/FC and i1), the one placed nearest the main body first: lane 0, and first to move."""
+        main_left = (self.plan.strong_side if self.plan and self.plan.strong_side else RIGHT) == LEFT
+        sign = 1.0 if main_left else -1.0
+        placed = self.plan.targets if self.plan else {}
+        return sorted((d for d in self.army(battle) if self.group(d) in ("decoy", "decoy_inf")),
+                      key=lambda d: (sign * placed[d.uid].x if d.uid in placed else 0.0, d.uid))
+
+    def choose_move(self, battle: Battle, legal: list[Action]) -> Action:
+        """In the shift turns the decoys move first, lane 0 first, so that none waits behind another or
+        behind a main-body unit that has not yet made room; then as the base agent."""
+        if battle.state.turn <= SHIFT_TURNS:
+            options = move_options(legal)
+            for d in self.decoys_in_lane_order(battle):
+                if d.uid in options and not d.fleeing:
+                    option = self.move_option(battle, d, options[d.uid])
+                    if option is not None and option in options[d.uid]:
+                        return options[d.uid][option]
+        return super().choose_move(battle, legal)
 
     def shift_across(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
-        """The lateral shift: out of the line with a wheel towards the main body's half (the line blocks a
-        square turn), then march along the front of the main line."""
+        """The lateral shift: out of the deployment line towards the shift point with a march wheel (a square
+        turn once clear of the zone), then a march along the decoy's lane. In the Vanguard move only a
+        square turn is made (a wheel forward would walk into the enemy's reach)."""
         goal = self.shift_point(battle, u)
         off = off_axis(u, goal)
-        in_zone = self.own_y(battle, u) < battle.state.queue.get("zone_depth", 12.0) + 2.0
-        if abs(off) > 60.0 and in_zone:
+        vanguard = battle.state.turn == 0
+        if abs(off) > SHIFT_TURN_ANGLE:
             side = "left" if off > 0 else "right"
-            for opt in (f"march_wheel_{side}", f"wheel_{side}", f"wheel_{side}_short", "march", "advance"):
-                if opt in options:
-                    return opt
-        if abs(off) > 60.0:
-            turn = "turn_left" if off > 0 else "turn_right"
-            if turn in options:
-                return turn
+            in_zone = self.own_depth(battle, u.y) < battle.state.queue.get("zone_depth", 12.0) + 2.0
+            order = [f"turn_{side}"] if vanguard else \
+                [f"march_wheel_{side}", f"wheel_{side}", f"turn_{side}"] if in_zone else \
+                [f"turn_{side}", f"march_wheel_{side}", f"wheel_{side}"]
+            return next((o for o in order if o in options), None)
+        if vanguard:
+            return None
         return self.toward(battle, u, goal, options, "march")
 
-    def own_y(self, battle: Battle, u: UnitState) -> float:
-        """``u``'s depth in inches from this side's own table edge."""
-        return u.y if self.side == 0 else battle.state.table_h - u.y
+    def own_depth(self, battle: Battle, y: float) -> float:
+        """Table ``y`` as inches from this side's own edge."""
+        return y if self.side == 0 else battle.state.table_h - y
 
     def safer_option(self, battle: Battle, u: UnitState, option: str, options: Collection[str]) -> str | None:
         """During the shift the decoys go on whatever the dead-zone check says: the shift is the tactic

@@ -73,8 +73,9 @@ WEAK_U = 0.25
 """Lateral position (fraction of the table width from the weak edge) of the weak wing's units."""
 DECOY_SHARE = (0.20, 0.35)
 """Points share of the decoy wing of ``abandoned_flank`` (its deployment signature)."""
-DECOY_STEP = 2 * 6.0
-"""Inches between the decoys of ``abandoned_flank`` (every other deployment column)."""
+DECOY_STEP = 3 * 6.0
+"""Inches between the decoys of ``abandoned_flank`` (every third deployment column: room for a square turn and
+its 0.75·M move in the Vanguard move without ending against the next decoy)."""
 IRRITANT_COLUMNS = 2
 """Deployment columns in from its wing's edge where the ``sacrifice_for_deployment`` irritant stands without a hill."""
 IRRITANT_ISOLATION = 13.0
@@ -597,10 +598,11 @@ def weakened_flank_template(army: Sequence[UnitState], table_w: float, strong_si
     Weak wing ("weak"): :func:`weak_wing_units`, a quarter of the table in
     from the weak edge (≥ 12" from the side edge), Scouts in their forward
     row (so ≥ 12" from the own edge behind their flight). Main body: lined
-    up from the strong edge inwards, fast units outermost; its units nearest
-    the weak wing (the inner third of the main body, at least one) form the
-    flank-strike group ("inner") that turns on the pursuers; the rest is
-    "strong". Characters stand behind the main body.
+    up from the strong edge inwards; its units nearest the weak wing form the
+    flank-strike group ("inner") that turns on the pursuers — the main body's
+    fast and flying units, which have the reach to catch them in the flank,
+    else its inner third (at least one unit); the rest is "strong".
+    Characters stand behind the main body.
     """
     plan = DeploymentPlan(strong_side=strong_side)
     weak = weak_wing_units(army)
@@ -609,9 +611,10 @@ def weakened_flank_template(army: Sequence[UnitState], table_w: float, strong_si
     for i, u in enumerate(weak):
         x = x_weak + (STEP if weak_edge == LEFT else -STEP) * i
         plan.place([u], {u.uid: x}, SCOUT_ROW if is_scout(u) else FRONT, "weak")
-    main = sorted((u for u in body_units(army) if u not in weak), key=lambda u: (not is_mobile(u), -u.points, u.uid))
+    main = sorted((u for u in body_units(army) if u not in weak), key=lambda u: (is_mobile(u), -u.points, u.uid))
     main_line = [u for u in main if not is_scout(u)]
-    inner = set(u.uid for u in main_line[-max(1, len(main_line) // 3):]) if main_line else set()
+    strikers = [u for u in main_line if is_mobile(u)] or main_line[-max(1, len(main_line) // 3):]
+    inner = {u.uid for u in strikers}
     edge, inward = edge_of(strong_side)
     fill_from_edge(plan, main_line, edge, inward, {u.uid: "inner" if u.uid in inner else "strong" for u in main_line},
                    limit=table_w / 2)
@@ -663,7 +666,7 @@ def abandoned_flank_template(army: Sequence[UnitState], table_w: float, decoy_si
     decoy = decoy_wing_units(army)
     outward = 1 if decoy_side == RIGHT else -1
     first = min(COLUMNS, key=lambda x: (outward * (table_w / 2 - x) >= 0, abs(x - table_w / 2), -outward * x))
-    # Every other column, so that each decoy has room to turn square and set off across (tactics.md: the
+    # Every third column, so that each decoy has room to turn square and set off across (tactics.md: the
     # shift is made in turns 1-2); an army too large for that spills over as a plain line.
     for i, u in enumerate(decoy):
         x = first + outward * DECOY_STEP * i
@@ -673,7 +676,13 @@ def abandoned_flank_template(army: Sequence[UnitState], table_w: float, decoy_si
                    "decoy" if is_mobile(u) else "decoy_inf")
     main = sorted((u for u in body_units(army) if u not in decoy), key=lambda u: (-u.points, u.uid))
     edge, inward = edge_of(main_side)
-    fill_from_edge(plan, [u for u in main if not is_scout(u)], edge, inward, "main")
+    # The main body keeps to its own half where it can (thin units in a second line), so that nothing slow
+    # stands among the decoys: it would be left behind by the shift, and a loss there panics them. A war
+    # machine that still spills over goes to the back row from the main body's edge.
+    fill_from_edge(plan, [u for u in main if not is_scout(u)], edge, inward, "main", limit=table_w / 2)
+    spilled = [u for u in main if is_war_machine(u) and outward * (plan.targets[u.uid].x - table_w / 2) > 0]
+    for i, u in enumerate(spilled):
+        plan.targets[u.uid] = SlotTarget(edge + inward * STEP * i, BACK)
     _place_scouts(plan, [u for u in main if is_scout(u)], table_w, (main_side,))
     _place_characters(plan, _unjoined_characters(army), edge + inward * table_w / 4)
     _place_rest(plan, army, table_w)

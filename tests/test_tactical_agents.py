@@ -252,3 +252,75 @@ def test_tactical_agent_beats_random(agent: str) -> None:
 def test_open_loop_loses_to_line_advance() -> None:
     """``open_loop`` ignores the enemy: ``line_advance`` wins most of 20 battles against it."""
     assert wins("line_advance", "open_loop", range(STRENGTH_BATTLES)) > STRENGTH_BATTLES / 2
+
+
+def _flank_setup():
+    """Men in their own zone (blue, facing up the table): two foot blocks, knights, archers (Scouts); one orc block."""
+    from tests.setups import battle as setup, placement
+
+    return setup(
+        [
+            placement("marcher_spearmen", 20, 10, 90),
+            placement("marcher_halberdiers", 30, 10, 90),
+            placement("order_knights", 40, 10, 90, models=6, files=6),
+            placement("free_company_archers", 55, 10, 90, models=8, files=4),
+        ],
+        [placement("orc_warriors", 36, 40, 270)],
+    )
+
+
+def test_weakened_flank_strike_group_is_the_fast_units_at_the_inner_end() -> None:
+    """The main body's fast units form the flank-strike group ("inner") and stand nearest the weak wing."""
+    b = _flank_setup()
+    army = [u for u in b.state.units if u.side == 0]
+    plan = weakened_flank_template(army, b.state.table_w, "right")
+    knights = next(u for u in army if u.type_id == "order_knights")
+    foot = [u for u in army if u.type_id in ("marcher_spearmen", "marcher_halberdiers")]
+    assert plan.groups[knights.uid] == "inner"
+    assert [plan.groups[u.uid] for u in foot] == ["strong", "strong"]
+    # The weak wing is on the left: the knights close the main line on its left (inner) end.
+    assert all(plan.targets[knights.uid].x < plan.targets[u.uid].x for u in foot)
+
+
+@pytest.mark.parametrize("side", [0, 1])
+def test_weakened_flank_bait_spot_and_strike_post(side: int) -> None:
+    """Weak wing on the own left of a 72" x 48" table: the lure waits 4" in from its column (a quarter of the
+    width, 18"), 14" from the own edge; the only strike unit 12" further in, back in the zone (9")."""
+    from agents.tactical import WeakenedFlankAgent
+
+    b = _flank_setup()
+    agent = WeakenedFlankAgent()
+    agent.reset(b, side)
+    army = [u for u in b.state.units if u.side == 0]
+    agent.plan = weakened_flank_template(army, b.state.table_w, "right")
+    knights = next(u for u in army if u.type_id == "order_knights")
+    own = (lambda x, d: (x, d)) if side == 0 else (lambda x, d: (72.0 - x, 48.0 - d))
+    assert agent.bait_spot(b) == pytest.approx(own(22.0, 14.0))
+    assert agent.strike_post(b, knights) == pytest.approx(own(34.0, 9.0))
+
+
+def test_abandoned_flank_decoys_shift_in_their_own_lanes() -> None:
+    """Main body on the left: every decoy aims 12" past the centre line (x = 24"), each in its own lane in
+    front of the main line — 15" from the own edge for the decoy placed nearest the main body, 18" for the next."""
+    from agents.tactical import AbandonedFlankAgent
+    from tactics.deployment import abandoned_flank_template
+    from tests.setups import battle as setup, placement
+
+    b = setup(
+        [
+            placement("marcher_spearmen", 10, 10, 90),
+            placement("marcher_halberdiers", 22, 10, 90),
+            placement("sworn_greatswords", 30, 4, 90),
+            placement("order_knights", 44, 10, 90, models=6, files=6),
+            placement("marcher_outriders", 58, 10, 90, models=6, files=6),
+        ],
+        [placement("orc_warriors", 36, 40, 270)],
+    )
+    agent = AbandonedFlankAgent()
+    agent.reset(b, 0)
+    army = [u for u in b.state.units if u.side == 0]
+    agent.plan = abandoned_flank_template(army, b.state.table_w, "right")
+    order = agent.decoys_in_lane_order(b)
+    assert [u.type_id for u in order] == ["order_knights", "marcher_outriders"]
+    assert [agent.shift_point(b, u) for u in order] == [pytest.approx((24.0, 15.0)), pytest.approx((24.0, 18.0))]
+
