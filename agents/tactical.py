@@ -563,12 +563,12 @@ class WeakenedFlankAgent(TacticalAgent):
 
 SHIFT_TURNS = 2
 """The decoys of ``abandoned_flank`` shift across in these first turns."""
-SHIFT_DEPTH = 15.0
-"""Inches from the own edge of the first decoy's lane: just in front of the main line, short of the enemy's reach."""
-SHIFT_LANE_STEP = 3.0
-"""Inches between the decoys' lanes (each its own, so that none blocks another)."""
-SHIFT_DEPTH_X = 12.0
-"""Inches past the centre line, into the main body's half, that the decoys aim for."""
+SHIFT_DEPTH_X = 24.0
+"""Inches past the centre line, into the main body's half, that the first decoy (lane 0) aims for."""
+SHIFT_LANE_GAP = 12.0
+"""Inches between the goals of successive decoys on the lane (a turned cavalry column is about 10" long)."""
+SHIFT_MIN_X = 4.0
+"""The least inches past the centre line that any decoy aims for."""
 SHIFT_TURN_ANGLE = 45.0
 """Degrees off a decoy's facing beyond which it turns or wheels towards its shift point before it marches."""
 
@@ -618,14 +618,15 @@ class AbandonedFlankAgent(TacticalAgent):
         return self.engage(battle, u, options, self.flank_target(battle, u))
 
     def shift_point(self, battle: Battle, u: UnitState) -> tuple[float, float]:
-        """Where a decoy goes in turns 1–2: :data:`SHIFT_DEPTH_X` across the centre line into the main body's
-        half, in its own lane in front of the main line (:data:`SHIFT_DEPTH`, then every
-        :data:`SHIFT_LANE_STEP` further out, the decoy nearest the main body in the first lane)."""
+        """Where a decoy goes in turns 1–2: straight across at its own depth (the lane behind the main
+        body's front row, where the template deploys the decoys, out of the enemy's march-block and charge
+        reach), to :data:`SHIFT_DEPTH_X` past the centre line for the decoy nearest the main body, each
+        next one :data:`SHIFT_LANE_GAP` less (at least :data:`SHIFT_MIN_X`), so that they queue on the lane."""
         w = battle.state.table_w
         main_left = (self.plan.strong_side if self.plan and self.plan.strong_side else RIGHT) == LEFT
-        x = own_x(self.side, w / 2 - SHIFT_DEPTH_X if main_left else w / 2 + SHIFT_DEPTH_X, w)
         lane = next((i for i, d in enumerate(self.decoys_in_lane_order(battle)) if d.uid == u.uid), 0)
-        return (x, self.forward_point(battle, u, SHIFT_DEPTH + SHIFT_LANE_STEP * lane)[1])
+        past = max(SHIFT_DEPTH_X - SHIFT_LANE_GAP * lane, SHIFT_MIN_X)
+        return (own_x(self.side, w / 2 - past if main_left else w / 2 + past, w), u.y)
 
     def decoys_in_lane_order(self, battle: Battle) -> list[UnitState]:
         """The decoys (FLY/FC and i1), the one placed nearest the main body first: lane 0, and first to move."""
@@ -648,26 +649,20 @@ class AbandonedFlankAgent(TacticalAgent):
         return super().choose_move(battle, legal)
 
     def shift_across(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
-        """The lateral shift: out of the deployment line towards the shift point with a march wheel (a square
-        turn once clear of the zone), then a march along the decoy's lane. In the Vanguard move only a
-        square turn is made (a wheel forward would walk into the enemy's reach)."""
+        """The lateral shift: a square turn towards the shift point (a column along the lane; a wheel only
+        when there is no room to turn), then a march along the lane — a normal move where the march is
+        blocked. In the Vanguard move only the square turn is made (a wheel would walk into the enemy's
+        reach)."""
         goal = self.shift_point(battle, u)
         off = off_axis(u, goal)
         vanguard = battle.state.turn == 0
         if abs(off) > SHIFT_TURN_ANGLE:
             side = "left" if off > 0 else "right"
-            in_zone = self.own_depth(battle, u.y) < battle.state.queue.get("zone_depth", 12.0) + 2.0
-            order = [f"turn_{side}"] if vanguard else \
-                [f"march_wheel_{side}", f"wheel_{side}", f"turn_{side}"] if in_zone else \
-                [f"turn_{side}", f"march_wheel_{side}", f"wheel_{side}"]
+            order = [f"turn_{side}"] if vanguard else [f"turn_{side}", f"march_wheel_{side}", f"wheel_{side}"]
             return next((o for o in order if o in options), None)
         if vanguard:
             return None
         return self.toward(battle, u, goal, options, "march")
-
-    def own_depth(self, battle: Battle, y: float) -> float:
-        """Table ``y`` as inches from this side's own edge."""
-        return y if self.side == 0 else battle.state.table_h - y
 
     def safer_option(self, battle: Battle, u: UnitState, option: str, options: Collection[str]) -> str | None:
         """During the shift the decoys go on whatever the dead-zone check says: the shift is the tactic

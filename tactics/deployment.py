@@ -73,9 +73,9 @@ WEAK_U = 0.25
 """Lateral position (fraction of the table width from the weak edge) of the weak wing's units."""
 DECOY_SHARE = (0.20, 0.35)
 """Points share of the decoy wing of ``abandoned_flank`` (its deployment signature)."""
-DECOY_STEP = 3 * 6.0
-"""Inches between the decoys of ``abandoned_flank`` (every third deployment column: room for a square turn and
-its 0.75·M move in the Vanguard move without ending against the next decoy)."""
+DECOY_STEP = 4 * 6.0
+"""Inches between the decoys of ``abandoned_flank`` (every fourth deployment column: room for a square turn and
+its 0.75·12" Vanguard move without the two turned columns, about 10" long each, ending within 1")."""
 IRRITANT_COLUMNS = 2
 """Deployment columns in from its wing's edge where the ``sacrifice_for_deployment`` irritant stands without a hill."""
 IRRITANT_ISOLATION = 13.0
@@ -651,6 +651,12 @@ def decoy_wing_units(army: Sequence[UnitState]) -> list[UnitState]:
     return decoy
 
 
+def clears_decoy_lane(u: UnitState) -> bool:
+    """Whether ``u`` in the front row leaves the ``abandoned_flank`` decoys' lane behind it open: not a war
+    machine (it pivots to shoot) and no deeper than the gap between the front and middle rows (4")."""
+    return not is_war_machine(u) and u.depth <= ROWS[FRONT] - ROWS[MIDDLE] + 1e-6
+
+
 def abandoned_flank_template(army: Sequence[UnitState], table_w: float, decoy_side: str) -> DeploymentPlan:
     """``abandoned_flank`` (tactics.md §4.3): a fast decoy wing on one side, the main body on the other.
 
@@ -672,9 +678,11 @@ def abandoned_flank_template(army: Sequence[UnitState], table_w: float, decoy_si
         x = first + outward * DECOY_STEP * i
         if not COLUMNS[0] <= x <= COLUMNS[-1]:
             x = first + outward * STEP * i
-        plan.place([u], {u.uid: x}, FRONT if not fits_back_row(u) or is_mobile(u) else BACK,
+        plan.place([u], {u.uid: x}, MIDDLE if u.depth <= ROWS[MIDDLE] + 1e-6 else FRONT,
                    "decoy" if is_mobile(u) else "decoy_inf")
-    main = sorted((u for u in body_units(army) if u not in decoy), key=lambda u: (-u.points, u.uid))
+    # Shallow units (rear edge no deeper than the middle row's front) at the main body's inner end, deep ones and
+    # war machines (which pivot to shoot) at its outer end: the decoys' lane behind the front row stays open.
+    main = sorted((u for u in body_units(army) if u not in decoy), key=lambda u: (clears_decoy_lane(u), -u.points, u.uid))
     edge, inward = edge_of(main_side)
     # The main body keeps to its own half where it can (thin units in a second line), so that nothing slow
     # stands among the decoys: it would be left behind by the shift, and a loss there panics them. A war
@@ -684,7 +692,8 @@ def abandoned_flank_template(army: Sequence[UnitState], table_w: float, decoy_si
     for i, u in enumerate(spilled):
         plan.targets[u.uid] = SlotTarget(edge + inward * STEP * i, BACK)
     _place_scouts(plan, [u for u in main if is_scout(u)], table_w, (main_side,))
-    _place_characters(plan, _unjoined_characters(army), edge + inward * table_w / 4)
+    # Lone characters behind the main body's outer end, off the decoys' lane behind its front row.
+    _place_characters(plan, _unjoined_characters(army), edge + inward * table_w / 8)
     _place_rest(plan, army, table_w)
     return plan.deep_units_first(army)
 
