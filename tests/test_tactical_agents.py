@@ -299,16 +299,17 @@ def test_weakened_flank_bait_spot_and_strike_post(side: int) -> None:
     assert agent.strike_post(b, knights) == pytest.approx(own(34.0, 9.0))
 
 
-def test_abandoned_flank_decoys_shift_in_their_own_lanes() -> None:
-    """Main body on the left: every decoy aims 12" past the centre line (x = 24"), each in its own lane in
-    front of the main line — 15" from the own edge for the decoy placed nearest the main body, 18" for the next."""
+def _abandoned_setup():
+    """Men with a deep infantry unit, a war machine, two shallow ones and two fast decoys; the plan puts the
+    decoys on the right, the main body on the left."""
     from agents.tactical import AbandonedFlankAgent
     from tactics.deployment import abandoned_flank_template
     from tests.setups import battle as setup, placement
 
     b = setup(
         [
-            placement("marcher_spearmen", 10, 10, 90),
+            placement("marcher_spearmen", 10, 10, 90, models=30, files=5),
+            placement("great_cannon", 2, 4, 90, models=3, files=1),
             placement("marcher_halberdiers", 22, 10, 90),
             placement("sworn_greatswords", 30, 4, 90),
             placement("order_knights", 44, 10, 90, models=6, files=6),
@@ -320,7 +321,34 @@ def test_abandoned_flank_decoys_shift_in_their_own_lanes() -> None:
     agent.reset(b, 0)
     army = [u for u in b.state.units if u.side == 0]
     agent.plan = abandoned_flank_template(army, b.state.table_w, "right")
+    return b, agent, {u.type_id: u for u in army}
+
+
+def test_abandoned_flank_template_keeps_the_lane_behind_the_main_line_open() -> None:
+    """The decoys stand in the middle row (their lane behind the front row), every fourth column from the
+    centre line outwards; the deep spearmen (4.7") and the cannon at the main body's outer end, the shallow
+    units (3.1") at its inner end."""
+    from tactics.deployment import MIDDLE, FRONT, SlotTarget, clears_decoy_lane
+
+    _, agent, units = _abandoned_setup()
+    assert {t: clears_decoy_lane(u) for t, u in units.items()} == {
+        "marcher_spearmen": False, "great_cannon": False, "marcher_halberdiers": True, "sworn_greatswords": True,
+        "order_knights": True, "marcher_outriders": True}
+    assert {t: agent.plan.targets[u.uid] for t, u in units.items()} == {
+        "marcher_spearmen": SlotTarget(6.0, FRONT), "great_cannon": SlotTarget(12.0, FRONT),
+        "sworn_greatswords": SlotTarget(18.0, FRONT), "marcher_halberdiers": SlotTarget(24.0, FRONT),
+        "order_knights": SlotTarget(42.0, MIDDLE), "marcher_outriders": SlotTarget(66.0, MIDDLE)}
+
+
+def test_abandoned_flank_decoys_queue_on_their_lane() -> None:
+    """Main body on the left: the decoy placed nearest it aims 24" past the centre line (x = 12"), the next
+    12" past it (x = 24"), both straight across at their own depth; a decoy turns square to set off (a march
+    wheel only when it has no room to turn)."""
+    b, agent, units = _abandoned_setup()
     order = agent.decoys_in_lane_order(b)
     assert [u.type_id for u in order] == ["order_knights", "marcher_outriders"]
-    assert [agent.shift_point(b, u) for u in order] == [pytest.approx((24.0, 15.0)), pytest.approx((24.0, 18.0))]
+    assert [agent.shift_point(b, u) for u in order] == [pytest.approx((12.0, 10.0)), pytest.approx((24.0, 10.0))]
+    knights = units["order_knights"]
+    assert agent.shift_across(b, knights, {"turn_left", "march_wheel_left", "wheel_left", "march"}) == "turn_left"
+    assert agent.shift_across(b, knights, {"march_wheel_left", "wheel_left", "march"}) == "march_wheel_left"
 
