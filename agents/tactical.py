@@ -578,10 +578,11 @@ class AbandonedFlankAgent(TacticalAgent):
 
     Deployment: :func:`tactics.deployment.abandoned_flank_template`, the decoy
     on the weaker side for the advance (the main body gets the better one),
-    next to the centre line. Turns 1–2: the decoys ("decoy") and the decoy
-    infantry ("decoy_inf") turn square and march across into the main body's
-    half, in front of its line (staying put rather than entering the enemy's
-    reach); the main body advances. Then everything attacks the
+    next to the centre line in the middle row. Turns 1–2: the decoys
+    ("decoy") and the decoy infantry ("decoy_inf") turn square and march
+    across into the main body's half along the lane behind its front row
+    (out of the enemy's march-block and charge reach), queueing one behind
+    the other; the main body advances. Then everything attacks the
     enemy units on the main body's side, fast units round their flank.
     Flyers land as a feint (``flyer_feint``) where they threaten several
     enemy flanks at once, then charge the true target.

@@ -662,9 +662,12 @@ def abandoned_flank_template(army: Sequence[UnitState], table_w: float, decoy_si
 
     Decoy wing in the ``decoy_side`` half: :func:`decoy_wing_units` — fast
     and flying units ("decoy") and one infantry unit ("decoy_inf", the
-    source's i1), lined up from the centre line outwards, so that the shift
-    is short. Main body ("main"): everything else from the other edge
-    inwards. In turns 1–2 the decoys shift across to the main body (the
+    source's i1), every :data:`DECOY_STEP` from the centre line outwards, so
+    that the shift is short, in the middle row where they fit: their lane
+    across runs behind the main body's front row. Main body ("main"):
+    everything else from the other edge inwards, the units that
+    :func:`clears_decoy_lane` at its inner end; lone characters behind its
+    outer end. In turns 1–2 the decoys shift across to the main body (the
     manoeuvre), so the whole army hits one enemy flank.
     """
     main_side = other(decoy_side)
