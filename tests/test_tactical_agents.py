@@ -254,8 +254,9 @@ def test_open_loop_loses_to_line_advance() -> None:
     assert wins("line_advance", "open_loop", range(STRENGTH_BATTLES)) > STRENGTH_BATTLES / 2
 
 
-def _flank_setup():
-    """Men in their own zone (blue, facing up the table): two foot blocks, knights, archers (Scouts); one orc block."""
+def _flank_setup(orc_x: float = 36.0):
+    """Men in their own zone (blue, facing up the table): two foot blocks, knights, archers (Scouts); one orc
+    block at ``orc_x``, 40" up the table."""
     from tests.setups import battle as setup, placement
 
     return setup(
@@ -265,7 +266,7 @@ def _flank_setup():
             placement("order_knights", 40, 10, 90, models=6, files=6),
             placement("free_company_archers", 55, 10, 90, models=8, files=4),
         ],
-        [placement("orc_warriors", 36, 40, 270)],
+        [placement("orc_warriors", orc_x, 40, 270)],
     )
 
 
@@ -282,21 +283,43 @@ def test_weakened_flank_strike_group_is_the_fast_units_at_the_inner_end() -> Non
     assert all(plan.targets[knights.uid].x < plan.targets[u.uid].x for u in foot)
 
 
-@pytest.mark.parametrize("side", [0, 1])
-def test_weakened_flank_bait_spot_and_strike_post(side: int) -> None:
-    """Weak wing on the own left of a 72" x 48" table: the lure waits 4" in from its column (a quarter of the
-    width, 18"), 14" from the own edge; the only strike unit 12" further in, back in the zone (9")."""
+def _lure_setup():
+    """The weakened_flank agent on blue in :func:`_flank_setup` (weak wing on the left): the knights are the
+    only strike unit, the archers (Scouts) the lure, the orc block 30" straight ahead of the knights."""
     from agents.tactical import WeakenedFlankAgent
 
-    b = _flank_setup()
+    b = _flank_setup(orc_x=40.0)
     agent = WeakenedFlankAgent()
-    agent.reset(b, side)
+    agent.reset(b, 0)
     army = [u for u in b.state.units if u.side == 0]
     agent.plan = weakened_flank_template(army, b.state.table_w, "right")
+    return b, agent, army
+
+
+def test_weakened_flank_lure_post_beside_the_strike_unit() -> None:
+    """The lure baits LURE_AHEAD (4") in front of the knights' front edge and LURE_SIDE (14") to their
+    weak-wing side (the own left): x 40 - 14 = 26", y 10 + half the knights' depth + 4."""
+    b, agent, army = _lure_setup()
     knights = next(u for u in army if u.type_id == "order_knights")
-    own = (lambda x, d: (x, d)) if side == 0 else (lambda x, d: (72.0 - x, 48.0 - d))
-    assert agent.bait_spot(b) == pytest.approx(own(22.0, 14.0))
-    assert agent.strike_post(b, knights) == pytest.approx(own(34.0, 9.0))
+    archers = next(u for u in army if u.type_id == "free_company_archers")
+    assert agent.strike_unit(b) is knights
+    assert agent.lure_post(b, archers) == pytest.approx((26.0, 10.0 + knights.depth / 2 + 4.0))
+
+
+def test_weakened_flank_lure_does_not_charge_while_it_baits() -> None:
+    """Up to LURE_TURNS the lure declines every charge; from the engage turn it charges as the tactical agents."""
+    from agents import estimates
+    from agents.tactical import LURE_TURNS, TacticalAgent
+
+    b, agent, army = _lure_setup()
+    archers = next(u for u in army if u.type_id == "free_company_archers")
+    orcs = next(u for u in b.state.units if u.side == 1)
+    first = estimates.estimate_combat(b, archers, orcs, "rear")
+    b.state.turn = LURE_TURNS
+    assert not agent.charge_allowed(b, archers, orcs, "rear", first, first, 1.0)
+    b.state.turn = LURE_TURNS + 1
+    assert agent.charge_allowed(b, archers, orcs, "rear", first, first, 1.0) == \
+        TacticalAgent.charge_allowed(agent, b, archers, orcs, "rear", first, first, 1.0)
 
 
 def test_abandoned_flank_decoys_shift_in_their_own_lanes() -> None:
