@@ -65,7 +65,6 @@ from tactics.deployment import (
     FRONT,
     LEFT,
     RIGHT,
-    WEAK_U,
     DeploymentPlan,
     SlotTarget,
     abandoned_flank_template,
