@@ -439,12 +439,19 @@ class FlankTeethAgent(TacticalAgent):
 
 
 LURE_AHEAD = 4.0
-"""Inches ahead of the strike unit's front where the lure baits."""
+"""Inches ahead of the strike unit's front where the lure baits by default."""
 LURE_SIDE = 14.0
-"""Inches to the strike unit's weak-wing side where the lure baits."""
+"""Inches to the strike unit's weak-wing side where the lure baits by default."""
+PURSUIT_RUNS = (3.0, 7.0, 11.0)
+"""Pursuit moves (inches; 2D6 is 3 or more 97% of the time, 7 on average) at which a chaser of the lure is forecast."""
+STRIKE_OPTIONS = ("advance", "advance_half", "march", "wheel_left", "wheel_right", "wheel_left_short",
+                  "wheel_right_short", "march_wheel_left", "march_wheel_right", "backward", "turn_left", "turn_right")
+"""The strike unit's moves weighed for an ambush (:meth:`WeakenedFlankAgent.ambush_move`), after staying put."""
+STRIKE_FACING = 30.0
+"""Degrees off-axis beyond which a waiting strike unit wheels to face the lure."""
 LURE_TURNS = 3
-"""Up to this turn the lure baits at its post beside the strike unit and the strike group keeps out of reach
-(unless a pursuer shows)."""
+"""Up to this turn the lure baits at its post beside the strike unit and the strike group lies in wait for its
+chasers."""
 
 
 class WeakenedFlankAgent(TacticalAgent):
@@ -452,19 +459,20 @@ class WeakenedFlankAgent(TacticalAgent):
 
     Deployment: :func:`tactics.deployment.weakened_flank_template` on the wing
     chosen by :func:`tactics.deployment.choose_strong_side`. Turns
-    1–:data:`LURE_TURNS`: the weak wing ("weak") leaves its wing for the
-    bait post in front of the strike unit (:meth:`lure_post`:
-    :func:`tactics.manoeuvres.bait_post`, 10" ahead of the strike unit and 8"
-    to its weak-wing side), where it stands in the enemy's reach without
-    charging; charged, it flees if it can escape (``feigned_flight``),
-    straight away from the charger, so that the charger comes on across the
-    strike unit's front and shows it a flank. The flank-strike group
-    ("inner") advances only while it stays outside every enemy's reach;
-    once an enemy has charged or pursued the lure, the group charges it
-    (flanks and rears readily, :meth:`TacticalAgent.charge_score` adds the
-    punish bonus) or goes round to its flank. The strong wing ("strong")
-    advances. Everyone engages after turn :data:`LURE_TURNS`; the strike
-    group keeps after pursuers first.
+    1–:data:`LURE_TURNS`: the weak wing ("weak") leaves its wing for its post
+    beside the strike unit (:meth:`lure_post`: :data:`LURE_AHEAD` ahead of it,
+    :data:`LURE_SIDE` to its weak-wing side), where it stands in the enemy's
+    reach without charging. Charged, it flees only where the charger would end
+    in a friend's flank reach (:func:`tactics.manoeuvres.feigned_flight_payoff`),
+    else it holds: it loses, flees straight away from the charger and is
+    pursued. The strike unit ("inner") takes the move after which it could
+    charge the forecast pursuers of the lure in the flank or rear
+    (:meth:`ambush_move`); with none, it steps out of reach or wheels towards
+    where the lure's chaser would end (:meth:`face_lure`). Once an enemy has
+    charged or pursued the lure, the group goes for it: flank and rear charges
+    readily, no frontal charge while the lure baits (:meth:`charge_allowed`).
+    The strong wing ("strong") advances. Everyone engages after turn
+    :data:`LURE_TURNS`; the strike group keeps after pursuers first.
     """
 
     name = "weakened_flank"
@@ -481,7 +489,8 @@ class WeakenedFlankAgent(TacticalAgent):
         return ("strong", "inner")
 
     def role_move(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
-        """Lure to its post beside the strike unit; strike group chasers first, else out of reach; then engage."""
+        """Lure to its post beside the strike unit; strike group: chasers first, else an ambush of the lure's
+        chasers, else out of reach facing the chase; then engage."""
         group = self.group(u)
         chasers = [e for e in self.enemies(battle) if e.uid in self.bitten]
         if group == "inner" and chasers:
@@ -495,8 +504,77 @@ class WeakenedFlankAgent(TacticalAgent):
                 return self.engage(battle, u, options)
             return self.toward(battle, u, post, options, "march")
         if group == "inner":
-            return self.keep_out_of_reach(battle, u, options)
+            ambush = self.ambush_move(battle, u, options) if battle.state.turn >= 1 else None
+            if ambush is not None:
+                return ambush or None
+            if mv.threats_on(battle, space.footprint(u), 1 - self.side):
+                return self.step_out_of_reach(battle, u, options)
+            return self.face_lure(battle, u, options)
         return self.engage(battle, u, options)
+
+    def live_lure(self, battle: Battle) -> UnitState | None:
+        """The lure (the first alive, steady unit of the weak wing), if any."""
+        return next((w for w in self.army(battle) if self.group(w) == "weak" and w.alive and not w.fleeing), None)
+
+    def chase_ends(self, battle: Battle, lure: UnitState) -> list[UnitState]:
+        """Forecast copies of the enemies that could charge ``lure`` (maybe a forecast copy) next turn, where each
+        would end pursuing it (:func:`tactics.manoeuvres.pursuit_pose`): :data:`PURSUIT_RUNS` inches on from
+        where it meets the lure."""
+        out = []
+        for e in mv.threats_on(battle, space.footprint(lure), 1 - self.side):
+            contact = math.hypot(lure.x - e.x, lure.y - e.y) - (e.depth + lure.depth) / 2
+            out += [moved_copy(e, mv.pursuit_pose(e, lure, contact + run)) for run in PURSUIT_RUNS]
+        return out
+
+    def strike_poses(self, battle: Battle, u: UnitState, options: Collection[str], chasers: Collection[int]) -> list[tuple[str, UnitState]]:
+        """(option, forecast copy) for strike unit ``u`` staying put (``""``) and for each of its
+        :data:`STRIKE_OPTIONS`, leaving out poses that an enemy other than ``chasers`` could charge."""
+        out = []
+        for opt in ("", *(o for o in STRIKE_OPTIONS if o in options)):
+            ghost = moved_copy(u, space.pose(u) if not opt else predict_pose(battle, u, opt))
+            if not mv.threats_on(battle, space.footprint(ghost), 1 - self.side, exclude=chasers):
+                out.append((opt, ghost))
+        return out
+
+    @staticmethod
+    def flanks_from(s: UnitState, g: UnitState) -> bool:
+        """Whether ``s`` could charge ``g`` (forecast copies both) in the flank or rear: ``g`` within its charge reach,
+        partly in its front arc, and most of its front rank in ``g``'s flank or rear arc."""
+        fg = space.footprint(g)
+        return (geo.distance(space.footprint(s), fg) <= charge_reach(s)
+                and geo.partly_in_vision_arc(space.pose(s), s.width, s.depth, fg)
+                and mv.arc_of_front_rank(s, g) != "front")
+
+    def ambush_move(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
+        """The strike unit's move (``""``: stay put) after which it could charge the most forecast chasers of the
+        lure (:meth:`chase_ends`) in the flank or rear (:meth:`flanks_from`), where no other enemy could charge
+        it; None when no move does (forecasts by :func:`agents.steering.predict_pose`; ties: the earlier option)."""
+        lure = self.live_lure(battle)
+        ends = self.chase_ends(battle, lure) if lure is not None else []
+        if not ends:
+            return None
+        best, best_n = None, 0
+        for opt, ghost in self.strike_poses(battle, u, options, {g.uid for g in ends}):
+            n = sum(1 for g in ends if self.flanks_from(ghost, g))
+            if n > best_n:
+                best, best_n = opt, n
+        return best
+
+    def face_lure(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
+        """Wheel towards where the lure's first chaser is forecast to end (:meth:`chase_ends`, the middle pursuit
+        move), else towards the lure, once that point stands more than :data:`STRIKE_FACING`° off-axis (the chaser
+        then ends in the strike unit's front arc); else stay put."""
+        lure = self.live_lure(battle)
+        if lure is None:
+            return self.hold(battle, u, options)
+        ends = self.chase_ends(battle, lure)
+        goal = (ends[len(PURSUIT_RUNS) // 2].x, ends[len(PURSUIT_RUNS) // 2].y) if ends else (lure.x, lure.y)
+        off = off_axis(u, goal)
+        if abs(off) <= STRIKE_FACING:
+            return None
+        side = "left" if off > 0 else "right"
+        order = [f"wheel_{side}_short", f"wheel_{side}"] if abs(off) < 2 * STRIKE_FACING else [f"wheel_{side}", f"wheel_{side}_short"]
+        return next((o for o in order if o in options), None)
 
     def strike_unit(self, battle: Battle) -> UnitState | None:
         """The strike unit the lure baits for: the alive flank-strike unit with the most points (lowest uid on ties)."""
@@ -509,8 +587,8 @@ class WeakenedFlankAgent(TacticalAgent):
         return 1.0 if strong == LEFT else -1.0
 
     def lure_post(self, battle: Battle, lure: UnitState) -> tuple[float, float] | None:
-        """Where the lure baits: :func:`tactics.manoeuvres.bait_post` of the strike unit towards the enemy
-        nearest the lure, on the strike unit's weak-wing side; None without a strike unit or an enemy."""
+        """Where the lure baits: in the strike unit's frame (facing the enemy nearest the lure), :data:`LURE_AHEAD`
+        ahead of its front and :data:`LURE_SIDE` to its weak-wing side. None without a strike unit or an enemy."""
         hammer = self.strike_unit(battle)
         enemy = self.nearest_enemy(battle, lure)
         if hammer is None or enemy is None:
@@ -535,8 +613,9 @@ class WeakenedFlankAgent(TacticalAgent):
         later: estimates.CombatEstimate,
         p_reach: float,
     ) -> bool:
-        """The lure does not charge while it baits; the rest as the tactical agents (punishers charge chasers'
-        flanks readily)."""
+        """While the lure baits, it does not charge, and the strike group does not charge a chaser of the lure
+        in the front (it waits for the flank); the rest as the tactical agents (punishers charge chasers' flanks
+        readily)."""
         if self.group(c) == "weak" and not self.engaging(battle):
             return False
         if self.group(c) == "inner" and t.uid in self.bitten and facing == "front" and not self.engaging(battle):
@@ -552,8 +631,10 @@ class WeakenedFlankAgent(TacticalAgent):
         return super().should_flee(battle, t, c, facing)
 
     def safer_option(self, battle: Battle, u: UnitState, option: str, options: Collection[str]) -> str | None:
-        """The lure goes to its post whatever the dead-zone check says: standing in the enemy's reach is its job."""
-        if self.group(u) == "weak" and not self.engaging(battle):
+        """The lure goes to its post whatever the dead-zone check says (standing in the enemy's reach is its job),
+        and so does the strike group going for a chaser of the lure (the punishment is the tactic)."""
+        chasing = self.group(u) == "inner" and any(e.uid in self.bitten for e in self.enemies(battle))
+        if (self.group(u) == "weak" and not self.engaging(battle)) or chasing:
             return option
         return super().safer_option(battle, u, option, options)
 

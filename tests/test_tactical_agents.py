@@ -322,6 +322,38 @@ def test_weakened_flank_lure_does_not_charge_while_it_baits() -> None:
         TacticalAgent.charge_allowed(agent, b, archers, orcs, "rear", first, first, 1.0)
 
 
+def test_weakened_flank_chase_ends_run_on_past_the_lure() -> None:
+    """The orcs (at y 40, facing down the table) have the lure 8" from their front, straight ahead: they are
+    forecast where they meet it plus 3, 7 and 11" of pursuit (PURSUIT_RUNS), i.e. 11, 15 and 19" from their
+    centre, still facing down the table (270°)."""
+    from agents.steering import moved_copy
+    from env.rules import geometry as geo
+
+    b, agent, army = _lure_setup()
+    archers = next(u for u in army if u.type_id == "free_company_archers")
+    orcs = next(u for u in b.state.units if u.side == 1)
+    lure = moved_copy(archers, geo.Pose(40.0, 40.0 - orcs.depth / 2 - 8.0 - archers.depth / 2, 90.0))
+    ends = agent.chase_ends(b, lure)
+    assert [g.uid for g in ends] == [orcs.uid] * 3
+    assert [(g.x, g.y, g.facing) for g in ends] == [
+        pytest.approx((40.0, y, 270.0)) for y in (29.0, 25.0, 21.0)
+    ]
+
+
+def test_weakened_flank_strike_unit_flanks_a_chaser_crossing_its_front() -> None:
+    """Orcs 8" in front of the knights: crossing their front (facing 180°) they show the knights a flank;
+    coming head on (270°) they do not."""
+    from agents.steering import moved_copy
+    from env.rules import geometry as geo
+
+    b, agent, army = _lure_setup()
+    knights = next(u for u in army if u.type_id == "order_knights")
+    orcs = next(u for u in b.state.units if u.side == 1)
+    y = 10.0 + knights.depth / 2 + 8.0 + orcs.depth / 2
+    assert agent.flanks_from(knights, moved_copy(orcs, geo.Pose(40.0, y, 180.0)))
+    assert not agent.flanks_from(knights, moved_copy(orcs, geo.Pose(40.0, y, 270.0)))
+
+
 def test_abandoned_flank_decoys_shift_in_their_own_lanes() -> None:
     """Main body on the left: every decoy aims 12" past the centre line (x = 24"), each in its own lane in
     front of the main line — 15" from the own edge for the decoy placed nearest the main body, 18" for the next."""
