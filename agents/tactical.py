@@ -442,11 +442,14 @@ LURE_AHEAD = 4.0
 """Inches ahead of the strike unit's front where the lure baits by default."""
 LURE_SIDE = 14.0
 """Inches to the strike unit's weak-wing side where the lure baits by default."""
+LURE_SLACK = 1.0
+"""Inches a move must bring the lure nearer its post than staying put (it does not shuffle on the spot)."""
 PURSUIT_RUNS = (3.0, 7.0, 11.0)
 """Pursuit moves (inches; 2D6 is 3 or more 97% of the time, 7 on average) at which a chaser of the lure is forecast."""
-STRIKE_OPTIONS = ("advance", "advance_half", "march", "wheel_left", "wheel_right", "wheel_left_short",
+FORECAST_OPTIONS = ("advance", "advance_half", "march", "wheel_left", "wheel_right", "wheel_left_short",
                   "wheel_right_short", "march_wheel_left", "march_wheel_right", "backward", "turn_left", "turn_right")
-"""The strike unit's moves weighed for an ambush (:meth:`WeakenedFlankAgent.ambush_move`), after staying put."""
+"""The moves weighed by forecast: the strike unit's for an ambush (:meth:`WeakenedFlankAgent.ambush_move`), the
+lure's on its way to its post (:meth:`WeakenedFlankAgent.nearest_move`)."""
 STRIKE_FACING = 30.0
 """Degrees off-axis beyond which a waiting strike unit wheels to face the lure."""
 LURE_TURNS = 3
@@ -502,7 +505,9 @@ class WeakenedFlankAgent(TacticalAgent):
             post = self.lure_post(battle, u)
             if post is None:
                 return self.engage(battle, u, options)
-            return self.toward(battle, u, post, options, "march")
+            if battle.state.turn < 1:  # Vanguard: a plain march towards the post keeps the lure on its wing
+                return self.toward(battle, u, post, options, "march")
+            return self.nearest_move(battle, u, post, options)
         if group == "inner":
             ambush = self.ambush_move(battle, u, options) if battle.state.turn >= 1 else None
             if ambush is not None:
@@ -511,6 +516,17 @@ class WeakenedFlankAgent(TacticalAgent):
                 return self.step_out_of_reach(battle, u, options)
             return self.face_lure(battle, u, options)
         return self.engage(battle, u, options)
+
+    def nearest_move(self, battle: Battle, u: UnitState, goal: tuple[float, float], options: Collection[str]) -> str | None:
+        """The move of :data:`FORECAST_OPTIONS` (or staying put, None) forecast (:func:`agents.steering.predict_pose`)
+        to end ``u`` nearest ``goal``; staying put faces the nearest enemy (:meth:`TacticalAgent.hold`)."""
+        best, best_d = None, math.hypot(goal[0] - u.x, goal[1] - u.y) - LURE_SLACK
+        for opt in (o for o in FORECAST_OPTIONS if o in options):
+            pose = predict_pose(battle, u, opt)
+            d = math.hypot(goal[0] - pose.x, goal[1] - pose.y)
+            if d < best_d:
+                best, best_d = opt, d
+        return best if best is not None else self.hold(battle, u, options)
 
     def live_lure(self, battle: Battle) -> UnitState | None:
         """The lure (the first alive, steady unit of the weak wing), if any."""
@@ -528,9 +544,9 @@ class WeakenedFlankAgent(TacticalAgent):
 
     def strike_poses(self, battle: Battle, u: UnitState, options: Collection[str], chasers: Collection[int]) -> list[tuple[str, UnitState]]:
         """(option, forecast copy) for strike unit ``u`` staying put (``""``) and for each of its
-        :data:`STRIKE_OPTIONS`, leaving out poses that an enemy other than ``chasers`` could charge."""
+        :data:`FORECAST_OPTIONS`, leaving out poses that an enemy other than ``chasers`` could charge."""
         out = []
-        for opt in ("", *(o for o in STRIKE_OPTIONS if o in options)):
+        for opt in ("", *(o for o in FORECAST_OPTIONS if o in options)):
             ghost = moved_copy(u, space.pose(u) if not opt else predict_pose(battle, u, opt))
             if not mv.threats_on(battle, space.footprint(ghost), 1 - self.side, exclude=chasers):
                 out.append((opt, ghost))

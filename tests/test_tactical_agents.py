@@ -354,6 +354,17 @@ def test_weakened_flank_strike_unit_flanks_a_chaser_crossing_its_front() -> None
     assert not agent.flanks_from(knights, moved_copy(orcs, geo.Pose(40.0, y, 270.0)))
 
 
+def test_weakened_flank_lure_takes_the_move_that_ends_nearest_its_post() -> None:
+    """The archers (M 4, at x 55, y 10, facing up the table) march to a post 8" ahead, advance to one 4" ahead
+    and stay put for one half an inch away (within LURE_SLACK)."""
+    b, agent, army = _lure_setup()
+    archers = next(u for u in army if u.type_id == "free_company_archers")
+    opts = ["advance", "advance_half", "march", "wheel_left", "wheel_right", "backward", "turn_left", "turn_right"]
+    assert agent.nearest_move(b, archers, (55.0, 18.0), opts) == "march"
+    assert agent.nearest_move(b, archers, (55.0, 14.0), opts) == "advance"
+    assert agent.nearest_move(b, archers, (55.5, 10.0), opts) is None
+
+
 def test_abandoned_flank_decoys_shift_in_their_own_lanes() -> None:
     """Main body on the left: every decoy aims 12" past the centre line (x = 24"), each in its own lane in
     front of the main line — 15" from the own edge for the decoy placed nearest the main body, 18" for the next."""
