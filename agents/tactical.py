@@ -438,9 +438,9 @@ class FlankTeethAgent(TacticalAgent):
         return min(enemies, key=lambda e: (sign * self.own_x(battle, e), e.uid), default=None)
 
 
-LURE_AHEAD = 4.0
+LURE_AHEAD = 8.0
 """Inches ahead of the strike unit's front where the lure baits by default."""
-LURE_SIDE = 14.0
+LURE_SIDE = 10.0
 """Inches to the strike unit's weak-wing side where the lure baits by default."""
 LURE_SLACK = 1.0
 """Inches a move must bring the lure nearer its post than staying put (it does not shuffle on the spot)."""
@@ -603,15 +603,15 @@ class WeakenedFlankAgent(TacticalAgent):
         return 1.0 if strong == LEFT else -1.0
 
     def lure_post(self, battle: Battle, lure: UnitState) -> tuple[float, float] | None:
-        """Where the lure baits: in the strike unit's frame (facing the enemy nearest the lure), :data:`LURE_AHEAD`
-        ahead of its front and :data:`LURE_SIDE` to its weak-wing side. None without a strike unit or an enemy."""
+        """Where the lure baits: :data:`LURE_AHEAD` ahead of the strike unit's centre line plus half its depth
+        (ahead: towards the enemy's edge) and :data:`LURE_SIDE` from it towards the weak wing's edge. None without
+        a strike unit or an enemy."""
         hammer = self.strike_unit(battle)
-        enemy = self.nearest_enemy(battle, lure)
-        if hammer is None or enemy is None:
+        if hammer is None or self.nearest_enemy(battle, lure) is None:
             return None
         sign = self.weak_edge_sign() if self.side == 0 else -self.weak_edge_sign()
-        heading = geo.facing_towards((hammer.x, hammer.y), (enemy.x, enemy.y))
-        return geo.to_world(geo.Pose(hammer.x, hammer.y, heading), sign * LURE_SIDE, hammer.depth / 2 + LURE_AHEAD)
+        ahead = 90.0 if self.side == 0 else 270.0
+        return geo.to_world(geo.Pose(hammer.x, hammer.y, ahead), sign * LURE_SIDE, hammer.depth / 2 + LURE_AHEAD)
 
     def strike(self, battle: Battle, u: UnitState, options: Collection[str], e: UnitState) -> str | None:
         """Go for a pursuer ``e``: straight in from its flank or rear, else round to its flank first."""

@@ -297,13 +297,13 @@ def _lure_setup():
 
 
 def test_weakened_flank_lure_post_beside_the_strike_unit() -> None:
-    """The lure baits LURE_AHEAD (4") in front of the knights' front edge and LURE_SIDE (14") to their
-    weak-wing side (the own left): x 40 - 14 = 26", y 10 + half the knights' depth + 4."""
+    """The lure baits LURE_AHEAD (8") in front of the knights' front edge, up the table, and LURE_SIDE (10")
+    to their weak-wing side (the own left): x 40 - 10 = 30", y 10 + half the knights' depth + 8."""
     b, agent, army = _lure_setup()
     knights = next(u for u in army if u.type_id == "order_knights")
     archers = next(u for u in army if u.type_id == "free_company_archers")
     assert agent.strike_unit(b) is knights
-    assert agent.lure_post(b, archers) == pytest.approx((26.0, 10.0 + knights.depth / 2 + 4.0))
+    assert agent.lure_post(b, archers) == pytest.approx((30.0, 10.0 + knights.depth / 2 + 8.0))
 
 
 def test_weakened_flank_lure_does_not_charge_while_it_baits() -> None:
