@@ -439,15 +439,15 @@ class FlankTeethAgent(TacticalAgent):
 
 
 LURE_AHEAD = 8.0
-"""Inches ahead of the strike unit's front where the lure baits by default."""
+"""Inches ahead of the strike unit's front (towards the enemy's edge) where the lure baits."""
 LURE_SIDE = 10.0
-"""Inches to the strike unit's weak-wing side where the lure baits by default."""
+"""Inches from the strike unit's centre towards the weak wing's edge where the lure baits."""
 LURE_SLACK = 1.0
 """Inches a move must bring the lure nearer its post than staying put (it does not shuffle on the spot)."""
 PURSUIT_RUNS = (3.0, 7.0, 11.0)
 """Pursuit moves (inches; 2D6 is 3 or more 97% of the time, 7 on average) at which a chaser of the lure is forecast."""
 FORECAST_OPTIONS = ("advance", "advance_half", "march", "wheel_left", "wheel_right", "wheel_left_short",
-                  "wheel_right_short", "march_wheel_left", "march_wheel_right", "backward", "turn_left", "turn_right")
+                    "wheel_right_short", "march_wheel_left", "march_wheel_right", "backward", "turn_left", "turn_right")
 """The moves weighed by forecast: the strike unit's for an ambush (:meth:`WeakenedFlankAgent.ambush_move`), the
 lure's on its way to its post (:meth:`WeakenedFlankAgent.nearest_move`)."""
 STRIKE_FACING = 30.0
