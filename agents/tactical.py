@@ -639,11 +639,12 @@ class WeakenedFlankAgent(TacticalAgent):
         return super().charge_allowed(battle, c, t, facing, first, later, p_reach)
 
     def should_flee(self, battle: Battle, t: UnitState, c: UnitState, facing: str) -> bool:
-        """While it baits, the lure flees only where its charger would end in reach of a friend's flank or rear
-        charge (:func:`tactics.manoeuvres.feigned_flight_payoff`); otherwise it holds, so that a charger that
-        reaches it breaks it and pursues past the strike unit. Others as the tactical agents."""
+        """While it baits, the lure flees only where its charger would end in reach of a flank or rear charge by
+        the strike group (:func:`tactics.manoeuvres.feigned_flight_payoff`, the "inner" units: they wait for
+        it); otherwise it holds, so that a charger that reaches it breaks it and pursues past the strike unit.
+        Others as the tactical agents."""
         if self.group(t) == "weak" and not self.engaging(battle):
-            return room_to_flee(battle, t, c) and bool(mv.feigned_flight_payoff(battle, t, c))
+            return room_to_flee(battle, t, c) and any(self.group(f) == "inner" for f, _ in mv.feigned_flight_payoff(battle, t, c))
         return super().should_flee(battle, t, c, facing)
 
     def safer_option(self, battle: Battle, u: UnitState, option: str, options: Collection[str]) -> str | None:

@@ -365,6 +365,30 @@ def test_weakened_flank_lure_takes_the_move_that_ends_nearest_its_post() -> None
     assert agent.nearest_move(b, archers, (55.5, 10.0), opts) is None
 
 
+def test_weakened_flank_lure_flees_only_into_the_strike_units_ambush() -> None:
+    """Turn 1, the lure (archers) at (42, 19). Orcs charging it from 6" to its right (facing 180°) would chase
+    it across the knights' front and show them their left flank: the lure flees. Charging from straight up
+    the table they would meet the knights head on: it holds. With the knights in the "strong" group instead of
+    the strike group ("inner"), the lure holds as well."""
+    from agents.steering import moved_copy
+    from env.rules import geometry as geo
+
+    b, agent, army = _lure_setup()
+    b.state.turn = 1
+    archers = next(u for u in army if u.type_id == "free_company_archers")
+    knights = next(u for u in army if u.type_id == "order_knights")
+    orcs = next(u for u in b.state.units if u.side == 1)
+
+    def at(u, x: float, y: float, facing: float):
+        return moved_copy(u, geo.Pose(x, y, facing))
+
+    lure = at(archers, 42.0, 19.0, 0.0)
+    assert agent.should_flee(b, lure, at(orcs, 48.0, 19.0, 180.0), "front")
+    assert not agent.should_flee(b, at(archers, 42.0, 19.0, 90.0), at(orcs, 42.0, 29.0, 270.0), "front")
+    agent.plan.groups[knights.uid] = "strong"
+    assert not agent.should_flee(b, lure, at(orcs, 48.0, 19.0, 180.0), "front")
+
+
 def test_abandoned_flank_decoys_shift_in_their_own_lanes() -> None:
     """Main body on the left: every decoy aims 12" past the centre line (x = 24"), each in its own lane in
     front of the main line — 15" from the own edge for the decoy placed nearest the main body, 18" for the next."""
