@@ -65,7 +65,6 @@ from tactics.deployment import (
     FRONT,
     LEFT,
     RIGHT,
-    WEAK_U,
     DeploymentPlan,
     SlotTarget,
     abandoned_flank_template,
@@ -244,6 +243,15 @@ class TacticalAgent(ScriptedAgent):
         if mv.threats_on(battle, fp, 1 - self.side) and "backward" in options:
             return "backward"
         return self.hold(battle, u, options)
+
+    def keep_out_of_reach(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
+        """Advance only while the move ends outside every enemy's threat region; otherwise hold or step back."""
+        for opt in ("advance", "advance_half"):
+            if opt in options:
+                pose = predict_pose(battle, u, opt)
+                if not mv.threats_on(battle, space.footprint_at(u, pose), 1 - self.side):
+                    return opt
+        return self.step_out_of_reach(battle, u, options)
 
     def toward(self, battle: Battle, u: UnitState, goal: tuple[float, float], options: Collection[str], pace: str = "march") -> str | None:
         """Steer ``u`` to a waypoint (no overshoot), or hold facing the enemy once there."""
@@ -430,42 +438,50 @@ class FlankTeethAgent(TacticalAgent):
         return min(enemies, key=lambda e: (sign * self.own_x(battle, e), e.uid), default=None)
 
 
-LURE_DEPTH = 14.0
-"""Inches from the own edge where the weak wing of ``weakened_flank`` waits to be charged (2" ahead of the
-12" zone, in front of the strike posts)."""
-LURE_SHIFT = 4.0
-"""Inches the lure steps in from its deployment column, towards the main body, to its bait spot."""
-STRIKE_GAP = 12.0
-"""Inches (centre to centre) from the lure's bait spot to the flank-strike post, on the main body's side."""
-LURE_TURNS = 2
-"""Up to this turn the lure waits at its bait spot and the strike group at its posts (unless a pursuer shows)."""
-STRIKE_DEPTH = 9.0
-"""Inches from the own edge of the flank-strike posts: back in the zone, out of reach of the enemies closing on the lure."""
-STRIKE_FILE_GAP = 2.0
-"""Inches between neighbouring units of the flank-strike group at their posts."""
+LURE_AHEAD = 8.0
+"""Inches ahead of the strike unit's front (towards the enemy's edge) where the lure baits."""
+LURE_SIDE = 10.0
+"""Inches from the strike unit's centre towards the weak wing's edge where the lure baits."""
+LURE_SLACK = 1.0
+"""Inches a move must bring the lure nearer its post than staying put (it does not shuffle on the spot)."""
+PURSUIT_RUNS = (3.0, 7.0, 11.0)
+"""Pursuit moves (inches; 2D6 is 3 or more 97% of the time, 7 on average) at which a chaser of the lure is forecast."""
+FORECAST_OPTIONS = ("advance", "advance_half", "march", "wheel_left", "wheel_right", "wheel_left_short",
+                    "wheel_right_short", "march_wheel_left", "march_wheel_right", "backward", "turn_left", "turn_right")
+"""The moves weighed by forecast: the strike unit's for an ambush (:meth:`WeakenedFlankAgent.ambush_move`), the
+lure's on its way to its post (:meth:`WeakenedFlankAgent.nearest_move`)."""
+STRIKE_FACING = 30.0
+"""Degrees off-axis beyond which a waiting strike unit wheels to face the lure."""
+LURE_TURNS = 3
+"""Up to this turn the lure baits at its post beside the strike unit and the strike group lies in wait for its
+chasers."""
 
 
 class WeakenedFlankAgent(TacticalAgent):
     """``weakened_flank`` (tactics.md §4.3): Scouts alone on one wing pick a fight, fall back, and the army flanks the pursuers.
 
     Deployment: :func:`tactics.deployment.weakened_flank_template` on the wing
-    chosen by :func:`tactics.deployment.choose_strong_side`. Turns 1–2: the
-    weak wing ("weak") steps to its bait spot (:meth:`bait_spot`,
-    :data:`LURE_DEPTH` from the own edge, a little in towards the main body)
-    and waits there for a charge, from which it flees if it can escape
-    (``feigned_flight``) — away from the charger, so the pursuer comes on
-    towards the bait spot. The flank-strike group ("inner") takes posts
-    :data:`STRIKE_GAP` in from that spot, back in the zone
-    (:meth:`strike_post`), facing diagonally towards the weak wing; once an
-    enemy has charged or pursued the lure, the group charges it
-    (:meth:`TacticalAgent.charge_score` adds the punish bonus) or goes round
-    to its flank. The strong wing ("strong") advances. Everyone engages after
-    turn :data:`LURE_TURNS`; the strike group keeps after pursuers first.
+    chosen by :func:`tactics.deployment.choose_strong_side`. Turns
+    1–:data:`LURE_TURNS`: the weak wing ("weak") leaves its wing for its post
+    beside the strike unit (:meth:`lure_post`: :data:`LURE_AHEAD` ahead of it,
+    :data:`LURE_SIDE` to its weak-wing side), where it stands in the enemy's
+    reach without charging. Charged, it flees only where the charger would end
+    in a friend's flank reach (:func:`tactics.manoeuvres.feigned_flight_payoff`),
+    else it holds: it loses, flees straight away from the charger and is
+    pursued. The strike unit ("inner") takes the move after which it could
+    charge the forecast pursuers of the lure in the flank or rear
+    (:meth:`ambush_move`); with none, it steps out of reach or wheels towards
+    where the lure's chaser would end (:meth:`face_lure`). Once an enemy has
+    charged or pursued the lure, the group goes for it: flank and rear charges
+    readily, no frontal charge while the lure baits (:meth:`charge_allowed`).
+    The strong wing ("strong") advances. Everyone engages after turn
+    :data:`LURE_TURNS`; the strike group keeps after pursuers first.
     """
 
     name = "weakened_flank"
     bait_groups = frozenset({"weak"})
     flank_groups = frozenset({"inner", "strong"})
+    engage_turn = LURE_TURNS + 1
 
     def make_plan(self, battle: Battle) -> DeploymentPlan:
         """The weakened-flank template, the strong wing where the terrain and the enemy allow."""
@@ -476,64 +492,126 @@ class WeakenedFlankAgent(TacticalAgent):
         return ("strong", "inner")
 
     def role_move(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
-        """Weak wing: to the bait spot and wait; strike group: chasers first, else to its post; then engage."""
+        """Lure to its post beside the strike unit; strike group: chasers first, else an ambush of the lure's
+        chasers, else out of reach facing the chase; then engage."""
         group = self.group(u)
         chasers = [e for e in self.enemies(battle) if e.uid in self.bitten]
         if group == "inner" and chasers:
             target = min(chasers, key=lambda e: (space.unit_distance(u, e), e.uid))
             return self.strike(battle, u, options, target)
-        if group == "strong" or battle.state.turn > LURE_TURNS or (self.engaging(battle) and group not in ("weak", "inner")):
+        if group == "strong" or self.engaging(battle):
             return self.engage(battle, u, options)
         if group == "weak":
-            if self.weak_fled(battle):
-                return self.hold(battle, u, options)
-            return self.toward(battle, u, self.bait_spot(battle), options)
+            post = self.lure_post(battle, u)
+            if post is None:
+                return self.engage(battle, u, options)
+            if battle.state.turn < 1:  # Vanguard: a plain march towards the post keeps the lure on its wing
+                return self.toward(battle, u, post, options, "march")
+            return self.nearest_move(battle, u, post, options)
         if group == "inner":
-            post = self.strike_post(battle, u)
-            if math.hypot(post[0] - u.x, post[1] - u.y) > 1.0:
-                move = steer(battle, u, post, "march", options, approach=False)
-                if move is not None:
-                    return move
-            return self.face_weak_wing(battle, u, options)
+            ambush = self.ambush_move(battle, u, options) if battle.state.turn >= 1 else None
+            if ambush is not None:
+                return ambush or None
+            if mv.threats_on(battle, space.footprint(u), 1 - self.side):
+                return self.step_out_of_reach(battle, u, options)
+            return self.face_lure(battle, u, options)
         return self.engage(battle, u, options)
 
-    def weak_fled(self, battle: Battle) -> bool:
-        """Whether a unit of the weak wing has fled or been charged (the bait is taken)."""
-        return any(self.group(w) == "weak" and (w.fleeing or not w.alive or w.flags.get("fled_reaction"))
-                   for w in self.army(battle)) or bool(self.bitten)
+    def nearest_move(self, battle: Battle, u: UnitState, goal: tuple[float, float], options: Collection[str]) -> str | None:
+        """The move of :data:`FORECAST_OPTIONS` (or staying put, None) forecast (:func:`agents.steering.predict_pose`)
+        to end ``u`` nearest ``goal``; staying put faces the nearest enemy (:meth:`TacticalAgent.hold`)."""
+        best, best_d = None, math.hypot(goal[0] - u.x, goal[1] - u.y) - LURE_SLACK
+        for opt in (o for o in FORECAST_OPTIONS if o in options):
+            pose = predict_pose(battle, u, opt)
+            d = math.hypot(goal[0] - pose.x, goal[1] - pose.y)
+            if d < best_d:
+                best, best_d = opt, d
+        return best if best is not None else self.hold(battle, u, options)
+
+    def live_lure(self, battle: Battle) -> UnitState | None:
+        """The lure (the first alive, steady unit of the weak wing), if any."""
+        return next((w for w in self.army(battle) if self.group(w) == "weak" and w.alive and not w.fleeing), None)
+
+    def chase_ends(self, battle: Battle, lure: UnitState) -> list[UnitState]:
+        """Forecast copies of the enemies that could charge ``lure`` (maybe a forecast copy) next turn, where each
+        would end pursuing it (:func:`tactics.manoeuvres.pursuit_pose`): :data:`PURSUIT_RUNS` inches on from
+        where it meets the lure."""
+        out = []
+        for e in mv.threats_on(battle, space.footprint(lure), 1 - self.side):
+            contact = math.hypot(lure.x - e.x, lure.y - e.y) - (e.depth + lure.depth) / 2
+            out += [moved_copy(e, mv.pursuit_pose(e, lure, contact + run)) for run in PURSUIT_RUNS]
+        return out
+
+    def strike_poses(self, battle: Battle, u: UnitState, options: Collection[str], chasers: Collection[int]) -> list[tuple[str, UnitState]]:
+        """(option, forecast copy) for strike unit ``u`` staying put (``""``) and for each of its
+        :data:`FORECAST_OPTIONS`, leaving out poses that an enemy other than ``chasers`` could charge."""
+        out = []
+        for opt in ("", *(o for o in FORECAST_OPTIONS if o in options)):
+            ghost = moved_copy(u, space.pose(u) if not opt else predict_pose(battle, u, opt))
+            if not mv.threats_on(battle, space.footprint(ghost), 1 - self.side, exclude=chasers):
+                out.append((opt, ghost))
+        return out
+
+    @staticmethod
+    def flanks_from(s: UnitState, g: UnitState) -> bool:
+        """Whether ``s`` could charge ``g`` (forecast copies both) in the flank or rear: ``g`` within its charge reach,
+        partly in its front arc, and most of its front rank in ``g``'s flank or rear arc."""
+        fg = space.footprint(g)
+        return (geo.distance(space.footprint(s), fg) <= charge_reach(s)
+                and geo.partly_in_vision_arc(space.pose(s), s.width, s.depth, fg)
+                and mv.arc_of_front_rank(s, g) != "front")
+
+    def ambush_move(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
+        """The strike unit's move (``""``: stay put) after which it could charge the most forecast chasers of the
+        lure (:meth:`chase_ends`) in the flank or rear (:meth:`flanks_from`), where no other enemy could charge
+        it; None when no move does (forecasts by :func:`agents.steering.predict_pose`; ties: the earlier option)."""
+        lure = self.live_lure(battle)
+        ends = self.chase_ends(battle, lure) if lure is not None else []
+        if not ends:
+            return None
+        best, best_n = None, 0
+        for opt, ghost in self.strike_poses(battle, u, options, {g.uid for g in ends}):
+            n = sum(1 for g in ends if self.flanks_from(ghost, g))
+            if n > best_n:
+                best, best_n = opt, n
+        return best
+
+    def face_lure(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
+        """Wheel towards where the lure's first chaser is forecast to end (:meth:`chase_ends`, the middle pursuit
+        move), else towards the lure, once that point stands more than :data:`STRIKE_FACING`° off-axis (the chaser
+        then ends in the strike unit's front arc); else stay put."""
+        lure = self.live_lure(battle)
+        if lure is None:
+            return self.hold(battle, u, options)
+        ends = self.chase_ends(battle, lure)
+        goal = (ends[len(PURSUIT_RUNS) // 2].x, ends[len(PURSUIT_RUNS) // 2].y) if ends else (lure.x, lure.y)
+        off = off_axis(u, goal)
+        if abs(off) <= STRIKE_FACING:
+            return None
+        side = "left" if off > 0 else "right"
+        order = [f"wheel_{side}_short", f"wheel_{side}"] if abs(off) < 2 * STRIKE_FACING else [f"wheel_{side}", f"wheel_{side}_short"]
+        return next((o for o in order if o in options), None)
+
+    def strike_unit(self, battle: Battle) -> UnitState | None:
+        """The strike unit the lure baits for: the alive flank-strike unit with the most points (lowest uid on ties)."""
+        inner = [s for s in self.army(battle) if self.group(s) == "inner" and s.alive and not s.fleeing]
+        return max(inner, key=lambda s: (s.points, -s.uid), default=None)
 
     def weak_edge_sign(self) -> float:
         """+1 when the weak wing is on the own right, −1 on the own left."""
         strong = self.plan.strong_side if self.plan and self.plan.strong_side else LEFT
         return 1.0 if strong == LEFT else -1.0
 
-    def own_point(self, battle: Battle, x: float, depth: float) -> tuple[float, float]:
-        """The table point at own-frame ``x`` (inches from the own left edge) and ``depth`` from the own edge."""
-        st = battle.state
-        return (own_x(self.side, x, st.table_w), depth if self.side == 0 else st.table_h - depth)
-
-    def bait_spot(self, battle: Battle) -> tuple[float, float]:
-        """Where the lure waits: its deployment column (``WEAK_U`` of the width from the weak edge)
-        stepped :data:`LURE_SHIFT` in towards the main body, :data:`LURE_DEPTH` from the own edge."""
-        w = battle.state.table_w
-        sign = self.weak_edge_sign()
-        x = (w / 2 + sign * (w / 2 - WEAK_U * w)) - sign * LURE_SHIFT
-        return self.own_point(battle, x, LURE_DEPTH)
-
-    def strike_post(self, battle: Battle, u: UnitState) -> tuple[float, float]:
-        """Where strike unit ``u`` waits: :data:`STRIKE_GAP` from the bait spot towards the main body,
-        :data:`STRIKE_DEPTH` from the own edge, the group's units side by side from there (in uid order)
-        towards the strong edge."""
-        w = battle.state.table_w
-        sign = self.weak_edge_sign()
-        bait_x = own_x(self.side, self.bait_spot(battle)[0], w)
-        strikers = sorted((s for s in self.army(battle) if self.group(s) == "inner"), key=lambda s: s.uid)
-        x = bait_x - sign * STRIKE_GAP
-        for s in strikers:
-            if s.uid == u.uid:
-                break
-            x -= sign * (s.width + STRIKE_FILE_GAP)
-        return self.own_point(battle, x, STRIKE_DEPTH)
+    def lure_post(self, battle: Battle, lure: UnitState) -> tuple[float, float] | None:
+        """Where the lure baits: :data:`LURE_AHEAD` ahead of the strike unit's centre line plus half its depth
+        (ahead: towards the enemy's edge) and :data:`LURE_SIDE` from it towards the weak wing's edge. None without
+        a strike unit or an enemy."""
+        hammer = self.strike_unit(battle)
+        if hammer is None or self.nearest_enemy(battle, lure) is None:
+            return None
+        sign = self.weak_edge_sign() if self.side == 0 else -self.weak_edge_sign()
+        ahead = 90.0 if self.side == 0 else 270.0
+        return geo.to_world(geo.Pose(hammer.x, hammer.y, ahead), sign * LURE_SIDE, hammer.depth / 2 + LURE_AHEAD)
 
     def strike(self, battle: Battle, u: UnitState, options: Collection[str], e: UnitState) -> str | None:
         """Go for a pursuer ``e``: straight in from its flank or rear, else round to its flank first."""
@@ -541,24 +619,41 @@ class WeakenedFlankAgent(TacticalAgent):
             return self.advance_on(battle, u, options, e)
         return self.flank_attack(battle, u, e, mv.flank_point(e, u), options)
 
+    def charge_allowed(
+        self,
+        battle: Battle,
+        c: UnitState,
+        t: UnitState,
+        facing: str,
+        first: estimates.CombatEstimate,
+        later: estimates.CombatEstimate,
+        p_reach: float,
+    ) -> bool:
+        """While the lure baits, it does not charge, and the strike group does not charge a chaser of the lure
+        in the front (it waits for the flank); the rest as the tactical agents (punishers charge chasers' flanks
+        readily)."""
+        if self.group(c) == "weak" and not self.engaging(battle):
+            return False
+        if self.group(c) == "inner" and t.uid in self.bitten and facing == "front" and not self.engaging(battle):
+            return False
+        return super().charge_allowed(battle, c, t, facing, first, later, p_reach)
+
+    def should_flee(self, battle: Battle, t: UnitState, c: UnitState, facing: str) -> bool:
+        """While it baits, the lure flees only where its charger would end in reach of a flank or rear charge by
+        the strike group (:func:`tactics.manoeuvres.feigned_flight_payoff`, the "inner" units: they wait for
+        it); otherwise it holds, so that a charger that reaches it breaks it and pursues past the strike unit.
+        Others as the tactical agents."""
+        if self.group(t) == "weak" and not self.engaging(battle):
+            return room_to_flee(battle, t, c) and any(self.group(f) == "inner" for f, _ in mv.feigned_flight_payoff(battle, t, c))
+        return super().should_flee(battle, t, c, facing)
+
     def safer_option(self, battle: Battle, u: UnitState, option: str, options: Collection[str]) -> str | None:
-        """The lure and the strike group go to their spots whatever the dead-zone check says: being in the
-        enemy's reach is the lure's job, and a strike post left empty loses the pursuer's flank."""
-        if self.group(u) in ("weak", "inner") and battle.state.turn <= LURE_TURNS:
+        """The lure goes to its post whatever the dead-zone check says (standing in the enemy's reach is its job),
+        and so does the strike group going for a chaser of the lure (the punishment is the tactic)."""
+        chasing = self.group(u) == "inner" and any(e.uid in self.bitten for e in self.enemies(battle))
+        if (self.group(u) == "weak" and not self.engaging(battle)) or chasing:
             return option
         return super().safer_option(battle, u, option, options)
-
-    def face_weak_wing(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
-        """Wheel once to face diagonally towards the weak wing's ground ahead (the flank-strike posture)."""
-        weak = [w for w in self.army(battle) if self.group(w) == "weak" and w.alive]
-        goal = self.bait_spot(battle) if not weak else self.forward_point(battle, weak[0], battle.state.table_h / 2)
-        off = off_axis(u, goal)
-        if abs(off) > 30.0:
-            side = "left" if off > 0 else "right"
-            for opt in (f"wheel_{side}_short", f"wheel_{side}"):
-                if opt in options:
-                    return opt
-        return None
 
 
 SHIFT_TURNS = 2
@@ -1048,15 +1143,6 @@ class BaitAndFlankAgent(TacticalAgent):
         if self.group(u) == "bait" and not self.engaging(battle):
             return option
         return super().safer_option(battle, u, option, options)
-
-    def keep_out_of_reach(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
-        """Advance only while the move ends outside every enemy's threat region; otherwise hold or step back."""
-        for opt in ("advance", "advance_half"):
-            if opt in options:
-                pose = predict_pose(battle, u, opt)
-                if not mv.threats_on(battle, space.footprint_at(u, pose), 1 - self.side):
-                    return opt
-        return self.step_out_of_reach(battle, u, options)
 
 
 HILL_MARGIN = 2.0

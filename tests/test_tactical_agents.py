@@ -254,8 +254,9 @@ def test_open_loop_loses_to_line_advance() -> None:
     assert wins("line_advance", "open_loop", range(STRENGTH_BATTLES)) > STRENGTH_BATTLES / 2
 
 
-def _flank_setup():
-    """Men in their own zone (blue, facing up the table): two foot blocks, knights, archers (Scouts); one orc block."""
+def _flank_setup(orc_x: float = 36.0):
+    """Men in their own zone (blue, facing up the table): two foot blocks, knights, archers (Scouts); one orc
+    block at ``orc_x``, 40" up the table."""
     from tests.setups import battle as setup, placement
 
     return setup(
@@ -265,7 +266,7 @@ def _flank_setup():
             placement("order_knights", 40, 10, 90, models=6, files=6),
             placement("free_company_archers", 55, 10, 90, models=8, files=4),
         ],
-        [placement("orc_warriors", 36, 40, 270)],
+        [placement("orc_warriors", orc_x, 40, 270)],
     )
 
 
@@ -282,21 +283,110 @@ def test_weakened_flank_strike_group_is_the_fast_units_at_the_inner_end() -> Non
     assert all(plan.targets[knights.uid].x < plan.targets[u.uid].x for u in foot)
 
 
-@pytest.mark.parametrize("side", [0, 1])
-def test_weakened_flank_bait_spot_and_strike_post(side: int) -> None:
-    """Weak wing on the own left of a 72" x 48" table: the lure waits 4" in from its column (a quarter of the
-    width, 18"), 14" from the own edge; the only strike unit 12" further in, back in the zone (9")."""
+def _lure_setup():
+    """The weakened_flank agent on blue in :func:`_flank_setup` (weak wing on the left): the knights are the
+    only strike unit, the archers (Scouts) the lure, the orc block 30" straight ahead of the knights."""
     from agents.tactical import WeakenedFlankAgent
 
-    b = _flank_setup()
+    b = _flank_setup(orc_x=40.0)
     agent = WeakenedFlankAgent()
-    agent.reset(b, side)
+    agent.reset(b, 0)
     army = [u for u in b.state.units if u.side == 0]
     agent.plan = weakened_flank_template(army, b.state.table_w, "right")
+    return b, agent, army
+
+
+def test_weakened_flank_lure_post_beside_the_strike_unit() -> None:
+    """The lure baits LURE_AHEAD (8") in front of the knights' front edge, up the table, and LURE_SIDE (10")
+    to their weak-wing side (the own left): x 40 - 10 = 30", y 10 + half the knights' depth + 8."""
+    b, agent, army = _lure_setup()
     knights = next(u for u in army if u.type_id == "order_knights")
-    own = (lambda x, d: (x, d)) if side == 0 else (lambda x, d: (72.0 - x, 48.0 - d))
-    assert agent.bait_spot(b) == pytest.approx(own(22.0, 14.0))
-    assert agent.strike_post(b, knights) == pytest.approx(own(34.0, 9.0))
+    archers = next(u for u in army if u.type_id == "free_company_archers")
+    assert agent.strike_unit(b) is knights
+    assert agent.lure_post(b, archers) == pytest.approx((30.0, 10.0 + knights.depth / 2 + 8.0))
+
+
+def test_weakened_flank_lure_does_not_charge_while_it_baits() -> None:
+    """Up to LURE_TURNS the lure declines every charge; from the engage turn it charges as the tactical agents."""
+    from agents import estimates
+    from agents.tactical import LURE_TURNS, TacticalAgent
+
+    b, agent, army = _lure_setup()
+    archers = next(u for u in army if u.type_id == "free_company_archers")
+    orcs = next(u for u in b.state.units if u.side == 1)
+    first = estimates.estimate_combat(b, archers, orcs, "rear")
+    b.state.turn = LURE_TURNS
+    assert not agent.charge_allowed(b, archers, orcs, "rear", first, first, 1.0)
+    b.state.turn = LURE_TURNS + 1
+    assert agent.charge_allowed(b, archers, orcs, "rear", first, first, 1.0) == \
+        TacticalAgent.charge_allowed(agent, b, archers, orcs, "rear", first, first, 1.0)
+
+
+def test_weakened_flank_chase_ends_run_on_past_the_lure() -> None:
+    """The orcs (at y 40, facing down the table) have the lure 8" from their front, straight ahead: they are
+    forecast where they meet it plus 3, 7 and 11" of pursuit (PURSUIT_RUNS), i.e. 11, 15 and 19" from their
+    centre, still facing down the table (270°)."""
+    from agents.steering import moved_copy
+    from env.rules import geometry as geo
+
+    b, agent, army = _lure_setup()
+    archers = next(u for u in army if u.type_id == "free_company_archers")
+    orcs = next(u for u in b.state.units if u.side == 1)
+    lure = moved_copy(archers, geo.Pose(40.0, 40.0 - orcs.depth / 2 - 8.0 - archers.depth / 2, 90.0))
+    ends = agent.chase_ends(b, lure)
+    assert [g.uid for g in ends] == [orcs.uid] * 3
+    assert [(g.x, g.y, g.facing) for g in ends] == [
+        pytest.approx((40.0, y, 270.0)) for y in (29.0, 25.0, 21.0)
+    ]
+
+
+def test_weakened_flank_strike_unit_flanks_a_chaser_crossing_its_front() -> None:
+    """Orcs 8" in front of the knights: crossing their front (facing 180°) they show the knights a flank;
+    coming head on (270°) they do not."""
+    from agents.steering import moved_copy
+    from env.rules import geometry as geo
+
+    b, agent, army = _lure_setup()
+    knights = next(u for u in army if u.type_id == "order_knights")
+    orcs = next(u for u in b.state.units if u.side == 1)
+    y = 10.0 + knights.depth / 2 + 8.0 + orcs.depth / 2
+    assert agent.flanks_from(knights, moved_copy(orcs, geo.Pose(40.0, y, 180.0)))
+    assert not agent.flanks_from(knights, moved_copy(orcs, geo.Pose(40.0, y, 270.0)))
+
+
+def test_weakened_flank_lure_takes_the_move_that_ends_nearest_its_post() -> None:
+    """The archers (M 4, at x 55, y 10, facing up the table) march to a post 8" ahead, advance to one 4" ahead
+    and stay put for one half an inch away (within LURE_SLACK)."""
+    b, agent, army = _lure_setup()
+    archers = next(u for u in army if u.type_id == "free_company_archers")
+    opts = ["advance", "advance_half", "march", "wheel_left", "wheel_right", "backward", "turn_left", "turn_right"]
+    assert agent.nearest_move(b, archers, (55.0, 18.0), opts) == "march"
+    assert agent.nearest_move(b, archers, (55.0, 14.0), opts) == "advance"
+    assert agent.nearest_move(b, archers, (55.5, 10.0), opts) is None
+
+
+def test_weakened_flank_lure_flees_only_into_the_strike_units_ambush() -> None:
+    """Turn 1, the lure (archers) at (42, 19). Orcs charging it from 6" to its right (facing 180°) would chase
+    it across the knights' front and show them their left flank: the lure flees. Charging from straight up
+    the table they would meet the knights head on: it holds. With the knights in the "strong" group instead of
+    the strike group ("inner"), the lure holds as well."""
+    from agents.steering import moved_copy
+    from env.rules import geometry as geo
+
+    b, agent, army = _lure_setup()
+    b.state.turn = 1
+    archers = next(u for u in army if u.type_id == "free_company_archers")
+    knights = next(u for u in army if u.type_id == "order_knights")
+    orcs = next(u for u in b.state.units if u.side == 1)
+
+    def at(u, x: float, y: float, facing: float):
+        return moved_copy(u, geo.Pose(x, y, facing))
+
+    lure = at(archers, 42.0, 19.0, 0.0)
+    assert agent.should_flee(b, lure, at(orcs, 48.0, 19.0, 180.0), "front")
+    assert not agent.should_flee(b, at(archers, 42.0, 19.0, 90.0), at(orcs, 42.0, 29.0, 270.0), "front")
+    agent.plan.groups[knights.uid] = "strong"
+    assert not agent.should_flee(b, lure, at(orcs, 48.0, 19.0, 180.0), "front")
 
 
 def _abandoned_setup():
