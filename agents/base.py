@@ -30,6 +30,7 @@ leaves two things to its subclasses: the deployment template
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Collection, Protocol, runtime_checkable
 
 from agents import magic_policy
@@ -101,6 +102,27 @@ DANGER_LIMIT = 1.0
 SAFER_OPTIONS = ("advance_half", None, "backward")
 """The fall-backs of a dangerous move, most progress first (None: stay put)."""
 
+
+
+@dataclass(frozen=True)
+class ChargeOption:
+    """One charge a scripted agent weighs (:meth:`ScriptedAgent.charge_allowed`).
+
+    Attributes:
+        charger: the unit that would charge; target: the unit charged.
+        facing: the arc of the target it would hit, ``"front"``, ``"flank"`` or ``"rear"``
+            (CORE.CHARGE.ARC).
+        first: the estimated first round of the combat (the charger charging).
+        later: the estimated rounds after it (nobody charging).
+        p_reach: probability (0..1) that the charge roll covers the distance.
+    """
+
+    charger: UnitState
+    target: UnitState
+    facing: str
+    first: estimates.CombatEstimate
+    later: estimates.CombatEstimate
+    p_reach: float
 
 class ScriptedAgent:
     """Base class of the scripted agents: shared decision rules, per-agent template and manoeuvres.
@@ -245,7 +267,7 @@ class ScriptedAgent:
         ally = self.ally_support(battle, t)
         first = estimates.estimate_combat(battle, c, t, facing, ally=ally)
         later = estimates.estimate_combat(battle, c, t, facing, charging=False, ally=ally)
-        if not self.charge_allowed(battle, c, t, facing, first, later, p):
+        if not self.charge_allowed(battle, ChargeOption(c, t, facing, first, later, p)):
             return None
         sign = 1.0 if first.diff > 0 else -1.0
         holds = 1.0 - first.break_chance if first.diff > 0 else 1.0
@@ -259,28 +281,19 @@ class ScriptedAgent:
             return 0.0
         return self.danger(battle, moved_copy(c, placed[0]), ignore=frozenset({t.uid}))
 
-    def charge_allowed(
-        self,
-        battle: Battle,
-        c: UnitState,
-        t: UnitState,
-        facing: str,
-        first: estimates.CombatEstimate,
-        later: estimates.CombatEstimate,
-        p_reach: float,
-    ) -> bool:
-        """The line's charge rule: a fair chance to reach, a favourable first round or a weaker target,
+    def charge_allowed(self, battle: Battle, o: ChargeOption) -> bool:
+        """Whether the charge ``o`` may be made (subclasses refine it). The line's charge rule: a fair chance to reach, a favourable first round or a weaker target,
         and never the front of a clearly stronger unit (one that wins the first round, or grinds the
         charger down in the rounds after unless it is likely to break at once)."""
-        if p_reach < (MIN_REACH if facing == "front" else MIN_REACH_FLANK):
+        if o.p_reach < (MIN_REACH if o.facing == "front" else MIN_REACH_FLANK):
             return False
-        if facing == "front":
-            if first.diff <= CLEARLY_STRONGER:
+        if o.facing == "front":
+            if o.first.diff <= CLEARLY_STRONGER:
                 return False
-            if later.diff <= GRIND_LIMIT and first.break_chance < LIKELY_BREAK:
+            if o.later.diff <= GRIND_LIMIT and o.first.break_chance < LIKELY_BREAK:
                 return False
-        weaker = first.attacker_wounds > first.defender_wounds and first.diff > CLEARLY_STRONGER
-        return first.diff >= FAVOURABLE_DIFF or weaker
+        weaker = o.first.attacker_wounds > o.first.defender_wounds and o.first.diff > CLEARLY_STRONGER
+        return o.first.diff >= FAVOURABLE_DIFF or weaker
 
     # ------------------------------------------------------------------ react
     def choose_reaction(self, battle: Battle, legal: list[Action]) -> Action:

@@ -13,8 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Collection
 
-from agents import estimates
-from agents.base import CLOSE, MIN_REACH_FLANK, ScriptedAgent
+from agents.base import CLOSE, MIN_REACH_FLANK, ChargeOption, ScriptedAgent
 from agents.steering import face_threat
 from env.rules import geometry as geo
 from env.rules import space
@@ -132,22 +131,13 @@ class PincersAgent(ScriptedAgent):
         w = battle.state.table_w
         return min(enemies, key=lambda e: (sign * own_x(self.side, e.x, w), e.uid))
 
-    def charge_allowed(
-        self,
-        battle: Battle,
-        c: UnitState,
-        t: UnitState,
-        facing: str,
-        first: estimates.CombatEstimate,
-        later: estimates.CombatEstimate,
-        p_reach: float,
-    ) -> bool:
+    def charge_allowed(self, battle: Battle, o: ChargeOption) -> bool:
         """Wings: flank and rear charges unless losing, frontal ones only when clearly favourable."""
-        if not self.is_wing(c):
-            return super().charge_allowed(battle, c, t, facing, first, later, p_reach)
-        if facing != "front":
-            return p_reach >= MIN_REACH_FLANK and first.diff > WING_FLANK_DIFF
-        return first.diff >= WING_FRONT_DIFF and super().charge_allowed(battle, c, t, facing, first, later, p_reach)
+        if not self.is_wing(o.charger):
+            return super().charge_allowed(battle, o)
+        if o.facing != "front":
+            return o.p_reach >= MIN_REACH_FLANK and o.first.diff > WING_FLANK_DIFF
+        return o.first.diff >= WING_FRONT_DIFF and super().charge_allowed(battle, o)
 
 
 def flank_waypoint(u: UnitState, e: UnitState) -> tuple[float, float]:
@@ -217,22 +207,13 @@ class RefusedFlankAgent(ScriptedAgent):
             return "backward"
         return face_threat(battle, u, options)
 
-    def charge_allowed(
-        self,
-        battle: Battle,
-        c: UnitState,
-        t: UnitState,
-        facing: str,
-        first: estimates.CombatEstimate,
-        later: estimates.CombatEstimate,
-        p_reach: float,
-    ) -> bool:
+    def charge_allowed(self, battle: Battle, o: ChargeOption) -> bool:
         """The refused wing only counter-charges: enemies in our half or already fighting us."""
-        if self.group(c) == "refused":
-            in_our_half = abs(t.y - (0.0 if self.side == 0 else battle.state.table_h)) < battle.state.table_h / 2
-            if not (in_our_half or self.engaged_with_friend(battle, t)):
+        if self.group(o.charger) == "refused":
+            in_our_half = abs(o.target.y - (0.0 if self.side == 0 else battle.state.table_h)) < battle.state.table_h / 2
+            if not (in_our_half or self.engaged_with_friend(battle, o.target)):
                 return False
-        return super().charge_allowed(battle, c, t, facing, first, later, p_reach)
+        return super().charge_allowed(battle, o)
 
 
 __all__ = ["LineAdvanceAgent", "PincersAgent", "RefusedFlankAgent"]

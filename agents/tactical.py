@@ -51,7 +51,8 @@ from typing import TYPE_CHECKING, Collection
 import shapely
 
 from agents import estimates
-from agents.base import CLOSE, LIKELY_BREAK, MIN_REACH, MIN_REACH_FLANK, ScriptedAgent, effort, room_to_flee
+from agents.base import (CLOSE, LIKELY_BREAK, MIN_REACH, MIN_REACH_FLANK, ChargeOption, ScriptedAgent, effort,
+                         room_to_flee)
 from agents.steering import angle_diff, face_threat, forward_option, moved_copy, off_axis, predict_pose, steer
 from env.rules import geometry as geo
 from env.rules import psychology, space
@@ -294,29 +295,20 @@ class TacticalAgent(ScriptedAgent):
             score += PUNISH_BONUS
         return score
 
-    def charge_allowed(
-        self,
-        battle: Battle,
-        c: UnitState,
-        t: UnitState,
-        facing: str,
-        first: estimates.CombatEstimate,
-        later: estimates.CombatEstimate,
-        p_reach: float,
-    ) -> bool:
+    def charge_allowed(self, battle: Battle, o: ChargeOption) -> bool:
         """Flanking units (up to turn :data:`FLANK_TURNS`) and punishers of bait-chasers charge flanks readily,
         fronts only when clearly better; the rest use the base rule. Then the charge consequence analysis
         may veto a charge that is neither decisive nor likely to break the target."""
-        if (self.flanks(c) and battle.state.turn <= FLANK_TURNS) or t.uid in self.bitten:
-            if facing != "front":
-                ok = p_reach >= MIN_REACH_FLANK and first.diff > FLANK_DIFF
+        if (self.flanks(o.charger) and battle.state.turn <= FLANK_TURNS) or o.target.uid in self.bitten:
+            if o.facing != "front":
+                ok = o.p_reach >= MIN_REACH_FLANK and o.first.diff > FLANK_DIFF
             else:
-                ok = first.diff >= FLANK_FRONT_DIFF and super().charge_allowed(battle, c, t, facing, first, later, p_reach)
+                ok = o.first.diff >= FLANK_FRONT_DIFF and super().charge_allowed(battle, o)
         else:
-            ok = super().charge_allowed(battle, c, t, facing, first, later, p_reach)
-        if not ok or not self.looks_ahead or first.break_chance >= LIKELY_BREAK or first.diff >= DECISIVE:
+            ok = super().charge_allowed(battle, o)
+        if not ok or not self.looks_ahead or o.first.break_chance >= LIKELY_BREAK or o.first.diff >= DECISIVE:
             return ok
-        return self.consequences_acceptable(battle, c, t)
+        return self.consequences_acceptable(battle, o.charger, o.target)
 
     def consequences_acceptable(self, battle: Battle, c: UnitState, t: UnitState) -> bool:
         """``charge_consequence_analysis``: no enemy could hit the charger's flank or rear next turn unpunished.
@@ -619,24 +611,15 @@ class WeakenedFlankAgent(TacticalAgent):
             return self.advance_on(battle, u, options, e)
         return self.flank_attack(battle, u, e, mv.flank_point(e, u), options)
 
-    def charge_allowed(
-        self,
-        battle: Battle,
-        c: UnitState,
-        t: UnitState,
-        facing: str,
-        first: estimates.CombatEstimate,
-        later: estimates.CombatEstimate,
-        p_reach: float,
-    ) -> bool:
+    def charge_allowed(self, battle: Battle, o: ChargeOption) -> bool:
         """While the lure baits, it does not charge, and the strike group does not charge a chaser of the lure
         in the front (it waits for the flank); the rest as the tactical agents (punishers charge chasers' flanks
         readily)."""
-        if self.group(c) == "weak" and not self.engaging(battle):
+        if self.group(o.charger) == "weak" and not self.engaging(battle):
             return False
-        if self.group(c) == "inner" and t.uid in self.bitten and facing == "front" and not self.engaging(battle):
+        if self.group(o.charger) == "inner" and o.target.uid in self.bitten and o.facing == "front" and not self.engaging(battle):
             return False
-        return super().charge_allowed(battle, c, t, facing, first, later, p_reach)
+        return super().charge_allowed(battle, o)
 
     def should_flee(self, battle: Battle, t: UnitState, c: UnitState, facing: str) -> bool:
         """While it baits, the lure flees only where its charger would end in reach of a flank or rear charge by
@@ -1120,23 +1103,14 @@ class BaitAndFlankAgent(TacticalAgent):
             return self.toward(battle, u, post, options, "march")
         return self.engage(battle, u, options)
 
-    def charge_allowed(
-        self,
-        battle: Battle,
-        c: UnitState,
-        t: UnitState,
-        facing: str,
-        first: estimates.CombatEstimate,
-        later: estimates.CombatEstimate,
-        p_reach: float,
-    ) -> bool:
+    def charge_allowed(self, battle: Battle, o: ChargeOption) -> bool:
         """The bait does not charge while it baits; the hammer charges an enemy that went for the bait in any
         arc unless it expects to lose (tactics.md ``bait_unit`` step 3); the rest as the tactical agents."""
-        if self.group(c) == "bait" and not self.engaging(battle):
+        if self.group(o.charger) == "bait" and not self.engaging(battle):
             return False
-        if self.group(c) == "hammer" and t.uid in self.bitten:
-            return p_reach >= MIN_REACH_FLANK and first.diff > FLANK_DIFF
-        return super().charge_allowed(battle, c, t, facing, first, later, p_reach)
+        if self.group(o.charger) == "hammer" and o.target.uid in self.bitten:
+            return o.p_reach >= MIN_REACH_FLANK and o.first.diff > FLANK_DIFF
+        return super().charge_allowed(battle, o)
 
     def safer_option(self, battle: Battle, u: UnitState, option: str, options: Collection[str]) -> str | None:
         """The bait goes to its post whatever the dead-zone check says: standing in the enemy's reach is its job."""
@@ -1276,28 +1250,19 @@ class ControlZonesAgent(TacticalAgent):
         trap = mv.trap_zone(battle, self.side, moved).intersection(land).area
         return region.intersection(land).area + sum(region.intersection(h).area for h in hills) + TRAP_WEIGHT * trap
 
-    def charge_allowed(
-        self,
-        battle: Battle,
-        c: UnitState,
-        t: UnitState,
-        facing: str,
-        first: estimates.CombatEstimate,
-        later: estimates.CombatEstimate,
-        p_reach: float,
-    ) -> bool:
+    def charge_allowed(self, battle: Battle, o: ChargeOption) -> bool:
         """An enemy contesting the key hill (on it, or threatening its point) is charged by whoever can reach
         it and would not lose the first round by more than :data:`HILL_CHARGE_DIFF` (``terrain_denial_by_threat``:
         the hill cannot be taken uncharged); the hill holder charges nothing else (it must not be drawn off
         the hill); the rest use the tactical agents' rule."""
         hill = mv.key_hill(battle)
-        contests = hill is not None and self.contests_hill(battle, t, hill)
-        if contests and p_reach >= MIN_REACH and first.diff >= HILL_CHARGE_DIFF:
+        contests = hill is not None and self.contests_hill(battle, o.target, hill)
+        if contests and o.p_reach >= MIN_REACH and o.first.diff >= HILL_CHARGE_DIFF:
             return True
         holder = self.hill_holder(battle)
-        if holder is not None and holder.uid == c.uid and not contests:
+        if holder is not None and holder.uid == o.charger.uid and not contests:
             return False
-        return super().charge_allowed(battle, c, t, facing, first, later, p_reach)
+        return super().charge_allowed(battle, o)
 
     @staticmethod
     def contests_hill(battle: Battle, e: UnitState, hill: shapely.Polygon) -> bool:

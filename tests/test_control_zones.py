@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 import shapely
 
+from agents.base import ChargeOption
 from agents.estimates import CombatEstimate
 from agents.registry import make_agent
 from agents.steering import predict_pose
@@ -101,13 +102,13 @@ def test_the_holder_charges_only_what_contests_the_hill() -> None:
     agent = agent_for(off)
     k, w = unit(off, "K"), unit(off, "W")
     assert not agent.contests_hill(off, w, mv.key_hill(off))
-    assert not agent.charge_allowed(off, k, w, "front", FAVOURABLE, FAVOURABLE, 0.9)
+    assert not agent.charge_allowed(off, ChargeOption(k, w, "front", FAVOURABLE, FAVOURABLE, 0.9))
     on = knights_at(12, enemy=(15.0, 24.0))
     agent = agent_for(on)
     k, w = unit(on, "K"), unit(on, "W")
     assert mv.key_hill(on).contains(shapely.Point(w.x, w.y))
     assert agent.contests_hill(on, w, mv.key_hill(on))
-    assert agent.charge_allowed(on, k, w, "front", FAVOURABLE, FAVOURABLE, 0.9)
+    assert agent.charge_allowed(on, ChargeOption(k, w, "front", FAVOURABLE, FAVOURABLE, 0.9))
 
 
 # ----------------------------------------------------------------------------- area_control: the line's opening move

@@ -12,6 +12,7 @@ from statistics import median, pstdev
 
 import pytest
 
+from agents.base import ChargeOption
 from agents.registry import AGENT_NAMES, make_agent
 from agents.tactical import TACTICAL_AGENTS
 from env.rules import space
@@ -316,10 +317,10 @@ def test_weakened_flank_lure_does_not_charge_while_it_baits() -> None:
     orcs = next(u for u in b.state.units if u.side == 1)
     first = estimates.estimate_combat(b, archers, orcs, "rear")
     b.state.turn = LURE_TURNS
-    assert not agent.charge_allowed(b, archers, orcs, "rear", first, first, 1.0)
+    assert not agent.charge_allowed(b, ChargeOption(archers, orcs, "rear", first, first, 1.0))
     b.state.turn = LURE_TURNS + 1
-    assert agent.charge_allowed(b, archers, orcs, "rear", first, first, 1.0) == \
-        TacticalAgent.charge_allowed(agent, b, archers, orcs, "rear", first, first, 1.0)
+    assert agent.charge_allowed(b, ChargeOption(archers, orcs, "rear", first, first, 1.0)) == \
+        TacticalAgent.charge_allowed(agent, b, ChargeOption(archers, orcs, "rear", first, first, 1.0))
 
 
 def test_weakened_flank_chase_ends_run_on_past_the_lure() -> None:
