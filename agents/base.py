@@ -357,9 +357,17 @@ class ScriptedAgent:
                 worst = max(worst, p * (est.diff + BREAK_WEIGHT * est.break_chance))
         return worst
 
+    def ignores_danger(self, battle: Battle, u: UnitState) -> bool:
+        """Whether ``u`` moves without :meth:`safer_option`'s dead-zone check (subclasses: a unit whose job is
+        to stand in the enemy's reach). The base agent never does."""
+        return False
+
     def safer_option(self, battle: Battle, u: UnitState, option: str, options: Collection[str]) -> str | None:
         """``option``, unless it ends where :meth:`danger` exceeds :data:`DANGER_LIMIT`; then the least
-        dangerous of it and the fall-backs :data:`SAFER_OPTIONS` (most progress first on a tie)."""
+        dangerous of it and the fall-backs :data:`SAFER_OPTIONS` (most progress first on a tie). Where
+        :meth:`ignores_danger` says so, ``option`` as it is."""
+        if self.ignores_danger(battle, u):
+            return option
         candidates = [option] + [o for o in SAFER_OPTIONS if o != option and (o is None or o in options)]
         best, best_danger = option, float("inf")
         for cand in candidates:

@@ -195,12 +195,10 @@ class SiegeAttackerAgent(_SiegeAgent):
                     queue.append(nxt)
         return None
 
-    def safer_option(self, battle: Battle, u: UnitState, option: str, options: Collection[str]) -> str | None:
+    def ignores_danger(self, battle: Battle, u: UnitState) -> bool:
         """Storming a castle means going where the defenders can charge: the attacker takes no fall-back
         (the danger estimate does not see the walls that stop most of those charges)."""
-        if battle.state.castle and u.side != defender(battle.state):
-            return option
-        return super().safer_option(battle, u, option, options)
+        return bool(battle.state.castle) and u.side != defender(battle.state) or super().ignores_danger(battle, u)
 
     def from_the_walls(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
         """A unit that took a wall (facing the courtyard; the wall stays held when it leaves): with defenders

@@ -199,11 +199,9 @@ class TacticalAgent(ScriptedAgent):
         fx, fy = mv.flank_point(target, u)
         return math.hypot(fx - u.x, fy - u.y) <= 4.0 * u.profile.M
 
-    def safer_option(self, battle: Battle, u: UnitState, option: str, options: Collection[str]) -> str | None:
-        """The base dead-zone check, dropped from turn :data:`LATE_TURN`: with the game ending, waiting wins nothing."""
-        if battle.state.turn >= LATE_TURN:
-            return option
-        return super().safer_option(battle, u, option, options)
+    def ignores_danger(self, battle: Battle, u: UnitState) -> bool:
+        """The dead-zone check is dropped from turn :data:`LATE_TURN`: with the game ending, waiting wins nothing."""
+        return battle.state.turn >= LATE_TURN
 
     def hold(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
         """Stay put, facing the nearest enemy — unless that is a feinting flyer someone else watches."""
@@ -630,13 +628,11 @@ class WeakenedFlankAgent(TacticalAgent):
             return room_to_flee(battle, t, c) and any(self.group(f) == "inner" for f, _ in mv.feigned_flight_payoff(battle, t, c))
         return super().should_flee(battle, t, c, facing)
 
-    def safer_option(self, battle: Battle, u: UnitState, option: str, options: Collection[str]) -> str | None:
+    def ignores_danger(self, battle: Battle, u: UnitState) -> bool:
         """The lure goes to its post whatever the dead-zone check says (standing in the enemy's reach is its job),
         and so does the strike group going for a chaser of the lure (the punishment is the tactic)."""
         chasing = self.group(u) == "inner" and any(e.uid in self.bitten for e in self.enemies(battle))
-        if (self.group(u) == "weak" and not self.engaging(battle)) or chasing:
-            return option
-        return super().safer_option(battle, u, option, options)
+        return (self.group(u) == "weak" and not self.engaging(battle)) or chasing or super().ignores_danger(battle, u)
 
 
 SHIFT_TURNS = 2
@@ -743,12 +739,11 @@ class AbandonedFlankAgent(TacticalAgent):
             return None
         return self.toward(battle, u, goal, options, "march")
 
-    def safer_option(self, battle: Battle, u: UnitState, option: str, options: Collection[str]) -> str | None:
+    def ignores_danger(self, battle: Battle, u: UnitState) -> bool:
         """During the shift the decoys go on whatever the dead-zone check says: the shift is the tactic
         (tactics.md: the whole army must be on one flank by turn 2), and a decoy that waits is left behind."""
-        if self.group(u) in ("decoy", "decoy_inf") and battle.state.turn <= SHIFT_TURNS:
-            return option
-        return super().safer_option(battle, u, option, options)
+        return (self.group(u) in ("decoy", "decoy_inf") and battle.state.turn <= SHIFT_TURNS) \
+            or super().ignores_danger(battle, u)
 
     def flank_target(self, battle: Battle, u: UnitState) -> UnitState | None:
         """The enemy on the main body's side nearest ``u`` (the flank the whole army concentrates on)."""
@@ -1112,11 +1107,9 @@ class BaitAndFlankAgent(TacticalAgent):
             return o.p_reach >= MIN_REACH_FLANK and o.first.diff > FLANK_DIFF
         return super().charge_allowed(battle, o)
 
-    def safer_option(self, battle: Battle, u: UnitState, option: str, options: Collection[str]) -> str | None:
+    def ignores_danger(self, battle: Battle, u: UnitState) -> bool:
         """The bait goes to its post whatever the dead-zone check says: standing in the enemy's reach is its job."""
-        if self.group(u) == "bait" and not self.engaging(battle):
-            return option
-        return super().safer_option(battle, u, option, options)
+        return (self.group(u) == "bait" and not self.engaging(battle)) or super().ignores_danger(battle, u)
 
 
 HILL_MARGIN = 2.0
