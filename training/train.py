@@ -359,14 +359,21 @@ def train(
     if config.imitation is not None and imitation is None and not resume:
         from training.imitation import warm_start
 
-        console.print(f"imitation: {config.imitation.episodes} episodes of {config.imitation.expert}, "
-                      f"{config.imitation.epochs} epochs of behaviour cloning", soft_wrap=True)
+        im = config.imitation
+        dagger = (f", then {im.dagger_rounds} DAgger round(s) of {im.dagger_episodes} game(s) each"
+                  if im.dagger_rounds else "")
+        console.print(f"imitation: {im.episodes} game(s) of {im.expert}, {im.epochs} epochs of behaviour cloning"
+                      f"{dagger}", soft_wrap=True)
         t_imitation = time.perf_counter()
         imitation = warm_start(model, config, unit_slots, writer=logger.output_formats[0].writer)
         imitation_seconds = time.perf_counter() - t_imitation
-        console.print(f"imitation: {imitation['decisions']} decisions, masked accuracy "
-                      f"{imitation['accuracy_before']:.1%} -> {imitation['accuracy']:.1%} "
-                      f"in {imitation_seconds:.0f} s", soft_wrap=True)
+        for row in imitation["dagger"]:
+            console.print(f"imitation: DAgger round {row['round']}: the policy won {row['policy_wins']} of "
+                          f"{row['episodes']} game(s), agreed with the expert on {row['accuracy_on_new']:.1%} "
+                          f"of {row['decisions']} new decisions", soft_wrap=True)
+        console.print(f"imitation: {imitation['decisions']} decisions from {imitation['episodes']} game(s), masked "
+                      f"accuracy {imitation['accuracy_before']:.1%} (the expert's games, before cloning) -> "
+                      f"{imitation['accuracy']:.1%} (all decisions) in {imitation_seconds:.0f} s", soft_wrap=True)
         checkpoint(0)  # a resume starts from the cloned weights and does not clone again
 
     if config.uses_self_play and not snapshots:
