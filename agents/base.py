@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Collection, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Callable, Collection, Iterator, Protocol, runtime_checkable
 
 from agents import magic_policy
 from agents import estimates
@@ -168,6 +168,31 @@ class ScriptedAgent:
         # The handlers choose from ``legal``; the check keeps the protocol's promise regardless.
         return action if action in legal else END_PHASE
 
+    def acceptable_actions(self, battle: Battle) -> list[Action]:
+        """The orders this agent would give next, in any order of its units (a label set for imitation).
+
+        The first element is :meth:`act`'s choice. In the movement, shooting and
+        charge phases, when the subclass keeps the shared chooser of that phase,
+        every other unit's own choice is added (the move it wants, its best volley,
+        its best charge): the agent gives each of them during the phase in an order
+        only its unit sort decides, so an imitator that gives them in another order
+        plays the same phase. Other decisions have the single answer of :meth:`act`.
+
+        Returns:
+            Distinct elements of ``battle.legal_actions()``, :meth:`act`'s choice first.
+        """
+        first = self.act(battle)
+        legal = battle.legal_actions()
+        kind, cls = battle.pending.kind, type(self)
+        extra: list[Action] = []
+        if kind == "move" and cls.choose_move is ScriptedAgent.choose_move:
+            extra = list(self.unit_moves(battle, legal))
+        elif kind == "shoot" and cls.choose_shot is ScriptedAgent.choose_shot:
+            extra = best_per_unit(self.valued_shots(battle, legal))
+        elif kind == "charge" and cls.choose_charge is ScriptedAgent.choose_charge:
+            extra = best_per_unit(self.scored_charges(battle, legal))
+        return [first] + [a for a in dict.fromkeys(extra) if a != first and a in legal]
+
     # ------------------------------------------------------------------ subclass hooks
     def make_plan(self, battle: Battle) -> DeploymentPlan:
         """The deployment plan for this battle (a ``tactics.deployment`` template)."""
@@ -240,14 +265,18 @@ class ScriptedAgent:
     # ------------------------------------------------------------------ charge
     def choose_charge(self, battle: Battle, legal: list[Action]) -> Action:
         """Declare the best-scoring charge, or end the declarations when none is worth it."""
-        best, best_score = END_PHASE, -float("inf")
+        scored = self.scored_charges(battle, legal)
+        return max(scored, key=lambda a: scored[a]) if scored else END_PHASE
+
+    def scored_charges(self, battle: Battle, legal: list[Action]) -> dict[Action, float]:
+        """Every legal charge worth declaring with its :meth:`charge_score` (in ``legal``'s order)."""
+        scored: dict[Action, float] = {}
         for a in legal:
-            if a.kind != "charge":
-                continue
-            score = self.charge_score(battle, battle.unit(a.unit), battle.unit(a.target))
-            if score is not None and score > best_score:
-                best, best_score = a, score
-        return best
+            if a.kind == "charge":
+                score = self.charge_score(battle, battle.unit(a.unit), battle.unit(a.target))
+                if score is not None:
+                    scored[a] = score
+        return scored
 
     def charge_score(self, battle: Battle, c: UnitState, t: UnitState) -> float | None:
         """How good charging ``t`` with ``c`` is, or None when the charge should not be made.
@@ -319,6 +348,10 @@ class ScriptedAgent:
     # ------------------------------------------------------------------ move
     def choose_move(self, battle: Battle, legal: list[Action]) -> Action:
         """Move the first unit (nearest the enemy first) that wants to move; end the phase when none does."""
+        return next(self.unit_moves(battle, legal), END_PHASE)
+
+    def unit_moves(self, battle: Battle, legal: list[Action]) -> Iterator[Action]:
+        """The move each unit wants, one per unit, units nearest the enemy first (lazily evaluated)."""
         options: dict[int, dict[str, Action]] = defaultdict(dict)
         for a in legal:
             if a.kind == "move":
@@ -330,8 +363,7 @@ class ScriptedAgent:
             if option is not None:
                 option = self.safer_option(battle, u, option, options[u.uid])
             if option is not None and option in options[u.uid]:
-                return options[u.uid][option]
-        return END_PHASE
+                yield options[u.uid][option]
 
     def danger(self, battle: Battle, u: UnitState, ignore: frozenset[int] = frozenset()) -> float:
         """How badly an enemy charge next turn would go for ``u`` where it stands.
@@ -423,16 +455,26 @@ class ScriptedAgent:
     # ------------------------------------------------------------------ shoot / pursue
     def choose_shot(self, battle: Battle, legal: list[Action]) -> Action:
         """Fire the volley worth most: points per model × expected kills."""
-        shots = [a for a in legal if a.kind == "shoot" and a.target is not None]  # not at castle elements
-        if not shots:
-            return END_PHASE
-        return max(shots, key=lambda a: (
-            estimates.shot_value(battle, battle.unit(a.unit), battle.unit(a.target), a.option == "breath"), -a.unit
-        ))
+        valued = self.valued_shots(battle, legal)
+        return max(valued, key=lambda a: (valued[a], -a.unit)) if valued else END_PHASE
+
+    def valued_shots(self, battle: Battle, legal: list[Action]) -> dict[Action, float]:
+        """Every legal volley at a unit (not at castle elements) with its value: points per model × expected kills."""
+        return {a: estimates.shot_value(battle, battle.unit(a.unit), battle.unit(a.target), a.option == "breath")
+                for a in legal if a.kind == "shoot" and a.target is not None}
 
     def choose_pursuit(self, battle: Battle, legal: list[Action]) -> Action:
         """Always pursue a broken enemy."""
         return next((a for a in legal if a.option == "pursue"), END_PHASE)
+
+
+def best_per_unit(values: dict[Action, float]) -> list[Action]:
+    """The highest-valued action of each unit (the first one on ties), in order of first appearance."""
+    best: dict[int, Action] = {}
+    for a, v in values.items():
+        if a.unit not in best or v > values[best[a.unit]]:
+            best[a.unit] = a
+    return list(best.values())
 
 
 def effort(u: UnitState, e: UnitState) -> float:

@@ -193,6 +193,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--dagger-rounds", type=int, default=0,
                         help="DAgger rounds after the cloning (the policy plays, the expert labels; default 0)")
     parser.add_argument("--dagger-episodes", type=int, default=10, help="games per DAgger round (default 10)")
+    parser.add_argument("--single-label", action="store_true",
+                        help="clone only the expert's first choice, not every order it would give in any unit order")
     parser.add_argument("--note", default="", help="free text stored in learning.json (e.g. machine load)")
     args = parser.parse_args(argv)
     final_eval = _final_eval_spec(args.final_eval or ["random=100", "line_advance=40"])
@@ -211,7 +213,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "eval_games": args.eval_games, "checkpoint_every": max(args.eval_every, args.n_steps * args.n_envs),
         "reward_shaping": args.reward_shaping, "seed": args.seed, "run_dir": str(args.run_dir),
         "imitation": ({"expert": args.expert, "episodes": args.imitation_episodes, "epochs": args.imitation_epochs,
-                       "dagger_rounds": args.dagger_rounds, "dagger_episodes": args.dagger_episodes}
+                       "dagger_rounds": args.dagger_rounds, "dagger_episodes": args.dagger_episodes,
+                       "any_order": not args.single_label}
                       if args.imitation_episodes > 0 else None),
     })
     load_start = os.getloadavg()

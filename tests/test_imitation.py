@@ -169,3 +169,42 @@ def test_shipped_warm_start_config() -> None:
     config = load_training_config("bc_warm_start")
     assert config.imitation is not None and config.imitation.expert == "line_advance"
     assert config.imitation.episodes == 20 and config.scenario == "pitched_battle"
+
+
+def test_any_order_labels_hold_every_units_wanted_order() -> None:
+    """With ``any_order`` the label set is the expert's first choice plus each other unit's own order."""
+    from agents.base import ScriptedAgent
+
+    demos = record_demonstrations(_env(_config()), "line_advance", episodes=1, seed=7, any_order=True)
+    single = record_demonstrations(_env(_config()), "line_advance", episodes=1, seed=7)
+    assert np.array_equal(demos.actions, single.actions)  # the expert still plays its own first choice
+    assert np.array_equal(demos.label_sets[:, 0], demos.actions)
+    assert single.label_sets.shape[1] == 1
+    rows = demos.label_sets >= 0
+    assert demos.label_sets.shape[1] > 1 and (rows.sum(axis=1) > 1).any()
+    idx = np.nonzero(rows)
+    assert demos.masks[idx[0], demos.label_sets[idx]].all()  # every label is a legal index
+    # each extra label of a movement decision moves another unit than the first choice does
+    env = _env(_config())
+    codec = env.unwrapped.codec
+    for row in demos.label_sets[(rows.sum(axis=1) > 1)][:20]:
+        described = [codec.describe(int(i)) for i in row if i >= 0]
+        units = [d.split()[2] for d in described if d.startswith(("move", "shoot", "charge"))]
+        assert len(units) == len(set(units)), described
+    assert ScriptedAgent.acceptable_actions.__doc__
+
+
+def test_set_loss_is_the_log_of_the_sets_probability() -> None:
+    import torch
+
+    from agents.base import best_per_unit
+    from env.rules.actions import Action
+    from training.imitation import _hits, _set_log_prob
+
+    log_probs = torch.log(torch.tensor([[0.5, 0.3, 0.2], [0.1, 0.6, 0.3]]))
+    sets = torch.tensor([[0, 2], [2, -1]])
+    assert torch.allclose(_set_log_prob(log_probs, sets), torch.log(torch.tensor([0.7, 0.3])))
+    assert _hits(log_probs, sets) == 1  # row 0's argmax (0) is in its set, row 1's (1) is not
+    a, b, c = Action("shoot", 1, 5, None), Action("shoot", 1, 6, None), Action("shoot", 2, 5, None)
+    assert best_per_unit({a: 1.0, b: 3.0, c: 2.0}) == [b, c]
+    assert best_per_unit({a: 1.0, b: 1.0}) == [a]  # ties keep the first

@@ -142,6 +142,9 @@ class ImitationConfig(_Model):
             ``dagger_episodes`` games, the expert labels every state it reached, and the policy
             is cloned again (``epochs`` passes) on all decisions gathered so far (0 = plain cloning).
         dagger_episodes: games the policy plays in each DAgger round.
+        any_order: label each decision with every order the expert would give next in any
+            order of its units (its units' moves, volleys, charges; see
+            ``ScriptedAgent.acceptable_actions``) rather than only the one it gives first.
     """
 
     expert: str = "line_advance"
@@ -152,6 +155,7 @@ class ImitationConfig(_Model):
     value: bool = True
     dagger_rounds: int = Field(0, ge=0)
     dagger_episodes: int = Field(10, ge=1)
+    any_order: bool = True
 
     @field_validator("expert")
     @classmethod

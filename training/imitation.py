@@ -14,7 +14,9 @@ runs two steps before PPO (``battleline train``):
    does not allow raises :class:`DemonstrationError`.
 2. :func:`behaviour_clone` trains the MaskablePPO policy (features extractor,
    policy network and action net) with the masked cross-entropy
-   ``-log π(a_expert | s)``, where π is the policy's action distribution with
+   ``-log Σ_{a in A_expert} π(a | s)``, where ``A_expert`` is the expert's label
+   set (its one choice, or with ``any_order`` every order it would give next in
+   any order of its units), π the policy's action distribution with
    the mask applied exactly as sb3-contrib applies it (masked logits set to
    −1e8), for ``epochs`` passes over shuffled minibatches, with its own Adam
    optimiser (PPO's optimiser state is left untouched). With ``value: true`` the
@@ -50,6 +52,9 @@ class Demonstrations:
         observations: the env's observation keys, each an array of shape (N, *key shape),
             dtype as in the observation space (float32 features, int8 ``action_mask``).
         actions: int64 (N,): the expert's action indices.
+        label_sets: int64 (N, K): every index the expert accepts at the decision (its
+            ``acceptable_actions``, ``actions`` in column 0), padded with -1; K = 1 for
+            an expert that has a single answer.
         masks: bool (N, codec size): the learner's mask at each decision.
         returns: float32 (N,): discounted return-to-go of the decision's episode.
         episode: int32 (N,): the episode each decision belongs to.
@@ -58,6 +63,7 @@ class Demonstrations:
 
     observations: dict[str, np.ndarray]
     actions: np.ndarray
+    label_sets: np.ndarray
     masks: np.ndarray
     returns: np.ndarray
     episode: np.ndarray
@@ -73,11 +79,20 @@ class Demonstrations:
         shift = int(self.episode.max()) + 1 if len(self) else 0
         return Demonstrations(
             observations={k: np.concatenate([v, other.observations[k]]) for k, v in self.observations.items()},
-            actions=np.concatenate([self.actions, other.actions]), masks=np.concatenate([self.masks, other.masks]),
+            actions=np.concatenate([self.actions, other.actions]),
+            label_sets=_stack_padded([self.label_sets, other.label_sets]),
+            masks=np.concatenate([self.masks, other.masks]),
             returns=np.concatenate([self.returns, other.returns]),
             episode=np.concatenate([self.episode, other.episode + shift]),
             episodes=self.episodes + other.episodes, wins=self.wins + other.wins, seconds=self.seconds + other.seconds,
         )
+
+
+def _stack_padded(rows: list[np.ndarray]) -> np.ndarray:
+    """Concatenate int64 (n_i, k_i) label sets along axis 0, padding the columns with -1."""
+    width = max(1, max((r.shape[1] for r in rows if r.ndim == 2), default=1))
+    return np.concatenate([np.pad(r.reshape(len(r), -1), ((0, 0), (0, width - r.reshape(len(r), -1).shape[1])),
+                                  constant_values=-1) for r in rows]).astype(np.int64)
 
 
 def _returns_to_go(rewards: list[float], gamma: float) -> list[float]:
@@ -89,7 +104,8 @@ def _returns_to_go(rewards: list[float], gamma: float) -> list[float]:
 
 
 def record_demonstrations(
-    env: TrainingEnv, expert: str, episodes: int, seed: int = 0, gamma: float = 0.99, policy: Any = None
+    env: TrainingEnv, expert: str, episodes: int, seed: int = 0, gamma: float = 0.99, policy: Any = None,
+    any_order: bool = False,
 ) -> Demonstrations:
     """Play ``episodes`` games with ``expert`` in the learner's seat and record its decisions.
 
@@ -105,6 +121,10 @@ def record_demonstrations(
             ``MaskableActorCriticPolicy``: the policy's own deterministic masked action is
             played and the expert only labels the states the policy reaches (a DAgger
             round: Ross, Gordon & Bagnell 2011); ``wins`` then counts the policy's wins.
+        any_order: label each decision with every order the expert accepts there
+            (:meth:`agents.base.ScriptedAgent.acceptable_actions`: its units' moves, volleys
+            and charges in any order) instead of its single choice; experts without that
+            method keep the single choice.
 
     Raises:
         DemonstrationError: the expert's action encodes to an index its mask forbids.
@@ -117,6 +137,7 @@ def record_demonstrations(
     base = env.unwrapped
     obs_rows: dict[str, list[np.ndarray]] = {}
     actions: list[int] = []
+    label_sets: list[np.ndarray] = []
     masks: list[np.ndarray] = []
     returns: list[float] = []
     episode_ids: list[int] = []
@@ -134,10 +155,16 @@ def record_demonstrations(
             if battle.is_over or battle.pending.player != base.learner:
                 index = 0  # nothing to decide: index 0 only collects the result (not a decision)
             else:
-                label = base.codec.encode(agent.act(battle), battle, base.learner)
-                if not mask[label]:
-                    raise DemonstrationError(f"expert '{expert}' chose index {label} ({base.codec.describe(label)}), "
-                                             f"which the mask does not allow (episode {e}, seed {seed + e})")
+                choices = (agent.acceptable_actions(battle) if any_order and hasattr(agent, "acceptable_actions")
+                           else [agent.act(battle)])
+                labels = [base.codec.encode(a, battle, base.learner) for a in choices]
+                label = labels[0]
+                for index in labels:
+                    if not mask[index]:
+                        raise DemonstrationError(
+                            f"expert '{expert}' chose index {index} ({base.codec.describe(index)}), "
+                            f"which the mask does not allow (episode {e}, seed {seed + e})")
+                label_sets.append(np.asarray(labels, dtype=np.int64))
                 for key, value in obs.items():
                     obs_rows.setdefault(key, []).append(np.asarray(value).copy())
                 actions.append(label)
@@ -156,6 +183,7 @@ def record_demonstrations(
     observations = {k: np.stack(v).astype(space[k].dtype, copy=False) for k, v in obs_rows.items()}
     return Demonstrations(
         observations=observations, actions=np.asarray(actions, dtype=np.int64),
+        label_sets=_stack_padded([r[None, :] for r in label_sets]) if label_sets else np.zeros((0, 1), np.int64),
         masks=np.stack(masks).astype(bool), returns=np.asarray(returns, dtype=np.float32),
         episode=np.asarray(episode_ids, dtype=np.int32), episodes=episodes, wins=wins,
         seconds=time.perf_counter() - t0,
@@ -166,22 +194,35 @@ def _batch(policy: Any, demos: Demonstrations, idx: np.ndarray) -> tuple[dict[st
     import torch
 
     obs = {k: torch.as_tensor(v[idx], device=policy.device) for k, v in demos.observations.items()}
-    actions = torch.as_tensor(demos.actions[idx], device=policy.device)
+    label_sets = torch.as_tensor(demos.label_sets[idx], device=policy.device)
     returns = torch.as_tensor(demos.returns[idx], device=policy.device)
-    return obs, actions, demos.masks[idx], returns
+    return obs, label_sets, demos.masks[idx], returns
+
+
+def _set_log_prob(log_probs: Any, label_sets: Any) -> Any:
+    """log Σ_{a in set} π(a | s) per row: ``log_probs`` float (B, A), ``label_sets`` int64 (B, K) padded with -1."""
+    import torch
+
+    picked = log_probs.gather(1, label_sets.clamp(min=0))
+    return torch.logsumexp(picked.masked_fill(label_sets < 0, -float("inf")), dim=1)
+
+
+def _hits(log_probs: Any, label_sets: Any) -> int:
+    """Rows whose most likely action (masked argmax) is in the row's label set."""
+    return int((log_probs.argmax(dim=1, keepdim=True) == label_sets).any(dim=1).sum())
 
 
 def masked_accuracy(policy: Any, demos: Demonstrations, batch_size: int = 256) -> float:
-    """Share of the decisions whose masked argmax (deterministic policy action) is the expert's index."""
+    """Share of the decisions whose masked argmax (deterministic policy action) is in the expert's label set."""
     import torch
 
     hits = 0
     with torch.no_grad():
         for start in range(0, len(demos), batch_size):
             idx = np.arange(start, min(start + batch_size, len(demos)))
-            obs, actions, masks, _ = _batch(policy, demos, idx)
+            obs, label_sets, masks, _ = _batch(policy, demos, idx)
             dist = policy.get_distribution(obs, action_masks=masks)
-            hits += int((dist.distribution.logits.argmax(dim=1) == actions).sum())
+            hits += _hits(dist.distribution.logits, label_sets)
     return hits / max(1, len(demos))
 
 
@@ -226,16 +267,16 @@ def behaviour_clone(
         totals = {"loss": 0.0, "value_loss": 0.0, "hits": 0.0}
         for start in range(0, len(order), batch_size):
             idx = order[start:start + batch_size]
-            obs, actions, masks, returns = _batch(policy, demos, idx)
+            obs, label_sets, masks, returns = _batch(policy, demos, idx)
             dist = policy.get_distribution(obs, action_masks=masks)
-            loss = -dist.log_prob(actions).mean()
+            loss = -_set_log_prob(dist.distribution.logits, label_sets).mean()
             value_loss = (torch.nn.functional.mse_loss(policy.predict_values(obs).flatten(), returns)
                           if fit_value else torch.zeros(()))
             optimiser.zero_grad()
             (loss + value_coef * value_loss).backward()
             torch.nn.utils.clip_grad_norm_(policy.parameters(), max_grad_norm)
             optimiser.step()
-            totals["hits"] += float((dist.distribution.logits.detach().argmax(dim=1) == actions).sum())
+            totals["hits"] += _hits(dist.distribution.logits.detach(), label_sets)
             totals["loss"] += float(loss.detach()) * len(idx)
             totals["value_loss"] += float(value_loss.detach()) * len(idx)
         row = {"epoch": float(epoch), "loss": totals["loss"] / len(demos),
@@ -282,7 +323,8 @@ def warm_start(
     pool = build_pool(config, []) or [PoolEntry("random", "random", "agent", "random", 1.0)]
     env = TrainingEnv(BattleEnv(**env_kwargs(config, unit_slots)), pool, seed=config.seed + 10_000)
     seed = config.seed + 10_000
-    demos = record_demonstrations(env, imitation.expert, imitation.episodes, seed=seed, gamma=config.ppo.gamma)
+    demos = record_demonstrations(env, imitation.expert, imitation.episodes, seed=seed, gamma=config.ppo.gamma,
+                                  any_order=imitation.any_order)
     expert_wins, expert_games, first_seconds = demos.wins, demos.episodes, demos.seconds
     seed += imitation.episodes
     before = masked_accuracy(model.policy, demos)
@@ -305,7 +347,7 @@ def warm_start(
     dagger: list[dict[str, Any]] = []
     for r in range(1, imitation.dagger_rounds + 1):
         new = record_demonstrations(env, imitation.expert, imitation.dagger_episodes, seed=seed,
-                                    gamma=config.ppo.gamma, policy=model.policy)
+                                    gamma=config.ppo.gamma, policy=model.policy, any_order=imitation.any_order)
         seed += imitation.dagger_episodes
         dagger.append({"round": r, "episodes": new.episodes, "policy_wins": new.wins, "decisions": len(new),
                        "accuracy_on_new": round(masked_accuracy(model.policy, new), 4)})
