@@ -15,12 +15,12 @@ from typing import Annotated, Any, Iterator
 
 import typer
 from rich import box
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from env.rules.config import ConfigError
 from env.rules.state import SIDES
+from training.console import make_console
 
 app = typer.Typer(
     name="battleline",
@@ -29,8 +29,8 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_show_locals=False,
 )
-console = Console(highlight=False)
-err_console = Console(stderr=True, highlight=False)
+console = make_console()
+err_console = make_console(stderr=True)
 
 EXIT_USER_ERROR = 2
 EXIT_CHECK_FAILED = 1

@@ -17,10 +17,11 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.text import Text
 
-console = Console(highlight=False)
+from training.console import make_console
+
+console = make_console()
 
 SCENARIO = "pitched_battle"
 BATTLE = {"blue": "line_advance", "red": "pincers", "seed": 7}
