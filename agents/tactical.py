@@ -782,8 +782,10 @@ class ShootingLinesAgent(TacticalAgent):
     moving first in the phase. Guards stay in front of their war machines;
     fast units flank. Everyone engages from turn 3, and from turn
     :data:`PUSH_TURN` closes in without the dead-zone check, so that the
-    battle is decided rather than drawn; a unit blocked by impassable terrain
-    or the table edge turns to go round (:meth:`unblock`).
+    battle is decided rather than drawn. An engaging unit marches round
+    impassable terrain in its lane to the target (:meth:`detour`), and one
+    with no move towards it (the table edge in the way) turns to face it
+    (:meth:`unblock`).
     """
 
     name = "shooting_lines"
@@ -823,7 +825,8 @@ class ShootingLinesAgent(TacticalAgent):
 
     def role_move(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
         """Until turn 3 guards hold (stepping back from a threat) and the line advances while out of the enemy's
-        reach; shooters without targets close in; the rest engage, going round what blocks them (:meth:`unblock`)."""
+        reach; shooters without targets close in; the rest engage, going round what blocks them (:meth:`detour`,
+        :meth:`unblock`)."""
         group = self.group(u)
         if group == "guard" and not self.engaging(battle):
             return self.step_out_of_reach(battle, u, options)
@@ -834,7 +837,7 @@ class ShootingLinesAgent(TacticalAgent):
                 return None  # a friend steps aside first; moving would spoil the shot
             target = self.target_for(battle, u)
             return self.advance_on(battle, u, options, target, pace="advance") if target is not None else None
-        return self.engage(battle, u, options) or self.unblock(battle, u, options)
+        return self.detour(battle, u, options) or self.engage(battle, u, options) or self.unblock(battle, u, options)
 
     def ignores_danger(self, battle: Battle, u: UnitState) -> bool:
         """The dead-zone check is dropped from turn :data:`PUSH_TURN`, the turn after the line engages: the
@@ -842,10 +845,18 @@ class ShootingLinesAgent(TacticalAgent):
         to turn into a win, CORE.VP.RESULT)."""
         return battle.state.turn >= PUSH_TURN
 
+    def detour(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
+        """March round an impassable feature in the straight lane to ``u``'s target, via
+        :func:`tactics.manoeuvres.detour_point`; None when the lane is clear (or no move gets nearer the point)."""
+        target = self.target_for(battle, u)
+        point = mv.detour_point(battle, u, (target.x, target.y)) if target is not None else None
+        return steer(battle, u, point, "march", options, approach=False) if point is not None else None
+
     def unblock(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
-        """A unit that wants to engage but has no move towards its target (impassable terrain or the table edge
-        in the way) changes direction instead (:func:`agents.steering.rotation_option`: reform to face the
-        target, else turn or wheel) so that it can go round; None once within 1" of the target."""
+        """A unit that wants to engage but has no move towards its target (the table edge, or terrain that
+        :meth:`detour` does not get round, in the way) changes direction instead
+        (:func:`agents.steering.rotation_option`: reform to face the target, else turn or wheel) so that it can
+        go round; None once within 1" of the target."""
         target = self.target_for(battle, u)
         if target is None or space.unit_distance(u, target) <= 1.0:
             return None
