@@ -53,7 +53,8 @@ import shapely
 from agents import estimates
 from agents.base import (CLOSE, LIKELY_BREAK, MIN_REACH, MIN_REACH_FLANK, ChargeOption, ScriptedAgent, effort,
                          room_to_flee)
-from agents.steering import angle_diff, face_threat, forward_option, moved_copy, off_axis, predict_pose, steer
+from agents.steering import (angle_diff, face_threat, forward_option, moved_copy, off_axis, predict_pose,
+                             rotation_option, steer)
 from env.rules import geometry as geo
 from env.rules import psychology, space
 from env.rules.actions import END_PHASE, Action
@@ -764,6 +765,9 @@ class AbandonedFlankAgent(TacticalAgent):
 
 UNMASK_OPTIONS = ("advance", "wheel_left", "wheel_right", "march", "backward", "turn_left", "turn_right")
 """The moves a unit masking a shooter tries, in order of preference (ties keep the earlier)."""
+PUSH_TURN = ENGAGE_TURN + 1
+"""From this turn ``shooting_lines`` moves without the dead-zone check (its late push; the others wait for
+:data:`LATE_TURN`)."""
 
 
 class ShootingLinesAgent(TacticalAgent):
@@ -771,11 +775,17 @@ class ShootingLinesAgent(TacticalAgent):
 
     Deployment: :func:`tactics.deployment.shooting_lines_template` with the
     hills of the own zone as high-ground spots. Shooters hold and shoot while
-    they have targets (``ranged_area_denial``), else close in. The battle line
-    holds in front until turn 3, stepping back out of the enemy's reach; a
-    unit that masks a shooter moves so the shooter sees more targets
-    (``unmask_shooters``) — moving first in the phase. Guards stay in front of
-    their war machines; fast units flank. Everyone engages from turn 3.
+    they have targets (``ranged_area_denial``), else close in. Until turn 3 the
+    battle line advances in front of them only while it stays out of the
+    enemy's charge reach (else it holds or steps back); a unit that masks a
+    shooter moves so the shooter sees more targets (``unmask_shooters``) —
+    moving first in the phase. Guards stay in front of their war machines;
+    fast units flank. Everyone engages from turn 3, and from turn
+    :data:`PUSH_TURN` closes in without the dead-zone check, so that the
+    battle is decided rather than drawn. An engaging unit marches round
+    impassable terrain in its lane to the target (:meth:`detour`), and one
+    with no move towards it (the table edge in the way) turns to face it
+    (:meth:`unblock`).
     """
 
     name = "shooting_lines"
@@ -814,16 +824,44 @@ class ShootingLinesAgent(TacticalAgent):
         return best
 
     def role_move(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
-        """Guards and the line hold until turn 3; shooters without targets close in; the rest engage."""
+        """Until turn 3 guards hold (stepping back from a threat) and the line advances while out of the enemy's
+        reach; shooters without targets close in; the rest engage, going round what blocks them (:meth:`detour`,
+        :meth:`unblock`)."""
         group = self.group(u)
-        if group in ("guard", CENTRE) and not self.engaging(battle):
+        if group == "guard" and not self.engaging(battle):
             return self.step_out_of_reach(battle, u, options)
+        if group == CENTRE and not self.engaging(battle):
+            return self.keep_out_of_reach(battle, u, options)
         if group == "shooters":
             if mv.maskers(battle, u):
                 return None  # a friend steps aside first; moving would spoil the shot
             target = self.target_for(battle, u)
             return self.advance_on(battle, u, options, target, pace="advance") if target is not None else None
-        return self.engage(battle, u, options)
+        return self.detour(battle, u, options) or self.engage(battle, u, options) or self.unblock(battle, u, options)
+
+    def ignores_danger(self, battle: Battle, u: UnitState) -> bool:
+        """The dead-zone check is dropped from turn :data:`PUSH_TURN`, the turn after the line engages: the
+        shooting has done its work and the army closes in to finish the battle (a draw needs a 10% VP margin
+        to turn into a win, CORE.VP.RESULT)."""
+        return battle.state.turn >= PUSH_TURN
+
+    def detour(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
+        """March round an impassable feature in the straight lane to ``u``'s target, via
+        :func:`tactics.manoeuvres.detour_point`; None when the lane is clear (or no move gets nearer the point)."""
+        target = self.target_for(battle, u)
+        point = mv.detour_point(battle, u, (target.x, target.y)) if target is not None else None
+        return steer(battle, u, point, "march", options, approach=False) if point is not None else None
+
+    def unblock(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
+        """A unit that wants to engage but has no move towards its target (the table edge, or terrain that
+        :meth:`detour` does not get round, in the way) changes direction instead
+        (:func:`agents.steering.rotation_option`: reform to face the target, else turn or wheel) so that it can
+        go round; None once within 1" of the target."""
+        target = self.target_for(battle, u)
+        if target is None or space.unit_distance(u, target) <= 1.0:
+            return None
+        goal = (target.x, target.y)
+        return rotation_option(battle, u, off_axis(u, goal), goal, options)
 
 
 class SacrificeForDeploymentAgent(TacticalAgent):

@@ -18,8 +18,9 @@ agents (``agents/tactical.py``) turn the answers into orders.
   :func:`rear_point`, :func:`flank_charges` and :func:`combined_charges`.
 * **Bait and feigned flight** (§2.1, ``bait_unit``) — :func:`flee_escape_probability`,
   :func:`predicted_pursuer_pose`, :func:`ambushers` and :func:`bait_post`.
-* **Swarm screens and speed bumps** (§2.4) — :func:`screen_point` and
-  :func:`speed_bump_point`.
+* **Swarm screens and speed bumps** (§2.4) — :func:`screen_point`,
+  :func:`speed_bump_point` and :func:`blocks_lane`.
+* **Going round impassable terrain** — :func:`detour_point`.
 * **The flyer feint** (§3.1) — :func:`feint_exposed`, :func:`feint_landing`
   and :func:`feint_true_target` (the aggressor); :func:`feinting` and
   :func:`feint_watcher` (the defender turns one unit only).
@@ -471,6 +472,26 @@ def blocks_lane(blocker: shapely.Geometry, mover: UnitState, goal: tuple[float, 
     return bool(lane.intersects(blocker))
 
 
+def detour_point(battle: Battle, mover: UnitState, goal: tuple[float, float], clearance: float = 1.0) -> tuple[float, float] | None:
+    """Where ``mover`` steers to go round the nearest impassable feature (``space.IMPASSABLE``) in its straight
+    lane to ``goal`` (:func:`blocks_lane`): level with the feature's middle, ``clearance`` inches plus half the
+    mover's width beyond the feature's end on the side that needs the shorter sidestep (a point on the table);
+    None when no such feature is in the lane."""
+    polys = [space.terrain_poly(t) for t in space.terrain_of(battle.state, space.IMPASSABLE)]
+    blockers = [p for p in polys if blocks_lane(p, mover, goal)]
+    if not blockers:
+        return None
+    poly = min(blockers, key=lambda p: p.distance(shapely.Point(mover.x, mover.y)))
+    lane = geo.Pose(mover.x, mover.y, geo.facing_towards((mover.x, mover.y), goal))
+    local = [geo.to_local(lane, x, y) for x, y in poly.exterior.coords[:-1]]  # the ring without its closing repeat
+    ly = sum(p[1] for p in local) / len(local)
+    offset = mover.width / 2 + clearance
+    sides = [min(p[0] for p in local) - offset, max(p[0] for p in local) + offset]
+    points = [geo.to_world(lane, lx, ly) for lx in sorted(sides, key=abs)]
+    w, h = battle.state.table_w, battle.state.table_h
+    return next((pt for pt in points if 0.0 <= pt[0] <= w and 0.0 <= pt[1] <= h), None)
+
+
 # ----------------------------------------------------------------------------- the flyer feint
 def feint_exposed(battle: Battle, flyer: UnitState, point: tuple[float, float]) -> tuple[list[UnitState], list[UnitState]]:
     """(enemies within the flyer's charge reach of ``point``, those of them showing it a flank or rear there)."""
@@ -717,6 +738,7 @@ __all__ = [
     "counter_chargers",
     "covering_friends",
     "dead_zone",
+    "detour_point",
     "denied_hills",
     "exposed_arcs",
     "feigned_flight_payoff",

@@ -443,3 +443,58 @@ def test_abandoned_flank_decoys_queue_on_their_lane() -> None:
     assert agent.shift_across(b, knights, {"turn_left", "march_wheel_left", "wheel_left", "march"}) == "turn_left"
     assert agent.shift_across(b, knights, {"march_wheel_left", "wheel_left", "march"}) == "march_wheel_left"
 
+
+
+ROCKS = {"kind": "rocks", "name": "Test Crag", "polygon": [[38, 17.5], [48, 17.5], [48, 22], [38, 22]]}
+"""Impassable rocks 10" wide, touching the front of greatswords placed at (43, 15) facing up the table."""
+
+
+def _blocked_setup(terrain: list[dict], unit: str = "sworn_greatswords", at: tuple[float, float, float] = (43, 15, 90),
+                   orcs_x: float = 44):
+    """Turn 3, blue's movement: ``unit`` (30 models, or 10 Outriders; five wide) at ``at`` (x, y, facing) in the
+    shooting_lines line, orcs at (``orcs_x``, 40); the agent, the unit and its legal move options."""
+    from agents.tactical import ShootingLinesAgent, move_options
+    from tactics.deployment import CENTRE, DeploymentPlan
+    from tests.setups import battle as setup, end_declarations, placement
+
+    models = 10 if unit == "marcher_outriders" else 30
+    b = setup([placement(unit, *at, models=models, files=5)], [placement("orc_warriors", orcs_x, 40, 270)], terrain=terrain)
+    b.state.turn = 3
+    end_declarations(b)
+    agent = ShootingLinesAgent()
+    agent.reset(b, 0)
+    u = next(u for u in b.state.units if u.side == 0)
+    agent.plan = DeploymentPlan(groups={u.uid: CENTRE})
+    return agent, b, u, move_options(b.legal_actions())[u.uid]
+
+
+def test_detour_point_goes_round_the_rocks_in_the_lane() -> None:
+    """Rocks across the lane to the orcs: the detour point stands about level with the rocks' middle (y 19.75;
+    the lane leans 2° right), half the unit's width plus 1" beyond the rocks' right end (x 48: the lane to the
+    orcs at x 44 passes nearer it than the left end at x 38); with no rocks the lane is clear (None)."""
+    agent, b, gs, _ = _blocked_setup([ROCKS])
+    x, y = mv.detour_point(b, gs, (44.0, 40.0))
+    assert y == pytest.approx(19.75, abs=0.5)
+    assert x == pytest.approx(48.0 + gs.width / 2 + 1.0, abs=0.2)
+    agent, b, gs, _ = _blocked_setup([])
+    assert mv.detour_point(b, gs, (44.0, 40.0)) is None
+
+
+def test_shooting_lines_goes_round_rocks_it_cannot_cross() -> None:
+    """Engaging (turn 3) with the rocks in contact ahead, the greatswords have no forward move: the line turns
+    aside to go round (not None); with the way clear it marches straight on."""
+    agent, b, gs, opts = _blocked_setup([ROCKS])
+    assert "advance" not in opts and "march" not in opts
+    assert agent.role_move(b, gs, opts) in ("turn_left", "turn_right")
+    agent, b, gs, opts = _blocked_setup([])
+    assert agent.role_move(b, gs, opts) == "march"
+
+
+def test_shooting_lines_turns_away_from_the_table_edge_to_face_its_target() -> None:
+    """Outriders at the left table edge, facing 110° with the orcs 30° to their right: the edge leaves them no
+    straight move and no wheel to the right, so they reform to face the orcs instead of standing still
+    (:meth:`ShootingLinesAgent.unblock`)."""
+    agent, b, riders, opts = _blocked_setup([], unit="marcher_outriders", at=(3, 15, 110), orcs_x=8)
+    assert not {"advance", "march", "wheel_right", "wheel_right_short"} & set(opts)
+    assert agent.detour(b, riders, opts) is None and agent.engage(b, riders, opts) is None
+    assert agent.role_move(b, riders, opts) == "reform_face"
