@@ -1228,7 +1228,7 @@ class ControlZonesAgent(TacticalAgent):
             if opt.startswith("reform") or opt in ("about_face",):
                 continue
             pose = predict_pose(battle, u, opt)
-            if self.unsafe_end(battle, u, pose):
+            if self.unsafe_end(battle, u, pose) or self.on_key_hill(battle, pose):
                 continue
             score = self.ground_score(battle, u, pose, enemy_zone, land, hills)
             if score > best_score + 1.0:
@@ -1242,6 +1242,13 @@ class ControlZonesAgent(TacticalAgent):
         if any(geo.distance(fp, space.footprint(e)) < 1.0 for e in self.enemies(battle)):
             return True
         return bool(mv.threats_on(battle, fp, 1 - self.side))
+
+    @staticmethod
+    def on_key_hill(battle: Battle, pose: geo.Pose) -> bool:
+        """Whether a unit centred at ``pose`` stands on the key hill (``terrain_denial_by_threat`` holds it
+        with threat, not bodies: none of ours ends a claiming move there)."""
+        hill = mv.key_hill(battle)
+        return hill is not None and hill.contains(shapely.Point(pose.x, pose.y))
 
     def ground_score(
         self, battle: Battle, u: UnitState, pose: geo.Pose, enemy_zone: shapely.Geometry, land: shapely.Geometry, hills: list
@@ -1391,7 +1398,8 @@ class ControlZonesAgent(TacticalAgent):
             if opt.startswith("reform") or opt == "about_face":
                 continue
             pose = predict_pose(battle, u, opt)
-            if abs(angle_diff(pose.facing, forward)) > CLAIM_FACING or self.unsafe_end(battle, u, pose):
+            if abs(angle_diff(pose.facing, forward)) > CLAIM_FACING or self.unsafe_end(battle, u, pose) or \
+                    self.on_key_hill(battle, pose):
                 continue
             value = score(pose)
             if value > best_score:
