@@ -1140,9 +1140,14 @@ class ControlZonesAgent(TacticalAgent):
     Deployment: the battle line. The strongest fast unit is the hill holder:
     it deploys in the column of the key hill (:func:`tactics.manoeuvres.key_hill`)
     and all game keeps the hill's point in its charge reach and front arc
-    without standing on it, faces and charges any enemy that climbs the hill
-    or threatens its point, and charges nothing else; no screen deploys outside
-    it (it would only draw the enemy down the hill's lane). The other fast
+    without standing on it (where no enemy charge would go badly for it),
+    closes on and charges any enemy it beats that climbs the hill or
+    threatens its point, and charges nothing else; no screen deploys outside
+    it (it would only draw the enemy down the hill's lane). While an enemy
+    contests the hill, our nearest unit that expects to beat it by
+    :data:`HILL_STRIKE_DIFF` (the striker) goes for it whatever the dead-zone
+    check says: the hill is ours only while nothing of the enemy's can charge
+    its point. No unit of ours ends a move on the hill. The other fast
     units are screens: in the opening each takes the move that adds the most
     no-man's land (hills count double) to our control — our threat zone minus
     the enemy's — and to the trap where two of our units could charge whatever
@@ -1190,6 +1195,14 @@ class ControlZonesAgent(TacticalAgent):
                     plan.targets[u.uid] = SlotTarget(x + inward * HILL_ESCORT_GAP, t.row)
         return plan
 
+    def move_option(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
+        """The tactical agents' move, except that none of ours ends a move on the key hill
+        (``terrain_denial_by_threat`` holds it with threat, not bodies): such a move becomes staying put."""
+        option = super().move_option(battle, u, options)
+        if option is not None and self.on_key_hill(battle, predict_pose(battle, u, option)):
+            return None
+        return option
+
     def role_move(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
         """The holder keeps the key hill under threat, screens take ground, the bump blocks the fastest
         enemy's lane, the line claims the share of control (:meth:`claim_share`)."""
@@ -1217,7 +1230,8 @@ class ControlZonesAgent(TacticalAgent):
         return (strike is not None and strike[0].uid == u.uid) or super().ignores_danger(battle, u)
 
     def claim_ground(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
-        """The move (or none) ending outside enemy reach that maximises the ground ``u`` controls and the trap it helps set."""
+        """The move (or none) ending outside enemy reach and off the key hill that maximises the ground ``u``
+        controls and the trap it helps set."""
         enemy_zone = mv.threat_zone(battle, 1 - self.side)
         land = mv.no_mans_land(battle)
         hills = mv.hills(battle)
@@ -1312,8 +1326,8 @@ class ControlZonesAgent(TacticalAgent):
         nearest enemy contesting the hill (:meth:`contests_hill`) that ``u`` would beat (:meth:`beats`)
         into ``u``'s charge reach and front arc (it must then give way or be charged: the hill is ours only
         while nothing of the enemy's can charge its point), then ends in the fewest enemies' reach,
-        staying put on a tie. When no
-        move keeps the point covered, ``u`` steers for the post on our side of the hill (:meth:`hill_post`).
+        staying put on a tie. When no move keeps the point covered, ``u`` steers for the post on our side
+        of the hill (:meth:`hill_post`).
         """
         hill = mv.key_hill(battle)
         if hill is None:
@@ -1327,12 +1341,9 @@ class ControlZonesAgent(TacticalAgent):
             pose = space.pose(u) if opt is None else predict_pose(battle, u, opt)
             if not mv.covers_point(u, pose, point, HILL_MARGIN) or hill.contains(shapely.Point(pose.x, pose.y)):
                 continue
-            moved = moved_copy(u, pose)
-            fp = space.footprint_at(u, pose)
-            reaches_rival = rival is not None and geo.distance(fp, space.footprint(rival)) <= charge_reach(u) and \
-                geo.partly_in_vision_arc(pose, u.width, u.depth, space.footprint(rival))
-            key = (self.danger(battle, moved) > DANGER_LIMIT, not reaches_rival,
-                   len(mv.threats_on(battle, fp, 1 - self.side)), opt is not None)
+            reaches_rival = rival is not None and mv.covers(u, pose, space.footprint(rival))
+            key = (self.danger(battle, moved_copy(u, pose)) > DANGER_LIMIT, not reaches_rival,
+                   len(mv.threats_on(battle, space.footprint_at(u, pose), 1 - self.side)), opt is not None)
             if best_key is None or key < best_key:
                 best, best_key = opt, key
         if best_key is not None:
@@ -1381,9 +1392,10 @@ class ControlZonesAgent(TacticalAgent):
     def claim_share(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
         """``area_control`` / ``advance_to_expand_control``: of staying put and the legal moves (reforms and
         about-faces aside, facing at most :data:`CLAIM_FACING` off straight ahead) that end in no enemy's
-        charge reach, the one with the best control share (:func:`tactics.manoeuvres.control_areas`) plus
-        :data:`ADVANCE_WEIGHT` per inch gained towards the enemy's edge; staying put unless a move beats it
-        by :data:`SHARE_GAIN`. A unit already in reach steps out if it can."""
+        charge reach and off the key hill, the one with the best control share
+        (:func:`tactics.manoeuvres.control_areas`) plus :data:`ADVANCE_WEIGHT` per inch gained towards the
+        enemy's edge; staying put unless a move beats it by :data:`SHARE_GAIN`. A unit already in reach
+        steps out if it can."""
         forward = 90.0 if self.side == 0 else 270.0
         sign = 1.0 if self.side == 0 else -1.0
 
