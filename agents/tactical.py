@@ -51,7 +51,8 @@ from typing import TYPE_CHECKING, Collection
 import shapely
 
 from agents import estimates
-from agents.base import (CLOSE, LIKELY_BREAK, MIN_REACH, MIN_REACH_FLANK, ChargeOption, ScriptedAgent, effort,
+from agents.base import (CLOSE, DANGER_LIMIT, LIKELY_BREAK, MIN_REACH, MIN_REACH_FLANK, ChargeOption, ScriptedAgent,
+                         charge_arc, effort,
                          room_to_flee)
 from agents.steering import (angle_diff, face_threat, forward_option, moved_copy, off_axis, predict_pose,
                              rotation_option, steer)
@@ -1167,6 +1168,8 @@ HILL_CHARGE_DIFF = -1.0
 """Expected first-round result above which any unit charges an enemy standing on the key hill."""
 TRAP_WEIGHT = 0.25
 """Weight of the trap (ground two of our units could charge) in a screen's choice of ground."""
+HILL_STRIKE_DIFF = DECISIVE
+"""Expected first-round lead with which a unit other than the holder goes for an enemy contesting the key hill."""
 
 
 class ControlZonesAgent(TacticalAgent):
@@ -1175,9 +1178,14 @@ class ControlZonesAgent(TacticalAgent):
     Deployment: the battle line. The strongest fast unit is the hill holder:
     it deploys in the column of the key hill (:func:`tactics.manoeuvres.key_hill`)
     and all game keeps the hill's point in its charge reach and front arc
-    without standing on it, faces and charges any enemy that climbs the hill
-    or threatens its point, and charges nothing else; no screen deploys outside
-    it (it would only draw the enemy down the hill's lane). The other fast
+    without standing on it (where no enemy charge would go badly for it),
+    closes on and charges any enemy it beats that climbs the hill or
+    threatens its point, and charges nothing else; no screen deploys outside
+    it (it would only draw the enemy down the hill's lane). While an enemy
+    contests the hill, our nearest unit that expects to beat it by
+    :data:`HILL_STRIKE_DIFF` (the striker) goes for it whatever the dead-zone
+    check says: the hill is ours only while nothing of the enemy's can charge
+    its point. No unit of ours ends a move on the hill. The other fast
     units are screens: in the opening each takes the move that adds the most
     no-man's land (hills count double) to our control — our threat zone minus
     the enemy's — and to the trap where two of our units could charge whatever
@@ -1225,6 +1233,14 @@ class ControlZonesAgent(TacticalAgent):
                     plan.targets[u.uid] = SlotTarget(x + inward * HILL_ESCORT_GAP, t.row)
         return plan
 
+    def move_option(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
+        """The tactical agents' move, except that none of ours ends a move on the key hill
+        (``terrain_denial_by_threat`` holds it with threat, not bodies): such a move becomes staying put."""
+        option = super().move_option(battle, u, options)
+        if option is not None and self.on_key_hill(battle, predict_pose(battle, u, option)):
+            return None
+        return option
+
     def role_move(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
         """The holder keeps the key hill under threat, screens take ground, the bump blocks the fastest
         enemy's lane, the line claims the share of control (:meth:`claim_share`)."""
@@ -1232,6 +1248,9 @@ class ControlZonesAgent(TacticalAgent):
         holder = self.hill_holder(battle)
         if holder is not None and holder.uid == u.uid:
             return self.hold_hill(battle, u, options)
+        strike = self.hill_striker(battle, holder)
+        if strike is not None and strike[0].uid == u.uid:
+            return self.advance_on(battle, u, options, strike[1])
         if self.engaging(battle):
             return self.engage(battle, u, options)
         if group == "screen":
@@ -1242,8 +1261,15 @@ class ControlZonesAgent(TacticalAgent):
                 return self.toward(battle, u, bump, options, "march")
         return self.claim_share(battle, u, options)
 
+    def ignores_danger(self, battle: Battle, u: UnitState) -> bool:
+        """The hill striker (:meth:`hill_striker`) closes on its rival whatever the dead-zone check says:
+        bringing the enemy that contests the hill into its charge reach is its job."""
+        strike = self.hill_striker(battle, self.hill_holder(battle))
+        return (strike is not None and strike[0].uid == u.uid) or super().ignores_danger(battle, u)
+
     def claim_ground(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
-        """The move (or none) ending outside enemy reach that maximises the ground ``u`` controls and the trap it helps set."""
+        """The move (or none) ending outside enemy reach and off the key hill that maximises the ground ``u``
+        controls and the trap it helps set."""
         enemy_zone = mv.threat_zone(battle, 1 - self.side)
         land = mv.no_mans_land(battle)
         hills = mv.hills(battle)
@@ -1254,7 +1280,7 @@ class ControlZonesAgent(TacticalAgent):
             if opt.startswith("reform") or opt in ("about_face",):
                 continue
             pose = predict_pose(battle, u, opt)
-            if self.unsafe_end(battle, u, pose):
+            if self.unsafe_end(battle, u, pose) or self.on_key_hill(battle, pose):
                 continue
             score = self.ground_score(battle, u, pose, enemy_zone, land, hills)
             if score > best_score + 1.0:
@@ -1268,6 +1294,13 @@ class ControlZonesAgent(TacticalAgent):
         if any(geo.distance(fp, space.footprint(e)) < 1.0 for e in self.enemies(battle)):
             return True
         return bool(mv.threats_on(battle, fp, 1 - self.side))
+
+    @staticmethod
+    def on_key_hill(battle: Battle, pose: geo.Pose) -> bool:
+        """Whether a unit centred at ``pose`` stands on the key hill (``terrain_denial_by_threat`` holds it
+        with threat, not bodies: none of ours ends a claiming move there)."""
+        hill = mv.key_hill(battle)
+        return hill is not None and hill.contains(shapely.Point(pose.x, pose.y))
 
     def ground_score(
         self, battle: Battle, u: UnitState, pose: geo.Pose, enemy_zone: shapely.Geometry, land: shapely.Geometry, hills: list
@@ -1322,36 +1355,68 @@ class ControlZonesAgent(TacticalAgent):
 
     def hold_hill(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
         """``terrain_denial_by_threat``: keep the key hill's point (its representative point, as the detector
-        reads it) in ``u``'s charge reach and front arc without standing on the hill.
+        reads it) in ``u``'s charge reach and front arc without standing on the hill, and drive off or charge
+        whatever contests it.
 
-        An enemy contesting the hill (:meth:`contests_hill`) that ``u`` could not charge is faced first
-        (so it can be charged next turn). Otherwise, of staying put and the legal moves (reforms aside),
-        the one that keeps the point covered by
-        :data:`HILL_MARGIN` inches, off the hill, in the fewest enemies' reach, staying put on a tie;
-        when none covers it, steer for the post on our side of the hill (:meth:`hill_post`).
+        Of staying put and the legal moves (reforms aside) that keep the point covered by
+        :data:`HILL_MARGIN` inches, off the hill, the one that first ends where no enemy charge would go
+        badly (:meth:`ScriptedAgent.danger`; the dead-zone check would refuse the others), then brings the
+        nearest enemy contesting the hill (:meth:`contests_hill`) that ``u`` would beat (:meth:`beats`)
+        into ``u``'s charge reach and front arc (it must then give way or be charged: the hill is ours only
+        while nothing of the enemy's can charge its point), then ends in the fewest enemies' reach,
+        staying put on a tie. When no move keeps the point covered, ``u`` steers for the post on our side
+        of the hill (:meth:`hill_post`).
         """
         hill = mv.key_hill(battle)
         if hill is None:
             return self.edge_of_reach(battle, u, options)
         rp = hill.representative_point()
         point = (rp.x, rp.y)
-        rivals = [e for e in self.enemies(battle) if self.contests_hill(battle, e, hill)]
+        rivals = [e for e in self.enemies(battle) if self.contests_hill(battle, e, hill) and self.beats(battle, u, e)]
         rival = min(rivals, key=lambda e: (space.unit_distance(u, e), e.uid), default=None)
-        if rival is not None and not mv.covers_point(u, space.pose(u), (rival.x, rival.y)):
-            turn = steer(battle, u, (rival.x, rival.y), "half", options, approach=True)
-            if turn is not None:
-                return turn
         best, best_key = None, None
         for opt in [None, *sorted(o for o in options if not o.startswith("reform"))]:
             pose = space.pose(u) if opt is None else predict_pose(battle, u, opt)
             if not mv.covers_point(u, pose, point, HILL_MARGIN) or hill.contains(shapely.Point(pose.x, pose.y)):
                 continue
-            key = (len(mv.threats_on(battle, space.footprint_at(u, pose), 1 - self.side)), opt is not None)
+            reaches_rival = rival is not None and mv.covers(u, pose, space.footprint(rival))
+            key = (self.danger(battle, moved_copy(u, pose)) > DANGER_LIMIT, not reaches_rival,
+                   len(mv.threats_on(battle, space.footprint_at(u, pose), 1 - self.side)), opt is not None)
             if best_key is None or key < best_key:
                 best, best_key = opt, key
         if best_key is not None:
             return best
         return steer(battle, u, self.hill_post(battle, u, hill), "march", options, approach=False) or self.hold(battle, u, options)
+
+    def hill_striker(self, battle: Battle, holder: UnitState | None) -> tuple[UnitState, UnitState] | None:
+        """``terrain_denial_by_threat``: (striker, rival) where rival is a free enemy contesting the key hill
+        (:meth:`contests_hill`: while it can charge the hill's point the hill is not ours) and striker the
+        nearest of our free units (not the holder, a character or the speed bump) that expects to win the
+        first round charging it by :data:`HILL_STRIKE_DIFF`; it goes for the rival (which must then give
+        way or be charged, :meth:`charge_allowed`). None without a hill, a rival or a striker."""
+        hill = mv.key_hill(battle)
+        if hill is None:
+            return None
+        rivals = [e for e in self.enemies(battle) if mv.can_threaten(battle, e) and self.contests_hill(battle, e, hill)]
+        if not rivals:
+            return None
+        pairs = [
+            (space.unit_distance(f, e), f.uid, e.uid, f, e)
+            for f in space.alive_units(battle.state, self.side)
+            if not f.character and self.group(f) != "bump" and (holder is None or f.uid != holder.uid)
+            and mv.can_threaten(battle, f)
+            for e in rivals
+            if estimates.estimate_combat(battle, f, e, charge_arc(battle, f, e)).diff >= HILL_STRIKE_DIFF
+        ]
+        if not pairs:
+            return None
+        *_, striker, rival = min(pairs, key=lambda t: t[:3])
+        return striker, rival
+
+    def beats(self, battle: Battle, u: UnitState, e: UnitState) -> bool:
+        """Whether ``u`` charging ``e`` would not lose the first round by more than :data:`HILL_CHARGE_DIFF`
+        (the bar of :meth:`charge_allowed` for charges on an enemy contesting the hill)."""
+        return estimates.estimate_combat(battle, u, e, charge_arc(battle, u, e)).diff >= HILL_CHARGE_DIFF
 
     def hill_post(self, battle: Battle, u: UnitState, hill: shapely.Polygon) -> tuple[float, float]:
         """Where the holder stands to threaten ``hill``: level with its representative point, its front edge
@@ -1365,9 +1430,10 @@ class ControlZonesAgent(TacticalAgent):
     def claim_share(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
         """``area_control`` / ``advance_to_expand_control``: of staying put and the legal moves (reforms and
         about-faces aside, facing at most :data:`CLAIM_FACING` off straight ahead) that end in no enemy's
-        charge reach, the one with the best control share (:func:`tactics.manoeuvres.control_areas`) plus
-        :data:`ADVANCE_WEIGHT` per inch gained towards the enemy's edge; staying put unless a move beats it
-        by :data:`SHARE_GAIN`. A unit already in reach steps out if it can."""
+        charge reach and off the key hill, the one with the best control share
+        (:func:`tactics.manoeuvres.control_areas`) plus :data:`ADVANCE_WEIGHT` per inch gained towards the
+        enemy's edge; staying put unless a move beats it by :data:`SHARE_GAIN`. A unit already in reach
+        steps out if it can."""
         forward = 90.0 if self.side == 0 else 270.0
         sign = 1.0 if self.side == 0 else -1.0
 
@@ -1382,7 +1448,8 @@ class ControlZonesAgent(TacticalAgent):
             if opt.startswith("reform") or opt == "about_face":
                 continue
             pose = predict_pose(battle, u, opt)
-            if abs(angle_diff(pose.facing, forward)) > CLAIM_FACING or self.unsafe_end(battle, u, pose):
+            if abs(angle_diff(pose.facing, forward)) > CLAIM_FACING or self.unsafe_end(battle, u, pose) or \
+                    self.on_key_hill(battle, pose):
                 continue
             value = score(pose)
             if value > best_score:

@@ -234,7 +234,12 @@ def key_hill(battle: Battle) -> shapely.Polygon | None:
 def covers_point(u: UnitState, pose: geo.Pose, point: tuple[float, float], margin: float = 0.0) -> bool:
     """Whether ``u`` standing at ``pose`` could charge a unit at ``point`` (table inches): the point lies in its
     front arc and within its charge reach less ``margin`` inches (the threat zone of tactics.md §0.1)."""
-    target = shapely.Point(point)
+    return covers(u, pose, shapely.Point(point), margin)
+
+
+def covers(u: UnitState, pose: geo.Pose, target: shapely.Geometry, margin: float = 0.0) -> bool:
+    """Whether ``u`` standing at ``pose`` could charge ``target`` (a point or a footprint, table inches): it
+    lies partly in its front arc and within its charge reach less ``margin`` inches."""
     if geo.distance(space.footprint_at(u, pose), target) > charges.charge_reach(u) - margin:
         return False
     return geo.partly_in_vision_arc(pose, u.width, u.depth, target)

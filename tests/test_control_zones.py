@@ -154,3 +154,56 @@ def test_the_line_marches_while_the_enemy_is_far_and_stops_short_of_its_reach() 
     assert agent.unsafe_end(near, h, predict_pose(near, h, "march"))  # 8" would end in the warriors' reach
     assert not agent.unsafe_end(near, h, predict_pose(near, h, "advance"))
     assert agent.claim_share(near, h, options) == "advance"  # the longest move that stays out of it
+
+
+# ----------------------------------------------------------------------------- terrain_denial_by_threat: the striker
+UNFAVOURABLE = CombatEstimate(attacker_wounds=1.0, defender_wounds=0.5, diff=1.0, break_chance=0.1)
+
+
+def contested_hill() -> Battle:
+    """Blue knights (the holder) and halberdiers below the test hill, red warriors standing on it."""
+    return setup(
+        [placement("order_knights", 15, 10, 90, models=6, files=6, label="K", **KNIGHTS),
+         placement("marcher_halberdiers", 34, 10, 90, label="H")],
+        [placement("orc_warriors", 15, 24, 270, label="W")],
+        terrain=[HILL],
+    )
+
+
+def test_covers_takes_footprints_as_well_as_points() -> None:
+    b = knights_at(5, enemy=(15.0, 5 + 12.0))
+    k, w = unit(b, "K"), unit(b, "W")
+    assert mv.covers(k, space.pose(k), space.footprint(w))  # straight ahead, well within 2M
+    assert not mv.covers(k, space.pose(k), space.footprint(w), margin=charge_reach(k))
+    assert not mv.covers(k, geo.Pose(k.x, k.y, 270.0), space.footprint(w))  # facing away
+
+
+def test_the_striker_is_a_unit_that_beats_the_enemy_on_the_hill(monkeypatch: pytest.MonkeyPatch) -> None:
+    from agents import estimates
+
+    b = contested_hill()
+    agent = agent_for(b)
+    k, h, w = unit(b, "K"), unit(b, "H"), unit(b, "W")
+    holder = agent.hill_holder(b)
+    assert holder is not None and holder.uid == k.uid
+    monkeypatch.setattr(estimates, "estimate_combat", lambda *a, **kw: FAVOURABLE)
+    strike = agent.hill_striker(b, holder)
+    assert strike is not None and (strike[0].uid, strike[1].uid) == (h.uid, w.uid)  # never the holder itself
+    assert agent.ignores_danger(b, h) and not agent.ignores_danger(b, k)
+    monkeypatch.setattr(estimates, "estimate_combat", lambda *a, **kw: UNFAVOURABLE)
+    assert agent.hill_striker(b, holder) is None  # a first-round lead of 1 is not enough to go for it
+    assert not agent.ignores_danger(b, h)
+
+
+def test_no_move_of_ours_ends_on_the_key_hill(monkeypatch: pytest.MonkeyPatch) -> None:
+    from agents.tactical import TacticalAgent
+
+    b = knights_at(10)
+    agent = agent_for(b)
+    k = unit(b, "K")
+    options = ["march", "advance"]
+    assert mv.key_hill(b).contains(shapely.Point(predict_pose(b, k, "march").x, predict_pose(b, k, "march").y))
+    monkeypatch.setattr(TacticalAgent, "move_option", lambda self, battle, u, opts: "march")
+    assert agent.move_option(b, k, options) is None
+    monkeypatch.setattr(TacticalAgent, "move_option", lambda self, battle, u, opts: "advance")
+    assert agent.move_option(b, k, options) == "advance"  # 7" ends short of the hill
