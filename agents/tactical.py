@@ -53,11 +53,12 @@ import shapely
 from agents import estimates
 from agents.base import (CLOSE, LIKELY_BREAK, MIN_REACH, MIN_REACH_FLANK, ChargeOption, ScriptedAgent, effort,
                          room_to_flee)
-from agents.steering import angle_diff, face_threat, forward_option, moved_copy, off_axis, predict_pose, steer
+from agents.steering import angle_diff, face_threat, forward_option, landing, moved_copy, off_axis, predict_pose, steer
 from env.rules import geometry as geo
 from env.rules import psychology, space
 from env.rules.actions import END_PHASE, Action
 from env.rules.charges import charge_reach
+from env.rules.movement import can_move
 from env.rules.state import UnitState
 from tactics import manoeuvres as mv
 from tactics.deployment import (
@@ -146,6 +147,9 @@ class TacticalAgent(ScriptedAgent):
         self._events_seen = 0
         self.bitten: set[int] = set()
         self._feints: dict[tuple[int, int, int], int | None] = {}
+        self._step_key: tuple[int, int] | None = None
+        self._step: dict[int, str] = {}
+        self._step_dir = (0.0, 1.0)
 
     def act(self, battle: Battle) -> Action:
         """Read any flyer feint before the first order of a player turn, then answer as the base agent."""
@@ -862,6 +866,14 @@ RING_GAP = 1.5
 """Inches between the asset's footprint and each ring unit."""
 RING_SLACK = 2.0
 """Inches (and degrees) off its ring slot within which a ring unit just moves straight up."""
+RING_FULL = 270.0
+"""Degrees of ring coverage that count as a full ring (tactics.md ``protected_bubble`` detection)."""
+RING_MARGIN = 10.0
+"""Degrees above RING_FULL the forecast of a bubble step must keep (the forecast is rough)."""
+RING_MIN_GAIN = 5.0
+"""Degrees of coverage a ring unit's move must add to be worth making."""
+POCKET_STEP = 0.5
+"""Inches the asset must move in a turn to count as moving with its bubble."""
 RING_REACH = 6.0
 """Friends within this many inches of the asset count as its ring (tactics.md ``protected_bubble``)."""
 
@@ -918,12 +930,15 @@ class ProtectedBubbleAgent(TacticalAgent):
                 return u
         return None
 
-    ORDER = ("ring_front", "asset", "ring_left", "ring_right", "ring_rear")
+    ORDER = ("ring_front", "ring_left", "ring_right", "ring_rear", "asset")
     """The order the bubble moves in: the front unit leads, the asset follows it, the others close up round the asset."""
 
     def choose_move(self, battle: Battle, legal: list[Action]) -> Action:
         """The bubble first (:attr:`ORDER`), then the others (the base order)."""
         options = move_options(legal)
+        key = (battle.state.turn, battle.state.active)
+        if self._step_key != key:
+            self._step_key, self._step = key, self.plan_step(battle, options)
         for group in self.ORDER:
             for uid, opts in sorted(options.items()):
                 u = battle.unit(uid)
@@ -936,14 +951,15 @@ class ProtectedBubbleAgent(TacticalAgent):
         return super().choose_move(battle, rest) if rest else END_PHASE
 
     def move_option(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
-        """The leader advances, the asset follows it, the ring keeps formation, swarms screen; others as the tactical agents."""
+        """A full ring steps forward together, else the ring closes round the asset; swarms screen; others as the tactical agents."""
         group = self.group(u)
-        if u is self.leader(battle):
-            return self.lead(battle, u, options)
-        if group == "asset":
-            return self.follow_leader(battle, u, options)
-        if group in self.RING:
-            return self.ring_move(battle, u, group, options)
+        if group == "asset" or group in self.RING:
+            asset = self.asset(battle)
+            if asset is None:
+                return self.engage(battle, u, options) if group in self.RING else None
+            if self._step:
+                return self.rigid_step(battle, u, options)
+            return self.pocket_move(battle, u, options) if u is asset else self.close_ring(battle, u, asset, options)
         if is_swarm(u):
             return self.screen_move(battle, u, options)
         return super().move_option(battle, u, options)
@@ -983,6 +999,95 @@ class ProtectedBubbleAgent(TacticalAgent):
         if math.hypot(goal[0] - u.x, goal[1] - u.y) < 1.0:
             return None
         return steer(battle, u, goal, "march", options, approach=False)
+
+    def plan_step(self, battle: Battle, options: dict[int, dict[str, Action]]) -> dict[int, str]:
+        """The bubble's step this movement phase: a move option per member, or {} to close the ring instead.
+
+        Only a full ring (>= RING_FULL degrees) steps. Directions are tried in turn (towards the
+        enemy's edge, to either side, back); in each, every member that may move takes the option
+        whose landing comes closest to its pose shifted by the step (half the slowest member's
+        move). The first direction whose forecast keeps the ring full is taken.
+        """
+        asset = self.asset(battle)
+        if asset is None or mv.ring_coverage(battle, asset) < RING_FULL:
+            return {}
+        members = [m for m in self.army(battle) if self.group(m) in self.ORDER and m.alive and m.uid in options]
+        if asset not in members:
+            return {}
+        step = min(float(m.profile.M) for m in members) / 2
+        ahead = 1.0 if asset.side == 0 else -1.0
+        envs = {m.uid: space.Surroundings(battle.state, m) for m in members}
+        for dx, dy in ((0.0, ahead), (1.0, 0.0), (-1.0, 0.0), (0.0, -ahead)):
+            plan: dict[int, str] = {}
+            moved: dict[int, UnitState] = {}
+            for m in members:
+                turn_cost = 0.0 if m is asset else 1.0 / 180.0  # the asset's square base: its facing is free
+                goal = (m.x + dx * step, m.y + dy * step)
+                best, best_miss = None, math.hypot(goal[0] - m.x, goal[1] - m.y)
+                for opt in options[m.uid]:
+                    if opt.startswith("reform") or opt in ("join", "leave"):
+                        continue
+                    end = landing(battle, m, opt, envs[m.uid])
+                    miss = math.hypot(end.x - goal[0], end.y - goal[1]) + abs(angle_diff(end.facing, m.facing)) * turn_cost
+                    if miss < best_miss - 0.1:
+                        best, best_miss, moved[m.uid] = opt, miss, end
+                if best is not None:
+                    plan[m.uid] = best
+            forecast = mv.ring_coverage(battle, moved[asset.uid], moved=moved) if asset.uid in plan else 0.0
+            if forecast >= RING_FULL + RING_MARGIN:
+                self._step_dir = (dx, dy)
+                return plan
+        return {}
+
+    def rigid_step(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
+        """``u``'s part of the bubble's step, once every member further along the step's way has moved."""
+        option = self._step.get(u.uid)
+        if option is None or option not in options:
+            return None
+        lead = [battle.unit(uid) for uid in self._step if uid != u.uid and can_move(battle, battle.unit(uid))]
+        dx, dy = self._step_dir
+        if any((m.x - u.x) * dx + (m.y - u.y) * dy > 0.5 for m in lead):
+            return None
+        return option
+
+    def close_ring(self, battle: Battle, u: UnitState, asset: UnitState, options: Collection[str]) -> str | None:
+        """The ring unit's move that leaves the asset best covered (staying put unless a move covers more)."""
+        env = space.Surroundings(battle.state, u)
+        best, best_cov = None, mv.ring_coverage(battle, asset) + RING_MIN_GAIN
+        for opt in options:
+            if opt.startswith("reform"):
+                continue
+            cov = mv.ring_coverage(battle, asset, moved={u.uid: landing(battle, u, opt, env)})
+            if cov > best_cov:
+                best, best_cov = opt, cov
+        return best
+
+    def pocket_move(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
+        """The asset's move with the best ring round it where it lands (tactics.md ``protected_bubble``).
+
+        Every option (and staying put) is scored by :func:`tactics.manoeuvres.ring_coverage` at the
+        pose the move ends in (straight parts cut short where the engine stops them, 1" from a unit):
+        a full ring (>= RING_FULL degrees) first, then a move of at least POCKET_STEP inches (the
+        bubble keeps moving), then more coverage, then fewer inches from the front ring unit's rear.
+        """
+        env = space.Surroundings(battle.state, u)
+        front = next((f for f in self.army(battle) if self.group(f) == "ring_front" and f.alive and not f.fleeing), None)
+
+        def score(end: UnitState) -> tuple[bool, bool, float, float]:
+            cov = mv.ring_coverage(battle, end)
+            step = math.hypot(end.x - u.x, end.y - u.y)
+            gap = math.hypot(end.x - front.x, end.y - front.y) if front is not None else 0.0
+            full = cov >= RING_FULL
+            return full, full and step >= POCKET_STEP, cov, -gap
+
+        best, best_key = None, score(u)
+        for opt in options:
+            if opt.startswith("reform") or opt in ("join", "leave"):
+                continue
+            key = score(landing(battle, u, opt, env))
+            if key > best_key:
+                best, best_key = opt, key
+        return best
 
     def ring_slot(self, asset: UnitState, u: UnitState, group: str) -> geo.Pose:
         """Where ring unit ``u`` belongs around ``asset`` (facing the asset's way)."""

@@ -901,12 +901,10 @@ def protected_bubble_template(army: Sequence[UnitState], table_w: float, centre_
         ring["ring_front"] = thin[0]
         blocks.remove(thin[0])
     elif lone:
-        # The asset in the back row (the table edge behind it): the narrowest blocks in front and
-        # beside it, so the deployment grid keeps them within reach of it.
-        asset_row, side_row = BACK, MIDDLE
-        blocks.sort(key=lambda u: (u.width, -u.points, u.uid))
-        if blocks:
-            ring["ring_front"] = blocks.pop(0)
+        # No shallow unit can stand in front of it on the grid: the asset in the front row between
+        # the two widest blocks (whose inner edges then come closest to it); the ring closes in play.
+        asset_row, side_row = FRONT, FRONT
+        blocks.sort(key=lambda u: (-u.width, -u.points, u.uid))
     else:
         # A unit (or a large model) as the asset: blocks on both sides in the front row.
         asset_row, side_row = FRONT, FRONT
