@@ -53,7 +53,7 @@ import shapely
 from agents import estimates
 from agents.base import (CLOSE, LIKELY_BREAK, MIN_REACH, MIN_REACH_FLANK, ChargeOption, ScriptedAgent, effort,
                          room_to_flee)
-from agents.steering import angle_diff, face_threat, forward_option, landing, moved_copy, off_axis, predict_pose, steer
+from agents.steering import angle_diff, face_threat, landing, moved_copy, off_axis, predict_pose, steer
 from env.rules import geometry as geo
 from env.rules import psychology, space
 from env.rules.actions import END_PHASE, Action
@@ -862,14 +862,12 @@ class SacrificeForDeploymentAgent(TacticalAgent):
         return self.engage(battle, u, options)
 
 
-RING_GAP = 1.5
-"""Inches between the asset's footprint and each ring unit."""
-RING_SLACK = 2.0
-"""Inches (and degrees) off its ring slot within which a ring unit just moves straight up."""
 RING_FULL = 270.0
 """Degrees of ring coverage that count as a full ring (tactics.md ``protected_bubble`` detection)."""
 RING_MARGIN = 10.0
 """Degrees above RING_FULL the forecast of a bubble step must keep (the forecast is rough)."""
+HELPER_REACH = 12.0
+"""Inches from the asset within which a line unit helps close a gap in its ring."""
 RING_MIN_GAIN = 5.0
 """Degrees of coverage a ring unit's move must add to be worth making."""
 POCKET_STEP = 0.5
@@ -883,12 +881,17 @@ class ProtectedBubbleAgent(TacticalAgent):
 
     Deployment: :func:`tactics.deployment.protected_bubble_template` (on a
     table already set up, the ring is read off the units standing round the
-    asset). Each movement phase the bubble moves first: the front unit leads
-    towards the nearest enemy at the pace of the slowest member, the asset
-    follows behind it, then the side and rear units restore their places
-    round the asset (facing its way). Swarms screen the asset from the nearest enemy
-    missile unit (``swarm_screen``). The rest of the army advances beside the
-    bubble and engages; fast units flank.
+    asset). Each movement phase the bubble moves first, judged by the
+    asset's ring coverage (:func:`tactics.manoeuvres.ring_coverage`) at
+    each option's landing (:func:`agents.steering.landing`), one move per
+    unit, no battle copies: a full ring (>= RING_FULL degrees) steps as one
+    (:meth:`plan_step`: every member shifted by the same step, forward if
+    the forecast keeps the ring full, else sideways or back); otherwise the
+    ring units (and line units within HELPER_REACH) make the moves that
+    close its gaps, turning in on the asset's flanks, and the asset takes
+    the best-covered spot in reach (:meth:`pocket_move`). Swarms screen the
+    asset from the nearest enemy missile unit (``swarm_screen``). The rest
+    of the army advances beside the bubble and engages; fast units flank.
     """
 
     name = "protected_bubble"
@@ -931,7 +934,8 @@ class ProtectedBubbleAgent(TacticalAgent):
         return None
 
     ORDER = ("ring_front", "ring_left", "ring_right", "ring_rear", "asset")
-    """The order the bubble moves in: the front unit leads, the asset follows it, the others close up round the asset."""
+    """The order the bubble moves in: the ring closes first, the asset then takes the best-covered spot (a step
+    goes in its own order, see :meth:`rigid_step`)."""
 
     def choose_move(self, battle: Battle, legal: list[Action]) -> Action:
         """The bubble first (:attr:`ORDER`), then the others (the base order)."""
@@ -962,43 +966,13 @@ class ProtectedBubbleAgent(TacticalAgent):
             return self.pocket_move(battle, u, options) if u is asset else self.close_ring(battle, u, asset, options)
         if is_swarm(u):
             return self.screen_move(battle, u, options)
+        asset = self.asset(battle)
+        if (asset is not None and group == "line" and not self._step
+                and space.unit_distance(asset, u) <= HELPER_REACH and mv.ring_coverage(battle, asset) < RING_FULL):
+            option = self.close_ring(battle, u, asset, options)
+            if option is not None:
+                return option
         return super().move_option(battle, u, options)
-
-    def leader(self, battle: Battle) -> UnitState | None:
-        """The unit that sets the bubble's course: the front ring unit, else the asset."""
-        for group in ("ring_front", "asset"):
-            found = next((u for u in self.army(battle) if self.group(u) == group and u.alive and not u.fleeing), None)
-            if found is not None:
-                return found
-        return None
-
-    def ring_pace(self, battle: Battle) -> str:
-        """"advance" when every member of the bubble moves at least as far as the leader, else "half"."""
-        leader = self.leader(battle)
-        members = [u for u in self.army(battle) if self.group(u) in self.ORDER and u.alive]
-        if leader is None or not members:
-            return "advance"
-        return "advance" if min(u.profile.M for u in members) >= leader.profile.M else "half"
-
-    def lead(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
-        """Towards the nearest enemy — marching while it is far (the others march after it), then at the
-        bubble's pace; the dead-zone check may hold it back."""
-        target = self.target_for(battle, u)
-        if target is None:
-            return None
-        pace = "march" if space.unit_distance(u, target) > CLOSE else self.ring_pace(battle)
-        option = steer(battle, u, (target.x, target.y), pace, options, approach=True)
-        return self.safer_option(battle, u, option, options) if option is not None else None
-
-    def follow_leader(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
-        """The asset keeps its place behind the front unit (or stays put when it leads nothing)."""
-        front = next((f for f in self.army(battle) if self.group(f) == "ring_front" and f.alive and not f.fleeing), None)
-        if front is None:
-            return None
-        goal = geo.to_world(space.pose(front), 0.0, -(front.depth / 2 + RING_GAP + u.depth / 2))
-        if math.hypot(goal[0] - u.x, goal[1] - u.y) < 1.0:
-            return None
-        return steer(battle, u, goal, "march", options, approach=False)
 
     def plan_step(self, battle: Battle, options: dict[int, dict[str, Action]]) -> dict[int, str]:
         """The bubble's step this movement phase: a move option per member, or {} to close the ring instead.
@@ -1066,9 +1040,9 @@ class ProtectedBubbleAgent(TacticalAgent):
         """The asset's move with the best ring round it where it lands (tactics.md ``protected_bubble``).
 
         Every option (and staying put) is scored by :func:`tactics.manoeuvres.ring_coverage` at the
-        pose the move ends in (straight parts cut short where the engine stops them, 1" from a unit):
-        a full ring (>= RING_FULL degrees) first, then a move of at least POCKET_STEP inches (the
-        bubble keeps moving), then more coverage, then fewer inches from the front ring unit's rear.
+        pose the move ends in (:func:`agents.steering.landing`): a full ring (>= RING_FULL degrees)
+        first, then (with a full ring) a move of at least POCKET_STEP inches, then more coverage,
+        then fewer inches from the front ring unit.
         """
         env = space.Surroundings(battle.state, u)
         front = next((f for f in self.army(battle) if self.group(f) == "ring_front" and f.alive and not f.fleeing), None)
@@ -1088,33 +1062,6 @@ class ProtectedBubbleAgent(TacticalAgent):
             if key > best_key:
                 best, best_key = opt, key
         return best
-
-    def ring_slot(self, asset: UnitState, u: UnitState, group: str) -> geo.Pose:
-        """Where ring unit ``u`` belongs around ``asset`` (facing the asset's way)."""
-        p = space.pose(asset)
-        if group == "ring_front":
-            lx, ly = 0.0, asset.depth / 2 + RING_GAP + u.depth / 2
-        elif group == "ring_rear":
-            lx, ly = 0.0, -(asset.depth / 2 + RING_GAP + u.depth / 2)
-        else:
-            sign = -1.0 if group == "ring_left" else 1.0
-            lx, ly = sign * (asset.width / 2 + RING_GAP + u.width / 2 + 1.0), 0.0
-        x, y = geo.to_world(p, lx, ly)
-        return geo.Pose(x, y, asset.facing)
-
-    def ring_move(self, battle: Battle, u: UnitState, group: str, options: Collection[str]) -> str | None:
-        """Restore the ring: steer to the slot around the asset; without an asset, engage."""
-        asset = self.asset(battle)
-        if asset is None:
-            return self.engage(battle, u, options)
-        slot = self.ring_slot(asset, u, group)
-        if math.hypot(slot.x - u.x, slot.y - u.y) < 1.0:
-            return face_threat(battle, u, options) if self.engaging(battle) else None
-        lx, ly = geo.to_local(space.pose(u), slot.x, slot.y)
-        if abs(lx) <= RING_SLACK and ly > 0 and abs(angle_diff(u.facing, slot.facing)) <= RING_SLACK:
-            # Nearly in line: keep the formation's facing and move straight up (no wheel to open gaps).
-            return forward_option(u, "march", options, ly)
-        return steer(battle, u, (slot.x, slot.y), "march", options, approach=False)
 
     def screen_move(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
         """``swarm_screen``: stand between the asset and the nearest enemy missile unit."""

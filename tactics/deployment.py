@@ -911,11 +911,19 @@ def protected_bubble_template(army: Sequence[UnitState], table_w: float, centre_
     for name in ("ring_left", "ring_right"):
         if blocks:
             ring[name] = blocks.pop(0)
+    widest = max((ring[k].width for k in ("ring_left", "ring_right") if k in ring), default=0.0)
+    rear_row = BACK if asset_row == MIDDLE else MIDDLE
     if asset_row == MIDDLE:
-        widest = max((ring[k].width for k in ("ring_left", "ring_right") if k in ring), default=0.0)
         rears = [u for u in blocks if fits_back_row(u) and u.width / 2 + widest / 2 + 1.0 <= STEP]
-        if rears:
-            ring["ring_rear"] = rears[0]
+    elif lone:
+        # Behind a front-row asset, between the side blocks: any narrow non-war-machine unit.
+        rears = sorted((u for u in body if u is not asset and u not in ring.values() and not is_war_machine(u)
+                        and u.width / 2 + widest / 2 + 1.0 <= STEP), key=lambda u: (-u.width, u.uid))
+    else:
+        rears = []
+    if rears:
+        ring["ring_rear"] = rears[0]
+        if rears[0] in blocks:
             blocks.remove(rears[0])
     pool = blocks + [u for u in body if is_war_machine(u)]
     if asset is not None:
@@ -925,7 +933,7 @@ def protected_bubble_template(army: Sequence[UnitState], table_w: float, centre_
         plan.place([u], {u.uid: cx}, FRONT, "ring_front")
     if "ring_rear" in ring:
         u = ring["ring_rear"]
-        plan.place([u], {u.uid: cx}, BACK, "ring_rear")
+        plan.place([u], {u.uid: cx}, rear_row, "ring_rear")
     # The side units must clear whatever shares (or nearly shares) their rows: the front unit when they
     # stand in the front row, the rear unit behind a middle-row asset.
     level = ("ring_front",) if asset_row != MIDDLE else ("ring_rear",)
@@ -945,7 +953,7 @@ def protected_bubble_template(army: Sequence[UnitState], table_w: float, centre_
         if units:
             start = anchor + sign * STEP * math.ceil((width / 2 + units[0].width / 2 + 1.0) / STEP - 1e-9)
             plan.place(units, pack(units, start, sign), FRONT, "line")
-    fast_l, fast_r = split_wings([u for u in body if is_mobile(u)])
+    fast_l, fast_r = split_wings([u for u in body if is_mobile(u) and u not in ring.values()])
     plan.place(fast_l, pack(fast_l, COLUMNS[0], 1), FRONT, LEFT)
     plan.place(fast_r, pack(fast_r, COLUMNS[-1], -1), FRONT, RIGHT)
     others = [u for u in _unjoined_characters(army) if u is not asset]
