@@ -977,10 +977,12 @@ class ProtectedBubbleAgent(TacticalAgent):
     def plan_step(self, battle: Battle, options: dict[int, dict[str, Action]]) -> dict[int, str]:
         """The bubble's step this movement phase: a move option per member, or {} to close the ring instead.
 
-        Only a full ring (>= RING_FULL degrees) steps. Directions are tried in turn (towards the
-        enemy's edge, to either side, back); in each, every member that may move takes the option
-        whose landing comes closest to its pose shifted by the step (half the slowest member's
-        move). The first direction whose forecast keeps the ring full is taken.
+        Only a full ring (>= RING_FULL degrees) steps, never back towards its own edge (a unit
+        charged there would flee off the table). Steps are tried in turn: towards the enemy's edge
+        by the slowest member's whole move, three quarters of it (a turn's move), half of it, then
+        half of it to either side; in each, every member that may move takes the option whose
+        landing comes closest to its pose shifted by the step. The first step whose forecast keeps
+        the ring full (with RING_MARGIN to spare) is taken.
         """
         asset = self.asset(battle)
         if asset is None or mv.ring_coverage(battle, asset) < RING_FULL:
@@ -988,10 +990,12 @@ class ProtectedBubbleAgent(TacticalAgent):
         members = [m for m in self.army(battle) if self.group(m) in self.ORDER and m.alive and m.uid in options]
         if asset not in members:
             return {}
-        step = min(float(m.profile.M) for m in members) / 2
+        slowest = min(float(m.profile.M) for m in members)
         ahead = 1.0 if asset.side == 0 else -1.0
         envs = {m.uid: space.Surroundings(battle.state, m) for m in members}
-        for dx, dy in ((0.0, ahead), (1.0, 0.0), (-1.0, 0.0), (0.0, -ahead)):
+        steps = [(0.0, ahead, slowest), (0.0, ahead, 0.75 * slowest), (0.0, ahead, slowest / 2),
+                 (1.0, 0.0, slowest / 2), (-1.0, 0.0, slowest / 2)]
+        for dx, dy, step in steps:
             plan: dict[int, str] = {}
             moved: dict[int, UnitState] = {}
             for m in members:
