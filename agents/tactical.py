@@ -149,7 +149,7 @@ class TacticalAgent(ScriptedAgent):
         self._feints: dict[tuple[int, int, int], int | None] = {}
         self._step_key: tuple[int, int] | None = None
         self._step: dict[int, str] = {}
-        self._step_dir = (0.0, 1.0)
+        self._step_order: list[int] = []
 
     def act(self, battle: Battle) -> Action:
         """Read any flyer feint before the first order of a player turn, then answer as the base agent."""
@@ -864,10 +864,12 @@ class SacrificeForDeploymentAgent(TacticalAgent):
 
 RING_FULL = 270.0
 """Degrees of ring coverage that count as a full ring (tactics.md ``protected_bubble`` detection)."""
-RING_MARGIN = 10.0
+RING_MARGIN = 5.0
 """Degrees above RING_FULL the forecast of a bubble step must keep (the forecast is rough)."""
 HELPER_REACH = 12.0
 """Inches from the asset within which a line unit helps close a gap in its ring."""
+HOLD_RANGE = 12.0
+"""Inches: with an enemy this near the asset the ring stops stepping and holds its ground."""
 RING_MIN_GAIN = 5.0
 """Degrees of coverage a ring unit's move must add to be worth making."""
 POCKET_STEP = 0.5
@@ -977,55 +979,68 @@ class ProtectedBubbleAgent(TacticalAgent):
     def plan_step(self, battle: Battle, options: dict[int, dict[str, Action]]) -> dict[int, str]:
         """The bubble's step this movement phase: a move option per member, or {} to close the ring instead.
 
-        Only a full ring (>= RING_FULL degrees) steps, never back towards its own edge (a unit
-        charged there would flee off the table). Steps are tried in turn: towards the enemy's edge
+        Only a full ring (>= RING_FULL degrees) with no enemy within HOLD_RANGE inches of the asset
+        steps, never back towards its own edge (a unit charged there would flee off the table). Steps are tried in turn: towards the enemy's edge
         by the slowest member's whole move, three quarters of it (a turn's move), half of it, then
-        half of it to either side; in each, every member that may move takes the option whose
-        landing comes closest to its pose shifted by the step. The first step whose forecast keeps
-        the ring full (with RING_MARGIN to spare) is taken.
+        half of it to either side. Each is played out on one copy of the battle (moves roll no
+        dice): the members move front first along the step, each taking the option whose landing
+        (:func:`agents.steering.landing`) comes closest to its pose shifted by the step. The first
+        step after which the ring is still full (with RING_MARGIN to spare) is taken; its order is
+        kept in ``_step_order``.
         """
         asset = self.asset(battle)
-        if asset is None or mv.ring_coverage(battle, asset) < RING_FULL:
+        if asset is None or asset.uid not in options or mv.ring_coverage(battle, asset) < RING_FULL:
             return {}
+        if any(space.unit_distance(asset, e) <= HOLD_RANGE for e in self.enemies(battle)):
+            return {}  # the enemy is at hand: the ring holds its ground round the asset
         members = [m for m in self.army(battle) if self.group(m) in self.ORDER and m.alive and m.uid in options]
-        if asset not in members:
-            return {}
         slowest = min(float(m.profile.M) for m in members)
         ahead = 1.0 if asset.side == 0 else -1.0
-        envs = {m.uid: space.Surroundings(battle.state, m) for m in members}
         steps = [(0.0, ahead, slowest), (0.0, ahead, 0.75 * slowest), (0.0, ahead, slowest / 2),
                  (1.0, 0.0, slowest / 2), (-1.0, 0.0, slowest / 2)]
         for dx, dy, step in steps:
+            sim = battle.clone()
+            order = sorted(members, key=lambda m: (-(m.x * dx + m.y * dy), m.uid))
             plan: dict[int, str] = {}
-            moved: dict[int, UnitState] = {}
-            for m in members:
-                turn_cost = 0.0 if m is asset else 1.0 / 180.0  # the asset's square base: its facing is free
-                goal = (m.x + dx * step, m.y + dy * step)
-                best, best_miss = None, math.hypot(goal[0] - m.x, goal[1] - m.y)
-                for opt in options[m.uid]:
-                    if opt.startswith("reform") or opt in ("join", "leave"):
-                        continue
-                    end = landing(battle, m, opt, envs[m.uid])
-                    miss = math.hypot(end.x - goal[0], end.y - goal[1]) + abs(angle_diff(end.facing, m.facing)) * turn_cost
-                    if miss < best_miss - 0.1:
-                        best, best_miss, moved[m.uid] = opt, miss, end
-                if best is not None:
-                    plan[m.uid] = best
-            forecast = mv.ring_coverage(battle, moved[asset.uid], moved=moved) if asset.uid in plan else 0.0
-            if forecast >= RING_FULL + RING_MARGIN:
-                self._step_dir = (dx, dy)
+            for m in order:
+                mu = sim.unit(m.uid)
+                legal = {a.option: a for a in sim.legal_actions() if a.kind == "move" and a.unit == m.uid}
+                option = self.step_option(sim, mu, legal, (mu.x + dx * step, mu.y + dy * step), m is asset)
+                if option is not None:
+                    sim.apply(legal[option])
+                    plan[m.uid] = option
+            if asset.uid in plan and mv.ring_coverage(sim, sim.unit(asset.uid)) >= RING_FULL + RING_MARGIN:
+                self._step_order = [m.uid for m in order if m.uid in plan]
                 return plan
         return {}
 
+    @staticmethod
+    def step_option(battle: Battle, u: UnitState, options: Collection[str], goal: tuple[float, float],
+                    free_facing: bool) -> str | None:
+        """The option whose landing comes closest to ``goal`` (a turn away from the unit's facing costs
+        1" per 180 degrees unless ``free_facing``), or None when staying put is as close."""
+        env = space.Surroundings(battle.state, u)
+        turn_cost = 0.0 if free_facing else 1.0 / 180.0
+        best, best_miss = None, math.hypot(goal[0] - u.x, goal[1] - u.y)
+        for opt in options:
+            if opt.startswith("reform") or opt in ("join", "leave"):
+                continue
+            end = landing(battle, u, opt, env)
+            miss = math.hypot(end.x - goal[0], end.y - goal[1]) + abs(angle_diff(end.facing, u.facing)) * turn_cost
+            if miss < best_miss - 0.1:
+                best, best_miss = opt, miss
+        return best
+
     def rigid_step(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
-        """``u``'s part of the bubble's step, once every member further along the step's way has moved."""
+        """``u``'s part of the bubble's step, once every member before it in the step's order has moved."""
         option = self._step.get(u.uid)
         if option is None or option not in options:
             return None
-        lead = [battle.unit(uid) for uid in self._step if uid != u.uid and can_move(battle, battle.unit(uid))]
-        dx, dy = self._step_dir
-        if any((m.x - u.x) * dx + (m.y - u.y) * dy > 0.5 for m in lead):
-            return None
+        for uid in self._step_order:
+            if uid == u.uid:
+                return option
+            if can_move(battle, battle.unit(uid)) and self._step.get(uid) in move_options(battle.legal_actions()).get(uid, {}):
+                return None
         return option
 
     def close_ring(self, battle: Battle, u: UnitState, asset: UnitState, options: Collection[str]) -> str | None:
