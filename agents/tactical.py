@@ -935,9 +935,9 @@ class ProtectedBubbleAgent(TacticalAgent):
                 return u
         return None
 
-    ORDER = ("ring_front", "ring_left", "ring_right", "ring_rear", "asset")
-    """The order the bubble moves in: the ring closes first, the asset then takes the best-covered spot (a step
-    goes in its own order, see :meth:`rigid_step`)."""
+    ORDER = ("asset", "ring_front", "ring_left", "ring_right", "ring_rear")
+    """The order the bubble closes up in: the asset first takes the best-covered spot in reach, then the ring
+    units close round it (a step goes in its own order, see :meth:`rigid_step`)."""
 
     def choose_move(self, battle: Battle, legal: list[Action]) -> Action:
         """The bubble first (:attr:`ORDER`), then the others (the base order)."""

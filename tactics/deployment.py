@@ -901,29 +901,30 @@ def protected_bubble_template(army: Sequence[UnitState], table_w: float, centre_
         ring["ring_front"] = thin[0]
         blocks.remove(thin[0])
     elif lone:
-        # No shallow unit can stand in front of it on the grid: the asset in the front row between
-        # the two widest blocks (whose inner edges then come closest to it); the ring closes in play.
-        asset_row, side_row = FRONT, FRONT
-        blocks.sort(key=lambda u: (-u.width, -u.points, u.uid))
+        # No shallow unit: the asset in the back row, the two deepest blocks (once turned in on its
+        # flanks they cover the most of them) in the middle row beside it, and in front of it the
+        # widest unit narrow enough to stand between them; the asset moves up into that pocket in play.
+        asset_row, side_row = BACK, MIDDLE
+        blocks.sort(key=lambda u: (-u.depth, -u.width, -u.points, u.uid))
+        sides = blocks[:2]
+        room = STEP - max((u.width for u in sides), default=0.0) / 2 - 1.0
+        fronts = sorted((u for u in body if u is not asset and u not in sides and not is_war_machine(u)
+                         and u.width / 2 <= room), key=lambda u: (-u.width, -u.points, u.uid))
+        if fronts:
+            ring["ring_front"] = fronts[0]
+            if fronts[0] in blocks:
+                blocks.remove(fronts[0])
     else:
         # A unit (or a large model) as the asset: blocks on both sides in the front row.
         asset_row, side_row = FRONT, FRONT
     for name in ("ring_left", "ring_right"):
         if blocks:
             ring[name] = blocks.pop(0)
-    widest = max((ring[k].width for k in ("ring_left", "ring_right") if k in ring), default=0.0)
-    rear_row = BACK if asset_row == MIDDLE else MIDDLE
     if asset_row == MIDDLE:
+        widest = max((ring[k].width for k in ("ring_left", "ring_right") if k in ring), default=0.0)
         rears = [u for u in blocks if fits_back_row(u) and u.width / 2 + widest / 2 + 1.0 <= STEP]
-    elif lone:
-        # Behind a front-row asset, between the side blocks: any narrow non-war-machine unit.
-        rears = sorted((u for u in body if u is not asset and u not in ring.values() and not is_war_machine(u)
-                        and u.width / 2 + widest / 2 + 1.0 <= STEP), key=lambda u: (-u.width, u.uid))
-    else:
-        rears = []
-    if rears:
-        ring["ring_rear"] = rears[0]
-        if rears[0] in blocks:
+        if rears:
+            ring["ring_rear"] = rears[0]
             blocks.remove(rears[0])
     pool = blocks + [u for u in body if is_war_machine(u)]
     if asset is not None:
@@ -933,7 +934,7 @@ def protected_bubble_template(army: Sequence[UnitState], table_w: float, centre_
         plan.place([u], {u.uid: cx}, FRONT, "ring_front")
     if "ring_rear" in ring:
         u = ring["ring_rear"]
-        plan.place([u], {u.uid: cx}, rear_row, "ring_rear")
+        plan.place([u], {u.uid: cx}, BACK, "ring_rear")
     # The side units must clear whatever shares (or nearly shares) their rows: the front unit when they
     # stand in the front row, the rear unit behind a middle-row asset.
     level = ("ring_front",) if asset_row != MIDDLE else ("ring_rear",)
