@@ -870,7 +870,7 @@ HELPER_REACH = 12.0
 """Inches from the asset within which a line unit helps close a gap in its ring."""
 HOLD_RANGE = 12.0
 """Inches: with an enemy this near the asset the ring stops stepping and holds its ground."""
-RING_MIN_GAIN = 5.0
+RING_MIN_GAIN = 1.0
 """Degrees of coverage a ring unit's move must add to be worth making."""
 POCKET_STEP = 0.5
 """Inches the asset must move in a turn to count as moving with its bubble."""
