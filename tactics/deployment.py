@@ -84,6 +84,8 @@ IRRITANT_GAP = 18.0
 """Inches the main body keeps from the ``sacrifice_for_deployment`` irritant (tactics.md: ≥ 18", PROPOSAL)."""
 STAGGER_ROWS = (FRONT, BACK)
 """Rows that ``shooting_lines`` alternates its shooters between, so their line is never straight."""
+BUBBLE_REACH = 6.0
+"""protected_bubble: ring units stand within this many inches of the asset (tactics.md ring coverage)."""
 GUARD_SHARE = 0.25
 """The most points ``shooting_lines`` spends on war machine guards (``guard_balance``)."""
 
@@ -909,7 +911,8 @@ def protected_bubble_template(army: Sequence[UnitState], table_w: float, centre_
         sides = blocks[:2]
         room = STEP - max((u.width for u in sides), default=0.0) / 2 - 1.0
         fronts = sorted((u for u in body if u is not asset and u not in sides and not is_war_machine(u)
-                         and u.width / 2 <= room), key=lambda u: (-u.width, -u.points, u.uid))
+                         and u.width / 2 <= room and ROWS[FRONT] - u.depth - ROWS[BACK] <= BUBBLE_REACH),
+                        key=lambda u: (-u.width, -u.points, u.uid))
         if fronts:
             ring["ring_front"] = fronts[0]
             if fronts[0] in blocks:
