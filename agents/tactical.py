@@ -1044,7 +1044,8 @@ class ProtectedBubbleAgent(TacticalAgent):
         return option
 
     def close_ring(self, battle: Battle, u: UnitState, asset: UnitState, options: Collection[str]) -> str | None:
-        """The ring unit's move that leaves the asset best covered (staying put unless a move covers more)."""
+        """The ring unit's move that leaves the asset best covered (staying put unless a move covers
+        RING_MIN_GAIN degrees more)."""
         env = space.Surroundings(battle.state, u)
         best, best_cov = None, mv.ring_coverage(battle, asset) + RING_MIN_GAIN
         for opt in options:
@@ -1090,6 +1091,12 @@ class ProtectedBubbleAgent(TacticalAgent):
             return super().move_option(battle, u, options)
         s = min(shooters, key=lambda e: (space.unit_distance(asset, e), e.uid))
         return self.toward(battle, u, mv.screen_point(asset, (s.x, s.y), u), options, "march")
+
+    def should_flee(self, battle: Battle, t: UnitState, c: UnitState, facing: str) -> bool:
+        """A ring unit holds its place round a living asset (a fleeing one opens the ring); others as the base agent."""
+        if self.group(t) in self.RING and self.asset(battle) is not None:
+            return False
+        return super().should_flee(battle, t, c, facing)
 
     def consequences_acceptable(self, battle: Battle, c: UnitState, t: UnitState) -> bool:
         """Ring units also stay home unless the charge is safe (the ring is the asset's shield)."""
