@@ -19,11 +19,12 @@ angle means the goal lies to the unit's left.
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import TYPE_CHECKING, Collection
 
 from env.rules import geometry as geo
 from env.rules import psychology, space
-from env.rules.movement import WHEEL, may_march
+from env.rules.movement import MIN_MOVE, WHEEL, furthest_legal, may_march
 from env.rules.state import UnitState
 
 if TYPE_CHECKING:
@@ -161,6 +162,31 @@ def predict_pose(battle: Battle, u: UnitState, option: str) -> geo.Pose:
         if enemy is not None:
             return geo.Pose(u.x, u.y, bearing(u, (enemy.x, enemy.y)))
     return start
+
+
+def landing(battle: Battle, u: UnitState, option: str, env: space.Surroundings | None = None) -> UnitState:
+    """A throw-away copy of ``u`` where ``option`` takes it (the battle is not touched).
+
+    The rotation (wheel or turn) is taken as :func:`predict_pose` does, a turn reforming the unit to
+    as many files as it had ranks (CORE.MOVE.TURN); the forward part then goes as far as
+    :func:`env.rules.movement.furthest_legal` allows (1" short of units, the table edge).
+    """
+    start = space.pose(u)
+    end = predict_pose(battle, u, option)
+    shadow = u
+    rotated = start
+    if option in ROTATIONS:
+        rotated = geo.Pose(start.x, start.y, end.facing)
+        if option != "about_face":
+            shadow = dataclasses.replace(u, files=min(u.models, u.ranks))
+    elif option in WHEEL:
+        rotated = geo.wheel(start, u.width, WHEEL[option], u.depth)
+    wanted = math.hypot(end.x - rotated.x, end.y - rotated.y)
+    if wanted < MIN_MOVE:
+        return moved_copy(shadow, end)
+    sign = -1.0 if option == "backward" else 1.0
+    d = furthest_legal(battle, shadow, rotated, sign * wanted, env=env)
+    return moved_copy(shadow, geo.move_straight(rotated, sign * (d or 0.0)))
 
 
 def moved_copy(u: UnitState, pose: geo.Pose) -> UnitState:

@@ -54,12 +54,13 @@ from agents import estimates
 from agents.base import (CLOSE, DANGER_LIMIT, LIKELY_BREAK, MIN_REACH, MIN_REACH_FLANK, ChargeOption, ScriptedAgent,
                          charge_arc, effort,
                          room_to_flee)
-from agents.steering import (angle_diff, face_threat, forward_option, moved_copy, off_axis, predict_pose,
+from agents.steering import (angle_diff, face_threat, forward_option, landing, moved_copy, off_axis, predict_pose,
                              rotation_option, steer)
 from env.rules import geometry as geo
 from env.rules import psychology, space
 from env.rules.actions import END_PHASE, Action
 from env.rules.charges import charge_reach
+from env.rules.movement import can_move
 from env.rules.state import UnitState
 from tactics import manoeuvres as mv
 from tactics.deployment import (
@@ -148,6 +149,9 @@ class TacticalAgent(ScriptedAgent):
         self._events_seen = 0
         self.bitten: set[int] = set()
         self._feints: dict[tuple[int, int, int], int | None] = {}
+        self._step_key: tuple[int, int] | None = None
+        self._step: dict[int, str] = {}
+        self._step_order: list[int] = []
 
     def act(self, battle: Battle) -> Action:
         """Read any flyer feint before the first order of a player turn, then answer as the base agent."""
@@ -897,10 +901,18 @@ class SacrificeForDeploymentAgent(TacticalAgent):
         return self.engage(battle, u, options)
 
 
-RING_GAP = 1.5
-"""Inches between the asset's footprint and each ring unit."""
-RING_SLACK = 2.0
-"""Inches (and degrees) off its ring slot within which a ring unit just moves straight up."""
+RING_FULL = 270.0
+"""Degrees of ring coverage that count as a full ring (tactics.md ``protected_bubble`` detection)."""
+RING_MARGIN = 5.0
+"""Degrees above RING_FULL the forecast of a bubble step must keep (the forecast is rough)."""
+HELPER_REACH = 12.0
+"""Inches from the asset within which a line unit helps close a gap in its ring."""
+HOLD_RANGE = 12.0
+"""Inches: with an enemy this near the asset the ring stops stepping and holds its ground."""
+RING_MIN_GAIN = 1.0
+"""Degrees of coverage a ring unit's move must add to be worth making."""
+POCKET_STEP = 0.5
+"""Inches the asset must move in a turn to count as moving with its bubble."""
 RING_REACH = 6.0
 """Friends within this many inches of the asset count as its ring (tactics.md ``protected_bubble``)."""
 
@@ -910,12 +922,17 @@ class ProtectedBubbleAgent(TacticalAgent):
 
     Deployment: :func:`tactics.deployment.protected_bubble_template` (on a
     table already set up, the ring is read off the units standing round the
-    asset). Each movement phase the bubble moves first: the front unit leads
-    towards the nearest enemy at the pace of the slowest member, the asset
-    follows behind it, then the side and rear units restore their places
-    round the asset (facing its way). Swarms screen the asset from the nearest enemy
-    missile unit (``swarm_screen``). The rest of the army advances beside the
-    bubble and engages; fast units flank.
+    asset). Each movement phase the bubble moves first, judged by the
+    asset's ring coverage (:func:`tactics.manoeuvres.ring_coverage`) at
+    each option's landing (:func:`agents.steering.landing`), one move per
+    unit, no battle copies: a full ring (>= RING_FULL degrees) steps as one
+    (:meth:`plan_step`: every member shifted by the same step, forward if
+    the forecast keeps the ring full, else sideways or back); otherwise the
+    ring units (and line units within HELPER_REACH) make the moves that
+    close its gaps, turning in on the asset's flanks, and the asset takes
+    the best-covered spot in reach (:meth:`pocket_move`). Swarms screen the
+    asset from the nearest enemy missile unit (``swarm_screen``). The rest
+    of the army advances beside the bubble and engages; fast units flank.
     """
 
     name = "protected_bubble"
@@ -957,12 +974,16 @@ class ProtectedBubbleAgent(TacticalAgent):
                 return u
         return None
 
-    ORDER = ("ring_front", "asset", "ring_left", "ring_right", "ring_rear")
-    """The order the bubble moves in: the front unit leads, the asset follows it, the others close up round the asset."""
+    ORDER = ("asset", "ring_front", "ring_left", "ring_right", "ring_rear")
+    """The order the bubble closes up in: the asset first takes the best-covered spot in reach, then the ring
+    units close round it (a step goes in its own order, see :meth:`rigid_step`)."""
 
     def choose_move(self, battle: Battle, legal: list[Action]) -> Action:
         """The bubble first (:attr:`ORDER`), then the others (the base order)."""
         options = move_options(legal)
+        key = (battle.state.turn, battle.state.active)
+        if self._step_key != key:
+            self._step_key, self._step = key, self.plan_step(battle, options)
         for group in self.ORDER:
             for uid, opts in sorted(options.items()):
                 u = battle.unit(uid)
@@ -975,80 +996,131 @@ class ProtectedBubbleAgent(TacticalAgent):
         return super().choose_move(battle, rest) if rest else END_PHASE
 
     def move_option(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
-        """The leader advances, the asset follows it, the ring keeps formation, swarms screen; others as the tactical agents."""
+        """A full ring steps forward together, else the ring closes round the asset; swarms screen; others as the tactical agents."""
         group = self.group(u)
-        if u is self.leader(battle):
-            return self.lead(battle, u, options)
-        if group == "asset":
-            return self.follow_leader(battle, u, options)
-        if group in self.RING:
-            return self.ring_move(battle, u, group, options)
+        if group == "asset" or group in self.RING:
+            asset = self.asset(battle)
+            if asset is None:
+                return self.engage(battle, u, options) if group in self.RING else None
+            if self._step:
+                return self.rigid_step(battle, u, options)
+            return self.pocket_move(battle, u, options) if u is asset else self.close_ring(battle, u, asset, options)
         if is_swarm(u):
             return self.screen_move(battle, u, options)
+        asset = self.asset(battle)
+        if (asset is not None and group == "line" and not self._step
+                and space.unit_distance(asset, u) <= HELPER_REACH and mv.ring_coverage(battle, asset) < RING_FULL):
+            option = self.close_ring(battle, u, asset, options)
+            if option is not None:
+                return option
         return super().move_option(battle, u, options)
 
-    def leader(self, battle: Battle) -> UnitState | None:
-        """The unit that sets the bubble's course: the front ring unit, else the asset."""
-        for group in ("ring_front", "asset"):
-            found = next((u for u in self.army(battle) if self.group(u) == group and u.alive and not u.fleeing), None)
-            if found is not None:
-                return found
-        return None
+    def plan_step(self, battle: Battle, options: dict[int, dict[str, Action]]) -> dict[int, str]:
+        """The bubble's step this movement phase: a move option per member, or {} to close the ring instead.
 
-    def ring_pace(self, battle: Battle) -> str:
-        """"advance" when every member of the bubble moves at least as far as the leader, else "half"."""
-        leader = self.leader(battle)
-        members = [u for u in self.army(battle) if self.group(u) in self.ORDER and u.alive]
-        if leader is None or not members:
-            return "advance"
-        return "advance" if min(u.profile.M for u in members) >= leader.profile.M else "half"
-
-    def lead(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
-        """Towards the nearest enemy — marching while it is far (the others march after it), then at the
-        bubble's pace; the dead-zone check may hold it back."""
-        target = self.target_for(battle, u)
-        if target is None:
-            return None
-        pace = "march" if space.unit_distance(u, target) > CLOSE else self.ring_pace(battle)
-        option = steer(battle, u, (target.x, target.y), pace, options, approach=True)
-        return self.safer_option(battle, u, option, options) if option is not None else None
-
-    def follow_leader(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
-        """The asset keeps its place behind the front unit (or stays put when it leads nothing)."""
-        front = next((f for f in self.army(battle) if self.group(f) == "ring_front" and f.alive and not f.fleeing), None)
-        if front is None:
-            return None
-        goal = geo.to_world(space.pose(front), 0.0, -(front.depth / 2 + RING_GAP + u.depth / 2))
-        if math.hypot(goal[0] - u.x, goal[1] - u.y) < 1.0:
-            return None
-        return steer(battle, u, goal, "march", options, approach=False)
-
-    def ring_slot(self, asset: UnitState, u: UnitState, group: str) -> geo.Pose:
-        """Where ring unit ``u`` belongs around ``asset`` (facing the asset's way)."""
-        p = space.pose(asset)
-        if group == "ring_front":
-            lx, ly = 0.0, asset.depth / 2 + RING_GAP + u.depth / 2
-        elif group == "ring_rear":
-            lx, ly = 0.0, -(asset.depth / 2 + RING_GAP + u.depth / 2)
-        else:
-            sign = -1.0 if group == "ring_left" else 1.0
-            lx, ly = sign * (asset.width / 2 + RING_GAP + u.width / 2 + 1.0), 0.0
-        x, y = geo.to_world(p, lx, ly)
-        return geo.Pose(x, y, asset.facing)
-
-    def ring_move(self, battle: Battle, u: UnitState, group: str, options: Collection[str]) -> str | None:
-        """Restore the ring: steer to the slot around the asset; without an asset, engage."""
+        Only a full ring (>= RING_FULL degrees) with no enemy within HOLD_RANGE inches of the asset
+        steps, never back towards its own edge (a unit charged there would flee off the table). Steps are tried in turn: towards the enemy's edge
+        by the slowest member's whole move, three quarters of it (a turn's move), half of it, then
+        half of it to either side. Each is played out on one copy of the battle (moves roll no
+        dice): the members move front first along the step, each taking the option whose landing
+        (:func:`agents.steering.landing`) comes closest to its pose shifted by the step. The first
+        step after which the ring is still full (with RING_MARGIN to spare) is taken; its order is
+        kept in ``_step_order``.
+        """
         asset = self.asset(battle)
-        if asset is None:
-            return self.engage(battle, u, options)
-        slot = self.ring_slot(asset, u, group)
-        if math.hypot(slot.x - u.x, slot.y - u.y) < 1.0:
-            return face_threat(battle, u, options) if self.engaging(battle) else None
-        lx, ly = geo.to_local(space.pose(u), slot.x, slot.y)
-        if abs(lx) <= RING_SLACK and ly > 0 and abs(angle_diff(u.facing, slot.facing)) <= RING_SLACK:
-            # Nearly in line: keep the formation's facing and move straight up (no wheel to open gaps).
-            return forward_option(u, "march", options, ly)
-        return steer(battle, u, (slot.x, slot.y), "march", options, approach=False)
+        if asset is None or asset.uid not in options or mv.ring_coverage(battle, asset) < RING_FULL:
+            return {}
+        if any(space.unit_distance(asset, e) <= HOLD_RANGE for e in self.enemies(battle)):
+            return {}  # the enemy is at hand: the ring holds its ground round the asset
+        members = [m for m in self.army(battle) if self.group(m) in self.ORDER and m.alive and m.uid in options]
+        slowest = min(float(m.profile.M) for m in members)
+        ahead = 1.0 if asset.side == 0 else -1.0
+        steps = [(0.0, ahead, slowest), (0.0, ahead, 0.75 * slowest), (0.0, ahead, slowest / 2),
+                 (1.0, 0.0, slowest / 2), (-1.0, 0.0, slowest / 2)]
+        for dx, dy, step in steps:
+            sim = battle.clone()
+            order = sorted(members, key=lambda m: (-(m.x * dx + m.y * dy), m.uid))
+            plan: dict[int, str] = {}
+            for m in order:
+                mu = sim.unit(m.uid)
+                legal = {a.option: a for a in sim.legal_actions() if a.kind == "move" and a.unit == m.uid}
+                option = self.step_option(sim, mu, legal, (mu.x + dx * step, mu.y + dy * step), m is asset)
+                if option is not None:
+                    sim.apply(legal[option])
+                    plan[m.uid] = option
+            if asset.uid in plan and mv.ring_coverage(sim, sim.unit(asset.uid)) >= RING_FULL + RING_MARGIN:
+                self._step_order = [m.uid for m in order if m.uid in plan]
+                return plan
+        return {}
+
+    @staticmethod
+    def step_option(battle: Battle, u: UnitState, options: Collection[str], goal: tuple[float, float],
+                    free_facing: bool) -> str | None:
+        """The option whose landing comes closest to ``goal`` (a turn away from the unit's facing costs
+        1" per 180 degrees unless ``free_facing``), or None when staying put is as close."""
+        env = space.Surroundings(battle.state, u)
+        turn_cost = 0.0 if free_facing else 1.0 / 180.0
+        best, best_miss = None, math.hypot(goal[0] - u.x, goal[1] - u.y)
+        for opt in options:
+            if opt.startswith("reform") or opt in ("join", "leave"):
+                continue
+            end = landing(battle, u, opt, env)
+            miss = math.hypot(end.x - goal[0], end.y - goal[1]) + abs(angle_diff(end.facing, u.facing)) * turn_cost
+            if miss < best_miss - 0.1:
+                best, best_miss = opt, miss
+        return best
+
+    def rigid_step(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
+        """``u``'s part of the bubble's step, once every member before it in the step's order has moved."""
+        option = self._step.get(u.uid)
+        if option is None or option not in options:
+            return None
+        for uid in self._step_order:
+            if uid == u.uid:
+                return option
+            if can_move(battle, battle.unit(uid)) and self._step.get(uid) in move_options(battle.legal_actions()).get(uid, {}):
+                return None
+        return option
+
+    def close_ring(self, battle: Battle, u: UnitState, asset: UnitState, options: Collection[str]) -> str | None:
+        """The ring unit's move that leaves the asset best covered (staying put unless a move covers
+        RING_MIN_GAIN degrees more)."""
+        env = space.Surroundings(battle.state, u)
+        best, best_cov = None, mv.ring_coverage(battle, asset) + RING_MIN_GAIN
+        for opt in options:
+            if opt.startswith("reform"):
+                continue
+            cov = mv.ring_coverage(battle, asset, moved={u.uid: landing(battle, u, opt, env)})
+            if cov > best_cov:
+                best, best_cov = opt, cov
+        return best
+
+    def pocket_move(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
+        """The asset's move with the best ring round it where it lands (tactics.md ``protected_bubble``).
+
+        Every option (and staying put) is scored by :func:`tactics.manoeuvres.ring_coverage` at the
+        pose the move ends in (:func:`agents.steering.landing`): a full ring (>= RING_FULL degrees)
+        first, then (with a full ring) a move of at least POCKET_STEP inches, then more coverage,
+        then fewer inches from the front ring unit.
+        """
+        env = space.Surroundings(battle.state, u)
+        front = next((f for f in self.army(battle) if self.group(f) == "ring_front" and f.alive and not f.fleeing), None)
+
+        def score(end: UnitState) -> tuple[bool, bool, float, float]:
+            cov = mv.ring_coverage(battle, end)
+            step = math.hypot(end.x - u.x, end.y - u.y)
+            gap = math.hypot(end.x - front.x, end.y - front.y) if front is not None else 0.0
+            full = cov >= RING_FULL
+            return full, full and step >= POCKET_STEP, cov, -gap
+
+        best, best_key = None, score(u)
+        for opt in options:
+            if opt.startswith("reform") or opt in ("join", "leave"):
+                continue
+            key = score(landing(battle, u, opt, env))
+            if key > best_key:
+                best, best_key = opt, key
+        return best
 
     def screen_move(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
         """``swarm_screen``: stand between the asset and the nearest enemy missile unit."""
@@ -1058,6 +1130,12 @@ class ProtectedBubbleAgent(TacticalAgent):
             return super().move_option(battle, u, options)
         s = min(shooters, key=lambda e: (space.unit_distance(asset, e), e.uid))
         return self.toward(battle, u, mv.screen_point(asset, (s.x, s.y), u), options, "march")
+
+    def should_flee(self, battle: Battle, t: UnitState, c: UnitState, facing: str) -> bool:
+        """A ring unit holds its place round a living asset (a fleeing one opens the ring); others as the base agent."""
+        if self.group(t) in self.RING and self.asset(battle) is not None:
+            return False
+        return super().should_flee(battle, t, c, facing)
 
     def consequences_acceptable(self, battle: Battle, c: UnitState, t: UnitState) -> bool:
         """Ring units also stay home unless the charge is safe (the ring is the asset's shield)."""

@@ -84,6 +84,8 @@ IRRITANT_GAP = 18.0
 """Inches the main body keeps from the ``sacrifice_for_deployment`` irritant (tactics.md: ≥ 18", PROPOSAL)."""
 STAGGER_ROWS = (FRONT, BACK)
 """Rows that ``shooting_lines`` alternates its shooters between, so their line is never straight."""
+BUBBLE_REACH = 6.0
+"""protected_bubble: ring units stand within this many inches of the asset (tactics.md ring coverage)."""
 GUARD_SHARE = 0.25
 """The most points ``shooting_lines`` spends on war machine guards (``guard_balance``)."""
 
@@ -901,12 +903,20 @@ def protected_bubble_template(army: Sequence[UnitState], table_w: float, centre_
         ring["ring_front"] = thin[0]
         blocks.remove(thin[0])
     elif lone:
-        # The asset in the back row (the table edge behind it): the narrowest blocks in front and
-        # beside it, so the deployment grid keeps them within reach of it.
+        # No shallow unit: the asset in the back row, the two deepest blocks (once turned in on its
+        # flanks they cover the most of them) in the middle row beside it, and in front of it the
+        # widest unit narrow enough to stand between them; the asset moves up into that pocket in play.
         asset_row, side_row = BACK, MIDDLE
-        blocks.sort(key=lambda u: (u.width, -u.points, u.uid))
-        if blocks:
-            ring["ring_front"] = blocks.pop(0)
+        blocks.sort(key=lambda u: (-u.depth, -u.width, -u.points, u.uid))
+        sides = blocks[:2]
+        room = STEP - max((u.width for u in sides), default=0.0) / 2 - 1.0
+        fronts = sorted((u for u in body if u is not asset and u not in sides and not is_war_machine(u)
+                         and u.width / 2 <= room and ROWS[FRONT] - u.depth - ROWS[BACK] <= BUBBLE_REACH),
+                        key=lambda u: (-u.width, -u.points, u.uid))
+        if fronts:
+            ring["ring_front"] = fronts[0]
+            if fronts[0] in blocks:
+                blocks.remove(fronts[0])
     else:
         # A unit (or a large model) as the asset: blocks on both sides in the front row.
         asset_row, side_row = FRONT, FRONT
@@ -947,7 +957,7 @@ def protected_bubble_template(army: Sequence[UnitState], table_w: float, centre_
         if units:
             start = anchor + sign * STEP * math.ceil((width / 2 + units[0].width / 2 + 1.0) / STEP - 1e-9)
             plan.place(units, pack(units, start, sign), FRONT, "line")
-    fast_l, fast_r = split_wings([u for u in body if is_mobile(u)])
+    fast_l, fast_r = split_wings([u for u in body if is_mobile(u) and u not in ring.values()])
     plan.place(fast_l, pack(fast_l, COLUMNS[0], 1), FRONT, LEFT)
     plan.place(fast_r, pack(fast_r, COLUMNS[-1], -1), FRONT, RIGHT)
     others = [u for u in _unjoined_characters(army) if u is not asset]

@@ -579,11 +579,19 @@ def feint_watcher(battle: Battle, flyer: UnitState) -> UnitState | None:
 
 
 # ----------------------------------------------------------------------------- the protected bubble
-def ring_coverage(battle: Battle, asset: UnitState, reach: float = 6.0) -> float:
-    """``protected_bubble``: degrees around ``asset``'s centre covered by friends within ``reach``" of it (0–360)."""
+def ring_coverage(battle: Battle, asset: UnitState, reach: float = 6.0,
+                  moved: Mapping[int, UnitState] | None = None) -> float:
+    """``protected_bubble``: degrees around ``asset``'s centre covered by friends within ``reach``" of it (0–360).
+
+    ``moved`` stands forecast copies of units (by uid) in for them; the battle is not touched.
+    """
     covered = [False] * 360
     for f in space.alive_units(battle.state, asset.side):
-        if f.uid == asset.uid or f.fleeing or space.unit_distance(asset, f) > reach:
+        if f.uid == asset.uid or f.fleeing:
+            continue
+        if moved and f.uid in moved:
+            f = moved[f.uid]
+        if space.unit_distance(asset, f) > reach:
             continue
         mid = math.atan2(f.y - asset.y, f.x - asset.x)
         rel = []
