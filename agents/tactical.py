@@ -436,10 +436,14 @@ class FlankTeethAgent(TacticalAgent):
 
 LURE_AHEAD = 8.0
 """Inches ahead of the strike unit's front (towards the enemy's edge) where the lure baits."""
-LURE_SIDE = 10.0
-"""Inches from the strike unit's centre towards the weak wing's edge where the lure baits."""
+LURE_SIDE = 18.0
+"""Inches from the strike unit's centre towards the weak wing's edge where the lure baits: the strike unit then
+stands beyond the Panic range of the lure breaking (CORE.PSY.PANIC.TRIGGER_BREAK) and out of its flight."""
 LURE_SLACK = 1.0
 """Inches a move must bring the lure nearer its post than staying put (it does not shuffle on the spot)."""
+PANIC_RANGE = 6.0
+"""Inches within which a friend tests Panic when the lure breaks or is destroyed (CORE.PSY.PANIC.TRIGGER_BREAK,
+TRIGGER_DESTROYED)."""
 PURSUIT_RUNS = (3.0, 7.0, 11.0)
 """Pursuit moves (inches; 2D6 is 3 or more 97% of the time, 7 on average) at which a chaser of the lure is forecast."""
 FORECAST_OPTIONS = ("advance", "advance_half", "march", "wheel_left", "wheel_right", "wheel_left_short",
@@ -462,9 +466,9 @@ class WeakenedFlankAgent(TacticalAgent):
     beside the strike unit (:meth:`lure_post`: :data:`LURE_AHEAD` ahead of it,
     :data:`LURE_SIDE` to its weak-wing side), where it stands in the enemy's
     reach without charging. Charged, it flees only where the charger would end
-    in a friend's flank reach (:func:`tactics.manoeuvres.feigned_flight_payoff`),
-    else it holds: it loses, flees straight away from the charger and is
-    pursued. The strike unit ("inner") takes the move after which it could
+    in a friend's flank reach (:func:`tactics.manoeuvres.feigned_flight_payoff`)
+    or where breaking would make a friend test Panic, else it holds: it loses,
+    flees straight away from the charger and is pursued. The strike unit ("inner") takes the move after which it could
     charge the forecast pursuers of the lure in the flank or rear
     (:meth:`ambush_move`); with none, it steps out of reach or wheels towards
     where the lure's chaser would end (:meth:`face_lure`). Once an enemy has
@@ -605,9 +609,9 @@ class WeakenedFlankAgent(TacticalAgent):
         hammer = self.strike_unit(battle)
         if hammer is None or self.nearest_enemy(battle, lure) is None:
             return None
-        sign = self.weak_edge_sign() if self.side == 0 else -self.weak_edge_sign()
-        ahead = 90.0 if self.side == 0 else 270.0
-        return geo.to_world(geo.Pose(hammer.x, hammer.y, ahead), sign * LURE_SIDE, hammer.depth / 2 + LURE_AHEAD)
+        ahead = 90.0 if self.side == 0 else 270.0  # facing the enemy's edge, local +x is the own right for either side
+        return geo.to_world(geo.Pose(hammer.x, hammer.y, ahead), self.weak_edge_sign() * LURE_SIDE,
+                            hammer.depth / 2 + LURE_AHEAD)
 
     def strike(self, battle: Battle, u: UnitState, options: Collection[str], e: UnitState) -> str | None:
         """Go for a pursuer ``e``: straight in from its flank or rear, else round to its flank first."""
@@ -628,10 +632,16 @@ class WeakenedFlankAgent(TacticalAgent):
     def should_flee(self, battle: Battle, t: UnitState, c: UnitState, facing: str) -> bool:
         """While it baits, the lure flees only where its charger would end in reach of a flank or rear charge by
         the strike group (:func:`tactics.manoeuvres.feigned_flight_payoff`, the "inner" units: they wait for
-        it); otherwise it holds, so that a charger that reaches it breaks it and pursues past the strike unit.
-        Others as the tactical agents."""
+        it) or where holding would break it within :data:`PANIC_RANGE` of a friend (whose Panic test would
+        break the trap); otherwise it holds, so that a charger that reaches it breaks it and pursues past the
+        strike unit. Others as the tactical agents."""
         if self.group(t) == "weak" and not self.engaging(battle):
-            return room_to_flee(battle, t, c) and any(self.group(f) == "inner" for f, _ in mv.feigned_flight_payoff(battle, t, c))
+            if not room_to_flee(battle, t, c):
+                return False
+            if any(self.group(f) == "inner" for f, _ in mv.feigned_flight_payoff(battle, t, c)):
+                return True
+            return any(f.uid != t.uid and not f.character and space.unit_distance(t, f) <= PANIC_RANGE
+                       for f in space.alive_units(battle.state, self.side))
         return super().should_flee(battle, t, c, facing)
 
     def ignores_danger(self, battle: Battle, u: UnitState) -> bool:

@@ -298,13 +298,42 @@ def _lure_setup():
 
 
 def test_weakened_flank_lure_post_beside_the_strike_unit() -> None:
-    """The lure baits LURE_AHEAD (8") in front of the knights' front edge, up the table, and LURE_SIDE (10")
-    to their weak-wing side (the own left): x 40 - 10 = 30", y 10 + half the knights' depth + 8."""
+    """The lure baits LURE_AHEAD (8") in front of the knights' front edge, up the table, and LURE_SIDE (18")
+    to their weak-wing side (the own left): x 40 - 18 = 22", y 10 + half the knights' depth + 8."""
+    from agents.tactical import LURE_AHEAD, LURE_SIDE
+
     b, agent, army = _lure_setup()
     knights = next(u for u in army if u.type_id == "order_knights")
     archers = next(u for u in army if u.type_id == "free_company_archers")
     assert agent.strike_unit(b) is knights
-    assert agent.lure_post(b, archers) == pytest.approx((30.0, 10.0 + knights.depth / 2 + 8.0))
+    assert agent.lure_post(b, archers) == pytest.approx((40.0 - LURE_SIDE, 10.0 + knights.depth / 2 + LURE_AHEAD))
+
+
+def test_weakened_flank_lure_post_on_the_weak_wing_side_for_red() -> None:
+    """Red (orcs, facing down the table) with the weak wing on its own left, the table's right: the lure's post
+    lies LURE_SIDE towards the table's right of the boar riders (x 32 + 18 = 50") and LURE_AHEAD below
+    their front edge, down the table."""
+    from agents.tactical import LURE_AHEAD, LURE_SIDE, WeakenedFlankAgent
+    from tests.setups import battle as setup, placement
+
+    b = setup(
+        [placement("marcher_spearmen", 32.0, 8, 90)],
+        [
+            placement("orc_warriors", 52, 38, 270),
+            placement("tusk_guard", 42, 38, 270),
+            placement("boar_riders", 32, 38, 270, models=5, files=5),
+            placement("wolf_riders", 17, 38, 270, models=5, files=5),
+        ],
+    )
+    agent = WeakenedFlankAgent()
+    agent.reset(b, 1)
+    army = [u for u in b.state.units if u.side == 1]
+    agent.plan = weakened_flank_template(army, b.state.table_w, "right")
+    boars = next(u for u in army if u.type_id == "boar_riders")
+    wolves = next(u for u in army if u.type_id == "wolf_riders")
+    assert agent.plan.groups[wolves.uid] == "weak"
+    assert agent.strike_unit(b) is boars
+    assert agent.lure_post(b, wolves) == pytest.approx((32.0 + LURE_SIDE, 38.0 - boars.depth / 2 - LURE_AHEAD))
 
 
 def test_weakened_flank_lure_does_not_charge_while_it_baits() -> None:
@@ -370,7 +399,8 @@ def test_weakened_flank_lure_flees_only_into_the_strike_units_ambush() -> None:
     """Turn 1, the lure (archers) at (42, 19). Orcs charging it from 6" to its right (facing 180°) would chase
     it across the knights' front and show them their left flank: the lure flees. Charging from straight up
     the table they would meet the knights head on: it holds. With the knights in the "strong" group instead of
-    the strike group ("inner"), the lure holds as well."""
+    the strike group ("inner"), the lure holds as well — unless it stands within PANIC_RANGE of a friend, whom
+    its breaking would make test Panic: then it flees."""
     from agents.steering import moved_copy
     from env.rules import geometry as geo
 
@@ -386,8 +416,9 @@ def test_weakened_flank_lure_flees_only_into_the_strike_units_ambush() -> None:
     lure = at(archers, 42.0, 19.0, 0.0)
     assert agent.should_flee(b, lure, at(orcs, 48.0, 19.0, 180.0), "front")
     assert not agent.should_flee(b, at(archers, 42.0, 19.0, 90.0), at(orcs, 42.0, 29.0, 270.0), "front")
+    assert agent.should_flee(b, at(archers, 42.0, 15.0, 90.0), at(orcs, 42.0, 25.0, 270.0), "front")
     agent.plan.groups[knights.uid] = "strong"
-    assert not agent.should_flee(b, lure, at(orcs, 48.0, 19.0, 180.0), "front")
+    assert not agent.should_flee(b, at(archers, 42.0, 19.0, 90.0), at(orcs, 48.0, 19.0, 180.0), "front")
 
 
 def _abandoned_setup():
