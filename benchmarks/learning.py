@@ -190,6 +190,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                         help="behaviour-cloning warm start: expert games to record first (default 0: none)")
     parser.add_argument("--expert", default="line_advance", help="the agent cloned (default line_advance)")
     parser.add_argument("--imitation-epochs", type=int, default=10, help="cloning epochs (default 10)")
+    parser.add_argument("--imitation-batch-size", type=int, default=64, help="cloning minibatch (default 64)")
+    parser.add_argument("--imitation-lr", type=float, default=1e-3, help="cloning Adam step size (default 1e-3)")
     parser.add_argument("--dagger-rounds", type=int, default=0,
                         help="DAgger rounds after the cloning (the policy plays, the expert labels; default 0)")
     parser.add_argument("--dagger-episodes", type=int, default=10, help="games per DAgger round (default 10)")
@@ -213,6 +215,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "eval_games": args.eval_games, "checkpoint_every": max(args.eval_every, args.n_steps * args.n_envs),
         "reward_shaping": args.reward_shaping, "seed": args.seed, "run_dir": str(args.run_dir),
         "imitation": ({"expert": args.expert, "episodes": args.imitation_episodes, "epochs": args.imitation_epochs,
+                       "batch_size": args.imitation_batch_size, "learning_rate": args.imitation_lr,
                        "dagger_rounds": args.dagger_rounds, "dagger_episodes": args.dagger_episodes,
                        "any_order": not args.single_label}
                       if args.imitation_episodes > 0 else None),
