@@ -103,7 +103,6 @@ SAFER_OPTIONS = ("advance_half", None, "backward")
 """The fall-backs of a dangerous move, most progress first (None: stay put)."""
 
 
-
 @dataclass(frozen=True)
 class ChargeOption:
     """One charge a scripted agent weighs (:meth:`ScriptedAgent.charge_allowed`).
@@ -123,6 +122,7 @@ class ChargeOption:
     first: estimates.CombatEstimate
     later: estimates.CombatEstimate
     p_reach: float
+
 
 class ScriptedAgent:
     """Base class of the scripted agents: shared decision rules, per-agent template and manoeuvres.
@@ -311,7 +311,9 @@ class ScriptedAgent:
         return self.danger(battle, moved_copy(c, placed[0]), ignore=frozenset({t.uid}))
 
     def charge_allowed(self, battle: Battle, o: ChargeOption) -> bool:
-        """Whether the charge ``o`` may be made (subclasses refine it). The line's charge rule: a fair chance to reach, a favourable first round or a weaker target,
+        """Whether the charge ``o`` may be made (subclasses refine it).
+
+        The line's charge rule: a fair chance to reach, a favourable first round or a weaker target,
         and never the front of a clearly stronger unit (one that wins the first round, or grinds the
         charger down in the rounds after unless it is likely to break at once)."""
         if o.p_reach < (MIN_REACH if o.facing == "front" else MIN_REACH_FLANK):

@@ -170,6 +170,14 @@ def landing(battle: Battle, u: UnitState, option: str, env: space.Surroundings |
     The rotation (wheel or turn) is taken as :func:`predict_pose` does, a turn reforming the unit to
     as many files as it had ranks (CORE.MOVE.TURN); the forward part then goes as far as
     :func:`env.rules.movement.furthest_legal` allows (1" short of units, the table edge).
+
+    Args:
+        option: a ``move`` option of ``u`` (advance, march, wheel, turn, backward, ...).
+        env: ``u``'s :class:`env.rules.space.Surroundings`, when the caller already has them.
+
+    Returns:
+        A copy of ``u`` at the end pose (x, y in inches, facing in degrees) and, after a quarter
+        turn, the new files; a move shorter than ``MIN_MOVE`` inches ends at the forecast pose.
     """
     start = space.pose(u)
     end = predict_pose(battle, u, option)

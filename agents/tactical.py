@@ -1029,8 +1029,8 @@ class ProtectedBubbleAgent(TacticalAgent):
         """The bubble's step this movement phase: a move option per member, or {} to close the ring instead.
 
         Only a full ring (>= RING_FULL degrees) with no enemy within HOLD_RANGE inches of the asset
-        steps, never back towards its own edge (a unit charged there would flee off the table). Steps are tried in turn: towards the enemy's edge
-        by the slowest member's whole move, three quarters of it (a turn's move), half of it, then
+        steps, never back towards its own edge (a unit charged there would flee off the table).
+        Steps are tried in turn: towards the enemy's edge by the slowest member's whole move, three quarters of it (a turn's move), half of it, then
         half of it to either side. Each is played out on one copy of the battle (moves roll no
         dice): the members move front first along the step, each taking the option whose landing
         (:func:`agents.steering.landing`) comes closest to its pose shifted by the step. The first

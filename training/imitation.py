@@ -51,10 +51,9 @@ class Demonstrations:
     Attributes:
         observations: the env's observation keys, each an array of shape (N, *key shape),
             dtype as in the observation space (float32 features, int8 ``action_mask``).
-        actions: int64 (N,): the expert's action indices.
         label_sets: int64 (N, K): every index the expert accepts at the decision (its
-            ``acceptable_actions``, ``actions`` in column 0), padded with -1; K = 1 for
-            an expert that has a single answer.
+            ``acceptable_actions``; column 0 is the order it gives itself), padded with -1;
+            K = 1 for an expert that has a single answer.
         masks: bool (N, codec size): the learner's mask at each decision.
         returns: float32 (N,): discounted return-to-go of the decision's episode.
         episode: int32 (N,): the episode each decision belongs to.
@@ -62,7 +61,6 @@ class Demonstrations:
     """
 
     observations: dict[str, np.ndarray]
-    actions: np.ndarray
     label_sets: np.ndarray
     masks: np.ndarray
     returns: np.ndarray
@@ -71,15 +69,19 @@ class Demonstrations:
     wins: int
     seconds: float
 
+    @property
+    def actions(self) -> np.ndarray:
+        """int64 (N,): the expert's own action index at each decision (column 0 of ``label_sets``)."""
+        return self.label_sets[:, 0]
+
     def __len__(self) -> int:
-        return int(self.actions.shape[0])
+        return int(self.label_sets.shape[0])
 
     def __add__(self, other: Demonstrations) -> Demonstrations:
         """Both sets of decisions (``other``'s episode ids shifted past this one's); counts and seconds add."""
         shift = int(self.episode.max()) + 1 if len(self) else 0
         return Demonstrations(
             observations={k: np.concatenate([v, other.observations[k]]) for k, v in self.observations.items()},
-            actions=np.concatenate([self.actions, other.actions]),
             label_sets=_stack_padded([self.label_sets, other.label_sets]),
             masks=np.concatenate([self.masks, other.masks]),
             returns=np.concatenate([self.returns, other.returns]),
@@ -88,11 +90,18 @@ class Demonstrations:
         )
 
 
-def _stack_padded(rows: list[np.ndarray]) -> np.ndarray:
-    """Concatenate int64 (n_i, k_i) label sets along axis 0, padding the columns with -1."""
-    width = max(1, max((r.shape[1] for r in rows if r.ndim == 2), default=1))
-    return np.concatenate([np.pad(r.reshape(len(r), -1), ((0, 0), (0, width - r.reshape(len(r), -1).shape[1])),
-                                  constant_values=-1) for r in rows]).astype(np.int64)
+def _stack_padded(blocks: list[np.ndarray]) -> np.ndarray:
+    """Concatenate int64 (n_i, k_i) label sets along axis 0, padding the narrower ones with -1 columns."""
+    width = max(b.shape[1] for b in blocks)
+    return np.concatenate([np.pad(b, ((0, 0), (0, width - b.shape[1])), constant_values=-1) for b in blocks])
+
+
+def _padded(rows: list[list[int]]) -> np.ndarray:
+    """int64 (len(rows), longest row, at least 1): the rows left-aligned, padded with -1."""
+    out = np.full((len(rows), max(map(len, rows), default=1)), -1, dtype=np.int64)
+    for i, row in enumerate(rows):
+        out[i, :len(row)] = row
+    return out
 
 
 def _returns_to_go(rewards: list[float], gamma: float) -> list[float]:
@@ -136,8 +145,7 @@ def record_demonstrations(
         raise ValueError(f"episodes must be at least 1, got {episodes}")
     base = env.unwrapped
     obs_rows: dict[str, list[np.ndarray]] = {}
-    actions: list[int] = []
-    label_sets: list[np.ndarray] = []
+    label_sets: list[list[int]] = []
     masks: list[np.ndarray] = []
     returns: list[float] = []
     episode_ids: list[int] = []
@@ -158,17 +166,15 @@ def record_demonstrations(
                 choices = (agent.acceptable_actions(battle) if any_order and hasattr(agent, "acceptable_actions")
                            else [agent.act(battle)])
                 labels = [base.codec.encode(a, battle, base.learner) for a in choices]
-                label = labels[0]
                 for index in labels:
                     if not mask[index]:
                         raise DemonstrationError(
                             f"expert '{expert}' chose index {index} ({base.codec.describe(index)}), "
                             f"which the mask does not allow (episode {e}, seed {seed + e})")
-                label_sets.append(np.asarray(labels, dtype=np.int64))
+                label_sets.append(labels)
                 for key, value in obs.items():
                     obs_rows.setdefault(key, []).append(np.asarray(value).copy())
-                actions.append(label)
-                index = label if policy is None else int(policy.predict(obs, deterministic=True,
+                index = labels[0] if policy is None else int(policy.predict(obs, deterministic=True,
                                                                          action_masks=mask)[0])
                 masks.append(mask)
                 episode_ids.append(e)
@@ -182,8 +188,8 @@ def record_demonstrations(
     space = base.observation_space
     observations = {k: np.stack(v).astype(space[k].dtype, copy=False) for k, v in obs_rows.items()}
     return Demonstrations(
-        observations=observations, actions=np.asarray(actions, dtype=np.int64),
-        label_sets=_stack_padded([r[None, :] for r in label_sets]) if label_sets else np.zeros((0, 1), np.int64),
+        observations=observations,
+        label_sets=_padded(label_sets),
         masks=np.stack(masks).astype(bool), returns=np.asarray(returns, dtype=np.float32),
         episode=np.asarray(episode_ids, dtype=np.int32), episodes=episodes, wins=wins,
         seconds=time.perf_counter() - t0,
