@@ -147,7 +147,7 @@ def test_imitation_is_off_by_default_and_runs_once(tmp_path: Path, monkeypatch: 
     quiet = Console(file=open(tmp_path / "log.txt", "w"), highlight=False)
     summary = train(config, console=quiet, progress=False)
     report = summary["imitation"]
-    assert report["expert"] == "line_advance" and report["episodes"] == 2 and report["decisions"] > 0
+    assert report["expert"] == "line_advance" and report["any_order"] is True and report["episodes"] == 2 and report["decisions"] > 0
     # two epochs of cloning, then one DAgger round of one game and two more epochs on both games' decisions
     assert [row["epoch"] for row in report["history"]] == [0, 1, 2, 3] and summary["num_timesteps"] == 256
     (round_,) = report["dagger"]

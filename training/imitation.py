@@ -313,7 +313,7 @@ def warm_start(
             ``imitation/policy_win_rate`` (the cloned policy's games of that round).
 
     Returns:
-        A JSON-able report: ``expert``, ``episodes`` (all games recorded, DAgger rounds included),
+        A JSON-able report: ``expert``, ``any_order`` (label sets used), ``episodes`` (all games recorded, DAgger rounds included),
         ``decisions``, ``expert_wins`` (of the expert's own games), ``accuracy_before``, ``accuracy``
         (masked argmax = expert after the last epoch, on all decisions), ``loss`` (last epoch),
         ``record_seconds``, ``clone_seconds``, ``history``, and ``dagger``: one row per round
@@ -368,7 +368,7 @@ def warm_start(
         writer.add_scalar("imitation/final_accuracy", after, 0)
         writer.flush()
     return {
-        "expert": imitation.expert, "episodes": demos.episodes, "decisions": len(demos), "expert_wins": expert_wins,
+        "expert": imitation.expert, "any_order": imitation.any_order, "episodes": demos.episodes, "decisions": len(demos), "expert_wins": expert_wins,
         "accuracy_before": round(before, 4), "accuracy": round(after, 4),
         "loss": round(history[-1]["loss"], 4) if history else None,
         "record_seconds": round(demos.seconds, 2),
