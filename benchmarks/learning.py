@@ -197,6 +197,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--dagger-episodes", type=int, default=10, help="games per DAgger round (default 10)")
     parser.add_argument("--single-label", action="store_true",
                         help="clone only the expert's first choice, not every order it would give in any unit order")
+    parser.add_argument("--policy", choices=("mlp", "unit_pairs"), default=None,
+                        help="policy network (default: ppo_vs_scripted's)")
+    parser.add_argument("--embed-dim", type=int, default=None, help="unit_pairs embedding width (default 64)")
     parser.add_argument("--note", default="", help="free text stored in learning.json (e.g. machine load)")
     args = parser.parse_args(argv)
     final_eval = _final_eval_spec(args.final_eval or ["random=100", "line_advance=40"])
@@ -207,7 +210,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     base = load_training_config("ppo_vs_scripted").model_dump(mode="json")
     ppo = dict(base["ppo"], n_steps=args.n_steps, batch_size=min(args.batch_size, args.n_steps * args.n_envs),
                n_epochs=args.n_epochs, gamma=args.gamma,
-               **{k: v for k, v in (("learning_rate", args.learning_rate), ("ent_coef", args.ent_coef))
+               **{k: v for k, v in (("learning_rate", args.learning_rate), ("ent_coef", args.ent_coef),
+                                              ("policy", args.policy), ("embed_dim", args.embed_dim))
                   if v is not None})
     config = load_training_config({
         **base, "id": "benchmark_learning", "opponents": [{"agent": o, "weight": 1} for o in OPPONENTS],

@@ -87,6 +87,10 @@ class PPOConfig(_Model):
     ``n_steps`` is per environment: one rollout holds ``n_steps * n_envs``
     steps; ``net_arch`` lists the hidden layer widths shared by the policy and
     value networks (MultiInputPolicy over the Dict observation).
+    ``policy`` picks the network: ``mlp`` (that MLP over the flattened
+    observation) or ``unit_pairs`` (:class:`training.unit_pairs.UnitPairPolicy`:
+    shared unit and unit-pair embeddings of width ``embed_dim``, one logit head
+    per action block; ``net_arch`` is then its value MLP).
     ``mask_features`` feeds the observation's ``action_mask`` to the networks
     as input as well (SB3's ``CombinedExtractor``); by default the networks see
     every other key only (:class:`training.features.MaskFreeExtractor`), since
@@ -105,6 +109,8 @@ class PPOConfig(_Model):
     max_grad_norm: float = Field(0.5, gt=0)
     net_arch: list[int] = Field(default_factory=lambda: [128, 128])
     mask_features: bool = False
+    policy: Literal["mlp", "unit_pairs"] = "mlp"
+    embed_dim: int = Field(64, ge=4)
 
     @field_validator("net_arch")
     @classmethod

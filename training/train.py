@@ -144,8 +144,31 @@ def make_vec_env(config: TrainingConfig, pool: list[PoolEntry], unit_slots: int)
     return SubprocVecEnv(fns) if sub else DummyVecEnv(fns)
 
 
-def policy_kwargs(ppo: PPOConfig) -> dict[str, Any]:
-    """MultiInputPolicy keyword arguments: layer widths and, unless ``ppo.mask_features``, the mask-free extractor."""
+def _table_size(config: TrainingConfig) -> tuple[float, float]:
+    """The scenario's table (width, height) in inches."""
+    from env.rules.battle import Battle
+
+    state = Battle.from_scenario(config.scenario, seed=0).state
+    return float(state.table_w), float(state.table_h)
+
+
+def policy_class(ppo: PPOConfig) -> Any:
+    """The MaskablePPO policy ``ppo.policy`` names: ``"MultiInputPolicy"`` or :class:`training.unit_pairs.UnitPairPolicy`."""
+    if ppo.policy == "unit_pairs":
+        from training.unit_pairs import UnitPairPolicy
+
+        return UnitPairPolicy
+    return "MultiInputPolicy"
+
+
+def policy_kwargs(ppo: PPOConfig, table: tuple[float, float] = (72.0, 48.0)) -> dict[str, Any]:
+    """Policy keyword arguments.
+
+    ``unit_pairs``: embedding width, table size (inches) and the value MLP's widths; ``mlp``: the
+    layer widths and, unless ``ppo.mask_features``, the mask-free extractor.
+    """
+    if ppo.policy == "unit_pairs":
+        return {"embed_dim": ppo.embed_dim, "table_w": table[0], "table_h": table[1], "value_arch": list(ppo.net_arch)}
     kwargs: dict[str, Any] = {"net_arch": list(ppo.net_arch)}
     if not ppo.mask_features:
         from training.features import MaskFreeExtractor
@@ -291,10 +314,10 @@ def train(
     else:
         p = config.ppo
         model = MaskablePPO(
-            "MultiInputPolicy", vec_env, learning_rate=p.learning_rate, n_steps=p.n_steps, batch_size=p.batch_size,
+            policy_class(p), vec_env, learning_rate=p.learning_rate, n_steps=p.n_steps, batch_size=p.batch_size,
             n_epochs=p.n_epochs, gamma=p.gamma, gae_lambda=p.gae_lambda, clip_range=p.clip_range,
             ent_coef=p.ent_coef, vf_coef=p.vf_coef, max_grad_norm=p.max_grad_norm,
-            policy_kwargs=policy_kwargs(p), seed=config.seed, device=config.device, verbose=0,
+            policy_kwargs=policy_kwargs(p, _table_size(config)), seed=config.seed, device=config.device, verbose=0,
         )
     logger = _tb_logger(paths.tb, start_step + 1 if resume else None)
     model.set_logger(logger)
@@ -432,4 +455,4 @@ def _truncate_evaluations(path: Path, step: int) -> None:
     path.write_text("".join(ln + "\n" for ln in keep), encoding="utf-8")
 
 
-__all__ = ["RunPaths", "TrainingError", "TrainingInterrupted", "env_kwargs", "make_vec_env", "policy_kwargs", "train"]
+__all__ = ["RunPaths", "TrainingError", "TrainingInterrupted", "env_kwargs", "make_vec_env", "policy_class", "policy_kwargs", "train"]
