@@ -444,6 +444,8 @@ LURE_SLACK = 1.0
 PANIC_RANGE = 6.0
 """Inches within which a friend tests Panic when the lure breaks or is destroyed (CORE.PSY.PANIC.TRIGGER_BREAK,
 TRIGGER_DESTROYED)."""
+STRIKE_MIN_REACH = 0.25
+"""Least chance to reach for which the strike group charges a chaser of the lure in the flank or rear."""
 PURSUIT_RUNS = (3.0, 7.0, 11.0)
 """Pursuit moves (inches; 2D6 is 3 or more 97% of the time, 7 on average) at which a chaser of the lure is forecast."""
 FORECAST_OPTIONS = ("advance", "advance_half", "march", "wheel_left", "wheel_right", "wheel_left_short",
@@ -625,12 +627,16 @@ class WeakenedFlankAgent(TacticalAgent):
 
     def charge_allowed(self, battle: Battle, o: ChargeOption) -> bool:
         """While the lure baits, it does not charge, and the strike group does not charge a chaser of the lure
-        in the front (it waits for the flank); the rest as the tactical agents (punishers charge chasers' flanks
-        readily)."""
+        in the front (it waits for the flank) but charges its flank or rear at any chance to reach of at least
+        :data:`STRIKE_MIN_REACH`, whatever the fight promises (the flank charge is the tactic, and a chaser left
+        alone turns to face); the rest as the tactical agents (punishers charge chasers' flanks readily)."""
         if self.group(o.charger) == "weak" and not self.engaging(battle):
             return False
-        if self.group(o.charger) == "inner" and o.target.uid in self.bitten and o.facing == "front" and not self.engaging(battle):
-            return False
+        if self.group(o.charger) == "inner" and o.target.uid in self.bitten and not self.engaging(battle):
+            if o.facing == "front":
+                return False
+            if o.p_reach >= STRIKE_MIN_REACH:
+                return True
         return super().charge_allowed(battle, o)
 
     def should_flee(self, battle: Battle, t: UnitState, c: UnitState, facing: str) -> bool:

@@ -352,6 +352,25 @@ def test_weakened_flank_lure_does_not_charge_while_it_baits() -> None:
         TacticalAgent.charge_allowed(agent, b, ChargeOption(archers, orcs, "rear", first, first, 1.0))
 
 
+def test_weakened_flank_strike_unit_takes_a_long_flank_charge_on_a_chaser() -> None:
+    """While the lure baits, the knights charge a chaser of the lure in the flank at STRIKE_MIN_REACH to reach
+    (below the tactical agents' MIN_REACH_FLANK), not below it, and never in its front."""
+    from agents import estimates
+    from agents.base import MIN_REACH_FLANK
+    from agents.tactical import LURE_TURNS, STRIKE_MIN_REACH
+
+    b, agent, army = _lure_setup()
+    knights = next(u for u in army if u.type_id == "order_knights")
+    orcs = next(u for u in b.state.units if u.side == 1)
+    agent.bitten.add(orcs.uid)
+    b.state.turn = LURE_TURNS
+    first = estimates.estimate_combat(b, knights, orcs, "right")
+    assert STRIKE_MIN_REACH < MIN_REACH_FLANK
+    assert agent.charge_allowed(b, ChargeOption(knights, orcs, "right", first, first, STRIKE_MIN_REACH))
+    assert not agent.charge_allowed(b, ChargeOption(knights, orcs, "right", first, first, STRIKE_MIN_REACH - 0.01))
+    assert not agent.charge_allowed(b, ChargeOption(knights, orcs, "front", first, first, 1.0))
+
+
 def test_weakened_flank_chase_ends_run_on_past_the_lure() -> None:
     """The orcs (at y 40, facing down the table) have the lure 8" from their front, straight ahead: they are
     forecast where they meet it plus 3, 7 and 11" of pursuit (PURSUIT_RUNS), i.e. 11, 15 and 19" from their
