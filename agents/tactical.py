@@ -444,6 +444,8 @@ LURE_SLACK = 1.0
 PANIC_RANGE = 6.0
 """Inches within which a friend tests Panic when the lure breaks or is destroyed (CORE.PSY.PANIC.TRIGGER_BREAK,
 TRIGGER_DESTROYED)."""
+STRIKE_MIN_REACH = 0.25
+"""Least chance to reach for which the strike group charges a chaser of the lure in the flank or rear."""
 PURSUIT_RUNS = (3.0, 7.0, 11.0)
 """Pursuit moves (inches; 2D6 is 3 or more 97% of the time, 7 on average) at which a chaser of the lure is forecast."""
 FORECAST_OPTIONS = ("advance", "advance_half", "march", "wheel_left", "wheel_right", "wheel_left_short",
@@ -553,26 +555,30 @@ class WeakenedFlankAgent(TacticalAgent):
         return out
 
     @staticmethod
-    def flanks_from(s: UnitState, g: UnitState) -> bool:
-        """Whether ``s`` could charge ``g`` (forecast copies both) in the flank or rear: ``g`` within its charge reach,
-        partly in its front arc, and most of its front rank in ``g``'s flank or rear arc."""
+    def flank_chance(s: UnitState, g: UnitState) -> float:
+        """P(``s`` reaches ``g``, forecast copies both, with a flank or rear charge) (CORE.CHARGE.RANGE: M + the
+        higher of 2D6, :func:`agents.estimates.charge_reach_probability`): 0 unless ``g`` is within its charge
+        reach, partly in its front arc, and most of its front rank in ``g``'s flank or rear arc."""
         fg = space.footprint(g)
-        return (geo.distance(space.footprint(s), fg) <= charge_reach(s)
-                and geo.partly_in_vision_arc(space.pose(s), s.width, s.depth, fg)
-                and mv.arc_of_front_rank(s, g) != "front")
+        gap = geo.distance(space.footprint(s), fg)
+        if (gap > charge_reach(s) or not geo.partly_in_vision_arc(space.pose(s), s.width, s.depth, fg)
+                or mv.arc_of_front_rank(s, g) == "front"):
+            return 0.0
+        return estimates.charge_reach_probability(s.profile.M, gap)
 
     def ambush_move(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
-        """The strike unit's move (``""``: stay put) after which it could charge the most forecast chasers of the
-        lure (:meth:`chase_ends`) in the flank or rear (:meth:`flanks_from`), where no other enemy could charge
-        it; None when no move does (forecasts by :func:`agents.steering.predict_pose`; ties: the earlier option)."""
+        """The strike unit's move (``""``: stay put) after which its flank or rear charges on the forecast chasers
+        of the lure (:meth:`chase_ends`) are likeliest to land (the sum of their :meth:`flank_chance`: a chaser
+        just inside the M + 6" reach counts for little), where no other enemy could charge it; None when no move
+        gives any chance (forecasts by :func:`agents.steering.predict_pose`; ties: the earlier option)."""
         lure = self.live_lure(battle)
         ends = self.chase_ends(battle, lure) if lure is not None else []
         if not ends:
             return None
-        best, best_n = None, 0
+        best, best_n = None, 0.0
         for opt, ghost in self.strike_poses(battle, u, options, {g.uid for g in ends}):
-            n = sum(1 for g in ends if self.flanks_from(ghost, g))
-            if n > best_n:
+            n = sum(self.flank_chance(ghost, g) for g in ends)
+            if n > best_n + 1e-9:
                 best, best_n = opt, n
         return best
 
@@ -621,12 +627,16 @@ class WeakenedFlankAgent(TacticalAgent):
 
     def charge_allowed(self, battle: Battle, o: ChargeOption) -> bool:
         """While the lure baits, it does not charge, and the strike group does not charge a chaser of the lure
-        in the front (it waits for the flank); the rest as the tactical agents (punishers charge chasers' flanks
-        readily)."""
+        in the front (it waits for the flank) but charges its flank or rear at any chance to reach of at least
+        :data:`STRIKE_MIN_REACH`, whatever the fight promises (the flank charge is the tactic, and a chaser left
+        alone turns to face); the rest as the tactical agents (punishers charge chasers' flanks readily)."""
         if self.group(o.charger) == "weak" and not self.engaging(battle):
             return False
-        if self.group(o.charger) == "inner" and o.target.uid in self.bitten and o.facing == "front" and not self.engaging(battle):
-            return False
+        if self.group(o.charger) == "inner" and o.target.uid in self.bitten and not self.engaging(battle):
+            if o.facing == "front":
+                return False
+            if o.p_reach >= STRIKE_MIN_REACH:
+                return True
         return super().charge_allowed(battle, o)
 
     def should_flee(self, battle: Battle, t: UnitState, c: UnitState, facing: str) -> bool:

@@ -352,6 +352,25 @@ def test_weakened_flank_lure_does_not_charge_while_it_baits() -> None:
         TacticalAgent.charge_allowed(agent, b, ChargeOption(archers, orcs, "rear", first, first, 1.0))
 
 
+def test_weakened_flank_strike_unit_takes_a_long_flank_charge_on_a_chaser() -> None:
+    """While the lure baits, the knights charge a chaser of the lure in the flank at STRIKE_MIN_REACH to reach
+    (below the tactical agents' MIN_REACH_FLANK), not below it, and never in its front."""
+    from agents import estimates
+    from agents.base import MIN_REACH_FLANK
+    from agents.tactical import LURE_TURNS, STRIKE_MIN_REACH
+
+    b, agent, army = _lure_setup()
+    knights = next(u for u in army if u.type_id == "order_knights")
+    orcs = next(u for u in b.state.units if u.side == 1)
+    agent.bitten.add(orcs.uid)
+    b.state.turn = LURE_TURNS
+    first = estimates.estimate_combat(b, knights, orcs, "right")
+    assert STRIKE_MIN_REACH < MIN_REACH_FLANK
+    assert agent.charge_allowed(b, ChargeOption(knights, orcs, "right", first, first, STRIKE_MIN_REACH))
+    assert not agent.charge_allowed(b, ChargeOption(knights, orcs, "right", first, first, STRIKE_MIN_REACH - 0.01))
+    assert not agent.charge_allowed(b, ChargeOption(knights, orcs, "front", first, first, 1.0))
+
+
 def test_weakened_flank_chase_ends_run_on_past_the_lure() -> None:
     """The orcs (at y 40, facing down the table) have the lure 8" from their front, straight ahead: they are
     forecast where they meet it plus 3, 7 and 11" of pursuit (PURSUIT_RUNS), i.e. 11, 15 and 19" from their
@@ -371,17 +390,20 @@ def test_weakened_flank_chase_ends_run_on_past_the_lure() -> None:
 
 
 def test_weakened_flank_strike_unit_flanks_a_chaser_crossing_its_front() -> None:
-    """Orcs 8" in front of the knights: crossing their front (facing 180°) they show the knights a flank;
-    coming head on (270°) they do not."""
+    """Orcs 7" in front of the knights (M 7): crossing their front (facing 180°) they show the knights a flank
+    that a charge reaches for sure; 12" away the charge needs the higher of 2D6 to be 5 or more; coming head on
+    (270°) they show no flank."""
     from agents.steering import moved_copy
     from env.rules import geometry as geo
 
     b, agent, army = _lure_setup()
     knights = next(u for u in army if u.type_id == "order_knights")
     orcs = next(u for u in b.state.units if u.side == 1)
-    y = 10.0 + knights.depth / 2 + 8.0 + orcs.depth / 2
-    assert agent.flanks_from(knights, moved_copy(orcs, geo.Pose(40.0, y, 180.0)))
-    assert not agent.flanks_from(knights, moved_copy(orcs, geo.Pose(40.0, y, 270.0)))
+    assert knights.profile.M == 7
+    near = 10.0 + knights.depth / 2 + 7.0 + orcs.depth / 2
+    assert agent.flank_chance(knights, moved_copy(orcs, geo.Pose(40.0, near, 180.0))) == 1.0
+    assert agent.flank_chance(knights, moved_copy(orcs, geo.Pose(40.0, near + 5.0, 180.0))) == pytest.approx(1 - (4 / 6) ** 2)
+    assert agent.flank_chance(knights, moved_copy(orcs, geo.Pose(40.0, near, 270.0))) == 0.0
 
 
 def test_weakened_flank_lure_takes_the_move_that_ends_nearest_its_post() -> None:
