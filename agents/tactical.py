@@ -439,6 +439,10 @@ LURE_AHEAD = 8.0
 LURE_SIDE = 18.0
 """Inches from the strike unit's centre towards the weak wing's edge where the lure baits: the strike unit then
 stands beyond the Panic range of the lure breaking (CORE.PSY.PANIC.TRIGGER_BREAK) and out of its flight."""
+LURE_EDGE_GAP = 9.0
+"""Least inches from a side edge to the lure's post (its centre). A lure baiting at the edge is chased into it,
+where the strike unit cannot reach the chaser's flank; one kept 12" in (the deployment gap of tactics.md) stands
+so near the strike unit that its chaser ends facing it. Measured: 9" converts most often (8"-13" tried)."""
 LURE_SLACK = 1.0
 """Inches a move must bring the lure nearer its post than staying put (it does not shuffle on the spot)."""
 PANIC_RANGE = 6.0
@@ -610,14 +614,15 @@ class WeakenedFlankAgent(TacticalAgent):
 
     def lure_post(self, battle: Battle, lure: UnitState) -> tuple[float, float] | None:
         """Where the lure baits: :data:`LURE_AHEAD` ahead of the strike unit's centre line plus half its depth
-        (ahead: towards the enemy's edge) and :data:`LURE_SIDE` from it towards the weak wing's edge. None without
-        a strike unit or an enemy."""
+        (ahead: towards the enemy's edge) and :data:`LURE_SIDE` from it towards the weak wing's edge, but at least
+        :data:`LURE_EDGE_GAP` from either side edge. None without a strike unit or an enemy."""
         hammer = self.strike_unit(battle)
         if hammer is None or self.nearest_enemy(battle, lure) is None:
             return None
         ahead = 90.0 if self.side == 0 else 270.0  # facing the enemy's edge, local +x is the own right for either side
-        return geo.to_world(geo.Pose(hammer.x, hammer.y, ahead), self.weak_edge_sign() * LURE_SIDE,
+        x, y = geo.to_world(geo.Pose(hammer.x, hammer.y, ahead), self.weak_edge_sign() * LURE_SIDE,
                             hammer.depth / 2 + LURE_AHEAD)
+        return min(max(x, LURE_EDGE_GAP), battle.state.table_w - LURE_EDGE_GAP), y
 
     def strike(self, battle: Battle, u: UnitState, options: Collection[str], e: UnitState) -> str | None:
         """Go for a pursuer ``e``: straight in from its flank or rear, else round to its flank first."""

@@ -71,6 +71,10 @@ WEAK_UNITS = 2
 """The most units on that weak wing."""
 WEAK_U = 0.25
 """Lateral position (fraction of the table width from the weak edge) of the weak wing's units."""
+WEAK_EDGE_GAP = 12.0
+"""Least inches from the side edge to the weak wing's column (tactics.md: >= 12" from the edges, the 2D6 flee)."""
+STRIKE_GAP = 12.0
+"""Least inches between the weak wing's column and a strike unit's (twice the 6" Panic range)."""
 DECOY_SHARE = (0.20, 0.35)
 """Points share of the decoy wing of ``abandoned_flank`` (its deployment signature)."""
 DECOY_STEP = 4 * 6.0
@@ -594,12 +598,32 @@ def weak_wing_units(army: Sequence[UnitState]) -> list[UnitState]:
     return [min(body, key=lambda u: (u.points, u.uid))]
 
 
+def weak_wing_x(table_w: float, weak_edge: str, strike_xs: Sequence[float]) -> float:
+    """Column (inches from the own left edge) of the ``weakened_flank`` weak wing's first unit.
+
+    :data:`WEAK_U` of the table in from the weak edge, moved out towards that
+    edge while it stands within :data:`STRIKE_GAP` of a strike unit (at
+    ``strike_xs``), so that the lure breaking makes no strike unit test Panic
+    (CORE.PSY.PANIC, 6") and a chaser following it passes beside the strike
+    group; never nearer the side edge than :data:`WEAK_EDGE_GAP` (tactics.md:
+    room to flee and rally).
+    """
+    out = -1 if weak_edge == LEFT else 1
+    x = WEAK_U * table_w if weak_edge == LEFT else (1 - WEAK_U) * table_w
+    least = WEAK_EDGE_GAP if weak_edge == LEFT else table_w - WEAK_EDGE_GAP
+    while out * (least - x) >= STEP and any(abs(x - s) < STRIKE_GAP for s in strike_xs):
+        x += out * STEP
+    return x
+
+
 def weakened_flank_template(army: Sequence[UnitState], table_w: float, strong_side: str) -> DeploymentPlan:
     """``weakened_flank`` (tactics.md §4.3): one or two cheap units (Scouts) alone on one wing, the army on the other.
 
     Weak wing ("weak"): :func:`weak_wing_units`, a quarter of the table in
-    from the weak edge (≥ 12" from the side edge), Scouts in their forward
-    row (so ≥ 12" from the own edge behind their flight). Main body: lined
+    from the weak edge, or further out (≥ 12" from the side edge) where that
+    keeps it :data:`STRIKE_GAP` from the strike units (:func:`weak_wing_x`),
+    Scouts in their forward row (so ≥ 12" from the own edge behind their
+    flight); it deploys first. Main body: lined
     up from the strong edge inwards; its units nearest the weak wing form the
     flank-strike group ("inner") that turns on the pursuers — the main body's
     fast and flying units, which have the reach to catch them in the flank,
@@ -609,10 +633,6 @@ def weakened_flank_template(army: Sequence[UnitState], table_w: float, strong_si
     plan = DeploymentPlan(strong_side=strong_side)
     weak = weak_wing_units(army)
     weak_edge = other(strong_side)
-    x_weak = WEAK_U * table_w if weak_edge == LEFT else (1 - WEAK_U) * table_w
-    for i, u in enumerate(weak):
-        x = x_weak + (STEP if weak_edge == LEFT else -STEP) * i
-        plan.place([u], {u.uid: x}, SCOUT_ROW if is_scout(u) else FRONT, "weak")
     main = sorted((u for u in body_units(army) if u not in weak), key=lambda u: (is_mobile(u), -u.points, u.uid))
     main_line = [u for u in main if not is_scout(u)]
     strikers = [u for u in main_line if is_mobile(u)] or main_line[-max(1, len(main_line) // 3):]
@@ -620,6 +640,11 @@ def weakened_flank_template(army: Sequence[UnitState], table_w: float, strong_si
     edge, inward = edge_of(strong_side)
     fill_from_edge(plan, main_line, edge, inward, {u.uid: "inner" if u.uid in inner else "strong" for u in main_line},
                    limit=table_w / 2)
+    x_weak = weak_wing_x(table_w, weak_edge, [plan.targets[u.uid].x for u in strikers])
+    for i, u in enumerate(weak):
+        x = x_weak + (STEP if weak_edge == LEFT else -STEP) * i
+        plan.place([u], {u.uid: x}, SCOUT_ROW if is_scout(u) else FRONT, "weak")
+    plan.order = plan.order[-len(weak):] + plan.order[:-len(weak)] if weak else plan.order
     _place_scouts(plan, [u for u in main if is_scout(u)], table_w, (strong_side,))
     _place_characters(plan, _unjoined_characters(army), edge + inward * table_w / 4)
     _place_rest(plan, army, table_w)

@@ -19,7 +19,7 @@ from env.rules import space
 from env.rules.battle import Battle
 from env.rules.state import SIDES
 from tactics import manoeuvres as mv
-from tactics.deployment import SCOUT_ROW, weakened_flank_template
+from tactics.deployment import SCOUT_ROW, STRIKE_GAP, WEAK_EDGE_GAP, weak_wing_x, weakened_flank_template
 
 SCENARIO = "pitched_battle"
 ARMIES = sorted(p.stem for p in (Path(__file__).resolve().parents[1] / "configs" / "armies").glob("*.yaml"))
@@ -177,6 +177,16 @@ def test_weakened_flank_sends_scouts_to_the_weak_wing_clear_of_the_edges() -> No
     assert target.row == SCOUT_ROW  # front edge 17" out: at least 12" clear of the own edge behind it
     assert target.x - scouts[0].width / 2 >= 12.0 and target.x < b.state.table_w / 3
     assert all(plan.groups[u.uid] in ("strong", "inner") for u in army if not u.has("scouts"))
+
+
+def test_weak_wing_steps_out_of_the_strike_units_panic_range() -> None:
+    """The weak wing keeps a quarter of the table in, moves out towards its edge while within STRIKE_GAP of a
+    strike unit, and never comes nearer the side edge than WEAK_EDGE_GAP."""
+    assert weak_wing_x(72.0, "left", [36.0]) == 18.0
+    assert weak_wing_x(72.0, "left", [24.0]) == 12.0
+    assert weak_wing_x(72.0, "right", [48.0]) == 60.0
+    x = weak_wing_x(72.0, "left", [18.0])
+    assert x >= WEAK_EDGE_GAP and abs(x - 18.0) < STRIKE_GAP  # no room left: it stops at the edge gap
 
 
 @pytest.mark.parametrize("army", ARMIES)
