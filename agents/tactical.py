@@ -917,12 +917,14 @@ RING_MARGIN = 5.0
 """Degrees above RING_FULL the forecast of a bubble step must keep (the forecast is rough)."""
 HELPER_REACH = 12.0
 """Inches from the asset within which a line unit helps close a gap in its ring."""
-HOLD_RANGE = 12.0
-"""Inches: with an enemy this near the asset the ring stops stepping and holds its ground."""
 RING_MIN_GAIN = 1.0
 """Degrees of coverage a ring unit's move must add to be worth making."""
 POCKET_STEP = 0.5
 """Inches the asset must move in a turn to count as moving with its bubble."""
+POST_SLACK = 0.3
+"""Inches the front unit of a closing ring may stand short of its post (:meth:`ProtectedBubbleAgent.post_move`)."""
+FLOOR_PENALTY = 20.0
+"""Inches added to the miss of a landing short of the front post (it would block the side units)."""
 RING_REACH = 6.0
 """Friends within this many inches of the asset count as its ring (tactics.md ``protected_bubble``)."""
 
@@ -984,9 +986,10 @@ class ProtectedBubbleAgent(TacticalAgent):
                 return u
         return None
 
-    ORDER = ("asset", "ring_front", "ring_left", "ring_right", "ring_rear")
-    """The order the bubble closes up in: the asset first takes the best-covered spot in reach, then the ring
-    units close round it (a step goes in its own order, see :meth:`rigid_step`)."""
+    ORDER = ("ring_front", "asset", "ring_left", "ring_right", "ring_rear")
+    """The order the bubble closes up in: the front unit first clears (or closes) the asset's front, the asset
+    comes level with the side units, then they close in on it (a step goes in its own order, see
+    :meth:`rigid_step`)."""
 
     def choose_move(self, battle: Battle, legal: list[Action]) -> Action:
         """The bubble first (:attr:`ORDER`), then the others (the base order)."""
@@ -1014,6 +1017,8 @@ class ProtectedBubbleAgent(TacticalAgent):
                 return self.engage(battle, u, options) if group in self.RING else None
             if self._step:
                 return self.rigid_step(battle, u, options)
+            if mv.ring_coverage(battle, asset) < RING_FULL:
+                return self.post_move(battle, u, asset, options)
             return self.pocket_move(battle, u, options) if u is asset else self.close_ring(battle, u, asset, options)
         if is_swarm(u):
             return self.screen_move(battle, u, options)
@@ -1028,25 +1033,27 @@ class ProtectedBubbleAgent(TacticalAgent):
     def plan_step(self, battle: Battle, options: dict[int, dict[str, Action]]) -> dict[int, str]:
         """The bubble's step this movement phase: a move option per member, or {} to close the ring instead.
 
-        Only a full ring (>= RING_FULL degrees) with no enemy within HOLD_RANGE inches of the asset
-        steps, never back towards its own edge (a unit charged there would flee off the table).
-        Steps are tried in turn: towards the enemy's edge by the slowest member's whole move, three quarters of it (a turn's move), half of it, then
-        half of it to either side. Each is played out on one copy of the battle (moves roll no
-        dice): the members move front first along the step, each taking the option whose landing
-        (:func:`agents.steering.landing`) comes closest to its pose shifted by the step. The first
-        step after which the ring is still full (with RING_MARGIN to spare) is taken; its order is
-        kept in ``_step_order``.
+        Only a full ring (>= RING_FULL degrees) steps, never back towards its own edge (a unit
+        charged there would flee off the table), and only where no enemy could charge a member
+        afterwards (:meth:`out_of_reach`): the ring does not walk into the enemy's charges, it
+        holds its ground once they are at hand. Steps are tried in turn: towards the enemy's edge
+        by the slowest member's whole move, three quarters of it (a turn's move), half of it, then
+        half of it to either side, away from the nearest enemy first. Each is played out on one
+        copy of the battle (moves roll no dice): the members move front first along the step,
+        each taking the option whose landing (:func:`agents.steering.landing`) comes closest to
+        its pose shifted by the step. The first step after which the ring is still full (with
+        RING_MARGIN to spare) is taken; its order is kept in ``_step_order``.
         """
         asset = self.asset(battle)
         if asset is None or asset.uid not in options or mv.ring_coverage(battle, asset) < RING_FULL:
             return {}
-        if any(space.unit_distance(asset, e) <= HOLD_RANGE for e in self.enemies(battle)):
-            return {}  # the enemy is at hand: the ring holds its ground round the asset
         members = [m for m in self.army(battle) if self.group(m) in self.ORDER and m.alive and m.uid in options]
         slowest = min(float(m.profile.M) for m in members)
         ahead = 1.0 if asset.side == 0 else -1.0
+        enemy = min(self.enemies(battle), key=lambda e: (space.unit_distance(asset, e), e.uid), default=None)
+        away = -1.0 if enemy is not None and enemy.x > asset.x else 1.0
         steps = [(0.0, ahead, slowest), (0.0, ahead, 0.75 * slowest), (0.0, ahead, slowest / 2),
-                 (1.0, 0.0, slowest / 2), (-1.0, 0.0, slowest / 2)]
+                 (away, 0.0, slowest / 2), (-away, 0.0, slowest / 2)]
         for dx, dy, step in steps:
             sim = battle.clone()
             order = sorted(members, key=lambda m: (-(m.x * dx + m.y * dy), m.uid))
@@ -1058,27 +1065,65 @@ class ProtectedBubbleAgent(TacticalAgent):
                 if option is not None:
                     sim.apply(legal[option])
                     plan[m.uid] = option
-            if asset.uid in plan and mv.ring_coverage(sim, sim.unit(asset.uid)) >= RING_FULL + RING_MARGIN:
+            if (asset.uid in plan and mv.ring_coverage(sim, sim.unit(asset.uid)) >= RING_FULL + RING_MARGIN
+                    and self.out_of_reach(sim, [sim.unit(m.uid) for m in members])):
                 self._step_order = [m.uid for m in order if m.uid in plan]
                 return plan
         return {}
 
+    def out_of_reach(self, battle: Battle, members: list[UnitState]) -> bool:
+        """Whether no enemy stands within its charge reach (M + 6", CORE.CHARGE.ELIGIBLE) of any of ``members``."""
+        return all(space.unit_distance(m, e) > charge_reach(e) for m in members for e in self.enemies(battle)
+                   if not e.fleeing)
+
     @staticmethod
     def step_option(battle: Battle, u: UnitState, options: Collection[str], goal: tuple[float, float],
-                    free_facing: bool) -> str | None:
+                    free_facing: bool, floor: float | None = None) -> str | None:
         """The option whose landing comes closest to ``goal`` (a turn away from the unit's facing costs
-        1" per 180 degrees unless ``free_facing``), or None when staying put is as close."""
+        1" per 180 degrees unless ``free_facing``), or None when staying put is as close.
+
+        With ``floor`` (inches towards the enemy's edge, as a table y for blue and minus one for red), a
+        pose whose centre stays short of it costs FLOOR_PENALTY inches more (the front unit of a
+        closing ring must clear the way before it closes up again)."""
         env = space.Surroundings(battle.state, u)
         turn_cost = 0.0 if free_facing else 1.0 / 180.0
-        best, best_miss = None, math.hypot(goal[0] - u.x, goal[1] - u.y)
+        ahead = 1.0 if u.side == 0 else -1.0
+
+        def short(y: float) -> float:
+            return FLOOR_PENALTY if floor is not None and ahead * y < floor else 0.0
+
+        best, best_miss = None, math.hypot(goal[0] - u.x, goal[1] - u.y) + short(u.y)
         for opt in options:
             if opt.startswith("reform") or opt in ("join", "leave"):
                 continue
             end = landing(battle, u, opt, env)
-            miss = math.hypot(end.x - goal[0], end.y - goal[1]) + abs(angle_diff(end.facing, u.facing)) * turn_cost
+            miss = (math.hypot(end.x - goal[0], end.y - goal[1]) + abs(angle_diff(end.facing, u.facing)) * turn_cost
+                    + short(end.y))
             if miss < best_miss - 0.1:
                 best, best_miss = opt, miss
         return best
+
+    def post_move(self, battle: Battle, u: UnitState, asset: UnitState, options: Collection[str]) -> str | None:
+        """A bubble member's move towards its post round the asset (:func:`tactics.manoeuvres.ring_posts`).
+
+        The move whose landing comes nearest the post (:meth:`step_option`); the front unit does not
+        stay short of its post by more than POST_SLACK inches (it steps ahead first and closes back
+        onto the asset later, so that the side units can come level with the asset). A ring unit
+        that cannot get nearer its post makes the move that adds the most coverage (:meth:`close_ring`).
+        """
+        ring = {g[len("ring_"):]: m for m in self.army(battle)
+                if (g := self.group(m)) in self.RING and m.alive and not m.fleeing}
+        key = "asset" if u.uid == asset.uid else self.group(u)[len("ring_"):]
+        posts = mv.ring_posts(asset, ring)
+        if key not in posts:
+            return None
+        goal = posts[key]
+        ahead = 1.0 if u.side == 0 else -1.0
+        floor = ahead * goal[1] - POST_SLACK if key == "front" else None
+        option = self.step_option(battle, u, options, goal, u is asset, floor)
+        if option is None and key != "asset":
+            option = self.close_ring(battle, u, asset, options)
+        return option
 
     def rigid_step(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
         """``u``'s part of the bubble's step, once every member before it in the step's order has moved."""
@@ -1152,6 +1197,16 @@ class ProtectedBubbleAgent(TacticalAgent):
         if self.group(c) in self.RING and self.asset(battle) is not None and space.unit_distance(c, t) > CLOSE / 2:
             return False
         return super().consequences_acceptable(battle, c, t)
+
+    def charge_allowed(self, battle: Battle, o: ChargeOption) -> bool:
+        """A unit that stands in the asset's ring charges only when the ring stays full without it
+        (tactics.md ``protected_bubble`` step 4: the ring comes first); others as the tactical agents."""
+        asset = self.asset(battle)
+        if (asset is not None and o.charger.uid != asset.uid and space.unit_distance(asset, o.charger) <= RING_REACH
+                and mv.ring_coverage(battle, asset) >= RING_FULL
+                and mv.ring_coverage(battle, asset, without=(o.charger.uid,)) < RING_FULL):
+            return False
+        return super().charge_allowed(battle, o)
 
 
 # ============================================================================= manoeuvre agents

@@ -24,7 +24,8 @@ agents (``agents/tactical.py``) turn the answers into orders.
 * **The flyer feint** (§3.1) — :func:`feint_exposed`, :func:`feint_landing`
   and :func:`feint_true_target` (the aggressor); :func:`feinting` and
   :func:`feint_watcher` (the defender turns one unit only).
-* **The protected bubble** (§4.4) — :func:`ring_coverage`.
+* **The protected bubble** (§4.4) — :func:`ring_coverage`, :func:`ring_posts` (with
+  :func:`extent_along`).
 * **Unmasking shooters** (§3.2) — :func:`visible_targets`, :func:`maskers`
   and :func:`unmask_gain`.
 * **Charge consequence analysis** (§3.2, "measure seven times") —
@@ -39,7 +40,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Collection, Iterable, Mapping, Sequence
 
 import shapely
 
@@ -580,14 +581,15 @@ def feint_watcher(battle: Battle, flyer: UnitState) -> UnitState | None:
 
 # ----------------------------------------------------------------------------- the protected bubble
 def ring_coverage(battle: Battle, asset: UnitState, reach: float = 6.0,
-                  moved: Mapping[int, UnitState] | None = None) -> float:
+                  moved: Mapping[int, UnitState] | None = None, without: Collection[int] = ()) -> float:
     """``protected_bubble``: degrees around ``asset``'s centre covered by friends within ``reach``" of it (0–360).
 
-    ``moved`` stands forecast copies of units (by uid) in for them; the battle is not touched.
+    ``moved`` stands forecast copies of units (by uid) in for them, ``without`` leaves units (by uid)
+    out (a charger leaving the ring); the battle is not touched.
     """
     covered = [False] * 360
     for f in space.alive_units(battle.state, asset.side):
-        if f.uid == asset.uid or f.fleeing:
+        if f.uid == asset.uid or f.fleeing or f.uid in without:
             continue
         if moved and f.uid in moved:
             f = moved[f.uid]
@@ -602,6 +604,53 @@ def ring_coverage(battle: Battle, asset: UnitState, reach: float = 6.0,
         for k in range(int(math.floor(lo)), int(math.ceil(hi))):
             covered[k % 360] = True
     return float(sum(covered))
+
+
+RING_GAP = 1.1
+"""``protected_bubble``: inches between the asset and a ring unit at its post (the engine keeps units 1" apart)."""
+
+
+def extent_along(u: UnitState, axis: tuple[float, float]) -> tuple[float, float]:
+    """(least, greatest) projection of ``u``'s footprint corners on the unit vector ``axis`` (inches)."""
+    vals = [x * axis[0] + y * axis[1] for x, y in geo.corners(space.pose(u), u.width, u.depth)]
+    return min(vals), max(vals)
+
+
+def ring_posts(asset: UnitState, ring: Mapping[str, UnitState], gap: float = RING_GAP) -> dict[str, tuple[float, float]]:
+    """``protected_bubble``: where the asset and each ring unit should stand, from their real footprints.
+
+    ``ring`` maps "front", "left", "right", "rear" (the asset's side's frame) to units. The posts
+    (table points, inches, keyed like ``ring`` plus "asset") form a cross ``gap`` inches apart: the
+    asset's front edge level with the nearer (rearmost) front edge of the side units (so that it
+    stands between them), the front unit's rear edge ``gap`` ahead of the asset, the side units
+    ``gap`` to either side of it with their front edges level with its front edge, the rear unit
+    ``gap`` behind it. Each unit keeps its present footprint (a unit that turns may differ).
+    """
+    ahead = (0.0, 1.0) if asset.side == 0 else (0.0, -1.0)
+    left = (-ahead[1], ahead[0])
+
+    def table(lat: float, fwd: float) -> tuple[float, float]:
+        return lat * left[0] + fwd * ahead[0], lat * left[1] + fwd * ahead[1]
+
+    a_lo, a_hi = extent_along(asset, ahead)
+    l_lo, l_hi = extent_along(asset, left)
+    lat = (l_lo + l_hi) / 2
+    tops = [extent_along(ring[k], ahead)[1] for k in ("left", "right") if k in ring]
+    top = min(tops) if tops else a_hi
+    posts = {"asset": table(lat, top - (a_hi - a_lo) / 2)}
+    if "front" in ring:
+        lo, hi = extent_along(ring["front"], ahead)
+        posts["front"] = table(lat, top + gap + (hi - lo) / 2)
+    for key, sign in (("left", 1.0), ("right", -1.0)):
+        if key in ring:
+            lo, hi = extent_along(ring[key], ahead)
+            wl, wh = extent_along(ring[key], left)
+            offset = (l_hi - l_lo) / 2 + gap + (wh - wl) / 2
+            posts[key] = table(lat + sign * offset, top - (hi - lo) / 2)
+    if "rear" in ring:
+        lo, hi = extent_along(ring["rear"], ahead)
+        posts["rear"] = table(lat, top - (a_hi - a_lo) - gap - (hi - lo) / 2)
+    return posts
 
 
 # ----------------------------------------------------------------------------- unmasking shooters
@@ -775,6 +824,8 @@ __all__ = [
     "rank_bonus",
     "rear_point",
     "ring_coverage",
+    "ring_posts",
+    "extent_along",
     "screen_point",
     "speed_bump_point",
     "static_result",
