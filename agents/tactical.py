@@ -921,8 +921,9 @@ RING_MIN_GAIN = 1.0
 """Degrees of coverage a ring unit's move must add to be worth making."""
 POCKET_STEP = 0.5
 """Inches the asset must move in a turn to count as moving with its bubble."""
-POST_SLACK = 0.3
-"""Inches the front unit of a closing ring may stand short of its post (:meth:`ProtectedBubbleAgent.post_move`)."""
+POST_SLACK = 0.1 + 1e-6
+"""Inches the front unit of a closing ring may stand short of its post (:meth:`ProtectedBubbleAgent.post_move`):
+with the posts RING_GAP apart, it may close to the engine's 1" from the asset but no nearer the side units."""
 FLOOR_PENALTY = 20.0
 """Inches added to the miss of a landing short of the front post (it would block the side units)."""
 RING_REACH = 6.0
@@ -1034,9 +1035,10 @@ class ProtectedBubbleAgent(TacticalAgent):
         """The bubble's step this movement phase: a move option per member, or {} to close the ring instead.
 
         Only a full ring (>= RING_FULL degrees) steps, never back towards its own edge (a unit
-        charged there would flee off the table), and only where no enemy could charge a member
-        afterwards (:meth:`out_of_reach`): the ring does not walk into the enemy's charges, it
-        holds its ground once they are at hand. Steps are tried in turn: towards the enemy's edge
+        charged there would flee off the table); forward only where no enemy could charge a member
+        afterwards, sideways only where that holds or the nearest enemy gets no nearer to charging
+        one (:meth:`reach_margin`): the ring does not walk into the enemy's charges, once they are
+        at hand it only sidesteps. Steps are tried in turn: towards the enemy's edge
         by the slowest member's whole move, three quarters of it (a turn's move), half of it, then
         half of it to either side, away from the nearest enemy first. Each is played out on one
         copy of the battle (moves roll no dice): the members move front first along the step,
@@ -1054,6 +1056,7 @@ class ProtectedBubbleAgent(TacticalAgent):
         away = -1.0 if enemy is not None and enemy.x > asset.x else 1.0
         steps = [(0.0, ahead, slowest), (0.0, ahead, 0.75 * slowest), (0.0, ahead, slowest / 2),
                  (away, 0.0, slowest / 2), (-away, 0.0, slowest / 2)]
+        now = self.reach_margin(battle, members)
         for dx, dy, step in steps:
             sim = battle.clone()
             order = sorted(members, key=lambda m: (-(m.x * dx + m.y * dy), m.uid))
@@ -1065,16 +1068,19 @@ class ProtectedBubbleAgent(TacticalAgent):
                 if option is not None:
                     sim.apply(legal[option])
                     plan[m.uid] = option
-            if (asset.uid in plan and mv.ring_coverage(sim, sim.unit(asset.uid)) >= RING_FULL + RING_MARGIN
-                    and self.out_of_reach(sim, [sim.unit(m.uid) for m in members])):
+            if asset.uid not in plan or mv.ring_coverage(sim, sim.unit(asset.uid)) < RING_FULL + RING_MARGIN:
+                continue
+            margin = self.reach_margin(sim, [sim.unit(m.uid) for m in members])
+            if margin > 0.0 or (dy == 0.0 and margin >= min(now, 0.0)):
                 self._step_order = [m.uid for m in order if m.uid in plan]
                 return plan
         return {}
 
-    def out_of_reach(self, battle: Battle, members: list[UnitState]) -> bool:
-        """Whether no enemy stands within its charge reach (M + 6", CORE.CHARGE.ELIGIBLE) of any of ``members``."""
-        return all(space.unit_distance(m, e) > charge_reach(e) for m in members for e in self.enemies(battle)
-                   if not e.fleeing)
+    def reach_margin(self, battle: Battle, members: list[UnitState]) -> float:
+        """Inches by which the nearest enemy falls short of charging one of ``members`` (its gap less its
+        charge reach, M + 6", CORE.CHARGE.ELIGIBLE); negative when one could charge; inf with no enemy."""
+        return min((space.unit_distance(m, e) - charge_reach(e) for m in members for e in self.enemies(battle)
+                    if not e.fleeing), default=math.inf)
 
     @staticmethod
     def step_option(battle: Battle, u: UnitState, options: Collection[str], goal: tuple[float, float],
@@ -1108,8 +1114,8 @@ class ProtectedBubbleAgent(TacticalAgent):
 
         The move whose landing comes nearest the post (:meth:`step_option`); the front unit does not
         stay short of its post by more than POST_SLACK inches (it steps ahead first and closes back
-        onto the asset later, so that the side units can come level with the asset). A ring unit
-        that cannot get nearer its post makes the move that adds the most coverage (:meth:`close_ring`).
+        onto the asset later, so that the side units can come level with the asset). A side or rear
+        unit that cannot get nearer its post makes the move that adds the most coverage (:meth:`close_ring`).
         """
         ring = {g[len("ring_"):]: m for m in self.army(battle)
                 if (g := self.group(m)) in self.RING and m.alive and not m.fleeing}
@@ -1121,7 +1127,7 @@ class ProtectedBubbleAgent(TacticalAgent):
         ahead = 1.0 if u.side == 0 else -1.0
         floor = ahead * goal[1] - POST_SLACK if key == "front" else None
         option = self.step_option(battle, u, options, goal, u is asset, floor)
-        if option is None and key != "asset":
+        if option is None and key not in ("asset", "front"):
             option = self.close_ring(battle, u, asset, options)
         return option
 
