@@ -926,6 +926,10 @@ POST_SLACK = 0.1 + 1e-6
 with the posts RING_GAP apart, it may close to the engine's 1" from the asset but no nearer the side units."""
 FLOOR_PENALTY = 20.0
 """Inches added to the miss of a landing short of the front post (it would block the side units)."""
+BACK_LIMIT = 100.0
+"""Degrees from straight ahead (towards the enemy's edge) beyond which a ring unit faces back."""
+BACK_PENALTY = 20.0
+"""Inches added to the miss of a ring unit's landing that faces back (:meth:`ProtectedBubbleAgent.step_option`)."""
 RING_REACH = 6.0
 """Friends within this many inches of the asset count as its ring (tactics.md ``protected_bubble``)."""
 
@@ -1090,21 +1094,26 @@ class ProtectedBubbleAgent(TacticalAgent):
 
         With ``floor`` (inches towards the enemy's edge, as a table y for blue and minus one for red), a
         pose whose centre stays short of it costs FLOOR_PENALTY inches more (the front unit of a
-        closing ring must clear the way before it closes up again)."""
+        closing ring must clear the way before it closes up again); unless ``free_facing``, a pose
+        facing more than BACK_LIMIT degrees away from the enemy's edge costs BACK_PENALTY more (a
+        ring unit never shows the enemy its rear)."""
         env = space.Surroundings(battle.state, u)
         turn_cost = 0.0 if free_facing else 1.0 / 180.0
         ahead = 1.0 if u.side == 0 else -1.0
+        forward = 90.0 if u.side == 0 else 270.0
 
-        def short(y: float) -> float:
-            return FLOOR_PENALTY if floor is not None and ahead * y < floor else 0.0
+        def penalty(end: UnitState) -> float:
+            short = FLOOR_PENALTY if floor is not None and ahead * end.y < floor else 0.0
+            back = BACK_PENALTY if not free_facing and abs(angle_diff(end.facing, forward)) > BACK_LIMIT else 0.0
+            return short + back
 
-        best, best_miss = None, math.hypot(goal[0] - u.x, goal[1] - u.y) + short(u.y)
+        best, best_miss = None, math.hypot(goal[0] - u.x, goal[1] - u.y) + penalty(u)
         for opt in options:
             if opt.startswith("reform") or opt in ("join", "leave"):
                 continue
             end = landing(battle, u, opt, env)
             miss = (math.hypot(end.x - goal[0], end.y - goal[1]) + abs(angle_diff(end.facing, u.facing)) * turn_cost
-                    + short(end.y))
+                    + penalty(end))
             if miss < best_miss - 0.1:
                 best, best_miss = opt, miss
         return best
