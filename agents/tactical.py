@@ -1024,7 +1024,9 @@ class ProtectedBubbleAgent(TacticalAgent):
                 return self.rigid_step(battle, u, options)
             if mv.ring_coverage(battle, asset) < RING_FULL:
                 return self.post_move(battle, u, asset, options)
-            return self.pocket_move(battle, u, options) if u is asset else self.close_ring(battle, u, asset, options)
+            if u is asset:
+                return self.pocket_move(battle, u, options)
+            return self.face_in_ring(battle, u, asset, options) or self.close_ring(battle, u, asset, options)
         if is_swarm(u):
             return self.screen_move(battle, u, options)
         asset = self.asset(battle)
@@ -1152,15 +1154,29 @@ class ProtectedBubbleAgent(TacticalAgent):
                 return None
         return option
 
+    @staticmethod
+    def face_in_ring(battle: Battle, u: UnitState, asset: UnitState, options: Collection[str]) -> str | None:
+        """A full ring's unit turned away from the nearest enemy (a sidestep leaves it so) reforms to
+        face it (:func:`agents.steering.face_threat`) when the ring stays full."""
+        option = face_threat(battle, u, options)
+        if option is None:
+            return None
+        end = landing(battle, u, option)
+        return option if mv.ring_coverage(battle, asset, moved={u.uid: end}) >= RING_FULL else None
+
     def close_ring(self, battle: Battle, u: UnitState, asset: UnitState, options: Collection[str]) -> str | None:
         """The ring unit's move that leaves the asset best covered (staying put unless a move covers
-        RING_MIN_GAIN degrees more)."""
+        RING_MIN_GAIN degrees more), never one that turns it to face back (BACK_LIMIT)."""
         env = space.Surroundings(battle.state, u)
+        forward = 90.0 if u.side == 0 else 270.0
         best, best_cov = None, mv.ring_coverage(battle, asset) + RING_MIN_GAIN
         for opt in options:
             if opt.startswith("reform"):
                 continue
-            cov = mv.ring_coverage(battle, asset, moved={u.uid: landing(battle, u, opt, env)})
+            end = landing(battle, u, opt, env)
+            if abs(angle_diff(end.facing, forward)) > BACK_LIMIT:
+                continue
+            cov = mv.ring_coverage(battle, asset, moved={u.uid: end})
             if cov > best_cov:
                 best, best_cov = opt, cov
         return best
