@@ -942,12 +942,16 @@ class ProtectedBubbleAgent(TacticalAgent):
     asset). Each movement phase the bubble moves first, judged by the
     asset's ring coverage (:func:`tactics.manoeuvres.ring_coverage`) at
     each option's landing (:func:`agents.steering.landing`), one move per
-    unit, no battle copies: a full ring (>= RING_FULL degrees) steps as one
-    (:meth:`plan_step`: every member shifted by the same step, forward if
-    the forecast keeps the ring full, else sideways or back); otherwise the
-    ring units (and line units within HELPER_REACH) make the moves that
-    close its gaps, turning in on the asset's flanks, and the asset takes
-    the best-covered spot in reach (:meth:`pocket_move`). Swarms screen the
+    unit: a full ring (>= RING_FULL degrees) steps as one (:meth:`plan_step`:
+    every member shifted by the same step, forward while no enemy could
+    charge it, else sideways), its units facing the enemy
+    (:meth:`face_in_ring`), the asset taking the best-covered spot in reach
+    (:meth:`pocket_move`); a ring that is not full closes up on posts
+    derived from the units' real footprints (:meth:`post_move`,
+    :func:`tactics.manoeuvres.ring_posts`: the front unit clears the way,
+    the asset comes level with the side units, they turn in on its flanks),
+    and line units within HELPER_REACH make the moves that close its gaps.
+    Ring units never turn their rear to the enemy. Swarms screen the
     asset from the nearest enemy missile unit (``swarm_screen``). The rest
     of the army advances beside the bubble and engages; fast units flank.
     """
@@ -1228,16 +1232,6 @@ class ProtectedBubbleAgent(TacticalAgent):
         if self.group(c) in self.RING and self.asset(battle) is not None and space.unit_distance(c, t) > CLOSE / 2:
             return False
         return super().consequences_acceptable(battle, c, t)
-
-    def charge_allowed(self, battle: Battle, o: ChargeOption) -> bool:
-        """A unit that stands in the asset's ring charges only when the ring stays full without it
-        (tactics.md ``protected_bubble`` step 4: the ring comes first); others as the tactical agents."""
-        asset = self.asset(battle)
-        if (asset is not None and o.charger.uid != asset.uid and space.unit_distance(asset, o.charger) <= RING_REACH
-                and mv.ring_coverage(battle, asset) >= RING_FULL
-                and mv.ring_coverage(battle, asset, without=(o.charger.uid,)) < RING_FULL):
-            return False
-        return super().charge_allowed(battle, o)
 
 
 # ============================================================================= manoeuvre agents

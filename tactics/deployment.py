@@ -871,12 +871,6 @@ def bubble_asset(army: Sequence[UnitState]) -> UnitState | None:
     return min(chars, key=lambda u: (not u.general, -u.wizard_level, -u.points, u.uid))
 
 
-def side_extent(u: UnitState) -> float:
-    """Inches ``u`` spans along its old facing after a quarter turn (CORE.MOVE.TURN: as many files as it
-    had ranks): how much of an asset's flank it covers once turned in beside it."""
-    return min(u.models, u.ranks) * u.width / max(u.files, 1)
-
-
 def protected_bubble_template(army: Sequence[UnitState], table_w: float, centre_x: float | None = None) -> DeploymentPlan:
     """``protected_bubble`` (tactics.md §4.4): the key piece ringed by friends on every side.
 
@@ -909,17 +903,16 @@ def protected_bubble_template(army: Sequence[UnitState], table_w: float, centre_
         ring["ring_front"] = thin[0]
         blocks.remove(thin[0])
     elif lone:
-        # No shallow unit: the asset in the back row, beside it in the middle row the two blocks that
-        # stay deepest once turned in on its flanks (:func:`side_extent`: they cover the most of
-        # them), and in front of it (front row) the widest other block, else the widest other unit;
-        # the side units stand as near as the front unit lets them. In play the front unit steps
-        # clear, the asset comes level with the side units and they close in on it.
+        # No shallow unit: the asset in the back row, the two deepest blocks (once turned in on its
+        # flanks they cover the most of them) in the middle row beside it, and in front of it the
+        # widest unit narrow enough to stand between them; the asset moves up into that pocket in play.
         asset_row, side_row = BACK, MIDDLE
-        blocks.sort(key=lambda u: (-side_extent(u), -u.points, u.uid))
+        blocks.sort(key=lambda u: (-u.depth, -u.width, -u.points, u.uid))
         sides = blocks[:2]
+        room = STEP - max((u.width for u in sides), default=0.0) / 2 - 1.0
         fronts = sorted((u for u in body if u is not asset and u not in sides and not is_war_machine(u)
-                         and ROWS[FRONT] - u.depth - ROWS[BACK] <= BUBBLE_REACH),
-                        key=lambda u: (is_mobile(u), -u.width, -u.points, u.uid))
+                         and u.width / 2 <= room and ROWS[FRONT] - u.depth - ROWS[BACK] <= BUBBLE_REACH),
+                        key=lambda u: (-u.width, -u.points, u.uid))
         if fronts:
             ring["ring_front"] = fronts[0]
             if fronts[0] in blocks:

@@ -40,7 +40,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING, Collection, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 import shapely
 
@@ -581,15 +581,14 @@ def feint_watcher(battle: Battle, flyer: UnitState) -> UnitState | None:
 
 # ----------------------------------------------------------------------------- the protected bubble
 def ring_coverage(battle: Battle, asset: UnitState, reach: float = 6.0,
-                  moved: Mapping[int, UnitState] | None = None, without: Collection[int] = ()) -> float:
+                  moved: Mapping[int, UnitState] | None = None) -> float:
     """``protected_bubble``: degrees around ``asset``'s centre covered by friends within ``reach``" of it (0–360).
 
-    ``moved`` stands forecast copies of units (by uid) in for them, ``without`` leaves units (by uid)
-    out (a charger leaving the ring); the battle is not touched.
+    ``moved`` stands forecast copies of units (by uid) in for them; the battle is not touched.
     """
     covered = [False] * 360
     for f in space.alive_units(battle.state, asset.side):
-        if f.uid == asset.uid or f.fleeing or f.uid in without:
+        if f.uid == asset.uid or f.fleeing:
             continue
         if moved and f.uid in moved:
             f = moved[f.uid]
