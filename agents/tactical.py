@@ -946,11 +946,16 @@ class ProtectedBubbleAgent(TacticalAgent):
     every member shifted by the same step, forward while no enemy could
     charge it, else sideways), its units facing the enemy
     (:meth:`face_in_ring`), the asset taking the best-covered spot in reach
-    (:meth:`pocket_move`); a ring that is not full closes up on posts
+    (:meth:`pocket_move`). A ring that is not full closes up on posts
     derived from the units' real footprints (:meth:`post_move`,
     :func:`tactics.manoeuvres.ring_posts`: the front unit clears the way,
-    the asset comes level with the side units, they turn in on its flanks),
-    and line units within HELPER_REACH make the moves that close its gaps.
+    the asset comes level with the side units, they turn in on its flanks)
+    when the asset deployed level with its side units (a shallow front
+    unit); with the asset in the back row behind deeper blocks, where the
+    front unit would have to step clear and come back (a turn lost: in
+    play that closed the ring later), the asset moves up into the pocket
+    first and the ring units make the moves that add the most coverage
+    (:meth:`close_ring`). Line units within HELPER_REACH help close gaps.
     Ring units never turn their rear to the enemy. Swarms screen the
     asset from the nearest enemy missile unit (``swarm_screen``). The rest
     of the army advances beside the bubble and engages; fast units flank.
@@ -960,12 +965,17 @@ class ProtectedBubbleAgent(TacticalAgent):
     flank_groups = frozenset({LEFT, RIGHT})
     engage_turn = 1
     RING = ("ring_front", "ring_left", "ring_right", "ring_rear")
+    posts = True
+    """Whether a ring that is not full closes on :meth:`post_move`'s posts (set by :meth:`make_plan`)."""
 
     def make_plan(self, battle: Battle) -> DeploymentPlan:
         """The bubble template in the middle of the zone; on a table already set up, the ring as it stands."""
         army = self.army(battle)
         plan = protected_bubble_template(army, battle.state.table_w)
+        asset = next((uid for uid, g in plan.groups.items() if g == "asset"), None)
+        self.posts = asset is None or plan.targets[asset].row != BACK
         if battle.state.stage != "deploy":
+            self.posts = True
             self.ring_as_placed(plan, army)
         return plan
 
@@ -1001,12 +1011,14 @@ class ProtectedBubbleAgent(TacticalAgent):
     :meth:`rigid_step`)."""
 
     def choose_move(self, battle: Battle, legal: list[Action]) -> Action:
-        """The bubble first (:attr:`ORDER`), then the others (the base order)."""
+        """The bubble first (:attr:`ORDER`, the asset first when it moves up into its pocket), then the others
+        (the base order)."""
         options = move_options(legal)
         key = (battle.state.turn, battle.state.active)
         if self._step_key != key:
             self._step_key, self._step = key, self.plan_step(battle, options)
-        for group in self.ORDER:
+        order = self.ORDER if self.posts else ("asset",) + tuple(g for g in self.ORDER if g != "asset")
+        for group in order:
             for uid, opts in sorted(options.items()):
                 u = battle.unit(uid)
                 if self.group(u) != group:
@@ -1026,7 +1038,7 @@ class ProtectedBubbleAgent(TacticalAgent):
                 return self.engage(battle, u, options) if group in self.RING else None
             if self._step:
                 return self.rigid_step(battle, u, options)
-            if mv.ring_coverage(battle, asset) < RING_FULL:
+            if self.posts and mv.ring_coverage(battle, asset) < RING_FULL:
                 return self.post_move(battle, u, asset, options)
             if u is asset:
                 return self.pocket_move(battle, u, options)
