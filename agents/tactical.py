@@ -934,6 +934,10 @@ RING_REACH = 6.0
 """Friends within this many inches of the asset count as its ring (tactics.md ``protected_bubble``)."""
 
 
+CLOSING_TURNS = 1
+"""Turns before the last in which a full bubble steps forward even into the enemy's charge reach."""
+
+
 class ProtectedBubbleAgent(TacticalAgent):
     """``protected_bubble`` (tactics.md §4.4): the key piece ringed on every side, the ring moving with it.
 
@@ -1093,7 +1097,7 @@ class ProtectedBubbleAgent(TacticalAgent):
             if asset.uid not in plan or mv.ring_coverage(sim, sim.unit(asset.uid)) < RING_FULL + RING_MARGIN:
                 continue
             margin = self.reach_margin(sim, [sim.unit(m.uid) for m in members])
-            if margin > 0.0 or (dy == 0.0 and margin >= min(now, 0.0)):
+            if margin > 0.0 or (dy == 0.0 and margin >= min(now, 0.0)) or (dy != 0.0 and self.closing_in(battle)):
                 self._step_order = [m.uid for m in order if m.uid in plan]
                 return plan
         return {}
@@ -1240,10 +1244,29 @@ class ProtectedBubbleAgent(TacticalAgent):
         return super().should_flee(battle, t, c, facing)
 
     def consequences_acceptable(self, battle: Battle, c: UnitState, t: UnitState) -> bool:
-        """Ring units also stay home unless the charge is safe (the ring is the asset's shield)."""
+        """Ring units also stay home unless the charge is safe (the ring is the asset's shield). In the game's
+        last turn (:meth:`last_turn`) no enemy turn follows: every charge the base rule allows is made."""
+        if self.last_turn(battle):
+            return True
         if self.group(c) in self.RING and self.asset(battle) is not None and space.unit_distance(c, t) > CLOSE / 2:
             return False
         return super().consequences_acceptable(battle, c, t)
+
+    @staticmethod
+    def closing_in(battle: Battle) -> bool:
+        """Whether the bubble steps forward into the enemy's charge reach: in the second player's last
+        CLOSING_TURNS turns before the last, so that its units can charge in the game's last player turn
+        (:meth:`last_turn`; a draw needs the enemy destroyed). The first player keeps its distance: its
+        ring never charges out (the enemy's last turn follows)."""
+        s = battle.state
+        return s.active != s.first_player and s.turn >= s.max_turns - CLOSING_TURNS
+
+    @staticmethod
+    def last_turn(battle: Battle) -> bool:
+        """Whether this is the game's last player turn (CORE.GAME.LENGTH: the last game turn, the second
+        player's): no enemy turn follows, so an opened ring costs nothing and only what is destroyed now counts."""
+        s = battle.state
+        return s.turn >= s.max_turns and s.active != s.first_player
 
 
 # ============================================================================= manoeuvre agents
