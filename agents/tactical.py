@@ -932,14 +932,25 @@ RING_MARGIN = 5.0
 """Degrees above RING_FULL the forecast of a bubble step must keep (the forecast is rough)."""
 HELPER_REACH = 12.0
 """Inches from the asset within which a line unit helps close a gap in its ring."""
-HOLD_RANGE = 12.0
-"""Inches: with an enemy this near the asset the ring stops stepping and holds its ground."""
 RING_MIN_GAIN = 1.0
 """Degrees of coverage a ring unit's move must add to be worth making."""
 POCKET_STEP = 0.5
 """Inches the asset must move in a turn to count as moving with its bubble."""
+POST_SLACK = 0.1 + 1e-6
+"""Inches the front unit of a closing ring may stand short of its post (:meth:`ProtectedBubbleAgent.post_move`):
+with the posts RING_GAP apart, it may close to the engine's 1" from the asset but no nearer the side units."""
+FLOOR_PENALTY = 20.0
+"""Inches added to the miss of a landing short of the front post (it would block the side units)."""
+BACK_LIMIT = 100.0
+"""Degrees from straight ahead (towards the enemy's edge) beyond which a ring unit faces back."""
+BACK_PENALTY = 20.0
+"""Inches added to the miss of a ring unit's landing that faces back (:meth:`ProtectedBubbleAgent.step_option`)."""
 RING_REACH = 6.0
 """Friends within this many inches of the asset count as its ring (tactics.md ``protected_bubble``)."""
+
+
+CLOSING_TURNS = 1
+"""Turns before the last in which a full bubble steps forward even into the enemy's charge reach."""
 
 
 class ProtectedBubbleAgent(TacticalAgent):
@@ -950,12 +961,21 @@ class ProtectedBubbleAgent(TacticalAgent):
     asset). Each movement phase the bubble moves first, judged by the
     asset's ring coverage (:func:`tactics.manoeuvres.ring_coverage`) at
     each option's landing (:func:`agents.steering.landing`), one move per
-    unit, no battle copies: a full ring (>= RING_FULL degrees) steps as one
-    (:meth:`plan_step`: every member shifted by the same step, forward if
-    the forecast keeps the ring full, else sideways or back); otherwise the
-    ring units (and line units within HELPER_REACH) make the moves that
-    close its gaps, turning in on the asset's flanks, and the asset takes
-    the best-covered spot in reach (:meth:`pocket_move`). Swarms screen the
+    unit: a full ring (>= RING_FULL degrees) steps as one (:meth:`plan_step`:
+    every member shifted by the same step, forward while no enemy could
+    charge it, else sideways), its units facing the enemy
+    (:meth:`face_in_ring`), the asset taking the best-covered spot in reach
+    (:meth:`pocket_move`). A ring that is not full closes up on posts
+    derived from the units' real footprints (:meth:`post_move`,
+    :func:`tactics.manoeuvres.ring_posts`: the front unit clears the way,
+    the asset comes level with the side units, they turn in on its flanks)
+    when the asset deployed level with its side units (a shallow front
+    unit); with the asset in the back row behind deeper blocks, where the
+    front unit would have to step clear and come back (a turn lost: in
+    play that closed the ring later), the asset moves up into the pocket
+    first and the ring units make the moves that add the most coverage
+    (:meth:`close_ring`). Line units within HELPER_REACH help close gaps.
+    Ring units never turn their rear to the enemy. Swarms screen the
     asset from the nearest enemy missile unit (``swarm_screen``). The rest
     of the army advances beside the bubble and engages; fast units flank.
     """
@@ -964,12 +984,17 @@ class ProtectedBubbleAgent(TacticalAgent):
     flank_groups = frozenset({LEFT, RIGHT})
     engage_turn = 1
     RING = ("ring_front", "ring_left", "ring_right", "ring_rear")
+    posts = True
+    """Whether a ring that is not full closes on :meth:`post_move`'s posts (set by :meth:`make_plan`)."""
 
     def make_plan(self, battle: Battle) -> DeploymentPlan:
         """The bubble template in the middle of the zone; on a table already set up, the ring as it stands."""
         army = self.army(battle)
         plan = protected_bubble_template(army, battle.state.table_w)
+        asset = next((uid for uid, g in plan.groups.items() if g == "asset"), None)
+        self.posts = asset is None or plan.targets[asset].row != BACK
         if battle.state.stage != "deploy":
+            self.posts = True
             self.ring_as_placed(plan, army)
         return plan
 
@@ -999,17 +1024,20 @@ class ProtectedBubbleAgent(TacticalAgent):
                 return u
         return None
 
-    ORDER = ("asset", "ring_front", "ring_left", "ring_right", "ring_rear")
-    """The order the bubble closes up in: the asset first takes the best-covered spot in reach, then the ring
-    units close round it (a step goes in its own order, see :meth:`rigid_step`)."""
+    ORDER = ("ring_front", "asset", "ring_left", "ring_right", "ring_rear")
+    """The order the bubble closes up in: the front unit first clears (or closes) the asset's front, the asset
+    comes level with the side units, then they close in on it (a step goes in its own order, see
+    :meth:`rigid_step`)."""
 
     def choose_move(self, battle: Battle, legal: list[Action]) -> Action:
-        """The bubble first (:attr:`ORDER`), then the others (the base order)."""
+        """The bubble first (:attr:`ORDER`, the asset first when it moves up into its pocket), then the others
+        (the base order)."""
         options = move_options(legal)
         key = (battle.state.turn, battle.state.active)
         if self._step_key != key:
             self._step_key, self._step = key, self.plan_step(battle, options)
-        for group in self.ORDER:
+        order = self.ORDER if self.posts else ("asset",) + tuple(g for g in self.ORDER if g != "asset")
+        for group in order:
             for uid, opts in sorted(options.items()):
                 u = battle.unit(uid)
                 if self.group(u) != group:
@@ -1029,7 +1057,11 @@ class ProtectedBubbleAgent(TacticalAgent):
                 return self.engage(battle, u, options) if group in self.RING else None
             if self._step:
                 return self.rigid_step(battle, u, options)
-            return self.pocket_move(battle, u, options) if u is asset else self.close_ring(battle, u, asset, options)
+            if self.posts and mv.ring_coverage(battle, asset) < RING_FULL:
+                return self.post_move(battle, u, asset, options)
+            if u is asset:
+                return self.pocket_move(battle, u, options)
+            return self.face_in_ring(battle, u, asset, options) or self.close_ring(battle, u, asset, options)
         if is_swarm(u):
             return self.screen_move(battle, u, options)
         asset = self.asset(battle)
@@ -1043,25 +1075,29 @@ class ProtectedBubbleAgent(TacticalAgent):
     def plan_step(self, battle: Battle, options: dict[int, dict[str, Action]]) -> dict[int, str]:
         """The bubble's step this movement phase: a move option per member, or {} to close the ring instead.
 
-        Only a full ring (>= RING_FULL degrees) with no enemy within HOLD_RANGE inches of the asset
-        steps, never back towards its own edge (a unit charged there would flee off the table).
-        Steps are tried in turn: towards the enemy's edge by the slowest member's whole move, three quarters of it (a turn's move), half of it, then
-        half of it to either side. Each is played out on one copy of the battle (moves roll no
-        dice): the members move front first along the step, each taking the option whose landing
-        (:func:`agents.steering.landing`) comes closest to its pose shifted by the step. The first
-        step after which the ring is still full (with RING_MARGIN to spare) is taken; its order is
-        kept in ``_step_order``.
+        Only a full ring (>= RING_FULL degrees) steps, never back towards its own edge (a unit
+        charged there would flee off the table); forward only where no enemy could charge a member
+        afterwards, sideways only where that holds or the nearest enemy gets no nearer to charging
+        one (:meth:`reach_margin`): the ring does not walk into the enemy's charges, once they are
+        at hand it only sidesteps. Steps are tried in turn: towards the enemy's edge
+        by the slowest member's whole move, three quarters of it (a turn's move), half of it, then
+        half of it to either side, away from the nearest enemy first. Each is played out on one
+        copy of the battle (moves roll no dice): the members move front first along the step,
+        each taking the option whose landing (:func:`agents.steering.landing`) comes closest to
+        its pose shifted by the step. The first step after which the ring is still full (with
+        RING_MARGIN to spare) is taken; its order is kept in ``_step_order``.
         """
         asset = self.asset(battle)
         if asset is None or asset.uid not in options or mv.ring_coverage(battle, asset) < RING_FULL:
             return {}
-        if any(space.unit_distance(asset, e) <= HOLD_RANGE for e in self.enemies(battle)):
-            return {}  # the enemy is at hand: the ring holds its ground round the asset
         members = [m for m in self.army(battle) if self.group(m) in self.ORDER and m.alive and m.uid in options]
         slowest = min(float(m.profile.M) for m in members)
         ahead = 1.0 if asset.side == 0 else -1.0
+        enemy = min(self.enemies(battle), key=lambda e: (space.unit_distance(asset, e), e.uid), default=None)
+        away = -1.0 if enemy is not None and enemy.x > asset.x else 1.0
         steps = [(0.0, ahead, slowest), (0.0, ahead, 0.75 * slowest), (0.0, ahead, slowest / 2),
-                 (1.0, 0.0, slowest / 2), (-1.0, 0.0, slowest / 2)]
+                 (away, 0.0, slowest / 2), (-away, 0.0, slowest / 2)]
+        now = self.reach_margin(battle, members)
         for dx, dy, step in steps:
             sim = battle.clone()
             order = sorted(members, key=lambda m: (-(m.x * dx + m.y * dy), m.uid))
@@ -1073,27 +1109,73 @@ class ProtectedBubbleAgent(TacticalAgent):
                 if option is not None:
                     sim.apply(legal[option])
                     plan[m.uid] = option
-            if asset.uid in plan and mv.ring_coverage(sim, sim.unit(asset.uid)) >= RING_FULL + RING_MARGIN:
+            if asset.uid not in plan or mv.ring_coverage(sim, sim.unit(asset.uid)) < RING_FULL + RING_MARGIN:
+                continue
+            margin = self.reach_margin(sim, [sim.unit(m.uid) for m in members])
+            if margin > 0.0 or (dy == 0.0 and margin >= min(now, 0.0)) or (dy != 0.0 and self.closing_in(battle)):
                 self._step_order = [m.uid for m in order if m.uid in plan]
                 return plan
         return {}
 
+    def reach_margin(self, battle: Battle, members: list[UnitState]) -> float:
+        """Inches by which the nearest enemy falls short of charging one of ``members`` (its gap less its
+        charge reach, M + 6", CORE.CHARGE.ELIGIBLE); negative when one could charge; inf with no enemy."""
+        return min((space.unit_distance(m, e) - charge_reach(e) for m in members for e in self.enemies(battle)
+                    if not e.fleeing), default=math.inf)
+
     @staticmethod
     def step_option(battle: Battle, u: UnitState, options: Collection[str], goal: tuple[float, float],
-                    free_facing: bool) -> str | None:
+                    free_facing: bool, floor: float | None = None) -> str | None:
         """The option whose landing comes closest to ``goal`` (a turn away from the unit's facing costs
-        1" per 180 degrees unless ``free_facing``), or None when staying put is as close."""
+        1" per 180 degrees unless ``free_facing``), or None when staying put is as close.
+
+        With ``floor`` (inches towards the enemy's edge, as a table y for blue and minus one for red), a
+        pose whose centre stays short of it costs FLOOR_PENALTY inches more (the front unit of a
+        closing ring must clear the way before it closes up again); unless ``free_facing``, a pose
+        facing more than BACK_LIMIT degrees away from the enemy's edge costs BACK_PENALTY more (a
+        ring unit never shows the enemy its rear)."""
         env = space.Surroundings(battle.state, u)
         turn_cost = 0.0 if free_facing else 1.0 / 180.0
-        best, best_miss = None, math.hypot(goal[0] - u.x, goal[1] - u.y)
+        ahead = 1.0 if u.side == 0 else -1.0
+        forward = 90.0 if u.side == 0 else 270.0
+
+        def penalty(end: UnitState) -> float:
+            short = FLOOR_PENALTY if floor is not None and ahead * end.y < floor else 0.0
+            back = BACK_PENALTY if not free_facing and abs(angle_diff(end.facing, forward)) > BACK_LIMIT else 0.0
+            return short + back
+
+        best, best_miss = None, math.hypot(goal[0] - u.x, goal[1] - u.y) + penalty(u)
         for opt in options:
             if opt.startswith("reform") or opt in ("join", "leave"):
                 continue
             end = landing(battle, u, opt, env)
-            miss = math.hypot(end.x - goal[0], end.y - goal[1]) + abs(angle_diff(end.facing, u.facing)) * turn_cost
+            miss = (math.hypot(end.x - goal[0], end.y - goal[1]) + abs(angle_diff(end.facing, u.facing)) * turn_cost
+                    + penalty(end))
             if miss < best_miss - 0.1:
                 best, best_miss = opt, miss
         return best
+
+    def post_move(self, battle: Battle, u: UnitState, asset: UnitState, options: Collection[str]) -> str | None:
+        """A bubble member's move towards its post round the asset (:func:`tactics.manoeuvres.ring_posts`).
+
+        The move whose landing comes nearest the post (:meth:`step_option`); the front unit does not
+        stay short of its post by more than POST_SLACK inches (it steps ahead first and closes back
+        onto the asset later, so that the side units can come level with the asset). A side or rear
+        unit that cannot get nearer its post makes the move that adds the most coverage (:meth:`close_ring`).
+        """
+        ring = {g[len("ring_"):]: m for m in self.army(battle)
+                if (g := self.group(m)) in self.RING and m.alive and not m.fleeing}
+        key = "asset" if u.uid == asset.uid else self.group(u)[len("ring_"):]
+        posts = mv.ring_posts(asset, ring)
+        if key not in posts:
+            return None
+        goal = posts[key]
+        ahead = 1.0 if u.side == 0 else -1.0
+        floor = ahead * goal[1] - POST_SLACK if key == "front" else None
+        option = self.step_option(battle, u, options, goal, u is asset, floor)
+        if option is None and key not in ("asset", "front"):
+            option = self.close_ring(battle, u, asset, options)
+        return option
 
     def rigid_step(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
         """``u``'s part of the bubble's step, once every member before it in the step's order has moved."""
@@ -1107,15 +1189,29 @@ class ProtectedBubbleAgent(TacticalAgent):
                 return None
         return option
 
+    @staticmethod
+    def face_in_ring(battle: Battle, u: UnitState, asset: UnitState, options: Collection[str]) -> str | None:
+        """A full ring's unit turned away from the nearest enemy (a sidestep leaves it so) reforms to
+        face it (:func:`agents.steering.face_threat`) when the ring stays full."""
+        option = face_threat(battle, u, options)
+        if option is None:
+            return None
+        end = landing(battle, u, option)
+        return option if mv.ring_coverage(battle, asset, moved={u.uid: end}) >= RING_FULL else None
+
     def close_ring(self, battle: Battle, u: UnitState, asset: UnitState, options: Collection[str]) -> str | None:
         """The ring unit's move that leaves the asset best covered (staying put unless a move covers
-        RING_MIN_GAIN degrees more)."""
+        RING_MIN_GAIN degrees more), never one that turns it to face back (BACK_LIMIT)."""
         env = space.Surroundings(battle.state, u)
+        forward = 90.0 if u.side == 0 else 270.0
         best, best_cov = None, mv.ring_coverage(battle, asset) + RING_MIN_GAIN
         for opt in options:
             if opt.startswith("reform"):
                 continue
-            cov = mv.ring_coverage(battle, asset, moved={u.uid: landing(battle, u, opt, env)})
+            end = landing(battle, u, opt, env)
+            if abs(angle_diff(end.facing, forward)) > BACK_LIMIT:
+                continue
+            cov = mv.ring_coverage(battle, asset, moved={u.uid: end})
             if cov > best_cov:
                 best, best_cov = opt, cov
         return best
@@ -1163,10 +1259,29 @@ class ProtectedBubbleAgent(TacticalAgent):
         return super().should_flee(battle, t, c, facing)
 
     def consequences_acceptable(self, battle: Battle, c: UnitState, t: UnitState) -> bool:
-        """Ring units also stay home unless the charge is safe (the ring is the asset's shield)."""
+        """Ring units also stay home unless the charge is safe (the ring is the asset's shield). In the game's
+        last turn (:meth:`last_turn`) no enemy turn follows: every charge the base rule allows is made."""
+        if self.last_turn(battle):
+            return True
         if self.group(c) in self.RING and self.asset(battle) is not None and space.unit_distance(c, t) > CLOSE / 2:
             return False
         return super().consequences_acceptable(battle, c, t)
+
+    @staticmethod
+    def closing_in(battle: Battle) -> bool:
+        """Whether the bubble steps forward into the enemy's charge reach: in the second player's last
+        CLOSING_TURNS turns before the last, so that its units can charge in the game's last player turn
+        (:meth:`last_turn`; a draw needs the enemy destroyed). The first player keeps its distance: its
+        ring never charges out (the enemy's last turn follows)."""
+        s = battle.state
+        return s.active != s.first_player and s.turn >= s.max_turns - CLOSING_TURNS
+
+    @staticmethod
+    def last_turn(battle: Battle) -> bool:
+        """Whether this is the game's last player turn (CORE.GAME.LENGTH: the last game turn, the second
+        player's): no enemy turn follows, so an opened ring costs nothing and only what is destroyed now counts."""
+        s = battle.state
+        return s.turn >= s.max_turns and s.active != s.first_player
 
 
 # ============================================================================= manoeuvre agents

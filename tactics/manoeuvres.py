@@ -24,7 +24,8 @@ agents (``agents/tactical.py``) turn the answers into orders.
 * **The flyer feint** (§3.1) — :func:`feint_exposed`, :func:`feint_landing`
   and :func:`feint_true_target` (the aggressor); :func:`feinting` and
   :func:`feint_watcher` (the defender turns one unit only).
-* **The protected bubble** (§4.4) — :func:`ring_coverage`.
+* **The protected bubble** (§4.4) — :func:`ring_coverage`, :func:`ring_posts` (with
+  :func:`extent_along`).
 * **Unmasking shooters** (§3.2) — :func:`visible_targets`, :func:`maskers`
   and :func:`unmask_gain`.
 * **Charge consequence analysis** (§3.2, "measure seven times") —
@@ -604,6 +605,53 @@ def ring_coverage(battle: Battle, asset: UnitState, reach: float = 6.0,
     return float(sum(covered))
 
 
+RING_GAP = 1.1
+"""``protected_bubble``: inches between the asset and a ring unit at its post (the engine keeps units 1" apart)."""
+
+
+def extent_along(u: UnitState, axis: tuple[float, float]) -> tuple[float, float]:
+    """(least, greatest) projection of ``u``'s footprint corners on the unit vector ``axis`` (inches)."""
+    vals = [x * axis[0] + y * axis[1] for x, y in geo.corners(space.pose(u), u.width, u.depth)]
+    return min(vals), max(vals)
+
+
+def ring_posts(asset: UnitState, ring: Mapping[str, UnitState], gap: float = RING_GAP) -> dict[str, tuple[float, float]]:
+    """``protected_bubble``: where the asset and each ring unit should stand, from their real footprints.
+
+    ``ring`` maps "front", "left", "right", "rear" (the asset's side's frame) to units. The posts
+    (table points, inches, keyed like ``ring`` plus "asset") form a cross ``gap`` inches apart: the
+    asset's front edge level with the nearer (rearmost) front edge of the side units (so that it
+    stands between them), the front unit's rear edge ``gap`` ahead of the asset, the side units
+    ``gap`` to either side of it with their front edges level with its front edge, the rear unit
+    ``gap`` behind it. Each unit keeps its present footprint (a unit that turns may differ).
+    """
+    ahead = (0.0, 1.0) if asset.side == 0 else (0.0, -1.0)
+    left = (-ahead[1], ahead[0])
+
+    def table(lat: float, fwd: float) -> tuple[float, float]:
+        return lat * left[0] + fwd * ahead[0], lat * left[1] + fwd * ahead[1]
+
+    a_lo, a_hi = extent_along(asset, ahead)
+    l_lo, l_hi = extent_along(asset, left)
+    lat = (l_lo + l_hi) / 2
+    tops = [extent_along(ring[k], ahead)[1] for k in ("left", "right") if k in ring]
+    top = min(tops) if tops else a_hi
+    posts = {"asset": table(lat, top - (a_hi - a_lo) / 2)}
+    if "front" in ring:
+        lo, hi = extent_along(ring["front"], ahead)
+        posts["front"] = table(lat, top + gap + (hi - lo) / 2)
+    for key, sign in (("left", 1.0), ("right", -1.0)):
+        if key in ring:
+            lo, hi = extent_along(ring[key], ahead)
+            wl, wh = extent_along(ring[key], left)
+            offset = (l_hi - l_lo) / 2 + gap + (wh - wl) / 2
+            posts[key] = table(lat + sign * offset, top - (hi - lo) / 2)
+    if "rear" in ring:
+        lo, hi = extent_along(ring["rear"], ahead)
+        posts["rear"] = table(lat, top - (a_hi - a_lo) - gap - (hi - lo) / 2)
+    return posts
+
+
 # ----------------------------------------------------------------------------- unmasking shooters
 def visible_targets(battle: Battle, shooter: UnitState, moved: Mapping[int, geo.Pose] | None = None) -> set[int]:
     """Enemies ``shooter`` has in range and sight, with the units in ``moved`` standing at those poses instead."""
@@ -775,6 +823,8 @@ __all__ = [
     "rank_bonus",
     "rear_point",
     "ring_coverage",
+    "ring_posts",
+    "extent_along",
     "screen_point",
     "speed_bump_point",
     "static_result",

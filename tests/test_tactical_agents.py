@@ -561,3 +561,28 @@ def test_shooting_lines_turns_away_from_the_table_edge_to_face_its_target() -> N
     assert not {"advance", "march", "wheel_right", "wheel_right_short"} & set(opts)
     assert agent.detour(b, riders, opts) is None and agent.engage(b, riders, opts) is None
     assert agent.role_move(b, riders, opts) == "reform_face"
+
+
+@pytest.mark.parametrize("seat", [0, 1])
+def test_ring_posts_form_a_cross_round_the_asset(seat: int) -> None:
+    """``ring_posts`` (Men, either seat): the front unit's rear edge RING_GAP ahead of the asset's front edge,
+    the side units RING_GAP to either side of it with their front edges level with its front edge; with
+    every unit at its post the ring is full (tactics.md: >= 270 degrees)."""
+    from agents.steering import moved_copy
+    from env.rules import geometry as geo
+
+    battle, agent, units = deployed("protected_bubble", "men_marcher_host", seat=seat)
+    asset = next(u for u in units if agent.group(u) == "asset")
+    ring = {agent.group(u)[len("ring_"):]: u for u in units if agent.group(u).startswith("ring_")}
+    posts = mv.ring_posts(asset, ring)
+    at = {k: moved_copy(u, geo.Pose(*posts[k], u.facing)) for k, u in ring.items()}
+    held = moved_copy(asset, geo.Pose(*posts["asset"], asset.facing))
+    up = (0.0, 1.0) if seat == 0 else (0.0, -1.0)
+    left = (-up[1], up[0])
+    top = mv.extent_along(held, up)[1]
+    assert mv.extent_along(at["front"], up)[0] - top == pytest.approx(mv.RING_GAP)
+    assert mv.extent_along(at["left"], up)[1] == pytest.approx(top)
+    assert mv.extent_along(at["right"], up)[1] == pytest.approx(top)
+    assert mv.extent_along(at["left"], left)[0] - mv.extent_along(held, left)[1] == pytest.approx(mv.RING_GAP)
+    assert mv.extent_along(held, left)[0] - mv.extent_along(at["right"], left)[1] == pytest.approx(mv.RING_GAP)
+    assert mv.ring_coverage(battle, held, moved={u.uid: at[k] for k, u in ring.items()}) >= 270.0
