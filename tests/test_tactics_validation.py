@@ -25,13 +25,13 @@ REPORT = ROOT / "docs" / "tactics_validation.md"
 KNOWN_FAILING: dict[tuple[str, str], str] = {
     ("weakened_flank", "weakened_flank"):
         "the conversion (a lure flees, an enemy follows, a main-body unit charges its flank within 2 turns) "
-        "fails mostly because no flank charge follows: the strike group panics, or the pursuer ends facing it "
-        "(about 40% of battles on every seed set)",
+        "happens in 55% of battles: blue's strike unit often panics when its neighbouring cannon dies in turn 1, "
+        "or the pursuer ends facing the strike unit",
     ("protected_bubble", "protected_bubble"):
-        "the Orc blocks are deeper than the 6\" grid's rows allow to stand behind one another, so their ring "
-        "closes late and breaks in combat (Men 8 of 10 battles, Orcs 0-1 of 10)",
+        "every Orc block is deeper than the 3\" a deployment row leaves in front of or behind the asset, so the "
+        "Orc ring is open at deployment and after turn 1 and must hold through turns 2-6 (Men 9 of 10, Orcs 1 of 10)",
     ("control_zones", "area_control"):
-        "control_zones holds its share in 75% of its battles, and the detector fires for line_advance in 41% "
+        "control_zones holds its share in 75% of its battles, and the detector fires for line_advance in 44% "
         "of its battles against all agents: the control share is zero-sum, so a plain advance out-controls the "
         "plans that hold back",
 }
