@@ -58,6 +58,16 @@ def off_axis(u: UnitState, point: tuple[float, float]) -> float:
     return angle_diff(bearing(u, point), u.facing)
 
 
+def enemy_edge_facing(side: int) -> float:
+    """Facing (degrees CCW from +x) straight at the enemy's table edge: 90 for blue (side 0), 270 for red."""
+    return 90.0 if side == 0 else 270.0
+
+
+def enemy_edge_sign(side: int) -> float:
+    """+1.0 for blue (side 0, advancing up the table's +y), -1.0 for red."""
+    return 1.0 if side == 0 else -1.0
+
+
 def ahead(u: UnitState, point: tuple[float, float]) -> float:
     """How far ``point`` lies in front of the unit's front edge, along its facing (inches; negative behind)."""
     _, ly = geo.to_local(space.pose(u), point[0], point[1])

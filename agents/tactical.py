@@ -54,8 +54,8 @@ from agents import estimates
 from agents.base import (CLOSE, DANGER_LIMIT, LIKELY_BREAK, MIN_REACH, MIN_REACH_FLANK, ChargeOption, ScriptedAgent,
                          charge_arc, effort,
                          room_to_flee)
-from agents.steering import (angle_diff, face_threat, forward_option, landing, moved_copy, off_axis, predict_pose,
-                             rotation_option, steer)
+from agents.steering import (angle_diff, enemy_edge_facing, enemy_edge_sign, face_threat, forward_option, landing,
+                             moved_copy, off_axis, predict_pose, rotation_option, steer)
 from env.rules import geometry as geo
 from env.rules import psychology, space
 from env.rules.actions import END_PHASE, Action
@@ -619,7 +619,7 @@ class WeakenedFlankAgent(TacticalAgent):
         hammer = self.strike_unit(battle)
         if hammer is None or self.nearest_enemy(battle, lure) is None:
             return None
-        ahead = 90.0 if self.side == 0 else 270.0  # facing the enemy's edge, local +x is the own right for either side
+        ahead = enemy_edge_facing(self.side)  # facing the enemy's edge, local +x is the own right for either side
         x, y = geo.to_world(geo.Pose(hammer.x, hammer.y, ahead), self.weak_edge_sign() * LURE_SIDE,
                             hammer.depth / 2 + LURE_AHEAD)
         return min(max(x, LURE_EDGE_GAP), battle.state.table_w - LURE_EDGE_GAP), y
@@ -1092,7 +1092,7 @@ class ProtectedBubbleAgent(TacticalAgent):
             return {}
         members = [m for m in self.army(battle) if self.group(m) in self.ORDER and m.alive and m.uid in options]
         slowest = min(float(m.profile.M) for m in members)
-        ahead = 1.0 if asset.side == 0 else -1.0
+        ahead = enemy_edge_sign(asset.side)
         enemy = min(self.enemies(battle), key=lambda e: (space.unit_distance(asset, e), e.uid), default=None)
         away = -1.0 if enemy is not None and enemy.x > asset.x else 1.0
         steps = [(0.0, ahead, slowest), (0.0, ahead, 0.75 * slowest), (0.0, ahead, slowest / 2),
@@ -1136,8 +1136,8 @@ class ProtectedBubbleAgent(TacticalAgent):
         ring unit never shows the enemy its rear)."""
         env = space.Surroundings(battle.state, u)
         turn_cost = 0.0 if free_facing else 1.0 / 180.0
-        ahead = 1.0 if u.side == 0 else -1.0
-        forward = 90.0 if u.side == 0 else 270.0
+        ahead = enemy_edge_sign(u.side)
+        forward = enemy_edge_facing(u.side)
 
         def penalty(end: UnitState) -> float:
             short = FLOOR_PENALTY if floor is not None and ahead * end.y < floor else 0.0
@@ -1170,7 +1170,7 @@ class ProtectedBubbleAgent(TacticalAgent):
         if key not in posts:
             return None
         goal = posts[key]
-        ahead = 1.0 if u.side == 0 else -1.0
+        ahead = enemy_edge_sign(u.side)
         floor = ahead * goal[1] - POST_SLACK if key == "front" else None
         option = self.step_option(battle, u, options, goal, u is asset, floor)
         if option is None and key not in ("asset", "front"):
@@ -1203,7 +1203,7 @@ class ProtectedBubbleAgent(TacticalAgent):
         """The ring unit's move that leaves the asset best covered (staying put unless a move covers
         RING_MIN_GAIN degrees more), never one that turns it to face back (BACK_LIMIT)."""
         env = space.Surroundings(battle.state, u)
-        forward = 90.0 if u.side == 0 else 270.0
+        forward = enemy_edge_facing(u.side)
         best, best_cov = None, mv.ring_coverage(battle, asset) + RING_MIN_GAIN
         for opt in options:
             if opt.startswith("reform"):
@@ -1652,8 +1652,8 @@ class ControlZonesAgent(TacticalAgent):
         (:func:`tactics.manoeuvres.control_areas`) plus :data:`ADVANCE_WEIGHT` per inch gained towards the
         enemy's edge; staying put unless a move beats it by :data:`SHARE_GAIN`. A unit already in reach
         steps out if it can."""
-        forward = 90.0 if self.side == 0 else 270.0
-        sign = 1.0 if self.side == 0 else -1.0
+        forward = enemy_edge_facing(self.side)
+        sign = enemy_edge_sign(self.side)
 
         def score(pose: geo.Pose | None) -> float:
             own, opp = mv.control_areas(battle, self.side, {u.uid: pose} if pose is not None else None)
