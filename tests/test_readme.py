@@ -1,0 +1,35 @@
+"""The README's statements that code can check: the observation shapes, the files named in its layout."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from env.battle_env import BattleEnv
+from env.observation import N_GLOBAL_FEAT, N_PLANES, N_UNIT_FEAT, PLANE_COLS, PLANE_ROWS
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def _observation_rows() -> dict[str, str]:
+    """{key: shape text} from the README's Observations table (``| `key` | (shape) | ...``)."""
+    text = README.read_text(encoding="utf-8")
+    return dict(re.findall(r"^\| `(units|globals|planes)` \| (\([0-9, ]+\)) \|", text, flags=re.M))
+
+
+def test_readme_observation_shapes_match_pitched_battle() -> None:
+    env_ = BattleEnv("pitched_battle", planes=True)
+    space = env_.observation_space
+    rows = _observation_rows()
+    assert set(rows) == {"units", "globals", "planes"}
+    assert rows["units"] == str(space["units"].shape) == str((2 * env_.codec.n, N_UNIT_FEAT))
+    assert rows["globals"] == str(space["globals"].shape) == str((N_GLOBAL_FEAT,))
+    assert rows["planes"] == str(space["planes"].shape) == str((N_PLANES, PLANE_ROWS, PLANE_COLS))
+
+
+@pytest.mark.parametrize("word", ["alive, own, deployed", "starting models left", "wounds left", "declared a charge", "the charger awaiting a reaction"])
+def test_readme_units_row_names_the_features(word: str) -> None:
+    row = next(line for line in README.read_text(encoding="utf-8").splitlines() if line.startswith("| `units` |"))
+    assert word in row
