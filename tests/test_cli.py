@@ -237,3 +237,39 @@ def test_scenarios_lists_scenarios_and_armies(runner):
     assert result.exit_code == 0, result.output
     assert "skirmish_line" in result.stdout and "pitched_battle" in result.stdout
     assert "men_marcher_host" in result.stdout
+
+
+@pytest.fixture(scope="module")
+def three_slot_model(tmp_path_factory):
+    """An untrained MaskablePPO saved for skirmish_line: 3 unit slots a side."""
+    pytest.importorskip("sb3_contrib")
+    from sb3_contrib import MaskablePPO
+
+    from env.battle_env import BattleEnv
+
+    path = tmp_path_factory.mktemp("model") / "model.zip"
+    model = MaskablePPO("MultiInputPolicy", BattleEnv(SCENARIO, opponent="random"), n_steps=8, batch_size=8,
+                        device="cpu")
+    model.save(str(path))
+    return path
+
+
+SLOTS_ERROR = "the model has 3 unit slots a side but scenario 'pitched_battle' fields up to 10 units a side"
+
+
+@pytest.mark.parametrize("command", [
+    ["play", "--red", "pincers"],
+    ["tournament", "--agents", "MODEL,pincers", "--games-per-pair", "2", "--workers", "1"],
+    ["parity", "--agent", "MODEL", "--games", "2", "--workers", "1"],
+])
+def test_model_with_too_few_unit_slots_fails_before_playing(runner, tmp_path, three_slot_model, command):
+    name = f"model:{three_slot_model}"
+    args = [a.replace("MODEL", name) for a in command] + ["--scenario", "pitched_battle"]
+    if command[0] == "play":
+        args += ["--blue", name]
+    else:
+        args += ["--out", str(tmp_path / "out")]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2, result.output
+    assert _one_error_line(result) == f"error: {name}: {SLOTS_ERROR}"
+    assert not (tmp_path / "out" / "results.json").exists()

@@ -48,6 +48,12 @@ def _user_error_types() -> tuple[type[BaseException], ...]:
         types.append(UnknownAgentError)
     except ImportError:  # pragma: no cover - the agents package is optional for `scenarios`
         pass
+    try:
+        from agents.learned import ModelLoadError
+
+        types.append(ModelLoadError)
+    except ImportError:  # pragma: no cover - the learning stack is optional for the other commands
+        pass
     return tuple(types)
 
 
@@ -130,9 +136,10 @@ def play(
     max_decisions: Annotated[int, typer.Option(help="Give up after this many decisions.")] = 20000,
 ) -> None:
     """Play one battle and print the winner and the victory points."""
-    from training.play import PlayError, play_battle
+    from training.play import PlayError, check_model_agents, play_battle
 
     with _user_errors():
+        check_model_agents(scenario, [blue, red], [blue_army] if blue_army else None, [red_army] if red_army else None)
         try:
             battle = play_battle(scenario, blue, red, seed, blue_army=blue_army, red_army=red_army,
                                  max_decisions=max_decisions)

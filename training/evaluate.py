@@ -22,7 +22,7 @@ import numpy as np
 
 from env.rules.battle import Battle
 from env.rules.state import SIDES
-from training.play import agent_seed, make_agent, play_battle
+from training.play import agent_seed, make_agent, play_battle, require_unit_slots
 from training.tournament import wilson_interval
 
 KEY_RULES: dict[str, str] = {
@@ -184,16 +184,10 @@ def evaluate_model(
     """
     from agents.learned import PolicyAgent
 
-    from agents.learned import ModelLoadError
-    from env.battle_env import scenario_unit_slots
-
     meta = model_metadata(model_path)
     scenario = scenario or meta.get("scenario") or "pitched_battle"
     agent = PolicyAgent(model_path, deterministic=deterministic, seed=seed, name=f"model:{model_path}")
-    needed = scenario_unit_slots(scenario)
-    if needed > agent.n:
-        raise ModelLoadError(f"{model_path}: the model has {agent.n} unit slots a side but scenario "
-                             f"'{scenario}' fields up to {needed} units a side")
+    require_unit_slots(agent.n, str(model_path), scenario)
     records = play_evaluation(agent, opponents, games, scenario, seed, on_game=on_game)
     return {
         "model": str(model_path),

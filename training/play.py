@@ -8,7 +8,7 @@ engine applies it and runs the rules to the next decision, until the game ends.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
@@ -78,6 +78,54 @@ def expand_agent_names(spec: str | list[str]) -> list[str]:
             names = [tok]
         out += [n for n in names if n not in out]
     return out
+
+
+def require_unit_slots(
+    slots: int,
+    label: str,
+    scenario: str | Path | dict[str, Any],
+    blue_armies: Sequence[str] | None = None,
+    red_armies: Sequence[str] | None = None,
+) -> None:
+    """Check that a policy with ``slots`` unit slots a side can play ``scenario``.
+
+    A trained policy's action codec holds ``slots`` units a side (own and enemy),
+    so it cannot play a battle in which a side fields more units
+    (:func:`env.battle_env.scenario_unit_slots`, the scenario's own armies and
+    any of ``blue_armies`` / ``red_armies``).
+
+    Raises:
+        agents.learned.ModelLoadError: too few slots (one line naming ``label`` and the scenario).
+    """
+    from agents.learned import ModelLoadError
+    from env.battle_env import scenario_unit_slots
+
+    needed = scenario_unit_slots(scenario, blue_armies, red_armies)
+    if needed > slots:
+        shown = scenario.get("id", "<dict>") if isinstance(scenario, dict) else scenario
+        raise ModelLoadError(f"{label}: the model has {slots} unit slots a side but scenario "
+                             f"'{shown}' fields up to {needed} units a side")
+
+
+def check_model_agents(
+    scenario: str | Path | dict[str, Any],
+    names: Sequence[str],
+    blue_armies: Sequence[str] | None = None,
+    red_armies: Sequence[str] | None = None,
+) -> None:
+    """Load every ``model:PATH`` agent among ``names`` and check its unit slots (:func:`require_unit_slots`).
+
+    Other names are left alone; nothing is loaded when there is no model agent.
+
+    Raises:
+        UnknownAgentError: a ``model:`` file is missing or is not a policy.
+        agents.learned.ModelLoadError: a model has too few unit slots for the scenario.
+    """
+    from agents.registry import MODEL_PREFIX
+
+    for name in dict.fromkeys(n for n in names if n.startswith(MODEL_PREFIX)):
+        agent = make_agent(name)
+        require_unit_slots(int(getattr(agent, "n")), name, scenario, blue_armies, red_armies)
 
 
 def _label(agent: Agent | str) -> str:

@@ -50,7 +50,7 @@ from rich.console import Console
 from rich.text import Text
 
 from training.backends import run_games
-from training.play import make_agent, play_battle
+from training.play import check_model_agents, make_agent, play_battle
 from training.tournament_report import (
     CSV_COLUMNS,
     faction_table,
@@ -408,18 +408,25 @@ def _check_army(army: str) -> str:
 
 
 def validate_inputs(scenario: str | Path, agents: list[str], armies: tuple[str | None, ...]) -> None:
-    """Load the scenario, the armies and every agent once, so that bad input fails before any game."""
+    """Load the scenario, the armies and every agent once, so that bad input fails before any game.
+
+    A ``model:`` agent must also have unit slots for the largest army of the
+    scenario, the entrants and the overrides (:func:`~training.play.check_model_agents`).
+    """
     from env.rules.config import load_scenario
 
     load_scenario(scenario)
-    for name in agents:
-        entrant = Entrant.parse(name)
+    entrants = [Entrant.parse(name) for name in agents]
+    for entrant in entrants:
         make_agent(entrant.agent)
         if entrant.army:
             _check_army(entrant.army)
     for army in armies:
         if army is not None:
             _check_army(army)
+    # a model agent must hold the largest army it may meet (any entrant's, any seat's override)
+    pool = [a for a in [*(e.army for e in entrants), *armies] if a is not None]
+    check_model_agents(scenario, [e.agent for e in entrants], pool, pool)
 
 
 def run_tournament(
