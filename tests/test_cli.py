@@ -273,3 +273,16 @@ def test_model_with_too_few_unit_slots_fails_before_playing(runner, tmp_path, th
     assert result.exit_code == 2, result.output
     assert _one_error_line(result) == f"error: {name}: {SLOTS_ERROR}"
     assert not (tmp_path / "out" / "results.json").exists()
+
+
+@pytest.mark.parametrize("command", [
+    ["play", "--scenario", SCENARIO],
+    ["tournament", "--scenario", SCENARIO, "--agents", "random,pincers", "--workers", "1"],
+    ["parity", "--scenario", SCENARIO, "--games", "2", "--workers", "1"],
+    ["evaluate", "--model", "none.zip"],
+])
+def test_negative_seed_is_one_line_naming_the_flag(runner, tmp_path, command):
+    out = [] if command[0] in ("play", "evaluate") else ["--out", str(tmp_path / "out")]
+    result = runner.invoke(app, [*command, *out, "--seed", "-1"])
+    assert result.exit_code == 2, result.output
+    assert _one_error_line(result) == "error: --seed must be at least 0, got -1"

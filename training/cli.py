@@ -139,6 +139,7 @@ def play(
     from training.play import PlayError, check_model_agents, play_battle
 
     with _user_errors():
+        _check_seed(seed)
         check_model_agents(scenario, [blue, red], [blue_army] if blue_army else None, [red_army] if red_army else None)
         try:
             battle = play_battle(scenario, blue, red, seed, blue_army=blue_army, red_army=red_army,
@@ -156,6 +157,12 @@ def play(
         render_battle(battle, png, title=f"{blue} (blue) vs {red} (red), seed {seed}")
         written.append(("png", png))
     print_result(battle, players, written)
+
+
+def _check_seed(seed: int) -> None:
+    """Reject a negative ``--seed`` (UserError, one line): seeds feed numpy's SeedSequence, which takes none."""
+    if seed < 0:
+        raise UserError(f"--seed must be at least 0, got {seed}")
 
 
 def _check_run_options(workers: int | None, backend: str) -> None:
@@ -205,6 +212,7 @@ def tournament(
             raise UserError(f"a tournament needs at least two agents, got {len(names)}: '{agents}'")
         if games_per_pair < 1:
             raise UserError(f"--games-per-pair must be at least 1, got {games_per_pair}")
+        _check_seed(seed)
         _check_run_options(workers, backend)
         try:
             schedule(names, games_per_pair, seed, pairing)
@@ -239,6 +247,7 @@ def parity(
     with _user_errors():
         if games < 1:
             raise UserError(f"--games must be at least 1, got {games}")
+        _check_seed(seed)
         _check_run_options(workers, backend)
         res = run_parity(scenario, agent, games, seed, out, workers=workers or os.cpu_count(), console=console,
                          backend=backend, ray_address=ray_address)
@@ -524,6 +533,7 @@ def evaluate_cmd(
             raise UserError(f"no opponents in '{opponents}'")
         if games < 1:
             raise UserError(f"--games must be at least 1, got {games}")
+        _check_seed(seed)
         from agents.registry import make_agent
 
         for name in names:
