@@ -286,3 +286,11 @@ def test_negative_seed_is_one_line_naming_the_flag(runner, tmp_path, command):
     result = runner.invoke(app, [*command, *out, "--seed", "-1"])
     assert result.exit_code == 2, result.output
     assert _one_error_line(result) == "error: --seed must be at least 0, got -1"
+
+
+def test_army_override_on_a_placed_scenario_is_one_line(runner):
+    result = runner.invoke(app, ["play", "--scenario", SCENARIO, "--blue-army", "dwarfs_iron_throng"])
+    assert result.exit_code == 2, result.output
+    assert _one_error_line(result) == (
+        "error: blue army 'dwarfs_iron_throng': scenario 'skirmish_line' places its units explicitly (placements), "
+        "so its army lists cannot be replaced")

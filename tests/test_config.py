@@ -246,10 +246,22 @@ def test_skirmish_line() -> None:
     assert [p.facing for p in s.red.placements] == [270, 270, 270]
 
 
-def test_start_with_one_side_from_an_army_list() -> None:
+def test_placements_on_one_side_only_are_rejected() -> None:
+    """A scenario places both sides or neither (README, Data): a placed side never meets a deploying army."""
     data = _skirmish()
     data["red"] = {"faction": "orcs", "army": "orcs_tusk_horde"}
-    assert C.load_scenario(data).red.army == "orcs_tusk_horde"
+    assert _error(C.load_scenario, data) == (
+        "<dict>: red.army: blue has explicit placements, so red needs them too (a scenario places both sides or neither)"
+    )
+
+
+def test_army_override_on_a_placed_scenario_is_rejected() -> None:
+    from env.rules.battle import Battle
+
+    with pytest.raises(C.ConfigError) as info:
+        Battle.from_scenario("skirmish_line", seed=0, blue_army="dwarfs_iron_throng")
+    assert str(info.value) == ("blue army 'dwarfs_iron_throng': scenario 'skirmish_line' places its units explicitly "
+                               "(placements), so its army lists cannot be replaced")
 
 
 def test_load_scenario_from_path_and_dict() -> None:

@@ -87,12 +87,14 @@ class Battle:
         Args:
             scenario: a scenario name in ``configs/scenarios``, a YAML path, or a dict.
             seed: the RNG seed (CORE.DICE.RNG).
-            blue_army, red_army: army-list ids overriding the scenario's.
+            blue_army, red_army: army-list ids overriding the scenario's (not allowed
+                when the scenario places its units explicitly).
             dice: replacement dice (tests use :class:`ScriptedDice`).
 
         Raises:
             ConfigError: the scenario or an army list is invalid (one line
-                naming the file, the field and the fault).
+                naming the file, the field and the fault), or an army overrides a
+                side the scenario places.
         """
         from env.rules.config import load_scenario
 
@@ -100,8 +102,11 @@ class Battle:
         data = cfg.model_dump(mode="json")
         for side, army in (("blue", blue_army), ("red", red_army)):
             if army is not None:
-                from env.rules.config import load_army
+                from env.rules.config import ConfigError, load_army
 
+                if cfg.side(side).placements is not None:
+                    raise ConfigError(f"{side} army '{army}': scenario '{cfg.id}' places its units explicitly "
+                                      f"(placements), so its army lists cannot be replaced")
                 arm = load_army(army)
                 data[side] = {"faction": arm.faction, "army": army, "placements": None}
         if blue_army or red_army:

@@ -790,7 +790,8 @@ def load_scenario(source: str | Path | dict[str, Any]) -> ScenarioConfig:
     the table; factions and army lists exist, match and are valid (CORE.SETUP.ARMIES)
     and fit the scenario's points limit; explicit placements use known units, lie
     wholly on the table, are clear of impassable terrain (CORE.TERRAIN.TYPES) and of
-    each other, and need ``start``; ``start.turn`` is within ``turns``.
+    each other, and need ``start``; a scenario places both sides or neither;
+    ``start.turn`` is within ``turns``.
     """
     if isinstance(source, dict):
         data, shown = source, "<dict>"
@@ -851,6 +852,10 @@ def _table_errors(s: ScenarioConfig) -> list[str]:
         if not table.covers(t.shape()):
             errors.append(f"terrain[{i}]: {t.kind} '{t.name}' is not wholly on the {s.table_text()} table")
     placed = [n for n in ("blue", "red") if s.side(n).placements is not None]
+    if len(placed) == 1:  # explicit placements start the game past deployment: both sides or neither
+        other = "red" if placed[0] == "blue" else "blue"
+        errors.append(f"{other}.army: {placed[0]} has explicit placements, so {other} needs them too "
+                      f"(a scenario places both sides or neither)")
     if s.start is None and placed:
         errors.append(f"start: {placed[0]} has explicit placements, so 'start' (turn, phase, player) is required")
     if s.start is not None and s.start.turn > s.turns:
