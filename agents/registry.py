@@ -45,11 +45,11 @@ class UnknownAgentError(ValueError):
 
 
 class ModelAgentError(UnknownAgentError):
-    """A ``model:PATH`` name whose file exists but is not a loadable policy; one line, the reason at the end."""
+    """A ``model:PATH`` name whose file is missing or is not a loadable policy; one line, the reason first."""
 
     def __init__(self, name: str, reason: str) -> None:
         super().__init__(name)
-        self.args = (f"{self.args[0]} ({reason})",)
+        self.args = (f"{reason} (agent '{name}')",)
 
 
 def make_agent(name: str, seed: int = 0) -> Agent:
@@ -60,16 +60,17 @@ def make_agent(name: str, seed: int = 0) -> Agent:
     prediction (models are cached per process).
 
     Raises:
-        UnknownAgentError: ``name`` is not in :data:`AGENT_NAMES`, or is
-            ``model:PATH`` with no file at PATH; :class:`ModelAgentError` (a
-            subclass, the reason appended) when the file at PATH is not a policy.
+        UnknownAgentError: ``name`` is not in :data:`AGENT_NAMES`;
+            :class:`ModelAgentError` (a subclass, "model file not found: PATH"
+            or the loader's reason) when ``name`` is ``model:PATH`` and the file
+            at PATH is missing or not a policy.
     """
     if name.startswith(MODEL_PREFIX):
         from agents.learned import ModelLoadError, PolicyAgent
 
         path = Path(name[len(MODEL_PREFIX):])
         if not (path.is_file() or (path.suffix != ".zip" and path.with_suffix(".zip").is_file())):
-            raise UnknownAgentError(name)
+            raise ModelAgentError(name, f"model file not found: {path}")
         try:
             return PolicyAgent(name[len(MODEL_PREFIX):], deterministic=True, seed=seed, name=name)
         except ModelLoadError as exc:

@@ -119,7 +119,7 @@ def test_registry_names() -> None:
     ]
 
 
-@pytest.mark.parametrize("name", ["foo", "model:runs/x/model.zip", ""])
+@pytest.mark.parametrize("name", ["foo", ""])
 def test_unknown_agent_is_a_one_line_value_error(name: str) -> None:
     with pytest.raises(UnknownAgentError) as info:
         make_agent(name)
@@ -127,6 +127,12 @@ def test_unknown_agent_is_a_one_line_value_error(name: str) -> None:
     assert str(info.value) == f"unknown agent '{name}'; known agents: {', '.join(AGENT_NAMES)}"
     assert "\n" not in str(info.value)
     assert AGENT_NAMES[:4] == ["random", "line_advance", "pincers", "refused_flank"]
+
+
+def test_missing_model_file_says_so() -> None:
+    with pytest.raises(UnknownAgentError) as info:  # a ModelAgentError, still an UnknownAgentError
+        make_agent("model:runs/x/model.zip")
+    assert str(info.value) == "model file not found: runs/x/model.zip (agent 'model:runs/x/model.zip')"
 
 
 # ----------------------------------------------------------------------------- deployment

@@ -294,3 +294,10 @@ def test_army_override_on_a_placed_scenario_is_one_line(runner):
     assert _one_error_line(result) == (
         "error: blue army 'dwarfs_iron_throng': scenario 'skirmish_line' places its units explicitly (placements), "
         "so its army lists cannot be replaced")
+
+
+def test_missing_model_file_in_play_is_one_line(runner, tmp_path):
+    missing = tmp_path / "nope.zip"
+    result = runner.invoke(app, ["play", "--scenario", SCENARIO, "--blue", f"model:{missing}"])
+    assert result.exit_code == 2, result.output
+    assert _one_error_line(result) == f"error: model file not found: {missing} (agent 'model:{missing}')"
