@@ -130,6 +130,19 @@ def test_bad_replay_is_one_line_and_exit_2(runner, tmp_path, content):
     _one_error_line(result)
 
 
+@pytest.mark.parametrize(("content", "detail"), [
+    ('{"format": null}', "not a battleline replay (format None, expected 1)"),
+    ('{"format": 99}', "not a battleline replay (format 99, expected 1)"),
+    ("[1, 2]", "not a battleline replay (expected a JSON object)"),
+])
+def test_bad_replay_message_says_it_once(runner, tmp_path, content, detail):
+    path = tmp_path / "bad.json"
+    path.write_text(content)
+    result = runner.invoke(app, ["replay", str(path)])
+    assert result.exit_code == 2
+    assert _one_error_line(result) == f"error: {path}: {detail}"
+
+
 def test_replay_check_passes_and_redraws(runner, tmp_path):
     replay, png = tmp_path / "r.json", tmp_path / "r2.png"
     played = runner.invoke(app, ["play", "--scenario", SCENARIO, "--blue", "random", "--red", "line_advance",

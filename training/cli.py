@@ -309,7 +309,9 @@ def _load_replay(path: Path) -> tuple[Any, str, dict[str, Any]]:
         if isinstance(exc, ConfigError):
             raise
         detail = f"missing field {exc}" if isinstance(exc, KeyError) else str(exc)
-        raise UserError(f"{path}: not a battleline replay ({detail})") from None
+        if not detail.startswith("not a battleline replay"):  # the engine's own wording already says it
+            detail = f"not a battleline replay ({detail})"
+        raise UserError(f"{path}: {detail}") from None
     return battle, text, data
 
 

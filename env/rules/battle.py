@@ -407,7 +407,7 @@ class Battle:
         """
         data = json.loads(text)
         if data.get("format") != FORMAT_VERSION:
-            raise ValueError(f"not a battleline replay (format {data.get('format')!r})")
+            raise ValueError(f"not a battleline replay (format {data.get('format')!r}, expected {FORMAT_VERSION})")
         state = BattleState.from_dict(data["state"])
         battle = cls(state, Dice(data["rng"]), data["scenario"], data["seed"])
         battle.events = data["events"]
