@@ -210,6 +210,9 @@ def test_cli_parity_reports_blue_score_and_exits_by_the_verdict(tmp_path: Path) 
     assert result.exit_code == (0 if saved["fair"] else 1), result.output
     lo, hi = saved["blue"]["score_ci95"]
     assert f"blue score {saved['blue']['score']:.3f} [{lo:.3f}, {hi:.3f}]" in result.stdout
+    assert not saved["enough_games"]
+    assert result.stderr.strip() == ("warning: 4 battles are fewer than the 200 the parity check needs; "
+                                     "this verdict cannot pass it")
 
 
 @pytest.mark.parametrize(("agents", "extra", "named"), [

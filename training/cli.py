@@ -234,7 +234,8 @@ def tournament(
 def parity(
     agent: Annotated[str, typer.Option(help="The agent that plays both sides.")] = "line_advance",
     scenario: Annotated[str, typer.Option(help="Scenario name in configs/scenarios, or a YAML path.")] = "pitched_battle",
-    games: Annotated[int, typer.Option(help="Battles to play (the check asks for at least 200).")] = 200,
+    games: Annotated[int, typer.Option(help="Battles to play; the check needs at least 200 (fewer print a "
+                                            "warning: the verdict cannot pass it).")] = 200,
     seed: Annotated[int, typer.Option(help="Base seed; each battle's seed derives from it.")] = 0,
     out: Annotated[Path, typer.Option(help="Output folder: parity.json, parity.csv.")] = Path("out/parity"),
     workers: Annotated[int | None, typer.Option(help="Worker processes (default: all cores).")] = None,
@@ -242,7 +243,7 @@ def parity(
     ray_address: Annotated[str | None, typer.Option(help="Ray cluster address for --backend ray.")] = None,
 ) -> None:
     """Seat-parity check: an agent against itself; exit 1 when 0.5 is outside blue's 95% interval (unfair)."""
-    from training.parity import run_parity
+    from training.parity import MIN_PARITY_GAMES, run_parity
 
     with _user_errors():
         if games < 1:
@@ -259,6 +260,9 @@ def parity(
     line.append(verdict)
     line.append(" (0.5 inside the 95% interval)" if res["fair"] else " (0.5 outside the 95% interval)")
     console.print(line, soft_wrap=True)
+    if not res["enough_games"]:
+        err_console.print(Text(f"warning: {games} battles are fewer than the {MIN_PARITY_GAMES} the parity check needs; "
+                               f"this verdict cannot pass it", style="yellow"), soft_wrap=True)
     if mover["games"]:
         console.print(f"first mover score {mover['score']:.3f}, blue moved first in "
                       f"{res['blue_first_share']:.0%} of battles", soft_wrap=True)

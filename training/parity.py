@@ -31,6 +31,11 @@ from training.tournament import (
 from training.tournament_report import write_csv
 
 
+MIN_PARITY_GAMES = 200
+"""Battles the seat-parity check needs: an agent against itself must score 0.5 within blue's
+95% interval over at least this many (fewer give a verdict that cannot pass the check)."""
+
+
 def parity_schedule(agent: str, games: int, seed: int) -> list[GameSpec]:
     """``games`` battles of ``agent`` against itself, each with its own seed.
 
@@ -86,7 +91,8 @@ def run_parity(
     Returns:
         ``{"scenario", "agent", "seed", "games", "games_failed", "seconds", "blue":
         {games, wins, draws, losses, win_rate, win_rate_ci95, score, score_ci95}, "fair",
-        "first_mover": {...}, "blue_first_share", "errors"}``.
+        "enough_games" (``games`` >= :data:`MIN_PARITY_GAMES`), "first_mover": {...},
+        "blue_first_share", "errors"}``.
 
     Raises:
         ConfigError, UnknownAgentError: bad scenario or agent (checked before any game).
@@ -104,6 +110,7 @@ def run_parity(
                      description=f"{agent} vs itself, {games} games")
     results = {
         "scenario": str(scenario), "agent": agent, "seed": seed, **parity_verdict(rows),
+        "enough_games": games >= MIN_PARITY_GAMES,
         "games_failed": sum(1 for r in rows if "error" in r), "seconds": round(time.perf_counter() - t0, 2),
         "errors": [{k: r[k] for k in ("index", "seed", "error", "traceback")} for r in rows if "error" in r],
     }
@@ -112,4 +119,4 @@ def run_parity(
     return results
 
 
-__all__ = ["parity_schedule", "parity_verdict", "run_parity"]
+__all__ = ["MIN_PARITY_GAMES", "parity_schedule", "parity_verdict", "run_parity"]
