@@ -314,3 +314,28 @@ def test_missing_model_file_in_play_is_one_line(runner, tmp_path):
     result = runner.invoke(app, ["play", "--scenario", SCENARIO, "--blue", f"model:{missing}"])
     assert result.exit_code == 2, result.output
     assert _one_error_line(result) == f"error: model file not found: {missing} (agent 'model:{missing}')"
+
+
+def test_default_agents_follow_the_scenario():
+    from training.play import default_agents, expand_agent_names
+
+    assert default_agents(SCENARIO) == default_agents("pitched_battle") == "all-field"
+    assert not any(n.startswith("siege_") for n in expand_agent_names(default_agents(SCENARIO)))
+    assert expand_agent_names(default_agents("siege")) == ["siege_attacker", "siege_defender"]
+
+
+def test_tournament_without_agents_enters_the_field_agents(runner, tmp_path, monkeypatch):
+    import training.tournament as tournament
+    from training.cli import UserError
+
+    seen = {}
+
+    def fake_run(scenario, names, *args, **kwargs):
+        seen["names"] = names
+        raise UserError("stopped before the games")
+
+    monkeypatch.setattr(tournament, "run_tournament", fake_run)
+    runner.invoke(app, ["tournament", "--scenario", SCENARIO, "--out", str(tmp_path / "t"), "--workers", "1"])
+    from training.play import expand_agent_names
+
+    assert seen["names"] == expand_agent_names("all-field")

@@ -178,11 +178,11 @@ def _check_run_options(workers: int | None, backend: str) -> None:
 @app.command()
 def tournament(
     scenario: Annotated[str, typer.Option(help="Scenario name in configs/scenarios, or a YAML path.")] = "pitched_battle",
-    agents: Annotated[str, typer.Option(
+    agents: Annotated[str | None, typer.Option(
         help="Comma-separated entrants: agent names or agent@army (e.g. line_advance@dwarfs_iron_throng); "
              "'all-scripted' = every agent but random, 'all-field' = the same without the siege roles, "
-             "'all' = every agent.")
-    ] = "all-scripted",
+             "'all' = every agent. Default: all-field on a field scenario, the siege roles on a siege.")
+    ] = None,
     games_per_pair: Annotated[int, typer.Option(help="Games per pair of agents, split across both seats.")] = 10,
     seed: Annotated[int, typer.Option(help="Base seed; each game's seed derives from it.")] = 0,
     out: Annotated[Path, typer.Option(help="Output folder: results.json, results.csv, heatmap.png, "
@@ -201,10 +201,11 @@ def tournament(
         help="Ray cluster address for --backend ray (default: start a local instance).")] = None,
 ) -> None:
     """Round robin between agents: ratings with a first-turn term, win rates, fingerprints, CSV and charts."""
-    from training.play import expand_agent_names
+    from training.play import default_agents, expand_agent_names
     from training.tournament import cross_entrants, run_tournament, schedule
 
     with _user_errors():
+        agents = agents or default_agents(scenario)
         names = expand_agent_names(agents)
         if armies:
             names = cross_entrants(names, [a.strip() for a in armies.split(",") if a.strip()])
@@ -515,9 +516,11 @@ def train_cmd(
 @app.command("evaluate")
 def evaluate_cmd(
     model: Annotated[Path, typer.Option(help="A trained policy (model.zip) written by 'battleline train'.")],
-    opponents: Annotated[str, typer.Option(
-        help="Comma-separated agent names; 'all-scripted' = every agent but random, 'all' = every agent.")
-    ] = "all-scripted",
+    opponents: Annotated[str | None, typer.Option(
+        help="Comma-separated agent names; 'all-scripted' = every agent but random, 'all-field' = the same "
+             "without the siege roles, 'all' = every agent. Default: all-field on a field scenario, the siege "
+             "roles on a siege.")
+    ] = None,
     games: Annotated[int, typer.Option(help="Games per opponent, split across both seats.")] = 100,
     scenario: Annotated[str | None, typer.Option(
         help="Scenario name or YAML path (default: the one the model was trained on).")] = None,
@@ -530,10 +533,11 @@ def evaluate_cmd(
     from rich.progress import Progress
 
     from agents.learned import ModelLoadError, load_model
-    from training.evaluate import evaluate_model
-    from training.play import expand_agent_names
+    from training.evaluate import evaluate_model, model_metadata
+    from training.play import default_agents, expand_agent_names
 
     with _user_errors():
+        opponents = opponents or default_agents(scenario or model_metadata(model).get("scenario") or "pitched_battle")
         names = expand_agent_names(opponents)
         if not names:
             raise UserError(f"no opponents in '{opponents}'")

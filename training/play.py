@@ -128,6 +128,20 @@ def check_model_agents(
         require_unit_slots(int(getattr(agent, "n")), name, scenario, blue_armies, red_armies)
 
 
+def default_agents(scenario: str | Path | dict[str, Any]) -> str:
+    """The default entrants / opponents for ``scenario``: ``all-field`` for a field battle, the siege roles
+    (the ``siege_`` agents) for a siege (the scenario's ``modules`` include ``siege``).
+
+    Raises:
+        ConfigError: the scenario is invalid.
+    """
+    from env.rules.config import load_scenario
+
+    if load_scenario(scenario).siege:
+        return ",".join(n for n in agent_names() if n.startswith("siege_"))
+    return "all-field"
+
+
 def _label(agent: Agent | str) -> str:
     return agent if isinstance(agent, str) else str(getattr(agent, "name", type(agent).__name__))
 
