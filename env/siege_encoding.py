@@ -46,6 +46,9 @@ ORDERS = (("shoot", ELEMENT), ("move", OCCUPY), ("move", GATE_OPEN), ("move", GA
           ("move", THROUGH_GATE))
 """(Action kind, option prefix) of the six siege orders, in block order."""
 
+SIEGE_BLOCK = "siege"
+"""The block name of the siege orders (:meth:`SiegeActionCodec.block_of`), after :data:`env.encoding.BLOCKS`."""
+
 
 def castle_elements(scenario: str | dict[str, Any]) -> int:
     """How many castle elements a scenario's battle has (0 without the siege module)."""
@@ -104,7 +107,7 @@ class SiegeActionCodec(ActionCodec):
     def block_of(self, index: int) -> str:
         """The block name of ``index``; "siege" for the siege block."""
         if self.siege <= index < self.size:
-            return "siege"
+            return SIEGE_BLOCK
         return super().block_of(index)
 
     def decode(self, index: int, battle: Battle, player: int) -> Action:

@@ -33,3 +33,14 @@ def test_readme_observation_shapes_match_pitched_battle() -> None:
 def test_readme_units_row_names_the_features(word: str) -> None:
     row = next(line for line in README.read_text(encoding="utf-8").splitlines() if line.startswith("| `units` |"))
     assert word in row
+
+
+def test_readme_order_buckets_are_the_codec_blocks() -> None:
+    from env.encoding import BLOCKS
+    from training.callbacks import ORDER_BUCKETS
+
+    assert ORDER_BUCKETS[: len(BLOCKS)] == BLOCKS
+    row = next(line for line in README.read_text(encoding="utf-8").splitlines() if line.startswith("| `orders/<phase>`"))
+    listed = re.search(r"\(0 end_phase, [^;)]*", row)
+    assert listed is not None
+    assert listed.group(0)[1:] == ", ".join(f"{k} {b}" for k, b in enumerate(ORDER_BUCKETS))

@@ -16,7 +16,7 @@ tag                                  meaning
                                      (only checked without reward shaping; must stay 0)
 ``orders/<phase>``                   histogram of the order kinds given in that phase during
                                      the last rollout (bucket = codec block index, see
-                                     ``env.encoding.BLOCKS``)
+                                     :data:`ORDER_BUCKETS`)
 ``orders/share/<kind>``              share of the rollout's orders of that kind
 ``eval/win_rate/<opponent>``         periodic evaluation (both seats): wins / games;
                                      also ``eval/draw_rate/…``, ``eval/loss_rate/…``,
@@ -49,6 +49,11 @@ from stable_baselines3.common.logger import Image
 
 from env.encoding import BLOCKS
 from env.rules.state import PHASES
+from env.siege_encoding import SIEGE_BLOCK
+
+ORDER_BUCKETS: tuple[str, ...] = (*BLOCKS, SIEGE_BLOCK)
+"""The ``orders/<phase>`` histogram buckets: bucket k = the k-th block of the action codec
+(:data:`env.encoding.BLOCKS`, then the siege codec's block); an unknown kind goes to −1."""
 
 NOT_STDOUT = ("stdout", "log", "json", "csv")
 """Logger outputs that images, texts and histograms skip (TensorBoard only)."""
@@ -137,7 +142,7 @@ class EpisodeStatsCallback(BaseCallback):
                 if not counts:
                     continue
                 kinds.update(counts)
-                values = np.concatenate([np.full(n, BLOCKS.index(k) if k in BLOCKS else -1, dtype=np.float32)
+                values = np.concatenate([np.full(n, ORDER_BUCKETS.index(k) if k in ORDER_BUCKETS else -1, dtype=np.float32)
                                          for k, n in counts.items()])
                 rec(f"orders/{phase}", values, exclude=NOT_STDOUT)
             for kind, n in kinds.items():
