@@ -165,6 +165,26 @@ def final_evaluation(model: Path, games: dict[str, int], scenario: str, seed: in
     return out
 
 
+FLAGS = {
+    "total_timesteps": "--steps", "n_envs": "--n-envs", "eval_every": "--eval-every", "eval_games": "--eval-games",
+    "seed": "--seed", "run_dir": "--run-dir", "reward_shaping": "--reward-shaping", "checkpoint_every": "--eval-every",
+    "ppo.n_steps": "--n-steps", "ppo.batch_size": "--batch-size", "ppo.n_epochs": "--n-epochs", "ppo.gamma": "--gamma",
+    "ppo.learning_rate": "--learning-rate", "ppo.ent_coef": "--ent-coef", "ppo.policy": "--policy",
+    "ppo.embed_dim": "--embed-dim", "imitation.expert": "--expert", "imitation.episodes": "--imitation-episodes",
+    "imitation.epochs": "--imitation-epochs", "imitation.batch_size": "--imitation-batch-size",
+    "imitation.learning_rate": "--imitation-lr", "imitation.dagger_rounds": "--dagger-rounds",
+    "imitation.dagger_episodes": "--dagger-episodes",
+}
+"""Training-config field → the flag of this benchmark that sets it (errors name the flag)."""
+
+
+def _config(data: dict[str, Any]) -> Any:
+    """The run's :class:`training.config.TrainingConfig`; a bad value raises ConfigError naming its flag."""
+    from training.config import load_training_config
+
+    return load_training_config(data, flags=FLAGS)
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--minutes", type=float, default=60.0, help="wall-clock budget (default 60)")
@@ -204,7 +224,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     args = parser.parse_args(argv)
     final_eval = _final_eval_spec(args.final_eval or ["random=100", "line_advance=40"])
 
-    from training.config import load_training_config
+    from training.config import ConfigError, load_training_config
     from training.train import train
 
     base = load_training_config("ppo_vs_scripted").model_dump(mode="json")
@@ -213,17 +233,21 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                **{k: v for k, v in (("learning_rate", args.learning_rate), ("ent_coef", args.ent_coef),
                                               ("policy", args.policy), ("embed_dim", args.embed_dim))
                   if v is not None})
-    config = load_training_config({
-        **base, "id": "benchmark_learning", "opponents": [{"agent": o, "weight": 1} for o in OPPONENTS],
-        "total_timesteps": args.steps, "n_envs": args.n_envs, "ppo": ppo, "eval_every": args.eval_every,
-        "eval_games": args.eval_games, "checkpoint_every": max(args.eval_every, args.n_steps * args.n_envs),
-        "reward_shaping": args.reward_shaping, "seed": args.seed, "run_dir": str(args.run_dir),
-        "imitation": ({"expert": args.expert, "episodes": args.imitation_episodes, "epochs": args.imitation_epochs,
-                       "batch_size": args.imitation_batch_size, "learning_rate": args.imitation_lr,
-                       "dagger_rounds": args.dagger_rounds, "dagger_episodes": args.dagger_episodes,
-                       "any_order": not args.single_label}
-                      if args.imitation_episodes > 0 else None),
-    })
+    try:
+        config = _config({
+            **base, "id": "benchmark_learning", "opponents": [{"agent": o, "weight": 1} for o in OPPONENTS],
+            "total_timesteps": args.steps, "n_envs": args.n_envs, "ppo": ppo, "eval_every": args.eval_every,
+            "eval_games": args.eval_games, "checkpoint_every": max(args.eval_every, args.n_steps * args.n_envs),
+            "reward_shaping": args.reward_shaping, "seed": args.seed, "run_dir": str(args.run_dir),
+            "imitation": ({"expert": args.expert, "episodes": args.imitation_episodes, "epochs": args.imitation_epochs,
+                           "batch_size": args.imitation_batch_size, "learning_rate": args.imitation_lr,
+                           "dagger_rounds": args.dagger_rounds, "dagger_episodes": args.dagger_episodes,
+                           "any_order": not args.single_label}
+                          if args.imitation_episodes > 0 else None),
+        })
+    except ConfigError as exc:  # a flag out of range: one line naming the flag, exit code 2 (as argparse)
+        print(f"error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
     load_start = os.getloadavg()
     curve = CurveCallback(args.minutes * 60.0, started=time.perf_counter())
     summary = train(config, resume=args.resume, extra_callbacks=[curve], progress=False)

@@ -111,6 +111,21 @@ def test_cli_train_config_error_is_one_red_line(tmp_path: Path) -> None:
     assert len(lines) == 1 and lines[0].startswith("error: ") and ": n_envs: " in lines[0]
 
 
+def test_cli_train_flag_error_names_the_flag() -> None:
+    result = CliRunner().invoke(app, ["train", "--config", str(QUICK), "--total-timesteps", "-5"])
+    assert result.exit_code == 2
+    assert result.output.strip() == "error: --total-timesteps: Input should be greater than or equal to 1, got -5"
+
+
+def test_learning_benchmark_flag_error_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    from benchmarks.learning import main
+
+    with pytest.raises(SystemExit) as info:
+        main(["--steps", "-5", "--out", "unused"])
+    assert info.value.code == 2
+    assert capsys.readouterr().err == "error: --steps: Input should be greater than or equal to 1, got -5\n"
+
+
 def test_cli_resume_without_a_run_is_one_line(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["train", "--config", str(QUICK), "--run-dir", str(tmp_path / "r"), "--resume"])
     assert result.exit_code == 2

@@ -498,7 +498,8 @@ def train_cmd(
     if total_timesteps is not None:
         overrides["total_timesteps"] = total_timesteps
     with _user_errors():
-        cfg = load_training_config(config, overrides)
+        cfg = load_training_config(config, overrides, flags={"run_dir": "--run-dir",
+                                                             "total_timesteps": "--total-timesteps"})
         try:
             summary = train(cfg, resume=resume, console=console, progress=progress)
         except TrainingInterrupted as exc:

@@ -288,16 +288,20 @@ def training_config_path(source: str | Path) -> Path:
 
 
 def load_training_config(
-    source: str | Path | dict[str, Any], overrides: dict[str, Any] | None = None
+    source: str | Path | dict[str, Any],
+    overrides: dict[str, Any] | None = None,
+    flags: dict[str, str] | None = None,
 ) -> TrainingConfig:
     """Load and validate a training config.
 
     Args:
         source: a name in ``configs/training``, a YAML path, or a dict.
         overrides: top-level keys replacing the file's (``run_dir``, ``total_timesteps``, ...).
+        flags: field path → the command-line flag that gave it (``{"total_timesteps":
+            "--total-timesteps"}``): an error in such a field names the flag, not the file.
 
     Raises:
-        ConfigError: one line ``<file>: <field path>: <problem>``.
+        ConfigError: one line ``<file>: <field path>: <problem>``, or ``<flag>: <problem>``.
     """
     if isinstance(source, dict):
         data, shown = dict(source), "<dict>"
@@ -305,7 +309,19 @@ def load_training_config(
         path = training_config_path(source)
         data, shown = read_yaml(path), display_path(path)
     data.update(overrides or {})
-    return parse(TrainingConfig, data, shown)
+    try:
+        return parse(TrainingConfig, data, shown)
+    except ConfigError as exc:
+        flag = _flag_of(exc.where or "", flags or {})
+        if flag is None:
+            raise
+        raise ConfigError(exc.problem, where=flag) from None
+
+
+def _flag_of(where: str, flags: dict[str, str]) -> str | None:
+    """The flag of the longest field path in ``flags`` that ``where`` is, or lies under."""
+    hits = [k for k in flags if where == k or where.startswith((f"{k}.", f"{k}["))]
+    return flags[max(hits, key=len)] if hits else None
 
 
 __all__ = [
