@@ -339,3 +339,9 @@ def test_tournament_without_agents_enters_the_field_agents(runner, tmp_path, mon
     from training.play import expand_agent_names
 
     assert seen["names"] == expand_agent_names("all-field")
+
+
+def test_tactics_help_names_the_catalogue_file(runner):
+    result = runner.invoke(app, ["tactics", "--help"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0
+    assert "tactics/catalogue.yaml" in result.output and "shared/rules" not in result.output

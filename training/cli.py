@@ -430,7 +430,7 @@ def coverage_cmd(
 
 @app.command("tactics")
 def tactics_cmd() -> None:
-    """List the tactics catalogue (shared/rules/tactics.md): id, kind, playable, title."""
+    """List the tactics catalogue (tactics/catalogue.yaml, drawn from tactics.md): id, kind, playable, title."""
     from tactics.catalogue import CatalogueError, catalogue
 
     with _user_errors():
