@@ -44,3 +44,18 @@ def test_readme_order_buckets_are_the_codec_blocks() -> None:
     listed = re.search(r"\(0 end_phase, [^;)]*", row)
     assert listed is not None
     assert listed.group(0)[1:] == ", ".join(f"{k} {b}" for k, b in enumerate(ORDER_BUCKETS))
+
+
+def test_readme_layout_names_existing_files() -> None:
+    text = README.read_text(encoding="utf-8")
+    block = text[text.index("## Layout"):]
+    block = block[block.index("```") + 3:]
+    block = block[: block.index("```")]
+    root = README.parent
+    names = {p.name for p in root.rglob("*") if p.is_file() and ".venv" not in p.parts}
+    listed = set(re.findall(r"\b[\w]+\.(?:py|yaml|json|txt)\b", block))
+    assert listed and not listed - names
+    for line in block.splitlines():
+        folder = line.split(" ", 1)[0]
+        if folder.endswith("/"):
+            assert (root / folder).is_dir(), folder
