@@ -77,6 +77,7 @@ from tactics.deployment import (
     flank_teeth_template,
     high_ground_spots,
     irritant_spot,
+    is_fast,
     is_flyer,
     is_mobile,
     is_swarm,
@@ -436,13 +437,19 @@ class FlankTeethAgent(TacticalAgent):
 
 LURE_AHEAD = 8.0
 """Inches ahead of the strike unit's front (towards the enemy's edge) where the lure baits."""
-LURE_SIDE = 18.0
+LURE_SIDE = 12.0
 """Inches from the strike unit's centre towards the weak wing's edge where the lure baits: the strike unit then
-stands beyond the Panic range of the lure breaking (CORE.PSY.PANIC.TRIGGER_BREAK) and out of its flight."""
+stands beyond the Panic range of the lure breaking (CORE.PSY.PANIC.TRIGGER_BREAK: 12" between centres leave > 6"
+between a 6"-wide strike unit and a 5"-wide lure) and out of its flight. Measured against ``line_advance``
+(detector validation, 120 battles): 12" converts more often than 15" or 18" when the strike unit stands away
+from the weak edge; near the edge :data:`LURE_EDGE_SNAP` applies."""
 LURE_EDGE_GAP = 9.0
 """Least inches from a side edge to the lure's post (its centre). A lure baiting at the edge is chased into it,
 where the strike unit cannot reach the chaser's flank; one kept 12" in (the deployment gap of tactics.md) stands
 so near the strike unit that its chaser ends facing it. Measured: 9" converts most often (8"-13" tried)."""
+LURE_EDGE_SNAP = 12.0
+"""A post this near a side edge or nearer goes out to :data:`LURE_EDGE_GAP` from it: a chaser pursuing the lure
+there has no room to flee 12" (2D6 at most) from the strike unit's charge from the inside (``room_to_flee``)."""
 LURE_SLACK = 1.0
 """Inches a move must bring the lure nearer its post than staying put (it does not shuffle on the spot)."""
 PANIC_RANGE = 6.0
@@ -456,6 +463,9 @@ FORECAST_OPTIONS = ("advance", "advance_half", "march", "wheel_left", "wheel_rig
                     "wheel_right_short", "march_wheel_left", "march_wheel_right", "backward", "turn_left", "turn_right")
 """The moves weighed by forecast: the strike unit's for an ambush (:meth:`WeakenedFlankAgent.ambush_move`), the
 lure's on its way to its post (:meth:`WeakenedFlankAgent.nearest_move`)."""
+FLEE_DISCOUNT = 0.2
+"""Weight of a strike unit's flank charge on a chaser that would flee from it (a fast unit no dearer, with room
+to run: the base agents' Flee! rule): a charge on a fleeing unit lands in no flank."""
 STRIKE_FACING = 30.0
 """Degrees off-axis beyond which a waiting strike unit wheels to face the lure."""
 LURE_TURNS = 3
@@ -471,7 +481,9 @@ class WeakenedFlankAgent(TacticalAgent):
     1–:data:`LURE_TURNS`: the weak wing ("weak") leaves its wing for its post
     beside the strike unit (:meth:`lure_post`: :data:`LURE_AHEAD` ahead of it,
     :data:`LURE_SIDE` to its weak-wing side), where it stands in the enemy's
-    reach without charging. Charged, it flees only where the charger would end
+    reach without charging; in the enemy's reach it takes instead the move after
+    which the strike group could best charge its forecast chasers in the flank
+    (:meth:`bait_move`; a chaser that would flee the charge counts little). Charged, it flees only where the charger would end
     in a friend's flank reach (:func:`tactics.manoeuvres.feigned_flight_payoff`)
     or where breaking would make a friend test Panic, else it holds: it loses,
     flees straight away from the charger and is pursued. The strike unit ("inner") takes the move after which it could
@@ -513,6 +525,9 @@ class WeakenedFlankAgent(TacticalAgent):
                 return self.engage(battle, u, options)
             if battle.state.turn < 1:  # Vanguard: a plain march towards the post keeps the lure on its wing
                 return self.toward(battle, u, post, options, "march")
+            bait = self.bait_move(battle, u, options)
+            if bait is not None:
+                return bait or None
             return self.nearest_move(battle, u, post, options)
         if group == "inner":
             ambush = self.ambush_move(battle, u, options) if battle.state.turn >= 1 else None
@@ -570,6 +585,38 @@ class WeakenedFlankAgent(TacticalAgent):
             return 0.0
         return estimates.charge_reach_probability(s.profile.M, gap)
 
+    def strike_chance(self, battle: Battle, s: UnitState, g: UnitState) -> float:
+        """:meth:`flank_chance` of strike unit ``s`` on a forecast chaser ``g``, times :data:`FLEE_DISCOUNT` where
+        ``g`` would flee the charge: a fast unit no dearer than ``s`` with room to flee 12" straight away from it
+        (:func:`agents.base.room_to_flee`; the base agents' Flee! rule) — a charge on a fleeing unit lands in no
+        flank (CORE.REACT.FLEE)."""
+        p = self.flank_chance(s, g)
+        if p > 0 and is_fast(g) and g.points <= s.points and room_to_flee(battle, g, s):
+            p *= FLEE_DISCOUNT
+        return p
+
+    def bait_move(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
+        """The lure's move (``""``: stay put; else one of :data:`FORECAST_OPTIONS`) after which the strike units
+        could best charge the forecast chasers of the lure (:meth:`chase_ends`) in the flank or rear: for each
+        strike unit its best ambush pose (:meth:`strike_poses`, over the moves it has left this phase) by the
+        sum of its :meth:`strike_chance`; None when no move gives any chance (ties: staying put, then the earlier
+        option). The strike units then lay their ambush for where the lure stands (:meth:`ambush_move`)."""
+        strikers = [s for s in self.army(battle) if self.group(s) == "inner" and s.alive and not s.fleeing]
+        left: dict[int, set[str]] = {}
+        for a in battle.legal_actions() if strikers else ():
+            if a.kind == "move" and a.option is not None:
+                left.setdefault(a.unit, set()).add(a.option)
+        best, best_n = None, 0.0
+        for opt in ("", *(o for o in FORECAST_OPTIONS if o in options)) if strikers else ():
+            ends = self.chase_ends(battle, moved_copy(u, space.pose(u) if not opt else predict_pose(battle, u, opt)))
+            chasers = {g.uid for g in ends}
+            n = sum(max((sum(self.strike_chance(battle, sg, g) for g in ends)
+                         for _, sg in self.strike_poses(battle, s, left.get(s.uid, ()), chasers)), default=0.0)
+                    for s in strikers) if ends else 0.0
+            if n > best_n + 1e-9:
+                best, best_n = opt, n
+        return best
+
     def ambush_move(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
         """The strike unit's move (``""``: stay put) after which its flank or rear charges on the forecast chasers
         of the lure (:meth:`chase_ends`) are likeliest to land (the sum of their :meth:`flank_chance`: a chaser
@@ -581,7 +628,7 @@ class WeakenedFlankAgent(TacticalAgent):
             return None
         best, best_n = None, 0.0
         for opt, ghost in self.strike_poses(battle, u, options, {g.uid for g in ends}):
-            n = sum(self.flank_chance(ghost, g) for g in ends)
+            n = sum(self.strike_chance(battle, ghost, g) for g in ends)
             if n > best_n + 1e-9:
                 best, best_n = opt, n
         return best
@@ -615,14 +662,18 @@ class WeakenedFlankAgent(TacticalAgent):
     def lure_post(self, battle: Battle, lure: UnitState) -> tuple[float, float] | None:
         """Where the lure baits: :data:`LURE_AHEAD` ahead of the strike unit's centre line plus half its depth
         (ahead: towards the enemy's edge) and :data:`LURE_SIDE` from it towards the weak wing's edge, but at least
-        :data:`LURE_EDGE_GAP` from either side edge. None without a strike unit or an enemy."""
+        :data:`LURE_EDGE_GAP` from either side edge, and out to it from within :data:`LURE_EDGE_SNAP` of the
+        edge. None without a strike unit or an enemy."""
         hammer = self.strike_unit(battle)
         if hammer is None or self.nearest_enemy(battle, lure) is None:
             return None
         ahead = enemy_edge_facing(self.side)  # facing the enemy's edge, local +x is the own right for either side
         x, y = geo.to_world(geo.Pose(hammer.x, hammer.y, ahead), self.weak_edge_sign() * LURE_SIDE,
                             hammer.depth / 2 + LURE_AHEAD)
-        return min(max(x, LURE_EDGE_GAP), battle.state.table_w - LURE_EDGE_GAP), y
+        w = battle.state.table_w
+        if min(x, w - x) <= LURE_EDGE_SNAP:
+            x = LURE_EDGE_GAP if x < w / 2 else w - LURE_EDGE_GAP
+        return min(max(x, LURE_EDGE_GAP), w - LURE_EDGE_GAP), y
 
     def strike(self, battle: Battle, u: UnitState, options: Collection[str], e: UnitState) -> str | None:
         """Go for a pursuer ``e``: straight in from its flank or rear, else round to its flank first."""

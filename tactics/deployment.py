@@ -616,6 +616,20 @@ def weak_wing_x(table_w: float, weak_edge: str, strike_xs: Sequence[float]) -> f
     return x
 
 
+def war_machines_apart(line: Sequence[UnitState]) -> list[UnitState]:
+    """``line`` (ordered from the edge inwards) with its war machines moved just outside its innermost unit that
+    is no war machine and takes the front row (not :func:`fits_back_row`), so that a unit packed on after the line
+    (the ``weakened_flank`` strike unit) stands that unit's column and more away from them: the enemy's
+    artillery kills war machines early, and one destroyed within 6" of a unit makes it test Panic
+    (CORE.PSY.PANIC.TRIGGER_DESTROYED). The other units keep their order; unchanged without such a unit."""
+    wms = [u for u in line if is_war_machine(u)]
+    rest = [u for u in line if not is_war_machine(u)]
+    spacer = next((i for i in range(len(rest) - 1, -1, -1) if not fits_back_row(rest[i])), None)
+    if not wms or spacer is None:
+        return list(line)
+    return rest[:spacer] + wms + rest[spacer:]
+
+
 def weakened_flank_template(army: Sequence[UnitState], table_w: float, strong_side: str) -> DeploymentPlan:
     """``weakened_flank`` (tactics.md §4.3): one or two cheap units (Scouts) alone on one wing, the army on the other.
 
@@ -627,7 +641,10 @@ def weakened_flank_template(army: Sequence[UnitState], table_w: float, strong_si
     up from the strong edge inwards; its units nearest the weak wing form the
     flank-strike group ("inner") that turns on the pursuers — the main body's
     fast and flying units, which have the reach to catch them in the flank,
-    else its inner third (at least one unit); the rest is "strong".
+    else the inner third of its units other than war machines (at least
+    one); the rest is "strong", its war machines a deep unit away from the
+    strike units (:func:`war_machines_apart`: the enemy's artillery kills
+    them early, and the strike unit would test Panic).
     Characters stand behind the main body.
     """
     plan = DeploymentPlan(strong_side=strong_side)
@@ -635,10 +652,12 @@ def weakened_flank_template(army: Sequence[UnitState], table_w: float, strong_si
     weak_edge = other(strong_side)
     main = sorted((u for u in body_units(army) if u not in weak), key=lambda u: (is_mobile(u), -u.points, u.uid))
     main_line = [u for u in main if not is_scout(u)]
-    strikers = [u for u in main_line if is_mobile(u)] or main_line[-max(1, len(main_line) // 3):]
+    fighters = [u for u in main_line if not is_war_machine(u)] or main_line
+    strikers = [u for u in main_line if is_mobile(u)] or fighters[-max(1, len(fighters) // 3):]
     inner = {u.uid for u in strikers}
+    line = war_machines_apart([u for u in main_line if u.uid not in inner]) + strikers
     edge, inward = edge_of(strong_side)
-    fill_from_edge(plan, main_line, edge, inward, {u.uid: "inner" if u.uid in inner else "strong" for u in main_line},
+    fill_from_edge(plan, line, edge, inward, {u.uid: "inner" if u.uid in inner else "strong" for u in main_line},
                    limit=table_w / 2)
     x_weak = weak_wing_x(table_w, weak_edge, [plan.targets[u.uid].x for u in strikers])
     for i, u in enumerate(weak):

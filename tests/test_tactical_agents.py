@@ -294,6 +294,35 @@ def test_weakened_flank_strike_group_is_the_fast_units_at_the_inner_end() -> Non
     assert all(plan.targets[knights.uid].x < plan.targets[u.uid].x for u in foot)
 
 
+@pytest.mark.parametrize("army", ["men_marcher_host", "men_knightly_order", "orcs_tusk_horde", "orcs_boar_warband",
+                                  "elves_kindred_host", "dwarfs_hold_warband"])
+@pytest.mark.parametrize("seat", [0, 1])
+def test_weakened_flank_war_machines_deploy_beyond_panic_range_of_the_strike_units(army: str, seat: int) -> None:
+    """The enemy's artillery kills war machines early; one destroyed within 6" of a strike unit would make it test
+    Panic (CORE.PSY.PANIC.TRIGGER_DESTROYED) and flee before the trap springs: war machines stand a deep unit
+    away from the strike group, more than 6" (edge to edge) from every strike unit, and never in it."""
+    battle, agent, units = deployed("weakened_flank", army, seat)
+    strike = [u for u in units if agent.group(u) == "inner"]
+    wms = [u for u in units if u.troop_type == "war_machine"]
+    assert strike and wms
+    assert all(space.unit_distance(w, s) > 6.0 for w in wms for s in strike)
+
+
+def test_war_machines_apart_keeps_a_deep_unit_between_them_and_the_line_end() -> None:
+    """In the Marcher host's main line (strong edge first) the Great Cannon, cheapest, would close the line beside
+    the knights; it moves just outside the innermost deep unit, the other units keeping their order."""
+    from tactics.deployment import fits_back_row, war_machines_apart
+
+    b = Battle.from_scenario(SCENARIO, seed=0, blue_army="men_marcher_host", red_army="orcs_tusk_horde")
+    line = sorted((u for u in b.state.units if u.side == 0 and not u.character and u.troop_type != "cavalry"),
+                  key=lambda u: (-u.points, u.uid))
+    assert line[-1].troop_type == "war_machine"
+    out = war_machines_apart(line)
+    deep = [u for u in out if not fits_back_row(u) and u.troop_type != "war_machine"]
+    assert out.index(line[-1]) == out.index(deep[-1]) - 1
+    assert [u for u in out if u is not line[-1]] == line[:-1]
+
+
 def _lure_setup():
     """The weakened_flank agent on blue in :func:`_flank_setup` (weak wing on the left): the knights are the
     only strike unit, the archers (Scouts) the lure, the orc block 30" straight ahead of the knights."""
@@ -308,8 +337,8 @@ def _lure_setup():
 
 
 def test_weakened_flank_lure_post_beside_the_strike_unit() -> None:
-    """The lure baits LURE_AHEAD (8") in front of the knights' front edge, up the table, and LURE_SIDE (18")
-    to their weak-wing side (the own left): x 40 - 18 = 22", y 10 + half the knights' depth + 8."""
+    """The lure baits LURE_AHEAD (8") in front of the knights' front edge, up the table, and LURE_SIDE (12")
+    to their weak-wing side (the own left): x 40 - 12 = 28", y 10 + half the knights' depth + 8."""
     from agents.tactical import LURE_AHEAD, LURE_SIDE
 
     b, agent, army = _lure_setup()
@@ -319,9 +348,23 @@ def test_weakened_flank_lure_post_beside_the_strike_unit() -> None:
     assert agent.lure_post(b, archers) == pytest.approx((40.0 - LURE_SIDE, 10.0 + knights.depth / 2 + LURE_AHEAD))
 
 
+def test_weakened_flank_lure_post_goes_out_to_the_edge_gap_near_the_edge() -> None:
+    """A post within LURE_EDGE_SNAP (12") of the side edge goes out to LURE_EDGE_GAP (9") from it, where a chaser
+    has no room to flee from the strike unit's charge; further in it stays LURE_SIDE from the strike unit."""
+    from agents.tactical import LURE_EDGE_GAP, LURE_EDGE_SNAP, LURE_SIDE
+
+    b, agent, army = _lure_setup()
+    knights = next(u for u in army if u.type_id == "order_knights")
+    archers = next(u for u in army if u.type_id == "free_company_archers")
+    knights.x = LURE_SIDE + LURE_EDGE_SNAP - 1.0
+    assert agent.lure_post(b, archers)[0] == pytest.approx(LURE_EDGE_GAP)
+    knights.x = LURE_SIDE + LURE_EDGE_SNAP + 1.0
+    assert agent.lure_post(b, archers)[0] == pytest.approx(LURE_EDGE_SNAP + 1.0)
+
+
 def test_weakened_flank_lure_post_on_the_weak_wing_side_for_red() -> None:
     """Red (orcs, facing down the table) with the weak wing on its own left, the table's right: the lure's post
-    lies LURE_SIDE towards the table's right of the boar riders (x 32 + 18 = 50") and LURE_AHEAD below
+    lies LURE_SIDE towards the table's right of the boar riders (x 32 + 12 = 44") and LURE_AHEAD below
     their front edge, down the table."""
     from agents.tactical import LURE_AHEAD, LURE_SIDE, WeakenedFlankAgent
     from tests.setups import battle as setup, placement
