@@ -1463,8 +1463,13 @@ class ControlZonesAgent(TacticalAgent):
     raises our control share most, plus a little for ground gained, facing
     ahead and ending outside the enemy's reach (the dead zone is the enemy's to
     enter), counter-charging what comes in. The cheapest small unit is a speed
-    bump in the path of the enemy's fastest unit towards our line. From turn
-    :data:`CONTROL_ENGAGE_TURN` everyone but the holder engages.
+    bump in the path of the enemy's fastest unit towards our line. Until turn
+    :data:`CONTROL_ENGAGE_TURN` no unit but the holder and the striker moves from
+    outside every enemy's charge reach into one (``area_control``: ground is
+    claimed up to the enemy's reach, the dead zone is the enemy's to enter; such
+    a move becomes staying put), and a screen in reach that cannot claim ground
+    safely steps out of it. From turn :data:`CONTROL_ENGAGE_TURN` everyone but
+    the holder engages.
     """
 
     name = "control_zones"
@@ -1504,11 +1509,31 @@ class ControlZonesAgent(TacticalAgent):
 
     def move_option(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
         """The tactical agents' move, except that none of ours ends a move on the key hill
-        (``terrain_denial_by_threat`` holds it with threat, not bodies): such a move becomes staying put."""
+        (``terrain_denial_by_threat`` holds it with threat, not bodies) or, in the opening, walks into enemy
+        reach (:meth:`enters_reach`): such a move becomes staying put."""
         option = super().move_option(battle, u, options)
-        if option is not None and self.on_key_hill(battle, predict_pose(battle, u, option)):
+        if option is None:
+            return None
+        pose = predict_pose(battle, u, option)
+        if self.on_key_hill(battle, pose) or self.enters_reach(battle, u, pose):
             return None
         return option
+
+    def enters_reach(self, battle: Battle, u: UnitState, pose: geo.Pose) -> bool:
+        """``area_control``: whether, in the opening (before :data:`CONTROL_ENGAGE_TURN`), ``u`` would move from
+        outside every enemy's charge reach to ``pose`` inside one: ground is claimed up to the enemy's reach, and
+        the dead zone is the enemy's to enter (tactics.md §2.2, §6 G-4). The hill holder and the hill striker
+        are exempt (``terrain_denial_by_threat``: the hill is ours only while nothing of the enemy's can charge
+        its point, and driving that off means closing on it)."""
+        if self.engaging(battle) or mv.threats_on(battle, space.footprint(u), 1 - self.side):
+            return False
+        holder = self.hill_holder(battle)
+        if holder is not None and holder.uid == u.uid:
+            return False
+        strike = self.hill_striker(battle, holder)
+        if strike is not None and strike[0].uid == u.uid:
+            return False
+        return bool(mv.threats_on(battle, space.footprint_at(u, pose), 1 - self.side))
 
     def role_move(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
         """The holder keeps the key hill under threat, screens take ground, the bump blocks the fastest
@@ -1554,6 +1579,8 @@ class ControlZonesAgent(TacticalAgent):
             score = self.ground_score(battle, u, pose, enemy_zone, land, hills)
             if score > best_score + 1.0:
                 best, best_score = opt, score
+        if best is None and best_score < 0.0:  # in reach and no claiming move gets out of it
+            return self.step_out_of_reach(battle, u, options)
         return best
 
     def unsafe_end(self, battle: Battle, u: UnitState, pose: geo.Pose) -> bool:

@@ -101,11 +101,11 @@ DENIAL_TURNS = 3
 CONTROL_GRID = 2.0
 """Spacing in inches of the grid of table points sampled for control areas."""
 CONTROL_TURNS = (1, 2, 3)
-"""Game turns averaged by area_control."""
+"""Game turns of the opening read by area_control (the side's own player turns in them)."""
 CONTROL_SHARE_MIN = 0.55
-"""area_control: least mean control share over CONTROL_TURNS."""
+"""area_control: least mean control share at the ends of the side's player turns in CONTROL_TURNS."""
 CONTROL_TREND_MIN = 0.05
-"""area_control: least rise of the control share per game turn over CONTROL_TURNS."""
+"""area_control: least rise of that control share per game turn over CONTROL_TURNS."""
 ADVANCE_MIN = 2.0
 """advance_to_expand_control: least mean forward displacement (inches) of non-static units by the end of turn 2."""
 
@@ -1171,21 +1171,50 @@ def terrain_denial_by_threat(log: BattleLog, side: int) -> Detection:
     return _no(f"no hill denied for {DENIAL_TURNS} turns" if hills else "no hill on the table")
 
 
+def _entered_reach(log: BattleLog, p: PlayerTurn, side: int) -> list[int]:
+    """Units of ``side`` that the movement phase of its player turn ``p`` took from outside every enemy's charge
+    reach into one (:meth:`BattleLog.threats_on`): on the table before and after, neither engaged (a charge) nor
+    fleeing after it, characters aside."""
+    start, moved = p.start or log.deployed, p.moved or p.end
+    if moved is None:
+        return []
+    return [
+        u for u in sorted(moved.poses)
+        if log.units[u].side == side and not log.units[u].character and u in start.poses
+        and u not in moved.engaged and not moved.poses[u].fleeing
+        and not log.threats_on(start, u, 1 - side) and log.threats_on(moved, u, 1 - side)
+    ]
+
+
 @detector("area_control")
 def area_control(log: BattleLog, side: int) -> Detection:
-    """area_control (src L193, L199): control share >= CONTROL_SHARE_MIN on average, or rising, over CONTROL_TURNS.
+    """area_control (src L193, L199; L187-L191): the side claims table space, fast units leading, and its line
+    stays out of the enemy's reach while it does.
 
-    control_share(t) is measured at the end of game turn t on a CONTROL_GRID grid of table
-    points; rising means (share(last) - share(first)) / turns >= CONTROL_TREND_MIN.
+    Over the side's player turns in CONTROL_TURNS, control_share (:meth:`BattleLog.control_share`, on
+    the CONTROL_GRID grid) is read at the end of each of them; the space is claimed when its mean is
+    >= CONTROL_SHARE_MIN or it rises by >= CONTROL_TREND_MIN per game turn (last - first over the turns
+    between). It is claimed, not merely advanced into, when no unit of the side's line — every unit but
+    the fast ones (CAV/FC/FLY, which claim space fastest, src L199) and characters — was taken by those
+    turns' movement phases from outside every enemy's charge reach into one (:func:`_entered_reach`):
+    the line claims ground up to the enemy's reach and leaves the dead zone for the enemy to enter
+    (src L187-L191; tactics.md §6 G-4), so the space it holds is space it can manoeuvre in safely (L193).
     """
-    shares = [(t, log.control_share(s, side)) for t in CONTROL_TURNS if (s := log.turn_end(t)) is not None]
-    if len(shares) < 2:
+    turns = [p for p in log.player_turns(side) if p.turn in CONTROL_TURNS and p.end is not None]
+    if len(turns) < 2:
         return _no("the battle ended before the control turns")
-    values = [v for _, v in shares]
+    values = [log.control_share(p.end, side) for p in turns]
     mean = sum(values) / len(values)
-    trend = (values[-1] - values[0]) / (shares[-1][0] - shares[0][0])
+    trend = (values[-1] - values[0]) / (turns[-1].turn - turns[0].turn)
+    entered = [(p.turn, u) for p in turns for u in _entered_reach(log, p, side) if not log.units[u].fast]
     text = f"control share {', '.join(f'{v:.2f}' for v in values)} (mean {mean:.2f}, trend {trend:+.2f}/turn)"
-    return _yes(shares[-1][0], text) if mean >= CONTROL_SHARE_MIN or trend >= CONTROL_TREND_MIN else _no(text)
+    if entered:
+        t, u = entered[0]
+        text += f"; {len(entered)} move(s) of the line into enemy reach, first {_label(log, u)} at turn {t}"
+    else:
+        text += "; the line kept out of enemy reach"
+    claimed = mean >= CONTROL_SHARE_MIN or trend >= CONTROL_TREND_MIN
+    return _yes(turns[-1].turn, text) if claimed and not entered else _no(text)
 
 
 @detector("herding_corridor")

@@ -142,6 +142,19 @@ def test_unsafe_end_is_enemy_reach_or_running_into_an_enemy() -> None:
     assert agent.unsafe_end(b, h, behind)
 
 
+def test_in_the_opening_no_unit_walks_into_enemy_reach() -> None:
+    from agents.tactical import CONTROL_ENGAGE_TURN
+
+    b = line_battle(30)
+    agent = agent_for(b)
+    h = unit(b, "H")
+    assert b.state.turn < CONTROL_ENGAGE_TURN
+    assert agent.enters_reach(b, h, geo.Pose(36, 20, 90))  # into the warriors' reach: area_control's dead zone
+    assert not agent.enters_reach(b, h, geo.Pose(36, 8, 90))
+    b.state.turn = CONTROL_ENGAGE_TURN
+    assert not agent.enters_reach(b, h, geo.Pose(36, 20, 90))  # engaging: any move goes
+
+
 def test_the_line_marches_while_the_enemy_is_far_and_stops_short_of_its_reach() -> None:
     far = line_battle(44)
     agent = agent_for(far)

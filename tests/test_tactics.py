@@ -235,12 +235,15 @@ def _denial(on_hill: bool) -> BattleLog:
                 terrain=(hill(30, 20, 42, 26, name="Watch Hill"),))
 
 
-def _area(symmetric: bool) -> BattleLog:
-    units = [cav(0, 0), cav(2, 0), inf(1, 1)] + ([cav(3, 1), cav(5, 1)] if symmetric else [])
-    dep = [deploy(0, 0, 24, 20), deploy(2, 0, 48, 20), deploy(1, 1, 36, 46)]
+def _area(symmetric: bool, line_y: float = 8.0) -> BattleLog:
+    """Blue cavalry forward at y 20 and a blue block at y 8 that moves to ``line_y`` in turn 2 (y 33: into the
+    red block's reach); red one block at y 46, plus (``symmetric``) cavalry facing blue's at y 28."""
+    units = [cav(0, 0), cav(2, 0), inf(4, 0), inf(1, 1)] + ([cav(3, 1), cav(5, 1)] if symmetric else [])
+    dep = [deploy(0, 0, 24, 20), deploy(2, 0, 48, 20), deploy(4, 0, 36, 8), deploy(1, 1, 36, 46)]
     if symmetric:
         dep += [deploy(3, 1, 24, 28), deploy(5, 1, 48, 28)]
-    return game(units, dep, *quiet((1, 0), (1, 1), (2, 0), (2, 1), (3, 0), (3, 1)))
+    line = [move(4, 36, line_y, distance=line_y - 8.0)] if line_y != 8.0 else None
+    return game(units, dep, *quiet((1, 0), (1, 1)), turn(2, 0, movement=line), *quiet((2, 1), (3, 0), (3, 1)))
 
 
 def _herding(both: bool) -> BattleLog:
@@ -489,7 +492,7 @@ CASES: dict[str, tuple[Any, Any]] = {
     "flanking_charge_bonus": (lambda: _flanking("left"), lambda: _flanking("front")),
     "threat_zone_forecast": (lambda: _threat_zone(10), lambda: _threat_zone(34)),
     "terrain_denial_by_threat": (lambda: _denial(False), lambda: _denial(True)),
-    "area_control": (lambda: _area(False), lambda: _area(True)),
+    "area_control": (lambda: _area(False, 12.0), lambda: _area(False, 33.0)),
     "herding_corridor": (lambda: _herding(True), lambda: _herding(False)),
     "ranged_area_denial": (lambda: _ranged(1), lambda: _ranged(0)),
     "bait_unit": (lambda: _bait(50), lambda: _bait(200)),
@@ -557,8 +560,9 @@ EXPECTED: dict[str, tuple[Detection, Detection]] = {
         Detection(False, None, 'no hill denied for 3 turns'),
     ),
     'area_control': (
-        Detection(True, 3, 'control share 0.75, 0.75, 0.75 (mean 0.75, trend +0.00/turn)'),
-        Detection(False, None, 'control share 0.41, 0.41, 0.41 (mean 0.41, trend +0.00/turn)'),
+        Detection(True, 3, 'control share 0.80, 0.80, 0.80 (mean 0.80, trend +0.00/turn); the line kept out of enemy reach'),
+        Detection(False, None, 'control share 0.80, 0.89, 0.89 (mean 0.86, trend +0.04/turn); '
+                               '1 move(s) of the line into enemy reach, first U4 #4 at turn 2'),
     ),
     'herding_corridor': (
         Detection(True, 3, 'U1 #1 moved outside our threat zone at turn 1, then U0 #0 charged it (front) at turn 3 with 2 friends in reach'),
@@ -708,6 +712,23 @@ def test_detector_on_hand_built_logs(tid):
 
 def test_every_detector_has_a_hand_built_case():
     assert set(CASES) == set(DETECTORS) == set(EXPECTED)
+
+
+def test_area_control_wants_the_share_as_well() -> None:
+    """Out of enemy reach but facing as much cavalry as it fields, blue holds no more than half the control."""
+    assert check(_area(True), "area_control") == Detection(
+        False, None, "control share 0.50, 0.50, 0.50 (mean 0.50, trend +0.00/turn); the line kept out of enemy reach")
+
+
+def test_area_control_lets_fast_units_close_up() -> None:
+    """A cavalry unit (CAV: it claims space fastest, src L199) moving into the red block's reach does not count."""
+    log = game([cav(0, 0), cav(2, 0), inf(1, 1)], [deploy(0, 0, 24, 20), deploy(2, 0, 48, 20), deploy(1, 1, 36, 46)],
+               turn(1, 0), turn(1, 1), turn(2, 0, movement=[move(0, 34, 35, distance=17.0)]), *quiet((2, 1), (3, 0), (3, 1)))
+    from tactics.detectors import _entered_reach
+
+    assert [_entered_reach(log, p, 0) for p in log.player_turns(0)] == [[], [0], []]
+    assert check(log, "area_control") == Detection(
+        True, 3, "control share 0.75, 0.86, 0.86 (mean 0.82, trend +0.05/turn); the line kept out of enemy reach")
 
 
 def test_detectors_look_at_the_side_asked_for():
