@@ -5,8 +5,9 @@ from __future__ import annotations
 import io
 
 import pytest
+from rich.console import Console
 
-from training.console import PIPED_WIDTH, make_console
+from training.console import PIPED_WIDTH, LoggedProgress, make_console
 
 
 def test_a_piped_console_is_wide(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -19,3 +20,45 @@ def test_columns_wins_over_the_piped_width(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setenv("COLUMNS", "97")
     monkeypatch.setattr("sys.stderr", io.StringIO())
     assert make_console(stderr=True).width == 97
+
+
+def _piped(width: int = 200) -> tuple[Console, io.StringIO]:
+    buf = io.StringIO()
+    return Console(file=buf, force_terminal=False, width=width), buf
+
+
+def test_logged_progress_prints_plain_lines_to_a_log() -> None:
+    console, buf = _piped()
+    with LoggedProgress(console=console, interval=0.0, unit="games") as bar:
+        task = bar.add_task("tournament", total=4)
+        for _ in range(4):
+            bar.advance(task)
+    lines = [ln for ln in buf.getvalue().splitlines() if ln.startswith("tournament:")]
+    assert [ln.split(",")[0] for ln in lines] == [
+        "tournament: 1/4 games (25%)", "tournament: 2/4 games (50%)", "tournament: 3/4 games (75%)",
+        "tournament: 4/4 games (100%)",
+    ]
+    assert "eta" not in lines[-1] and "elapsed" in lines[-1]
+
+
+def test_logged_progress_waits_for_its_interval_but_always_reports_the_end() -> None:
+    console, buf = _piped()
+    with LoggedProgress(console=console, interval=3600.0) as bar:
+        task = bar.add_task("training", total=3)
+        bar.update(task, completed=1)
+        bar.update(task, completed=3)
+        bar.update(task, completed=3)  # the end is reported once
+    lines = [ln for ln in buf.getvalue().splitlines() if ln.startswith("training:")]
+    assert len(lines) == 1 and lines[0].startswith("training: 3/3 (100%), 0:00:0")
+
+
+def test_logged_progress_is_rich_alone_on_a_terminal_and_silent_when_disabled() -> None:
+    buf = io.StringIO()
+    with LoggedProgress(console=Console(file=buf, force_terminal=True), interval=0.0, unit="games") as bar:
+        task = bar.add_task("tournament", total=2)
+        bar.advance(task, 2)
+    assert "tournament: 2/2 games" not in buf.getvalue()
+    console, piped = _piped()
+    with LoggedProgress(console=console, interval=0.0, disable=True) as bar:
+        bar.advance(bar.add_task("x", total=1))
+    assert piped.getvalue() == ""

@@ -24,7 +24,9 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any, Protocol
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from training.console import LoggedProgress
 
 BACKENDS = ("process", "ray")
 """The names :func:`run_games` accepts as ``backend``."""
@@ -133,7 +135,7 @@ def run_games(
                TextColumn("eta"), TimeRemainingColumn())
     out: list[Row] = []
     first = next(rows)  # start the workers before the progress bar's thread
-    with Progress(*columns, console=console or Console(), disable=not progress) as bar:
+    with LoggedProgress(*columns, console=console or Console(), disable=not progress, unit="games") as bar:
         task = bar.add_task(description, total=len(specs))
         out.append(first)
         bar.advance(task)

@@ -425,13 +425,14 @@ class RichProgressCallback(BaseCallback):
         self._last = 0
 
     def _on_training_start(self) -> None:
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, \
-            TimeRemainingColumn
+        from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-        self.progress = Progress(TextColumn("[bold]training"), BarColumn(), MofNCompleteColumn(),
+        from training.console import LoggedProgress
+
+        self.progress = LoggedProgress(TextColumn("[bold]training"), BarColumn(), MofNCompleteColumn(),
                                  TextColumn("{task.fields[rate]}"),
                                  TimeElapsedColumn(), TimeRemainingColumn(), TextColumn("{task.fields[status]}"),
-                                 console=self.console, transient=False)
+                                 console=self.console, transient=False, unit="steps")
         self.progress.start()
         self._last = self.num_timesteps
         self._t0, self._n0 = time.perf_counter(), self.num_timesteps

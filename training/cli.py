@@ -20,7 +20,7 @@ from rich.text import Text
 
 from env.rules.config import ConfigError
 from env.rules.state import SIDES
-from training.console import make_console
+from training.console import LoggedProgress, make_console
 
 app = typer.Typer(
     name="battleline",
@@ -396,7 +396,6 @@ def coverage_cmd(
     show: Annotated[str, typer.Option(help="Rows to list: missing, all.")] = "missing",
 ) -> None:
     """Rule coverage: tests pinning each core rule ID and how often it fires in a fixed fuzz corpus."""
-    from rich.progress import Progress
 
     from training import coverage as cov
 
@@ -405,7 +404,7 @@ def coverage_cmd(
             exceptions = cov.load_exceptions()
         except ValueError as exc:
             raise UserError(str(exc)) from None
-    with Progress(console=console, transient=True) as progress:
+    with LoggedProgress(console=console, transient=True, unit="games") as progress:
         task = progress.add_task("fuzz corpus", total=len(cov.corpus_games(battles)))
         counts = cov.fuzz_corpus_counts(battles, progress=lambda n: progress.advance(task, n))
     rows = cov.coverage(counts, cov.tests_by_rule(), exceptions)
@@ -531,7 +530,6 @@ def evaluate_cmd(
     out: Annotated[Path | None, typer.Option(help="Also write the results as JSON here.")] = None,
 ) -> None:
     """Win/draw/loss rates of a trained policy against opponents, with Wilson 95% intervals (masks at prediction)."""
-    from rich.progress import Progress
 
     from agents.learned import ModelLoadError, load_model
     from training.evaluate import evaluate_model, model_metadata
@@ -551,7 +549,7 @@ def evaluate_cmd(
             make_agent(name)  # unknown names fail here, before any game
         try:
             load_model(model)  # a bad file fails here, before the progress bar
-            with Progress(console=console, transient=True) as bar:
+            with LoggedProgress(console=console, transient=True, unit="games") as bar:
                 task = bar.add_task("evaluation", total=games * len(names))
                 report = evaluate_model(model, names, games, scenario=scenario, seed=seed, deterministic=not sample,
                                         on_game=lambda _r: bar.advance(task))

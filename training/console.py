@@ -1,11 +1,15 @@
-"""The rich consoles of the command line: full-width tables also when the output is piped to a file."""
+"""The rich consoles of the command line: full-width tables also when the output is piped to a file, and progress
+that still reports to a log file."""
 
 from __future__ import annotations
 
 import os
 import sys
+import time
+from typing import Any
 
 from rich.console import Console
+from rich.progress import Progress, TaskID
 
 PIPED_WIDTH = 200
 """Columns a console uses when its stream is not a terminal and ``COLUMNS`` is unset (rich's own default is 80,
@@ -21,3 +25,67 @@ def make_console(stderr: bool = False) -> Console:
     stream = sys.stderr if stderr else sys.stdout
     piped = not stream.isatty() and "COLUMNS" not in os.environ
     return Console(stderr=stderr, highlight=False, width=PIPED_WIDTH if piped else None)
+
+
+PIPED_INTERVAL = 30.0
+"""Seconds between the plain progress lines :class:`LoggedProgress` prints when its console is not a terminal."""
+
+
+class LoggedProgress(Progress):
+    """A ``rich.progress.Progress`` that also reports to a log: when its console is not a terminal (output piped
+    or redirected, where rich draws nothing until the end), it prints one plain line per task every
+    ``interval`` seconds and when the task completes, e.g. ``tournament: 120/2640 games (5%), 0:01:02 elapsed,
+    eta 0:19:30``. On a terminal it is rich's bar unchanged.
+
+    Args:
+        columns: rich progress columns, as for ``Progress``.
+        interval: seconds between lines (default :data:`PIPED_INTERVAL`).
+        unit: what a step counts (``games``, ``steps``), shown in the lines.
+        kwargs: passed to ``Progress`` (``console``, ``transient``, ``disable``, ...).
+    """
+
+    def __init__(self, *columns: Any, interval: float = PIPED_INTERVAL, unit: str = "", **kwargs: Any) -> None:
+        super().__init__(*columns, **kwargs)
+        self.interval = interval
+        self.unit = unit
+        self._logged: dict[TaskID, float] = {}
+        self._finished: set[TaskID] = set()
+
+    def update(self, task_id: TaskID, **kwargs: Any) -> None:  # type: ignore[override]
+        """``Progress.update``, then a log line if one is due."""
+        super().update(task_id, **kwargs)
+        self._log(task_id)
+
+    def advance(self, task_id: TaskID, advance: float = 1) -> None:
+        """``Progress.advance``, then a log line if one is due."""
+        super().advance(task_id, advance)
+        self._log(task_id)
+
+    def _log(self, task_id: TaskID) -> None:
+        if self.disable or self.console.is_terminal or task_id in self._finished:
+            return
+        task = self._tasks[task_id]
+        now = time.monotonic()
+        last = self._logged.setdefault(task_id, now)
+        done = task.total is not None and task.completed >= task.total
+        if not done and now - last < self.interval:
+            return
+        self._logged[task_id] = now
+        if done:
+            self._finished.add(task_id)
+        line = f"{task.description}: {task.completed:.0f}"
+        if task.total is not None:
+            line += f"/{task.total:.0f}"
+        line = f"{line} {self.unit}".rstrip()
+        if task.total:
+            line += f" ({task.percentage:.0f}%)"
+        line += f", {_clock(task.elapsed or 0.0)} elapsed"
+        if not done and task.time_remaining is not None:
+            line += f", eta {_clock(task.time_remaining)}"
+        self.console.print(line, markup=False, highlight=False, soft_wrap=True)
+
+
+def _clock(seconds: float) -> str:
+    """``h:mm:ss`` of a duration in seconds."""
+    s = int(seconds)
+    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
