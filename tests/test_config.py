@@ -420,6 +420,7 @@ def test_error_wrong_type_shows_value(tmp_path: Path) -> None:
         ({"victory_margin": 2}, "victory_margin", "less than or equal to 1"),
         ({"modles": []}, "modles", "unknown field"),
         ({"red": {"faction": "orcs"}}, "red", "give either 'army' or 'placements'"),
+        ({"red": {"placements": _skirmish()["red"]["placements"]}}, "red", "'faction' is required with 'placements'"),
     ],
 )
 def test_scenario_errors(change: dict, where: str, fault: str) -> None:
@@ -433,6 +434,7 @@ def test_scenario_errors(change: dict, where: str, fault: str) -> None:
     ("red", "where", "fault"),
     [
         ({"faction": "undead", "army": "x"}, "red.faction", "unknown faction 'undead'"),
+        ({"army": "orcs_none"}, "red.army", "unknown army list 'orcs_none'"),
         ({"faction": "orcs", "army": "orcs_none"}, "red.army", "unknown army list 'orcs_none'"),
         ({"faction": "orcs", "army": "men_marcher_host"}, "red.army", "'men_marcher_host' is a 'men' army, not 'orcs'"),
     ],
@@ -526,3 +528,10 @@ def test_scenario_switches_leave_out_magic_and_war_machines() -> None:
     }
     with pytest.raises(ConfigError, match="magic: Input should be a valid boolean"):
         C.load_scenario({**data, "magic": "sometimes"})
+
+
+def test_a_side_with_an_army_list_takes_the_lists_faction() -> None:
+    data = C.load_scenario("pitched_battle").model_dump(exclude_none=True)
+    del data["red"]["faction"]
+    s = C.load_scenario(data)
+    assert s.red.faction == "orcs" and s.red.army == C.load_scenario("pitched_battle").red.army

@@ -487,9 +487,18 @@ class PlacementConfig(_Model):
 
 
 class SideConfig(_Model):
-    """One side: a faction and either an army list id or explicit placements."""
+    """One side: either an army list id or explicit placements, and its faction.
 
-    faction: str
+    With ``army`` the faction may be left out: it is the army list's own (read from
+    ``configs/armies/<army>.yaml``); when given it must match (checked by the scenario's
+    validation). With ``placements`` the faction is required.
+
+    Raises:
+        ValueError (a pydantic validation error): neither or both of ``army`` and ``placements``, or
+            ``placements`` without ``faction``.
+    """
+
+    faction: str | None = None
     army: str | None = None
     placements: list[PlacementConfig] | None = None
 
@@ -497,6 +506,11 @@ class SideConfig(_Model):
     def _army_or_placements(self) -> SideConfig:
         if (self.army is None) == (self.placements is None):
             raise ValueError("give either 'army' or 'placements', not both or neither")
+        if self.placements is not None and self.faction is None:
+            raise ValueError("'faction' is required with 'placements'")
+        if self.faction is None and self.army is not None and army_path(self.army).is_file():
+            found = read_yaml(army_path(self.army)).get("faction")
+            self.faction = found if isinstance(found, str) else None
         return self
 
 
@@ -868,6 +882,8 @@ def _side_errors(s: ScenarioConfig, name: str, shapes: list[tuple[str, Polygon]]
     from env.rules.army import army_points, check_entry, check_joins, validate_army
 
     side = s.side(name)
+    if side.faction is None:  # an army list without a faction whose file is missing (SideConfig)
+        return [(None, f"{name}.army: unknown army list '{side.army}'")]
     if side.faction not in list_factions():
         return [(None, f"{name}.faction: unknown faction '{side.faction}'")]
     faction = load_faction(side.faction)
