@@ -396,7 +396,6 @@ def coverage_cmd(
     show: Annotated[str, typer.Option(help="Rows to list: missing, all.")] = "missing",
 ) -> None:
     """Rule coverage: tests pinning each core rule ID and how often it fires in a fixed fuzz corpus."""
-
     from training import coverage as cov
 
     with _user_errors():
@@ -530,7 +529,6 @@ def evaluate_cmd(
     out: Annotated[Path | None, typer.Option(help="Also write the results as JSON here.")] = None,
 ) -> None:
     """Win/draw/loss rates of a trained policy against opponents, with Wilson 95% intervals (masks at prediction)."""
-
     from agents.learned import ModelLoadError, load_model
     from training.evaluate import evaluate_model, model_metadata
     from training.play import default_agents, expand_agent_names

@@ -121,11 +121,13 @@ def check_model_agents(
         UnknownAgentError: a ``model:`` file is missing or is not a policy.
         agents.learned.ModelLoadError: a model has too few unit slots for the scenario.
     """
+    from agents.learned import PolicyAgent
     from agents.registry import MODEL_PREFIX
 
     for name in dict.fromkeys(n for n in names if n.startswith(MODEL_PREFIX)):
         agent = make_agent(name)
-        require_unit_slots(int(getattr(agent, "n")), name, scenario, blue_armies, red_armies)
+        assert isinstance(agent, PolicyAgent)  # make_agent builds one for every model: name
+        require_unit_slots(agent.n, name, scenario, blue_armies, red_armies)
 
 
 def default_agents(scenario: str | Path | dict[str, Any]) -> str:
