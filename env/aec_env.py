@@ -17,11 +17,13 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+import warnings
+
 import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv
 
-from env.battle_env import scenario_unit_slots
+from env.battle_env import action_index, army_pool, check_max_steps, check_unit_slots, scenario_unit_slots
 from env.observation import Observer
 from env.siege_encoding import castle_elements, make_codec
 from env.rules.actions import IllegalActionError
@@ -34,11 +36,18 @@ class BattleAECEnv(AECEnv[str, dict[str, np.ndarray], int]):
 
     Args:
         scenario: a scenario name in ``configs/scenarios`` (or a YAML path or dict).
-        blue_army, red_army: army-list ids to draw from each episode (None: the scenario's).
-        max_steps: truncate after this many decisions in all (None: never).
+        blue_army, red_army: army-list ids to draw from each episode, or one id
+            (None: the scenario's).
+        max_steps: truncate after this many decisions in all, at least 1 (None: never).
         render_mode: None or "rgb_array".
         planes: add the raster ``planes`` to observations.
-        unit_slots: unit slots per side (None: the scenario's need).
+        unit_slots: unit slots per side, at least 1 (None: the scenario's need).
+
+    Misuse raises a clear error: ``step``, ``last`` or ``observe`` before
+    :meth:`reset` (RuntimeError), an unknown agent name (ValueError), a
+    non-integer action (TypeError). Once every agent is done (``agents == []``),
+    ``step`` warns and does nothing, as PettingZoo's order-enforcing wrapper
+    does, and ``last`` raises (RuntimeError): call :meth:`reset`.
 
     Attributes:
         battle: the running :class:`~env.rules.battle.Battle`.
@@ -60,12 +69,14 @@ class BattleAECEnv(AECEnv[str, dict[str, np.ndarray], int]):
         super().__init__()
         if render_mode not in (None, "rgb_array"):
             raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
+        check_max_steps(max_steps)
+        check_unit_slots(unit_slots)
         self.scenario = scenario
-        self.blue_armies = list(blue_army) if blue_army else None
-        self.red_armies = list(red_army) if red_army else None
+        self.blue_armies = army_pool(blue_army, "blue_army")
+        self.red_armies = army_pool(red_army, "red_army")
         self.max_steps = max_steps
         self.render_mode = render_mode
-        n = unit_slots or scenario_unit_slots(scenario, self.blue_armies, self.red_armies)
+        n = unit_slots if unit_slots is not None else scenario_unit_slots(scenario, self.blue_armies, self.red_armies)
         self.codec = make_codec(n, castle_elements(scenario))  # a siege adds its block (env.siege_encoding)
         self.observer = Observer(self.codec, planes=planes)
         self.possible_agents = list(SIDES)
@@ -112,10 +123,33 @@ class BattleAECEnv(AECEnv[str, dict[str, np.ndarray], int]):
         self._update_infos()
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        """``agent``'s observation (its own side's view, ``action_mask`` included)."""
+        """``agent``'s observation (its own side's view, ``action_mask`` included).
+
+        Raises:
+            RuntimeError: before :meth:`reset`.
+            ValueError: ``agent`` is not "blue" or "red".
+        """
+        self._check_reset("observe")
         assert self.battle is not None
+        if agent not in SIDES:
+            raise ValueError(f"unknown agent {agent!r}; the agents are {', '.join(map(repr, self.possible_agents))}")
         player = SIDES.index(agent)
         return self.observer.observe(self.battle, player, self._mask(player))
+
+    def last(self, observe: bool = True) -> tuple[dict[str, np.ndarray] | None, float, bool, bool, dict[str, Any]]:
+        """Observation, cumulative reward, terminated, truncated and info of the selected agent.
+
+        Raises:
+            RuntimeError: before :meth:`reset`, or once every agent is done (``agents == []``).
+        """
+        self._check_reset("last")
+        if not self.agents:
+            raise RuntimeError("last(): the game is over and every agent is done (agents == []): call reset()")
+        return super().last(observe)
+
+    def _check_reset(self, what: str) -> None:
+        if self.battle is None:
+            raise RuntimeError(f"{what}() before reset(): call reset() first")
 
     def _mask(self, player: int) -> np.ndarray:
         """``codec.mask`` for ``player``, memoised for the current decision."""
@@ -128,26 +162,35 @@ class BattleAECEnv(AECEnv[str, dict[str, np.ndarray], int]):
     def step(self, action: int | np.integer | None) -> None:
         """Apply the selected agent's action index (None for an agent that is done).
 
+        Once every agent is done (``agents == []``) it warns and does nothing.
+
         Raises:
-            IllegalActionError: the agent's mask forbids ``action``.
+            RuntimeError: before :meth:`reset`.
+            TypeError: ``action`` is neither None nor an integer.
+            IllegalActionError: the agent's mask forbids ``action`` (nothing changes).
         """
+        self._check_reset("step")
+        if not self.agents:
+            warnings.warn("step() called after every agent is done (agents == []): call reset(); "
+                          "the step is ignored", stacklevel=2)
+            return
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
         assert self.battle is not None
         player = SIDES.index(agent)
-        self._cumulative_rewards[agent] = 0.0
-        self._clear_rewards()
         if action is None:
             raise IllegalActionError(f"agent {agent} is still playing; None is only for an agent that is done")
-        index = int(action)
+        index = action_index(action)
         mask = self._mask(player)
         if not (0 <= index < self.codec.size and mask[index]):
             raise IllegalActionError(
                 f"action index {index} is not allowed for {agent} now ({int(mask.sum())} allowed, "
                 f"pending {self.battle.pending.kind})"
             )
+        self._cumulative_rewards[agent] = 0.0
+        self._clear_rewards()
         self.battle.apply(self.codec.decode(index, self.battle, player))
         self._steps += 1
         if self.battle.is_over:

@@ -40,6 +40,55 @@ OpponentSpec = Any
 ``act(battle) -> Action``, or a :data:`PolicyFn`."""
 
 
+def army_pool(value: str | Sequence[str] | None, name: str) -> list[str] | None:
+    """An army argument as a list of army ids: one id (a string) or a sequence of ids; None or empty: None.
+
+    Raises:
+        TypeError: ``value`` is neither a string nor a sequence of strings (``name`` is the argument's name).
+    """
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return [value] if value else None
+    if not isinstance(value, Sequence) or not all(isinstance(v, str) for v in value):
+        raise TypeError(f"{name} must be an army id or a list of army ids, got {value!r}")
+    return list(value) or None
+
+
+def check_unit_slots(unit_slots: Any) -> None:
+    """Reject a ``unit_slots`` that is not None or an integer of at least 1 (TypeError / ValueError)."""
+    if unit_slots is None:
+        return
+    if isinstance(unit_slots, (bool, np.bool_)) or not isinstance(unit_slots, (int, np.integer)):
+        raise TypeError(f"unit_slots must be an integer or None, got {unit_slots!r}")
+    if unit_slots < 1:
+        raise ValueError(f"unit_slots must be at least 1 (or None for the scenario's need), got {unit_slots}")
+
+
+def check_max_steps(max_steps: Any) -> None:
+    """Reject a ``max_steps`` that is not None or an integer of at least 1 (TypeError / ValueError)."""
+    if max_steps is None:
+        return
+    if isinstance(max_steps, (bool, np.bool_)) or not isinstance(max_steps, (int, np.integer)):
+        raise TypeError(f"max_steps must be an integer or None, got {max_steps!r}")
+    if max_steps < 1:
+        raise ValueError(f"max_steps must be at least 1, got {max_steps}")
+
+
+def action_index(action: Any) -> int:
+    """An action index as an int: a Python int, a numpy integer or a 0-d integer array (as SB3 passes them).
+
+    Raises:
+        TypeError: anything else (a float, a string, a bool, an array of several values).
+    """
+    if isinstance(action, np.ndarray) and action.ndim == 0:
+        action = action[()]
+    if isinstance(action, (int, np.integer)) and not isinstance(action, (bool, np.bool_)):
+        return int(action)
+    shown = f"array of shape {action.shape}" if isinstance(action, np.ndarray) else repr(action)
+    raise TypeError(f"action must be an integer index (int or numpy integer), got {type(action).__name__} {shown}")
+
+
 def scenario_unit_slots(
     scenario: str | dict[str, Any],
     blue_armies: Sequence[str] | None = None,
@@ -50,7 +99,8 @@ def scenario_unit_slots(
 
     battle = Battle.from_scenario(scenario, seed=0)
     counts = [sum(u.side == side for u in battle.state.units) for side in (0, 1)]
-    for side, pool in ((0, blue_armies), (1, red_armies)):
+    pools = (army_pool(blue_armies, "blue_armies"), army_pool(red_armies, "red_armies"))
+    for side, pool in enumerate(pools):
         for army in pool or ():
             counts[side] = max(counts[side], len(load_army(army).units))
     return max(counts)
@@ -62,6 +112,11 @@ class _Opponent:
     def __init__(self, spec: OpponentSpec, codec: ActionCodec, observer: Observer) -> None:
         if not (isinstance(spec, str) or hasattr(spec, "act") or callable(spec)):
             raise TypeError(f"opponent must be an agent name, an agent with reset/act, or a callable policy; got {spec!r}")
+        if isinstance(spec, str):
+            from agents.registry import AGENT_NAMES, MODEL_PREFIX, UnknownAgentError
+
+            if spec not in AGENT_NAMES and not spec.startswith(MODEL_PREFIX):
+                raise UnknownAgentError(spec)
         self.spec = spec
         self.codec = codec
         self.observer = observer
@@ -105,7 +160,8 @@ class BattleEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         opponent: :data:`OpponentSpec`; a name builds a fresh agent each episode,
             seeded from the episode's seed.
         learner_side: "blue", "red" or "random" (drawn each episode).
-        blue_army, red_army: army-list ids to draw from each episode (None: the scenario's).
+        blue_army, red_army: army-list ids to draw from each episode, or one id
+            (None: the scenario's).
         reward_shaping: weight ``w`` of the VP-difference shaping (0 = terminal reward only).
         max_steps: truncate after this many learner steps (None: never).
         render_mode: None or "rgb_array".
@@ -114,8 +170,11 @@ class BattleEnv(gym.Env[dict[str, np.ndarray], np.int64]):
             :data:`ILLEGAL_PENALTY`, nothing changes, ``info["illegal"]`` True).
             Checkers that step with unmasked random actions need "penalise".
         planes: add the raster ``planes`` to the observation.
-        unit_slots: unit slots per side (None: :func:`scenario_unit_slots`);
+        unit_slots: unit slots per side, at least 1 (None: :func:`scenario_unit_slots`);
             set it to share one action space between scenarios or army pools.
+
+    Raises:
+        ValueError / TypeError: a bad argument (named in the message).
 
     Spaces:
         ``action_space``: ``Discrete(codec.size)``; ``observation_space``: the
@@ -152,17 +211,17 @@ class BattleEnv(gym.Env[dict[str, np.ndarray], np.int64]):
             raise ValueError(f"illegal_action must be 'raise' or 'penalise', got {illegal_action!r}")
         if render_mode not in (None, "rgb_array"):
             raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
-        if max_steps is not None and max_steps < 1:
-            raise ValueError(f"max_steps must be at least 1, got {max_steps}")
+        check_max_steps(max_steps)
+        check_unit_slots(unit_slots)
         self.scenario = scenario
         self.learner_side_mode = learner_side
-        self.blue_armies = list(blue_army) if blue_army else None
-        self.red_armies = list(red_army) if red_army else None
+        self.blue_armies = army_pool(blue_army, "blue_army")
+        self.red_armies = army_pool(red_army, "red_army")
         self.reward_shaping = float(reward_shaping)
         self.max_steps = max_steps
         self.render_mode = render_mode
         self.illegal_action = illegal_action
-        n = unit_slots or scenario_unit_slots(scenario, self.blue_armies, self.red_armies)
+        n = unit_slots if unit_slots is not None else scenario_unit_slots(scenario, self.blue_armies, self.red_armies)
         self.codec = make_codec(n, castle_elements(scenario))  # a siege adds its block (env.siege_encoding)
         self.observer = Observer(self.codec, planes=planes)
         self.action_space = spaces.Discrete(self.codec.size)
@@ -175,17 +234,23 @@ class BattleEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         self._steps = 0
         self._illegal = 0
         self._done = True
+        self._abandoned: str | None = None
 
     # ------------------------------------------------------------------ opponent
     def set_opponent(self, opponent: OpponentSpec) -> None:
         """Replace the opponent (:data:`OpponentSpec`); call it between episodes.
 
         Called mid-episode, the new opponent is reset onto the running battle
-        and plays the rest of it.
+        and plays the rest of it. A bad opponent raises and the old one stays.
+
+        Raises:
+            TypeError: ``opponent`` is no :data:`OpponentSpec`.
+            agents.registry.UnknownAgentError: an unknown agent name.
         """
-        self._opponent = _Opponent(opponent, self.codec, self.observer)
+        new = _Opponent(opponent, self.codec, self.observer)
         if self.battle is not None and not self._done:
-            self._opponent.reset(self.battle, 1 - self.learner, int(self.np_random.integers(2**31)))
+            new.reset(self.battle, 1 - self.learner, int(self.np_random.integers(2**31)))
+        self._opponent = new
 
     @property
     def opponent_name(self) -> str:
@@ -208,6 +273,9 @@ class BattleEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         options = options or {}
         rng = self.np_random
         side = options.get("learner_side", self.learner_side_mode)
+        if side not in ("random", "blue", "red"):
+            raise ValueError(f"options['learner_side'] must be 'random', 'blue' or 'red', got {side!r}")
+        self._done, self._abandoned = True, None
         self.learner = int(rng.integers(2)) if side == "random" else SIDES.index(side)
         blue = options.get("blue_army") or (self.blue_armies[int(rng.integers(len(self.blue_armies)))] if self.blue_armies else None)
         red = options.get("red_army") or (self.red_armies[int(rng.integers(len(self.red_armies)))] if self.red_armies else None)
@@ -216,9 +284,9 @@ class BattleEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         self._opponent.reset(self.battle, 1 - self.learner, opp_seed)
         self._steps = 0
         self._illegal = 0
-        self._done = False
         self._potential = self._vp_potential()
         self._play_opponent()
+        self._done = False
         obs = self._observe()
         return obs, self._info(illegal=False)
 
@@ -226,12 +294,17 @@ class BattleEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         """Apply the learner's action index, then let the opponent play until the learner decides again.
 
         Raises:
-            IllegalActionError: the mask forbids ``action`` (with ``illegal_action="raise"``).
-            RuntimeError: the episode has ended; call :meth:`reset`.
+            TypeError: ``action`` is not an integer (see :func:`action_index`).
+            IllegalActionError: the mask forbids ``action`` (with ``illegal_action="raise"``;
+                nothing changes), or the opponent chose an illegal action (the episode
+                is then abandoned: call :meth:`reset`).
+            RuntimeError: the episode has ended or was abandoned; call :meth:`reset`.
         """
+        if self._abandoned is not None:
+            raise RuntimeError(f"the episode was abandoned ({self._abandoned}): call reset() first")
         if self.battle is None or self._done:
             raise RuntimeError("the episode has ended (or never started): call reset() first")
-        index = int(action)
+        index = action_index(action)
         battle = self.battle
         if not (0 <= index < self.codec.size and self._mask[index]):
             msg = (
@@ -283,10 +356,24 @@ class BattleEnv(gym.Env[dict[str, np.ndarray], np.int64]):
 
     # ------------------------------------------------------------------ helpers
     def _play_opponent(self) -> None:
+        """Let the opponent decide until the learner's turn; if it fails, the episode is abandoned.
+
+        An opponent that raises (an illegal choice, a crash) leaves a battle the
+        learner cannot go on with: ``step`` then raises until :meth:`reset`.
+        """
         battle = self.battle
         assert battle is not None
-        while not battle.is_over and battle.pending.player != self.learner:
-            battle.apply(self._opponent.act(battle))
+        try:
+            while not battle.is_over and battle.pending.player != self.learner:
+                battle.apply(self._opponent.act(battle))
+        except Exception as exc:
+            self._done = True
+            self._abandoned = f"the opponent {self._opponent.name!r} failed: {type(exc).__name__}: {exc}"
+            if isinstance(exc, IllegalActionError):
+                raise IllegalActionError(f"opponent {self._opponent.name!r}: {exc}; "
+                                         f"the episode is abandoned: call reset()") from exc
+            exc.add_note("the episode is abandoned: call reset()")
+            raise
 
     def _observe(self) -> dict[str, np.ndarray]:
         assert self.battle is not None

@@ -469,3 +469,109 @@ def test_aec_illegal_action_raises() -> None:
     with pytest.raises(IllegalActionError):
         env_.step(bad)
     assert env_.battle.actions == []  # nothing was applied
+
+
+# ---------------------------------------------------------------------- misuse
+def test_one_army_id_is_one_list_not_its_characters() -> None:
+    e = gym.make("battleline/PitchedBattle-v0", blue_army="men_marcher_host")
+    assert e.unwrapped.blue_armies == ["men_marcher_host"]
+    aec = BattleAECEnv("skirmish_line", red_army="men_marcher_host")
+    assert aec.red_armies == ["men_marcher_host"]
+    with pytest.raises(TypeError, match="blue_army must be an army id or a list of army ids, got 3"):
+        BattleEnv("skirmish_line", blue_army=3)
+
+
+@pytest.mark.parametrize("action", [1.7, "0", True, np.float64(0.0), np.array([0])])
+def test_step_rejects_non_integer_actions(action: Any) -> None:
+    env_ = BattleEnv("skirmish_line", learner_side="blue")
+    env_.reset(seed=0)
+    before = env_.battle.to_json()
+    with pytest.raises(TypeError, match="action must be an integer index \\(int or numpy integer\\), got"):
+        env_.step(action)
+    assert env_.battle.to_json() == before
+    aec = BattleAECEnv("skirmish_line")
+    aec.reset(seed=0)
+    with pytest.raises(TypeError, match="action must be an integer index"):
+        aec.step(action)
+    assert aec.battle.actions == []
+
+
+def test_step_accepts_numpy_integers_and_0d_arrays() -> None:
+    env_ = BattleEnv("skirmish_line", learner_side="blue")
+    env_.reset(seed=0)
+    env_.step(np.int32(0))
+    env_.step(np.array(0, dtype=np.int64))
+    assert len(env_.battle.actions) >= 2
+
+
+def test_bad_env_arguments_name_the_allowed_values() -> None:
+    env_ = BattleEnv("skirmish_line")
+    with pytest.raises(ValueError, match="options\\['learner_side'\\] must be 'random', 'blue' or 'red', got 'green'"):
+        env_.reset(options={"learner_side": "green"})
+    for cls in (BattleEnv, BattleAECEnv):
+        with pytest.raises(ValueError, match="unit_slots must be at least 1 .*got 0"):
+            cls("skirmish_line", unit_slots=0)
+        for bad in (0, -1):
+            with pytest.raises(ValueError, match=f"max_steps must be at least 1, got {bad}"):
+                cls("skirmish_line", max_steps=bad)
+
+
+def test_set_opponent_rejects_before_installing() -> None:
+    env_ = BattleEnv("skirmish_line", opponent="random", learner_side="blue")
+    env_.reset(seed=0)
+    with pytest.raises(ValueError, match="unknown agent 'nobody'; known agents: random"):
+        env_.set_opponent("nobody")
+    assert env_.opponent_name == "random"
+    for _ in range(3):
+        env_.step(0)  # the old opponent still plays
+
+
+def test_opponent_illegal_choice_abandons_the_episode() -> None:
+    def bad(obs: dict[str, np.ndarray], mask: np.ndarray) -> int:
+        return int(np.flatnonzero(~mask)[0])
+
+    env_ = BattleEnv("skirmish_line", opponent=bad, learner_side="blue")
+    env_.reset(seed=0)
+    with pytest.raises(IllegalActionError, match="opponent 'bad': opponent policy chose index .* the episode is "
+                                                  "abandoned: call reset\\(\\)"):
+        for _ in range(10):
+            env_.step(0)
+    for _ in range(2):
+        with pytest.raises(RuntimeError, match="the episode was abandoned \\(the opponent 'bad' failed"):
+            env_.step(0)
+    env_.set_opponent("random")
+    env_.reset(seed=0)
+    env_.step(0)
+
+
+def test_engine_rejects_non_actions_unchanged() -> None:
+    battle = Battle.from_scenario("skirmish_line", seed=0)
+    before = battle.to_json()
+    for bad in (None, "end_phase"):
+        with pytest.raises(IllegalActionError, match=f"not an action: {bad!r}"):
+            battle.apply(bad)
+    assert battle.to_json() == before
+
+
+def test_aec_misuse_gives_clear_errors() -> None:
+    env_ = BattleAECEnv("skirmish_line")
+    with pytest.raises(RuntimeError, match="step\\(\\) before reset\\(\\): call reset\\(\\) first"):
+        env_.step(0)
+    with pytest.raises(RuntimeError, match="last\\(\\) before reset\\(\\)"):
+        env_.last()
+    with pytest.raises(RuntimeError, match="observe\\(\\) before reset\\(\\)"):
+        env_.observe("blue")
+    env_.reset(seed=0)
+    with pytest.raises(ValueError, match="unknown agent 'green'; the agents are 'blue', 'red'"):
+        env_.observe("green")
+    for agent in env_.agent_iter():
+        _, _, term, trunc, _ = env_.last()
+        env_.step(None if term or trunc else 0)
+    assert env_.agents == []
+    n = len(env_.battle.actions)
+    for action in (0, None):
+        with pytest.warns(UserWarning, match="step\\(\\) called after every agent is done .* the step is ignored"):
+            env_.step(action)
+    assert len(env_.battle.actions) == n
+    with pytest.raises(RuntimeError, match="every agent is done \\(agents == \\[\\]\\): call reset\\(\\)"):
+        env_.last()

@@ -228,8 +228,14 @@ class Battle:
         """Apply one legal action and run the rules to the next decision.
 
         Raises:
-            IllegalActionError: the action is not legal now; nothing changes.
+            IllegalActionError: the action is not legal now, or not an :class:`Action`
+                at all (None, a string); nothing changes.
         """
+        if not isinstance(action, Action):
+            raise IllegalActionError(
+                f"not an action: {action!r} ({type(action).__name__}); pass an env.rules.actions.Action, "
+                f"e.g. END_PHASE, not the string 'end_phase'"
+            )
         if self.state.over:
             raise IllegalActionError("the battle is over; no action is legal")
         legal = self.legal_actions()
