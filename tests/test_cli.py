@@ -345,3 +345,138 @@ def test_tactics_help_names_the_catalogue_file(runner):
     result = runner.invoke(app, ["tactics", "--help"], env={"COLUMNS": "200"})
     assert result.exit_code == 0
     assert "tactics/catalogue.yaml" in result.output and "shared/rules" not in result.output
+
+
+@pytest.fixture(scope="module")
+def replay_text() -> str:
+    """A finished random skirmish_line battle as replay JSON (written by ``write_replay``)."""
+    import tempfile
+    from pathlib import Path
+
+    from env.rules.battle import Battle
+    from training.cli import write_replay
+
+    battle = Battle.from_scenario(SCENARIO, seed=5)
+    rng = random.Random(5)
+    while not battle.is_over:
+        battle.apply(rng.choice(battle.legal_actions()))
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "r.json"
+        write_replay(battle, path, {"blue": "random", "red": "random"})
+        return path.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("flag", ["--replay", "--png"])
+def test_play_output_path_that_is_a_folder_is_one_line(runner, tmp_path, flag):
+    result = runner.invoke(app, ["play", "--scenario", SCENARIO, "--blue", "random", "--red", "random",
+                                 flag, str(tmp_path)])
+    assert result.exit_code == 2
+    assert _one_error_line(result) == f"error: {flag} {tmp_path}: is a directory (give a file name)"
+
+
+def test_output_under_a_file_is_one_line(runner, tmp_path, replay_text):
+    blocker = tmp_path / "existing.json"
+    blocker.write_text("{}")
+    result = runner.invoke(app, ["play", "--scenario", SCENARIO, "--blue", "random", "--red", "random",
+                                 "--replay", str(blocker / "x.json")])
+    assert result.exit_code == 2
+    assert _one_error_line(result) == (f"error: --replay {blocker / 'x.json'}: cannot create {blocker} "
+                                       f"(a file of that name is in the way)")
+    replay = tmp_path / "r.json"
+    replay.write_text(replay_text)
+    for flag in ("--png", "--gif"):
+        result = runner.invoke(app, ["replay", str(replay), flag, str(tmp_path)])
+        assert result.exit_code == 2
+        assert _one_error_line(result) == f"error: {flag} {tmp_path}: is a directory (give a file name)"
+        result = runner.invoke(app, ["replay", str(replay), flag, str(blocker / "x")])
+        assert result.exit_code == 2
+        assert f"error: {flag} {blocker / 'x'}: cannot create {blocker}" in _one_error_line(result)
+
+
+@pytest.mark.parametrize("command", [
+    ["tournament", "--agents", "random,line_advance", "--games-per-pair", "2"],
+    ["parity", "--agent", "random", "--games", "2"],
+])
+def test_out_folder_that_is_a_file_is_one_line(runner, tmp_path, command):
+    blocker = tmp_path / "results"
+    blocker.write_text("x")
+    result = runner.invoke(app, [*command, "--scenario", SCENARIO, "--workers", "1", "--out", str(blocker)])
+    assert result.exit_code == 2
+    assert _one_error_line(result) == f"error: --out {blocker}: not a directory (a file of that name exists)"
+
+
+def test_writing_names_the_flag_on_an_os_error(tmp_path):
+    import typer
+
+    from training.cli import writing
+
+    target = tmp_path / "x.png"
+    with pytest.raises(typer.Exit) as caught:
+        with writing("--png", target):
+            raise PermissionError(13, "Permission denied", str(target))
+    assert caught.value.exit_code == 2
+    with pytest.raises(PermissionError):  # another file's error is not the output's
+        with writing("--png", target):
+            raise PermissionError(13, "Permission denied", "/elsewhere/config.yaml")
+
+
+@pytest.mark.parametrize("events", ["x", [1, 2], {"rule": "x"}])
+def test_events_not_a_list_of_objects_is_one_line(runner, tmp_path, replay_text, events):
+    data = json.loads(replay_text)
+    data["events"] = events
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(data))
+    expected = f"error: {path}: not a battleline replay (events must be a list of objects)"
+    for args in (["detect", str(path)], ["replay", str(path), "--png", str(tmp_path / "x.png")],
+                 ["replay", str(path), "--check"]):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 2, args
+        assert _one_error_line(result) == expected
+
+
+def test_replay_check_mismatch_is_short(runner, tmp_path, replay_text):
+    data = json.loads(replay_text)
+    n = len(data["events"])
+    data["events"] = data["events"][:3]
+    path = tmp_path / "short.json"
+    path.write_text(json.dumps(data))
+    result = runner.invoke(app, ["replay", str(path), "--check"])
+    assert result.exit_code == 1
+    line = result.stderr.strip()
+    assert line.startswith(f"error: replay check failed: events: 3 items (replay) vs {n} (re-simulated); "
+                           f"first differing index 3: ")
+    assert len(line) < 300 and "\n" not in line
+    data = json.loads(replay_text)
+    data["events"][2]["rule"] = "X" * 5000
+    path.write_text(json.dumps(data))
+    result = runner.invoke(app, ["replay", str(path), "--check"])
+    assert result.exit_code == 1
+    assert "replay check failed: events[2].rule: 'XXXX" in result.stderr
+    assert "… (5002 characters) (replay) vs" in result.stderr
+    assert len(result.stderr) < 300
+
+
+def test_replay_gif_has_a_frame_per_game_turn(runner, tmp_path, replay_text):
+    from PIL import Image
+
+    replay, gif = tmp_path / "r.json", tmp_path / "out" / "r.gif"
+    replay.write_text(replay_text)
+    result = runner.invoke(app, ["replay", str(replay), "--gif", str(gif)])
+    assert result.exit_code == 0, result.output
+    turns = json.loads(replay_text)["state"]["turn"]
+    with Image.open(gif) as image:
+        assert image.format == "GIF" and image.n_frames > 1
+        frames = image.n_frames
+    assert frames == turns + 1  # the start of each game turn and the end
+    assert f"gif ({frames} frames): " in result.stdout
+
+
+def test_replay_gif_of_an_impossible_battle_is_one_line(runner, tmp_path, replay_text):
+    data = json.loads(replay_text)
+    data["actions"] = [{"kind": "shoot", "unit": 99, "target": 98}]
+    replay = tmp_path / "r.json"
+    replay.write_text(json.dumps(data))
+    result = runner.invoke(app, ["replay", str(replay), "--gif", str(tmp_path / "r.gif")])
+    assert result.exit_code == 1
+    assert f"error: --gif: cannot re-simulate {replay} (IllegalActionError: illegal action" in \
+        result.stderr.strip().splitlines()[0]

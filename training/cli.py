@@ -78,6 +78,49 @@ def _shown(path: Path) -> str:
         return str(path)
 
 
+def _os_reason(exc: OSError) -> str:
+    """The reason of an OSError in a few words ("is a directory", "permission denied", ...)."""
+    if isinstance(exc, IsADirectoryError):
+        return "is a directory"
+    if isinstance(exc, FileExistsError):
+        return "a file of that name is in the way"
+    return (exc.strerror or type(exc).__name__).lower()
+
+
+def check_output(flag: str, path: Path, folder: bool = False) -> None:
+    """Check a user-given output path before any work: create its folder, reject what cannot be written.
+
+    ``folder`` True: ``path`` is an output folder (created); otherwise a file whose parent folder is
+    created. Raises :class:`UserError` (one line naming ``flag``): "--replay /tmp: is a directory",
+    "--out f.json: not a directory", "--png /proc/x/y.png: cannot create /proc/x (no such file or directory)".
+    """
+    if folder and path.exists() and not path.is_dir():
+        raise UserError(f"{flag} {path}: not a directory (a file of that name exists)")
+    if not folder and path.is_dir():
+        raise UserError(f"{flag} {path}: is a directory (give a file name)")
+    target = path if folder else path.parent
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        where = exc.filename or target
+        raise UserError(f"{flag} {path}: cannot create {where} ({_os_reason(exc)})") from None
+
+
+@contextmanager
+def writing(flag: str, path: Path) -> Iterator[None]:
+    """Turn an OSError while writing the user-given output ``path`` (or a file in it) into one line naming ``flag``.
+
+    An OSError about another file is not the output's fault and is raised as it is.
+    """
+    try:
+        yield
+    except OSError as exc:
+        where = Path(exc.filename) if isinstance(exc.filename, (str, os.PathLike)) else path
+        if not (where == path or path in where.parents or where in path.parents):
+            raise
+        raise _fail(f"{flag} {path}: cannot write {where} ({_os_reason(exc)})", EXIT_USER_ERROR) from None
+
+
 def write_replay(battle: Any, path: Path, players: dict[str, str]) -> None:
     """Write the replay JSON: ``battle.to_json()`` plus ``meta.players`` {side: agent name}.
 
@@ -140,6 +183,9 @@ def play(
 
     with _user_errors():
         _check_seed(seed)
+        for flag, path in (("--replay", replay), ("--png", png)):
+            if path is not None:
+                check_output(flag, path)
         check_model_agents(scenario, [blue, red], [blue_army] if blue_army else None, [red_army] if red_army else None)
         try:
             battle = play_battle(scenario, blue, red, seed, blue_army=blue_army, red_army=red_army,
@@ -149,12 +195,14 @@ def play(
     players = {"blue": blue, "red": red}
     written: list[tuple[str, Path]] = []
     if replay is not None:
-        write_replay(battle, replay, players)
+        with writing("--replay", replay):
+            write_replay(battle, replay, players)
         written.append(("replay", replay))
     if png is not None:
         from env.render import render_battle
 
-        render_battle(battle, png, title=f"{blue} (blue) vs {red} (red), seed {seed}")
+        with writing("--png", png):
+            render_battle(battle, png, title=f"{blue} (blue) vs {red} (red), seed {seed}")
         written.append(("png", png))
     print_result(battle, players, written)
 
@@ -219,6 +267,8 @@ def tournament(
             schedule(names, games_per_pair, seed, pairing)
         except ValueError as exc:
             raise UserError(str(exc)) from None
+        check_output("--out", out, folder=True)
+    with _user_errors(), writing("--out", out):
         results = run_tournament(scenario, names, games_per_pair, seed, out, workers=workers or os.cpu_count(),
                                  blue_army=blue_army, red_army=red_army, console=console, backend=backend,
                                  ray_address=ray_address, pairing=pairing)
@@ -251,6 +301,8 @@ def parity(
             raise UserError(f"--games must be at least 1, got {games}")
         _check_seed(seed)
         _check_run_options(workers, backend)
+        check_output("--out", out, folder=True)
+    with _user_errors(), writing("--out", out):
         res = run_parity(scenario, agent, games, seed, out, workers=workers or os.cpu_count(), console=console,
                          backend=backend, ray_address=ray_address)
     blue, mover = res["blue"], res["first_mover"]
@@ -273,13 +325,32 @@ def parity(
         raise typer.Exit(EXIT_CHECK_FAILED)
 
 
+BRIEF_CHARS = 60
+"""The longest value a failed ``replay --check`` quotes (longer ones are cut, with their length)."""
+
+
+def _brief(value: Any) -> str:
+    """A short summary of a JSON value: its repr up to :data:`BRIEF_CHARS`, or its kind and size."""
+    text = repr(value)
+    if len(text) <= BRIEF_CHARS:
+        return text
+    if isinstance(value, list):
+        return f"a list of {len(value)} items"
+    if isinstance(value, dict):
+        keys = ", ".join(map(str, list(value)[:4]))
+        return f"an object with {len(value)} keys ({keys}{', …' if len(value) > 4 else ''})"
+    return f"{text[:BRIEF_CHARS]}… ({len(text)} characters)"
+
+
 def _first_difference(a: Any, b: Any, path: str = "") -> str | None:
-    """The path of the first difference between two JSON values, with both values; None if equal."""
+    """The path of the first difference between two JSON values (replay ``a``, re-simulated ``b``), with
+    short summaries of both (:func:`_brief`); None if equal. Lists name the first differing index."""
     if isinstance(a, dict) and isinstance(b, dict):
         for key in list(a) + [k for k in b if k not in a]:
+            where = f"{path}.{key}" if path else str(key)
             if key not in a or key not in b:
-                return f"{path}.{key}: present in only one"
-            diff = _first_difference(a[key], b[key], f"{path}.{key}" if path else str(key))
+                return f"{where}: only in the {'replay' if key in a else 're-simulated battle'}"
+            diff = _first_difference(a[key], b[key], where)
             if diff:
                 return diff
         return None
@@ -289,10 +360,13 @@ def _first_difference(a: Any, b: Any, path: str = "") -> str | None:
             if diff:
                 return diff
         if len(a) != len(b):
-            return f"{path}: length {len(a)} vs {len(b)}"
+            i = min(len(a), len(b))
+            extra = _brief(a[i] if len(a) > len(b) else b[i])
+            return (f"{path}: {len(a)} items (replay) vs {len(b)} (re-simulated); first differing index {i}: "
+                    f"{extra} only in the {'replay' if len(a) > len(b) else 're-simulated battle'}")
         return None
     if a != b:
-        return f"{path}: {a!r} (replay) vs {b!r} (re-simulated)"
+        return f"{path}: {_brief(a)} (replay) vs {_brief(b)} (re-simulated)"
     return None
 
 
@@ -324,13 +398,18 @@ def _load_replay(path: Path) -> tuple[Any, str, dict[str, Any]]:
 def replay_cmd(
     path: Annotated[Path, typer.Argument(help="A replay JSON written by 'battleline play --replay'.")],
     png: Annotated[Path | None, typer.Option(help="Redraw the final table into this PNG.")] = None,
+    gif: Annotated[Path | None, typer.Option(help="Animate the battle into this GIF, one frame per game turn "
+                                             "(re-simulated from scenario, seed and actions).")] = None,
     check: Annotated[bool, typer.Option("--check", help="Re-simulate from scenario, seed and actions and "
                                         "verify the final state, events and dice match.")] = False,
 ) -> None:
-    """Reload a replay, optionally re-simulate it to check it, and redraw it."""
+    """Reload a replay, optionally re-simulate it to check it, and redraw it (PNG) or animate it (GIF)."""
     from env.rules.battle import Battle
 
     with _user_errors():
+        for flag, out in (("--png", png), ("--gif", gif)):
+            if out is not None:
+                check_output(flag, out)
         battle, text, data = _load_replay(path)
     players = ((data.get("meta") or {}).get("players")) or None
     if check:
@@ -347,12 +426,22 @@ def replay_cmd(
         console.print(Text(f"check passed: re-simulating {len(battle.actions)} actions gives the same state, "
                            f"{len(battle.events)} events and dice", style="green"), soft_wrap=True)
     written: list[tuple[str, Path]] = []
+    title = f"{players['blue']} (blue) vs {players['red']} (red), seed {battle.seed}" if players else None
     if png is not None:
         from env.render import render_battle
 
-        title = f"{players['blue']} (blue) vs {players['red']} (red), seed {battle.seed}" if players else None
-        render_battle(battle, png, title=title)
+        with writing("--png", png):
+            render_battle(battle, png, title=title)
         written.append(("png", png))
+    if gif is not None:
+        from env.render import render_gif
+
+        try:
+            with writing("--gif", gif):
+                frames = render_gif(battle, gif, title=title)
+        except (ConfigError, ValueError, TypeError, KeyError) as exc:  # IllegalActionError is a ValueError
+            raise _fail(f"--gif: cannot re-simulate {path} ({type(exc).__name__}: {exc})", EXIT_CHECK_FAILED) from None
+        written.append((f"gif ({frames} frames)", gif))
     print_result(battle, players, written)
 
 
@@ -541,6 +630,8 @@ def evaluate_cmd(
         if games < 1:
             raise UserError(f"--games must be at least 1, got {games}")
         _check_seed(seed)
+        if out is not None:
+            check_output("--out", out)
         from agents.registry import make_agent
 
         for name in names:
@@ -572,8 +663,9 @@ def evaluate_cmd(
     console.print(Text(f"decisions: {report['decisions']}, illegal actions: {report['illegal_actions']}", style=style),
                   soft_wrap=True)
     if out is not None:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(report, indent=1), encoding="utf-8")
+        with writing("--out", out):
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(json.dumps(report, indent=1), encoding="utf-8")
         console.print(f"results: {_shown(out)}", soft_wrap=True)
     if report["illegal_actions"]:
         raise typer.Exit(EXIT_CHECK_FAILED)

@@ -409,11 +409,15 @@ class Battle:
         """Rebuild a battle saved by :meth:`to_json` (exact round trip).
 
         Raises:
-            ValueError: the text is not a battle saved by this format.
+            ValueError: the text is not a battle saved by this format (or its
+                ``events`` or ``actions`` are not lists of objects).
         """
         data = json.loads(text)
         if data.get("format") != FORMAT_VERSION:
             raise ValueError(f"not a battleline replay (format {data.get('format')!r}, expected {FORMAT_VERSION})")
+        for key in ("events", "actions"):
+            if key in data and not (isinstance(data[key], list) and all(isinstance(e, dict) for e in data[key])):
+                raise ValueError(f"not a battleline replay ({key} must be a list of objects)")
         state = BattleState.from_dict(data["state"])
         battle = cls(state, Dice(data["rng"]), data["scenario"], data["seed"])
         battle.events = data["events"]
