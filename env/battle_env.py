@@ -112,11 +112,11 @@ class _Opponent:
     def __init__(self, spec: OpponentSpec, codec: ActionCodec, observer: Observer) -> None:
         if not (isinstance(spec, str) or hasattr(spec, "act") or callable(spec)):
             raise TypeError(f"opponent must be an agent name, an agent with reset/act, or a callable policy; got {spec!r}")
-        if isinstance(spec, str):
-            from agents.registry import AGENT_NAMES, MODEL_PREFIX, UnknownAgentError
+        if isinstance(spec, str):  # an unknown name fails here, not at the next reset
+            from agents import registry
 
-            if spec not in AGENT_NAMES and not spec.startswith(MODEL_PREFIX):
-                raise UnknownAgentError(spec)
+            if spec not in registry.AGENT_NAMES and not spec.startswith(getattr(registry, "MODEL_PREFIX", "model:")):
+                registry.make_agent(spec)  # raises UnknownAgentError, one line listing the known names
         self.spec = spec
         self.codec = codec
         self.observer = observer
