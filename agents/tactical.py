@@ -1420,8 +1420,10 @@ class BaitAndFlankAgent(TacticalAgent):
         return (self.group(u) == "bait" and not self.engaging(battle)) or super().ignores_danger(battle, u)
 
 
-HILL_MARGIN = 2.0
-"""Inches inside its charge reach at which the hill holder keeps the key hill's point (``terrain_denial_by_threat``)."""
+HILL_MARGIN = 0.5
+"""Inches inside its charge reach at which the hill holder keeps the key hill's point (``terrain_denial_by_threat``):
+a small margin, so that a holder already covering the point stays back rather than stepping up into the reach of
+the enemy that advances on the hill."""
 CONTROL_ENGAGE_TURN = 4
 """control_zones engages from this turn: turns 1–3 are the opening in which it claims ground (``area_control``)."""
 CLAIM_FACING = 45.0

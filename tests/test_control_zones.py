@@ -9,7 +9,7 @@ from agents.base import ChargeOption
 from agents.estimates import CombatEstimate
 from agents.registry import make_agent
 from agents.steering import predict_pose
-from agents.tactical import ControlZonesAgent
+from agents.tactical import HILL_MARGIN, ControlZonesAgent
 from env.rules import geometry as geo
 from env.rules import space
 from env.rules.battle import Battle
@@ -91,10 +91,11 @@ def test_the_holder_moves_up_when_the_hill_point_is_out_of_its_reach() -> None:
     agent = agent_for(b)
     k = unit(b, "K")
     rp = mv.key_hill(b).representative_point()
-    assert not mv.covers_point(k, space.pose(k), (rp.x, rp.y), 2.0)
+    assert not mv.covers_point(k, space.pose(k), (rp.x, rp.y), HILL_MARGIN)
     option = agent.hold_hill(b, k, ["advance", "march", "advance_half"])
-    assert option == "march"  # 2M = 14": the only move that brings the point within reach - 2", centre still off the hill
-    assert not mv.key_hill(b).contains(shapely.Point(15, 4 + 2 * k.profile.M))
+    assert option == "advance"  # M = 7": brings the point within reach - HILL_MARGIN (M/2 does not), centre off the hill
+    assert not mv.covers_point(k, predict_pose(b, k, "advance_half"), (rp.x, rp.y), HILL_MARGIN)
+    assert not mv.key_hill(b).contains(shapely.Point(15, 4 + k.profile.M))
 
 
 def test_the_holder_charges_only_what_contests_the_hill() -> None:
