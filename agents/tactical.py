@@ -1420,8 +1420,10 @@ class BaitAndFlankAgent(TacticalAgent):
         return (self.group(u) == "bait" and not self.engaging(battle)) or super().ignores_danger(battle, u)
 
 
-HILL_MARGIN = 2.0
-"""Inches inside its charge reach at which the hill holder keeps the key hill's point (``terrain_denial_by_threat``)."""
+HILL_MARGIN = 0.5
+"""Inches inside its charge reach at which the hill holder keeps the key hill's point (``terrain_denial_by_threat``):
+a small margin, so that a holder already covering the point stays back rather than stepping up into the reach of
+the enemy that advances on the hill."""
 CONTROL_ENGAGE_TURN = 4
 """control_zones engages from this turn: turns 1–3 are the opening in which it claims ground (``area_control``)."""
 CLAIM_FACING = 45.0
@@ -1454,7 +1456,10 @@ class ControlZonesAgent(TacticalAgent):
     contests the hill, our nearest unit that expects to beat it by
     :data:`HILL_STRIKE_DIFF` (the striker) goes for it whatever the dead-zone
     check says: the hill is ours only while nothing of the enemy's can charge
-    its point. No unit of ours ends a move on the hill. The other fast
+    its point. A fast unit that outreaches the rival is the first choice, the
+    holder among them: it stalks the rival from outside its reach and charges
+    it first; once the holder has left the hill so, or from the engage turn,
+    whichever fast unit covers the hill's point holds it. No unit of ours ends a move on the hill. The other fast
     units are screens: in the opening each takes the move that adds the most
     no-man's land (hills count double) to our control — our threat zone minus
     the enemy's — and to the trap where two of our units could charge whatever
@@ -1464,7 +1469,7 @@ class ControlZonesAgent(TacticalAgent):
     ahead and ending outside the enemy's reach (the dead zone is the enemy's to
     enter), counter-charging what comes in. The cheapest small unit is a speed
     bump in the path of the enemy's fastest unit towards our line. Until turn
-    :data:`CONTROL_ENGAGE_TURN` no unit but the holder and the striker moves from
+    :data:`CONTROL_ENGAGE_TURN` no unit but the holder and a fast striker moves from
     outside every enemy's charge reach into one (``area_control``: ground is
     claimed up to the enemy's reach, the dead zone is the enemy's to enter; such
     a move becomes staying put), and a screen in reach that cannot claim ground
@@ -1475,6 +1480,11 @@ class ControlZonesAgent(TacticalAgent):
     name = "control_zones"
     flank_groups = frozenset({"screen"})
     engage_turn = CONTROL_ENGAGE_TURN
+
+    def reset(self, battle: Battle, side: int) -> None:
+        """Start a new battle on ``side``; the planned hill holder is at its post."""
+        super().reset(battle, side)
+        self.left_post = False
 
     def make_plan(self, battle: Battle) -> DeploymentPlan:
         """The battle line; fast units are screens, the cheapest small unit the speed bump, and the strongest
@@ -1522,16 +1532,16 @@ class ControlZonesAgent(TacticalAgent):
     def enters_reach(self, battle: Battle, u: UnitState, pose: geo.Pose) -> bool:
         """``area_control``: whether, in the opening (before :data:`CONTROL_ENGAGE_TURN`), ``u`` would move from
         outside every enemy's charge reach to ``pose`` inside one: ground is claimed up to the enemy's reach, and
-        the dead zone is the enemy's to enter (tactics.md §2.2, §6 G-4). The hill holder and the hill striker
-        are exempt (``terrain_denial_by_threat``: the hill is ours only while nothing of the enemy's can charge
-        its point, and driving that off means closing on it)."""
+        the dead zone is the enemy's to enter (tactics.md §2.2, §6 G-4). The hill holder and a fast or flying
+        hill striker are exempt (``terrain_denial_by_threat``: the hill is ours only while nothing of the
+        enemy's can charge its point, and driving that off means closing on it; fast units lead the claim,
+        src L199); a slow striker closes only up to the enemy's reach in the opening."""
         if self.engaging(battle) or mv.threats_on(battle, space.footprint(u), 1 - self.side):
             return False
-        holder = self.hill_holder(battle)
+        holder, strike = self.hill_roles(battle)
         if holder is not None and holder.uid == u.uid:
             return False
-        strike = self.hill_striker(battle, holder)
-        if strike is not None and strike[0].uid == u.uid:
+        if strike is not None and strike[0].uid == u.uid and is_mobile(u):
             return False
         return bool(mv.threats_on(battle, space.footprint_at(u, pose), 1 - self.side))
 
@@ -1539,12 +1549,11 @@ class ControlZonesAgent(TacticalAgent):
         """The holder keeps the key hill under threat, screens take ground, the bump blocks the fastest
         enemy's lane, the line claims the share of control (:meth:`claim_share`)."""
         group = self.group(u)
-        holder = self.hill_holder(battle)
+        holder, strike = self.hill_roles(battle)
+        if strike is not None and strike[0].uid == u.uid:
+            return self.strike_at(battle, u, strike[1], options)
         if holder is not None and holder.uid == u.uid:
             return self.hold_hill(battle, u, options)
-        strike = self.hill_striker(battle, holder)
-        if strike is not None and strike[0].uid == u.uid:
-            return self.advance_on(battle, u, options, strike[1])
         if self.engaging(battle):
             return self.engage(battle, u, options)
         if group == "screen":
@@ -1558,7 +1567,7 @@ class ControlZonesAgent(TacticalAgent):
     def ignores_danger(self, battle: Battle, u: UnitState) -> bool:
         """The hill striker (:meth:`hill_striker`) closes on its rival whatever the dead-zone check says:
         bringing the enemy that contests the hill into its charge reach is its job."""
-        strike = self.hill_striker(battle, self.hill_holder(battle))
+        _, strike = self.hill_roles(battle)
         return (strike is not None and strike[0].uid == u.uid) or super().ignores_danger(battle, u)
 
     def claim_ground(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
@@ -1619,7 +1628,7 @@ class ControlZonesAgent(TacticalAgent):
         contests = hill is not None and self.contests_hill(battle, o.target, hill)
         if contests and o.p_reach >= MIN_REACH and o.first.diff >= HILL_CHARGE_DIFF:
             return True
-        holder = self.hill_holder(battle)
+        holder, _ = self.hill_roles(battle)
         if holder is not None and holder.uid == o.charger.uid and not contests:
             return False
         return super().charge_allowed(battle, o)
@@ -1635,7 +1644,10 @@ class ControlZonesAgent(TacticalAgent):
     def hill_holder(self, battle: Battle) -> UnitState | None:
         """The unit that keeps the key hill under threat: the planned holder while it is free to charge,
         else the free unit (not a character, war machine or the speed bump) nearest to threatening the
-        hill's point; None without a hill or a free unit."""
+        hill's point; None without a hill or a free unit. Once the planned holder has left its post to
+        strike (:meth:`hill_roles`), or from :data:`CONTROL_ENGAGE_TURN`, a fast or flying unit that covers
+        the hill's point holds it (the planned holder first, then the nearest): the hill stays ours while
+        the holder is away, and no one leaves it to come back."""
         hill = mv.key_hill(battle)
         if hill is None:
             return None
@@ -1643,11 +1655,24 @@ class ControlZonesAgent(TacticalAgent):
             u for u in space.alive_units(battle.state, self.side)
             if not u.character and self.group(u) != "bump" and mv.can_threaten(battle, u)
         ]
+        rp = hill.representative_point()
+        if self.left_post or self.engaging(battle):
+            covering = [u for u in free if is_mobile(u) and mv.covers_point(u, space.pose(u), (rp.x, rp.y))]
+            if covering:
+                return min(covering, key=lambda u: (self.group(u) != "hill", geo.distance(space.footprint(u), rp), u.uid))
         planned = [u for u in free if self.group(u) == "hill"]
         if planned:
             return planned[0]
-        rp = hill.representative_point()
         return min(free, key=lambda u: (geo.distance(space.footprint(u), rp) - charge_reach(u), u.uid), default=None)
+
+    def hill_roles(self, battle: Battle) -> tuple[UnitState | None, tuple[UnitState, UnitState] | None]:
+        """(holder, (striker, rival) or None): :meth:`hill_holder` and :meth:`hill_striker`. When the holder
+        is the striker it has left its post (:meth:`hill_holder` then looks for who covers the hill)."""
+        holder = self.hill_holder(battle)
+        strike = self.hill_striker(battle, holder)
+        if strike is not None and holder is not None and strike[0].uid == holder.uid:
+            self.left_post = True
+        return holder, strike
 
     def hold_hill(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
         """``terrain_denial_by_threat``: keep the key hill's point (its representative point, as the detector
@@ -1687,27 +1712,60 @@ class ControlZonesAgent(TacticalAgent):
     def hill_striker(self, battle: Battle, holder: UnitState | None) -> tuple[UnitState, UnitState] | None:
         """``terrain_denial_by_threat``: (striker, rival) where rival is a free enemy contesting the key hill
         (:meth:`contests_hill`: while it can charge the hill's point the hill is not ours) and striker the
-        nearest of our free units (not the holder, a character or the speed bump) that expects to win the
-        first round charging it by :data:`HILL_STRIKE_DIFF`; it goes for the rival (which must then give
-        way or be charged, :meth:`charge_allowed`). None without a hill, a rival or a striker."""
+        nearest of our free units (not a character or the speed bump) that expects to win the first round
+        charging it by :data:`HILL_STRIKE_DIFF`, those that outreach it first (:meth:`outreaches`: fast
+        units lead, src L199, and charge it before it can charge them), the holder only if it outreaches
+        the rival; it goes for the rival (:meth:`strike_at`; the rival must then give way or be charged,
+        :meth:`charge_allowed`). None without a hill, a rival or a striker."""
         hill = mv.key_hill(battle)
         if hill is None:
             return None
         rivals = [e for e in self.enemies(battle) if mv.can_threaten(battle, e) and self.contests_hill(battle, e, hill)]
         if not rivals:
             return None
+        free = [f for f in space.alive_units(battle.state, self.side)
+                if not f.character and self.group(f) != "bump" and mv.can_threaten(battle, f)]
         pairs = [
-            (space.unit_distance(f, e), f.uid, e.uid, f, e)
-            for f in space.alive_units(battle.state, self.side)
-            if not f.character and self.group(f) != "bump" and (holder is None or f.uid != holder.uid)
-            and mv.can_threaten(battle, f)
+            (not self.outreaches(f, e), space.unit_distance(f, e), f.uid, e.uid, f, e)
+            for f in free
             for e in rivals
-            if estimates.estimate_combat(battle, f, e, charge_arc(battle, f, e)).diff >= HILL_STRIKE_DIFF
+            if (holder is None or f.uid != holder.uid or self.outreaches(f, e))
+            and estimates.estimate_combat(battle, f, e, charge_arc(battle, f, e)).diff >= HILL_STRIKE_DIFF
         ]
         if not pairs:
             return None
-        *_, striker, rival = min(pairs, key=lambda t: t[:3])
+        *_, striker, rival = min(pairs, key=lambda t: t[:4])
         return striker, rival
+
+    @staticmethod
+    def outreaches(f: UnitState, e: UnitState) -> bool:
+        """Whether ``f`` is fast or flying and its charge reach exceeds ``e``'s: it can charge ``e`` from where
+        ``e`` cannot charge it (:meth:`strike_at`)."""
+        return is_mobile(f) and charge_reach(f) > charge_reach(e)
+
+    def strike_at(self, battle: Battle, u: UnitState, rival: UnitState, options: Collection[str]) -> str | None:
+        """The hill striker's move on ``rival``. One that outreaches it (:meth:`outreaches`) charges first: of
+        staying put and the legal moves (reforms aside) that end off the key hill and short of the enemy, the
+        one that first ends where no enemy charge would go badly for it (:meth:`ScriptedAgent.danger`), then
+        outside the rival's reach and front arc, then with the rival in its own (:func:`tactics.manoeuvres.covers`;
+        it charges next turn, :meth:`charge_allowed`), then nearest the rival, staying put on a tie. Any
+        other striker goes straight for the rival (:meth:`advance_on`): the rival must charge it or give way."""
+        if not self.outreaches(u, rival):
+            return self.advance_on(battle, u, options, rival)
+        target, rival_pose = space.footprint(rival), space.pose(rival)
+        best, best_key = None, None
+        for opt in [None, *sorted(o for o in options if not o.startswith("reform"))]:
+            pose = space.pose(u) if opt is None else predict_pose(battle, u, opt)
+            fp = space.footprint_at(u, pose)
+            if opt is not None and (self.on_key_hill(battle, pose) or any(
+                    geo.distance(fp, space.footprint(e)) < 1.0 for e in self.enemies(battle))):
+                continue
+            covered = mv.covers(u, pose, target)
+            key = (self.danger(battle, moved_copy(u, pose)) > DANGER_LIMIT, mv.covers(rival, rival_pose, fp),
+                   not covered, 0.0 if covered else geo.distance(fp, target), opt is not None)
+            if best_key is None or key < best_key:
+                best, best_key = opt, key
+        return best
 
     def beats(self, battle: Battle, u: UnitState, e: UnitState) -> bool:
         """Whether ``u`` charging ``e`` would not lose the first round by more than :data:`HILL_CHARGE_DIFF`

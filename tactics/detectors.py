@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import median
@@ -362,11 +363,14 @@ class Pose:
 
 @dataclass(frozen=True, slots=True)
 class Snapshot:
-    """Units on the table at one moment: uid -> pose, the engaged uids, and joined character -> host."""
+    """Units on the table at one moment: uid -> pose, the engaged uids, joined character -> host, and the
+    Movement of units a lasting spell changes at that moment (uid -> M; ``grounded``: Fly taken away)."""
 
     poses: dict[int, Pose]
     engaged: frozenset[int]
     hosts: dict[int, int] = field(default_factory=dict)
+    moves: dict[int, float] = field(default_factory=dict)
+    grounded: frozenset[int] = frozenset()
 
 
 @dataclass(slots=True)
@@ -413,10 +417,12 @@ class Flight:
     combat: tuple[int, ...] = ()
 
 
-def _unit_info(u: UnitState, files0: int | None) -> UnitInfo:
+def _unit_info(u: UnitState, files0: int | None, m_change: float = 0.0) -> UnitInfo:
+    """The unit's roster facts; ``m_change`` is what lasting spells still on it at the end did to its M (the
+    final state's profile carries it), so that ``M`` is its own Movement."""
     return UnitInfo(
         uid=u.uid, side=u.side, name=u.name, troop_type=u.troop_type, rules=frozenset(u.special_rules),
-        missile=u.missile, points=u.points, M=float(u.profile.M), W=u.profile.W, base_w=u.base_w, base_d=u.base_d,
+        missile=u.missile, points=u.points, M=float(u.profile.M) - m_change, W=u.profile.W, base_w=u.base_w, base_d=u.base_d,
         files0=files0 if files0 is not None else u.files, models0=u.start_models, character=u.character,
         general=u.general, wizard=getattr(u, "wizard_level", 0) > 0,
     )
@@ -450,6 +456,8 @@ class BattleLog:
         terrain: terrain features.
         table_w, table_h: table size (inches).
         files0: uid -> files at the start (default: the units' final files).
+        effects: the lasting spell effects still on at the end (the final state's ``effects``): their
+            ``applied`` M is taken off the final profiles.
     """
 
     def __init__(
@@ -460,10 +468,15 @@ class BattleLog:
         table_w: float = 72.0,
         table_h: float = 48.0,
         files0: dict[int, int] | None = None,
+        effects: Iterable[dict[str, Any]] = (),
     ) -> None:
         files0 = files0 or {}
         self.events = [e for e in events if e.get("kind") != "dice"]
-        self.units: dict[int, UnitInfo] = {u.uid: _unit_info(u, files0.get(u.uid)) for u in units}
+        m_change: dict[int, float] = defaultdict(float)
+        for eff in effects:
+            m_change[eff.get("target")] += float((eff.get("applied") or {}).get("M", 0))
+        self.units: dict[int, UnitInfo] = {u.uid: _unit_info(u, files0.get(u.uid), m_change.get(u.uid, 0.0))
+                                           for u in units}
         self.terrain = list(terrain)
         self.table_w, self.table_h = float(table_w), float(table_h)
         self.zone_depth = 12.0
@@ -494,9 +507,28 @@ class BattleLog:
         combat: tuple[int, ...] = ()
         broken: dict[int, Flight] = {}
         joined: dict[int, int] = {}  # character -> host (CORE.MOVE.JOIN): it stands where its host stands
+        spells: dict[int, dict[str, dict[str, Any]]] = defaultdict(dict)  # target -> spell -> mods of its lasting effect
+        moves: dict[int, float] = {}
+        grounded: set[int] = set()
 
         def snap() -> Snapshot:
-            return Snapshot(dict(poses), frozenset(u for pair in engaged for u in pair), dict(joined))
+            return Snapshot(dict(poses), frozenset(u for pair in engaged for u in pair), dict(joined), dict(moves),
+                            frozenset(grounded))
+
+        def spell_moves(uid: int) -> None:
+            """The M of ``uid`` under its lasting spells (CORE.MAGIC.DURATION), applied in the order they were
+            cast as the rules engine applies them: + the M modifier, then halved rounding up."""
+            moves.pop(uid, None)
+            grounded.discard(uid)
+            m = self.units[uid].M
+            for mods in spells[uid].values():
+                m += float(mods.get("M", 0))
+                if mods.get("halve_M") or mods.get("difficult"):
+                    m = float(math.ceil(m / 2))
+                if mods.get("no_fly"):
+                    grounded.add(uid)
+            if m != self.units[uid].M:
+                moves[uid] = max(0.0, m)
 
         def carry(host: int) -> None:
             """Joined characters stand where their host stands."""
@@ -538,6 +570,12 @@ class BattleLog:
                     carry(joined[uid])
             elif rule in ("CORE.MOVE.LEAVE", "CORE.TYPE.CHARACTER"):
                 joined.pop(uid, None)
+            elif rule == "CORE.MAGIC.DURATION" and e.get("target") in self.units:
+                target = int(e["target"])
+                spells[target].pop(str(e.get("spell")), None)  # a re-cast replaces the effect
+                if e.get("started"):
+                    spells[target][str(e.get("spell"))] = dict(e.get("mods") or {})
+                spell_moves(target)
             if rule in POSITION_RULES and uid in self.units and "x" in e:
                 old = poses.get(uid)
                 info = self.units[uid]
@@ -666,7 +704,8 @@ class BattleLog:
     @classmethod
     def _from_parts(cls, events: list[dict[str, Any]], state: Any, scenario: Any, seed: Any) -> BattleLog:
         files0 = _initial_files(scenario if isinstance(scenario, dict) else None, int(seed or 0), list(state.units))
-        return cls(events, state.units, state.terrain, state.table_w, state.table_h, files0)
+        return cls(events, state.units, state.terrain, state.table_w, state.table_h, files0,
+                   getattr(state, "effects", ()))
 
     # ------------------------------------------------------------------ frames and sides
     def own_x(self, side: int, x: float) -> float:
@@ -740,15 +779,24 @@ class BattleLog:
         p = snap.poses.get(uid)
         return p is not None and not p.fleeing and uid not in snap.engaged and self.units[uid].troop_type != "war_machine"
 
+    def reach(self, snap: Snapshot, uid: int) -> float:
+        """Charge reach of ``uid`` at this snapshot (CORE.CHARGE.ELIGIBLE): M + 6", 16" for flyers, with the M
+        its lasting spells give it then (e.g. Curse of Storms halves it and grounds flyers)."""
+        u = self.units[uid]
+        if "fly" in u.rules and uid not in snap.grounded:
+            return FLY_REACH
+        return snap.moves.get(uid, u.M) + CHARGE_BONUS_REACH
+
     def threatens(self, snap: Snapshot, a: int, t: int) -> bool:
         """Whether ``a`` could charge ``t`` from this snapshot: ``t`` partly in its vision arc and within reach."""
         if not self.can_charge(snap, a) or t not in snap.poses:
             return False
         pa, pt = snap.poses[a], snap.poses[t]
-        if math.hypot(pa.x - pt.x, pa.y - pt.y) > self.units[a].reach + 20.0:
+        reach = self.reach(snap, a)
+        if math.hypot(pa.x - pt.x, pa.y - pt.y) > reach + 20.0:
             return False
         tp = self.footprint(t, pt)
-        if geo.distance(self.footprint(a, pa), tp) > self.units[a].reach:
+        if geo.distance(self.footprint(a, pa), tp) > reach:
             return False
         w, d = self.dims(a, pa)
         return geo.partly_in_vision_arc(geo.Pose(pa.x, pa.y, pa.facing), w, d, tp)
@@ -782,7 +830,7 @@ class BattleLog:
             fy = ly - d / 2
             front = (fy > 0) & (fy >= ax)
             dist = np.hypot(np.maximum(ax, 0.0), np.maximum(fy, 0.0))
-            mask |= front & (dist <= self.units[uid].reach)
+            mask |= front & (dist <= self.reach(snap, uid))
         return mask
 
     def control_share(self, snap: Snapshot, side: int) -> float:

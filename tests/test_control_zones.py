@@ -9,7 +9,7 @@ from agents.base import ChargeOption
 from agents.estimates import CombatEstimate
 from agents.registry import make_agent
 from agents.steering import predict_pose
-from agents.tactical import ControlZonesAgent
+from agents.tactical import HILL_MARGIN, ControlZonesAgent
 from env.rules import geometry as geo
 from env.rules import space
 from env.rules.battle import Battle
@@ -91,10 +91,11 @@ def test_the_holder_moves_up_when_the_hill_point_is_out_of_its_reach() -> None:
     agent = agent_for(b)
     k = unit(b, "K")
     rp = mv.key_hill(b).representative_point()
-    assert not mv.covers_point(k, space.pose(k), (rp.x, rp.y), 2.0)
+    assert not mv.covers_point(k, space.pose(k), (rp.x, rp.y), HILL_MARGIN)
     option = agent.hold_hill(b, k, ["advance", "march", "advance_half"])
-    assert option == "march"  # 2M = 14": the only move that brings the point within reach - 2", centre still off the hill
-    assert not mv.key_hill(b).contains(shapely.Point(15, 4 + 2 * k.profile.M))
+    assert option == "advance"  # M = 7": brings the point within reach - HILL_MARGIN (M/2 does not), centre off the hill
+    assert not mv.covers_point(k, predict_pose(b, k, "advance_half"), (rp.x, rp.y), HILL_MARGIN)
+    assert not mv.key_hill(b).contains(shapely.Point(15, 4 + k.profile.M))
 
 
 def test_the_holder_charges_only_what_contests_the_hill() -> None:
@@ -201,7 +202,11 @@ def test_the_striker_is_a_unit_that_beats_the_enemy_on_the_hill(monkeypatch: pyt
     assert holder is not None and holder.uid == k.uid
     monkeypatch.setattr(estimates, "estimate_combat", lambda *a, **kw: FAVOURABLE)
     strike = agent.hill_striker(b, holder)
-    assert strike is not None and (strike[0].uid, strike[1].uid) == (h.uid, w.uid)  # never the holder itself
+    assert strike is not None and (strike[0].uid, strike[1].uid) == (k.uid, w.uid)  # the knights outreach it (13" > 10")
+    assert agent.ignores_danger(b, k) and agent.left_post  # the holder has left its post to strike
+    monkeypatch.setattr(type(agent), "outreaches", staticmethod(lambda f, e: False))
+    strike = agent.hill_striker(b, holder)
+    assert strike is not None and (strike[0].uid, strike[1].uid) == (h.uid, w.uid)  # a holder that does not outreach stays
     assert agent.ignores_danger(b, h) and not agent.ignores_danger(b, k)
     monkeypatch.setattr(estimates, "estimate_combat", lambda *a, **kw: UNFAVOURABLE)
     assert agent.hill_striker(b, holder) is None  # a first-round lead of 1 is not enough to go for it
@@ -220,3 +225,17 @@ def test_no_move_of_ours_ends_on_the_key_hill(monkeypatch: pytest.MonkeyPatch) -
     assert agent.move_option(b, k, options) is None
     monkeypatch.setattr(TacticalAgent, "move_option", lambda self, battle, u, opts: "advance")
     assert agent.move_option(b, k, options) == "advance"  # 7" ends short of the hill
+
+
+def test_a_striker_that_outreaches_its_rival_charges_it_first() -> None:
+    """The knights (reach 13") close on warriors (reach 10") to where they could charge them and the warriors
+    could not charge them back: an advance (7") from 18.5" away, not a march into the warriors' reach."""
+    w_depth = unit(knights_at(5), "W").depth
+    k_front = 5 + unit(knights_at(5), "K").depth / 2
+    b = knights_at(5, enemy=(15.0, k_front + 18.5 + w_depth / 2))
+    agent = agent_for(b)
+    k, w = unit(b, "K"), unit(b, "W")
+    assert agent.outreaches(k, w) and not agent.outreaches(w, k)
+    assert agent.strike_at(b, k, w, ["advance", "advance_half", "march"]) == "advance"
+    pose = predict_pose(b, k, "advance")
+    assert mv.covers(k, pose, space.footprint(w)) and not mv.covers(w, space.pose(w), space.footprint_at(k, pose))

@@ -731,6 +731,31 @@ def test_area_control_lets_fast_units_close_up() -> None:
         True, 3, "control share 0.75, 0.86, 0.86 (mean 0.82, trend +0.05/turn); the line kept out of enemy reach")
 
 
+def test_area_control_reads_the_reach_a_lasting_spell_leaves() -> None:
+    """Curse of Storms halves the red block's M (4 -> 2, reach 10" -> 8") from blue's turn-1 magic phase to its
+    turn-2 one: blue's block moving to y 33 (front 9" from red's) stays out of reach, as it would not uncursed."""
+    curse = dict(spell="CORE.MAGIC.SPELL.HEAVENS.3", caster=0, target=1)
+    started = E("CORE.MAGIC.DURATION", duration="N", mods={"halve_M": 1, "no_march": 1, "no_fly": 1}, started=True, **curse)
+    ended = E("CORE.MAGIC.DURATION", ended="next magic phase", **curse)
+    units = [cav(0, 0), cav(2, 0), inf(4, 0), inf(1, 1)]
+    dep = [deploy(0, 0, 24, 20), deploy(2, 0, 48, 20), deploy(4, 0, 36, 8), deploy(1, 1, 36, 46)]
+    log = game(units, dep, turn(1, 0, shooting=[started]), turn(1, 1),
+               turn(2, 0, movement=[move(4, 36, 33, distance=25.0)], shooting=[ended]), *quiet((2, 1), (3, 0), (3, 1)))
+    from tactics.detectors import _entered_reach
+
+    turns = log.player_turns(0)
+    assert [log.reach(p.end, 1) for p in turns] == [8.0, 10.0, 10.0]
+    assert [_entered_reach(log, p, 0) for p in turns] == [[], [], []]
+    assert check(log, "area_control").used
+    assert not check(_area(False, 33.0), "area_control").used
+
+
+def test_battle_log_takes_lasting_spells_off_the_final_profiles() -> None:
+    """A unit that ends the battle cursed (final M 2, the effect's applied M -2) moved at its own M 4 before."""
+    log = BattleLog([], [inf(1, 1, M=2)], effects=[{"target": 1, "applied": {"M": -2}}])
+    assert log.units[1].M == 4.0 and log.units[1].reach == 10.0
+
+
 def test_detectors_look_at_the_side_asked_for():
     log = _flanking("left")
     assert detect(log, "blue")["flanking_charge_bonus"].used
