@@ -452,9 +452,6 @@ LURE_EDGE_SNAP = 12.0
 there has no room to flee 12" (2D6 at most) from the strike unit's charge from the inside (``room_to_flee``)."""
 LURE_SLACK = 1.0
 """Inches a move must bring the lure nearer its post than staying put (it does not shuffle on the spot)."""
-PANIC_RANGE = 6.0
-"""Inches within which a friend tests Panic when the lure breaks or is destroyed (CORE.PSY.PANIC.TRIGGER_BREAK,
-TRIGGER_DESTROYED)."""
 STRIKE_MIN_REACH = 0.25
 """Least chance to reach for which the strike group charges a chaser of the lure in the flank or rear."""
 PURSUIT_RUNS = (3.0, 7.0, 11.0)
@@ -698,16 +695,14 @@ class WeakenedFlankAgent(TacticalAgent):
     def should_flee(self, battle: Battle, t: UnitState, c: UnitState, facing: str) -> bool:
         """While it baits, the lure flees only where its charger would end in reach of a flank or rear charge by
         the strike group (:func:`tactics.manoeuvres.feigned_flight_payoff`, the "inner" units: they wait for
-        it) or where holding would break it within :data:`PANIC_RANGE` of a friend (whose Panic test would
-        break the trap); otherwise it holds, so that a charger that reaches it breaks it and pursues past the
-        strike unit. Others as the tactical agents."""
+        it); otherwise it holds, so that a charger that reaches it breaks it and pursues past the strike unit —
+        also beside a friend that its breaking makes test Panic (CORE.PSY.PANIC.TRIGGER_BREAK): a lure fleeing
+        from a charger in contact range draws no pursuer (the charge fails short and the charger stays).
+        Measured against ``line_advance`` (detector validation, seeds 0-39, 40-79, 100-139): the conversion
+        in 62.5% of 120 battles holding there, 57.5% fleeing. Others as the tactical agents."""
         if self.group(t) == "weak" and not self.engaging(battle):
-            if not room_to_flee(battle, t, c):
-                return False
-            if any(self.group(f) == "inner" for f, _ in mv.feigned_flight_payoff(battle, t, c)):
-                return True
-            return any(f.uid != t.uid and not f.character and space.unit_distance(t, f) <= PANIC_RANGE
-                       for f in space.alive_units(battle.state, self.side))
+            return room_to_flee(battle, t, c) and any(
+                self.group(f) == "inner" for f, _ in mv.feigned_flight_payoff(battle, t, c))
         return super().should_flee(battle, t, c, facing)
 
     def ignores_danger(self, battle: Battle, u: UnitState) -> bool:

@@ -473,9 +473,9 @@ def test_weakened_flank_lure_takes_the_move_that_ends_nearest_its_post() -> None
 def test_weakened_flank_lure_flees_only_into_the_strike_units_ambush() -> None:
     """Turn 1, the lure (archers) at (42, 19). Orcs charging it from 6" to its right (facing 180°) would chase
     it across the knights' front and show them their left flank: the lure flees. Charging from straight up
-    the table they would meet the knights head on: it holds. With the knights in the "strong" group instead of
-    the strike group ("inner"), the lure holds as well — unless it stands within PANIC_RANGE of a friend, whom
-    its breaking would make test Panic: then it flees."""
+    the table they would meet the knights head on: it holds, also right beside the knights (fleeing from a
+    charger that close draws no pursuer). With the knights in the "strong" group instead of the strike group
+    ("inner"), the lure holds as well."""
     from agents.steering import moved_copy
     from env.rules import geometry as geo
 
@@ -491,7 +491,7 @@ def test_weakened_flank_lure_flees_only_into_the_strike_units_ambush() -> None:
     lure = at(archers, 42.0, 19.0, 0.0)
     assert agent.should_flee(b, lure, at(orcs, 48.0, 19.0, 180.0), "front")
     assert not agent.should_flee(b, at(archers, 42.0, 19.0, 90.0), at(orcs, 42.0, 29.0, 270.0), "front")
-    assert agent.should_flee(b, at(archers, 42.0, 15.0, 90.0), at(orcs, 42.0, 25.0, 270.0), "front")
+    assert not agent.should_flee(b, at(archers, 42.0, 15.0, 90.0), at(orcs, 42.0, 25.0, 270.0), "front")
     agent.plan.groups[knights.uid] = "strong"
     assert not agent.should_flee(b, at(archers, 42.0, 19.0, 90.0), at(orcs, 48.0, 19.0, 180.0), "front")
 
