@@ -37,6 +37,29 @@ class ModelLoadError(ValueError):
     """A saved policy could not be loaded; the message is one line naming the file."""
 
 
+def model_file(path: str | Path) -> Path:
+    """The file a model path names: ``path`` itself, or ``path`` + ``.zip`` when only that exists."""
+    p = Path(path)
+    if str(path) and not p.exists() and p.suffix != ".zip" and p.with_suffix(".zip").is_file():
+        return p.with_suffix(".zip")
+    return p
+
+
+def model_file_problem(path: str | Path) -> str | None:
+    """Why ``path`` cannot name a saved model file (one line), or None when it is a file.
+
+    The shared check of ``--model``, ``model:PATH`` agents and training configs' ``model:`` opponents.
+    """
+    if not str(path).strip():
+        return "no model path given (expected model:PATH to a model.zip)"
+    p = model_file(path)
+    if p.is_dir():
+        return f"{path} is a directory, not a model file (model.zip)"
+    if not p.is_file():
+        return f"model file not found: {path}"
+    return None
+
+
 def load_model(path: str | Path) -> Any:
     """Load a saved ``MaskablePPO`` on the CPU, cached by path and modification time.
 
@@ -45,11 +68,10 @@ def load_model(path: str | Path) -> Any:
     Raises:
         ModelLoadError: the file is missing or is not a MaskablePPO model.
     """
-    p = Path(path)
-    if not p.is_file() and p.suffix != ".zip" and p.with_suffix(".zip").is_file():
-        p = p.with_suffix(".zip")
-    if not p.is_file():
-        raise ModelLoadError(f"model file not found: {path}")
+    problem = model_file_problem(path)
+    if problem is not None:
+        raise ModelLoadError(problem)
+    p = model_file(path)
     key = (str(p.resolve()), p.stat().st_mtime_ns)
     model = _MODEL_CACHE.get(key)
     if model is None:
@@ -152,4 +174,4 @@ class PolicyAgent:
         return index
 
 
-__all__ = ["ModelLoadError", "PolicyAgent", "load_model"]
+__all__ = ["ModelLoadError", "PolicyAgent", "load_model", "model_file", "model_file_problem"]

@@ -10,7 +10,6 @@ baseline), then the siege agents of ``agents/siege.py``.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Callable
 
 from agents.base import Agent
@@ -68,9 +67,11 @@ def make_agent(name: str, seed: int = 0) -> Agent:
     if name.startswith(MODEL_PREFIX):
         from agents.learned import ModelLoadError, PolicyAgent
 
-        path = Path(name[len(MODEL_PREFIX):])
-        if not (path.is_file() or (path.suffix != ".zip" and path.with_suffix(".zip").is_file())):
-            raise ModelAgentError(name, f"model file not found: {path}")
+        from agents.learned import model_file_problem
+
+        problem = model_file_problem(name[len(MODEL_PREFIX):])
+        if problem is not None:
+            raise ModelAgentError(name, problem)
         try:
             return PolicyAgent(name[len(MODEL_PREFIX):], deterministic=True, seed=seed, name=name)
         except ModelLoadError as exc:

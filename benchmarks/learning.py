@@ -225,7 +225,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     final_eval = _final_eval_spec(args.final_eval or ["random=100", "line_advance=40"])
 
     from training.config import ConfigError, load_training_config
-    from training.train import train
+    from training.train import TrainingError, TrainingInterrupted, train
 
     base = load_training_config("ppo_vs_scripted").model_dump(mode="json")
     ppo = dict(base["ppo"], n_steps=args.n_steps, batch_size=min(args.batch_size, args.n_steps * args.n_envs),
@@ -250,7 +250,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         raise SystemExit(2) from None
     load_start = os.getloadavg()
     curve = CurveCallback(args.minutes * 60.0, started=time.perf_counter())
-    summary = train(config, resume=args.resume, extra_callbacks=[curve], progress=False)
+    try:
+        summary = train(config, resume=args.resume, extra_callbacks=[curve], progress=False)
+    except TrainingError as exc:  # a run that cannot start or resume (e.g. a changed flag on --resume): one line
+        if isinstance(exc, TrainingInterrupted):
+            raise
+        print(f"error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
     load_end = os.getloadavg()
     final = final_evaluation(Path(summary["model"]), final_eval, config.scenario, seed=args.seed + 1000)
     evals_path = config.run_path() / "evaluations.jsonl"

@@ -480,3 +480,93 @@ def test_replay_gif_of_an_impossible_battle_is_one_line(runner, tmp_path, replay
     assert result.exit_code == 1
     assert f"error: --gif: cannot re-simulate {replay} (IllegalActionError: illegal action" in \
         result.stderr.strip().splitlines()[0]
+
+
+@pytest.fixture(scope="module")
+def siege_model(tmp_path_factory):
+    """An untrained MaskablePPO saved for gate_assault: 2 unit slots a side and the siege block (10 castle elements)."""
+    pytest.importorskip("sb3_contrib")
+    from sb3_contrib import MaskablePPO
+
+    from env.battle_env import BattleEnv
+
+    path = tmp_path_factory.mktemp("siege_model") / "model.zip"
+    model = MaskablePPO("MultiInputPolicy", BattleEnv("gate_assault", opponent="random"), n_steps=8, batch_size=8,
+                        device="cpu")
+    model.save(str(path))
+    return path
+
+
+SIEGE_ERROR = "the model has 3 unit slots a side and no siege orders but scenario 'gate_assault' is a siege with 10 castle elements"
+
+
+@pytest.mark.parametrize("command", [
+    ["evaluate", "--model", "PATH", "--opponents", "random", "--games", "2", "--scenario", "gate_assault"],
+    ["play", "--scenario", "gate_assault", "--blue", "siege_defender", "--red", "MODEL", "--seed", "1"],
+    ["tournament", "--scenario", "gate_assault", "--agents", "MODEL,siege_defender", "--games-per-pair", "2",
+     "--workers", "1", "--out", "OUT"],
+    ["parity", "--scenario", "gate_assault", "--agent", "MODEL", "--games", "2", "--workers", "1", "--out", "OUT"],
+])
+def test_field_model_on_a_siege_fails_before_playing(runner, tmp_path, three_slot_model, command):
+    args = [a.replace("MODEL", f"model:{three_slot_model}").replace("PATH", str(three_slot_model))
+            .replace("OUT", str(tmp_path / "out")) for a in command]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2, result.output
+    assert _one_error_line(result) == f"error: model:{three_slot_model}: {SIEGE_ERROR}"
+    assert not (tmp_path / "out").exists()
+
+
+def test_evaluate_checks_opponent_models_too(runner, three_slot_model, siege_model):
+    result = runner.invoke(app, ["evaluate", "--model", str(three_slot_model), "--opponents", f"model:{siege_model}",
+                                 "--games", "2", "--scenario", SCENARIO])
+    assert result.exit_code == 2, result.output
+    assert _one_error_line(result) == (f"error: model:{siege_model}: the model has 2 unit slots a side but scenario "
+                                       f"'{SCENARIO}' fields up to 3 units a side")
+
+
+def test_siege_model_with_too_few_castle_elements_is_refused():
+    from agents.learned import ModelLoadError
+    from training.play import require_unit_slots
+
+    require_unit_slots(3, "m", "gate_assault", elements=10)
+    with pytest.raises(ModelLoadError, match=r"^m: the model has 3 unit slots a side and siege orders for 4 castle "
+                                             r"elements but scenario 'gate_assault' is a siege with 10 castle elements$"):
+        require_unit_slots(3, "m", "gate_assault", elements=4)
+
+
+def test_empty_model_path_is_one_line(runner):
+    result = runner.invoke(app, ["play", "--scenario", SCENARIO, "--blue", "model:", "--red", "random"])
+    assert result.exit_code == 2, result.output
+    assert _one_error_line(result) == "error: no model path given (expected model:PATH to a model.zip) (agent 'model:')"
+
+
+def test_evaluate_a_directory_says_so(runner, tmp_path):
+    result = runner.invoke(app, ["evaluate", "--model", str(tmp_path), "--opponents", "random", "--games", "2"])
+    assert result.exit_code == 2, result.output
+    assert _one_error_line(result) == f"error: {tmp_path} is a directory, not a model file (model.zip)"
+
+
+def test_coverage_rejects_a_negative_battle_count(runner):
+    result = runner.invoke(app, ["coverage", "--battles", "-1"])
+    assert result.exit_code == 2, result.output
+    assert _one_error_line(result) == "error: --battles must be at least 1, got -1"
+
+
+@pytest.mark.parametrize(("flags", "message"), [
+    (["--agents", "random,line_advance@men_marcher_host"],
+     "error: --agents: entrant 'line_advance@men_marcher_host': scenario 'skirmish_line' places its units "
+     "explicitly (placements), so its army lists cannot be replaced"),
+    (["--agents", "random@nope,line_advance"], "error: --agents: entrant 'random@nope': configs/armies/nope.yaml: "
+                                               "file not found"),
+    (["--agents", "random,line_advance", "--armies", "nope"],
+     "error: --armies: entrant 'random@nope': configs/armies/nope.yaml: file not found"),
+    (["--agents", "random,line_advance", "--blue-army", "men_marcher_host"],
+     "error: blue army 'men_marcher_host': scenario 'skirmish_line' places its units explicitly (placements), "
+     "so its army lists cannot be replaced"),
+])
+def test_tournament_refuses_bad_entrant_armies_before_any_game(runner, tmp_path, flags, message):
+    result = runner.invoke(app, ["tournament", "--scenario", SCENARIO, *flags, "--games-per-pair", "2",
+                                 "--workers", "1", "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2, result.output
+    assert _one_error_line(result) == message
+    assert not (tmp_path / "out").exists()

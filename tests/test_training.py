@@ -133,6 +133,143 @@ def test_cli_resume_without_a_run_is_one_line(tmp_path: Path) -> None:
     assert len(lines) == 1 and "nothing to resume" in lines[0]
 
 
+@pytest.mark.parametrize(("change", "where"), [
+    ({"opponents": [{"agent": "random", "weight": float("inf")}]}, "opponents[0].weight"),
+    ({"opponents": [{"agent": "random", "weight": float("nan")}]}, "opponents[0].weight"),
+    ({"reward_shaping": float("inf")}, "reward_shaping"),
+    ({"ppo": {"learning_rate": float("nan")}}, "ppo.learning_rate"),
+    ({"imitation": {"learning_rate": float("inf")}}, "imitation.learning_rate"),
+])
+def test_config_floats_must_be_finite(tmp_path: Path, change: dict[str, Any], where: str) -> None:
+    data = _quick_data()
+    data.update(change)
+    path = _write(tmp_path, data)
+    with pytest.raises(ConfigError) as info:
+        load_training_config(path)
+    assert str(info.value).startswith(f"{path}: {where}: Input should be a finite number")
+
+
+def test_config_armies_on_a_placed_scenario_name_the_file_and_field(tmp_path: Path) -> None:
+    data = _quick_data()
+    data["armies"] = {"blue": ["men_marcher_host"]}
+    path = _write(tmp_path, data)
+    with pytest.raises(ConfigError) as info:
+        load_training_config(path)
+    assert str(info.value) == (f"{path}: armies.blue: scenario 'skirmish_line' places its blue units explicitly "
+                               f"(placements), so its army lists cannot be replaced")
+
+
+@pytest.mark.parametrize("what", ["missing", "directory"])
+def test_config_model_opponent_file_is_checked(tmp_path: Path, what: str) -> None:
+    model = tmp_path / "nope.zip"
+    if what == "directory":
+        model.mkdir()
+    data = _quick_data()
+    data["opponents"] = [{"agent": "random"}, {"agent": f"model:{model}"}]
+    path = _write(tmp_path, data)
+    with pytest.raises(ConfigError) as info:
+        load_training_config(path)
+    problem = f"model file not found: {model}" if what == "missing" else f"{model} is a directory, not a model file"
+    assert str(info.value).startswith(f"{path}: opponents[1].agent: {problem}")
+
+
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A finished quick.yaml run of one rollout (256 steps, 3 unit slots a side): its run directory."""
+    import io
+
+    from rich.console import Console
+
+    from training.train import train
+
+    run = tmp_path_factory.mktemp("quick_run") / "run"
+    train(load_training_config(QUICK, {"run_dir": str(run), "total_timesteps": 1}), console=Console(file=io.StringIO()),
+          progress=False)
+    return run
+
+
+@pytest.mark.parametrize(("scenario", "problem"), [
+    ("gate_assault", "the model has 3 unit slots a side and no siege orders but scenario 'gate_assault' is a siege "
+                     "with 10 castle elements"),
+    ("pitched_battle", "the model has 3 unit slots a side but scenario 'pitched_battle' fields up to 10 units a side"),
+])
+def test_config_model_opponent_must_fit_the_scenario(tmp_path: Path, quick_run: Path, scenario: str,
+                                                     problem: str) -> None:
+    model = quick_run / "model.zip"
+    data = _quick_data()
+    data.update(scenario=scenario, opponents=[{"agent": f"model:{model}"}])
+    path = _write(tmp_path, data)
+    result = CliRunner().invoke(app, ["train", "--config", str(path), "--run-dir", str(tmp_path / "r")])
+    assert result.exit_code == 2, result.output
+    assert result.output.strip() == f"error: {path}: opponents[0].agent: model:{model}: {problem}"
+    assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize(("ppo", "message"), [
+    ({"net_arch": [32, 32]}, "'ppo.net_arch' differs (run: [64, 64], config: [32, 32])"),
+    ({"policy": "unit_pairs"}, "'ppo.policy' differs (run: mlp, config: unit_pairs)"),
+    ({"mask_features": True}, "'ppo.mask_features' differs (run: false, config: true)"),
+    ({"embed_dim": 32}, "'ppo.embed_dim' differs (run: 64, config: 32)"),
+    ({"n_steps": 128}, "'ppo.n_steps' differs (run: 256, config: 128)"),
+])
+def test_resume_refuses_a_changed_network(tmp_path: Path, quick_run: Path, ppo: dict[str, Any], message: str) -> None:
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(quick_run, run)
+    before = (run / "config.json").read_bytes()
+    data = _quick_data()
+    data["ppo"].update(ppo)
+    result = CliRunner().invoke(app, ["train", "--config", str(_write(tmp_path, data)), "--run-dir", str(run),
+                                      "--resume", "--total-timesteps", "512"])
+    assert result.exit_code == 2, result.output
+    assert result.output.strip().startswith(f"error: cannot resume: {message}")
+    assert (run / "config.json").read_bytes() == before
+
+
+def _damage_state(run: Path, text: str) -> str:
+    (run / "state.json").write_text(text, encoding="utf-8")
+    return str(run / "state.json")
+
+
+def _damage_checkpoint(run: Path, data: bytes) -> str:
+    ckpt = run / json.loads((run / "state.json").read_text(encoding="utf-8"))["checkpoint"]
+    ckpt.write_bytes(data)
+    return f"checkpoint {ckpt}"
+
+
+def _zip_without_a_model() -> bytes:
+    import io
+    import zipfile
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr("junk", "x")
+    return buf.getvalue()
+
+
+@pytest.mark.parametrize(("damage", "problem"), [
+    (lambda run: _damage_state(run, '{"version": 1, "num_timesteps'), ": not valid JSON ("),
+    (lambda run: _damage_state(run, "[]"), ": not the run's resumable state (expected a JSON object, got list)"),
+    (lambda run: _damage_state(run, '{"version": 1}'), ": not the run's resumable state (missing 'checkpoint', "),
+    (lambda run: _damage_checkpoint(run, b""), ": not a model checkpoint (not a zip file)"),
+    (lambda run: _damage_checkpoint(run, _zip_without_a_model()), ": not a readable model checkpoint ("),
+    (lambda run: (run / "config.json").unlink() or str(run / "config.json"), " not found (the run's config)"),
+])
+def test_resume_of_a_damaged_run_is_one_line_naming_the_file(tmp_path: Path, quick_run: Path, damage: Any,
+                                                             problem: str) -> None:
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(quick_run, run)
+    shown = damage(run)
+    result = CliRunner().invoke(app, ["train", "--config", str(QUICK), "--run-dir", str(run), "--resume",
+                                      "--total-timesteps", "512"])
+    assert result.exit_code == 2, result.output
+    lines = [ln for ln in result.output.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith(f"error: cannot resume: {shown}{problem}"), result.output
+
+
 # ---------------------------------------------------------------------- policy features
 def test_policy_reads_every_observation_key_but_the_mask() -> None:
     """The default extractor concatenates units and globals only; ``mask_features`` keeps SB3's (mask included)."""

@@ -250,7 +250,7 @@ def tournament(
 ) -> None:
     """Round robin between agents: ratings with a first-turn term, win rates, fingerprints, CSV and charts."""
     from training.play import default_agents, expand_agent_names
-    from training.tournament import cross_entrants, run_tournament, schedule
+    from training.tournament import cross_entrants, run_tournament, schedule, validate_inputs
 
     with _user_errors():
         agents = agents or default_agents(scenario)
@@ -267,6 +267,12 @@ def tournament(
             schedule(names, games_per_pair, seed, pairing)
         except ValueError as exc:
             raise UserError(str(exc)) from None
+        try:
+            validate_inputs(scenario, names, (blue_army, red_army))
+        except ConfigError as exc:  # name the flag that gave the entrant's army
+            if not (exc.where or "").startswith("entrant "):
+                raise
+            raise UserError(f"{'--armies' if armies else '--agents'}: {exc}") from None
         check_output("--out", out, folder=True)
     with _user_errors(), writing("--out", out):
         results = run_tournament(scenario, names, games_per_pair, seed, out, workers=workers or os.cpu_count(),
@@ -488,6 +494,8 @@ def coverage_cmd(
     from training import coverage as cov
 
     with _user_errors():
+        if battles < 1:
+            raise UserError(f"--battles must be at least 1, got {battles}")
         try:
             exceptions = cov.load_exceptions()
         except ValueError as exc:

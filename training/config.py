@@ -37,7 +37,7 @@ SELF = "self"
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)  # every float field must be finite
 
 
 class OpponentConfig(_Model):
@@ -47,7 +47,7 @@ class OpponentConfig(_Model):
         agent: a registered agent name (``agents.registry.AGENT_NAMES``),
             ``model:PATH`` (a saved policy) or ``self`` (the learner's own frozen
             checkpoints, see :class:`SelfPlayConfig`).
-        weight: relative probability of drawing this entry for an episode (> 0).
+        weight: relative probability of drawing this entry for an episode (finite, > 0).
     """
 
     agent: str
@@ -61,6 +61,11 @@ class OpponentConfig(_Model):
         if v == SELF or v in AGENT_NAMES:
             return v
         if v.startswith(MODEL_PREFIX) and v[len(MODEL_PREFIX):]:
+            from agents.learned import model_file_problem
+
+            problem = model_file_problem(v[len(MODEL_PREFIX):])
+            if problem is not None:
+                raise ValueError(problem)
             return v
         raise ValueError(f"unknown agent '{v}'; known agents: {', '.join(AGENT_NAMES)}, self, model:PATH")
 
@@ -310,12 +315,46 @@ def load_training_config(
         data, shown = read_yaml(path), display_path(path)
     data.update(overrides or {})
     try:
-        return parse(TrainingConfig, data, shown)
+        config = parse(TrainingConfig, data, shown)
     except ConfigError as exc:
         flag = _flag_of(exc.where or "", flags or {})
         if flag is None:
             raise
         raise ConfigError(exc.problem, where=flag) from None
+    check_scenario_fit(config, shown)
+    return config
+
+
+def check_scenario_fit(config: TrainingConfig, shown: str = "<dict>") -> None:
+    """Checks across fields, against the scenario: army lists only for sides the scenario does not place,
+    and every ``model:`` opponent able to play the scenario with those armies
+    (:func:`training.play.require_policy_fits`: unit slots, siege orders).
+
+    Raises:
+        ConfigError: one line ``<file>: <field path>: <problem>`` (``armies.blue``, ``opponents[i].agent``).
+    """
+    from agents.registry import MODEL_PREFIX, make_agent
+    from env.rules.config import load_scenario
+
+    scenario = load_scenario(config.scenario)
+    for side in ("blue", "red"):
+        armies = getattr(config.armies, side)
+        if armies and scenario.side(side).placements is not None:
+            raise ConfigError(f"scenario '{scenario.id}' places its {side} units explicitly (placements), so its "
+                              f"army lists cannot be replaced", file=shown, where=f"armies.{side}")
+    if not any(o.agent.startswith(MODEL_PREFIX) for o in config.opponents):
+        return
+    from agents.learned import ModelLoadError
+    from agents.registry import UnknownAgentError
+    from training.play import require_policy_fits
+
+    for i, opponent in enumerate(config.opponents):
+        if opponent.agent.startswith(MODEL_PREFIX):
+            try:
+                require_policy_fits(make_agent(opponent.agent), opponent.agent, config.scenario,
+                                    config.armies.blue or None, config.armies.red or None)
+            except (ModelLoadError, UnknownAgentError) as exc:
+                raise ConfigError(str(exc), file=shown, where=f"opponents[{i}].agent") from None
 
 
 def _flag_of(where: str, flags: dict[str, str]) -> str | None:
@@ -326,5 +365,5 @@ def _flag_of(where: str, flags: dict[str, str]) -> str | None:
 
 __all__ = [
     "ArmiesConfig", "ConfigError", "ImitationConfig", "OpponentConfig", "PPOConfig", "REPO_ROOT", "SELF", "SelfPlayConfig",
-    "TRAINING_CONFIG_DIR", "TrainingConfig", "load_training_config", "training_config_path",
+    "TRAINING_CONFIG_DIR", "TrainingConfig", "check_scenario_fit", "load_training_config", "training_config_path",
 ]

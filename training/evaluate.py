@@ -22,7 +22,7 @@ import numpy as np
 
 from env.rules.battle import Battle
 from env.rules.state import SIDES
-from training.play import agent_seed, make_agent, play_battle, require_unit_slots
+from training.play import agent_seed, check_model_agents, make_agent, play_battle, require_policy_fits
 from training.tournament import wilson_interval
 
 KEY_RULES: dict[str, str] = {
@@ -178,8 +178,8 @@ def evaluate_model(
         "opponents": summarise(...), "records": [GameRecord.to_dict()]}``.
 
     Raises:
-        agents.learned.ModelLoadError: the model cannot be loaded, or has fewer unit slots
-            than the scenario's armies need.
+        agents.learned.ModelLoadError: the model (or an opponent ``model:``) cannot be loaded, or
+            cannot play the scenario (too few unit slots, no siege orders for its castle).
         UnknownAgentError: an opponent name is not registered.
     """
     from agents.learned import PolicyAgent
@@ -187,7 +187,8 @@ def evaluate_model(
     meta = model_metadata(model_path)
     scenario = scenario or meta.get("scenario") or "pitched_battle"
     agent = PolicyAgent(model_path, deterministic=deterministic, seed=seed, name=f"model:{model_path}")
-    require_unit_slots(agent.n, str(model_path), scenario)
+    require_policy_fits(agent, f"model:{model_path}", scenario)
+    check_model_agents(scenario, opponents)  # an opponent model must fit the scenario too
     records = play_evaluation(agent, opponents, games, scenario, seed, on_game=on_game)
     return {
         "model": str(model_path),

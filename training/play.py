@@ -17,6 +17,7 @@ from env.rules.state import SIDES
 
 if TYPE_CHECKING:
     from agents.base import Agent
+    from agents.learned import PolicyAgent
 
 
 class PlayError(RuntimeError):
@@ -86,25 +87,58 @@ def require_unit_slots(
     scenario: str | Path | dict[str, Any],
     blue_armies: Sequence[str] | None = None,
     red_armies: Sequence[str] | None = None,
+    elements: int | None = None,
 ) -> None:
-    """Check that a policy with ``slots`` unit slots a side can play ``scenario``.
+    """Check that a policy with ``slots`` unit slots a side (and ``elements`` castle elements) can play ``scenario``.
 
     A trained policy's action codec holds ``slots`` units a side (own and enemy),
     so it cannot play a battle in which a side fields more units
     (:func:`env.battle_env.scenario_unit_slots`, the scenario's own armies and
-    any of ``blue_armies`` / ``red_armies``).
+    any of ``blue_armies`` / ``red_armies``). A siege's castle orders need the
+    codec's siege block (:mod:`env.siege_encoding`) with at least as many castle
+    elements as the scenario's castle has; ``elements`` is the block's element
+    count (0: trained without siege orders; None: not checked).
 
     Raises:
-        agents.learned.ModelLoadError: too few slots (one line naming ``label`` and the scenario).
+        agents.learned.ModelLoadError: too few slots or castle elements (one line naming
+            ``label``, what the model was trained with and what the scenario needs).
     """
     from agents.learned import ModelLoadError
     from env.battle_env import scenario_unit_slots
+    from env.siege_encoding import castle_elements
 
+    needs: list[str] = []
     needed = scenario_unit_slots(scenario, blue_armies, red_armies)
     if needed > slots:
-        shown = scenario.get("id", "<dict>") if isinstance(scenario, dict) else scenario
-        raise ModelLoadError(f"{label}: the model has {slots} unit slots a side but scenario "
-                             f"'{shown}' fields up to {needed} units a side")
+        needs.append(f"fields up to {needed} units a side")
+    castle = castle_elements(scenario) if elements is not None else 0
+    if castle > (elements or 0):
+        needs.append(f"is a siege with {castle} castle elements")
+    if not needs:
+        return
+    shown = scenario.get("id", "<dict>") if isinstance(scenario, dict) else scenario
+    has = f"{slots} unit slots a side"
+    if castle > (elements or 0):
+        has += f" and siege orders for {elements} castle elements" if elements else " and no siege orders"
+    raise ModelLoadError(f"{label}: the model has {has} but scenario '{shown}' {' and '.join(needs)}")
+
+
+def require_policy_fits(
+    agent: PolicyAgent,
+    label: str,
+    scenario: str | Path | dict[str, Any],
+    blue_armies: Sequence[str] | None = None,
+    red_armies: Sequence[str] | None = None,
+) -> None:
+    """:func:`require_unit_slots` for a loaded policy: its unit slots and its siege block's castle elements.
+
+    Raises:
+        agents.learned.ModelLoadError: the policy's action codec cannot play ``scenario``.
+    """
+    from env.siege_encoding import SiegeActionCodec
+
+    elements = agent.codec.elements if isinstance(agent.codec, SiegeActionCodec) else 0
+    require_unit_slots(agent.n, label, scenario, blue_armies, red_armies, elements=elements)
 
 
 def check_model_agents(
@@ -113,13 +147,14 @@ def check_model_agents(
     blue_armies: Sequence[str] | None = None,
     red_armies: Sequence[str] | None = None,
 ) -> None:
-    """Load every ``model:PATH`` agent among ``names`` and check its unit slots (:func:`require_unit_slots`).
+    """Load every ``model:PATH`` agent among ``names`` and check it can play ``scenario`` (:func:`require_policy_fits`).
 
     Other names are left alone; nothing is loaded when there is no model agent.
 
     Raises:
         UnknownAgentError: a ``model:`` file is missing or is not a policy.
-        agents.learned.ModelLoadError: a model has too few unit slots for the scenario.
+        agents.learned.ModelLoadError: a model has too few unit slots for the scenario, or lacks
+            the siege orders (castle elements) its castle needs.
     """
     from agents.learned import PolicyAgent
     from agents.registry import MODEL_PREFIX
@@ -127,7 +162,7 @@ def check_model_agents(
     for name in dict.fromkeys(n for n in names if n.startswith(MODEL_PREFIX)):
         agent = make_agent(name)
         assert isinstance(agent, PolicyAgent)  # make_agent builds one for every model: name
-        require_unit_slots(agent.n, name, scenario, blue_armies, red_armies)
+        require_policy_fits(agent, name, scenario, blue_armies, red_armies)
 
 
 def default_agents(scenario: str | Path | dict[str, Any]) -> str:

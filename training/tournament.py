@@ -43,12 +43,13 @@ from dataclasses import asdict, dataclass
 from functools import cache
 from itertools import combinations
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 from rich.console import Console
 from rich.text import Text
 
+from env.rules.state import SIDES
 from training.backends import run_games
 from training.play import check_model_agents, make_agent, play_battle
 from training.tournament_report import (
@@ -410,20 +411,35 @@ def _check_army(army: str) -> str:
 def validate_inputs(scenario: str | Path, agents: list[str], armies: tuple[str | None, ...]) -> None:
     """Load the scenario, the armies and every agent once, so that bad input fails before any game.
 
+    ``armies`` are the (blue, red) overrides. An army (an entrant's, or an override) must load and may not
+    replace a side the scenario places (``placements``); its ConfigError's ``where`` names the entrant
+    (``entrant 'a@x'``) or the override (``blue army 'x'``).
+
     A ``model:`` agent must also have unit slots for the largest army of the
     scenario, the entrants and the overrides (:func:`~training.play.check_model_agents`).
     """
-    from env.rules.config import load_scenario
+    from env.rules.config import ConfigError, load_scenario
 
-    load_scenario(scenario)
+    cfg = load_scenario(scenario)
+    placed = [side for side in SIDES if cfg.side(side).placements is not None]
+
+    def check_army(army: str, label: str, sides: Sequence[str]) -> None:
+        try:
+            _check_army(army)
+        except ConfigError as exc:
+            raise ConfigError(str(exc), where=label) from None
+        if any(side in placed for side in sides):
+            raise ConfigError(f"scenario '{cfg.id}' places its units explicitly (placements), so its army lists "
+                              f"cannot be replaced", where=label)
+
     entrants = [Entrant.parse(name) for name in agents]
     for entrant in entrants:
         make_agent(entrant.agent)
         if entrant.army:
-            _check_army(entrant.army)
-    for army in armies:
+            check_army(entrant.army, f"entrant '{entrant.name}'", SIDES)
+    for side, army in zip(SIDES, armies):
         if army is not None:
-            _check_army(army)
+            check_army(army, f"{side} army '{army}'", [side])
     # a model agent must hold the largest army it may meet (any entrant's, any seat's override)
     pool = [a for a in [*(e.army for e in entrants), *armies] if a is not None]
     check_model_agents(scenario, [e.agent for e in entrants], pool, pool)

@@ -223,15 +223,75 @@ def _tb_logger(folder: Path, purge_step: int | None) -> Any:
     return Logger(folder=str(folder), output_formats=[_Format()])
 
 
+RESUME_FIXED = ("scenario", "n_envs", "planes", "armies", "learner_side", "ppo")
+"""Config fields a checkpoint depends on: a resumed run must keep them (``ppo``: every field, compared one by
+one; the network's architecture and its hyper-parameters are saved in the checkpoint and would be kept anyway)."""
+
+
 def _check_resumable(config: TrainingConfig, saved: dict[str, Any]) -> None:
-    """Raise TrainingError when ``config`` changes what a checkpoint depends on."""
-    fixed = ("scenario", "n_envs", "planes", "armies", "learner_side")
-    for key in fixed:
-        if saved.get(key) != config.model_dump(mode="json").get(key):
-            raise TrainingError(f"cannot resume: '{key}' differs from the run's config.json "
-                                f"({saved.get(key)!r} there, {config.model_dump(mode='json').get(key)!r} now)")
-    if (saved.get("ppo") or {}).get("n_steps") != config.ppo.n_steps:
-        raise TrainingError("cannot resume: 'ppo.n_steps' differs from the run's config.json")
+    """Raise TrainingError (one line naming the field, its run and config values) when ``config`` changes
+    a field of :data:`RESUME_FIXED` from the run's ``config.json`` (``saved``)."""
+    now = config.model_dump(mode="json")
+    for key in RESUME_FIXED:
+        pairs = ([(f"ppo.{k}", (saved.get("ppo") or {}).get(k), v) for k, v in now["ppo"].items()]
+                 if key == "ppo" else [(key, saved.get(key), now.get(key))])
+        for field, old, new in pairs:
+            if old != new:
+                raise TrainingError(f"cannot resume: '{field}' differs (run: {_shown_value(old)}, "
+                                    f"config: {_shown_value(new)}); keep the run's value or start a new run_dir")
+
+
+def _shown_value(value: Any) -> str:
+    """A config value as it reads in YAML (``mlp``, ``[64, 64]``, ``true``); a missing one is ``(none)``."""
+    return "(none)" if value is None else value if isinstance(value, str) else json.dumps(value)
+
+
+def _read_run_json(path: Path, what: str) -> dict[str, Any]:
+    """The JSON object in ``path`` (a run's ``state.json`` or ``config.json``).
+
+    Raises:
+        TrainingError: missing, unreadable, not JSON or not an object (one line naming the file).
+    """
+    if not path.is_file():
+        raise TrainingError(f"cannot resume: {path} not found (the run's {what})")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TrainingError(f"cannot resume: {path}: cannot be read ({exc})") from None
+    except json.JSONDecodeError as exc:
+        raise TrainingError(f"cannot resume: {path}: not valid JSON ({exc.msg}: line {exc.lineno} "
+                            f"column {exc.colno})") from None
+    if not isinstance(data, dict):
+        raise TrainingError(f"cannot resume: {path}: not the run's {what} (expected a JSON object, "
+                            f"got {type(data).__name__})")
+    return data
+
+
+def _resume_state(paths: RunPaths, config: TrainingConfig) -> tuple[dict[str, Any], Path]:
+    """The run's ``state.json`` and the checkpoint it names, after checking the run can be resumed with ``config``.
+
+    Checked before anything is written: ``state.json`` (an object with ``checkpoint``, ``num_timesteps`` and
+    ``rng``), ``config.json`` (present, and :func:`_check_resumable`) and the checkpoint (a zip file).
+
+    Raises:
+        TrainingError: one line naming the file and what is wrong.
+    """
+    import zipfile
+
+    if not paths.state.is_file():
+        raise TrainingError(f"nothing to resume: {paths.state} not found (start the run without --resume)")
+    state = _read_run_json(paths.state, "resumable state")
+    missing = [k for k in ("checkpoint", "num_timesteps", "rng") if k not in state]
+    if missing or not isinstance(state["checkpoint"], str) or not isinstance(state["num_timesteps"], int):
+        what = f"missing {', '.join(repr(k) for k in missing)}" if missing else "bad 'checkpoint' or 'num_timesteps'"
+        raise TrainingError(f"cannot resume: {paths.state}: not the run's resumable state ({what})")
+    _check_resumable(config, _read_run_json(paths.config, "config"))
+    ckpt = paths.root / state["checkpoint"]
+    if not ckpt.is_file():
+        raise TrainingError(f"cannot resume: checkpoint {ckpt} not found")
+    if not zipfile.is_zipfile(ckpt):
+        raise TrainingError(f"cannot resume: checkpoint {ckpt}: not a model checkpoint (not a zip file)")
+    return state, ckpt
 
 
 # ---------------------------------------------------------------------- the run
@@ -278,18 +338,14 @@ def train(
     console = console or Console(highlight=False)
     paths = RunPaths(config.run_path())
     state: dict[str, Any] = {}
+    ckpt = paths.checkpoints
     if resume:
-        if not paths.state.is_file():
-            raise TrainingError(f"nothing to resume: {paths.state} not found (start the run without --resume)")
-        state = json.loads(paths.state.read_text(encoding="utf-8"))
-        if paths.config.is_file():
-            _check_resumable(config, json.loads(paths.config.read_text(encoding="utf-8")))
+        state, ckpt = _resume_state(paths, config)
     elif paths.state.is_file():
         raise TrainingError(f"run directory {paths.root} already holds a run; pass --resume to continue it, "
                             f"or set another run_dir")
     for folder in (paths.root, paths.checkpoints, paths.pool, paths.tb):
         folder.mkdir(parents=True, exist_ok=True)
-    _write_json(paths.config, config.model_dump(mode="json"))
 
     unit_slots = scenario_unit_slots(config.scenario, config.armies.blue or None, config.armies.red or None)
     snapshots = [(int(s), str((paths.root / p).resolve())) for s, p in state.get("snapshots", [])]
@@ -300,15 +356,23 @@ def train(
 
     start_step = 0
     if resume:
-        ckpt = paths.root / state["checkpoint"]
-        if not ckpt.is_file():
-            raise TrainingError(f"cannot resume: checkpoint {ckpt} not found")
-        model = MaskablePPO.load(str(ckpt), env=vec_env, device=config.device)
+        try:
+            model = MaskablePPO.load(str(ckpt), env=vec_env, device=config.device)
+        except Exception as exc:  # noqa: BLE001 - any failure to load is a damaged checkpoint
+            vec_env.close()
+            msg = " ".join(str(exc).split())[:200]
+            raise TrainingError(f"cannot resume: checkpoint {ckpt}: not a readable model checkpoint "
+                                f"({type(exc).__name__}: {msg})") from None
         start_step = int(model.num_timesteps)
         if start_step != int(state["num_timesteps"]):
+            vec_env.close()
             raise TrainingError(f"cannot resume: {ckpt} holds step {start_step}, "
                                 f"state.json says {state['num_timesteps']}")
-        _set_rng_state(state["rng"])
+        try:
+            _set_rng_state(state["rng"])
+        except (KeyError, TypeError, ValueError, RuntimeError) as exc:
+            vec_env.close()
+            raise TrainingError(f"cannot resume: {paths.state}: bad 'rng' ({type(exc).__name__}: {exc})") from None
         vec_env.seed(int(np.random.SeedSequence([config.seed, start_step]).generate_state(1)[0] & 0x7FFFFFFF))
         _truncate_evaluations(paths.evaluations, start_step)
     else:
@@ -319,6 +383,7 @@ def train(
             ent_coef=p.ent_coef, vf_coef=p.vf_coef, max_grad_norm=p.max_grad_norm,
             policy_kwargs=policy_kwargs(p, _table_size(config)), seed=config.seed, device=config.device, verbose=0,
         )
+    _write_json(paths.config, config.model_dump(mode="json"))  # once the run is known to start or resume
     logger = _tb_logger(paths.tb, start_step + 1 if resume else None)
     model.set_logger(logger)
     if not resume:
