@@ -18,7 +18,7 @@ from rich import box
 from rich.table import Table
 from rich.text import Text
 
-from env.rules.config import ConfigError
+from env.rules.config import ConfigError, read_file_text
 from env.rules.state import SIDES
 from training.console import LoggedProgress, make_console
 
@@ -299,9 +299,7 @@ def _first_difference(a: Any, b: Any, path: str = "") -> str | None:
 def _load_replay(path: Path) -> tuple[Any, str, dict[str, Any]]:
     from env.rules.battle import Battle
 
-    if not path.is_file():
-        raise UserError(f"replay file not found: {path}")
-    text = path.read_text(encoding="utf-8")
+    text = read_file_text(path, UserError)  # one line: FILE: file not found / is a directory / not UTF-8 text
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -47,6 +47,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from env.rules.config import read_file_text
 from training.config import PPOConfig, TrainingConfig
 from training.pool import PoolEntry, TrainingEnv, build_pool
 
@@ -281,9 +282,9 @@ def train(
     if resume:
         if not paths.state.is_file():
             raise TrainingError(f"nothing to resume: {paths.state} not found (start the run without --resume)")
-        state = json.loads(paths.state.read_text(encoding="utf-8"))
+        state = json.loads(read_file_text(paths.state, TrainingError))
         if paths.config.is_file():
-            _check_resumable(config, json.loads(paths.config.read_text(encoding="utf-8")))
+            _check_resumable(config, json.loads(read_file_text(paths.config, TrainingError)))
     elif paths.state.is_file():
         raise TrainingError(f"run directory {paths.root} already holds a run; pass --resume to continue it, "
                             f"or set another run_dir")
@@ -451,7 +452,7 @@ def _truncate_evaluations(path: Path, step: int) -> None:
     """Drop the evaluation lines logged after ``step`` (they are redone after a resume)."""
     if not path.is_file():
         return
-    keep = [ln for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip() and json.loads(ln)["step"] <= step]
+    keep = [ln for ln in read_file_text(path, TrainingError).splitlines() if ln.strip() and json.loads(ln)["step"] <= step]
     path.write_text("".join(ln + "\n" for ln in keep), encoding="utf-8")
 
 
