@@ -636,8 +636,8 @@ class BattleLog:
         """A log from a Battle, a BattleLog, a replay path, replay JSON text or a parsed replay dict.
 
         Raises:
-            ValueError: the input is not a battle or a battleline replay.
-            OSError: a replay path cannot be read.
+            ValueError: the input is not a battle or a battleline replay; ConfigError (a ValueError): a
+                replay path cannot be read (one line: not found, a directory, not UTF-8 text).
         """
         if isinstance(battle_or_replay, BattleLog):
             return battle_or_replay

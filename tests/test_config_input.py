@@ -67,9 +67,12 @@ def test_attacker_placement_may_not_stand_in_the_castle() -> None:
     data = _load("gate_assault")
     data["red"]["placements"][0].update(x=20, y=16)  # inside tower T1
     assert _error(C.load_scenario, data) == (
-        "<dict>: red.placements[0] overlaps tower T1: at the start the defender (blue) holds the castle, "
-        "so the attacker's units stand outside it"
+        "<dict>: red.placements[0] overlaps tower T1: a tower is entered only from a held element "
+        "(SIEGE.MOVE.WALLS) and at the start the defender (blue) holds them all"
     )
+    data["red"]["placements"][0].update(x=26.5, y=16.394, models=10, files=10, equipment={})  # on S1, climbed: fine
+    data["red"]["placements"][1].update(x=45, y=24.2)
+    assert C.load_scenario(data).red.placements[0].y == 16.394
 
 
 # ----------------------------------------------------------------------------- finite numbers

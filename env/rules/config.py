@@ -1037,7 +1037,9 @@ def _placement_errors(s: ScenarioConfig, p: PlacementConfig, fp: Polygon) -> lis
 def _castle_errors(s: ScenarioConfig, shapes: list[tuple[str, Polygon]]) -> list[Problem]:
     """Siege equipment only in a siege, on its own side (SIEGE.EQUIP.TABLE); the castle, standard or custom,
     lies wholly on the table and its elements do not overlap (a gate lies in its wall section); no attacker's
-    placement stands on or in an element (SIEGE.SCEN.CASTLE: at the start the defender holds every element).
+    placement stands on or in a tower or the citadel: one enters those only from an adjacent element one holds
+    (SIEGE.MOVE.WALLS) and at the start the defender holds every element. (An attacker may stand on a wall
+    section: it climbs there from outside.)
 
     ``shapes``: the placements' footprints from :func:`_side_errors`.
     """
@@ -1079,14 +1081,16 @@ def _castle_errors(s: ScenarioConfig, shapes: list[tuple[str, Polygon]]) -> list
                 errors.append((None, f"castle.elements[{i}] overlaps {other.id}: castle elements may touch, "
                                      f"not overlap (a gate lies inside its 'parent' wall section)"))
     attacker = "red" if defender == "blue" else "blue"
+    towers = [e for e in castle if e.kind in ("tower", "citadel")]
     for where, fp in shapes:
         if not where.startswith(f"{attacker}."):
             continue
         inner = fp.buffer(-EPS, join_style="mitre")
-        hit = next((e for e in castle if inner.intersects(e.shape())), None)
+        hit = next((e for e in towers if inner.intersects(e.shape())), None)
         if hit is not None:
-            errors.append((None, f"{where.split(':')[0]} overlaps {hit.kind} {hit.id}: at the start the defender "
-                                 f"({defender}) holds the castle, so the attacker's units stand outside it"))
+            errors.append((None, f"{where.split(':')[0]} overlaps {hit.kind} {hit.id}: a tower is entered only from "
+                                 f"a held element (SIEGE.MOVE.WALLS) and at the start the defender ({defender}) "
+                                 f"holds them all"))
     return errors
 
 
