@@ -19,6 +19,8 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from env.rules.config import read_file_text
+
 CATALOGUE_PATH = Path(__file__).with_name("catalogue.yaml")
 """The YAML file holding the catalogue."""
 
@@ -110,7 +112,7 @@ def load_catalogue(path: str | Path = CATALOGUE_PATH) -> dict[str, Tactic]:
     """
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.safe_load(read_file_text(path, CatalogueError))
     except OSError as exc:
         raise CatalogueError(f"{path}: cannot read ({exc.strerror})") from None
     except yaml.YAMLError as exc:

@@ -37,6 +37,7 @@ from shapely.ops import nearest_points
 from env.rules import geometry as geo
 from env.rules import space
 from env.rules.charges import CHARGE_BONUS_REACH
+from env.rules.config import read_file_text
 from env.rules.state import SIDES, TerrainFeature, UnitState
 from env.rules.tables import MISSILE_WEAPONS
 
@@ -673,14 +674,14 @@ class BattleLog:
         """A log from a Battle, a BattleLog, a replay path, replay JSON text or a parsed replay dict.
 
         Raises:
-            ValueError: the input is not a battle or a battleline replay.
-            OSError: a replay path cannot be read.
+            ValueError: the input is not a battle or a battleline replay; ConfigError (a ValueError): a
+                replay path cannot be read (one line: not found, a directory, not UTF-8 text).
         """
         if isinstance(battle_or_replay, BattleLog):
             return battle_or_replay
         if isinstance(battle_or_replay, Path) or (isinstance(battle_or_replay, str)
                                                    and not battle_or_replay.lstrip().startswith("{")):
-            return cls.from_any(Path(battle_or_replay).read_text(encoding="utf-8"))
+            return cls.from_any(read_file_text(Path(battle_or_replay)))  # ConfigError: one line
         if isinstance(battle_or_replay, str):
             try:
                 data = json.loads(battle_or_replay)

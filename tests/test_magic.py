@@ -50,12 +50,13 @@ def _battle(
     shaman: list[str] | None = None,
     orcs: dict | None = None,
     b_at: float = 26.0,
+    b_level: int = 1,
     **kw: Any,
 ) -> Battle:
     blue = [
         wizard(30, 20, a[0], a[1]),
         placement("marcher_spearmen", 40, 18, 90),
-        wizard(b_at, 20, b[0], b[1], level=1),
+        wizard(b_at, 20, b[0], b[1], level=b_level),
     ]
     red = [
         orcs or placement("orc_warriors", 30, 32, 270),
@@ -431,7 +432,7 @@ def test_hex_ends_early_when_the_caster_flees() -> None:
 
 def test_end_of_turn_effect_ends_with_the_player_turn() -> None:
     """CORE.MAGIC.DURATION EoT: Speed of Light +2 WS +2 I lasts through blue's turn and ends before red's."""
-    b = _battle(dice=[4, 4, 4, 4], a=("light", [SPEED_OF_LIGHT]), b=("fire", [FLAMING_SWORDS]))
+    b = _battle(dice=[4, 4, 4, 4], a=("light", [SPEED_OF_LIGHT]), b=("fire", [FLAMING_SWORDS]), b_level=2)
     b.apply(Action("cast", A, SPEARS, f"{SPEED_OF_LIGHT}:2"))
     b.apply(END_PHASE)
     sp = b.unit(SPEARS)
@@ -516,7 +517,7 @@ def test_magic_resistance_on_a_d20(level: int, roll: int, cancelled: bool) -> No
 
 def test_magic_resistance_4_always_cancels_and_friends_never_resist() -> None:
     """CORE.SR.MAGIC_RESISTANCE: MR4 always cancels, with no roll; a friendly augment is not resisted."""
-    b = _battle(dice=[4, 4, 3, 4], b=("fire", [FLAMING_SWORDS]))
+    b = _battle(dice=[4, 4, 3, 4], b=("fire", [FLAMING_SWORDS]), b_level=2)
     b.unit(ORCS).special_rules.append("magic_resistance_4")
     b.unit(SPEARS).special_rules.append("magic_resistance_4")
     b.apply(Action("cast", A, ORCS, f"{DOOM}:2"))

@@ -18,7 +18,7 @@ from rich import box
 from rich.table import Table
 from rich.text import Text
 
-from env.rules.config import ConfigError
+from env.rules.config import ConfigError, read_file_text
 from env.rules.state import SIDES
 from training.console import LoggedProgress, make_console
 
@@ -301,12 +301,14 @@ def parity(
 ) -> None:
     """Seat-parity check: an agent against itself; exit 1 when 0.5 is outside blue's 95% interval (unfair)."""
     from training.parity import MIN_PARITY_GAMES, run_parity
+    from training.tournament import validate_inputs
 
     with _user_errors():
         if games < 1:
             raise UserError(f"--games must be at least 1, got {games}")
         _check_seed(seed)
         _check_run_options(workers, backend)
+        validate_inputs(scenario, [agent], ())
         check_output("--out", out, folder=True)
     with _user_errors(), writing("--out", out):
         res = run_parity(scenario, agent, games, seed, out, workers=workers or os.cpu_count(), console=console,
@@ -379,9 +381,7 @@ def _first_difference(a: Any, b: Any, path: str = "") -> str | None:
 def _load_replay(path: Path) -> tuple[Any, str, dict[str, Any]]:
     from env.rules.battle import Battle
 
-    if not path.is_file():
-        raise UserError(f"replay file not found: {path}")
-    text = path.read_text(encoding="utf-8")
+    text = read_file_text(path, UserError)  # one line: FILE: file not found / is a directory / not UTF-8 text
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import yaml
 
+from env.rules.config import read_file_text
 from env.rules.ruleset import core_rule_ids, rule_ids
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -66,7 +67,7 @@ def tests_by_rule(tests_dir: Path = TESTS_DIR) -> dict[str, list[str]]:
     known = rule_ids()
     out: dict[str, list[str]] = {}
     for path in sorted(tests_dir.glob("test_*.py")):
-        source = path.read_text(encoding="utf-8")
+        source = read_file_text(path)
         for node in ast.walk(ast.parse(source)):
             if isinstance(node, ast.FunctionDef) and node.name.startswith("test"):
                 segment = ast.get_source_segment(source, node) or ""
@@ -132,7 +133,7 @@ def load_exceptions(path: Path = EXCEPTIONS_FILE) -> dict[str, str]:
     """
     if not path.exists():
         return {}
-    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    data = yaml.safe_load(read_file_text(path)) or {}
     known = rule_ids()
     out: dict[str, str] = {}
     for rule, reason in data.items():

@@ -21,6 +21,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from env.rules.battle import Battle
+from env.rules.config import read_file_text
 from env.rules.state import SIDES
 from training.play import agent_seed, check_model_agents, make_agent, play_battle, require_policy_fits
 from training.tournament import wilson_interval
@@ -152,7 +153,7 @@ def model_metadata(model_path: str | Path) -> dict[str, Any]:
     meta = Path(model_path).with_suffix(".json")
     if meta.is_file():
         try:
-            return dict(json.loads(meta.read_text(encoding="utf-8")))
+            return dict(json.loads(read_file_text(meta)))
         except (OSError, ValueError):
             return {}
     return {}

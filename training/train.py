@@ -47,6 +47,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from env.rules.config import read_file_text
 from training.config import PPOConfig, TrainingConfig
 from training.pool import PoolEntry, TrainingEnv, build_pool
 
@@ -516,7 +517,7 @@ def _truncate_evaluations(path: Path, step: int) -> None:
     """Drop the evaluation lines logged after ``step`` (they are redone after a resume)."""
     if not path.is_file():
         return
-    keep = [ln for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip() and json.loads(ln)["step"] <= step]
+    keep = [ln for ln in read_file_text(path, TrainingError).splitlines() if ln.strip() and json.loads(ln)["step"] <= step]
     path.write_text("".join(ln + "\n" for ln in keep), encoding="utf-8")
 
 

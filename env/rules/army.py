@@ -118,19 +118,45 @@ def check_options(where: str, entry: UnitEntry, unit_type: UnitTypeConfig) -> li
 
 
 def check_magic(where: str, entry: UnitEntry, unit_type: UnitTypeConfig) -> list[str]:
-    """A wizard's ``lore`` is one of its type's, and given ``spells`` are of that lore (CORE.MAGIC.WIZARDS)."""
-    from env.rules.spells import SPELLS
+    """A wizard's ``lore`` is one of its type's, and given ``spells`` are ones it may know (CORE.MAGIC.WIZARDS).
+
+    A level-L wizard knows its lore's spell #1 plus L−1 others; a Loremaster (CORE.SR.LOREMASTER) all
+    four. Given spells (a set-up's, instead of rolled) are that lore's, none twice, and a subset of such a
+    hand: at most L of them, and at most L−1 when spell #1 is not among them. Only a wizard takes
+    ``lore`` or ``spells``.
+    """
+    from env.rules.spells import SPELLS, lore_spells
 
     lore = getattr(entry, "lore", None)
     if lore is not None and lore not in unit_type.lores:
         allowed = ", ".join(unit_type.lores) or "none"
         return [f"{where}.lore: '{unit_type.id}' may not take lore '{lore}' (allowed: {allowed})"]
-    chosen = lore or (unit_type.lores[0] if unit_type.lores else None)
-    return [
-        f"{where}.spells[{i}]: '{sid}' is not a spell of lore '{chosen}'"
-        for i, sid in enumerate(getattr(entry, "spells", None) or [])
-        if sid not in SPELLS or SPELLS[sid].lore != chosen
-    ]
+    spells = list(getattr(entry, "spells", None) or [])
+    if not spells:
+        return []
+    level, rules = unit_type.wizard_level, set(unit_type.special_rules)
+    for oid in entry.options:
+        opt = unit_type.option(oid)
+        if opt is not None:
+            level = int(opt.effect.get("wizard_level", level))
+            rules.update(opt.effect.get("special_rules", []))
+    if level == 0 or not unit_type.lores:
+        without = " without a wizard_level option" if unit_type.lores else ""
+        return [f"{where}.spells: '{unit_type.id}' is not a wizard{without}, so it knows no spells"]
+    chosen = lore or unit_type.lores[0]
+    for i, sid in enumerate(spells):
+        if sid not in SPELLS or SPELLS[sid].lore != chosen:
+            return [f"{where}.spells[{i}]: '{sid}' is not a spell of lore '{chosen}'"]
+        if sid in spells[:i]:
+            return [f"{where}.spells[{i}]: '{sid}' is listed twice"]
+    table = lore_spells(chosen)
+    known = len(table) if "loremaster" in rules else min(level, len(table))
+    first = table[0].id in spells
+    if len(spells) > known or (not first and len(spells) > known - 1):
+        hand = "only spell #1" if known == 1 else f"spell #1 plus {known - 1} others"
+        return [f"{where}.spells: a level-{level} wizard knows {hand} of lore '{chosen}' ({table[0].id} is #1; "
+                f"CORE.MAGIC.WIZARDS), got {len(spells)} spells" + ("" if first else " without #1")]
+    return []
 
 
 def check_entry(where: str, entry: UnitEntry, unit_type: UnitTypeConfig) -> list[str]:

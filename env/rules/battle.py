@@ -96,7 +96,7 @@ class Battle:
                 naming the file, the field and the fault), or an army overrides a
                 side the scenario places.
         """
-        from env.rules.config import load_scenario
+        from env.rules.config import load_scenario, scenario_file
 
         cfg = load_scenario(scenario)
         data = cfg.model_dump(mode="json")
@@ -110,7 +110,7 @@ class Battle:
                 arm = load_army(army)
                 data[side] = {"faction": arm.faction, "army": army, "placements": None}
         if blue_army or red_army:
-            cfg = load_scenario(data)
+            cfg = load_scenario(data, file=scenario_file(scenario))
         state = build_state(cfg)
         battle = cls(state, dice or Dice(seed), data, seed)
         battle._start()

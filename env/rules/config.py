@@ -134,7 +134,9 @@ def footprint(base_mm: tuple[float, float], models: int, files: int, x: float, y
 
 # ----------------------------------------------------------------------------- models
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    """Every config model: unknown fields and non-finite floats (NaN, ±Inf) are errors."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
 class ProfileConfig(_Model):
@@ -502,6 +504,13 @@ class SideConfig(_Model):
     army: str | None = None
     placements: list[PlacementConfig] | None = None
 
+    @field_validator("placements")
+    @classmethod
+    def _some_units(cls, placements: list[PlacementConfig] | None) -> list[PlacementConfig] | None:
+        if placements is not None and not placements:
+            raise ValueError("no units")
+        return placements
+
     @model_validator(mode="after")
     def _army_or_placements(self) -> SideConfig:
         if (self.army is None) == (self.placements is None):
@@ -687,6 +696,8 @@ def _error_text(err: dict[str, Any]) -> str:
         return "required field is missing"
     if kind == "extra_forbidden":
         return "unknown field"
+    if kind == "finite_number":
+        return "must be a finite number"
     msg = re.sub(r"^(Value|Assertion) error, ", "", msg)
     value = err.get("input")
     if not kind.startswith(("value_error", "assertion_error")) and isinstance(value, (str, int, float, bool)):
@@ -700,29 +711,95 @@ def from_validation_error(exc: ValidationError, file: str) -> ConfigError:
     return ConfigError(_error_text(err), file=file, where=loc_text(tuple(err["loc"])) or None)
 
 
+class DuplicateKeyError(yaml.YAMLError):
+    """A YAML mapping names the same key twice (``line`` counts from 1)."""
+
+    def __init__(self, key: Any, line: int) -> None:
+        super().__init__(f"line {line}: duplicate key {key!r}")
+        self.key, self.line = key, line
+
+
+def _unique_keys(loader: yaml.constructor.SafeConstructor, node: yaml.MappingNode, deep: bool = False) -> Any:
+    """``construct_mapping`` that rejects a key given twice in one mapping (merged ``<<`` keys may be overridden)."""
+    seen: set[Any] = set()
+    for key_node, _ in node.value:
+        if key_node.tag == "tag:yaml.org,2002:merge":
+            continue
+        key = loader.construct_object(key_node, deep=True)
+        try:
+            if key in seen:
+                raise DuplicateKeyError(key, key_node.start_mark.line + 1)
+            seen.add(key)
+        except TypeError:  # an unhashable key: SafeConstructor reports it
+            pass
+    return yaml.SafeLoader.construct_mapping(loader, node, deep=deep)  # type: ignore[arg-type]
+
+
+class _UniqueKeySafeLoader(yaml.SafeLoader):
+    """The safe loader, duplicate mapping keys rejected."""
+
+    construct_mapping = _unique_keys  # type: ignore[assignment]
+
+
+_FAST_LOADER: type | None = (
+    type("_UniqueKeyCSafeLoader", (yaml.CSafeLoader,), {"construct_mapping": _unique_keys})
+    if hasattr(yaml, "CSafeLoader") else None
+)
+"""libyaml's parser with the same duplicate-key check (the constructor is Python either way)."""
+
+
 def _load_yaml(text: str) -> Any:
-    """``yaml.safe_load(text)``, parsed by libyaml where PyYAML has it (several times faster, same values).
+    """``yaml.safe_load(text)`` with duplicate keys rejected, parsed by libyaml where PyYAML has it
+    (several times faster, same values).
 
     A document libyaml rejects is parsed again by the pure-Python loader, so
-    errors read as they always have.
+    errors read as they always have. Raises :class:`DuplicateKeyError` for a key
+    given twice in one mapping.
     """
-    fast = getattr(yaml, "CSafeLoader", None)
-    if fast is not None:
+    if _FAST_LOADER is not None:
         try:
-            return yaml.load(text, Loader=fast)  # noqa: S506 - CSafeLoader is the safe loader
+            return yaml.load(text, Loader=_FAST_LOADER)  # noqa: S506 - a CSafeLoader subclass
+        except DuplicateKeyError:
+            raise
         except yaml.YAMLError:
             pass
-    return yaml.safe_load(text)
+    return yaml.load(text, Loader=_UniqueKeySafeLoader)  # noqa: S506 - a SafeLoader subclass
+
+
+def read_file_text(path: Path | str, error: type[Exception] | None = None) -> str:
+    """The UTF-8 text of ``path``; every project reader of a user-named file goes through here.
+
+    Raises ``error`` (default :class:`ConfigError`) with one line ``FILE: is a
+    directory`` / ``FILE: file not found`` / ``FILE: not UTF-8 text`` /
+    ``FILE: cannot read (<reason>)``.
+    """
+    p = Path(path)
+    shown = display_path(p)
+    if p.is_dir():
+        problem = "is a directory"
+    elif not p.exists():
+        problem = "file not found"
+    else:
+        try:
+            return p.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            problem = "not UTF-8 text"
+        except OSError as exc:
+            problem = f"cannot read ({exc.strerror or type(exc).__name__})"
+    if error is None:
+        raise ConfigError(problem, file=shown)
+    raise error(f"{shown}: {problem}")
 
 
 def read_yaml(path: Path) -> dict[str, Any]:
-    """The YAML mapping in ``path``. Raises ConfigError (file not found, invalid YAML, not a mapping)."""
+    """The YAML mapping in ``path``. Raises ConfigError (see :func:`read_file_text`; invalid YAML,
+    a duplicate key, not a mapping)."""
     shown = display_path(path)
-    if not path.is_file():
-        raise ConfigError("file not found", file=shown)
-    text = path.read_text(encoding="utf-8")
+    text = read_file_text(path)
     try:
         data = _load_yaml(text)
+    except DuplicateKeyError as exc:
+        raise ConfigError(str(exc), file=shown) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
@@ -797,8 +874,23 @@ def load_army(army_id: str, validate: bool = True) -> ArmyListConfig:
     return army
 
 
-def load_scenario(source: str | Path | dict[str, Any]) -> ScenarioConfig:
+def scenario_path(source: str | Path) -> Path:
+    """The file of a scenario given as a name in ``configs/scenarios`` or a YAML path."""
+    path = Path(source)
+    if not path.suffix and not path.exists():
+        path = CONFIG_DIR / "scenarios" / f"{source}.yaml"
+    return path
+
+
+def scenario_file(source: str | Path | dict[str, Any]) -> str:
+    """The scenario's file as errors show it (``<dict>`` for a dict)."""
+    return "<dict>" if isinstance(source, dict) else display_path(scenario_path(source))
+
+
+def load_scenario(source: str | Path | dict[str, Any], file: str | None = None) -> ScenarioConfig:
     """Load and check a scenario: a name in ``configs/scenarios``, a YAML path, or a dict.
+
+    ``file``: the name errors give a dict (e.g. the file it was read from; default ``<dict>``).
 
     Checks (raising ConfigError naming the file and field): the schema; terrain inside
     the table; factions and army lists exist, match and are valid (CORE.SETUP.ARMIES)
@@ -808,11 +900,9 @@ def load_scenario(source: str | Path | dict[str, Any]) -> ScenarioConfig:
     ``start.turn`` is within ``turns``.
     """
     if isinstance(source, dict):
-        data, shown = source, "<dict>"
+        data, shown = source, file or "<dict>"
     else:
-        path = Path(source)
-        if not path.suffix and not path.exists():
-            path = CONFIG_DIR / "scenarios" / f"{source}.yaml"
+        path = scenario_path(source)
         data, shown = read_yaml(path), display_path(path)
     scenario: ScenarioConfig = parse(ScenarioConfig, data, shown)
     for file, problem in scenario_errors(scenario):
@@ -853,7 +943,7 @@ def scenario_errors(s: ScenarioConfig) -> list[Problem]:
     for name in ("blue", "red"):
         problems += _side_errors(s, name, shapes)
     problems += [(None, p) for p in _overlap_errors(shapes)]
-    problems += [(None, p) for p in _castle_errors(s)]
+    problems += _castle_errors(s, shapes)
     return problems
 
 
@@ -870,6 +960,9 @@ def _table_errors(s: ScenarioConfig) -> list[str]:
         other = "red" if placed[0] == "blue" else "blue"
         errors.append(f"{other}.army: {placed[0]} has explicit placements, so {other} needs them too "
                       f"(a scenario places both sides or neither)")
+    if s.start is not None and len(placed) < 2:
+        errors.append("start: needs placements on both sides (a game from deployment, with army lists, "
+                      "starts at turn 1; leave 'start' out)")
     if s.start is None and placed:
         errors.append(f"start: {placed[0]} has explicit placements, so 'start' (turn, phase, player) is required")
     if s.start is not None and s.start.turn > s.turns:
@@ -941,31 +1034,64 @@ def _placement_errors(s: ScenarioConfig, p: PlacementConfig, fp: Polygon) -> lis
     ]
 
 
-def _castle_errors(s: ScenarioConfig) -> list[str]:
-    """The castle lies wholly on the table (SIEGE.SCEN.CASTLE); siege equipment only in a siege, on its own side."""
+def _castle_errors(s: ScenarioConfig, shapes: list[tuple[str, Polygon]]) -> list[Problem]:
+    """Siege equipment only in a siege, on its own side (SIEGE.EQUIP.TABLE); the castle, standard or custom,
+    lies wholly on the table and its elements do not overlap (a gate lies in its wall section); no attacker's
+    placement stands on or in a tower or the citadel: one enters those only from an adjacent element one holds
+    (SIEGE.MOVE.WALLS) and at the start the defender holds every element. (An attacker may stand on a wall
+    section: it climbs there from outside.)
+
+    ``shapes``: the placements' footprints from :func:`_side_errors`.
+    """
     from env.rules.siege.equipment import side_errors
 
-    errors: list[str] = []
+    errors: list[Problem] = []
     defender = s.castle.defender if s.castle is not None else "blue"
     for name in ("blue", "red"):
         side = s.side(name)
+        in_army = side.placements is None and side.army in list_armies()
         entries = side.placements if side.placements is not None else (
-            load_army(side.army, validate=False).units if side.army in list_armies() else [])
-        where = "placements" if side.placements is not None else "army units"
+            load_army(side.army, validate=False).units if in_army else [])
+        where = f"{name}.army: {display_path(army_path(str(side.army)))}: units" if in_army else f"{name}.placements"
         role = "defender" if name == defender else "attacker"
         for i, e in enumerate(entries):
             if e.equipment and not s.siege:
-                errors.append(f"{name}.{where}[{i}].equipment: siege equipment needs the siege module")
+                errors.append((None, f"{where}[{i}].equipment: siege equipment needs the siege module"))
             elif e.equipment:
-                errors += side_errors(f"{name}.{where}[{i}]", e.equipment, role)
-    if s.castle is None or s.castle.layout == "standard":
+                errors += [(None, p) for p in side_errors(f"{where}[{i}]", e.equipment, role)]
+    if not s.siege:
         return errors
+    from env.rules.siege.castle import build_castle
+
     table = box(0, 0, *s.table).buffer(EPS, join_style="mitre")
-    return errors + [
-        f"castle.elements[{i}]: {e.kind} '{e.id}' is not wholly on the {s.table_text()} table"
-        for i, e in enumerate(s.castle.elements)
-        if not table.covers(Polygon(e.polygon))
-    ]
+    castle = build_castle(s)
+    standard = s.castle is None or s.castle.layout == "standard"
+    for i, e in enumerate(castle):
+        if table.covers(e.shape()):
+            continue
+        if standard:  # SIEGE.SCEN.CASTLE: x 18-54, y 0-18 from the defender's edge
+            errors.append((None, f"castle: the standard castle's {e.kind} '{e.id}' is not wholly on the "
+                                 f"{s.table_text()} table (it needs at least 54x18 from the defender's edge)"))
+            return errors
+        errors.append((None, f"castle.elements[{i}]: {e.kind} '{e.id}' is not wholly on the {s.table_text()} table"))
+    for i, e in enumerate(castle):
+        inner = e.shape().buffer(-EPS, join_style="mitre")
+        for other in castle[:i]:
+            if e.parent != other.id and other.parent != e.id and inner.intersects(other.shape()):
+                errors.append((None, f"castle.elements[{i}] overlaps {other.id}: castle elements may touch, "
+                                     f"not overlap (a gate lies inside its 'parent' wall section)"))
+    attacker = "red" if defender == "blue" else "blue"
+    towers = [e for e in castle if e.kind in ("tower", "citadel")]
+    for where, fp in shapes:
+        if not where.startswith(f"{attacker}."):
+            continue
+        inner = fp.buffer(-EPS, join_style="mitre")
+        hit = next((e for e in towers if inner.intersects(e.shape())), None)
+        if hit is not None:
+            errors.append((None, f"{where.split(':')[0]} overlaps {hit.kind} {hit.id}: a tower is entered only from "
+                                 f"a held element (SIEGE.MOVE.WALLS) and at the start the defender ({defender}) "
+                                 f"holds them all"))
+    return errors
 
 
 def _overlap_errors(shapes: list[tuple[str, Polygon]]) -> list[str]:

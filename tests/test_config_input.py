@@ -1,0 +1,236 @@
+"""Bad scenario input gives one line naming the file, the field and the fault (env/rules/config.py).
+
+Castles on the table and clear of each other and of the attacker (SIEGE.SCEN.CASTLE), finite numbers,
+the shared file reader, empty sides, a wizard's spells (CORE.MAGIC.WIZARDS), ``start`` with army
+lists, the scenario and army files named, duplicate YAML keys.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from env.rules import config as C
+from env.rules.battle import Battle
+from env.rules.config import ConfigError
+
+SCENARIOS = C.CONFIG_DIR / "scenarios"
+FIRE = [f"CORE.MAGIC.SPELL.FIRE.{n}" for n in (1, 2, 3, 4)]
+
+
+def _load(name: str) -> dict:
+    return yaml.safe_load((SCENARIOS / f"{name}.yaml").read_text())
+
+
+def _error(fn: object, *args: object, **kw: object) -> str:
+    with pytest.raises(ConfigError) as info:
+        fn(*args, **kw)  # type: ignore[operator]
+    text = str(info.value)
+    assert "\n" not in text
+    return text
+
+
+def _write_yaml(path: Path, data: object) -> Path:
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+# ----------------------------------------------------------------------------- castles (SIEGE.SCEN.CASTLE)
+def test_standard_castle_must_fit_the_table() -> None:
+    data = _load("gate_assault")
+    data.update(table=[45, 40], zone_depth=10)
+    assert _error(C.load_scenario, data, file="g.yaml") == (
+        "g.yaml: castle: the standard castle's wall 'S3' is not wholly on the 45x40 table "
+        "(it needs at least 54x18 from the defender's edge)"
+    )
+
+
+def test_custom_castle_elements_may_not_overlap() -> None:
+    data = _load("gate_assault")
+    wall = [[20, 16], [30, 16], [30, 18], [20, 18]]
+    data["castle"] = {"defender": "blue", "layout": "custom", "elements": [
+        {"id": "W1", "kind": "wall", "polygon": wall},
+        {"id": "W2", "kind": "wall", "polygon": [[x + 5, y] for x, y in wall]},
+    ]}
+    assert _error(C.load_scenario, data).startswith("<dict>: castle.elements[1] overlaps W1: castle elements may touch")
+    data["castle"]["elements"][1]["polygon"] = [[x + 10, y] for x, y in wall]  # touching W1: fine
+    data["castle"]["elements"].append({"id": "G", "kind": "gate", "parent": "W2", "polygon": [
+        [33, 16], [36, 16], [36, 18], [33, 18]]})  # a gate inside its wall: fine
+    assert [e.id for e in C.load_scenario(data).castle.elements] == ["W1", "W2", "G"]
+
+
+def test_attacker_placement_may_not_stand_in_the_castle() -> None:
+    data = _load("gate_assault")
+    data["red"]["placements"][0].update(x=20, y=16)  # inside tower T1
+    assert _error(C.load_scenario, data) == (
+        "<dict>: red.placements[0] overlaps tower T1: a tower is entered only from a held element "
+        "(SIEGE.MOVE.WALLS) and at the start the defender (blue) holds them all"
+    )
+    data["red"]["placements"][0].update(x=26.5, y=16.394, models=10, files=10, equipment={})  # on S1, climbed: fine
+    data["red"]["placements"][1].update(x=45, y=24.2)
+    assert C.load_scenario(data).red.placements[0].y == 16.394
+
+
+# ----------------------------------------------------------------------------- finite numbers
+@pytest.mark.parametrize(
+    ("path", "value", "where"),
+    [
+        (("blue", "placements", 0, "x"), ".nan", "blue.placements[0].x"),
+        (("blue", "placements", 0, "facing"), ".inf", "blue.placements[0].facing"),
+        (("terrain", 0, "polygon", 1, 0), ".nan", "terrain[0].polygon[1][0]"),
+        (("table", 1), ".nan", "table[1]"),
+        (("zone_depth",), "-.inf", "zone_depth"),
+        (("victory_margin",), ".nan", "victory_margin"),
+    ],
+)
+def test_non_finite_numbers_are_rejected(tmp_path: Path, path: tuple, value: str, where: str) -> None:
+    data = _load("skirmish_line")
+    data["terrain"] = [{"kind": "woods", "name": "Copse", "polygon": [[30, 30], [34, 30], [34, 34]]}]
+    node = data
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = "@@"
+    text = yaml.safe_dump(data, sort_keys=False).replace("'@@'", value)
+    file = tmp_path / "x.yaml"
+    file.write_text(text)
+    assert _error(C.load_scenario, file) == f"{file}: {where}: must be a finite number"
+
+
+def test_castle_element_outward_must_be_finite() -> None:
+    data = _load("gate_assault")
+    data["castle"] = {"defender": "blue", "layout": "custom", "elements": [
+        {"id": "W1", "kind": "wall", "outward": float("inf"), "polygon": [[20, 16], [30, 16], [30, 18], [20, 18]]}]}
+    assert _error(C.load_scenario, data) == "<dict>: castle.elements[0].outward: must be a finite number"
+
+
+# ----------------------------------------------------------------------------- the shared file reader
+def test_read_file_text_names_the_fault(tmp_path: Path) -> None:
+    bad = tmp_path / "b.yaml"
+    bad.write_bytes(b"\xff\xfe{}")
+    assert _error(C.load_scenario, bad) == f"{bad}: not UTF-8 text"
+    assert _error(C.load_scenario, tmp_path) == f"{tmp_path}: is a directory"
+    assert _error(C.read_file_text, tmp_path / "none.json") == f"{tmp_path / 'none.json'}: file not found"
+    with pytest.raises(KeyError, match="not UTF-8 text"):
+        C.read_file_text(bad, KeyError)
+
+
+@pytest.mark.parametrize("command", [["play", "--scenario"], ["train", "--config"], ["replay"], ["detect"]])
+def test_cli_reports_unreadable_files_in_one_line(tmp_path: Path, command: list[str]) -> None:
+    from training.cli import app
+
+    bad = tmp_path / "b.json"
+    bad.write_bytes(b"\xff\xfe{}")
+    for target, fault in ((bad, "not UTF-8 text"), (tmp_path, "is a directory")):
+        result = CliRunner().invoke(app, [*command, str(target)])
+        assert result.exit_code == 2, result.output
+        lines = result.stderr.strip().splitlines()
+        assert lines == [f"error: {target}: {fault}"] and "Traceback" not in result.output
+
+
+# ----------------------------------------------------------------------------- sides and start
+def test_empty_placements_say_no_units() -> None:
+    data = _load("skirmish_line")
+    data["blue"] = {"faction": "men", "placements": []}
+    assert _error(C.load_scenario, data, file="s.yaml") == "s.yaml: blue.placements: no units"
+
+
+def test_start_needs_placements_on_both_sides() -> None:
+    data = _load("pitched_battle")
+    data["start"] = {"turn": 5, "phase": "shooting", "player": "red"}
+    assert _error(C.load_scenario, data).startswith("<dict>: start: needs placements on both sides")
+
+
+# ----------------------------------------------------------------------------- wizards' spells (CORE.MAGIC.WIZARDS)
+def _with_wizard(faction: str, unit: str, **kw: object) -> dict:
+    data = _load("skirmish_line")
+    side = copy.deepcopy(data["blue"]) if faction == "men" else {"faction": faction, "placements": []}
+    side["placements"].append({"unit": unit, "models": 1, "files": 1, "x": 10, "y": 10, "facing": 90, **kw})
+    data["blue"] = side
+    return data
+
+
+@pytest.mark.parametrize(
+    ("kw", "fault"),
+    [
+        ({"lore": "fire", "spells": FIRE},
+         "blue.placements[3].spells: a level-1 wizard knows only spell #1 of lore 'fire' "
+         "(CORE.MAGIC.SPELL.FIRE.1 is #1; CORE.MAGIC.WIZARDS), got 4 spells"),
+        ({"lore": "fire", "spells": [FIRE[0], FIRE[0]]},
+         "blue.placements[3].spells[1]: 'CORE.MAGIC.SPELL.FIRE.1' is listed twice"),
+        ({"lore": "fire", "spells": [FIRE[1]]},
+         "a level-1 wizard knows only spell #1 of lore 'fire' (CORE.MAGIC.SPELL.FIRE.1 is #1; CORE.MAGIC.WIZARDS), "
+         "got 1 spells without #1"),
+        ({"lore": "fire", "options": ["level_2"], "spells": FIRE[1:3]},
+         "a level-2 wizard knows spell #1 plus 1 others of lore 'fire'"),
+        ({"lore": "fire", "options": ["level_3"], "spells": FIRE}, "got 4 spells"),
+    ],
+)
+def test_given_spells_must_fit_the_wizards_level(kw: dict, fault: str) -> None:
+    text = _error(C.load_scenario, _with_wizard("men", "battle_wizard", **kw))
+    assert text.startswith("<dict>: blue.placements[3].spells") and fault in text
+
+
+def test_given_spells_a_level_allows_are_accepted() -> None:
+    for kw in ({"spells": [FIRE[0]]}, {"options": ["level_2"], "spells": [FIRE[2]]},
+               {"options": ["level_3"], "spells": [FIRE[0], FIRE[1], FIRE[3]]}):
+        C.load_scenario(_with_wizard("men", "battle_wizard", lore="fire", **kw))
+    data = _with_wizard("elves", "elf_mage", lore="fire", options=["loremaster"], spells=FIRE)
+    data["blue"]["placements"].insert(0, {"unit": "elf_mage", "models": 1, "files": 1, "x": 60, "y": 10, "facing": 90})
+    C.load_scenario(data)
+
+
+def test_spells_on_a_non_wizard_say_not_a_wizard() -> None:
+    data = _with_wizard("men", "marcher_captain", spells=[FIRE[0]])
+    assert _error(C.load_scenario, data) == (
+        "<dict>: blue.placements[3].spells: 'marcher_captain' is not a wizard, so it knows no spells"
+    )
+
+
+# ----------------------------------------------------------------------------- files named
+def test_army_override_error_names_the_scenario_file(tmp_path: Path) -> None:
+    data = _load("pitched_battle")
+    data["points_limit"] = 1950
+    path = _write_yaml(tmp_path / "pb1950.yaml", data)
+    assert _error(Battle.from_scenario, str(path), blue_army="men_knightly_order") == (
+        f"{path}: blue.army: 'men_knightly_order' is 1,969 points, over the scenario's 1,950-point limit"
+    )
+
+
+def test_army_equipment_error_names_the_scenario_and_army_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+
+    root = tmp_path / "configs"
+    shutil.copytree(C.CONFIG_DIR / "factions", root / "factions")
+    shutil.copytree(C.CONFIG_DIR / "armies", root / "armies")
+    army = yaml.safe_load((root / "armies" / "men_marcher_host.yaml").read_text())
+    army.update(id="men_oil")
+    army["units"][1]["equipment"] = {"oil": 1}
+    _write_yaml(root / "armies" / "men_oil.yaml", army)
+    monkeypatch.setattr(C, "CONFIG_DIR", root)
+    data = _load("pitched_battle")
+    data["blue"] = {"army": "men_oil"}
+    path = _write_yaml(tmp_path / "s.yaml", data)
+    assert _error(C.load_scenario, path) == (
+        f"{path}: blue.army: {root / 'armies' / 'men_oil.yaml'}: units[1].equipment: "
+        "siege equipment needs the siege module"
+    )
+
+
+# ----------------------------------------------------------------------------- YAML
+def test_duplicate_yaml_keys_are_rejected(tmp_path: Path) -> None:
+    text = "".join(ln for ln in (SCENARIOS / "skirmish_line.yaml").read_text().splitlines(True)
+                   if not ln.startswith("turns:"))
+    path = tmp_path / "dup.yaml"
+    path.write_text(text + "turns: 3\nturns: 9\n")
+    line = len(text.splitlines()) + 2
+    assert _error(C.load_scenario, path) == f"{path}: line {line}: duplicate key 'turns'"
+    nested = tmp_path / "nested.yaml"
+    nested.write_text("a: {x: 1, x: 2}\n")
+    assert _error(C.read_yaml, nested) == f"{nested}: line 1: duplicate key 'x'"
+    merged = tmp_path / "merged.yaml"
+    merged.write_text("base: &b {x: 1}\nother:\n  <<: *b\n  x: 2\n")
+    assert C.read_yaml(merged)["other"] == {"x": 2}
