@@ -11,6 +11,7 @@ import warnings
 from typing import Any
 
 import gymnasium as gym
+from gymnasium.utils.env_checker import data_equivalence
 import numpy as np
 import pytest
 
@@ -119,7 +120,7 @@ def run_episode(env: BattleEnv, seed: int, policy_seed: int) -> list[tuple[Any, 
 
 
 def same(a: Any, b: Any) -> bool:
-    return gym.utils.env_checker.data_equivalence(a, b)
+    return data_equivalence(a, b)
 
 
 # ---------------------------------------------------------------------- codec

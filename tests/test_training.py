@@ -146,7 +146,7 @@ def test_config_floats_must_be_finite(tmp_path: Path, change: dict[str, Any], wh
     path = _write(tmp_path, data)
     with pytest.raises(ConfigError) as info:
         load_training_config(path)
-    assert str(info.value).startswith(f"{path}: {where}: Input should be a finite number")
+    assert str(info.value).startswith(f"{path}: {where}: must be a finite number")
 
 
 def test_config_armies_on_a_placed_scenario_name_the_file_and_field(tmp_path: Path) -> None:
