@@ -1257,7 +1257,7 @@ class ProtectedBubbleAgent(TacticalAgent):
         forward = enemy_edge_facing(u.side)
         best, best_cov = None, mv.ring_coverage(battle, asset) + RING_MIN_GAIN
         for opt in options:
-            if opt.startswith("reform"):
+            if opt == "reform_face":
                 continue
             end = landing(battle, u, opt, env)
             if abs(angle_diff(end.facing, forward)) > BACK_LIMIT:
