@@ -995,12 +995,23 @@ def protected_bubble_template(army: Sequence[UnitState], table_w: float, centre_
             plan.place([u], {u.uid: x}, side_row, name)
     rest = strongest_in_middle(pool)
     left_rest, right_rest = rest[: len(rest) // 2][::-1], rest[len(rest) // 2:]
-    for units, sign, name in ((left_rest, -1, "ring_left"), (right_rest, 1, "ring_right")):
+    # A bubble off the middle (centre_x) sends the line units that would leave the column grid to its other side.
+    spots: dict[int, dict[int, float]] = {}
+    for units, other_units, sign, name in ((left_rest, right_rest, -1, "ring_left"), (right_rest, left_rest, 1, "ring_right"),
+                                           (left_rest, right_rest, -1, "ring_left")):
         anchor = sides.get(name, cx)
         width = ring[name].width if name in ring else 2 * half
-        if units:
+        while units:
             start = anchor + sign * STEP * math.ceil((width / 2 + units[0].width / 2 + 1.0) / STEP - 1e-9)
-            plan.place(units, pack(units, start, sign), FRONT, "line")
+            spots[sign] = pack(units, start, sign)
+            if all(COLUMNS[0] - 1e-6 <= x <= COLUMNS[-1] + 1e-6 for x in spots[sign].values()) or not other_units:
+                break
+            other_units.append(units.pop())
+        else:
+            spots[sign] = {}
+    for units, sign in ((left_rest, -1), (right_rest, 1)):
+        if units:
+            plan.place(units, spots[sign], FRONT, "line")
     fast_l, fast_r = split_wings([u for u in body if is_mobile(u) and u not in ring.values()])
     plan.place(fast_l, pack(fast_l, COLUMNS[0], 1), FRONT, LEFT)
     plan.place(fast_r, pack(fast_r, COLUMNS[-1], -1), FRONT, RIGHT)
@@ -1046,6 +1057,17 @@ def terrain_penalty(battle: Battle, side: int, half: str) -> float:
         if cls is not None:
             penalty += TERRAIN_WEIGHT[cls] * region.intersection(space.terrain_poly(t)).area / region.area
     return penalty
+
+
+def sheltered_half(battle: Battle, side: int) -> str | None:
+    """The own half ("left"/"right") whose no-man's land hampers an enemy advance most (:func:`terrain_penalty`:
+    woods, rocks, obstacles), or None when neither is hampered or they tie. ``protected_bubble`` forms a ring
+    that needs turns to close behind it (tactics.md ``mobility_denial_terrain``: forests slow the attacker)."""
+    penalty = {h: terrain_penalty(battle, side, h) for h in (LEFT, RIGHT)}
+    best = max((LEFT, RIGHT), key=lambda h: penalty[h])
+    if penalty[best] <= 0.0 or penalty[LEFT] == penalty[RIGHT]:
+        return None
+    return best
 
 
 def approach_side(battle: Battle, side: int) -> str | None:
