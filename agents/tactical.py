@@ -83,10 +83,10 @@ from tactics.deployment import (
     is_swarm,
     line_template,
     other,
+    open_half,
     own_x,
     protected_bubble_template,
     sacrifice_template,
-    sheltered_half,
     shooting_lines_template,
     weakened_flank_template,
 )
@@ -1040,13 +1040,15 @@ class ProtectedBubbleAgent(TacticalAgent):
     """Whether a ring that is not full closes on :meth:`post_move`'s posts (set by :meth:`make_plan`)."""
 
     def make_plan(self, battle: Battle) -> DeploymentPlan:
-        """The bubble template in the middle of the zone; on a table already set up, the ring as it stands."""
+        """The bubble template in the middle of the zone (a ring that closes in play: in the middle of the own half
+        whose no-man's land hampers an advance least, :func:`tactics.deployment.open_half`); on a table already
+        set up, the ring as it stands."""
         army = self.army(battle)
         plan = protected_bubble_template(army, battle.state.table_w)
         asset = next((uid for uid, g in plan.groups.items() if g == "asset"), None)
         self.posts = asset is None or plan.targets[asset].row != BACK
         if not self.posts and battle.state.stage == "deploy":
-            half = sheltered_half(battle, self.side)
+            half = open_half(battle, self.side)
             if half is not None:
                 w = battle.state.table_w
                 plan = protected_bubble_template(army, w, w / 4 if half == LEFT else 3 * w / 4)

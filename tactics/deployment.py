@@ -995,7 +995,11 @@ def protected_bubble_template(army: Sequence[UnitState], table_w: float, centre_
             plan.place([u], {u.uid: x}, side_row, name)
     rest = strongest_in_middle(pool)
     left_rest, right_rest = rest[: len(rest) // 2][::-1], rest[len(rest) // 2:]
-    # A bubble off the middle (centre_x) sends the line units that would leave the column grid to its other side.
+    # A bubble off the middle (centre_x) sends the line units that would leave the column grid (or stand on
+    # the fast units' wing columns) to its other side.
+    fast_l, fast_r = split_wings([u for u in body if is_mobile(u) and u not in ring.values()])
+    lo = COLUMNS[0] + STEP * len(fast_l) - 1e-6
+    hi = COLUMNS[-1] - STEP * len(fast_r) + 1e-6
     spots: dict[int, dict[int, float]] = {}
     for units, other_units, sign, name in ((left_rest, right_rest, -1, "ring_left"), (right_rest, left_rest, 1, "ring_right"),
                                            (left_rest, right_rest, -1, "ring_left")):
@@ -1004,7 +1008,7 @@ def protected_bubble_template(army: Sequence[UnitState], table_w: float, centre_
         while units:
             start = anchor + sign * STEP * math.ceil((width / 2 + units[0].width / 2 + 1.0) / STEP - 1e-9)
             spots[sign] = pack(units, start, sign)
-            if all(COLUMNS[0] - 1e-6 <= x <= COLUMNS[-1] + 1e-6 for x in spots[sign].values()) or not other_units:
+            if all(lo <= x <= hi for x in spots[sign].values()) or not other_units:
                 break
             other_units.append(units.pop())
         else:
@@ -1012,7 +1016,6 @@ def protected_bubble_template(army: Sequence[UnitState], table_w: float, centre_
     for units, sign in ((left_rest, -1), (right_rest, 1)):
         if units:
             plan.place(units, spots[sign], FRONT, "line")
-    fast_l, fast_r = split_wings([u for u in body if is_mobile(u) and u not in ring.values()])
     plan.place(fast_l, pack(fast_l, COLUMNS[0], 1), FRONT, LEFT)
     plan.place(fast_r, pack(fast_r, COLUMNS[-1], -1), FRONT, RIGHT)
     others = [u for u in _unjoined_characters(army) if u is not asset]
@@ -1059,15 +1062,15 @@ def terrain_penalty(battle: Battle, side: int, half: str) -> float:
     return penalty
 
 
-def sheltered_half(battle: Battle, side: int) -> str | None:
-    """The own half ("left"/"right") whose no-man's land hampers an enemy advance most (:func:`terrain_penalty`:
-    woods, rocks, obstacles), or None when neither is hampered or they tie. ``protected_bubble`` forms a ring
-    that needs turns to close behind it (tactics.md ``mobility_denial_terrain``: forests slow the attacker)."""
+def open_half(battle: Battle, side: int) -> str | None:
+    """The own half ("left"/"right") whose no-man's land hampers an advance least (:func:`terrain_penalty`:
+    hills help, woods, rocks and obstacles hamper), or None on a tie. ``protected_bubble`` moves its ring
+    as a rigid formation (tactics.md: "move the bubble as a rigid formation"), which difficult ground and
+    narrow gaps break up (``gap_check``), so a ring that closes in play forms on that half."""
     penalty = {h: terrain_penalty(battle, side, h) for h in (LEFT, RIGHT)}
-    best = max((LEFT, RIGHT), key=lambda h: penalty[h])
-    if penalty[best] <= 0.0 or penalty[LEFT] == penalty[RIGHT]:
+    if math.isclose(penalty[LEFT], penalty[RIGHT]):
         return None
-    return best
+    return LEFT if penalty[LEFT] < penalty[RIGHT] else RIGHT
 
 
 def approach_side(battle: Battle, side: int) -> str | None:
