@@ -1013,6 +1013,14 @@ def protected_bubble_template(army: Sequence[UnitState], table_w: float, centre_
             other_units.append(units.pop())
         else:
             spots[sign] = {}
+    # The General's unit stands next to the ring, its Leadership aura over the bubble (tactics.md: the aura covers the ring).
+    hosts = {u.joined_to for u in army if u.character and u.general and u.joined_to is not None}
+    for units, sign, name in ((left_rest, -1, "ring_left"), (right_rest, 1, "ring_right")):
+        if units and units[0].uid not in hosts and any(u.uid in hosts for u in units):
+            units.sort(key=lambda u: u.uid not in hosts)
+            width = ring[name].width if name in ring else 2 * half
+            start = sides.get(name, cx) + sign * STEP * math.ceil((width / 2 + units[0].width / 2 + 1.0) / STEP - 1e-9)
+            spots[sign] = pack(units, start, sign)
     for units, sign in ((left_rest, -1), (right_rest, 1)):
         if units:
             plan.place(units, spots[sign], FRONT, "line")
