@@ -1017,7 +1017,8 @@ def protected_bubble_template(army: Sequence[UnitState], table_w: float, centre_
     hosts = {u.joined_to for u in army if u.character and u.general and u.joined_to is not None}
     for units, sign, name in ((left_rest, -1, "ring_left"), (right_rest, 1, "ring_right")):
         if units and units[0].uid not in hosts and any(u.uid in hosts for u in units):
-            units.sort(key=lambda u: u.uid not in hosts)
+            k = next(i for i, u in enumerate(units) if u.uid in hosts)
+            units[0], units[k] = units[k], units[0]
             width = ring[name].width if name in ring else 2 * half
             start = sides.get(name, cx) + sign * STEP * math.ceil((width / 2 + units[0].width / 2 + 1.0) / STEP - 1e-9)
             spots[sign] = pack(units, start, sign)
