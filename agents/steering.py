@@ -174,6 +174,10 @@ def predict_pose(battle: Battle, u: UnitState, option: str) -> geo.Pose:
     return start
 
 
+REFORM_FILES = {"reform_wide": lambda u: min(u.models, u.files + 2), "reform_deep": lambda u: max(1, u.files - 2)}
+"""Files after a reform in place (CORE.MOVE.REFORM: two files more or fewer, the centre kept)."""
+
+
 def landing(battle: Battle, u: UnitState, option: str, env: space.Surroundings | None = None) -> UnitState:
     """A throw-away copy of ``u`` where ``option`` takes it (the battle is not touched).
 
@@ -187,8 +191,10 @@ def landing(battle: Battle, u: UnitState, option: str, env: space.Surroundings |
 
     Returns:
         A copy of ``u`` at the end pose (x, y in inches, facing in degrees) and, after a quarter
-        turn, the new files; a move shorter than ``MIN_MOVE`` inches ends at the forecast pose.
+        turn or a reform (:data:`REFORM_FILES`), the new files; a move shorter than ``MIN_MOVE`` inches ends at the forecast pose.
     """
+    if option in REFORM_FILES:
+        return dataclasses.replace(u, files=REFORM_FILES[option](u))
     start = space.pose(u)
     end = predict_pose(battle, u, option)
     shadow = u

@@ -83,6 +83,7 @@ from tactics.deployment import (
     is_swarm,
     line_template,
     other,
+    open_half,
     own_x,
     protected_bubble_template,
     sacrifice_template,
@@ -1034,11 +1035,18 @@ class ProtectedBubbleAgent(TacticalAgent):
     """Whether a ring that is not full closes on :meth:`post_move`'s posts (set by :meth:`make_plan`)."""
 
     def make_plan(self, battle: Battle) -> DeploymentPlan:
-        """The bubble template in the middle of the zone; on a table already set up, the ring as it stands."""
+        """The bubble template in the middle of the zone (a ring that closes in play: in the middle of the own half
+        whose no-man's land hampers an advance least, :func:`tactics.deployment.open_half`); on a table already
+        set up, the ring as it stands."""
         army = self.army(battle)
         plan = protected_bubble_template(army, battle.state.table_w)
         asset = next((uid for uid, g in plan.groups.items() if g == "asset"), None)
         self.posts = asset is None or plan.targets[asset].row != BACK
+        if not self.posts and battle.state.stage == "deploy":
+            half = open_half(battle, self.side)
+            if half is not None:
+                w = battle.state.table_w
+                plan = protected_bubble_template(army, w, w / 4 if half == LEFT else 3 * w / 4)
         if battle.state.stage != "deploy":
             self.posts = True
             self.ring_as_placed(plan, army)
@@ -1116,7 +1124,20 @@ class ProtectedBubbleAgent(TacticalAgent):
             option = self.close_ring(battle, u, asset, options)
             if option is not None:
                 return option
-        return super().move_option(battle, u, options)
+        option = super().move_option(battle, u, options)
+        if option is not None and asset is not None and not self.keeps_ring(battle, u, asset, option):
+            return None
+        return option
+
+    @staticmethod
+    def keeps_ring(battle: Battle, u: UnitState, asset: UnitState, option: str) -> bool:
+        """Whether ``u``'s move leaves a full ring (>= RING_FULL degrees) full: a unit standing within
+        RING_REACH of the asset is part of its cover, and does not walk out of a full ring."""
+        if space.unit_distance(asset, u) > RING_REACH:
+            return True
+        if mv.ring_coverage(battle, asset) < RING_FULL:
+            return True
+        return mv.ring_coverage(battle, asset, moved={u.uid: landing(battle, u, option)}) >= RING_FULL
 
     def plan_step(self, battle: Battle, options: dict[int, dict[str, Action]]) -> dict[int, str]:
         """The bubble's step this movement phase: a move option per member, or {} to close the ring instead.
@@ -1252,7 +1273,7 @@ class ProtectedBubbleAgent(TacticalAgent):
         forward = enemy_edge_facing(u.side)
         best, best_cov = None, mv.ring_coverage(battle, asset) + RING_MIN_GAIN
         for opt in options:
-            if opt.startswith("reform"):
+            if opt == "reform_face":
                 continue
             end = landing(battle, u, opt, env)
             if abs(angle_diff(end.facing, forward)) > BACK_LIMIT:

@@ -995,13 +995,36 @@ def protected_bubble_template(army: Sequence[UnitState], table_w: float, centre_
             plan.place([u], {u.uid: x}, side_row, name)
     rest = strongest_in_middle(pool)
     left_rest, right_rest = rest[: len(rest) // 2][::-1], rest[len(rest) // 2:]
-    for units, sign, name in ((left_rest, -1, "ring_left"), (right_rest, 1, "ring_right")):
+    # A bubble off the middle (centre_x) sends the line units that would leave the column grid (or stand on
+    # the fast units' wing columns) to its other side.
+    fast_l, fast_r = split_wings([u for u in body if is_mobile(u) and u not in ring.values()])
+    lo = COLUMNS[0] + STEP * len(fast_l) - 1e-6
+    hi = COLUMNS[-1] - STEP * len(fast_r) + 1e-6
+    spots: dict[int, dict[int, float]] = {}
+    for units, other_units, sign, name in ((left_rest, right_rest, -1, "ring_left"), (right_rest, left_rest, 1, "ring_right"),
+                                           (left_rest, right_rest, -1, "ring_left")):
         anchor = sides.get(name, cx)
         width = ring[name].width if name in ring else 2 * half
-        if units:
+        while units:
             start = anchor + sign * STEP * math.ceil((width / 2 + units[0].width / 2 + 1.0) / STEP - 1e-9)
-            plan.place(units, pack(units, start, sign), FRONT, "line")
-    fast_l, fast_r = split_wings([u for u in body if is_mobile(u) and u not in ring.values()])
+            spots[sign] = pack(units, start, sign)
+            if all(lo <= x <= hi for x in spots[sign].values()) or not other_units:
+                break
+            other_units.append(units.pop())
+        else:
+            spots[sign] = {}
+    # The General's unit stands next to the ring, its Leadership aura over the bubble (tactics.md: the aura covers the ring).
+    hosts = {u.joined_to for u in army if u.character and u.general and u.joined_to is not None}
+    for units, sign, name in ((left_rest, -1, "ring_left"), (right_rest, 1, "ring_right")):
+        if units and units[0].uid not in hosts and any(u.uid in hosts for u in units):
+            k = next(i for i, u in enumerate(units) if u.uid in hosts)
+            units[0], units[k] = units[k], units[0]
+            width = ring[name].width if name in ring else 2 * half
+            start = sides.get(name, cx) + sign * STEP * math.ceil((width / 2 + units[0].width / 2 + 1.0) / STEP - 1e-9)
+            spots[sign] = pack(units, start, sign)
+    for units, sign in ((left_rest, -1), (right_rest, 1)):
+        if units:
+            plan.place(units, spots[sign], FRONT, "line")
     plan.place(fast_l, pack(fast_l, COLUMNS[0], 1), FRONT, LEFT)
     plan.place(fast_r, pack(fast_r, COLUMNS[-1], -1), FRONT, RIGHT)
     others = [u for u in _unjoined_characters(army) if u is not asset]
@@ -1046,6 +1069,17 @@ def terrain_penalty(battle: Battle, side: int, half: str) -> float:
         if cls is not None:
             penalty += TERRAIN_WEIGHT[cls] * region.intersection(space.terrain_poly(t)).area / region.area
     return penalty
+
+
+def open_half(battle: Battle, side: int) -> str | None:
+    """The own half ("left"/"right") whose no-man's land hampers an advance least (:func:`terrain_penalty`:
+    hills help, woods, rocks and obstacles hamper), or None on a tie. ``protected_bubble`` moves its ring
+    as a rigid formation (tactics.md: "move the bubble as a rigid formation"), which difficult ground and
+    narrow gaps break up (``gap_check``), so a ring that closes in play forms on that half."""
+    penalty = {h: terrain_penalty(battle, side, h) for h in (LEFT, RIGHT)}
+    if math.isclose(penalty[LEFT], penalty[RIGHT]):
+        return None
+    return LEFT if penalty[LEFT] < penalty[RIGHT] else RIGHT
 
 
 def approach_side(battle: Battle, side: int) -> str | None:

@@ -231,6 +231,42 @@ def test_protected_bubble_rings_the_asset(army: str) -> None:
     assert mv.ring_coverage(battle, asset[0]) >= 120.0  # front and both sides; the own table edge is behind it
 
 
+def test_landing_forecasts_a_reform_in_place() -> None:
+    """``steering.landing`` of reform_wide / reform_deep: the centre kept, two files more or fewer (CORE.MOVE.REFORM)."""
+    from agents.steering import landing
+
+    battle = Battle.from_scenario(SCENARIO, seed=0)
+    u = next(u for u in battle.state.units if u.models >= 20 and u.files >= 5)
+    wide, deep = landing(battle, u, "reform_wide"), landing(battle, u, "reform_deep")
+    assert (wide.x, wide.y, wide.files) == (u.x, u.y, min(u.models, u.files + 2))
+    assert (deep.x, deep.y, deep.files) == (u.x, u.y, u.files - 2)
+    assert deep.depth > u.depth > wide.depth
+
+
+def test_open_half_is_the_half_without_the_wood() -> None:
+    """pitched_battle: the Thornwood stands in front of red's own left, Watch Hill (which helps) in front of
+    blue's own left; a ring that closes in play forms where the bubble can move on (``open_half``)."""
+    from tactics.deployment import LEFT, RIGHT, open_half
+
+    battle = Battle.from_scenario(SCENARIO, seed=0)
+    assert open_half(battle, 0) == LEFT
+    assert open_half(battle, 1) == RIGHT
+
+
+def test_orc_bubble_forms_on_the_open_half_with_its_line_on_the_grid() -> None:
+    """No shallow orc unit can stand in front of the asset at deployment: the bubble forms on red's own right
+    (``open_half``); every line unit stands on a column of the grid clear of the fast units' wing columns."""
+    from env.rules.deployment import COLUMNS
+    from tactics.deployment import RIGHT, own_x
+
+    battle, agent, units = deployed("protected_bubble", "orcs_tusk_horde", seat=1)
+    asset = next(u for u in units if agent.group(u) == "asset")
+    assert own_x(1, asset.x, battle.state.table_w) > battle.state.table_w / 2
+    line = [own_x(1, u.x, battle.state.table_w) for u in units if agent.group(u) == "line"]
+    wings = {own_x(1, u.x, battle.state.table_w) for u in units if agent.group(u) == RIGHT}
+    assert line and all(COLUMNS[0] - 1e-6 <= x <= COLUMNS[-1] + 1e-6 and x not in wings for x in line)
+
+
 # ----------------------------------------------------------------------------- strength
 def seat_and_armies(seed: int) -> tuple[int, str, str]:
     """The agent's seat (blue on even seeds, red on odd) and the two armies, cycling through all lists."""
