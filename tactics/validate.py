@@ -20,6 +20,7 @@ from typing import Any, Callable
 from tactics.catalogue import catalogue, detectable_ids
 from tactics.detectors import Detection, detect
 from tactics.fingerprint import rates
+from training.console import LoggedProgress, make_console
 
 BASELINE = "line_advance"
 TARGET_OWN = 0.8
@@ -184,9 +185,10 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--battles must be at least 1")
     agents = [a.strip() for a in args.agents.split(",") if a.strip()] if args.agents else scripted_agents()
     t0 = time.time()
-    result = run(agents, args.battles, args.scenario, args.seed,
-                 progress=lambda msg: print(f"\r{msg}", end="", file=sys.stderr, flush=True))
-    print(file=sys.stderr)
+    with LoggedProgress(console=make_console(stderr=True), transient=True, unit="battles") as bar:
+        task = bar.add_task("validation", total=len(agents) * args.battles)
+        result = run(agents, args.battles, args.scenario, args.seed,
+                     progress=lambda msg: bar.update(task, advance=1, description=f"validation ({msg})"))
     result["seconds"] = round(time.time() - t0, 1)
     table = markdown(result)
     print(table)
