@@ -55,24 +55,28 @@ def army_pool(value: str | Sequence[str] | None, name: str) -> list[str] | None:
     return list(value) or None
 
 
+def check_count(name: str, value: Any, hint: str = "") -> None:
+    """Reject a ``value`` for the argument ``name`` that is not None or an integer of at least 1.
+
+    Raises:
+        TypeError: not an integer (a bool is not one); ValueError: below 1 (``hint`` is added to the message).
+    """
+    if value is None:
+        return
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an integer or None, got {value!r}")
+    if value < 1:
+        raise ValueError(f"{name} must be at least 1{hint}, got {value}")
+
+
 def check_unit_slots(unit_slots: Any) -> None:
     """Reject a ``unit_slots`` that is not None or an integer of at least 1 (TypeError / ValueError)."""
-    if unit_slots is None:
-        return
-    if isinstance(unit_slots, (bool, np.bool_)) or not isinstance(unit_slots, (int, np.integer)):
-        raise TypeError(f"unit_slots must be an integer or None, got {unit_slots!r}")
-    if unit_slots < 1:
-        raise ValueError(f"unit_slots must be at least 1 (or None for the scenario's need), got {unit_slots}")
+    check_count("unit_slots", unit_slots, " (or None for the scenario's need)")
 
 
 def check_max_steps(max_steps: Any) -> None:
     """Reject a ``max_steps`` that is not None or an integer of at least 1 (TypeError / ValueError)."""
-    if max_steps is None:
-        return
-    if isinstance(max_steps, (bool, np.bool_)) or not isinstance(max_steps, (int, np.integer)):
-        raise TypeError(f"max_steps must be an integer or None, got {max_steps!r}")
-    if max_steps < 1:
-        raise ValueError(f"max_steps must be at least 1, got {max_steps}")
+    check_count("max_steps", max_steps)
 
 
 def action_index(action: Any) -> int:
