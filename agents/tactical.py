@@ -1019,8 +1019,9 @@ class ProtectedBubbleAgent(TacticalAgent):
     when the asset deployed level with its side units (a shallow front
     unit); with the asset in the back row behind deeper blocks, where the
     front unit would have to step clear and come back (a turn lost: in
-    play that closed the ring later), the asset moves up into the pocket
-    first and the ring units make the moves that add the most coverage
+    play that closed the ring later), the asset moves up first, to the
+    spot its ring closes best round (:meth:`closed_coverage`), and the
+    ring units make the moves that add the most coverage
     (:meth:`close_ring`). Line units within HELPER_REACH help close gaps.
     Ring units never turn their rear to the enemy. Swarms screen the
     asset from the nearest enemy missile unit (``swarm_screen``). The rest
@@ -1289,26 +1290,58 @@ class ProtectedBubbleAgent(TacticalAgent):
         Every option (and staying put) is scored by :func:`tactics.manoeuvres.ring_coverage` at the
         pose the move ends in (:func:`agents.steering.landing`): a full ring (>= RING_FULL degrees)
         first, then (with a full ring) a move of at least POCKET_STEP inches, then more coverage,
-        then fewer inches from the front ring unit.
+        then fewer inches from the front ring unit. While the ring is not full the coverage is the one
+        left once the ring units have closed round the landing (:meth:`closed_coverage`), not the one
+        at the landing itself: the asset picks the spot its ring can close on this turn.
         """
         env = space.Surroundings(battle.state, u)
         front = next((f for f in self.army(battle) if self.group(f) == "ring_front" and f.alive and not f.fleeing), None)
+        closing = mv.ring_coverage(battle, u) < RING_FULL
 
-        def score(end: UnitState) -> tuple[bool, bool, float, float]:
-            cov = mv.ring_coverage(battle, end)
+        def score(end: UnitState, opt: str | None) -> tuple[bool, bool, float, float]:
+            cov = self.closed_coverage(battle, u, opt) if closing else mv.ring_coverage(battle, end)
             step = math.hypot(end.x - u.x, end.y - u.y)
             gap = math.hypot(end.x - front.x, end.y - front.y) if front is not None else 0.0
             full = cov >= RING_FULL
             return full, full and step >= POCKET_STEP, cov, -gap
 
-        best, best_key = None, score(u)
+        best, best_key = None, score(u, None)
         for opt in options:
             if opt.startswith("reform") or opt in ("join", "leave"):
                 continue
-            key = score(landing(battle, u, opt, env))
+            key = score(landing(battle, u, opt, env), opt)
             if key > best_key:
                 best, best_key = opt, key
         return best
+
+    def closed_coverage(self, battle: Battle, asset: UnitState, option: str | None) -> float:
+        """Degrees of ring coverage round ``asset`` once it has taken ``option`` (None: stays put) and its
+        ring units have closed round it as in play (:meth:`face_in_ring`, :meth:`close_ring`, in
+        :attr:`ORDER`, one move each), played out on ``battle.clone()`` (moves roll no dice)."""
+        sim = battle.clone()
+        if option is not None:
+            act = next((a for a in sim.legal_actions() if a.kind == "move" and a.unit == asset.uid and a.option == option), None)
+            if act is None:
+                return mv.ring_coverage(battle, asset)
+            sim.apply(act)
+        ring = [g for g in self.ORDER if g != "asset"]
+        while True:
+            options = move_options([a for a in sim.legal_actions() if a.kind == "move"])
+            move = None
+            for group in ring:
+                for uid, opts in sorted(options.items()):
+                    m, a = sim.unit(uid), sim.unit(asset.uid)
+                    if self.group(m) != group:
+                        continue
+                    opt = self.face_in_ring(sim, m, a, opts) or self.close_ring(sim, m, a, opts)
+                    if opt is not None and opt in opts:
+                        move = opts[opt]
+                        break
+                if move is not None:
+                    break
+            if move is None:
+                return mv.ring_coverage(sim, sim.unit(asset.uid))
+            sim.apply(move)
 
     def screen_move(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
         """``swarm_screen``: stand between the asset and the nearest enemy missile unit."""
