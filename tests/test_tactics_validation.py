@@ -28,10 +28,6 @@ KNOWN_FAILING: dict[tuple[str, str], str] = {
         "happens in 60% of battles (62.5% over 120): when blue moves second the Orc Wolf Riders charge the lure "
         "in their turn 1 and pursue towards the Knights, facing them, and flee the Knights' charge; the Orc lure is "
         "charged in the flank and destroyed, or the chaser is fast and flees the flank charge",
-    ("protected_bubble", "protected_bubble"):
-        "every Orc block is deeper than the 3\" a deployment row leaves in front of or behind the asset, so the "
-        "Orc ring is open at deployment and reaches 269 deg at most after turn 1 on red's open half; it must then "
-        "hold through turns 2-6 and breaks once the enemy arrives (Men 9 of 10, Orcs 5 of 10)",
 }
 """(agent, tactic) checks measured below target in the fixture, with the reason (shown as xfail)."""
 
