@@ -452,18 +452,15 @@ def turn_states(battle: Any) -> Iterator[Any]:
     """
     from env.rules.battle import Battle
 
-    sim = Battle.from_scenario(battle.scenario, seed=battle.seed)
-    shown = None
-    if sim.state.phase != "deployment":  # placed armies: the table before the first action
-        shown = sim.state.step
-        yield sim
-    for action in battle.actions:
-        stage = (sim.state.turn, sim.state.phase == "deployment")
-        sim.apply(action)
-        if (sim.state.turn, sim.state.phase == "deployment") != stage:
+    shown, stage, sim = None, None, None
+    for sim in Battle.replaying(battle.scenario, battle.seed, battle.actions):
+        now = (sim.state.turn, sim.state.phase == "deployment")
+        # the set-up table when the armies are placed, then each change of game turn or of deployment
+        if (now != stage and stage is not None) or (stage is None and not now[1]):
             shown = sim.state.step
             yield sim
-    if shown != sim.state.step:
+        stage = now
+    if sim is not None and shown != sim.state.step:
         yield sim
 
 

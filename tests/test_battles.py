@@ -10,6 +10,7 @@ import shapely
 
 from env.rules import geometry as geo
 from env.rules import space
+from env.rules.actions import Action, IllegalActionError
 from env.rules.battle import Battle
 from env.rules.victory import unit_vp
 
@@ -113,6 +114,19 @@ def test_replay_reloads_and_resimulates_to_the_same_state() -> None:
     again = Battle.resimulate(text)
     assert again.state.to_dict() == b.state.to_dict()
     assert again.events == loaded.events
+
+
+def test_replaying_steps_through_every_action() -> None:
+    """Battle.replaying yields the set-up battle, then the same object after each action; its end is the battle."""
+    b = random_battle(4, scenario="skirmish_line")
+    seen = []
+    for sim in Battle.replaying(b.scenario, b.seed, b.actions):
+        seen.append((id(sim), len(sim.actions), sim.state.step))
+    assert [n for _, n, _ in seen] == list(range(len(b.actions) + 1))
+    assert len({i for i, _, _ in seen}) == 1
+    assert sim.to_json() == b.to_json()
+    with pytest.raises(IllegalActionError):
+        list(Battle.replaying(b.scenario, b.seed, [Action(kind="charge", unit=0, target=99)]))
 
 
 def test_clone_is_independent() -> None:

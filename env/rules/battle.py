@@ -32,7 +32,7 @@ from __future__ import annotations
 import copy
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable, Iterator
 
 from env.rules import charges, combat, deployment, magic, movement, psychology, shooting, special_rules, victory
 from env.rules import challenges, characters
@@ -425,14 +425,33 @@ class Battle:
         return battle
 
     @classmethod
+    def replaying(cls, scenario: Any, seed: int, actions: Iterable[Action]) -> Iterator[Battle]:
+        """Re-run a battle from its scenario, seed and actions, step by step.
+
+        Yields one :class:`Battle` object, advanced in place: first as set up by
+        :meth:`from_scenario`, then after each action is applied. Exhausting the
+        generator leaves the finished re-simulation.
+
+        Raises:
+            ConfigError: the scenario is invalid.
+            IllegalActionError: an action is not legal on re-simulation.
+        """
+        battle = cls.from_scenario(scenario, seed=seed)
+        yield battle
+        for action in actions:
+            battle.apply(action)
+            yield battle
+
+    @classmethod
     def resimulate(cls, text: str) -> Battle:
-        """Re-run a saved battle from its scenario, seed and actions.
+        """Re-run a saved battle (:meth:`to_json` text) from its scenario, seed and actions (:meth:`replaying`).
 
         Raises:
             IllegalActionError: a saved action is not legal on re-simulation.
         """
         data = json.loads(text)
-        battle = cls.from_scenario(data["scenario"], seed=data["seed"])
-        for a in data["actions"]:
-            battle.apply(Action.from_dict(a))
+        battle = None
+        for battle in cls.replaying(data["scenario"], data["seed"], (Action.from_dict(a) for a in data["actions"])):
+            pass
+        assert battle is not None  # replaying always yields the set-up battle
         return battle
