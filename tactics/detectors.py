@@ -931,10 +931,27 @@ def _declared(log: BattleLog, side: int) -> list[Charge]:
 
 def _flank_charges_on(log: BattleLog, side: int, target: int, after: int, max_turn: int,
                       exclude: Iterable[int] = ()) -> list[Charge]:
-    """Charges by ``side`` landing in ``target``'s flank or rear after event ``after``, up to game turn ``max_turn``."""
+    """Charges by ``side`` on ``target``'s flank or rear after event ``after``, up to game turn ``max_turn``.
+
+    A charge counts when it lands in the flank or rear, or when it was declared at the flank or rear
+    (CORE.CHARGE.FACING fixes the facing at declaration) and ``target``, not yet fleeing, fled from it
+    (CORE.REACT.FLEE): tactics.md's conversions ask that a unit "charges E in the flank or rear", and a
+    fast pursuer driven off by that charge is not a failure of the charger.
+    """
     ex = set(exclude)
-    return [c for c in _landed(log, side) if c.target == target and c.landed in FLANK_ARCS and c.event > after
-            and c.turn <= max_turn and c.unit not in ex]
+    fled = {(f.charger, f.turn) for f in log.flights if f.unit == target and f.cause == "reaction" and f.first}
+    return [c for c in _declared(log, side) if c.target == target and c.event > after and c.turn <= max_turn
+            and c.unit not in ex and (c.landed in FLANK_ARCS
+                                      or (c.declared in FLANK_ARCS and (c.unit, c.turn) in fled))]
+
+
+def _flank_hit(c: Charge, active: bool = False) -> str:
+    """How a :func:`_flank_charges_on` charge hit its target, for the evidence: "charged in the left" /
+    "driven off by a charge at its left", or with ``active`` "charged it in the left" / "charged at its left
+    and it fled"."""
+    if c.landed in FLANK_ARCS:
+        return f"charged it in the {c.landed}" if active else f"charged in the {c.landed}"
+    return f"charged at its {c.declared} and it fled" if active else f"driven off by a charge at its {c.declared}"
 
 
 def _models_at(log: BattleLog, snap: Snapshot | None, uid: int) -> int:
@@ -1065,7 +1082,8 @@ def feigned_flight(log: BattleLog, side: int) -> Detection:
     """feigned_flight (src L178): a Flee! reaction, then the charger is charged in the flank or rear.
 
     Bait conversion: unit B of ``side`` declares Flee! against enemy charger E at turn t; a
-    friendly unit K != B lands a charge in E's flank or rear after that, by turn t + FEIGN_WINDOW.
+    friendly unit K != B charges E in the flank or rear after that, by turn t + FEIGN_WINDOW
+    (:func:`_flank_charges_on`: the charge lands there, or E flees from it).
     """
     for f in log.flights:
         if f.cause != "reaction" or log.units[f.unit].side != side or f.charger is None:
@@ -1074,7 +1092,7 @@ def feigned_flight(log: BattleLog, side: int) -> Detection:
         if hits:
             k = hits[0]
             return _yes(k.turn, f"{_label(log, f.unit)} fled from {_label(log, int(f.charger))} at turn {f.turn}; "
-                                f"{_label(log, k.unit)} charged it in the {k.landed} at turn {k.turn}")
+                                f"{_label(log, k.unit)} {_flank_hit(k, active=True)} at turn {k.turn}")
     return _no("no flee reaction followed by a flank or rear charge on the charger")
 
 
@@ -2050,8 +2068,9 @@ def weakened_flank(log: BattleLog, side: int) -> Detection:
     where they deploy ahead of the zone); the opposite half holds >= REFUSED_STRONG_SHARE. The lure
     units are Scouts; an army without Scouts uses its fast units (CAV/FC), which the source values
     the scouts for (fast, manoeuvrable, cheap). Behaviour, a conversion: a lure flees or moves
-    backward, an enemy unit charged or pursued it, and within BAIT_WINDOW turns a friendly charge
-    by another unit lands in that enemy's flank or rear.
+    backward, an enemy unit charged or pursued it, and within BAIT_WINDOW turns another friendly unit
+    charges that enemy in the flank or rear (:func:`_flank_charges_on`: the charge lands there, or the
+    enemy flees from it).
     """
     deployed = _deployed_units(log, side)
     thirds = _thirds(log, side, deployed)
@@ -2072,8 +2091,8 @@ def weakened_flank(log: BattleLog, side: int) -> Detection:
             for e in sorted(follow):
                 hits = _flank_charges_on(log, side, e, ev, turn + BAIT_WINDOW, exclude=lures)
                 if hits:
-                    return _yes(hits[0].turn, f"{text}; {_label(log, e)} followed {_label(log, uid)} and was charged "
-                                              f"in the {hits[0].landed} at turn {hits[0].turn}")
+                    return _yes(hits[0].turn, f"{text}; {_label(log, e)} followed {_label(log, uid)} and was "
+                                              f"{_flank_hit(hits[0])} at turn {hits[0].turn}")
         followed = sum(1 for r in retreats if r[4])
         return _no(f"{text}; no conversion ({len(retreats)} fall-back(s), {followed} followed)")
     return _no(f"deployment: points left/centre/right {_pct(thirds['left'])}/{_pct(thirds['centre'])}/"

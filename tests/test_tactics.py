@@ -433,6 +433,15 @@ def _weakened(arc: str) -> BattleLog:
                 turn(2, 0, movement=charge(2, 1, arc, at=(20, 24, 180))))
 
 
+def _weakened_driven_off(arc: str) -> BattleLog:
+    """:func:`_weakened` where the pursuer, charged at its ``arc`` at turn 2, flees from the charge instead."""
+    units = [inf(0, 0, models=5, points=50, rules=("scouts",), name="Scouts"), inf(2, 0, points=400),
+             inf(4, 0, points=400), cav(1, 1)]
+    return game(units, [deploy(0, 0, 15, 16), deploy(2, 0, 50, 9), deploy(4, 0, 62, 9), deploy(1, 1, 15, 34)],
+                turn(1, 0), turn(1, 1, movement=charge_with(1, 0, flee(0, 1, 15, 8), at=(15, 24, 270))),
+                turn(2, 0, movement=charge_with(2, 1, flee(1, 2, 28, 24, 0.0), declared=arc, at=(26, 24, 0))))
+
+
 def _abandoned(shift: bool) -> BattleLog:
     units = [cav(0, 0, points=400), inf(2, 0, points=400), inf(4, 0, points=400), inf(1, 1)]
     t1 = [move(0, 40, 20, option="march", distance=16, rule="CORE.MOVE.MARCH")] if shift else []
@@ -708,6 +717,20 @@ def test_detector_on_hand_built_logs(tid):
     positive, negative = CASES[tid]
     assert check(positive(), tid) == EXPECTED[tid][0]
     assert check(negative(), tid) == EXPECTED[tid][1]
+
+
+def test_a_pursuer_driven_off_by_a_flank_charge_is_a_conversion() -> None:
+    """weakened_flank and feigned_flight (tactics.md: a friend "charges E in the flank or rear"): a charge declared
+    at the pursuer's flank (CORE.CHARGE.FACING) counts when the pursuer flees from it (CORE.REACT.FLEE) rather
+    than being hit; one declared at its front does not."""
+    yes = check(_weakened_driven_off("left"), "weakened_flank")
+    assert yes == Detection(True, 2, "1 unit(s) (6%) with scouts on the left, 94% opposite; U1 #1 followed Scouts #0 "
+                                     "and was driven off by a charge at its left at turn 2")
+    assert not check(_weakened_driven_off("front"), "weakened_flank").used
+    feigned = check(_weakened_driven_off("rear"), "feigned_flight")
+    assert feigned == Detection(True, 2, "Scouts #0 fled from U1 #1 at turn 1; U2 #2 charged at its rear and it fled "
+                                         "at turn 2")
+    assert not check(_weakened_driven_off("front"), "feigned_flight").used
 
 
 def test_every_detector_has_a_hand_built_case():
