@@ -356,10 +356,11 @@ def render_battle(
     # Deployment zones.
     if any(ev.get("rule") == "CORE.SETUP.ZONES" for ev in events) or (not events and state.phase == "deployment"):
         zone = float(state.queue.get("zone_depth", 12.0))
-        for side, (y0, label_y, va) in enumerate(((0.0, zone, "bottom"), (H - zone, H - zone, "top"))):
+        # each label inside its own zone, just behind the zone's front line
+        for side, (y0, label_y, va) in enumerate(((0.0, zone, "top"), (H - zone, H - zone, "bottom"))):
             ax.add_patch(Rectangle((0, y0), W, zone, fc=SIDE_COLOURS[side], alpha=0.07, lw=0, zorder=1))
             ax.plot([0, W], [label_y, label_y], color=SIDE_COLOURS[side], lw=0.8, ls=(0, (4, 3)), alpha=0.6, zorder=1)
-            ax.text(0.6, label_y + (0.3 if side == 0 else -0.3), f"{SIDES[side]} deployment zone",
+            ax.text(0.6, label_y + (-0.3 if side == 0 else 0.3), f"{SIDES[side]} deployment zone",
                     fontsize=6.5, color=SIDE_DARK[side], alpha=0.8, va=va, zorder=1)
 
     # Terrain.
@@ -465,38 +466,41 @@ def turn_states(battle: Any) -> Iterator[Any]:
 
 
 def render_gif(battle: Any, path: str | Path, title: str | None = None, dpi: int = 60, fps: float = 1.0) -> int:
-    """Write an animated GIF of ``battle``: one :func:`render_battle` frame per game turn (:func:`turn_states`).
+    """Write an animated GIF of ``battle``: one :func:`render_battle` frame per game turn (:func:`turn_states`),
+    and a last one of the final table.
 
+    Every frame is drawn before the file is opened, so a battle that cannot be re-simulated writes nothing.
     Frames go through matplotlib's ``PillowWriter``; parent folders are created.
 
     Args:
         battle: a :class:`~env.rules.battle.Battle` (its scenario, seed and actions are replayed).
         path: the GIF file.
         title: an extra first title line on every frame.
-        dpi: frame resolution (the figure is 12 x 8.6 inches: 720 x 516 pixels at 60 dpi).
-        fps: frames (game turns) per second.
+        dpi: frame resolution, > 0 (the figure is 12 x 8.6 inches: 720 x 516 pixels at 60 dpi).
+        fps: frames (game turns) per second, > 0.
 
     Returns:
         The number of frames written.
+
+    Raises:
+        ValueError: ``dpi`` or ``fps`` not positive; a saved action is not legal on re-simulation
+            (:class:`~env.rules.actions.IllegalActionError`).
     """
     from matplotlib.animation import PillowWriter
 
+    if not dpi > 0 or not fps > 0 or not math.isfinite(fps):
+        raise ValueError(f"dpi and fps must be positive, got dpi={dpi!r}, fps={fps!r}")
+    frames = [render_battle(state, title=title, dpi=dpi) for state in turn_states(battle)]
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
     fig = Figure(figsize=(12, 8.6), dpi=dpi)
     FigureCanvasAgg(fig)
     ax = fig.add_axes((0, 0, 1, 1))
     ax.set_axis_off()
+    image = ax.imshow(frames[0], interpolation="nearest")
     writer = PillowWriter(fps=fps)
-    image = None
-    frames = 0
     with writer.saving(fig, str(out), dpi):
-        for state in turn_states(battle):
-            rgb = render_battle(state, title=title, dpi=dpi)
-            if image is None:
-                image = ax.imshow(rgb, interpolation="nearest")
-            else:
-                image.set_data(rgb)
+        for rgb in frames:
+            image.set_data(rgb)
             writer.grab_frame()
-            frames += 1
-    return frames
+    return len(frames)

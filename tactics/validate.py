@@ -171,6 +171,33 @@ def report(result: dict[str, Any], table: str | None = None) -> str:
     return "\n".join(head + ["", "## Every detector, every agent", "", table or markdown(result), ""])
 
 
+def _input_problem(scenario: str, agents: list[str], outputs: dict[str, Path | None]) -> str | None:
+    """What is wrong with the command line before any battle is played (one line), or None: no agents, an
+    unknown agent, a scenario that does not load, an output path that is a folder or whose folder cannot be made."""
+    from agents.registry import AGENT_NAMES
+    from env.rules.config import ConfigError, load_scenario
+
+    if not agents:
+        return "--agents: no agent named"
+    unknown = [a for a in agents if a not in AGENT_NAMES]
+    if unknown:
+        return f"--agents: unknown agent '{unknown[0]}'; known agents: {', '.join(AGENT_NAMES)}"
+    try:
+        load_scenario(scenario)
+    except ConfigError as exc:
+        return f"--scenario: {exc}"
+    for flag, path in outputs.items():
+        if path is None:
+            continue
+        if path.is_dir():
+            return f"{flag} {path}: is a directory (give a file name)"
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            return f"{flag} {path}: cannot create {exc.filename or path.parent} ({exc.strerror or exc})"
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     """Command line: play, print the markdown table, write the JSON. Exit code 1 if a check fails."""
     ap = argparse.ArgumentParser(prog="python -m tactics.validate", description=__doc__.split("\n\n")[0])
@@ -183,7 +210,12 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.battles < 1:
         ap.error("--battles must be at least 1")
-    agents = [a.strip() for a in args.agents.split(",") if a.strip()] if args.agents else scripted_agents()
+    if args.seed < 0:
+        ap.error(f"--seed must be at least 0, got {args.seed}")
+    agents = [a.strip() for a in args.agents.split(",") if a.strip()] if args.agents is not None else scripted_agents()
+    problem = _input_problem(args.scenario, agents, {"--json": args.json, "--markdown": args.markdown})
+    if problem:
+        ap.error(problem)
     t0 = time.time()
     with LoggedProgress(console=make_console(stderr=True), transient=True, unit="battles") as bar:
         task = bar.add_task("validation", total=len(agents) * args.battles)
@@ -198,6 +230,8 @@ def main(argv: list[str] | None = None) -> int:
         args.markdown.parent.mkdir(parents=True, exist_ok=True)
         args.markdown.write_text(report(result, table), encoding="utf-8")
     print(f"\njson: {args.json} ({result['seconds']} s)")
+    if args.markdown is not None:
+        print(f"markdown: {args.markdown}")
     return 0 if all(c["ok"] for c in result["checks"]) and not result["failed"] else 1
 
 

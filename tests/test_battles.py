@@ -129,6 +129,23 @@ def test_replaying_steps_through_every_action() -> None:
         list(Battle.replaying(b.scenario, b.seed, [Action(kind="charge", unit=0, target=99)]))
 
 
+@pytest.mark.parametrize("field", ["unit", "target"])
+def test_an_action_with_a_float_or_bool_uid_is_illegal_and_changes_nothing(field: str) -> None:
+    """2.0 == 2 and True == 1: such an action would pass the legality check, so its fields' types are checked first."""
+    b = Battle.from_scenario("pitched_battle", seed=1)
+    legal = b.legal_actions()[0]
+    before = b.to_json()
+    for bad in (2.0, True):
+        odd = Action(legal.kind, **{"unit": legal.unit, "target": legal.target, "option": legal.option, field: bad})
+        with pytest.raises(IllegalActionError, match=f"malformed action .*: {field}: expected an integer or null, "
+                                                     f"got {bad!r}"):
+            b.apply(odd)
+    assert b.to_json() == before
+    with pytest.raises(IllegalActionError, match="kind: expected a string, got 5"):
+        b.apply(Action(5))  # type: ignore[arg-type]
+    assert str(Action(5)) == "5"  # type: ignore[arg-type]
+
+
 def test_clone_is_independent() -> None:
     b = Battle.from_scenario("skirmish_line", seed=5)
     c = b.clone()

@@ -570,3 +570,99 @@ def test_tournament_refuses_bad_entrant_armies_before_any_game(runner, tmp_path,
     assert result.exit_code == 2, result.output
     assert _one_error_line(result) == message
     assert not (tmp_path / "out").exists()
+
+
+def test_an_odd_number_of_games_warns_that_the_last_has_no_partner(runner, tmp_path):
+    result = runner.invoke(app, ["tournament", "--scenario", "skirmish_line", "--agents", "random,line_advance",
+                                 "--games-per-pair", "3", "--out", str(tmp_path / "t"), "--workers", "1"])
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr.strip().splitlines() == [
+        "warning: --games-per-pair 3 is odd: games 2k and 2k+1 share a seed with the seats swapped, so the last "
+        "game has no partner"]
+    even = runner.invoke(app, ["tournament", "--scenario", "skirmish_line", "--agents", "random,line_advance",
+                               "--games-per-pair", "2", "--out", str(tmp_path / "t2"), "--workers", "1"])
+    assert even.exit_code == 0 and "warning" not in even.stderr
+
+
+def _edited_replay(tmp_path, replay_text, edit) -> str:
+    data = json.loads(replay_text)
+    edit(data)
+    path = tmp_path / "edited.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return str(path)
+
+
+@pytest.mark.parametrize(("edit", "message"), [
+    (lambda d: d["actions"][0].update(unit=float(d["actions"][0]["unit"] or 0)),
+     "not a battleline replay (actions[0].unit: expected an integer or null, got "),
+    (lambda d: d.update(scenario="skirmish_line"),
+     "not a battleline replay (scenario must be the saved scenario object, got str)"),
+    (lambda d: d.update(seed=None), "not a battleline replay (seed must be an integer >= 0, got None)"),
+    (lambda d: d.update(state=None), "not a battleline replay (state must be an object)"),
+    (lambda d: d.update(meta=[1]), "meta: expected an object, got list"),
+    (lambda d: d.update(meta={"players": "bluered"}),
+     'meta.players: expected an object with the agent name of each side (blue, red), got "bluered"'),
+    (lambda d: d.update(meta={"players": {"red": "x"}}),
+     'meta.players: expected an object with the agent name of each side (blue, red), got {"red": "x"}'),
+])
+@pytest.mark.parametrize("command", ["replay", "detect"])
+def test_malformed_replay_fields_are_one_line(runner, tmp_path, replay_text, edit, message, command):
+    path = _edited_replay(tmp_path, replay_text, edit)
+    result = runner.invoke(app, [command, path])
+    assert result.exit_code == 2
+    assert _one_error_line(result).startswith(f"error: {path}: {message}")
+
+
+def test_an_output_may_not_overwrite_the_replay(runner, tmp_path, replay_text):
+    replay = tmp_path / "r.json"
+    replay.write_text(replay_text, encoding="utf-8")
+    result = runner.invoke(app, ["replay", str(replay), "--png", str(replay)])
+    assert result.exit_code == 2
+    assert _one_error_line(result) == f"error: --png {replay}: the same file as the replay"
+    assert replay.read_text(encoding="utf-8") == replay_text
+    out = tmp_path / "p.json"
+    result = runner.invoke(app, ["play", "--scenario", SCENARIO, "--replay", str(out), "--png", str(out)])
+    assert result.exit_code == 2
+    assert _one_error_line(result) == f"error: --png {out}: the same file as --replay"
+    assert not out.exists()
+
+
+def test_replay_gif_needs_a_gif_name_and_writes_nothing_it_cannot_finish(runner, tmp_path, replay_text):
+    replay = tmp_path / "r.json"
+    replay.write_text(replay_text, encoding="utf-8")
+    result = runner.invoke(app, ["replay", str(replay), "--gif", str(tmp_path / "r.txt")])
+    assert result.exit_code == 2
+    assert _one_error_line(result) == f"error: --gif {tmp_path / 'r.txt'}: the file name must end in .gif"
+    bad = _edited_replay(tmp_path, replay_text, lambda d: d["actions"].insert(0, {"kind": "shoot", "unit": 99}))
+    gif = tmp_path / "bad.gif"
+    result = runner.invoke(app, ["replay", bad, "--gif", str(gif)])
+    assert result.exit_code == 1
+    assert _one_error_line(result).startswith(f"error: --gif: cannot re-simulate {bad} (IllegalActionError: ")
+    assert not gif.exists()
+
+
+def test_play_needs_a_positive_decision_limit(runner):
+    result = runner.invoke(app, ["play", "--scenario", SCENARIO, "--max-decisions", "0"])
+    assert result.exit_code == 2
+    assert _one_error_line(result) == "error: --max-decisions must be at least 1, got 0"
+
+
+def test_a_lone_unknown_entrant_is_named(runner):
+    result = runner.invoke(app, ["tournament", "--scenario", SCENARIO, "--agents", "nope"])
+    assert result.exit_code == 2
+    assert _one_error_line(result).startswith("error: unknown agent 'nope'; known agents: random, ")
+
+
+def test_coverage_show_takes_missing_or_all(runner):
+    result = runner.invoke(app, ["coverage", "--show", "nope"])
+    assert result.exit_code == 2
+    assert _one_error_line(result) == "error: --show must be 'missing' or 'all', got 'nope'"
+
+
+def test_train_run_dir_that_is_a_file_is_one_line(runner, tmp_path):
+    target = tmp_path / "file"
+    target.write_text("x", encoding="utf-8")
+    result = runner.invoke(app, ["train", "--config", "configs/training/quick.yaml", "--run-dir", str(target),
+                                 "--total-timesteps", "1"])
+    assert result.exit_code == 2
+    assert _one_error_line(result) == f"error: --run-dir {target}: not a directory (a file of that name exists)"

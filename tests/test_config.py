@@ -417,6 +417,7 @@ def test_error_wrong_type_shows_value(tmp_path: Path) -> None:
         ({"start": None}, "start", "'start' (turn, phase, player) is required"),
         ({"start": {"turn": 7}}, "start.turn", "after the last turn (6)"),
         ({"zone_depth": 24}, "zone_depth", "leave no room"),
+        ({"table": [1e9, 48]}, "table", "table width and depth may be at most 480 inches (got 1e+09x48)"),
         ({"victory_margin": 2}, "victory_margin", "less than or equal to 1"),
         ({"modles": []}, "modles", "unknown field"),
         ({"red": {"faction": "orcs"}}, "red", "give either 'army' or 'placements'"),

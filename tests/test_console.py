@@ -39,6 +39,7 @@ def test_logged_progress_prints_plain_lines_to_a_log() -> None:
         "tournament: 4/4 games (100%)",
     ]
     assert "eta" not in lines[-1] and "elapsed" in lines[-1]
+    assert [ln for ln in buf.getvalue().splitlines() if ln.strip()] == lines  # no final bar after the lines
 
 
 def test_logged_progress_waits_for_its_interval_but_always_reports_the_end() -> None:

@@ -98,3 +98,24 @@ def test_siege_castle_drawn_with_damage_state_and_equipment():
     fills = [tuple(p.get_facecolor()) for p in ax.patches if isinstance(p, MplPolygon)]
     assert tuple(castle_colour(5)) in fills and tuple(castle_colour(0)) in fills
     assert castle_colour(0) != castle_colour(3) != castle_colour(6) == castle_colour(9)
+
+
+@pytest.mark.parametrize(("dpi", "fps"), [(0, 1.0), (60, 0.0), (60, -1.0), (60, float("nan"))])
+def test_gif_needs_a_positive_dpi_and_fps(tmp_path, dpi, fps):
+    from env.render import render_gif
+
+    battle = Battle.from_scenario("skirmish_line", seed=1)
+    with pytest.raises(ValueError, match="dpi and fps must be positive"):
+        render_gif(battle, tmp_path / "b.gif", dpi=dpi, fps=fps)
+    assert not (tmp_path / "b.gif").exists()
+
+
+def test_gif_of_an_unplayed_placed_battle_is_its_set_up_table(tmp_path):
+    from PIL import Image
+
+    from env.render import render_gif
+
+    battle = Battle.from_scenario("skirmish_line", seed=1)
+    assert render_gif(battle, tmp_path / "b.gif", dpi=20) == 1
+    with Image.open(tmp_path / "b.gif") as image:
+        assert image.size == (240, 172)

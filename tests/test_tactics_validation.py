@@ -87,3 +87,20 @@ def test_detectors_reproduce_the_fixture_on_replayed_battles(agent: str) -> None
     mine, theirs = detect(battle, game["side"]), detect(battle, 1 - game["side"])
     assert {t: mine[t].used for t in game["own"]} == game["own"]
     assert {t: theirs[t].used for t in game["baseline"]} == game["baseline"]
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--agents", "nope"], "--agents: unknown agent 'nope'; known agents: random, "),
+    (["--agents", ","], "--agents: no agent named"),
+    (["--scenario", "nope"], "--scenario: configs/scenarios/nope.yaml: file not found"),
+    (["--seed", "-1"], "--seed must be at least 0, got -1"),
+    (["--json", "."], "--json .: is a directory (give a file name)"),
+])
+def test_validate_rejects_bad_arguments_before_any_battle(args: list[str], message: str, capsys) -> None:
+    from tactics.validate import main
+
+    with pytest.raises(SystemExit) as stop:
+        main(["--battles", "1", *args])
+    assert stop.value.code == 2
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert last.startswith(f"python -m tactics.validate: error: {message}")

@@ -106,6 +106,21 @@ def check_output(flag: str, path: Path, folder: bool = False) -> None:
         raise UserError(f"{flag} {path}: cannot create {where} ({_os_reason(exc)})") from None
 
 
+def check_distinct(*outputs: tuple[str, Path | None], reads: tuple[str, Path] | None = None) -> None:
+    """Reject two outputs given the same file, or an output that is the file being read (one line, UserError):
+    "--png r.json: the same file as --replay" — the second write would replace the first."""
+    seen: dict[Path, str] = {}
+    if reads is not None:
+        seen[reads[1].resolve()] = reads[0]
+    for flag, path in outputs:
+        if path is None:
+            continue
+        key = path.resolve()
+        if key in seen:
+            raise UserError(f"{flag} {path}: the same file as {seen[key]}")
+        seen[key] = flag
+
+
 @contextmanager
 def writing(flag: str, path: Path) -> Iterator[None]:
     """Turn an OSError while writing the user-given output ``path`` (or a file in it) into one line naming ``flag``.
@@ -183,9 +198,12 @@ def play(
 
     with _user_errors():
         _check_seed(seed)
+        if max_decisions < 1:
+            raise UserError(f"--max-decisions must be at least 1, got {max_decisions}")
         for flag, path in (("--replay", replay), ("--png", png)):
             if path is not None:
                 check_output(flag, path)
+        check_distinct(("--replay", replay), ("--png", png))
         check_model_agents(scenario, [blue, red], [blue_army] if blue_army else None, [red_army] if red_army else None)
         try:
             battle = play_battle(scenario, blue, red, seed, blue_army=blue_army, red_army=red_army,
@@ -211,6 +229,13 @@ def _check_seed(seed: int) -> None:
     """Reject a negative ``--seed`` (UserError, one line): seeds feed numpy's SeedSequence, which takes none."""
     if seed < 0:
         raise UserError(f"--seed must be at least 0, got {seed}")
+
+
+def _warn_unpaired(flag: str, games: int) -> None:
+    """Warn (one line, stderr) when an odd ``games`` leaves the last seed played from one seat only."""
+    if games % 2:
+        err_console.print(Text(f"warning: {flag} {games} is odd: games 2k and 2k+1 share a seed with the seats "
+                               f"swapped, so the last game has no partner", style="yellow"), soft_wrap=True)
 
 
 def _check_run_options(workers: int | None, backend: str) -> None:
@@ -258,6 +283,13 @@ def tournament(
         if armies:
             names = cross_entrants(names, [a.strip() for a in armies.split(",") if a.strip()])
         if len(names) < 2:
+            if names:  # an unknown or malformed name is the real mistake
+                try:
+                    validate_inputs(scenario, names, (blue_army, red_army))
+                except ConfigError:
+                    raise
+                except ValueError as exc:
+                    raise UserError(str(exc)) from None
             raise UserError(f"a tournament needs at least two agents, got {len(names)}: '{agents}'")
         if games_per_pair < 1:
             raise UserError(f"--games-per-pair must be at least 1, got {games_per_pair}")
@@ -274,6 +306,7 @@ def tournament(
                 raise
             raise UserError(f"{'--armies' if armies else '--agents'}: {exc}") from None
         check_output("--out", out, folder=True)
+    _warn_unpaired("--games-per-pair", games_per_pair)
     with _user_errors(), writing("--out", out):
         results = run_tournament(scenario, names, games_per_pair, seed, out, workers=workers or os.cpu_count(),
                                  blue_army=blue_army, red_army=red_army, console=console, backend=backend,
@@ -310,6 +343,7 @@ def parity(
         _check_run_options(workers, backend)
         validate_inputs(scenario, [agent], ())
         check_output("--out", out, folder=True)
+    _warn_unpaired("--games", games)
     with _user_errors(), writing("--out", out):
         res = run_parity(scenario, agent, games, seed, out, workers=workers or os.cpu_count(), console=console,
                          backend=backend, ray_address=ray_address)
@@ -400,12 +434,33 @@ def _load_replay(path: Path) -> tuple[Any, str, dict[str, Any]]:
     return battle, text, data
 
 
+def _replay_players(path: Path, data: dict[str, Any]) -> dict[str, str] | None:
+    """The agent names a replay's ``meta.players`` gives each side, or None when it has none.
+
+    Raises:
+        UserError: ``meta`` is not an object, or ``meta.players`` not an object naming both sides (one line).
+    """
+    meta = data.get("meta")
+    if meta is None:
+        return None
+    if not isinstance(meta, dict):
+        raise UserError(f"{path}: meta: expected an object, got {type(meta).__name__}")
+    players = meta.get("players")
+    if players is None:
+        return None
+    if not (isinstance(players, dict) and all(isinstance(players.get(side), str) for side in SIDES)):
+        raise UserError(f"{path}: meta.players: expected an object with the agent name of each side "
+                        f"({', '.join(SIDES)}), got {json.dumps(players)[:BRIEF_CHARS]}")
+    return {side: players[side] for side in SIDES}
+
+
 @app.command("replay")
 def replay_cmd(
     path: Annotated[Path, typer.Argument(help="A replay JSON written by 'battleline play --replay'.")],
     png: Annotated[Path | None, typer.Option(help="Redraw the final table into this PNG.")] = None,
     gif: Annotated[Path | None, typer.Option(help="Animate the battle into this GIF, one frame per game turn "
-                                             "(re-simulated from scenario, seed and actions).")] = None,
+                                             "and one of the final table (re-simulated from scenario, seed and "
+                                             "actions).")] = None,
     check: Annotated[bool, typer.Option("--check", help="Re-simulate from scenario, seed and actions and "
                                         "verify the final state, events and dice match.")] = False,
 ) -> None:
@@ -416,8 +471,11 @@ def replay_cmd(
         for flag, out in (("--png", png), ("--gif", gif)):
             if out is not None:
                 check_output(flag, out)
+        if gif is not None and gif.suffix.lower() != ".gif":
+            raise UserError(f"--gif {gif}: the file name must end in .gif")
+        check_distinct(("--png", png), ("--gif", gif), reads=("the replay", path))
         battle, text, data = _load_replay(path)
-    players = ((data.get("meta") or {}).get("players")) or None
+        players = _replay_players(path, data)
     if check:
         try:
             again = Battle.resimulate(text)
@@ -496,6 +554,8 @@ def coverage_cmd(
     with _user_errors():
         if battles < 1:
             raise UserError(f"--battles must be at least 1, got {battles}")
+        if show not in ("missing", "all"):
+            raise UserError(f"--show must be 'missing' or 'all', got '{show}'")
         try:
             exceptions = cov.load_exceptions()
         except ValueError as exc:
@@ -554,11 +614,11 @@ def detect_cmd(
 
     with _user_errors():
         battle, _, data = _load_replay(path)
+        players = _replay_players(path, data) or {}
         try:
             found = [detect(battle, side) for side in range(len(SIDES))]
-        except (KeyError, TypeError, ValueError) as exc:
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
             raise UserError(f"{path}: cannot read the battle's events ({type(exc).__name__}: {exc})") from None
-    players = ((data.get("meta") or {}).get("players")) or {}
     for i, side in enumerate(SIDES):
         used = {tid: d for tid, d in found[i].items() if d.used}
         who = f" ({players[side]})" if side in players else ""
@@ -595,6 +655,10 @@ def train_cmd(
     with _user_errors():
         cfg = load_training_config(config, overrides, flags={"run_dir": "--run-dir",
                                                              "total_timesteps": "--total-timesteps"})
+        where = cfg.run_path()
+        if where.exists() and not where.is_dir():
+            raise UserError(f"{'--run-dir' if run_dir is not None else f'{config}: run_dir'} {where}: "
+                            f"not a directory (a file of that name exists)")
         try:
             summary = train(cfg, resume=resume, console=console, progress=progress)
         except TrainingInterrupted as exc:
@@ -646,6 +710,7 @@ def evaluate_cmd(
             make_agent(name)  # unknown names fail here, before any game
         try:
             load_model(model)  # a bad file fails here, before the progress bar
+            _warn_unpaired("--games", games)
             with LoggedProgress(console=console, transient=True, unit="games") as bar:
                 task = bar.add_task("evaluation", total=games * len(names))
                 report = evaluate_model(model, names, games, scenario=scenario, seed=seed, deterministic=not sample,

@@ -35,7 +35,7 @@ class LoggedProgress(Progress):
     """A ``rich.progress.Progress`` that also reports to a log: when its console is not a terminal (output piped
     or redirected, where rich draws nothing until the end), it prints one plain line per task every
     ``interval`` seconds and when the task completes, e.g. ``tournament: 120/2640 games (5%), 0:01:02 elapsed,
-    eta 0:19:30``. On a terminal it is rich's bar unchanged.
+    eta 0:19:30``, and the bar rich would draw at the end is left out. On a terminal it is rich's bar unchanged.
 
     Args:
         columns: rich progress columns, as for ``Progress``.
@@ -46,6 +46,8 @@ class LoggedProgress(Progress):
 
     def __init__(self, *columns: Any, interval: float = PIPED_INTERVAL, unit: str = "", **kwargs: Any) -> None:
         super().__init__(*columns, **kwargs)
+        if not self.console.is_terminal:  # the plain lines stand in for the bar: rich's final bar is not drawn
+            self.live.transient = True
         self.interval = interval
         self.unit = unit
         self._logged: dict[TaskID, float] = {}

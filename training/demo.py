@@ -12,6 +12,8 @@ replay and picture. Outputs::
 from __future__ import annotations
 
 import os
+import shutil
+import sys
 import time
 from pathlib import Path
 from typing import Annotated
@@ -25,6 +27,20 @@ console = make_console()
 
 SCENARIO = "pitched_battle"
 BATTLE = {"blue": "line_advance", "red": "pincers", "seed": 7}
+
+
+def launcher() -> str:
+    """How to call the ``battleline`` command from the current folder: ``battleline`` when it is on PATH, else the
+    script installed beside this Python (``.venv/bin/battleline`` after ``make demo``), relative when it can be."""
+    if shutil.which("battleline"):
+        return "battleline"
+    script = Path(sys.executable).parent / "battleline"
+    if not script.is_file():
+        return "battleline"
+    try:
+        return str(script.relative_to(Path.cwd()))
+    except ValueError:
+        return str(script)
 
 
 def main(
@@ -62,7 +78,7 @@ def main(
                        ("tactic fingerprints", out / "tournament" / "fingerprint.png"),
                        ("battle replay", replay), ("battle picture", png)):
         console.print(f"{what:>20}: {path}", soft_wrap=True)
-    console.print(f"replay it with: battleline replay {replay} --check --png {out / 'battle_again.png'}",
+    console.print(f"replay it with: {launcher()} replay {replay} --check --png {out / 'battle_again.png'}",
                   soft_wrap=True)
     console.print(f"done in {time.perf_counter() - t0:.0f} s", soft_wrap=True)
     if results["games_failed"]:

@@ -74,10 +74,36 @@ class Action:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Action:
-        return cls(kind=d["kind"], unit=d.get("unit"), target=d.get("target"), option=d.get("option"))
+        """The action saved by :meth:`to_dict`.
+
+        Raises:
+            KeyError: no ``kind``.
+            ValueError: a field of the wrong type (:meth:`field_error`).
+        """
+        action = cls(kind=d["kind"], unit=d.get("unit"), target=d.get("target"), option=d.get("option"))
+        problem = action.field_error()
+        if problem:
+            raise ValueError(problem)
+        return action
+
+    def field_error(self) -> str | None:
+        """What is wrong with the fields' types ("unit: expected an integer or null, got 2.0"), or None.
+
+        ``kind`` and ``option`` are strings (``option`` may be None); ``unit`` and ``target`` are
+        integers or None (not floats or booleans, which compare equal to integers).
+        """
+        if not isinstance(self.kind, str):
+            return f"kind: expected a string, got {self.kind!r}"
+        for name in ("unit", "target"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+                return f"{name}: expected an integer or null, got {value!r}"
+        if self.option is not None and not isinstance(self.option, str):
+            return f"option: expected a string or null, got {self.option!r}"
+        return None
 
     def __str__(self) -> str:
-        parts = [self.kind]
+        parts = [str(self.kind)]
         if self.unit is not None:
             parts.append(f"unit={self.unit}")
         if self.target is not None:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import copy
 import json
+import numbers
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
@@ -236,6 +237,9 @@ class Battle:
                 f"not an action: {action!r} ({type(action).__name__}); pass an env.rules.actions.Action, "
                 f"e.g. END_PHASE, not the string 'end_phase'"
             )
+        problem = action.field_error()
+        if problem:
+            raise IllegalActionError(f"malformed action {action!r}: {problem}")
         if self.state.over:
             raise IllegalActionError("the battle is over; no action is legal")
         legal = self.legal_actions()
@@ -412,17 +416,56 @@ class Battle:
             ValueError: the text is not a battle saved by this format (or its
                 ``events`` or ``actions`` are not lists of objects).
         """
-        data = json.loads(text)
-        if data.get("format") != FORMAT_VERSION:
-            raise ValueError(f"not a battleline replay (format {data.get('format')!r}, expected {FORMAT_VERSION})")
-        for key in ("events", "actions"):
-            if key in data and not (isinstance(data[key], list) and all(isinstance(e, dict) for e in data[key])):
-                raise ValueError(f"not a battleline replay ({key} must be a list of objects)")
+        data = cls._replay_data(text)
+        for key in ("state", "rng"):
+            if not isinstance(data[key], dict):
+                raise ValueError(f"not a battleline replay ({key} must be an object)")
         state = BattleState.from_dict(data["state"])
         battle = cls(state, Dice(data["rng"]), data["scenario"], data["seed"])
         battle.events = data["events"]
-        battle.actions = [Action.from_dict(a) for a in data["actions"]]
+        battle.actions = cls._replay_actions(data)
         return battle
+
+    @staticmethod
+    def _replay_data(text: str) -> dict[str, Any]:
+        """The JSON object of a saved battle, its format, ``scenario``, ``seed``, ``events`` and ``actions`` checked.
+
+        Raises:
+            KeyError: a field is missing.
+            ValueError: not this format, or a field of the wrong type (the message names it).
+        """
+        data = json.loads(text)
+        if not isinstance(data, dict):
+            raise ValueError("not a battleline replay (expected a JSON object)")
+        if data.get("format") != FORMAT_VERSION:
+            raise ValueError(f"not a battleline replay (format {data.get('format')!r}, expected {FORMAT_VERSION})")
+        for key in ("events", "actions"):
+            if not (isinstance(data[key], list) and all(isinstance(e, dict) for e in data[key])):
+                raise ValueError(f"not a battleline replay ({key} must be a list of objects)")
+        if not isinstance(data["scenario"], dict):
+            raise ValueError(f"not a battleline replay (scenario must be the saved scenario object, "
+                             f"got {type(data['scenario']).__name__})")
+        seed = data["seed"]
+        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+            raise ValueError(f"not a battleline replay (seed must be an integer >= 0, got {seed!r})")
+        return data
+
+    @staticmethod
+    def _replay_actions(data: dict[str, Any]) -> list[Action]:
+        """``data["actions"]`` as actions.
+
+        Raises:
+            ValueError: an action lacks ``kind`` or has a field of the wrong type ("actions[3].unit: ...").
+        """
+        out = []
+        for i, a in enumerate(data["actions"]):
+            try:
+                out.append(Action.from_dict(a))
+            except KeyError as exc:
+                raise ValueError(f"not a battleline replay (actions[{i}]: missing field {exc})") from None
+            except ValueError as exc:
+                raise ValueError(f"not a battleline replay (actions[{i}].{exc})") from None
+        return out
 
     @classmethod
     def replaying(cls, scenario: Any, seed: int, actions: Iterable[Action]) -> Iterator[Battle]:
@@ -433,9 +476,12 @@ class Battle:
         generator leaves the finished re-simulation.
 
         Raises:
+            ValueError: ``seed`` is not an integer >= 0 (a None seed would draw fresh entropy).
             ConfigError: the scenario is invalid.
             IllegalActionError: an action is not legal on re-simulation.
         """
+        if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+            raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
         battle = cls.from_scenario(scenario, seed=seed)
         yield battle
         for action in actions:
@@ -447,11 +493,12 @@ class Battle:
         """Re-run a saved battle (:meth:`to_json` text) from its scenario, seed and actions (:meth:`replaying`).
 
         Raises:
+            ValueError: the text is not a battle saved by this format (:meth:`from_json`'s checks).
             IllegalActionError: a saved action is not legal on re-simulation.
         """
-        data = json.loads(text)
+        data = cls._replay_data(text)
         battle = None
-        for battle in cls.replaying(data["scenario"], data["seed"], (Action.from_dict(a) for a in data["actions"])):
+        for battle in cls.replaying(data["scenario"], data["seed"], cls._replay_actions(data)):
             pass
         assert battle is not None  # replaying always yields the set-up battle
         return battle

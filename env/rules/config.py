@@ -608,6 +608,10 @@ class StartConfig(_Model):
     player: Literal["blue", "red"] = "blue"
 
 
+MAX_TABLE = 480.0
+"""The longest table side, in inches (40 feet: ten times a 6' table; the drawing grid and the geometry stay cheap)."""
+
+
 class ScenarioConfig(_Model):
     """A scenario: table (inches), length, points, modules, terrain and the two sides.
 
@@ -658,6 +662,9 @@ class ScenarioConfig(_Model):
     def _positive_table(cls, table: tuple[float, float]) -> tuple[float, float]:
         if table[0] <= 0 or table[1] <= 0:
             raise ValueError("table width and depth must be positive")
+        if max(table) > MAX_TABLE:
+            raise ValueError(f"table width and depth may be at most {fmt_num(MAX_TABLE)} inches "
+                             f"(got {fmt_num(table[0])}x{fmt_num(table[1])})")
         return table
 
     def table_text(self) -> str:
