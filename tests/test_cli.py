@@ -666,3 +666,10 @@ def test_train_run_dir_that_is_a_file_is_one_line(runner, tmp_path):
                                  "--total-timesteps", "1"])
     assert result.exit_code == 2
     assert _one_error_line(result) == f"error: --run-dir {target}: not a directory (a file of that name exists)"
+
+
+def test_an_empty_scenario_name_is_one_line(runner):
+    result = runner.invoke(app, ["play", "--scenario", ""])
+    assert result.exit_code == 2
+    assert _one_error_line(result) == ("error: no scenario named (an empty name); give a name in configs/scenarios "
+                                       "or a YAML path")

@@ -909,6 +909,8 @@ def load_scenario(source: str | Path | dict[str, Any], file: str | None = None) 
     if isinstance(source, dict):
         data, shown = source, file or "<dict>"
     else:
+        if not str(source).strip():
+            raise ConfigError("no scenario named (an empty name); give a name in configs/scenarios or a YAML path")
         path = scenario_path(source)
         data, shown = read_yaml(path), display_path(path)
     scenario: ScenarioConfig = parse(ScenarioConfig, data, shown)
