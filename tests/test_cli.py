@@ -673,3 +673,23 @@ def test_an_empty_scenario_name_is_one_line(runner):
     assert result.exit_code == 2
     assert _one_error_line(result) == ("error: no scenario named (an empty name); give a name in configs/scenarios "
                                        "or a YAML path")
+
+
+@pytest.mark.parametrize(("address", "reason"), [
+    ("127.0.0.1:1", "cannot reach a Ray cluster there (connection refused)"),
+    ("nonsense", "expected host:port (or ray://host:port, auto)"),
+])
+@pytest.mark.parametrize("command", ["tournament", "parity"])
+def test_an_unreachable_ray_address_fails_at_once(runner, tmp_path, command, address, reason):
+    agents = ["--agents", "random,line_advance"] if command == "tournament" else ["--agent", "random"]
+    result = runner.invoke(app, [command, "--scenario", SCENARIO, *agents, "--backend", "ray",
+                                 "--ray-address", address, "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2
+    assert _one_error_line(result) == f"error: --ray-address {address}: {reason}"
+
+
+def test_tournament_armies_must_name_an_army(runner, tmp_path):
+    result = runner.invoke(app, ["tournament", "--scenario", "pitched_battle", "--agents", "line_advance,random",
+                                 "--armies", ",", "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2
+    assert _one_error_line(result) == "error: --armies: no army list named in ','"

@@ -19,6 +19,7 @@ Backends (:data:`BACKENDS`):
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any, Protocol
@@ -57,6 +58,30 @@ def _process_pool(fn: Callable[..., Row], specs: Sequence[Spec], args: tuple[Any
         pool.shutdown(wait=False, cancel_futures=True)
         raise
     pool.shutdown()
+
+
+RAY_CONNECT_TIMEOUT = 5.0
+"""Seconds :func:`check_ray_address` waits for the cluster's port to answer."""
+
+
+def check_ray_address(address: str, timeout: float = RAY_CONNECT_TIMEOUT) -> None:
+    """Check that a Ray cluster address (``host:port`` or ``ray://host:port``; ``auto``/``local`` are left to Ray)
+    answers on its port, so that joining an unreachable cluster fails at once rather than in Ray's retries.
+
+    Raises:
+        ConnectionError: the address is malformed or nothing answers there (one line naming it).
+    """
+    target = address.removeprefix("ray://")
+    if target in ("auto", "local"):
+        return
+    host, _, port = target.rpartition(":")
+    if not host or not port.isdigit():
+        raise ConnectionError(f"--ray-address {address}: expected host:port (or ray://host:port, auto)")
+    try:
+        socket.create_connection((host, int(port)), timeout=timeout).close()
+    except OSError as exc:
+        reason = "timed out" if isinstance(exc, TimeoutError) else (exc.strerror or type(exc).__name__).lower()
+        raise ConnectionError(f"--ray-address {address}: cannot reach a Ray cluster there ({reason})") from None
 
 
 def _ray_tasks(fn: Callable[..., Row], specs: Sequence[Spec], args: tuple[Any, ...], workers: int,

@@ -238,14 +238,20 @@ def _warn_unpaired(flag: str, games: int) -> None:
                                f"swapped, so the last game has no partner", style="yellow"), soft_wrap=True)
 
 
-def _check_run_options(workers: int | None, backend: str) -> None:
-    """Reject ``--workers`` below 1 and an unknown ``--backend`` (UserError, one line)."""
-    from training.backends import BACKENDS
+def _check_run_options(workers: int | None, backend: str, ray_address: str | None = None) -> None:
+    """Reject ``--workers`` below 1, an unknown ``--backend`` and, with ``--backend ray``, a ``--ray-address``
+    where no cluster answers (UserError, one line)."""
+    from training.backends import BACKENDS, check_ray_address
 
     if workers is not None and workers < 1:
         raise UserError(f"--workers must be at least 1, got {workers}")
     if backend not in BACKENDS:
         raise UserError(f"--backend: unknown backend '{backend}'; known backends: {', '.join(BACKENDS)}")
+    if backend == "ray" and ray_address:
+        try:
+            check_ray_address(ray_address)
+        except ConnectionError as exc:
+            raise UserError(str(exc)) from None
 
 
 @app.command()
@@ -280,8 +286,11 @@ def tournament(
     with _user_errors():
         agents = agents or default_agents(scenario)
         names = expand_agent_names(agents)
-        if armies:
-            names = cross_entrants(names, [a.strip() for a in armies.split(",") if a.strip()])
+        if armies is not None:
+            army_ids = [a.strip() for a in armies.split(",") if a.strip()]
+            if not army_ids:
+                raise UserError(f"--armies: no army list named in '{armies}'")
+            names = cross_entrants(names, army_ids)
         if len(names) < 2:
             if names:  # an unknown or malformed name is the real mistake
                 try:
@@ -294,7 +303,7 @@ def tournament(
         if games_per_pair < 1:
             raise UserError(f"--games-per-pair must be at least 1, got {games_per_pair}")
         _check_seed(seed)
-        _check_run_options(workers, backend)
+        _check_run_options(workers, backend, ray_address)
         try:
             schedule(names, games_per_pair, seed, pairing)
         except ValueError as exc:
@@ -340,7 +349,7 @@ def parity(
         if games < 1:
             raise UserError(f"--games must be at least 1, got {games}")
         _check_seed(seed)
-        _check_run_options(workers, backend)
+        _check_run_options(workers, backend, ray_address)
         validate_inputs(scenario, [agent], ())
         check_output("--out", out, folder=True)
     _warn_unpaired("--games", games)
