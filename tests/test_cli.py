@@ -693,3 +693,14 @@ def test_tournament_armies_must_name_an_army(runner, tmp_path):
                                  "--armies", ",", "--out", str(tmp_path / "o")])
     assert result.exit_code == 2
     assert _one_error_line(result) == "error: --armies: no army list named in ','"
+
+
+def test_a_bad_saved_scenario_is_named_in_the_replay(runner, tmp_path, replay_text):
+    path = _edited_replay(tmp_path, replay_text, lambda d: d["scenario"].update(turns=0))
+    result = runner.invoke(app, ["replay", path, "--check"])
+    assert result.exit_code == 1
+    line = _one_error_line(result)
+    assert line.startswith(f"error: replay check failed: re-simulation raised ConfigError: {path}: scenario.turns: ")
+    gif = runner.invoke(app, ["replay", path, "--gif", str(tmp_path / "r.gif")])
+    assert _one_error_line(gif).startswith(f"error: --gif: cannot re-simulate {path} (ConfigError: {path}: "
+                                           f"scenario.turns: ")

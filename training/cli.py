@@ -443,6 +443,14 @@ def _load_replay(path: Path) -> tuple[Any, str, dict[str, Any]]:
     return battle, text, data
 
 
+def _in_replay(exc: Exception, path: Path) -> str:
+    """The message of an error raised while re-simulating replay ``path``: a ConfigError about the saved scenario
+    (a dict, shown as ``<dict>``) names the replay file and its ``scenario`` field instead."""
+    if isinstance(exc, ConfigError) and exc.file == "<dict>":
+        return str(ConfigError(exc.problem, file=str(path), where=f"scenario.{exc.where}" if exc.where else "scenario"))
+    return str(exc)
+
+
 def _replay_players(path: Path, data: dict[str, Any]) -> dict[str, str] | None:
     """The agent names a replay's ``meta.players`` gives each side, or None when it has none.
 
@@ -489,8 +497,8 @@ def replay_cmd(
         try:
             again = Battle.resimulate(text)
         except Exception as exc:  # noqa: BLE001 - any failure to re-run is a failed check
-            raise _fail(f"replay check failed: re-simulation raised {type(exc).__name__}: {exc}",
-                        EXIT_CHECK_FAILED) from None
+            raise _fail(f"replay check failed: re-simulation raised {type(exc).__name__}: "
+                        f"{_in_replay(exc, path)}", EXIT_CHECK_FAILED) from None
         mine = json.loads(again.to_json())
         for key in ("actions", "state", "events", "rng"):
             diff = _first_difference(data.get(key), mine.get(key), key)
@@ -513,7 +521,8 @@ def replay_cmd(
             with writing("--gif", gif):
                 frames = render_gif(battle, gif, title=title)
         except (ConfigError, ValueError, TypeError, KeyError) as exc:  # IllegalActionError is a ValueError
-            raise _fail(f"--gif: cannot re-simulate {path} ({type(exc).__name__}: {exc})", EXIT_CHECK_FAILED) from None
+            raise _fail(f"--gif: cannot re-simulate {path} ({type(exc).__name__}: {_in_replay(exc, path)})",
+                        EXIT_CHECK_FAILED) from None
         written.append((f"gif ({frames} frames)", gif))
     print_result(battle, players, written)
 
