@@ -173,28 +173,29 @@ def report(result: dict[str, Any], table: str | None = None) -> str:
 
 def _input_problem(scenario: str, agents: list[str], outputs: dict[str, Path | None]) -> str | None:
     """What is wrong with the command line before any battle is played (one line), or None: no agents, an
-    unknown agent, a scenario that does not load, an output path that is a folder or whose folder cannot be made."""
-    from agents.registry import AGENT_NAMES
+    unknown agent, a scenario that does not load, an output path that is a folder or whose folder cannot be
+    made (:func:`training.cli.check_output`)."""
+    from agents.registry import UnknownAgentError, make_agent
     from env.rules.config import ConfigError, load_scenario
+    from training.cli import UserError, check_output
 
     if not agents:
         return "--agents: no agent named"
-    unknown = [a for a in agents if a not in AGENT_NAMES]
-    if unknown:
-        return f"--agents: unknown agent '{unknown[0]}'; known agents: {', '.join(AGENT_NAMES)}"
+    try:
+        for name in agents:
+            make_agent(name)
+    except UnknownAgentError as exc:
+        return f"--agents: {exc}"
     try:
         load_scenario(scenario)
     except ConfigError as exc:
         return f"--scenario: {exc}"
-    for flag, path in outputs.items():
-        if path is None:
-            continue
-        if path.is_dir():
-            return f"{flag} {path}: is a directory (give a file name)"
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            return f"{flag} {path}: cannot create {exc.filename or path.parent} ({exc.strerror or exc})"
+    try:
+        for flag, path in outputs.items():
+            if path is not None:
+                check_output(flag, path)
+    except UserError as exc:
+        return str(exc)
     return None
 
 

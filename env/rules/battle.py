@@ -47,6 +47,13 @@ from env.rules.state import SIDES, BattleState, UnitState
 FORMAT_VERSION = 1
 
 
+def _seed_problem(seed: Any) -> str | None:
+    """Why ``seed`` cannot replay a battle (it must be an integer >= 0; None would draw fresh entropy), or None."""
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+        return f"seed must be an integer >= 0, got {seed!r}"
+    return None
+
+
 class Battle:
     """One battle: state, dice and event log behind a decision-point API.
 
@@ -445,9 +452,9 @@ class Battle:
         if not isinstance(data["scenario"], dict):
             raise ValueError(f"not a battleline replay (scenario must be the saved scenario object, "
                              f"got {type(data['scenario']).__name__})")
-        seed = data["seed"]
-        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-            raise ValueError(f"not a battleline replay (seed must be an integer >= 0, got {seed!r})")
+        problem = _seed_problem(data["seed"])
+        if problem:
+            raise ValueError(f"not a battleline replay ({problem})")
         return data
 
     @staticmethod
@@ -480,8 +487,9 @@ class Battle:
             ConfigError: the scenario is invalid.
             IllegalActionError: an action is not legal on re-simulation.
         """
-        if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
-            raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
+        problem = _seed_problem(seed)
+        if problem:
+            raise ValueError(problem)
         battle = cls.from_scenario(scenario, seed=seed)
         yield battle
         for action in actions:
