@@ -268,17 +268,9 @@ def front_rank_centres(
 ) -> np.ndarray:
     """Centres of the front-rank models, file 1 first: (min(files, models), 2) float64.
 
-    See :func:`model_centres` for conventions and errors.
+    See :func:`model_centres` for conventions and errors (its first ``min(files, models)`` rows).
     """
-    if files < 1 or models < 1:
-        raise ValueError(f"need files >= 1 and models >= 1, got {files=} {models=}")
-    f = min(files, models)
-    ranks = -(-models // f)
-    hw = 0.5 * f * base_w
-    hd = 0.5 * ranks * base_d
-    lx = -hw + (np.arange(f) + 0.5) * base_w
-    ly = np.full(f, hd - 0.5 * base_d)
-    return _local_to_world_arr(pose, lx, ly)
+    return model_centres(pose, files, models, base_w, base_d)[: min(files, models)]
 
 
 # ----------------------------------------------------------------------------
