@@ -38,10 +38,12 @@ class ModelLoadError(ValueError):
 
 
 def model_file(path: str | Path) -> Path:
-    """The file a model path names: ``path`` itself, or ``path`` + ``.zip`` when only that exists."""
+    """The file a model path names: ``path`` itself, or ``path`` + ``.zip`` when only that exists
+    (``run/model`` → ``run/model.zip``, as SB3's ``load`` reads it; ``run/model.backup`` is never ``run/model.zip``)."""
     p = Path(path)
-    if str(path) and not p.exists() and p.suffix != ".zip" and p.with_suffix(".zip").is_file():
-        return p.with_suffix(".zip")
+    zipped = p.with_name(p.name + ".zip") if p.name else p
+    if str(path) and not p.exists() and p.suffix != ".zip" and zipped.is_file():
+        return zipped
     return p
 
 

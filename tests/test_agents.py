@@ -135,6 +135,18 @@ def test_missing_model_file_says_so() -> None:
     assert str(info.value) == "model file not found: runs/x/model.zip (agent 'model:runs/x/model.zip')"
 
 
+def test_model_path_adds_zip_but_never_swaps_an_extension(tmp_path) -> None:
+    """``run/model`` reads ``run/model.zip`` (as SB3's ``load`` does); ``run/model.backup`` and
+    ``run/model.zip@army`` are other files, not ``run/model.zip``."""
+    from agents.learned import model_file, model_file_problem
+
+    (tmp_path / "model.zip").write_bytes(b"PK")
+    assert model_file(tmp_path / "model") == tmp_path / "model.zip"
+    assert model_file(tmp_path / "model.backup") == tmp_path / "model.backup"
+    assert model_file_problem(tmp_path / "model.backup") == f"model file not found: {tmp_path / 'model.backup'}"
+    assert model_file_problem(f"{tmp_path}/model.zip@nope") == f"model file not found: {tmp_path}/model.zip@nope"
+
+
 # ----------------------------------------------------------------------------- deployment
 def deployed(agent: str, army: str, seat: int) -> tuple[Battle, list]:
     """Play only the deployment of ``agent`` (against random) and return the battle and its units."""
