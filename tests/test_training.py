@@ -72,6 +72,11 @@ def test_quick_config_fits_ci() -> None:
         ({"ppo": {"learning_rate": "fast"}}, "ppo.learning_rate", "valid number"),
         ({"learner_side": "green"}, "learner_side", "'random', 'blue' or 'red'"),
         ({"checkpoints_every": 10}, "checkpoints_every", "unknown field"),
+        ({"total_timesteps": True}, "total_timesteps", "valid integer, got True"),
+        ({"ppo": {"net_arch": [True, 3]}}, "ppo.net_arch[0]", "valid integer, got True"),
+        ({"ppo": {"net_arch": [10**11]}}, "ppo.net_arch", "layer widths from 1 to 65536"),
+        ({"seed": 2**32}, "seed", "less than or equal to 4294967295"),
+        ({"id": ".."}, "id", "'..' is not a name"),
     ],
 )
 def test_config_errors_are_one_line_naming_file_and_field(tmp_path: Path, change: dict[str, Any], where: str | None,
@@ -115,6 +120,32 @@ def test_cli_train_flag_error_names_the_flag() -> None:
     result = CliRunner().invoke(app, ["train", "--config", str(QUICK), "--total-timesteps", "-5"])
     assert result.exit_code == 2
     assert result.output.strip() == "error: --total-timesteps: Input should be greater than or equal to 1, got -5"
+
+
+def test_cli_train_names_the_config_field_when_no_flag_was_given(tmp_path: Path) -> None:
+    """A config's own total_timesteps or run_dir is named as FILE: field, not as the flag the user did not give."""
+    data = _quick_data()
+    data["total_timesteps"] = -5
+    path = _write(tmp_path, data)
+    result = CliRunner().invoke(app, ["train", "--config", str(path)])
+    assert result.exit_code == 2
+    assert result.output.strip() == f"error: {path}: total_timesteps: Input should be greater than or equal to 1, got -5"
+
+
+@pytest.mark.parametrize("flag", [True, False])
+def test_cli_train_run_dir_that_cannot_be_made_is_one_line(tmp_path: Path, flag: bool) -> None:
+    """A run_dir under a file cannot be created: one line naming --run-dir or FILE: run_dir, nothing trained."""
+    blocker = tmp_path / "afile"
+    blocker.write_text("x", encoding="utf-8")
+    data = _quick_data()
+    run = blocker / "run"
+    if not flag:
+        data["run_dir"] = str(run)
+    path = _write(tmp_path, data)
+    result = CliRunner().invoke(app, ["train", "--config", str(path)] + (["--run-dir", str(run)] if flag else []))
+    assert result.exit_code == 2
+    label = "--run-dir" if flag else f"{path}: run_dir"
+    assert result.output.strip() == f"error: {label} {run}: cannot create {run} (not a directory)"
 
 
 def test_learning_benchmark_flag_error_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:

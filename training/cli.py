@@ -671,12 +671,9 @@ def train_cmd(
     if total_timesteps is not None:
         overrides["total_timesteps"] = total_timesteps
     with _user_errors():
-        cfg = load_training_config(config, overrides, flags={"run_dir": "--run-dir",
-                                                             "total_timesteps": "--total-timesteps"})
-        where = cfg.run_path()
-        if where.exists() and not where.is_dir():
-            raise UserError(f"{'--run-dir' if run_dir is not None else f'{config}: run_dir'} {where}: "
-                            f"not a directory (a file of that name exists)")
+        flags = {"run_dir": "--run-dir", "total_timesteps": "--total-timesteps"}
+        cfg = load_training_config(config, overrides, flags={k: f for k, f in flags.items() if k in overrides})
+        check_output("--run-dir" if run_dir is not None else f"{config}: run_dir", cfg.run_path(), folder=True)
         try:
             summary = train(cfg, resume=resume, console=console, progress=progress)
         except TrainingInterrupted as exc:

@@ -16,7 +16,7 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, model_validator
 
 from env.rules.config import (
     CONFIG_DIR,
@@ -35,9 +35,16 @@ TRAINING_CONFIG_DIR: Path = CONFIG_DIR / "training"
 SELF = "self"
 """Opponent name for frozen past checkpoints of the learner (self-play)."""
 
+MAX_SEED = 2**32 - 1
+"""The largest ``seed`` (NumPy and SB3 seed with 32-bit unsigned integers)."""
+
+MAX_LAYER_WIDTH = 65_536
+"""The widest hidden layer ``ppo.net_arch`` may ask for (wider layers do not fit in memory next to a 5,704-action head)."""
+
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)  # every float field must be finite
+    # every float field must be finite; integer fields are StrictInt, so a YAML ``true`` is not 1
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
 class OpponentConfig(_Model):
@@ -103,25 +110,25 @@ class PPOConfig(_Model):
     """
 
     learning_rate: float = Field(3e-4, gt=0)
-    n_steps: int = Field(512, ge=8)
-    batch_size: int = Field(64, ge=2)
-    n_epochs: int = Field(4, ge=1)
+    n_steps: StrictInt = Field(512, ge=8)
+    batch_size: StrictInt = Field(64, ge=2)
+    n_epochs: StrictInt = Field(4, ge=1)
     gamma: float = Field(0.99, gt=0, le=1)
     gae_lambda: float = Field(0.95, ge=0, le=1)
     clip_range: float = Field(0.2, gt=0)
     ent_coef: float = Field(0.01, ge=0)
     vf_coef: float = Field(0.5, ge=0)
     max_grad_norm: float = Field(0.5, gt=0)
-    net_arch: list[int] = Field(default_factory=lambda: [128, 128])
+    net_arch: list[StrictInt] = Field(default_factory=lambda: [128, 128])
     mask_features: bool = False
     policy: Literal["mlp", "unit_pairs"] = "mlp"
-    embed_dim: int = Field(64, ge=4)
+    embed_dim: StrictInt = Field(64, ge=4)
 
     @field_validator("net_arch")
     @classmethod
     def _positive_layers(cls, v: list[int]) -> list[int]:
-        if not v or any(w < 1 for w in v):
-            raise ValueError("must be a non-empty list of positive layer widths")
+        if not v or any(w < 1 or w > MAX_LAYER_WIDTH for w in v):
+            raise ValueError(f"must be a non-empty list of layer widths from 1 to {MAX_LAYER_WIDTH}")
         return v
 
 
@@ -134,8 +141,8 @@ class SelfPlayConfig(_Model):
         deterministic: frozen selves play their most likely action (else they sample).
     """
 
-    snapshot_every: int = Field(20_000, ge=1)
-    max_snapshots: int = Field(5, ge=1)
+    snapshot_every: StrictInt = Field(20_000, ge=1)
+    max_snapshots: StrictInt = Field(5, ge=1)
     deterministic: bool = False
 
 
@@ -159,13 +166,13 @@ class ImitationConfig(_Model):
     """
 
     expert: str = "line_advance"
-    episodes: int = Field(20, ge=1)
-    epochs: int = Field(10, ge=1)
-    batch_size: int = Field(64, ge=1)
+    episodes: StrictInt = Field(20, ge=1)
+    epochs: StrictInt = Field(10, ge=1)
+    batch_size: StrictInt = Field(64, ge=1)
     learning_rate: float = Field(1e-3, gt=0)
     value: bool = True
-    dagger_rounds: int = Field(0, ge=0)
-    dagger_episodes: int = Field(10, ge=1)
+    dagger_rounds: StrictInt = Field(0, ge=0)
+    dagger_episodes: StrictInt = Field(10, ge=1)
     any_order: bool = True
 
     @field_validator("expert")
@@ -215,29 +222,31 @@ class TrainingConfig(_Model):
     opponents: list[OpponentConfig] = Field(min_length=1)
     learner_side: Literal["random", "blue", "red"] = "random"
     armies: ArmiesConfig = Field(default_factory=ArmiesConfig)
-    total_timesteps: int = Field(ge=1)
-    n_envs: int = Field(1, ge=1, le=256)
+    total_timesteps: StrictInt = Field(ge=1)
+    n_envs: StrictInt = Field(1, ge=1, le=256)
     ppo: PPOConfig = Field(default_factory=PPOConfig)
-    checkpoint_every: int = Field(10_000, ge=1)
-    keep_checkpoints: int = Field(3, ge=1)
-    eval_every: int = Field(10_000, ge=1)
-    eval_games: int = Field(10, ge=0)
-    images_every: int = Field(10, ge=1)
+    checkpoint_every: StrictInt = Field(10_000, ge=1)
+    keep_checkpoints: StrictInt = Field(3, ge=1)
+    eval_every: StrictInt = Field(10_000, ge=1)
+    eval_games: StrictInt = Field(10, ge=0)
+    images_every: StrictInt = Field(10, ge=1)
     reward_shaping: float = Field(0.0, ge=0)
-    max_episode_steps: int | None = Field(None, ge=1)
+    max_episode_steps: StrictInt | None = Field(None, ge=1)
     planes: bool = False
     self_play: SelfPlayConfig = Field(default_factory=SelfPlayConfig)
     imitation: ImitationConfig | None = None
-    seed: int = Field(0, ge=0)
+    seed: StrictInt = Field(0, ge=0, le=MAX_SEED)
     run_dir: str | None = None
     device: Literal["cpu", "auto"] = "cpu"
-    torch_threads: int = Field(1, ge=1, le=256)
+    torch_threads: StrictInt = Field(1, ge=1, le=256)
 
     @field_validator("id")
     @classmethod
     def _id_is_a_name(cls, v: str) -> str:
         if not re.fullmatch(r"[A-Za-z0-9_.-]+", v):
             raise ValueError("must contain only letters, digits, '_', '.' and '-'")
+        if not v.strip("."):  # "." or ".." would make runs/<id> the runs folder itself or its parent
+            raise ValueError(f"'{v}' is not a name (it needs a letter, digit, '_' or '-')")
         return v
 
     @field_validator("scenario")
