@@ -569,6 +569,28 @@ def test_evaluate_cli_errors_are_one_line(tmp_path: Path) -> None:
     assert result.exit_code == 2 and result.output.startswith("error: ") and "not a MaskablePPO model" in result.output
 
 
+@pytest.mark.parametrize(("text", "problem"), [
+    ("[1]", "expected a JSON object, got list"),
+    ("{bad", "not valid JSON ("),
+    ('{"scenario": 5}', "scenario: unknown scenario 5 (give the model's scenario with --scenario)"),
+    ('{"scenario": "nope"}', "scenario: unknown scenario 'nope' (give the model's scenario with --scenario)"),
+])
+def test_evaluate_names_a_damaged_model_json(tmp_path: Path, quick_run: Path, text: str, problem: str) -> None:
+    """The model.json beside a model tells evaluate its scenario; damaged, it is named in one line (no traceback,
+    no silent fall-back to pitched_battle); with --scenario it is not read."""
+    import shutil
+
+    model = tmp_path / "model.zip"
+    shutil.copy(quick_run / "model.zip", model)
+    (tmp_path / "model.json").write_text(text, encoding="utf-8")
+    result = CliRunner().invoke(app, ["evaluate", "--model", str(model), "--opponents", "random", "--games", "2"])
+    assert result.exit_code == 2
+    assert " ".join(result.output.split()).startswith(f"error: {tmp_path / 'model.json'}: {problem}")
+    result = CliRunner().invoke(app, ["evaluate", "--model", str(model), "--opponents", "random", "--games", "2",
+                                      "--scenario", "skirmish_line"])
+    assert result.exit_code == 0, result.output
+
+
 def test_key_events_and_deployment_snapshot() -> None:
     from training.evaluate import deployment_battle, key_events
     from training.play import play_battle

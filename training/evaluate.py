@@ -21,7 +21,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from env.rules.battle import Battle
-from env.rules.config import read_file_text
+from env.rules.config import ConfigError, list_scenarios, read_file_text
 from env.rules.state import SIDES
 from training.play import agent_seed, check_model_agents, make_agent, play_battle, require_policy_fits
 from training.tournament import wilson_interval
@@ -149,14 +149,27 @@ def summarise(records: Sequence[GameRecord]) -> dict[str, dict[str, Any]]:
 
 
 def model_metadata(model_path: str | Path) -> dict[str, Any]:
-    """The ``model.json`` saved beside a trained ``model.zip`` ({} when there is none)."""
+    """The ``model.json`` saved beside a trained ``model.zip`` ({} when there is none).
+
+    Raises:
+        ConfigError: the file cannot be read, is not a JSON object, or its ``scenario`` is not a
+            scenario name or YAML path that exists (one line naming ``model.json`` and the field).
+    """
     meta = Path(model_path).with_suffix(".json")
-    if meta.is_file():
-        try:
-            return dict(json.loads(read_file_text(meta)))
-        except (OSError, ValueError):
-            return {}
-    return {}
+    if not meta.is_file():
+        return {}
+    try:
+        data = json.loads(read_file_text(meta))
+    except ValueError as exc:
+        raise ConfigError(f"not valid JSON ({exc})", file=str(meta)) from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"expected a JSON object, got {type(data).__name__}", file=str(meta))
+    scenario = data.get("scenario")
+    if scenario is not None and not (isinstance(scenario, str) and (
+            scenario in list_scenarios() or (Path(scenario).suffix in (".yaml", ".yml") and Path(scenario).is_file()))):
+        raise ConfigError(f"unknown scenario {scenario!r} (give the model's scenario with --scenario)",
+                          file=str(meta), where="scenario")
+    return data
 
 
 def evaluate_model(
@@ -182,11 +195,12 @@ def evaluate_model(
         agents.learned.ModelLoadError: the model (or an opponent ``model:``) cannot be loaded, or
             cannot play the scenario (too few unit slots, no siege orders for its castle).
         UnknownAgentError: an opponent name is not registered.
+        ConfigError: ``scenario`` is None and the ``model.json`` beside the model is damaged
+            (:func:`model_metadata`).
     """
     from agents.learned import PolicyAgent
 
-    meta = model_metadata(model_path)
-    scenario = scenario or meta.get("scenario") or "pitched_battle"
+    scenario = scenario or model_metadata(model_path).get("scenario") or "pitched_battle"
     agent = PolicyAgent(model_path, deterministic=deterministic, seed=seed, name=f"model:{model_path}")
     require_policy_fits(agent, f"model:{model_path}", scenario)
     check_model_agents(scenario, opponents)  # an opponent model must fit the scenario too
