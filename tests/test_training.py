@@ -263,6 +263,12 @@ def _damage_state(run: Path, text: str) -> str:
     return str(run / "state.json")
 
 
+def _damage_state_field(run: Path, key: str, value: Any) -> str:
+    state = json.loads((run / "state.json").read_text(encoding="utf-8"))
+    state[key] = value
+    return _damage_state(run, json.dumps(state))
+
+
 def _damage_checkpoint(run: Path, data: bytes) -> str:
     ckpt = run / json.loads((run / "state.json").read_text(encoding="utf-8"))["checkpoint"]
     ckpt.write_bytes(data)
@@ -283,6 +289,11 @@ def _zip_without_a_model() -> bytes:
     (lambda run: _damage_state(run, '{"version": 1, "num_timesteps'), ": not valid JSON ("),
     (lambda run: _damage_state(run, "[]"), ": not the run's resumable state (expected a JSON object, got list)"),
     (lambda run: _damage_state(run, '{"version": 1}'), ": not the run's resumable state (missing 'checkpoint', "),
+    (lambda run: _damage_state_field(run, "stats", 5), ": not the run's resumable state (bad 'stats': "),
+    (lambda run: _damage_state_field(run, "snapshots", ["pool/x.zip"]),
+     ": not the run's resumable state (bad 'snapshots.0': "),
+    (lambda run: _damage_state_field(run, "num_timesteps", True),
+     ": not the run's resumable state (bad 'num_timesteps': Input should be a valid integer"),
     (lambda run: _damage_checkpoint(run, b""), ": not a model checkpoint (not a zip file)"),
     (lambda run: _damage_checkpoint(run, _zip_without_a_model()), ": not a readable model checkpoint ("),
     (lambda run: (run / "config.json").unlink() or str(run / "config.json"), " not found (the run's config)"),

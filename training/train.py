@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError
 
 from env.rules.config import read_file_text
 from training.config import PPOConfig, TrainingConfig
@@ -268,6 +269,45 @@ def _read_run_json(path: Path, what: str) -> dict[str, Any]:
     return data
 
 
+class _StatsState(BaseModel):
+    """:meth:`training.callbacks.EpisodeStatsCallback.state_dict` as saved in ``state.json``."""
+
+    illegal_total: StrictInt = 0
+    episodes: StrictInt = 0
+    terminated: StrictInt = 0
+    outcome_rewards: StrictInt = 0
+    return_mismatches: StrictInt = 0
+    by_group: dict[str, list[Any]] = {}
+    recent: list[list[Any]] = []
+    outcome_window: list[Any] = []
+
+
+class _EvaluationState(BaseModel):
+    """:meth:`training.callbacks.EvaluationCallback.state_dict` as saved in ``state.json``."""
+
+    next_eval: StrictInt = 0
+    last_image_update: StrictInt = 0
+    images_done: StrictInt = 0
+    illegal_total: StrictInt = 0
+    evaluations: StrictInt = 0
+    ratings: dict[str, tuple[float, float]] = {}
+    last: Any = None
+
+
+class _RunState(BaseModel):
+    """The parts of a run's ``state.json`` that a resumed run reads back (other keys are kept as they are)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    checkpoint: str
+    num_timesteps: StrictInt = Field(ge=0)
+    snapshots: list[tuple[StrictInt, str]] = []
+    stats: _StatsState = _StatsState()
+    evaluation: _EvaluationState = _EvaluationState()
+    imitation: dict[str, Any] | None = None
+    resumes: StrictInt = 0
+
+
 def _resume_state(paths: RunPaths, config: TrainingConfig) -> tuple[dict[str, Any], Path]:
     """The run's ``state.json`` and the checkpoint it names, after checking the run can be resumed with ``config``.
 
@@ -283,9 +323,16 @@ def _resume_state(paths: RunPaths, config: TrainingConfig) -> tuple[dict[str, An
         raise TrainingError(f"nothing to resume: {paths.state} not found (start the run without --resume)")
     state = _read_run_json(paths.state, "resumable state")
     missing = [k for k in ("checkpoint", "num_timesteps", "rng") if k not in state]
-    if missing or not isinstance(state["checkpoint"], str) or not isinstance(state["num_timesteps"], int):
-        what = f"missing {', '.join(repr(k) for k in missing)}" if missing else "bad 'checkpoint' or 'num_timesteps'"
-        raise TrainingError(f"cannot resume: {paths.state}: not the run's resumable state ({what})")
+    if missing:
+        raise TrainingError(f"cannot resume: {paths.state}: not the run's resumable state "
+                            f"(missing {', '.join(repr(k) for k in missing)})")
+    try:
+        _RunState.model_validate(state)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"])
+        raise TrainingError(f"cannot resume: {paths.state}: not the run's resumable state "
+                            f"(bad '{where}': {err['msg']})") from None
     _check_resumable(config, _read_run_json(paths.config, "config"))
     ckpt = paths.root / state["checkpoint"]
     if not ckpt.is_file():
