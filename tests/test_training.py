@@ -615,6 +615,24 @@ def test_key_events_and_deployment_snapshot() -> None:
     assert opening.actions == [] and opening.state.turn == 1
 
 
+def test_ctrl_c_during_the_warm_start_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C while the expert is being cloned: one yellow line, exit 130, and the run can start over."""
+    import training.imitation
+
+    def interrupted(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(training.imitation, "warm_start", interrupted)
+    data = _quick_data()
+    data["imitation"] = {"episodes": 1, "epochs": 1}
+    data["run_dir"] = str(tmp_path / "run")
+    result = CliRunner().invoke(app, ["train", "--config", str(_write(tmp_path, data)), "--no-progress"])
+    assert result.exit_code == 130
+    assert " ".join(result.output.split()).endswith("interrupted during the imitation warm start; no checkpoint "
+                                                    "was written yet: run the same command again to start over")
+    assert not (tmp_path / "run" / "state.json").exists()
+
+
 def test_ctrl_c_stops_training_at_the_next_step_and_a_second_one_at_once() -> None:
     """SIGINT only raises the flag of InterruptCallback; its next step raises KeyboardInterrupt (never lost in a
     finaliser); a second SIGINT raises at once; the previous handler is restored afterwards."""

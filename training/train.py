@@ -501,7 +501,12 @@ def train(
         console.print(f"imitation: {im.episodes} game(s) of {im.expert}, {im.epochs} epochs of behaviour cloning"
                       f"{dagger}", soft_wrap=True)
         t_imitation = time.perf_counter()
-        imitation = warm_start(model, config, unit_slots, writer=logger.output_formats[0].writer)
+        try:
+            imitation = warm_start(model, config, unit_slots, writer=logger.output_formats[0].writer)
+        except KeyboardInterrupt:
+            vec_env.close()
+            raise TrainingInterrupted("interrupted during the imitation warm start; no checkpoint was written yet: "
+                                      "run the same command again to start over") from None
         imitation_seconds = time.perf_counter() - t_imitation
         for row in imitation["dagger"]:
             console.print(f"imitation: DAgger round {row['round']}: the policy won {row['policy_wins']} of "
