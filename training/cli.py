@@ -710,7 +710,8 @@ def evaluate_cmd(
     from training.play import default_agents, expand_agent_names
 
     with _user_errors():
-        opponents = opponents or default_agents(scenario or model_metadata(model).get("scenario") or "pitched_battle")
+        scenario = scenario or model_metadata(model).get("scenario") or "pitched_battle"  # before any progress bar
+        opponents = opponents or default_agents(scenario)
         names = expand_agent_names(opponents)
         if not names:
             raise UserError(f"no opponents in '{opponents}'")
