@@ -23,7 +23,16 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv
 
-from env.battle_env import action_index, army_pool, check_max_steps, check_unit_slots, scenario_unit_slots
+from env.battle_env import (
+    action_index,
+    army_pool,
+    check_flag,
+    check_max_steps,
+    check_scenario,
+    check_unit_slots,
+    reset_options,
+    scenario_unit_slots,
+)
 from env.observation import Observer
 from env.siege_encoding import castle_elements, make_codec
 from env.rules.actions import IllegalActionError
@@ -42,6 +51,9 @@ class BattleAECEnv(AECEnv[str, dict[str, np.ndarray], int]):
         render_mode: None or "rgb_array".
         planes: add the raster ``planes`` to observations.
         unit_slots: unit slots per side, at least 1 (None: the scenario's need).
+
+    Raises:
+        ValueError / TypeError: a bad argument (named in the message).
 
     Misuse raises a clear error: ``step``, ``last`` or ``observe`` before
     :meth:`reset` (RuntimeError), an unknown agent name (ValueError), a
@@ -71,6 +83,8 @@ class BattleAECEnv(AECEnv[str, dict[str, np.ndarray], int]):
             raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
         check_max_steps(max_steps)
         check_unit_slots(unit_slots)
+        check_scenario(scenario)
+        planes = check_flag("planes", planes)
         self.scenario = scenario
         self.blue_armies = army_pool(blue_army, "blue_army")
         self.red_armies = army_pool(red_army, "red_army")
@@ -101,11 +115,17 @@ class BattleAECEnv(AECEnv[str, dict[str, np.ndarray], int]):
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         """Start a battle; the same ``seed`` and actions give the same episode.
 
-        Options (optional): ``blue_army``, ``red_army`` override the draws.
+        Options (optional): ``blue_army``, ``red_army`` override the draws. Other keys
+        are ignored (PettingZoo's ``api_test`` passes one), unlike :meth:`BattleEnv.reset`.
+
+        Raises:
+            TypeError: ``options`` is not a dict, or an army option is not a string or None
+                (bad options change nothing, the random generator included).
+            ConfigError: an army id that does not exist or does not fit the scenario.
         """
+        options = reset_options(options, None)
         if seed is not None or self._rng is None:
             self._rng = np.random.default_rng(seed)
-        options = options or {}
         rng = self._rng
         blue = options.get("blue_army") or (self.blue_armies[int(rng.integers(len(self.blue_armies)))] if self.blue_armies else None)
         red = options.get("red_army") or (self.red_armies[int(rng.integers(len(self.red_armies)))] if self.red_armies else None)

@@ -15,7 +15,10 @@ previous step, so the shaping sums to ``w · final VP difference / points_limit`
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+import math
+import numbers
+import os
+from typing import Any, Callable, Mapping, Sequence
 
 import gymnasium as gym
 import numpy as np
@@ -34,6 +37,9 @@ PolicyFn = Callable[[dict[str, np.ndarray], np.ndarray], int]
 
 ILLEGAL_PENALTY = -1.0
 """Reward of an illegal index with ``illegal_action="penalise"`` (the battle does not change)."""
+
+NOT_RUNNING = "the episode has ended (or never started): call reset() first"
+"""The RuntimeError's message of ``step`` (and ``action_masks``) when no episode is running."""
 
 OpponentSpec = Any
 """An agent name (``agents.registry.AGENT_NAMES``), an object with ``reset(battle, side)`` and
@@ -79,8 +85,74 @@ def check_max_steps(max_steps: Any) -> None:
     check_count("max_steps", max_steps)
 
 
-def action_index(action: Any) -> int:
+def check_scenario(scenario: Any) -> None:
+    """Reject a ``scenario`` that is not a scenario name, a YAML path or a dict.
+
+    Raises:
+        TypeError: any other kind of value (the scenario itself is checked when it is loaded).
+    """
+    if not isinstance(scenario, (str, os.PathLike, dict)):
+        raise TypeError(f"scenario must be a scenario name, a YAML path or a dict, got {scenario!r}")
+
+
+def check_flag(name: str, value: Any) -> bool:
+    """``value`` of the argument ``name`` as a bool: True or False (a numpy bool too).
+
+    Raises:
+        TypeError: anything else (a string such as "no" is not a flag).
+    """
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
+def check_reward_shaping(value: Any) -> float:
+    """``reward_shaping`` as a float: a finite number of at least 0 (the rule of training configs).
+
+    Raises:
+        TypeError: not a real number (a bool is not one); ValueError: NaN, infinite or negative.
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"reward_shaping must be a number, got {value!r}")
+    try:
+        weight = float(value)
+    except OverflowError:  # an int too large for a float
+        weight = math.inf
+    if not (math.isfinite(weight) and weight >= 0):
+        raise ValueError(f"reward_shaping must be a finite number >= 0, got {value!r}")
+    return weight
+
+
+RESET_OPTIONS = ("learner_side", "blue_army", "red_army")
+"""The keys :meth:`BattleEnv.reset` accepts in ``options``."""
+
+
+def reset_options(options: Any, accepted: Sequence[str] | None) -> dict[str, Any]:
+    """``reset``'s ``options`` as a dict: None (no options) or a mapping whose keys are all in ``accepted``
+    (None: any key), with army ids (``blue_army``, ``red_army``) that are strings or None.
+
+    Raises:
+        TypeError: ``options`` is not a mapping, or an army option is not a string or None.
+        ValueError: an unknown key (the message lists the accepted keys).
+    """
+    if options is None:
+        return {}
+    if not isinstance(options, Mapping):
+        raise TypeError(f"options must be a dict or None, got {options!r}")
+    for key in options:
+        if accepted is not None and key not in accepted:
+            raise ValueError(f"options: unknown key {key!r}; accepted keys: {', '.join(accepted)}")
+    for key in ("blue_army", "red_army"):
+        value = options.get(key)
+        if value is not None and not isinstance(value, str):
+            raise TypeError(f"options['{key}'] must be an army id (a string) or None, got {value!r}")
+    return dict(options)
+
+
+def action_index(action: Any, name: str = "action") -> int:
     """An action index as an int: a Python int, a numpy integer or a 0-d integer array (as SB3 passes them).
+
+    ``name`` is what the message calls the value (e.g. an opponent's action).
 
     Raises:
         TypeError: anything else (a float, a string, a bool, an array of several values).
@@ -90,7 +162,7 @@ def action_index(action: Any) -> int:
     if isinstance(action, (int, np.integer)) and not isinstance(action, (bool, np.bool_)):
         return int(action)
     shown = f"array of shape {action.shape}" if isinstance(action, np.ndarray) else repr(action)
-    raise TypeError(f"action must be an integer index (int or numpy integer), got {type(action).__name__} {shown}")
+    raise TypeError(f"{name} must be an integer index (int or numpy integer), got {type(action).__name__} {shown}")
 
 
 def scenario_unit_slots(
@@ -119,7 +191,7 @@ class _Opponent:
         if isinstance(spec, str):  # an unknown name fails here, not at the next reset
             from agents import registry
 
-            if spec not in registry.AGENT_NAMES and not spec.startswith(getattr(registry, "MODEL_PREFIX", "model:")):
+            if spec not in registry.AGENT_NAMES and not spec.startswith(registry.MODEL_PREFIX):
                 registry.make_agent(spec)  # raises UnknownAgentError, one line listing the known names
         self.spec = spec
         self.codec = codec
@@ -150,7 +222,7 @@ class _Opponent:
             return self.agent.act(battle)
         mask = self.codec.mask(battle, self.side)
         obs = self.observer.observe(battle, self.side, mask)
-        index = int(self.agent(obs, mask))
+        index = action_index(self.agent(obs, mask), f"the action of opponent {self.name!r}")
         if not (0 <= index < self.codec.size and mask[index]):
             raise IllegalActionError(f"opponent policy chose index {index}, which its mask does not allow")
         return self.codec.decode(index, battle, self.side)
@@ -162,23 +234,29 @@ class BattleEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     Args:
         scenario: a scenario name in ``configs/scenarios`` (or a YAML path or dict).
         opponent: :data:`OpponentSpec`; a name builds a fresh agent each episode,
-            seeded from the episode's seed.
+            seeded from the episode's seed. A ``model:PATH`` is loaded and checked
+            against the scenario (and army lists) here, as the CLI checks it.
         learner_side: "blue", "red" or "random" (drawn each episode).
         blue_army, red_army: army-list ids to draw from each episode, or one id
             (None: the scenario's).
-        reward_shaping: weight ``w`` of the VP-difference shaping (0 = terminal reward only).
+        reward_shaping: weight ``w`` of the VP-difference shaping, a finite number >= 0
+            (0 = terminal reward only).
         max_steps: truncate after this many learner steps (None: never).
         render_mode: None or "rgb_array".
         illegal_action: "raise" (an index the mask forbids raises
             :class:`IllegalActionError`) or "penalise" (reward
             :data:`ILLEGAL_PENALTY`, nothing changes, ``info["illegal"]`` True).
             Checkers that step with unmasked random actions need "penalise".
-        planes: add the raster ``planes`` to the observation.
+        planes: add the raster ``planes`` to the observation (True or False).
         unit_slots: unit slots per side, at least 1 (None: :func:`scenario_unit_slots`);
             set it to share one action space between scenarios or army pools.
 
     Raises:
         ValueError / TypeError: a bad argument (named in the message).
+        agents.registry.UnknownAgentError: an unknown agent name, or a ``model:PATH`` opponent
+            whose file is missing or is not a policy.
+        agents.learned.ModelLoadError: a ``model:PATH`` opponent that cannot play the scenario
+            (too few unit slots, or no siege orders for its castle); the message names the model.
 
     Spaces:
         ``action_space``: ``Discrete(codec.size)``; ``observation_space``: the
@@ -217,11 +295,13 @@ class BattleEnv(gym.Env[dict[str, np.ndarray], np.int64]):
             raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
         check_max_steps(max_steps)
         check_unit_slots(unit_slots)
+        check_scenario(scenario)
+        planes = check_flag("planes", planes)
         self.scenario = scenario
         self.learner_side_mode = learner_side
         self.blue_armies = army_pool(blue_army, "blue_army")
         self.red_armies = army_pool(red_army, "red_army")
-        self.reward_shaping = float(reward_shaping)
+        self.reward_shaping = check_reward_shaping(reward_shaping)
         self.max_steps = max_steps
         self.render_mode = render_mode
         self.illegal_action = illegal_action
@@ -230,7 +310,7 @@ class BattleEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         self.observer = Observer(self.codec, planes=planes)
         self.action_space = spaces.Discrete(self.codec.size)
         self.observation_space = self.observer.space()
-        self._opponent = _Opponent(opponent, self.codec, self.observer)
+        self._opponent = self._new_opponent(opponent)
         self.battle: Battle | None = None
         self.learner = 0
         self._mask = np.zeros(self.codec.size, dtype=bool)
@@ -249,12 +329,23 @@ class BattleEnv(gym.Env[dict[str, np.ndarray], np.int64]):
 
         Raises:
             TypeError: ``opponent`` is no :data:`OpponentSpec`.
-            agents.registry.UnknownAgentError: an unknown agent name.
+            agents.registry.UnknownAgentError: an unknown agent name, or a ``model:PATH``
+                whose file is missing or is not a policy.
+            agents.learned.ModelLoadError: a ``model:PATH`` that cannot play the scenario.
         """
-        new = _Opponent(opponent, self.codec, self.observer)
+        new = self._new_opponent(opponent)
         if self.battle is not None and not self._done:
             new.reset(self.battle, 1 - self.learner, int(self.np_random.integers(2**31)))
         self._opponent = new
+
+    def _new_opponent(self, spec: OpponentSpec) -> _Opponent:
+        """:class:`_Opponent` for ``spec``; a ``model:PATH`` is loaded now and must fit the scenario and armies."""
+        opponent = _Opponent(spec, self.codec, self.observer)
+        if isinstance(spec, str):  # the CLI's and training configs' check; it loads nothing for other names
+            from training.play import check_model_agents  # training is a layer above env: imported on use
+
+            check_model_agents(self.scenario, [spec], self.blue_armies, self.red_armies)
+        return opponent
 
     @property
     def opponent_name(self) -> str:
@@ -267,18 +358,24 @@ class BattleEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         """Start a new battle.
 
-        Options (all optional): ``learner_side`` ("blue"/"red"), ``blue_army``,
-        ``red_army`` (army ids) override the per-episode draws.
+        Options (all optional; :data:`RESET_OPTIONS`): ``learner_side`` ("blue"/"red"),
+        ``blue_army``, ``red_army`` (army ids) override the per-episode draws.
 
         The same ``seed`` (with the same options and opponent) gives the same
         episode for the same learner actions.
+
+        Raises:
+            ValueError: an unknown option key, or a bad ``learner_side``.
+            TypeError: ``options`` is not a dict, or an army option is not a string or None
+                (bad options change nothing, the random generator included).
+            ConfigError: an army id that does not exist or does not fit the scenario.
         """
-        super().reset(seed=seed)
-        options = options or {}
-        rng = self.np_random
+        options = reset_options(options, RESET_OPTIONS)
         side = options.get("learner_side", self.learner_side_mode)
         if side not in ("random", "blue", "red"):
             raise ValueError(f"options['learner_side'] must be 'random', 'blue' or 'red', got {side!r}")
+        super().reset(seed=seed)
+        rng = self.np_random
         self._done, self._abandoned = True, None
         self.learner = int(rng.integers(2)) if side == "random" else SIDES.index(side)
         blue = options.get("blue_army") or (self.blue_armies[int(rng.integers(len(self.blue_armies)))] if self.blue_armies else None)
@@ -307,7 +404,7 @@ class BattleEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         if self._abandoned is not None:
             raise RuntimeError(f"the episode was abandoned ({self._abandoned}): call reset() first")
         if self.battle is None or self._done:
-            raise RuntimeError("the episode has ended (or never started): call reset() first")
+            raise RuntimeError(NOT_RUNNING)
         index = action_index(action)
         battle = self.battle
         if not (0 <= index < self.codec.size and self._mask[index]):
@@ -347,7 +444,13 @@ class BattleEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         return obs, float(reward), terminated, truncated, info
 
     def action_masks(self) -> np.ndarray:
-        """The learner's current mask, bool of shape (size,) (for sb3-contrib's MaskablePPO)."""
+        """The learner's current mask, bool of shape (size,) (for sb3-contrib's MaskablePPO).
+
+        Raises:
+            RuntimeError: before the first :meth:`reset` (there is no battle to mask).
+        """
+        if self.battle is None:
+            raise RuntimeError(NOT_RUNNING)
         return self._mask.copy()
 
     def render(self) -> np.ndarray | None:
