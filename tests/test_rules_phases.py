@@ -219,6 +219,24 @@ def test_victory_points_destroyed_half_and_quarters() -> None:
     assert victory.quarter_holders(b) == [0, None, 0, None]
 
 
+def test_unit_within_an_inch_of_an_enemy_may_move_away_but_not_closer() -> None:
+    """CORE.MOVE.ONE_INCH: spearmen left 0.5" behind orc warriors' rear (not in combat) may step back 2" (M/2)
+    or wheel away, never advance; the swept path may not come closer to the enemy than the 0.5" it starts at."""
+    blue = [placement("marcher_spearmen", 36, 10, 90)]
+    red = [placement("orc_warriors", 36, 10 + DEPTH4 + 0.5, 90)]
+    b = battle(blue, red)
+    if b.pending.kind == "charge":
+        b.apply(Action("end_phase"))
+    assert space.unit_distance(b.unit(0), b.unit(1)) == pytest.approx(0.5, abs=1e-6)
+    legal = b.legal_actions()
+    assert Action("move", 0, None, "backward") in legal
+    assert Action("move", 0, None, "advance") not in legal and Action("move", 0, None, "march") not in legal
+    y0 = b.unit(0).y
+    b.apply(Action("move", 0, None, "backward"))
+    assert b.unit(0).y - y0 == pytest.approx(-2.0, abs=0.02)
+    assert space.unit_distance(b.unit(0), b.unit(1)) == pytest.approx(2.5, abs=0.02)
+
+
 def test_unit_beside_a_friend_may_turn_and_move_away() -> None:
     """CORE.MOVE.ONE_INCH forbids ending within 1", not starting there: a unit 0.56" from a friend can turn and go."""
     blue = [placement("marcher_spearmen", 30, 10, 90), placement("marcher_halberdiers", 34.5, 10, 90)]

@@ -173,7 +173,7 @@ def _plan(
             blocked = memo[key]
         else:
             sweep = geo.wheel_swept_area(start, u.width, u.depth, angle)
-            blocked = env.blocked(space.footprint_at(u, after), sweep)
+            blocked = env.blocked(space.footprint_at(u, after), sweep, start=space.footprint_at(u, start))
             if memo is not None:
                 memo[key] = blocked
         if blocked:

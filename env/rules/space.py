@@ -353,12 +353,16 @@ class Surroundings:
         meet = boxes_meeting(sweep.bounds, boxes)
         return bool(meet and self.overlapping(sweep.geom, polys[meet]).any())
 
-    def blocked(self, end: Polygon, path: Polygon | Sweep, gap: float = 1.0, pass_friends: bool = False) -> bool:
+    def blocked(self, end: Polygon, path: Polygon | Sweep, gap: float = 1.0, pass_friends: bool = False,
+                start: Polygon | None = None) -> bool:
         """Whether ending at ``end`` after sweeping ``path`` is illegal.
 
         Illegal: off the table, through impassable terrain, ending within
         ``gap`` inches of any unit, coming within ``gap`` of an enemy, or
-        passing through a friend (unless ``pass_friends``).
+        passing through a friend (unless ``pass_friends``). ``start``: the
+        footprint the move starts from (default: a two-footprint ``Sweep``'s
+        first); an enemy it already stands within ``gap`` of may be moved away
+        from, never closer to (CORE.MOVE.ONE_INCH).
         """
         sweep = Sweep(end) if self.over_units else path if isinstance(path, Sweep) else Sweep(path)
         minx, miny, maxx, maxy = end.bounds
@@ -375,8 +379,14 @@ class Surroundings:
         polys, enemy = self.polys[near], self.enemy[near]
         if (shapely.distance(end, polys) < gap - geo.EPS).any():
             return True
-        if enemy.any() and (shapely.distance(sweep.geom, polys[enemy]) < gap - geo.EPS).any():
-            return True
+        if enemy.any():
+            foes = polys[enemy]
+            floor = np.full(len(foes), gap)
+            start = start if start is not None else path._start if isinstance(path, Sweep) and path._end is not None else None
+            if start is not None:
+                floor = np.minimum(floor, shapely.distance(start, foes))
+            if (shapely.distance(sweep.geom, foes) < floor - geo.EPS).any():
+                return True
         if not pass_friends and (~enemy).any():
             return self._overlaps_any(sweep, polys[~enemy], self.bounds[near][~enemy])
         return False
