@@ -438,6 +438,8 @@ def refused_units(body: Sequence[UnitState], total: float, table_w: float, stron
     """
     from itertools import combinations
 
+    if not body:  # only characters and Scouts: no wing to refuse
+        return []
     edge, inward = edge_of(strong_side)
     limit = table_w / 2
 

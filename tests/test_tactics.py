@@ -984,3 +984,17 @@ def test_sacrifice_irritant_draws_enemy_movement_without_attacks():
                  "30% of the enemy points moved towards it")
     away = game(units, dep, turn(1, 0), turn(1, 1, movement=[move(1, 30, 34, 270.0)]))
     assert not check(away, "sacrifice_for_deployment").used
+
+
+def test_refused_flank_plays_an_army_with_no_fighting_blocks() -> None:
+    """An army of characters only has no wing to refuse (``refused_units`` of no units is none); the
+    refused_flank agent deploys and plays it to the end instead of failing on an empty choice."""
+    from tactics.deployment import LEFT, refused_units
+    from tests.setups import placement, scenario
+    from training.play import play_battle
+
+    assert refused_units([], 100, 72.0, LEFT) == []
+    data = scenario([placement("lord_marshal", 36, 10, 90, models=1, files=1)],
+                    [placement("orc_warriors", 36, 38, 270)])
+    battle = play_battle(data, "refused_flank", "random", seed=0)
+    assert battle.result["winner"] in ("blue", "red", "draw") and battle.state.turn >= 1

@@ -215,6 +215,20 @@ def test_cli_parity_reports_blue_score_and_exits_by_the_verdict(tmp_path: Path) 
                                      "this verdict cannot pass it")
 
 
+def test_cli_parity_with_every_battle_failed_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No battle finished (every one raised): one red line and exit 1, not a crash formatting a missing score."""
+    from typer.testing import CliRunner
+
+    import training.parity
+    from training.cli import app
+
+    monkeypatch.setattr(training.parity, "run_parity", lambda *a, **k: {"games": 0, "games_failed": 4})
+    result = CliRunner().invoke(app, ["parity", "--agent", "line_advance", "--scenario", FAST, "--games", "4",
+                                      "--workers", "1", "--out", str(tmp_path)], env={"COLUMNS": "300"})
+    assert result.exit_code == 1, result.output
+    assert result.stderr.strip() == f"error: no battle finished: all 4 failed (their errors are in {tmp_path / 'parity.json'})"
+
+
 @pytest.mark.parametrize(("agents", "extra", "named"), [
     ("line_advance@", [], "line_advance@"),
     ("line_advance@no_such_army,pincers", [], "no_such_army"),

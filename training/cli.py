@@ -356,6 +356,9 @@ def parity(
     with _user_errors(), writing("--out", out):
         res = run_parity(scenario, agent, games, seed, out, workers=workers or os.cpu_count(), console=console,
                          backend=backend, ray_address=ray_address)
+    if not res["games"]:  # every battle failed: there is no score to show
+        raise _fail(f"no battle finished: all {res['games_failed']} failed (their errors are in "
+                    f"{_shown(out / 'parity.json')})", EXIT_CHECK_FAILED)
     blue, mover = res["blue"], res["first_mover"]
     lo, hi = blue["score_ci95"]
     verdict = Text("fair", style="bold green") if res["fair"] else Text("UNFAIR", style="bold red")
