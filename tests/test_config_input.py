@@ -234,3 +234,17 @@ def test_duplicate_yaml_keys_are_rejected(tmp_path: Path) -> None:
     merged = tmp_path / "merged.yaml"
     merged.write_text("base: &b {x: 1}\nother:\n  <<: *b\n  x: 2\n")
     assert C.read_yaml(merged)["other"] == {"x": 2}
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"zone_depth": 0.5}, 'p.yaml: zone_depth: army lists deploy in rows 3-11" from the edge, a 12" zone, not 0.5" '
+                          "(give explicit placements for another zone)"),
+    ({"table": [480, 48]}, 'p.yaml: table: army lists deploy on the slot grid of a 72" wide table, not 480" '
+                           "(give explicit placements for another width)"),
+])
+def test_army_list_deployment_needs_the_slot_grid_table(change: dict, message: str) -> None:
+    """CORE.SETUP.DEPLOY's slots are laid out for a 72" table with 12" zones: a battle deployed from army lists
+    on another width or zone depth is refused (units that find no slot used to vanish as destroyed)."""
+    data = _load("pitched_battle")
+    data.update(change)
+    assert _error(C.load_scenario, data, file="p.yaml") == message

@@ -976,6 +976,29 @@ def _table_errors(s: ScenarioConfig) -> list[str]:
         errors.append(f"start: {placed[0]} has explicit placements, so 'start' (turn, phase, player) is required")
     if s.start is not None and s.start.turn > s.turns:
         errors.append(f"start.turn: turn {s.start.turn} is after the last turn ({s.turns})")
+    if not placed and s.castle is None:
+        errors += _deployment_grid_errors(s)
+    return errors
+
+
+DEPLOYMENT_TABLE_WIDTH = 72.0
+"""The table width (inches) the deployment slots of CORE.SETUP.DEPLOY are laid out for (columns 6-66")."""
+
+DEPLOYMENT_ZONE_DEPTH = 12.0
+"""The zone depth (inches) the deployment rows (3", 7" and 11" from the own edge) are laid out for."""
+
+
+def _deployment_grid_errors(s: ScenarioConfig) -> list[str]:
+    """A battle deployed from army lists uses the fixed slot grid of CORE.SETUP.DEPLOY (the action space's
+    deploy block): other table widths or zone depths would silently lose units that find no slot."""
+    errors = []
+    if abs(s.table[0] - DEPLOYMENT_TABLE_WIDTH) > EPS:
+        errors.append(f"table: army lists deploy on the slot grid of a {fmt_num(DEPLOYMENT_TABLE_WIDTH)}\" wide "
+                      f"table, not {fmt_num(s.table[0])}\" (give explicit placements for another width)")
+    if abs(s.zone_depth - DEPLOYMENT_ZONE_DEPTH) > EPS:
+        errors.append(f"zone_depth: army lists deploy in rows 3-11\" from the edge, a "
+                      f"{fmt_num(DEPLOYMENT_ZONE_DEPTH)}\" zone, not {fmt_num(s.zone_depth)}\" "
+                      f"(give explicit placements for another zone)")
     return errors
 
 
