@@ -218,6 +218,19 @@ def test_unit_fleeing_off_the_table_is_destroyed() -> None:
     assert ev["off_table"] is True
 
 
+def test_one_inch_shift_that_finds_no_spot_is_reported_and_the_unit_moves_on_later() -> None:
+    """CORE.CHARGE.ONE_INCH / CORE.MOVE.ONE_INCH in a real game (pitched_battle, line_advance vs random, seed 0):
+    in turn 4 the Outriders' rear charge stops 0.226" from the Tusk Guard, which has no legal spot within 3"
+    straight away; the event says so, and in turn 5 the Tusk Guard moves away (it used to stand frozen)."""
+    from training.play import play_battle
+
+    b = play_battle("pitched_battle", "line_advance", "random", 0)
+    (ev,) = rules(b, "CORE.CHARGE.ONE_INCH")
+    assert (ev["turn"], ev["unit"], ev["charger"], ev["shift"], ev["gap"], ev["blocked"]) == (4, 15, 8, None, 0.226, True)
+    later = [e for e in b.events[b.events.index(ev):] if e.get("unit") == 15 and e["rule"].startswith("CORE.MOVE.")]
+    assert (later[0]["rule"], later[0]["turn"]) == ("CORE.MOVE.NORMAL", 5)
+
+
 def test_one_inch_rule_shifts_the_non_phasing_unit_after_a_charge() -> None:
     """CORE.CHARGE.ONE_INCH: an enemy left 0.5" from the charger is moved until 1" clear."""
     width = 5 * INFANTRY_BASE

@@ -588,7 +588,8 @@ def _one_inch_shift(battle: Battle, c: UnitState, t: UnitState) -> None:
 
     The non-phasing player's unit moves straight away from the charger's
     centre by the minimum distance (in 0.1" steps) that leaves it 1" clear,
-    if that spot is legal; this does not count as moving.
+    if that spot is legal; this does not count as moving. With no legal spot
+    within 3" it stays, and the event says so (``shift`` None, ``blocked``).
     """
     cp = space.footprint(c)
     for o in space.alive_units(battle.state, 1 - battle.state.active):
@@ -608,3 +609,6 @@ def _one_inch_shift(battle: Battle, c: UnitState, t: UnitState) -> None:
                 o.x, o.y = moved.x, moved.y
                 battle.emit("CORE.CHARGE.ONE_INCH", unit=o.uid, charger=c.uid, shift=shift, x=o.x, y=o.y, facing=o.facing)
                 break
+        else:  # no legal spot up to 3" straight away: it stays, within 1" (it may move away later, CORE.MOVE.ONE_INCH)
+            battle.emit("CORE.CHARGE.ONE_INCH", unit=o.uid, charger=c.uid, shift=None, gap=round(gap, 3),
+                        blocked=True)
