@@ -420,6 +420,7 @@ def test_error_wrong_type_shows_value(tmp_path: Path) -> None:
         ({"table": [1e9, 48]}, "table", "table width and depth may be at most 480 inches (got 1e+09x48)"),
         ({"victory_margin": 2}, "victory_margin", "less than or equal to 1"),
         ({"modles": []}, "modles", "unknown field"),
+        ({"zone-depth": 10}, "zone-depth", "unknown field"),
         ({"red": {"faction": "orcs"}}, "red", "give either 'army' or 'placements'"),
         ({"red": {"placements": _skirmish()["red"]["placements"]}}, "red", "'faction' is required with 'placements'"),
     ],

@@ -692,7 +692,7 @@ def loc_text(loc: tuple[Any, ...]) -> str:
     for part in loc:
         if isinstance(part, int):
             out += f"[{part}]"
-        elif isinstance(part, str) and not re.search(r"[\[\](),-]", part):
+        elif isinstance(part, str) and not re.search(r"[\[(]", part):  # pydantic's own tags: "function-after[...]"
             out += f".{part}" if out else part
     return out
 
