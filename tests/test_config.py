@@ -421,6 +421,8 @@ def test_error_wrong_type_shows_value(tmp_path: Path) -> None:
         ({"victory_margin": 2}, "victory_margin", "less than or equal to 1"),
         ({"modles": []}, "modles", "unknown field"),
         ({"zone-depth": 10}, "zone-depth", "unknown field"),
+        ({"turns": True}, "turns", "expected a number, got a boolean (true/false)"),
+        ({"table": [72, True]}, "table", "expected a number, got a boolean (true/false)"),
         ({"red": {"faction": "orcs"}}, "red", "give either 'army' or 'placements'"),
         ({"red": {"placements": _skirmish()["red"]["placements"]}}, "red", "'faction' is required with 'placements'"),
     ],

@@ -12,10 +12,12 @@ from __future__ import annotations
 import math
 import re
 from pathlib import Path
-from typing import Any, Literal
+from types import UnionType
+from typing import Any, Literal, Union, get_args, get_origin
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, field_validator, model_validator
+from pydantic import (BaseModel, ConfigDict, Field, StrictBool, ValidationError, ValidationInfo, field_validator,
+                      model_validator)
 from shapely import affinity
 from shapely.geometry import LinearRing, Polygon, box
 
@@ -133,10 +135,28 @@ def footprint(base_mm: tuple[float, float], models: int, files: int, x: float, y
 
 
 # ----------------------------------------------------------------------------- models
+def _takes_numbers(annotation: Any) -> bool:
+    """Whether a field annotation is a number (int, float, or a union of them with None) and not a bool."""
+    args = get_args(annotation) if get_origin(annotation) in (Union, UnionType) else (annotation,)
+    return bool not in args and any(a in (int, float) for a in args)
+
+
 class _Model(BaseModel):
-    """Every config model: unknown fields and non-finite floats (NaN, ±Inf) are errors."""
+    """Every config model: unknown fields, non-finite floats (NaN, ±Inf) and YAML booleans given for numbers
+    (``x: true`` is not 1, also inside a list such as ``table``) are errors."""
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_booleans_for_numbers(cls, v: Any, info: ValidationInfo) -> Any:
+        annotation = cls.model_fields[info.field_name].annotation if info.field_name else None
+        items = get_args(annotation) if get_origin(annotation) in (list, tuple) else ()
+        if (isinstance(v, bool) and _takes_numbers(annotation)) or (
+                isinstance(v, (list, tuple)) and items and all(_takes_numbers(a) for a in items if a is not Ellipsis)
+                and any(isinstance(x, bool) for x in v)):
+            raise ValueError("expected a number, got a boolean (true/false)")
+        return v
 
 
 class ProfileConfig(_Model):
