@@ -51,6 +51,8 @@ def test_standard_castle_must_fit_the_table() -> None:
 
 def test_custom_castle_elements_may_not_overlap() -> None:
     data = _load("gate_assault")
+    for p, x in zip(data["blue"]["placements"], (52, 64)):  # off this custom castle's walls
+        p.update(x=x, y=6)
     wall = [[20, 16], [30, 16], [30, 18], [20, 18]]
     data["castle"] = {"defender": "blue", "layout": "custom", "elements": [
         {"id": "W1", "kind": "wall", "polygon": wall},
@@ -248,3 +250,28 @@ def test_army_list_deployment_needs_the_slot_grid_table(change: dict, message: s
     data = _load("pitched_battle")
     data.update(change)
     assert _error(C.load_scenario, data, file="p.yaml") == message
+
+
+@pytest.mark.parametrize(("where", "change", "message"), [
+    (0, {"models": 40, "files": 10},
+     "<dict>: blue.placements[0]: stands in the gateway of G but reaches into wall S2 (SIEGE.CASTLE.WALL)"),
+    (2, {"unit": "order_knights", "models": 5, "files": 5, "x": 45.5, "y": 17.0, "facing": 90},
+     "<dict>: blue.placements[2]: cavalry may not stand on wall S3 (SIEGE.MOVE.WALLS)"),
+    (2, {"unit": "marcher_outriders", "models": 5, "files": 5, "x": 52, "y": 16, "facing": 90},
+     "<dict>: blue.placements[2]: cavalry may not stand on tower T2 (SIEGE.MOVE.WALLS)"),
+    (2, {"unit": "great_cannon", "models": 3, "files": 3, "x": 45.5, "y": 17.0, "facing": 90},
+     "<dict>: blue.placements[2]: a war machine may not stand on wall S3: only towers and the citadel hold "
+     "machines (SIEGE.CASTLE.TOWER)"),
+    (2, {"unit": "marcher_spearmen", "models": 10, "files": 5, "x": 45.5, "y": 17.0, "facing": 90},
+     "<dict>: blue.placements[2]: a unit on wall S3 stands in one rank (SIEGE.CASTLE.WALL), not 2"),
+])
+def test_defender_placements_keep_the_castle_rules(where: int, change: dict, message: str) -> None:
+    """The standard castle's walls hold infantry in one rank and no war machines, towers hold no cavalry, and a
+    unit in the gateway does not reach into the wall beside the gate (the engine's own invariants)."""
+    data = _load("gate_assault")
+    places = data["blue"]["placements"]
+    if where < len(places):
+        places[where].update(change)
+    else:
+        places.append(change)
+    assert _error(C.load_scenario, data) == message

@@ -18,7 +18,7 @@ from typing import Any, Literal, Union, get_args, get_origin
 import yaml
 from pydantic import (BaseModel, ConfigDict, Field, StrictBool, ValidationError, ValidationInfo, field_validator,
                       model_validator)
-from shapely import affinity
+from shapely import affinity, union_all
 from shapely.geometry import LinearRing, Polygon, box
 
 from env.rules.spells import FACTION_LORES, LORES, SPELLS
@@ -1070,6 +1070,10 @@ def _side_errors(s: ScenarioConfig, name: str, shapes: list[tuple[str, Polygon]]
         one_base = unit_type.troop_type == "war_machine"  # the crew stands on one base (CORE.GEO.BASES)
         fp = footprint(unit_type.base_mm(), 1 if one_base else p.models, 1 if one_base else p.files, p.x, p.y, p.facing)
         problems += [(None, f"{where}: {e}") for e in _placement_errors(s, p, fp)]
+        if s.siege:
+            ranks = 1 if one_base else math.ceil(p.models / p.files)
+            problems += [(None, f"{where}: {e}")
+                         for e in _castle_placement_errors(s, unit_type.troop_type, ranks, p.x, p.y, fp)]
         shapes.append((f"{where}: unit at ({p.x:.1f}, {p.y:.1f})", fp))
     return problems
 
@@ -1084,6 +1088,43 @@ def _placement_errors(s: ScenarioConfig, p: PlacementConfig, fp: Polygon) -> lis
         for j, t in enumerate(s.terrain)
         if t.kind in IMPASSABLE and inner.intersects(t.shape())
     ]
+
+
+def _castle_placement_errors(s: ScenarioConfig, troop_type: str, ranks: int, x: float, y: float,
+                             fp: Polygon) -> list[str]:
+    """What forbids a unit of ``troop_type`` in ``ranks`` ranks, centred at (x, y), to stand where it is placed on
+    the castle: cavalry and chariots never on walls or towers (SIEGE.MOVE.WALLS), large creatures not in a tower
+    (SIEGE.CASTLE.TOWER), war machines only on towers and the citadel (SIEGE.CASTLE.TOWER), and one rank on a
+    wall section (SIEGE.CASTLE.WALL); a unit off the castle (footprint ``fp``) may not reach into a wall section.
+    A unit whose centre is over a gate stands in the gateway, below the parapet."""
+    from shapely.geometry import Point
+
+    from env.rules.siege.castle import MACHINE_SLOTS, NO_ENTRY_TYPES, NO_WALL_TYPES, build_castle
+
+    castle = build_castle(s)
+    centre, inner = Point(x, y), fp.buffer(-0.02, join_style="mitre")
+    gate = next((g for g in castle if g.kind == "gate" and g.shape().covers(centre)), None)
+    walls = union_all([w.shape() for w in castle if w.kind != "gate"]).buffer(0.01, join_style="mitre")
+    if gate is not None and not walls.covers(fp):  # in the gateway: it may fill the gate, not the wall beside it
+        wall = next((w for w in castle if w.kind == "wall" and
+                     inner.intersection(w.shape()).difference(gate.shape()).area > 1e-6), None)
+        return [] if wall is None else [f"stands in the gateway of {gate.id} but reaches into wall {wall.id} "
+                                        f"(SIEGE.CASTLE.WALL)"]
+    e = next((e for e in castle if e.kind != "gate" and e.shape().covers(centre)), None)
+    if e is None:
+        wall = next((w for w in castle if w.kind == "wall" and inner.intersects(w.shape())), None)
+        return [] if wall is None else [f"stands inside wall {wall.id}: a unit on a wall has its centre on it and "
+                                        f"stands in one rank (SIEGE.CASTLE.WALL)"]
+    if troop_type in NO_WALL_TYPES:
+        return [f"{troop_type} may not stand on {e.kind} {e.id} (SIEGE.MOVE.WALLS)"]
+    if e.kind != "wall" and troop_type in NO_ENTRY_TYPES:
+        return [f"{troop_type} may not enter {e.kind} {e.id} (SIEGE.CASTLE.TOWER)"]
+    if troop_type == "war_machine" and not MACHINE_SLOTS.get(e.kind, 0):
+        return [f"a war machine may not stand on {e.kind} {e.id}: only towers and the citadel hold machines "
+                f"(SIEGE.CASTLE.TOWER)"]
+    if e.kind == "wall" and ranks > 1:
+        return [f"a unit on wall {e.id} stands in one rank (SIEGE.CASTLE.WALL), not {ranks}"]
+    return []
 
 
 def _castle_errors(s: ScenarioConfig, shapes: list[tuple[str, Polygon]]) -> list[Problem]:
