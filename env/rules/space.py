@@ -212,6 +212,11 @@ class Sweep:
             self.bounds = (min(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3]))
 
     @property
+    def origin(self) -> Polygon | None:
+        """The footprint the move starts from; None for a ready polygon (``Sweep(poly)``)."""
+        return self._start if self._end is not None else None
+
+    @property
     def geom(self) -> Polygon:
         """The swept area as a polygon (the convex hull of both footprints)."""
         if self._geom is None:
@@ -382,7 +387,8 @@ class Surroundings:
         if enemy.any():
             foes = polys[enemy]
             floor = np.full(len(foes), gap)
-            start = start if start is not None else path._start if isinstance(path, Sweep) and path._end is not None else None
+            if start is None and isinstance(path, Sweep):
+                start = path.origin
             if start is not None:
                 floor = np.minimum(floor, shapely.distance(start, foes))
             if (shapely.distance(sweep.geom, foes) < floor - geo.EPS).any():
