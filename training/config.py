@@ -16,10 +16,11 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, model_validator
+from pydantic import Field, StrictInt, field_validator, model_validator
 
 from env.rules.config import (
     CONFIG_DIR,
+    ConfigModel,
     REPO_ROOT,
     ConfigError,
     display_path,
@@ -42,9 +43,9 @@ MAX_LAYER_WIDTH = 65_536
 """The widest hidden layer ``ppo.net_arch`` may ask for (wider layers do not fit in memory next to a 5,704-action head)."""
 
 
-class _Model(BaseModel):
-    # every float field must be finite; integer fields are StrictInt, so a YAML ``true`` is not 1
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+class _Model(ConfigModel):
+    """Every training-config model: as the rules' config files (unknown fields, non-finite floats and YAML
+    booleans given for numbers are errors); integer fields are StrictInt as well (``5.0`` is not 5)."""
 
 
 class OpponentConfig(_Model):

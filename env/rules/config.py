@@ -141,7 +141,7 @@ def _takes_numbers(annotation: Any) -> bool:
     return bool not in args and any(a in (int, float) for a in args)
 
 
-class _Model(BaseModel):
+class ConfigModel(BaseModel):
     """Every config model: unknown fields, non-finite floats (NaN, ±Inf) and YAML booleans given for numbers
     (``x: true`` is not 1, also inside a list such as ``table``) are errors."""
 
@@ -159,7 +159,7 @@ class _Model(BaseModel):
         return v
 
 
-class ProfileConfig(_Model):
+class ProfileConfig(ConfigModel):
     """A characteristic profile (CORE.CONV.CHARACTERISTICS); M in inches, each value 0..10.
 
     Cavalry profiles combine rider and mount (one model, one profile).
@@ -176,7 +176,7 @@ class ProfileConfig(_Model):
     Ld: int = Field(ge=0, le=10)
 
 
-class CommandCosts(_Model):
+class CommandCosts(ConfigModel):
     """Points for each command model; None = not available to the unit (CORE.SR.STANDARD, MUSICIAN)."""
 
     champion: int | None = Field(default=None, ge=0)
@@ -191,7 +191,7 @@ def _check_rules(rules: list[str]) -> list[str]:
     return rules
 
 
-class OptionEffect(_Model):
+class OptionEffect(ConfigModel):
     """What an option may change (every key optional); ``special_rules`` are added."""
 
     armour: Armour | None = None
@@ -210,7 +210,7 @@ class OptionEffect(_Model):
         return _check_rules(rules)
 
 
-class UnitOption(_Model):
+class UnitOption(ConfigModel):
     """An upgrade: ``points_per_model`` x models + ``points``; ``effect`` changes the kit.
 
     effect keys: armour, shield, barding, melee, missile, special_rules (added),
@@ -239,7 +239,7 @@ class UnitOption(_Model):
         return self.id == "battle_standard" or bool(self.effect.get("battle_standard"))
 
 
-class BoundSpellConfig(_Model):
+class BoundSpellConfig(ConfigModel):
     """A bound item (CORE.MAGIC.BOUND): it casts ``spell`` (a CORE.MAGIC.SPELL.* ID) at power level ``power``."""
 
     name: str
@@ -254,7 +254,7 @@ class BoundSpellConfig(_Model):
         return spell
 
 
-class RiderConfig(_Model):
+class RiderConfig(ConfigModel):
     """The rider of a ridden monster or the crew of a chariot (CORE.TYPE.MONSTER, CORE.SHOOT.ALLOCATE).
 
     Its save counts the mount (CORE.SAVE.ARMOUR_TABLE).
@@ -270,7 +270,7 @@ class RiderConfig(_Model):
         return armour_save_value(self.armour, self.shield, mount=True)
 
 
-class UnitTypeConfig(_Model):
+class UnitTypeConfig(ConfigModel):
     """A unit type of a faction: profile, kit, special rules, size limits and costs (points).
 
     War machines (CORE.WM.*): ``troop_type: war_machine`` with a machine as
@@ -394,7 +394,7 @@ class UnitTypeConfig(_Model):
         return self.model_copy(update=update)
 
 
-class FactionConfig(_Model):
+class FactionConfig(ConfigModel):
     """A faction: its unit types (ids unique)."""
 
     id: str
@@ -431,7 +431,7 @@ def _check_unique(ids: list[str], what: str) -> None:
         seen[x] = i
 
 
-class ArmyUnitConfig(_Model):
+class ArmyUnitConfig(ConfigModel):
     """One entry of an army list: a unit type, its size, formation (files), command and options.
 
     ``joins`` (characters only): the entry this character deploys joined to
@@ -451,7 +451,7 @@ class ArmyUnitConfig(_Model):
     equipment: dict[str, int] = {}  # siege equipment bought (SIEGE.EQUIP.TABLE; env.rules.siege.equipment)
 
 
-class ArmyListConfig(_Model):
+class ArmyListConfig(ConfigModel):
     """An army list for one faction, within ``points_limit`` points (CORE.SETUP.ARMIES)."""
 
     id: str
@@ -462,7 +462,7 @@ class ArmyListConfig(_Model):
     castle_equipment: dict[str, int] = {}  # siege: castle-wide items, e.g. reinforced_gate (SIEGE.EQUIP.TABLE)
 
 
-class TerrainConfig(_Model):
+class TerrainConfig(ConfigModel):
     """A terrain feature (CORE.TERRAIN.TYPES): a simple polygon of >= 3 vertices, in inches."""
 
     kind: TerrainKind
@@ -484,7 +484,7 @@ class TerrainConfig(_Model):
         return Polygon(self.polygon)
 
 
-class PlacementConfig(_Model):
+class PlacementConfig(ConfigModel):
     """An explicit placement: unit type, formation, centre (x, y) in inches and facing in degrees.
 
     ``joins`` (characters only): the side's placement this character stands
@@ -508,7 +508,7 @@ class PlacementConfig(_Model):
     equipment: dict[str, int] = {}  # siege equipment (SIEGE.EQUIP.TABLE; env.rules.siege.equipment)
 
 
-class SideConfig(_Model):
+class SideConfig(ConfigModel):
     """One side: either an army list id or explicit placements, and its faction.
 
     With ``army`` the faction may be left out: it is the army list's own (read from
@@ -571,7 +571,7 @@ def module_errors(modules: list[str]) -> list[str]:
     return errors
 
 
-class CastleElementConfig(_Model):
+class CastleElementConfig(ConfigModel):
     """One castle element of a custom castle (SIEGE.CASTLE.*), coordinates in table inches."""
 
     id: str
@@ -588,7 +588,7 @@ class CastleElementConfig(_Model):
         return TerrainConfig._simple_polygon(pts)
 
 
-class CastleConfig(_Model):
+class CastleConfig(ConfigModel):
     """The castle of a siege (SIEGE.SCEN.CASTLE): the standard one or a custom list of elements.
 
     ``defender``: the side holding it (its edge is the castle's back);
@@ -620,7 +620,7 @@ class CastleConfig(_Model):
         return self
 
 
-class StartConfig(_Model):
+class StartConfig(ConfigModel):
     """Where an explicitly placed game starts (CORE.GAME.PHASES)."""
 
     turn: int = Field(default=1, ge=1)
@@ -632,7 +632,7 @@ MAX_TABLE = 480.0
 """The longest table side, in inches (40 feet: ten times a 6' table; the drawing grid and the geometry stay cheap)."""
 
 
-class ScenarioConfig(_Model):
+class ScenarioConfig(ConfigModel):
     """A scenario: table (inches), length, points, modules, terrain and the two sides.
 
     ``start`` None means a normal game from deployment (CORE.SETUP.*); given, play
