@@ -24,6 +24,7 @@ from env.rules.config import (
     REPO_ROOT,
     ConfigError,
     display_path,
+    is_scenario,
     list_armies,
     list_scenarios,
     parse,
@@ -253,7 +254,7 @@ class TrainingConfig(_Model):
     @field_validator("scenario")
     @classmethod
     def _known_scenario(cls, v: str) -> str:
-        if v in list_scenarios() or (Path(v).suffix in (".yaml", ".yml") and Path(v).is_file()):
+        if is_scenario(v):
             return v
         raise ValueError(f"unknown scenario '{v}'; known: {', '.join(list_scenarios())} (or a YAML path)")
 

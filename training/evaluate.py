@@ -21,7 +21,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from env.rules.battle import Battle
-from env.rules.config import ConfigError, list_scenarios, read_file_text
+from env.rules.config import ConfigError, is_scenario, read_file_text
 from env.rules.state import SIDES
 from training.play import agent_seed, check_model_agents, make_agent, play_battle, require_policy_fits
 from training.tournament import wilson_interval
@@ -165,8 +165,7 @@ def model_metadata(model_path: str | Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise ConfigError(f"expected a JSON object, got {type(data).__name__}", file=str(meta))
     scenario = data.get("scenario")
-    if scenario is not None and not (isinstance(scenario, str) and (
-            scenario in list_scenarios() or (Path(scenario).suffix in (".yaml", ".yml") and Path(scenario).is_file()))):
+    if scenario is not None and not is_scenario(scenario):
         raise ConfigError(f"unknown scenario {scenario!r} (give the model's scenario with --scenario)",
                           file=str(meta), where="scenario")
     return data

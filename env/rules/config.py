@@ -957,6 +957,13 @@ def list_scenarios() -> list[str]:
     return _ids("scenarios")
 
 
+def is_scenario(source: object) -> bool:
+    """Whether ``source`` names a scenario: an id in ``configs/scenarios`` or the path of a YAML file that exists
+    (its contents are checked by :func:`load_scenario`)."""
+    return isinstance(source, str) and (source in list_scenarios() or (
+        Path(source).suffix in (".yaml", ".yml") and Path(source).is_file()))
+
+
 # ----------------------------------------------------------------------------- scenario checks
 Problem = tuple[str | None, str]
 """(file, "field path: message"); file None means the scenario's own file."""
