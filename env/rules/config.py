@@ -974,12 +974,15 @@ def scenario_errors(s: ScenarioConfig) -> list[Problem]:
 
     Raises ConfigError when a referenced faction file is itself broken.
     """
+    from env.rules.siege.castle import build_castle
+
     problems: list[Problem] = [(None, p) for p in _table_errors(s)]
     shapes: list[tuple[str, Polygon]] = []
+    castle = build_castle(s) if s.siege else []
     for name in ("blue", "red"):
-        problems += _side_errors(s, name, shapes)
+        problems += _side_errors(s, name, shapes, castle)
     problems += [(None, p) for p in _overlap_errors(shapes)]
-    problems += _castle_errors(s, shapes)
+    problems += _castle_errors(s, shapes, castle)
     return problems
 
 
@@ -1029,7 +1032,7 @@ def _deployment_grid_errors(s: ScenarioConfig) -> list[str]:
     return errors
 
 
-def _side_errors(s: ScenarioConfig, name: str, shapes: list[tuple[str, Polygon]]) -> list[Problem]:
+def _side_errors(s: ScenarioConfig, name: str, shapes: list[tuple[str, Polygon]], castle: list[Any]) -> list[Problem]:
     """Problems of one side; appends the placements' footprints to ``shapes``."""
     from env.rules.army import army_points, check_entry, check_joins, validate_army
 
@@ -1077,10 +1080,10 @@ def _side_errors(s: ScenarioConfig, name: str, shapes: list[tuple[str, Polygon]]
         one_base = unit_type.troop_type == "war_machine"  # the crew stands on one base (CORE.GEO.BASES)
         fp = footprint(unit_type.base_mm(), 1 if one_base else p.models, 1 if one_base else p.files, p.x, p.y, p.facing)
         problems += [(None, f"{where}: {e}") for e in _placement_errors(s, p, fp)]
-        if s.siege:
+        if castle:
             ranks = 1 if one_base else math.ceil(p.models / p.files)
             problems += [(None, f"{where}: {e}")
-                         for e in _castle_placement_errors(s, unit_type.troop_type, ranks, p.x, p.y, fp)]
+                         for e in _castle_placement_errors(castle, unit_type.troop_type, ranks, p.x, p.y, fp)]
         shapes.append((f"{where}: unit at ({p.x:.1f}, {p.y:.1f})", fp))
     return problems
 
@@ -1097,7 +1100,7 @@ def _placement_errors(s: ScenarioConfig, p: PlacementConfig, fp: Polygon) -> lis
     ]
 
 
-def _castle_placement_errors(s: ScenarioConfig, troop_type: str, ranks: int, x: float, y: float,
+def _castle_placement_errors(castle: list[Any], troop_type: str, ranks: int, x: float, y: float,
                              fp: Polygon) -> list[str]:
     """What forbids a unit of ``troop_type`` in ``ranks`` ranks, centred at (x, y), to stand where it is placed on
     the castle: cavalry and chariots never on walls or towers (SIEGE.MOVE.WALLS), large creatures not in a tower
@@ -1106,9 +1109,8 @@ def _castle_placement_errors(s: ScenarioConfig, troop_type: str, ranks: int, x: 
     A unit whose centre is over a gate stands in the gateway, below the parapet."""
     from shapely.geometry import Point
 
-    from env.rules.siege.castle import MACHINE_SLOTS, NO_ENTRY_TYPES, NO_WALL_TYPES, build_castle
+    from env.rules.siege.castle import MACHINE_SLOTS, NO_ENTRY_TYPES, NO_WALL_TYPES
 
-    castle = build_castle(s)
     centre, inner = Point(x, y), fp.buffer(-0.02, join_style="mitre")
     gate = next((g for g in castle if g.kind == "gate" and g.shape().covers(centre)), None)
     walls = union_all([w.shape() for w in castle if w.kind != "gate"]).buffer(0.01, join_style="mitre")
@@ -1134,14 +1136,15 @@ def _castle_placement_errors(s: ScenarioConfig, troop_type: str, ranks: int, x: 
     return []
 
 
-def _castle_errors(s: ScenarioConfig, shapes: list[tuple[str, Polygon]]) -> list[Problem]:
+def _castle_errors(s: ScenarioConfig, shapes: list[tuple[str, Polygon]], castle: list[Any]) -> list[Problem]:
     """Siege equipment only in a siege, on its own side (SIEGE.EQUIP.TABLE); the castle, standard or custom,
     lies wholly on the table and its elements do not overlap (a gate lies in its wall section); no attacker's
     placement stands on or in a tower or the citadel: one enters those only from an adjacent element one holds
     (SIEGE.MOVE.WALLS) and at the start the defender holds every element. (An attacker may stand on a wall
     section: it climbs there from outside.)
 
-    ``shapes``: the placements' footprints from :func:`_side_errors`.
+    ``shapes``: the placements' footprints from :func:`_side_errors`; ``castle``: the scenario's castle elements
+    (:func:`env.rules.siege.castle.build_castle`, built once by :func:`scenario_errors`; empty outside a siege).
     """
     from env.rules.siege.equipment import side_errors
 
@@ -1161,10 +1164,7 @@ def _castle_errors(s: ScenarioConfig, shapes: list[tuple[str, Polygon]]) -> list
                 errors += [(None, p) for p in side_errors(f"{where}[{i}]", e.equipment, role)]
     if not s.siege:
         return errors
-    from env.rules.siege.castle import build_castle
-
     table = box(0, 0, *s.table).buffer(EPS, join_style="mitre")
-    castle = build_castle(s)
     standard = s.castle is None or s.castle.layout == "standard"
     for i, e in enumerate(castle):
         if table.covers(e.shape()):
