@@ -44,12 +44,11 @@ MAX_LAYER_WIDTH = 65_536
 """The widest hidden layer ``ppo.net_arch`` may ask for (wider layers do not fit in memory next to a 5,704-action head)."""
 
 
-class _Model(ConfigModel):
-    """Every training-config model: as the rules' config files (unknown fields, non-finite floats and YAML
-    booleans given for numbers are errors); integer fields are StrictInt as well (``5.0`` is not 5)."""
+# Every training-config model is a ConfigModel, as the rules' config files are (unknown fields, non-finite floats
+# and YAML booleans given for numbers are errors); integer fields are StrictInt as well (``5.0`` is not 5).
 
 
-class OpponentConfig(_Model):
+class OpponentConfig(ConfigModel):
     """One entry of the opponent pool.
 
     Attributes:
@@ -79,7 +78,7 @@ class OpponentConfig(_Model):
         raise ValueError(f"unknown agent '{v}'; known agents: {', '.join(AGENT_NAMES)}, self, model:PATH")
 
 
-class ArmiesConfig(_Model):
+class ArmiesConfig(ConfigModel):
     """Army lists drawn per episode for each seat (ids in ``configs/armies``); empty = the scenario's own."""
 
     blue: list[str] = Field(default_factory=list)
@@ -95,7 +94,7 @@ class ArmiesConfig(_Model):
         return v
 
 
-class PPOConfig(_Model):
+class PPOConfig(ConfigModel):
     """MaskablePPO hyper-parameters (sb3-contrib names and meanings).
 
     ``n_steps`` is per environment: one rollout holds ``n_steps * n_envs``
@@ -134,7 +133,7 @@ class PPOConfig(_Model):
         return v
 
 
-class SelfPlayConfig(_Model):
+class SelfPlayConfig(ConfigModel):
     """How frozen checkpoints of the learner join the pool (used when an opponent is ``self``).
 
     Attributes:
@@ -148,7 +147,7 @@ class SelfPlayConfig(_Model):
     deterministic: bool = False
 
 
-class ImitationConfig(_Model):
+class ImitationConfig(ConfigModel):
     """Behaviour-cloning warm start before PPO (:mod:`training.imitation`); absent = off.
 
     Attributes:
@@ -187,7 +186,7 @@ class ImitationConfig(_Model):
         return v
 
 
-class TrainingConfig(_Model):
+class TrainingConfig(ConfigModel):
     """One training run (``configs/training/<id>.yaml``).
 
     Attributes:
