@@ -218,17 +218,33 @@ def test_unit_fleeing_off_the_table_is_destroyed() -> None:
     assert ev["off_table"] is True
 
 
-def test_one_inch_shift_that_finds_no_spot_is_reported_and_the_unit_moves_on_later() -> None:
-    """CORE.CHARGE.ONE_INCH / CORE.MOVE.ONE_INCH in a real game (pitched_battle, line_advance vs random, seed 0):
-    in turn 4 the Outriders' rear charge stops 0.226" from the Tusk Guard, which has no legal spot within 3"
-    straight away; the event says so, and in turn 5 the Tusk Guard moves away (it used to stand frozen)."""
+def test_one_inch_shift_takes_the_shortest_legal_spot_in_any_direction() -> None:
+    """CORE.CHARGE.ONE_INCH in a real game (pitched_battle, line_advance vs random, seed 0): in turn 4 the
+    Outriders' rear charge stops 0.226" from the Tusk Guard, which has no legal spot straight away (the Orc
+    Warriors and the table edge); it is shifted 0.9", the minimum distance needed, in another direction."""
     from training.play import play_battle
 
     b = play_battle("pitched_battle", "line_advance", "random", 0)
     (ev,) = rules(b, "CORE.CHARGE.ONE_INCH")
-    assert (ev["turn"], ev["unit"], ev["charger"], ev["shift"], ev["gap"], ev["blocked"]) == (4, 15, 8, None, 0.226, True)
-    later = [e for e in b.events[b.events.index(ev):] if e.get("unit") == 15 and e["rule"].startswith("CORE.MOVE.")]
-    assert (later[0]["rule"], later[0]["turn"]) == ("CORE.MOVE.NORMAL", 5)
+    assert (ev["turn"], ev["unit"], ev["charger"], ev["shift"]) == (4, 15, 8, 0.9)
+    assert (round(ev["x"], 3), round(ev["y"], 3)) == (13.422, 44.762)
+
+
+def test_one_inch_shift_that_finds_no_spot_is_reported() -> None:
+    """CORE.CHARGE.ONE_INCH: an Orc unit 0.2" beside the charged one, its back on the table edge and another
+    Orc unit 0.2" on its other side, has no spot 1" clear of the charger within 3": it stays, reported
+    (``shift`` None, ``blocked``, the gap 0.2")."""
+    width = 5 * INFANTRY_BASE
+    y = 48 - DEPTH4 / 2
+    red = [placement("orc_warriors", 36 + k * (width + 0.2), y, 270) for k in range(3)]
+    blue = [placement("marcher_spearmen", 36, y - DEPTH4 - 4.0, 90)]
+    b = battle(blue, red, dice=[6, 6])
+    b.apply(Action("charge", 0, 1))
+    b.apply(Action("react", 1, 0, "hold"))
+    end_declarations(b)
+    (ev,) = rules(b, "CORE.CHARGE.ONE_INCH")
+    assert (ev["unit"], ev["charger"], ev["shift"], ev["gap"], ev["blocked"]) == (2, 0, None, 0.2, True)
+    assert (b.unit(2).x, b.unit(2).y) == (36 + width + 0.2, y)
 
 
 def test_one_inch_rule_shifts_the_non_phasing_unit_after_a_charge() -> None:

@@ -14,6 +14,10 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
+import shapely
+import shapely.ops
+from shapely.geometry import Polygon
+
 from env.rules import geometry as geo
 from env.rules import psychology, shooting, space, special_rules
 from env.rules import magic
@@ -583,32 +587,61 @@ def _move_towards(battle: Battle, c: UnitState, aim: tuple[float, float], allowa
     return dist
 
 
+ONE_INCH_STEP = 0.1
+"""Inches between the shift distances tried by CORE.CHARGE.ONE_INCH."""
+ONE_INCH_MAX_SHIFT = 3.0
+"""The longest shift (inches) CORE.CHARGE.ONE_INCH tries before reporting the unit as blocked."""
+ONE_INCH_DIRECTIONS = 24
+"""Directions (evenly spaced, degrees apart = 360 / this) a CORE.CHARGE.ONE_INCH shift may take."""
+
+
 def _one_inch_shift(battle: Battle, c: UnitState, t: UnitState) -> None:
     """CORE.CHARGE.ONE_INCH: a non-engaged enemy left within 1" of the charger is shifted clear.
 
-    The non-phasing player's unit moves straight away from the charger's
-    centre by the minimum distance (in 0.1" steps) that leaves it 1" clear,
-    if that spot is legal; this does not count as moving. With no legal spot
-    within 3" it stays, and the event says so (``shift`` None, ``blocked``).
+    The non-phasing player's unit moves the minimum distance needed (in
+    :data:`ONE_INCH_STEP` steps, facing unchanged) to a legal spot 1" clear of
+    the charger: at each distance every one of :data:`ONE_INCH_DIRECTIONS`
+    directions is tried, nearest first to the direction straight away from the
+    charger's footprint (the line between the closest points), so an unhindered
+    unit moves straight away and a hindered one sideways. This does not count
+    as moving. With no legal spot within :data:`ONE_INCH_MAX_SHIFT` it stays,
+    and the event says so (``shift`` None, ``blocked``).
     """
     cp = space.footprint(c)
     for o in space.alive_units(battle.state, 1 - battle.state.active):
         if o.uid == t.uid or psychology.engaged(battle, o) or not space.near(o, c, 1.0):
             continue
-        gap = geo.distance(cp, space.footprint(o))
+        op = space.footprint(o)
+        gap = geo.distance(cp, op)
         if gap >= 1.0 - geo.EPS:
             continue
-        dx, dy = o.x - c.x, o.y - c.y
-        norm = math.hypot(dx, dy) or 1.0
-        env = space.Surroundings(battle.state, o)
-        for k in range(1, 31):
-            shift = 0.1 * k
-            moved = geo.Pose(o.x + dx / norm * shift, o.y + dy / norm * shift, o.facing)
-            poly = space.footprint_at(o, moved)
-            if geo.distance(cp, poly) >= 1.0 - geo.EPS and not env.blocked(poly, poly, gap=2 * geo.EPS):
-                o.x, o.y = moved.x, moved.y
-                battle.emit("CORE.CHARGE.ONE_INCH", unit=o.uid, charger=c.uid, shift=shift, x=o.x, y=o.y, facing=o.facing)
-                break
-        else:  # no legal spot up to 3" straight away: it stays, within 1" (it may move away later, CORE.MOVE.ONE_INCH)
+        spot = _one_inch_spot(battle, o, cp, op)
+        if spot is not None:
+            shift, moved = spot
+            o.x, o.y = moved.x, moved.y
+            battle.emit("CORE.CHARGE.ONE_INCH", unit=o.uid, charger=c.uid, shift=shift, x=o.x, y=o.y, facing=o.facing)
+        else:  # no legal spot within the limit: it stays, within 1" (it may move away later, CORE.MOVE.ONE_INCH)
             battle.emit("CORE.CHARGE.ONE_INCH", unit=o.uid, charger=c.uid, shift=None, gap=round(gap, 3),
                         blocked=True)
+
+
+def _one_inch_spot(battle: Battle, o: UnitState, charger_poly: Polygon, poly: Polygon) -> tuple[float, geo.Pose] | None:
+    """The shortest legal CORE.CHARGE.ONE_INCH shift of ``o`` (footprint ``poly``) 1" clear of ``charger_poly``:
+    (distance in inches, rounded to 0.1, new pose), or None within :data:`ONE_INCH_MAX_SHIFT`."""
+    near_c, near_o = shapely.ops.nearest_points(charger_poly, poly)
+    if near_c.distance(near_o) > geo.EPS:
+        away = math.degrees(math.atan2(near_o.y - near_c.y, near_o.x - near_c.x))
+    else:  # touching or overlapping: straight away from the charger's centre
+        cc = charger_poly.centroid
+        away = math.degrees(math.atan2(o.y - cc.y, o.x - cc.x))
+    turns = sorted(range(ONE_INCH_DIRECTIONS), key=lambda k: min(k, ONE_INCH_DIRECTIONS - k))
+    env = space.Surroundings(battle.state, o)
+    for k in range(1, round(ONE_INCH_MAX_SHIFT / ONE_INCH_STEP) + 1):
+        shift = round(ONE_INCH_STEP * k, 3)
+        for turn in turns:
+            r = math.radians(away + 360.0 * turn / ONE_INCH_DIRECTIONS)
+            moved = geo.Pose(o.x + math.cos(r) * shift, o.y + math.sin(r) * shift, o.facing)
+            end = space.footprint_at(o, moved)
+            if geo.distance(charger_poly, end) >= 1.0 - geo.EPS and not env.blocked(end, end, gap=2 * geo.EPS):
+                return shift, moved
+    return None
