@@ -44,6 +44,8 @@ from env.rules.state import UnitState
 from tactics.deployment import CENTRE, DeploymentPlan, choose_slot, is_fast
 
 if TYPE_CHECKING:
+    from shapely.geometry import Polygon
+
     from env.rules.battle import Battle
 
 
@@ -379,15 +381,14 @@ class ScriptedAgent:
         worst = 0.0
         target = space.footprint(u)
         for e in self.enemies(battle):
-            reach = charge_reach(e)
-            if e.uid in ignore or e.profile.M <= 0 or psychology.engaged(battle, e) or not space.near(e, u, reach):
+            if e.uid in ignore:
                 continue
-            dist = geo.distance(space.footprint(e), target)
-            if dist > reach or not geo.partly_in_vision_arc(space.pose(e), e.width, e.depth, target):
+            threat = charge_threat(battle, e, u, target)
+            if threat is None:
                 continue
-            est = estimates.estimate_combat(battle, e, u, charge_arc(battle, e, u))
+            p, facing = threat
+            est = estimates.estimate_combat(battle, e, u, facing)
             if est.diff > 0:
-                p = estimates.charge_reach_probability(e.profile.M, dist)
                 worst = max(worst, p * (est.diff + BREAK_WEIGHT * est.break_chance))
         return worst
 
@@ -494,6 +495,25 @@ def charge_arc(battle: Battle, c: UnitState, t: UnitState) -> str:
         return charge_facing(battle, c, t, roll=False) or "front"
     except ValueError:
         return "front"
+
+
+def charge_threat(battle: Battle, c: UnitState, t: UnitState, target: Polygon | None = None) -> tuple[float, str] | None:
+    """Whether ``c`` could declare a charge on ``t`` next: (chance to reach, the facing of ``t`` it would hit), or None.
+
+    None when ``c`` cannot charge (M 0, engaged), ``t`` is beyond its reach
+    (:func:`env.rules.charges.charge_reach`, inches, edge to edge) or not partly in
+    its front vision arc (CORE.CHARGE.ELIGIBLE). The chance is M + the higher of 2D6
+    reaching the gap (:func:`agents.estimates.charge_reach_probability`, CORE.CHARGE.RANGE).
+    ``target``: ``t``'s footprint when already built (``t`` may be a forecast copy).
+    """
+    reach = charge_reach(c)
+    if c.profile.M <= 0 or psychology.engaged(battle, c) or not space.near(c, t, reach):
+        return None
+    target = space.footprint(t) if target is None else target
+    dist = geo.distance(space.footprint(c), target)
+    if dist > reach or not geo.partly_in_vision_arc(space.pose(c), c.width, c.depth, target):
+        return None
+    return estimates.charge_reach_probability(c.profile.M, dist), charge_arc(battle, c, t)
 
 
 def room_to_flee(battle: Battle, t: UnitState, c: UnitState, distance: float = 12.0) -> bool:

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 import shapely
 
-from env.rules import breath, combat, psychology, shooting, space, tables
+from env.rules import breath, combat, geometry as geo, psychology, shooting, space, tables
 from env.rules.state import UnitState
 from tactics.manoeuvres import flee_distance_pmf
 
@@ -85,6 +85,29 @@ def is_swift(u: UnitState) -> bool:
 def catch_fleeing_probability(charger: UnitState, target: UnitState, distance: float) -> float:
     """P(a charge catches a fleeing target that first flees again, straight away from the charger)."""
     return sum(p * charge_reach_probability(charger.profile.M, distance + f) for f, p in flee_distance_pmf(is_swift(target)).items())
+
+
+def destroy_fleeing_probability(battle: Battle, charger: UnitState, target: UnitState, distance: float) -> float:
+    """P(a charge on a fleeing target destroys it): it flees again straight away from the charger
+    (CORE.REACT.ALREADY_FLEEING) and is destroyed if its footprint crosses the table edge
+    (CORE.PSY.FLEE.DESTROYED), else if the charge catches it (CORE.CHARGE.VS_FLEEING).
+
+    Args:
+        battle: the battle (its table size is read).
+        charger, target: the charging unit and the fleeing target.
+        distance: edge-to-edge gap between them (inches).
+
+    Returns:
+        A probability in [0, 1]; the flee is taken as the bare roll (no clearing of other units).
+    """
+    s = battle.state
+    away = geo.facing_towards((charger.x, charger.y), (target.x, target.y))
+    total = 0.0
+    for f, p in flee_distance_pmf(is_swift(target)).items():
+        end = geo.move_straight(geo.Pose(target.x, target.y, away), float(f))
+        off = not geo.within_table(space.footprint_at(target, end), s.table_w, s.table_h)
+        total += p * (1.0 if off else charge_reach_probability(charger.profile.M, distance + f))
+    return total
 
 
 # ----------------------------------------------------------------------------- melee

@@ -9,7 +9,8 @@ nevertheless picks an index the mask forbids, the agent counts it in
 :attr:`PolicyAgent.illegal` and plays ``end_phase`` (always legal) instead.
 
 The model's observation space fixes the unit slots per side ``n`` (``units``
-has shape (2n, N_UNIT_FEAT)) and whether raster ``planes`` are observed, so a
+has shape (2n, N_UNIT_FEAT)), whether raster ``planes`` and unit-pair features
+(``pairs``, :mod:`agents.pair_features`) are observed, so a
 model trained on one scenario plays any battle with at most ``n`` units a side.
 """
 
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from agents.pair_features import PAIRS_KEY, pair_features
 from env.encoding import ActionCodec
 from env.siege_encoding import ORDERS as SIEGE_ORDERS
 from env.siege_encoding import SiegeActionCodec
@@ -124,6 +126,7 @@ class PolicyAgent:
         if extra > 0 and extra % (self.n * len(SIEGE_ORDERS)) == 0:  # trained on a siege: its castle block
             self.codec = SiegeActionCodec(self.n, extra // (self.n * len(SIEGE_ORDERS)))
         self.observer = Observer(self.codec, planes="planes" in space.spaces)
+        self.pairs = PAIRS_KEY in space.spaces  # the unit-pair features (agents.pair_features)
         if int(space["action_mask"].shape[0]) != self.codec.size:
             raise ModelLoadError(
                 f"{self.name}: the model's action mask has {space['action_mask'].shape[0]} entries but "
@@ -141,6 +144,8 @@ class PolicyAgent:
         """The policy's order for the pending decision (an element of ``battle.legal_actions()``)."""
         mask = self.codec.mask(battle, self.side)
         obs = self.observer.observe(battle, self.side, mask)
+        if self.pairs:
+            obs[PAIRS_KEY] = pair_features(battle, self.side, self.n)
         index = self.choose(obs, mask)
         return self.codec.decode(index, battle, self.side)
 

@@ -173,7 +173,7 @@ FLAGS = {
     "ppo.embed_dim": "--embed-dim", "imitation.expert": "--expert", "imitation.episodes": "--imitation-episodes",
     "imitation.epochs": "--imitation-epochs", "imitation.batch_size": "--imitation-batch-size",
     "imitation.learning_rate": "--imitation-lr", "imitation.dagger_rounds": "--dagger-rounds",
-    "imitation.dagger_episodes": "--dagger-episodes",
+    "imitation.dagger_episodes": "--dagger-episodes", "pairs": "--pairs",
 }
 """Training-config field → the flag of this benchmark that sets it (errors name the flag)."""
 
@@ -220,6 +220,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--policy", choices=("mlp", "unit_pairs"), default=None,
                         help="policy network (default: ppo_vs_scripted's)")
     parser.add_argument("--embed-dim", type=int, default=None, help="unit_pairs embedding width (default 64)")
+    parser.add_argument("--pairs", action="store_true",
+                        help="observe the unit-pair features (agents.pair_features: charge reach, arcs, expected combat)")
     parser.add_argument("--note", default="", help="free text stored in learning.json (e.g. machine load)")
     args = parser.parse_args(argv)
     final_eval = _final_eval_spec(args.final_eval or ["random=100", "line_advance=40"])
@@ -239,6 +241,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             "total_timesteps": args.steps, "n_envs": args.n_envs, "ppo": ppo, "eval_every": args.eval_every,
             "eval_games": args.eval_games, "checkpoint_every": max(args.eval_every, args.n_steps * args.n_envs),
             "reward_shaping": args.reward_shaping, "seed": args.seed, "run_dir": str(args.run_dir),
+            "pairs": args.pairs,
             "imitation": ({"expert": args.expert, "episodes": args.imitation_episodes, "epochs": args.imitation_epochs,
                            "batch_size": args.imitation_batch_size, "learning_rate": args.imitation_lr,
                            "dagger_rounds": args.dagger_rounds, "dagger_episodes": args.dagger_episodes,

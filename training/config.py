@@ -206,6 +206,7 @@ class TrainingConfig(ConfigModel):
         reward_shaping: VP-difference shaping weight (0 = terminal reward only).
         max_episode_steps: truncate an episode after this many learner steps (None: never).
         planes: add the raster planes to the observation.
+        pairs: add the unit-pair features (``pairs``, :mod:`agents.pair_features`) to the observation.
         self_play: snapshot settings (needed only with a ``self`` opponent).
         imitation: behaviour-cloning warm start run once before PPO (None: off).
         seed: seeds the policy, the environments and the opponent draws.
@@ -234,6 +235,7 @@ class TrainingConfig(ConfigModel):
     reward_shaping: float = Field(0.0, ge=0)
     max_episode_steps: StrictInt | None = Field(None, ge=1)
     planes: bool = False
+    pairs: bool = False
     self_play: SelfPlayConfig = Field(default_factory=SelfPlayConfig)
     imitation: ImitationConfig | None = None
     seed: StrictInt = Field(0, ge=0, le=MAX_SEED)
@@ -263,6 +265,13 @@ class TrainingConfig(ConfigModel):
         if self.ppo.batch_size > rollout:
             raise ValueError(f"ppo.batch_size {self.ppo.batch_size} is larger than a rollout "
                              f"(ppo.n_steps × n_envs = {rollout})")
+        return self
+
+    @model_validator(mode="after")
+    def _pairs_need_the_mlp(self) -> TrainingConfig:
+        if self.pairs and self.ppo.policy != "mlp":
+            raise ValueError(f"pairs: the {self.ppo.policy} policy does not read the unit-pair features "
+                             f"(set ppo.policy: mlp or pairs: false)")
         return self
 
     # ------------------------------------------------------------------ derived

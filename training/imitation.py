@@ -185,7 +185,7 @@ def record_demonstrations(
             done = terminated or truncated
         returns += _returns_to_go(rewards, gamma)
         wins += bool(info.get("is_success"))
-    space = base.observation_space
+    space = env.observation_space  # the wrapped env's: it may add keys (training.pair_observation)
     observations = {k: np.stack(v).astype(space[k].dtype, copy=False) for k, v in obs_rows.items()}
     return Demonstrations(
         observations=observations,
@@ -320,14 +320,13 @@ def warm_start(
         (``round``, ``episodes``, ``policy_wins``, ``decisions``, ``accuracy_on_new`` — the
         policy's agreement with the expert on the round's states before it is cloned again).
     """
-    from env.battle_env import BattleEnv
-    from training.train import env_kwargs
+    from training.train import battle_env, env_kwargs
 
     imitation: ImitationConfig | None = config.imitation
     if imitation is None:
         raise ValueError("the config has no imitation section")
     pool = build_pool(config, []) or [PoolEntry("random", "random", "agent", "random", 1.0)]
-    env = TrainingEnv(BattleEnv(**env_kwargs(config, unit_slots)), pool, seed=config.seed + 10_000)
+    env = TrainingEnv(battle_env(env_kwargs(config, unit_slots), config.pairs), pool, seed=config.seed + 10_000)
     seed = config.seed + 10_000
     demos = record_demonstrations(env, imitation.expert, imitation.episodes, seed=seed, gamma=config.ppo.gamma,
                                   any_order=imitation.any_order)

@@ -118,8 +118,21 @@ def env_kwargs(config: TrainingConfig, unit_slots: int) -> dict[str, Any]:
     }
 
 
+def battle_env(kwargs: dict[str, Any], pairs: bool = False) -> Any:
+    """A :class:`BattleEnv` from :func:`env_kwargs`, wrapped in :class:`training.pair_observation.PairObservation`
+    when the run observes unit pairs (``pairs``)."""
+    from env.battle_env import BattleEnv
+
+    env = BattleEnv(**kwargs)
+    if pairs:
+        from training.pair_observation import PairObservation
+
+        return PairObservation(env)
+    return env
+
+
 def _env_factory(
-    kwargs: dict[str, Any], pool: list[dict[str, Any]], seed: int, in_subprocess: bool
+    kwargs: dict[str, Any], pool: list[dict[str, Any]], seed: int, in_subprocess: bool, pairs: bool = False
 ) -> Callable[[], Any]:
     def make() -> Any:
         if in_subprocess:
@@ -128,9 +141,7 @@ def _env_factory(
             torch.set_num_threads(1)
         from stable_baselines3.common.monitor import Monitor
 
-        from env.battle_env import BattleEnv
-
-        return Monitor(TrainingEnv(BattleEnv(**kwargs), [PoolEntry(**e) for e in pool], seed=seed))
+        return Monitor(TrainingEnv(battle_env(kwargs, pairs), [PoolEntry(**e) for e in pool], seed=seed))
 
     return make
 
@@ -142,7 +153,7 @@ def make_vec_env(config: TrainingConfig, pool: list[PoolEntry], unit_slots: int)
     kwargs = env_kwargs(config, unit_slots)
     entries = [e.to_dict() for e in pool]
     sub = config.n_envs > 1
-    fns = [_env_factory(kwargs, entries, config.seed + i, sub) for i in range(config.n_envs)]
+    fns = [_env_factory(kwargs, entries, config.seed + i, sub, config.pairs) for i in range(config.n_envs)]
     return SubprocVecEnv(fns) if sub else DummyVecEnv(fns)
 
 
@@ -225,7 +236,7 @@ def _tb_logger(folder: Path, purge_step: int | None) -> Any:
     return Logger(folder=str(folder), output_formats=[_Format()])
 
 
-RESUME_FIXED = ("scenario", "n_envs", "planes", "armies", "learner_side", "ppo")
+RESUME_FIXED = ("scenario", "n_envs", "planes", "pairs", "armies", "learner_side", "ppo")
 """Config fields a checkpoint depends on: a resumed run must keep them (``ppo``: every field, compared one by
 one; the network's architecture and its hyper-parameters are saved in the checkpoint and would be kept anyway)."""
 
@@ -487,7 +498,7 @@ def train(
         model.save(str(paths.model))
         _write_json(paths.model.with_suffix(".json"), {
             "algorithm": "MaskablePPO", "scenario": config.scenario, "unit_slots": unit_slots,
-            "planes": config.planes, "armies": config.armies.model_dump(), "num_timesteps": step,
+            "planes": config.planes, "pairs": config.pairs, "armies": config.armies.model_dump(), "num_timesteps": step,
             "config_id": config.id,
         })
 
