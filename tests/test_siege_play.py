@@ -75,8 +75,9 @@ def test_siege_deployment_defender_first_inside_the_castle():
     assert order == sorted(order), "the defender deploys everything first"
     assert b.state.first_player == 1, "the attacker goes first (SIEGE.SCEN.TURNS)"
     area = cs.castle_area(b.state).buffer(0.01)
+    assert all(u.deployed and not u.removed for u in b.state.units), "every unit on the table (SIEGE.SCEN.DEPLOY)"
     for u in b.state.units:
-        if not u.deployed or u.joined_to is not None:
+        if u.joined_to is not None:
             continue
         if u.side == 0:
             assert area.covers(space.footprint(u)), u.name

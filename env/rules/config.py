@@ -983,7 +983,24 @@ def scenario_errors(s: ScenarioConfig) -> list[Problem]:
         problems += _side_errors(s, name, shapes, castle)
     problems += [(None, p) for p in _overlap_errors(shapes)]
     problems += _castle_errors(s, shapes, castle)
+    if not problems:
+        problems += _castle_room_errors(s)
     return problems
+
+
+def _castle_room_errors(s: ScenarioConfig) -> list[Problem]:
+    """A siege defender deployed from an army list needs room inside the castle for every unit
+    (SIEGE.SCEN.DEPLOY: courtyard or front walls; :func:`env.rules.siege.room.plan`), or the scenario is refused."""
+    if not s.siege:
+        return []
+    name = s.castle.defender if s.castle is not None else "blue"
+    if s.side(name).army is None:
+        return []
+    from env.rules.setup import build_state
+    from env.rules.siege import room
+
+    crowded = room.plan(build_state(s))[1]
+    return [] if crowded is None else [(None, f"{name}.army: {room.no_room_text(crowded)}")]
 
 
 def _table_errors(s: ScenarioConfig) -> list[str]:

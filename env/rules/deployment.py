@@ -49,10 +49,13 @@ def _slot_legal(battle: Battle, u: UnitState, slot: int, env: space.Surroundings
     if s.castle:  # SIEGE.SCEN.DEPLOY: the defender in the castle, the attacker at his edge, no Scouts
         from env.rules.siege import play
 
+        from env.rules.siege import room
+
         files = play.deploy_files(s, u, slot, len(COLUMNS))
         poly = space.footprint_at(u, slot_pose(battle, u, slot), files)
         env = env or space.Surroundings(s, u)
-        return play.deploy_legal(s, u, slot, poly, env, len(COLUMNS), s.queue.get("zone_depth", 12.0))
+        return play.deploy_legal(s, u, slot, poly, env, len(COLUMNS), s.queue.get("zone_depth", 12.0)) and (
+            room.clear_of_plan(s, u, poly))  # room left for the defender's other units
     row = slot // len(COLUMNS)
     scout = u.has("scouts")
     if row >= ZONE_ROWS and not scout:
@@ -96,8 +99,14 @@ def start(battle: Battle) -> None:
     winner = 0 if blue > red else 1
     # The winner keeps its long edge (the scenario's) and the other deploys first.
     battle.state.queue["deploy_next"] = 1 - winner
-    if battle.state.castle:  # SIEGE.SCEN.DEPLOY: the defender deploys everything first
+    if battle.state.castle:  # SIEGE.SCEN.DEPLOY: the defender deploys everything first, with room for all
+        from env.rules.config import ConfigError
+        from env.rules.siege import room
+
         battle.state.queue["deploy_next"] = battle.state.castle[0].defender
+        crowded = room.replan(battle.state)
+        if crowded is not None:  # scenario_errors refuses such a scenario; a state built otherwise lands here
+            raise ConfigError(room.no_room_text(crowded))
     battle.state.queue["finished_first"] = None
     battle.emit("CORE.SETUP.ROLL_OFF", winner=winner, deploys_first=1 - winner)
     battle.emit("CORE.SETUP.ZONES", depth=battle.state.queue.get("zone_depth", 12.0))
@@ -142,27 +151,48 @@ def legal(battle: Battle) -> list[Action]:
 
 def _place(battle: Battle, u: UnitState, slot: int) -> None:
     p = slot_pose(battle, u, slot)
-    u.x, u.y, u.facing = p.x, p.y, p.facing
+    files = u.files
     if battle.state.castle:  # SIEGE.CASTLE.WALL: one rank on a wall
         from env.rules.siege import play
 
-        u.files = play.deploy_files(battle.state, u, slot, len(COLUMNS)) or u.files
+        files = play.deploy_files(battle.state, u, slot, len(COLUMNS)) or u.files
+    rule = "CORE.SETUP.SCOUTS" if u.has("scouts") else "CORE.SETUP.DEPLOY"
+    _put(battle, u, p, files, rule, slot)
+
+
+def _put(battle: Battle, u: UnitState, p: geo.Pose, files: int, rule: str, slot: int | None) -> None:
+    """Stand ``u`` at pose ``p`` with ``files`` files and record it under ``rule``."""
+    u.x, u.y, u.facing, u.files = p.x, p.y, p.facing, files
     u.deployed = True
     characters.sync(battle.state)  # a joined character deploys with its unit (CORE.SETUP.DEPLOY)
-    rule = "CORE.SETUP.SCOUTS" if u.has("scouts") else "CORE.SETUP.DEPLOY"
     battle.emit(rule, unit=u.uid, side=u.side, slot=slot, x=p.x, y=p.y, facing=p.facing, files=u.files, joined=list(u.joined))
+    if battle.state.castle and u.side == battle.state.castle[0].defender:  # SIEGE.SCEN.DEPLOY: room for the rest
+        from env.rules.siege import room
+
+        room.replan(battle.state)
 
 
 def _auto_deploy(battle: Battle, side: int) -> None:
-    """Deploy the side's remaining units, each in its first legal slot from the centre."""
+    """Deploy the side's remaining units, each in its first legal slot from the centre.
+
+    In a siege a defender unit with no legal slot takes the place the castle's plan keeps for it
+    (SIEGE.SCEN.DEPLOY, :mod:`env.rules.siege.room`), so none is left out; elsewhere a unit that finds no
+    slot never arrives (a scenario deployed from army lists uses the grid's table, so this does not happen).
+    """
     order = sorted(range(N_SLOTS), key=lambda k: (k // len(COLUMNS), abs(k % len(COLUMNS) - 5)))
+    castle = battle.state.castle and side == battle.state.castle[0].defender
     for u in list(_deployable(battle, side)):
         slot = next((k for k in order if _slot_legal(battle, u, k)), None)
-        if slot is None:
+        if slot is not None:
+            _place(battle, u, slot)
+        elif castle:
+            from env.rules.siege import room
+
+            pose, files = room.planned(battle.state, u)
+            _put(battle, u, pose, files, "SIEGE.SCEN.DEPLOY", None)
+        else:
             u.removed = True  # no room on the table: the unit never arrives
             battle.emit("CORE.SETUP.DEPLOY", unit=u.uid, side=side, slot=None, no_room=True)
-        else:
-            _place(battle, u, slot)
 
 
 def apply(battle: Battle, action: Action) -> None:

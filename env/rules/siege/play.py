@@ -6,7 +6,9 @@ not empty (a battle with the ``siege`` module):
 * deployment (SIEGE.SCEN.DEPLOY): :func:`deploy_pose`, :func:`deploy_legal`,
   :func:`deploy_files` — the defender deploys first, on the front walls
   (slot row 0, one rank, front flush with the outer face) or in the
-  courtyard (rows 1–2); the attacker in the normal 12" zone; no Scouts rows;
+  courtyard (rows 1–4, :data:`COURTYARD_FRONTS`); the attacker in the normal
+  12" zone; no Scouts rows (:mod:`env.rules.siege.room` keeps room in the
+  castle for every defender unit);
 * movement: :class:`env.rules.space.Surroundings` adds
   :func:`env.rules.siege.castle.impassable_shapes` to its impassable terrain;
 * close combat (SIEGE.ASSAULT.*, SIEGE.CC.*): :func:`wall_fight` tells
@@ -45,7 +47,10 @@ if TYPE_CHECKING:
 
 WALL_ROW = 0
 """Slot row 0 of the defender is a place on the front walls (SIEGE.SCEN.DEPLOY)."""
-COURTYARD_ROWS = (1, 2)
+COURTYARD_FRONTS = {1: 7.0, 2: 3.0, 3: 11.0, 4: 15.0}
+"""The defender's courtyard slot rows: the front edge's distance (inches) from his own edge. Rows 3 and 4 are
+the Scouts rows elsewhere (17" and 23"), which a siege has no use for (SIEGE.SCEN.DEPLOY)."""
+COURTYARD_ROWS = tuple(COURTYARD_FRONTS)
 FRONT = ("S1", "S2", "S3")
 """The front wall sections of the standard castle (facing the attacker's edge)."""
 
@@ -74,7 +79,9 @@ def deploy_pose(state: BattleState, u: UnitState, slot: int, columns: tuple[floa
     """The pose of ``u`` in ``slot`` in a siege.
 
     The defender's row-0 slots stand on the front walls, one rank deep, the
-    front flush with the outer face; every other slot is the normal one.
+    front flush with the outer face; his rows 1–4 stand in the courtyard, the
+    front edge :data:`COURTYARD_FRONTS` inches from his edge; the attacker's
+    slots are the normal ones (``rows``: front edges in inches).
     """
     row, col = divmod(slot, len(columns))
     x = columns[col]
@@ -86,7 +93,7 @@ def deploy_pose(state: BattleState, u: UnitState, slot: int, columns: tuple[floa
         if d == 0:
             return geo.Pose(x, outer - u.base_d / 2, 90.0)
         return geo.Pose(state.table_w - x, outer + u.base_d / 2, 270.0)
-    front = rows[row]
+    front = COURTYARD_FRONTS[row] if u.side == defender(state) and row in COURTYARD_FRONTS else rows[row]
     if u.side == 0:
         return geo.Pose(x, front - u.depth / 2, 90.0)
     return geo.Pose(state.table_w - x, state.table_h - front + u.depth / 2, 270.0)
@@ -97,7 +104,8 @@ def deploy_legal(state: BattleState, u: UnitState, slot: int, poly, env: space.S
     """Whether ``u`` may deploy in ``slot`` (footprint ``poly``) in a siege (SIEGE.SCEN.DEPLOY).
 
     Defender: row 0 on the front walls (no cavalry or chariots, one rank,
-    wholly on the walls and towers), rows 1–2 wholly in the courtyard.
+    wholly on the walls and towers), rows 1–4 wholly in the courtyard
+    (:func:`in_courtyard`).
     Attacker: rows 0–2 within ``zone`` inches of his edge. No Scouts rows.
     """
     row = slot // n_columns
@@ -115,16 +123,18 @@ def deploy_legal(state: BattleState, u: UnitState, slot: int, poly, env: space.S
             on_wall = copy.copy(env)  # the castle does not block a unit deploying onto it
             on_wall.impassable = env.terrain_impassable
             return not on_wall.blocked(poly, poly)
-        if row not in COURTYARD_ROWS:
-            return False
-        if not courtyard(state).buffer(geo.EPS).covers(poly):
-            return False
-        return not env.blocked(poly, poly)
+        return row in COURTYARD_ROWS and in_courtyard(state, poly, env)
     if row > 2:
         return False
     minx, miny, maxx, maxy = poly.bounds
     in_zone = maxy <= zone + geo.EPS if u.side == 0 else miny >= state.table_h - zone - geo.EPS
     return in_zone and not env.blocked(poly, poly)
+
+
+def in_courtyard(state: BattleState, poly, env: space.Surroundings) -> bool:
+    """Whether footprint ``poly`` stands wholly in the courtyard, clear (1") of every other unit and of
+    impassable terrain (SIEGE.SCEN.CASTLE, CORE.MOVE.ONE_INCH)."""
+    return courtyard(state).buffer(geo.EPS).covers(poly) and not env.blocked(poly, poly)
 
 
 class _Centre:
