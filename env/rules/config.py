@@ -170,21 +170,31 @@ class ConfigModel(BaseModel):
         return v
 
 
-class ProfileConfig(ConfigModel):
-    """A characteristic profile (CORE.CONV.CHARACTERISTICS); M in inches, each value 0..10.
+Characteristic = Annotated[int, Field(ge=1, le=10)]
+"""A characteristic value: 1..10, the range CORE.CONV.CHARACTERISTICS clamps to."""
 
-    Cavalry profiles combine rider and mount (one model, one profile).
+MayBeZero = Annotated[int, Field(ge=0, le=10)]
+"""A characteristic that may be 0 (M, A: CORE.CONV.CHARACTERISTICS lets them reach 0; BS: see :class:`ProfileConfig`)."""
+
+
+class ProfileConfig(ConfigModel):
+    """A characteristic profile (CORE.CONV.CHARACTERISTICS); M in inches, each value 1..10 but M, BS and A 0..10.
+
+    CORE.CONV.CHARACTERISTICS clamps every characteristic to 1..10 except M, W and A, which may reach 0.
+    M and A may be 0 in a profile; W may not: a model reaches 0 Wounds only when it is slain. BS 0 is kept for a
+    model that does not shoot (the shipped monsters and chariots). Cavalry profiles combine rider and mount (one
+    model, one profile).
     """
 
-    M: int = Field(ge=0, le=10)
-    WS: int = Field(ge=0, le=10)
-    BS: int = Field(ge=0, le=10)
-    S: int = Field(ge=0, le=10)
-    T: int = Field(ge=0, le=10)
-    W: int = Field(ge=0, le=10)
-    I: int = Field(ge=0, le=10)  # noqa: E741 - Initiative
-    A: int = Field(ge=0, le=10)
-    Ld: int = Field(ge=0, le=10)
+    M: MayBeZero
+    WS: Characteristic
+    BS: MayBeZero
+    S: Characteristic
+    T: Characteristic
+    W: Characteristic
+    I: Characteristic  # noqa: E741 - Initiative
+    A: MayBeZero
+    Ld: Characteristic
 
 
 class CommandCosts(ConfigModel):
