@@ -15,9 +15,9 @@ from env.rules.actions import END_PHASE, Action
 from env.rules.army import check_joins
 from env.rules.battle import Battle
 from env.rules.charges import contact_placement
-from env.rules.config import ArmyUnitConfig, load_faction
+from env.rules.config import ArmyUnitConfig, ConfigError, load_faction, load_scenario
 from env.rules.state import Engagement
-from tests.setups import INFANTRY_BASE, battle, placement
+from tests.setups import INFANTRY_BASE, battle, placement, scenario
 from tests.setups import rules as all_rules
 
 DEPTH4 = 4 * INFANTRY_BASE  # 20 infantry in 5 files
@@ -475,6 +475,8 @@ def test_joins_validation() -> None:
     spears = entry("marcher_spearmen", 20, label="Spears")
     assert check_joins([spears, entry("marcher_captain", joins="Spears")], men) == []
     assert check_joins([spears, entry("marcher_captain", joins=0)], men) == []
+    assert check_joins([spears, entry("marcher_captain", joins=1)], men) == [
+        "units[1].joins: a character cannot join itself (1 is this entry)"]
     errors = check_joins(
         [
             spears,
@@ -494,6 +496,18 @@ def test_joins_validation() -> None:
         "units[4].joins: 'Nobody' names no entries; use a label or an index",
         "units[7].joins: units[0] would hold more than 2 characters",
     ]
+
+
+@pytest.mark.parametrize("joins", [1, "Hero", "lord_marshal"])
+def test_a_character_cannot_join_itself(joins: object) -> None:
+    """A placement whose ``joins`` names the character itself (index, label or unit id) says so."""
+    data = scenario([placement("marcher_spearmen", 30, 10, 90),
+                     placement("lord_marshal", 40, 10, 90, models=1, files=1, label="Hero", joins=joins)],
+                    [placement("orc_warriors", 30, 38, 270)])
+    with pytest.raises(ConfigError) as info:
+        load_scenario(data)
+    assert str(info.value) == (
+        f"<dict>: blue.placements[1].joins: a character cannot join itself ({joins!r} is this entry)")
 
 
 def test_codec_round_trips_join_leave_challenge_accept_refuse() -> None:

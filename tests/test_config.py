@@ -96,7 +96,7 @@ def test_base_inches() -> None:
     ("change", "fault"),
     [
         ({"profile": {**PROFILE, "Ld": 11}}, "less than or equal to 10"),
-        ({"profile": {**PROFILE, "WS": -1}}, "greater than or equal to 0"),
+        ({"profile": {**PROFILE, "BS": -1}}, "greater than or equal to 0"),
         ({"character": True, "max_size": 3}, "a character is a single model"),
         ({"min_size": 10, "max_size": 5}, "max_size 5 is below min_size 10"),
         ({"barding": True}, "barding needs a mount"),
@@ -111,6 +111,19 @@ def test_base_inches() -> None:
 def test_unit_type_rejects(change: dict[str, object], fault: str) -> None:
     with pytest.raises(ValidationError, match=fault):
         _unit(**change)
+
+
+@pytest.mark.parametrize("stat", ["W", "WS", "S", "T", "I", "Ld"])
+def test_profile_characteristics_are_at_least_1(stat: str) -> None:
+    """CORE.CONV.CHARACTERISTICS clamps these to 1..10; a profile with 0 Wounds is a slain model."""
+    data = {"id": "u", "name": "U", "troop_type": "infantry", "profile": {**PROFILE, stat: 0}, "points_per_model": 5}
+    assert _error(C.parse, UnitTypeConfig, data, "f.yaml") == (
+        f"f.yaml: profile.{stat}: Input should be greater than or equal to 1, got 0")
+
+
+def test_profile_m_bs_and_a_may_be_0() -> None:
+    """M and A may reach 0 (CORE.CONV.CHARACTERISTICS); BS 0 is a model that does not shoot."""
+    assert _unit(profile={**PROFILE, "M": 0, "BS": 0, "A": 0}).profile.A == 0
 
 
 def test_known_special_rules() -> None:

@@ -1,8 +1,8 @@
 """Bad scenario input gives one line naming the file, the field and the fault (env/rules/config.py).
 
 Castles on the table and clear of each other and of the attacker (SIEGE.SCEN.CASTLE), finite numbers,
-the shared file reader, empty sides, a wizard's spells (CORE.MAGIC.WIZARDS), ``start`` with army
-lists, the scenario and army files named, duplicate YAML keys.
+strict numbers and booleans (no text for either), the shared file reader, empty sides, a wizard's spells
+(CORE.MAGIC.WIZARDS), ``start`` with army lists, the scenario and army files named, duplicate YAML keys.
 """
 
 from __future__ import annotations
@@ -78,6 +78,19 @@ def test_attacker_placement_may_not_stand_in_the_castle() -> None:
 
 
 # ----------------------------------------------------------------------------- finite numbers
+def _skirmish_file_with(tmp_path: Path, path: tuple, value: str) -> Path:
+    """``skirmish_line`` (with a small wood) written to a file, the YAML text ``value`` written as is at ``path``."""
+    data = _load("skirmish_line")
+    data["terrain"] = [{"kind": "woods", "name": "Copse", "polygon": [[30, 30], [34, 30], [34, 34]]}]
+    node = data
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = "@@"
+    file = tmp_path / "x.yaml"
+    file.write_text(yaml.safe_dump(data, sort_keys=False).replace("'@@'", value))
+    return file
+
+
 @pytest.mark.parametrize(
     ("path", "value", "where"),
     [
@@ -90,16 +103,45 @@ def test_attacker_placement_may_not_stand_in_the_castle() -> None:
     ],
 )
 def test_non_finite_numbers_are_rejected(tmp_path: Path, path: tuple, value: str, where: str) -> None:
-    data = _load("skirmish_line")
-    data["terrain"] = [{"kind": "woods", "name": "Copse", "polygon": [[30, 30], [34, 30], [34, 34]]}]
-    node = data
-    for key in path[:-1]:
-        node = node[key]
-    node[path[-1]] = "@@"
-    text = yaml.safe_dump(data, sort_keys=False).replace("'@@'", value)
-    file = tmp_path / "x.yaml"
-    file.write_text(text)
+    file = _skirmish_file_with(tmp_path, path, value)
     assert _error(C.load_scenario, file) == f"{file}: {where}: must be a finite number"
+
+
+# ----------------------------------------------------------------------------- strict numbers and booleans
+@pytest.mark.parametrize(
+    ("path", "value", "message"),
+    [
+        (("blue", "placements", 0, "x"), "'10'", "blue.placements[0].x: Input should be a valid number, got the string '10'"),
+        (("blue", "placements", 0, "models"), '"20"', "blue.placements[0].models: Input should be a valid integer, "
+                                                     "got the string '20'"),
+        (("blue", "placements", 0, "models"), "20.0", "blue.placements[0].models: Input should be a valid integer, "
+                                                     "got 20.0"),
+        (("table", 0), "'72'", "table[0]: Input should be a valid number, got the string '72'"),
+        (("terrain", 0, "polygon", 1, 0), "'34'", "terrain[0].polygon[1][0]: Input should be a valid number, "
+                                                  "got the string '34'"),
+        (("turns",), "'6'", "turns: Input should be a valid integer, got the string '6'"),
+        (("victory_margin",), "1e-1", "victory_margin: Input should be a valid number, got the string '1e-1' "
+                                      "(YAML reads an exponent as a number only with a '.' and a sign, e.g. 3.0e-4)"),
+        (("blue", "placements", 0, "fleeing"), "'yes'", "blue.placements[0].fleeing: Input should be a valid boolean, "
+                                                        "got the string 'yes'"),
+        (("blue", "placements", 0, "general"), "1", "blue.placements[0].general: Input should be a valid boolean, "
+                                                    "got 1"),
+        (("magic",), "'true'", "magic: Input should be a valid boolean, got the string 'true'"),
+    ],
+)
+def test_numbers_and_booleans_are_strict(tmp_path: Path, path: tuple, value: str, message: str) -> None:
+    """A quoted number is text, not a number; a boolean is true or false (ConfigModel's strict mode)."""
+    file = _skirmish_file_with(tmp_path, path, value)
+    assert _error(C.load_scenario, file) == f"{file}: {message}"
+
+
+def test_an_integer_is_a_float() -> None:
+    """An integer stands for a float field (``x: 10``, ``table: [72, 48]``); lists of numbers still load as tuples."""
+    s = C.load_scenario("skirmish_line")
+    assert s.table == (72.0, 48.0) and isinstance(s.table[0], float)
+    p = s.blue.placements[0]  # type: ignore[index]
+    assert (p.x, p.y) == (30.0, 18.0) and isinstance(p.x, float)
+    assert s.terrain[0].polygon[0] == (62.0, 21.0)
 
 
 def test_castle_element_outward_must_be_finite() -> None:

@@ -95,6 +95,27 @@ def test_config_errors_are_one_line_naming_file_and_field(tmp_path: Path, change
     assert words in msg
 
 
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        ({"ppo": {"learning_rate": "3e-4"}}, "ppo.learning_rate: Input should be a valid number, got the string "
+                                             "'3e-4' (YAML reads an exponent as a number only with a '.' and a sign, "
+                                             "e.g. 3.0e-4)"),
+        ({"opponents": [{"agent": "random", "weight": "2"}]}, "opponents[0].weight: Input should be a valid number, "
+                                                              "got the string '2'"),
+        ({"planes": "no"}, "planes: Input should be a valid boolean, got the string 'no'"),
+    ],
+)
+def test_config_numbers_and_booleans_are_strict(tmp_path: Path, change: dict[str, Any], problem: str) -> None:
+    """Text is no number and no boolean in a training config either (``learning_rate: 3e-4`` is text to YAML)."""
+    data = _quick_data()
+    data.update(change)
+    path = _write(tmp_path, data)
+    with pytest.raises(ConfigError) as info:
+        load_training_config(path)
+    assert str(info.value) == f"{path}: {problem}"
+
+
 def test_config_missing_field_and_bad_yaml(tmp_path: Path) -> None:
     data = _quick_data()
     del data["scenario"]

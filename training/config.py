@@ -44,8 +44,8 @@ MAX_LAYER_WIDTH = 65_536
 """The widest hidden layer ``ppo.net_arch`` may ask for (wider layers do not fit in memory next to a 5,704-action head)."""
 
 
-# Every training-config model is a ConfigModel, as the rules' config files are (unknown fields, non-finite floats
-# and YAML booleans given for numbers are errors); integer fields are StrictInt as well (``5.0`` is not 5).
+# Every training-config model is a ConfigModel, as the rules' config files are (unknown fields, non-finite floats,
+# YAML booleans given for numbers and text given for numbers or booleans are errors; ``5.0`` is no integer).
 
 
 class OpponentConfig(ConfigModel):

@@ -291,7 +291,9 @@ def check_joins(entries: Sequence[UnitEntry], faction: FactionConfig, what: str 
             continue
         if not me.character:
             errors.append(f"{where}: only a character may join a unit, '{me.id}' is not one")
-        elif j == i or host.character:
+        elif j == i:
+            errors.append(f"{where}: a character cannot join itself ({e.joins!r} is this entry)")
+        elif host.character:
             errors.append(f"{where}: a character joins a unit that is not a character")
         elif host.base_mm() != me.base_mm():
             errors.append(f"{where}: '{me.id}' and '{host.id}' have different bases")

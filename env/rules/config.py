@@ -13,10 +13,10 @@ import math
 import re
 from pathlib import Path
 from types import UnionType
-from typing import Any, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 import yaml
-from pydantic import (BaseModel, ConfigDict, Field, StrictBool, ValidationError, ValidationInfo, field_validator,
+from pydantic import (BaseModel, ConfigDict, Field, Strict, ValidationError, ValidationInfo, field_validator,
                       model_validator)
 from shapely import affinity, union_all
 from shapely.geometry import LinearRing, Polygon, box
@@ -141,11 +141,22 @@ def _takes_numbers(annotation: Any) -> bool:
     return bool not in args and any(a in (int, float) for a in args)
 
 
+Pair = Annotated[tuple[float, float], Strict(False)]
+"""Two numbers, e.g. a point (x, y) or the table's width and depth: a YAML list is taken for the tuple, while the
+numbers in it stay strict like every :class:`ConfigModel` number."""
+
+
 class ConfigModel(BaseModel):
     """Every config model: unknown fields, non-finite floats (NaN, ±Inf) and YAML booleans given for numbers
-    (``x: true`` is not 1, also inside a list such as ``table``) are errors."""
+    (``x: true`` is not 1, also inside a list such as ``table``) are errors.
 
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    Values are strict (pydantic strict mode): a number is a YAML number, not a string (``x: '10'`` is an error,
+    also inside lists and mappings); an integer field takes no float (``5.0`` is not 5), while a float field takes
+    an integer; a boolean is ``true`` or ``false``, not ``'yes'`` or 1. A tuple field takes a YAML list only where
+    its annotation says so (:data:`Pair`).
+    """
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, strict=True)
 
     @field_validator("*", mode="before")
     @classmethod
@@ -159,21 +170,31 @@ class ConfigModel(BaseModel):
         return v
 
 
-class ProfileConfig(ConfigModel):
-    """A characteristic profile (CORE.CONV.CHARACTERISTICS); M in inches, each value 0..10.
+Characteristic = Annotated[int, Field(ge=1, le=10)]
+"""A characteristic value: 1..10, the range CORE.CONV.CHARACTERISTICS clamps to."""
 
-    Cavalry profiles combine rider and mount (one model, one profile).
+MayBeZero = Annotated[int, Field(ge=0, le=10)]
+"""A characteristic that may be 0 (M, A: CORE.CONV.CHARACTERISTICS lets them reach 0; BS: see :class:`ProfileConfig`)."""
+
+
+class ProfileConfig(ConfigModel):
+    """A characteristic profile (CORE.CONV.CHARACTERISTICS); M in inches, each value 1..10 but M, BS and A 0..10.
+
+    CORE.CONV.CHARACTERISTICS clamps every characteristic to 1..10 except M, W and A, which may reach 0.
+    M and A may be 0 in a profile; W may not: a model reaches 0 Wounds only when it is slain. BS 0 is kept for a
+    model that does not shoot (the shipped monsters and chariots). Cavalry profiles combine rider and mount (one
+    model, one profile).
     """
 
-    M: int = Field(ge=0, le=10)
-    WS: int = Field(ge=0, le=10)
-    BS: int = Field(ge=0, le=10)
-    S: int = Field(ge=0, le=10)
-    T: int = Field(ge=0, le=10)
-    W: int = Field(ge=0, le=10)
-    I: int = Field(ge=0, le=10)  # noqa: E741 - Initiative
-    A: int = Field(ge=0, le=10)
-    Ld: int = Field(ge=0, le=10)
+    M: MayBeZero
+    WS: Characteristic
+    BS: MayBeZero
+    S: Characteristic
+    T: Characteristic
+    W: Characteristic
+    I: Characteristic  # noqa: E741 - Initiative
+    A: MayBeZero
+    Ld: Characteristic
 
 
 class CommandCosts(ConfigModel):
@@ -467,7 +488,7 @@ class TerrainConfig(ConfigModel):
 
     kind: TerrainKind
     name: str = ""
-    polygon: list[tuple[float, float]]
+    polygon: list[Pair]
 
     @field_validator("polygon")
     @classmethod
@@ -576,7 +597,7 @@ class CastleElementConfig(ConfigModel):
 
     id: str
     kind: Literal["wall", "tower", "gate", "citadel"]
-    polygon: list[tuple[float, float]]
+    polygon: list[Pair]
     material: Literal["stone", "wood"] = "stone"
     outward: float = 90.0
     parent: str | None = None
@@ -649,7 +670,7 @@ class ScenarioConfig(ConfigModel):
     id: str
     name: str
     description: str = ""
-    table: tuple[float, float] = (72.0, 48.0)
+    table: Pair = (72.0, 48.0)
     turns: int = Field(default=6, ge=1)
     points_limit: int = Field(default=2000, ge=1)
     modules: list[str] = []
@@ -660,8 +681,8 @@ class ScenarioConfig(ConfigModel):
     start: StartConfig | None = None
     victory_margin: float = Field(default=0.10, ge=0, le=1)
     castle: CastleConfig | None = None
-    magic: StrictBool = True
-    war_machines: StrictBool = True
+    magic: bool = True
+    war_machines: bool = True
 
     @model_validator(mode="after")
     def _modules(self) -> ScenarioConfig:
@@ -717,6 +738,10 @@ def loc_text(loc: tuple[Any, ...]) -> str:
     return out
 
 
+_YAML_TEXT_EXPONENT = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+")
+"""A number in exponent notation that YAML 1.1 (PyYAML) may read as a string, such as ``3e-4`` or ``1.0e4``."""
+
+
 def _error_text(err: dict[str, Any]) -> str:
     kind, msg = err["type"], err["msg"]
     if kind == "missing":
@@ -727,6 +752,10 @@ def _error_text(err: dict[str, Any]) -> str:
         return "must be a finite number"
     msg = re.sub(r"^(Value|Assertion) error, ", "", msg)
     value = err.get("input")
+    if kind in ("int_type", "float_type", "bool_type") and isinstance(value, str):  # strict: no text for these
+        hint = " (YAML reads an exponent as a number only with a '.' and a sign, e.g. 3.0e-4)" if (
+            _YAML_TEXT_EXPONENT.fullmatch(value.strip())) else ""
+        return f"{msg}, got the string {value!r}"[:120] + hint
     if not kind.startswith(("value_error", "assertion_error")) and isinstance(value, (str, int, float, bool)):
         msg += f", got {value!r}"[:120]
     return msg
