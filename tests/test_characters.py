@@ -465,6 +465,21 @@ def test_army_list_characters_deploy_with_their_units() -> None:
     assert sorted(u.side for u in bsbs) == [0, 1] and sorted(u.side for u in generals) == [0, 1]
 
 
+def test_a_unit_that_finds_no_slot_takes_its_joined_character_with_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """CORE.SETUP.DEPLOY: a unit with no legal slot never arrives, and neither does the character joined to it
+    (it used to stay undeployed and not removed). The Marcher Spearmen (uid 3) carry the Marcher Captain (uid 1)."""
+    from env.rules import deployment
+
+    legal = deployment._slot_legal
+    monkeypatch.setattr(deployment, "_slot_legal", lambda battle, u, k, env=None: u.uid != 3 and legal(battle, u, k, env))
+    b = Battle.from_scenario("pitched_battle", seed=1)
+    while b.state.stage == "deploy":
+        b.apply(END_PHASE)
+    gone = [(e["unit"], e["slot"], e["no_room"]) for e in b.events if e.get("no_room")]
+    assert gone == [(3, None, True), (1, None, True)]
+    assert b.unit(3).removed and b.unit(1).removed and not b.unit(1).deployed
+
+
 def test_joins_validation() -> None:
     """CORE.MOVE.JOIN in army lists: only characters join, into a unit with the same base, at most 2."""
     men = load_faction("men")

@@ -104,3 +104,12 @@ def test_a_defender_army_the_castle_cannot_hold_is_a_one_line_config_error(depth
     assert str(err.value) == (
         f"<dict>: blue.army: {unit} finds no room inside the castle: the defender deploys everything in the "
         "courtyard or on the walls (SIEGE.SCEN.DEPLOY); field fewer or smaller units")
+
+
+def test_a_siege_from_army_lists_needs_the_slot_grid_zone_too():
+    """The attacker deploys on CORE.SETUP.DEPLOY's grid (rows 3-11" from his edge) in a siege as well: another
+    zone depth is a config error, as for a field battle (it used to be skipped whenever there was a castle)."""
+    with pytest.raises(ConfigError) as err:
+        load_scenario({**ARMIES_SIEGE, "zone_depth": 10}, file="s.yaml")
+    assert str(err.value) == ('s.yaml: zone_depth: army lists deploy in rows 3-11" from the edge, a 12" zone, '
+                              'not 10" (give explicit placements for another zone)')

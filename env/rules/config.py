@@ -1052,7 +1052,7 @@ def _table_errors(s: ScenarioConfig) -> list[str]:
         errors.append(f"start: {placed[0]} has explicit placements, so 'start' (turn, phase, player) is required")
     if s.start is not None and s.start.turn > s.turns:
         errors.append(f"start.turn: turn {s.start.turn} is after the last turn ({s.turns})")
-    if not placed and s.castle is None:
+    if not placed:  # a siege's attacker deploys on the grid too (the defender inside the castle)
         errors += _deployment_grid_errors(s)
     return errors
 

@@ -190,9 +190,10 @@ def _auto_deploy(battle: Battle, side: int) -> None:
 
             pose, files = room.planned(battle.state, u)
             _put(battle, u, pose, files, "SIEGE.SCEN.DEPLOY", None)
-        else:
-            u.removed = True  # no room on the table: the unit never arrives
-            battle.emit("CORE.SETUP.DEPLOY", unit=u.uid, side=side, slot=None, no_room=True)
+        else:  # no room on the table: the unit never arrives, nor do the characters joined to it
+            for gone in [u, *(c for c in battle.state.units if c.joined_to == u.uid)]:
+                gone.removed = True
+                battle.emit("CORE.SETUP.DEPLOY", unit=gone.uid, side=side, slot=None, no_room=True)
 
 
 def apply(battle: Battle, action: Action) -> None:
