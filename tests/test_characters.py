@@ -465,16 +465,46 @@ def test_army_list_characters_deploy_with_their_units() -> None:
     assert sorted(u.side for u in bsbs) == [0, 1] and sorted(u.side for u in generals) == [0, 1]
 
 
-def test_a_unit_that_finds_no_slot_takes_its_joined_character_with_it(monkeypatch: pytest.MonkeyPatch) -> None:
-    """CORE.SETUP.DEPLOY: a unit with no legal slot never arrives, and neither does the character joined to it
-    (it used to stay undeployed and not removed). The Marcher Spearmen (uid 3) carry the Marcher Captain (uid 1)."""
+def _no_slot_for(monkeypatch: pytest.MonkeyPatch, uid: int) -> None:
     from env.rules import deployment
 
     legal = deployment._slot_legal
-    monkeypatch.setattr(deployment, "_slot_legal", lambda battle, u, k, env=None: u.uid != 3 and legal(battle, u, k, env))
-    b = Battle.from_scenario("pitched_battle", seed=1)
+    monkeypatch.setattr(deployment, "_slot_legal", lambda battle, u, k, env=None: u.uid != uid and legal(battle, u, k, env))
+
+
+def _deploy_all(seed: int = 1) -> Battle:
+    b = Battle.from_scenario("pitched_battle", seed=seed)
     while b.state.stage == "deploy":
         b.apply(END_PHASE)
+    return b
+
+
+def test_a_unit_that_finds_no_slot_takes_a_free_place_in_its_zone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """CORE.SETUP.DEPLOY / CORE.SETUP.ZONES: the Marcher Spearmen (uid 3, with the Marcher Captain) fit no slot:
+    they deploy at the free place of the zone nearest the centre line (slot None), wholly inside the 12" zone,
+    1" clear of every unit, the Captain with them."""
+    from env.rules import geometry as geo
+
+    _no_slot_for(monkeypatch, 3)
+    b = _deploy_all()
+    (ev,) = [e for e in b.events if e["rule"] == "CORE.SETUP.DEPLOY" and e["unit"] == 3]
+    assert (ev["slot"], round(ev["x"], 3), round(ev["y"], 3), ev["facing"], ev["joined"]) == (None, 35.862, 2.756, 90.0, [1])
+    spears, captain = b.unit(3), b.unit(1)
+    assert spears.deployed and captain.deployed and not [e for e in b.events if e.get("no_room")]
+    poly = space.footprint(spears)
+    assert poly.bounds[1] >= -geo.EPS and poly.bounds[3] <= 12.0 + geo.EPS
+    others = [u for u in b.state.units if u.alive and u.uid != 3]
+    assert min(geo.distance(poly, space.footprint(o)) for o in others) >= 1.0 - geo.EPS
+
+
+def test_a_unit_with_no_room_in_its_zone_takes_its_joined_character_with_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """CORE.SETUP.DEPLOY: when the zone has no free place either, the unit never arrives, and neither does the
+    character joined to it (it used to stay undeployed and not removed)."""
+    from env.rules import deployment
+
+    _no_slot_for(monkeypatch, 3)
+    monkeypatch.setattr(deployment, "zone_spot", lambda battle, u: None)
+    b = _deploy_all()
     gone = [(e["unit"], e["slot"], e["no_room"]) for e in b.events if e.get("no_room")]
     assert gone == [(3, None, True), (1, None, True)]
     assert b.unit(3).removed and b.unit(1).removed and not b.unit(1).deployed

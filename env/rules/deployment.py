@@ -8,7 +8,10 @@ unit's front edge 11", 7" or 3" from its own table edge; Scouts also have rows
 at 17" and 23"). Slot ``k`` is row ``k // 11``, column ``k % 11``. A slot is
 legal when the footprint lies wholly in the zone (Scouts: anywhere more than
 12" from every enemy), on the table, clear of impassable terrain and not within
-1" of another unit.
+1" of another unit. A unit that no slot fits when its side ends deployment
+takes the free place in its zone nearest the table's centre line
+(:func:`zone_spot`; DEFAULT): the slots are our grid over the zone, and a
+player may deploy anywhere wholly inside it (CORE.SETUP.ZONES).
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ COLUMNS = tuple(6.0 * i for i in range(1, 12))
 ROWS = (11.0, 7.0, 3.0, 17.0, 23.0)
 ZONE_ROWS = 3
 N_SLOTS = len(COLUMNS) * len(ROWS)
+SPOT_STEP = 0.5
+"""Inches between the places :func:`zone_spot` tries, across and into the zone."""
 
 
 def slot_pose(battle: Battle, u: UnitState, slot: int) -> geo.Pose:
@@ -172,12 +177,38 @@ def _put(battle: Battle, u: UnitState, p: geo.Pose, files: int, rule: str, slot:
         room.replan(battle.state)
 
 
+def zone_spot(battle: Battle, u: UnitState) -> geo.Pose | None:
+    """The free place for ``u`` wholly inside its deployment zone (CORE.SETUP.ZONES), facing the enemy edge.
+
+    Centres are tried every :data:`SPOT_STEP` inches: the column nearest the table's centre line first, in it
+    the place nearest the own edge. Free: on the table, clear of impassable terrain and 1" from every unit
+    (as a slot). Returns the pose (inches, degrees), or None when the zone has no such place.
+    """
+    s = battle.state
+    zone = s.queue.get("zone_depth", 12.0)
+    half_w, half_d = u.width / 2, u.depth / 2
+    n_x = int((s.table_w - u.width) / SPOT_STEP + geo.EPS) + 1
+    n_d = int((zone - u.depth) / SPOT_STEP + geo.EPS) + 1
+    xs = sorted((half_w + k * SPOT_STEP for k in range(n_x)), key=lambda x: (abs(x - s.table_w / 2), x))
+    facing = 90.0 if u.side == 0 else 270.0
+    env = space.Surroundings(s, u)
+    for x in xs:
+        for k in range(n_d):
+            depth = half_d + k * SPOT_STEP
+            pose = geo.Pose(x, depth, facing) if u.side == 0 else geo.Pose(s.table_w - x, s.table_h - depth, facing)
+            poly = space.footprint_at(u, pose)
+            if not env.blocked(poly, poly):
+                return pose
+    return None
+
+
 def _auto_deploy(battle: Battle, side: int) -> None:
     """Deploy the side's remaining units, each in its first legal slot from the centre.
 
-    In a siege a defender unit with no legal slot takes the place the castle's plan keeps for it
-    (SIEGE.SCEN.DEPLOY, :mod:`env.rules.siege.room`), so none is left out; elsewhere a unit that finds no
-    slot never arrives (a scenario deployed from army lists uses the grid's table, so this does not happen).
+    A unit with no legal slot is not left out: in a siege a defender unit takes the place the castle's plan
+    keeps for it (SIEGE.SCEN.DEPLOY, :mod:`env.rules.siege.room`); elsewhere it takes :func:`zone_spot`
+    (CORE.SETUP.DEPLOY with ``slot`` None). Only when its zone has no free place at all does it never arrive
+    (``no_room``), with the characters joined to it.
     """
     order = sorted(range(N_SLOTS), key=lambda k: (k // len(COLUMNS), abs(k % len(COLUMNS) - 5)))
     castle = battle.state.castle and side == battle.state.castle[0].defender
@@ -190,6 +221,8 @@ def _auto_deploy(battle: Battle, side: int) -> None:
 
             pose, files = room.planned(battle.state, u)
             _put(battle, u, pose, files, "SIEGE.SCEN.DEPLOY", None)
+        elif (spot := zone_spot(battle, u)) is not None:
+            _put(battle, u, spot, u.files, "CORE.SETUP.SCOUTS" if u.has("scouts") else "CORE.SETUP.DEPLOY", None)
         else:  # no room on the table: the unit never arrives, nor do the characters joined to it
             for gone in [u, *(c for c in battle.state.units if c.joined_to == u.uid)]:
                 gone.removed = True
