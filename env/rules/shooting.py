@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import numpy as np
 import shapely
 
 from env.rules import geometry as geo
@@ -142,20 +143,27 @@ def apply(battle: Battle, action: Action) -> None:
 def cover(battle: Battle, shooter: UnitState, t: UnitState) -> int:
     """Cover to-hit modifier: 0, −1 soft or −2 hard (CORE.TERRAIN.COVER); only the best counts.
 
-    A target is in cover when its centre is inside the feature, or behind it
-    when the line from the shooter's front midpoint to its centre crosses it.
+    A feature gives cover only if at least half the target's models are in it
+    (their centre inside) or behind it (the line from the shooter's front
+    midpoint to the model's centre crosses it). Model centres come from the
+    formation (CORE.GEO.FORMATION); a war machine is one model, its centre.
     """
     fl, fr = geo.front_edge(space.pose(shooter), shooter.width, shooter.depth)
     mid = ((fl[0] + fr[0]) / 2, (fl[1] + fr[1]) / 2)
-    line = shapely.LineString([mid, (t.x, t.y)])
-    centre = shapely.Point(t.x, t.y)
+    if t.troop_type == "war_machine" or t.models <= 1:
+        centres = np.array([[t.x, t.y]])
+    else:
+        centres = geo.model_centres(space.pose(t), t.files, t.models, t.base_w, t.base_d)
+    lines = shapely.linestrings([[mid, (float(x), float(y))] for x, y in centres])
+    points = shapely.points(centres)
     best = 0
     for feat in battle.state.terrain:
         value = 2 if feat.kind in space.HARD_COVER else 1 if feat.kind in space.SOFT_COVER else 0
         if value <= best:
             continue
         poly = space.terrain_poly(feat)
-        if poly.contains(centre) or line.intersects(poly):
+        covered = shapely.intersects(lines, poly) | shapely.contains(poly, points)
+        if 2 * int(covered.sum()) >= len(centres):
             best = value
     if battle.state.castle:  # SIEGE.CASTLE.WALL / TOWER: stone hard, wood soft, ruins hard
         from env.rules.siege.castle import cover_for

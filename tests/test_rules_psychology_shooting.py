@@ -1,0 +1,41 @@
+"""Exact-value tests pinning psychology and shooting rules (CORE.PSY.*, CORE.SHOOT.*) found wrong in review."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from env.rules import geometry as geo
+from env.rules import psychology, shooting, space
+from env.rules.actions import Action
+from env.rules.battle import Battle
+from env.rules.dice import ScriptedDice
+from tests.setups import INFANTRY_BASE, battle, placement, rules
+
+XBOW_DEPTH = 2 * INFANTRY_BASE  # 10 crossbowmen in 5 files
+
+
+# --------------------------------------------------------------------- CORE.TERRAIN.COVER (shooting modifier)
+def _cover_battle(hedge_half_width: float) -> Battle:
+    """10 crossbowmen at (36, 10) facing a 10-file, 2-rank orc line 10" away; a hedge centred on the line of fire."""
+    depth2 = 2 * INFANTRY_BASE
+    blue = [placement("marcher_crossbowmen", 36, 10, 90, models=10)]
+    red = [placement("orc_warriors", 36, 10 + XBOW_DEPTH / 2 + 10.0 + depth2 / 2, 270, models=20, files=10)]
+    hedge = {"kind": "hedge", "polygon": [[36 - hedge_half_width, 16], [36 + hedge_half_width, 16],
+                                          [36 + hedge_half_width, 16.5], [36 - hedge_half_width, 16.5]]}
+    return battle(blue, red, phase="shooting", terrain=[hedge])
+
+
+def test_cover_needs_half_the_models_behind_the_feature() -> None:
+    """CORE.TERRAIN.COVER: a narrow hedge that hides only the 4 centre models of 20 gives no cover (< half)."""
+    b = _cover_battle(0.3)
+    mod, parts = shooting.to_hit_modifier(b, b.unit(0), b.unit(1), False, False)
+    assert "cover" not in parts and mod == 0
+
+
+def test_cover_when_half_the_models_are_behind_the_feature() -> None:
+    """CORE.TERRAIN.COVER: a hedge that hides every model gives soft cover, −1."""
+    b = _cover_battle(5.0)
+    mod, parts = shooting.to_hit_modifier(b, b.unit(0), b.unit(1), False, False)
+    assert parts == {"cover": -1} and mod == -1
