@@ -39,3 +39,29 @@ def test_cover_when_half_the_models_are_behind_the_feature() -> None:
     b = _cover_battle(5.0)
     mod, parts = shooting.to_hit_modifier(b, b.unit(0), b.unit(1), False, False)
     assert parts == {"cover": -1} and mod == -1
+
+
+# --------------------------------------------------------------------- CORE.SHOOT.ALLOCATE -> CORE.SAVE.NONE
+def test_flaming_shot_allocated_to_a_joined_character_allows_no_armour_save() -> None:
+    """CORE.SHOOT.ALLOCATE, CORE.SAVE.NONE: a Flaming hit that a 6 puts on a joined character allows no armour save.
+
+    10 irondrakes (BS3, flaming handguns S4, Armour Piercing) shoot 4 spearmen with a joined captain (T4, W2,
+    heavy armour and shield: 4+, worsened to 6+): 1 hit (4+), allocation die 6 -> the captain; to wound 4
+    (S4 v T4: 4+) -> 1 wound, and no armour save (a 6 would have saved it).
+    """
+    scen = {
+        "id": "t", "name": "t", "terrain": [],
+        "blue": {"faction": "dwarfs", "placements": [placement("irondrakes", 36, 10, 90, models=10)]},
+        "red": {"faction": "men", "placements": [
+            placement("marcher_spearmen", 36, 10 + XBOW_DEPTH / 2 + 8.0 + INFANTRY_BASE / 2, 270, models=10, files=10),
+            placement("marcher_captain", 0, 0, 90, models=1, files=1, joins=0, options=["shield"])]},
+        "start": {"turn": 1, "phase": "shooting", "player": "blue"},
+    }
+    dice = [4] + [1] * 9 + [6] + [4] + [6]  # to hit, allocation, to wound, (an armour save die, if any)
+    b = Battle.from_scenario(scen, seed=0, dice=ScriptedDice(dice, then_seed=0))
+    b.unit(1).models = 4  # 4 R&F left: fewer than 5
+    b.apply(Action("shoot", 0, 1))
+    captain = b.unit(2)
+    assert captain.wounds_taken == 1 and captain.in_play
+    assert not [e for e in rules(b, "CORE.SAVE.MODIFIERS") if e.get("unit") == 2 and e.get("saved")]
+    assert any(e.get("unit") == 2 for e in rules(b, "CORE.SAVE.NONE"))
