@@ -65,3 +65,33 @@ def test_flaming_shot_allocated_to_a_joined_character_allows_no_armour_save() ->
     assert captain.wounds_taken == 1 and captain.in_play
     assert not [e for e in rules(b, "CORE.SAVE.MODIFIERS") if e.get("unit") == 2 and e.get("saved")]
     assert any(e.get("unit") == 2 for e in rules(b, "CORE.SAVE.NONE"))
+
+
+# --------------------------------------------------------------------- CORE.PSY.STUPIDITY: nearest by footprint
+def test_stupid_unit_moves_towards_the_enemy_nearest_by_footprint() -> None:
+    """CORE.PSY.STUPIDITY with CORE.CONV.DISTANCE: "nearest" is footprint to footprint, not centre to centre.
+
+    Trolls at (36, 30). A: 20 spearmen in 2 files at (48, 30) facing them: centres 12" apart, edges ~5.7".
+    B: a lone captain at (36, 20): centres 10" apart, edges ~8.8". The trolls fail (12 > Ld 4) and go for A.
+    """
+    blue = [placement("marcher_spearmen", 48, 30, 180, models=20, files=2),
+            placement("marcher_captain", 36, 20, 90, models=1, files=1)]
+    red = [placement("cave_trolls", 36, 30, 270, models=3, files=3)]
+    b = battle(blue, red, dice=[6, 6, 3], phase="start", player="red")
+    (move,) = [e for e in rules(b, "CORE.PSY.STUPIDITY") if "towards" in e]
+    assert move["towards"] == 0 and move["roll"] == 3
+
+
+def test_failed_rally_flees_from_the_nearest_enemy_ties_at_random() -> None:
+    """CORE.MOVE.COMPULSORY: a unit that fails to rally flees from the nearest non-fleeing enemy; a tie is random.
+
+    Spearmen at (36, 20) fail to rally (6 + 6 = 12 > Ld 7). Orcs at (26, 20) and (46, 20) are both 6.06" away,
+    edge to edge. The tie D6: 5 names no one (re-rolled), 2 names the second (uid 2, on the right), so the
+    spearmen flee 2D6 = 2" to the left.
+    """
+    blue = [placement("marcher_spearmen", 36, 20, 90, fleeing=True)]
+    red = [placement("orc_warriors", 26, 20, 90), placement("orc_warriors", 46, 20, 90)]
+    b = battle(blue, red, phase="start", dice=[6, 6, 5, 2, 1, 1])
+    (flee,) = [e for e in rules(b, "CORE.MOVE.COMPULSORY") if e.get("flee")]
+    assert flee["roll"] == 2 and flee["x"] == pytest.approx(34.0) and flee["y"] == pytest.approx(20.0)
+    assert [r["dice"] for r in b.events if r["rule"] == "CORE.MOVE.COMPULSORY" and r.get("kind") == "dice"] == [[5], [2], [1, 1]]

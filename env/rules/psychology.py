@@ -263,11 +263,35 @@ def _dangerous_terrain(battle: Battle, u: UnitState, **info: object) -> None:
 
 
 def nearest_enemy(battle: Battle, u: UnitState, non_fleeing: bool = True) -> UnitState | None:
-    """The closest enemy unit on the table (centre to centre), if any; ties go to the lower uid."""
+    """The closest enemy unit on the table (centre to centre), if any; ties go to the lower uid.
+
+    A cheap estimate for facings and agents; the rules' "nearest enemy" is :func:`closest_enemy`.
+    """
     enemies = [e for e in space.alive_units(battle.state, 1 - u.side) if not (non_fleeing and e.fleeing)]
     if not enemies:
         return None
     return min(enemies, key=lambda e: (math.hypot(e.x - u.x, e.y - u.y), e.uid))
+
+
+def closest_enemy(battle: Battle, u: UnitState, non_fleeing: bool = True, tie_rule: str | None = None) -> UnitState | None:
+    """The enemy unit nearest to ``u`` by CORE.CONV.DISTANCE (footprint to footprint), if any.
+
+    With ``tie_rule``, enemies equally near (within CORE.CONV.UNITS' ε) are
+    settled at random: a D6 logged under ``tie_rule``, re-rolled until it
+    names one of them (in uid order). Without it the lower uid wins.
+    """
+    enemies = [e for e in space.alive_units(battle.state, 1 - u.side) if not (non_fleeing and e.fleeing)]
+    if not enemies:
+        return None
+    dists = [(space.unit_distance(u, e), e.uid, e) for e in enemies]
+    best = min(d for d, _, _ in dists)
+    tied = [e for d, _, e in sorted(dists, key=lambda t: t[1]) if d <= best + geo.EPS]
+    if len(tied) == 1 or tie_rule is None or len(tied) > 6:
+        return tied[0]
+    while True:
+        face = battle.dice.d6(tie_rule)[0]
+        if face <= len(tied):
+            return tied[face - 1]
 
 
 def start_of_turn(battle: Battle) -> None:
@@ -309,12 +333,16 @@ def start_of_turn(battle: Battle) -> None:
 
 
 def compulsory_moves(battle: Battle) -> None:
-    """CORE.MOVE.COMPULSORY: units that failed to rally flee away from the nearest non-fleeing enemy."""
+    """CORE.MOVE.COMPULSORY: units that failed to rally flee away from the nearest non-fleeing enemy.
+
+    "Nearest" is footprint to footprint (CORE.CONV.DISTANCE, :func:`closest_enemy`), ties settled at
+    random; the flee is directed away from that enemy's centre (CORE.PSY.FLEE.MOVE).
+    """
     s = battle.state
     battle.emit("CORE.MOVE.COMPULSORY", player=s.active)
     for u in space.alive_units(s, s.active):
         if u.fleeing and u.flags.get("failed_rally"):
-            enemy = nearest_enemy(battle, u)
+            enemy = closest_enemy(battle, u, tie_rule="CORE.MOVE.COMPULSORY")
             source = (enemy.x, enemy.y) if enemy is not None else (u.x, u.y - 1.0 if u.side == 0 else u.y + 1.0)
             flee(battle, u, source, "CORE.MOVE.COMPULSORY")
             u.flags["moved"] = True
@@ -342,13 +370,15 @@ def stupidity_tests(battle: Battle) -> None:
 def stupidity_move(battle: Battle, u: UnitState) -> float:
     """CORE.PSY.STUPIDITY: move D6" towards the nearest enemy (straight ahead if none), stopping 1" short.
 
+    The nearest enemy is the one nearest footprint to footprint (CORE.CONV.DISTANCE, :func:`closest_enemy`).
+
     The unit turns about its centre to face the enemy (where that footprint is
     legal), then moves straight, stopping 1" from any unit. Returns the distance moved.
     """
     from env.rules.movement import furthest_legal
 
     roll = battle.dice.d6("CORE.PSY.STUPIDITY")[0]
-    enemy = nearest_enemy(battle, u)
+    enemy = closest_enemy(battle, u)
     start = space.pose(u)
     if enemy is not None:
         turned = geo.Pose(u.x, u.y, geo.facing_towards((u.x, u.y), (enemy.x, enemy.y)))
