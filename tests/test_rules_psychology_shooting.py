@@ -95,3 +95,27 @@ def test_failed_rally_flees_from_the_nearest_enemy_ties_at_random() -> None:
     (flee,) = [e for e in rules(b, "CORE.MOVE.COMPULSORY") if e.get("flee")]
     assert flee["roll"] == 2 and flee["x"] == pytest.approx(34.0) and flee["y"] == pytest.approx(20.0)
     assert [r["dice"] for r in b.events if r["rule"] == "CORE.MOVE.COMPULSORY" and r.get("kind") == "dice"] == [[5], [2], [1, 1]]
+
+
+# --------------------------------------------------------------------- CORE.PSY.FLEE.MOVE: "moves on until clear"
+def test_flee_moves_on_only_until_one_inch_clear() -> None:
+    """CORE.PSY.FLEE.MOVE, CORE.CONV.UNITS: a flee move that ends within 1" of a unit moves on exactly until clear.
+
+    20 spearmen (5 files, 3.94" x 3.15") at (20, 10) flee 7" (3 + 4) straight up the table. Orcs stand beside the
+    path, 0.5" to the side, their far end at y = 17.5. Clear means the rear edge is √(1 − 0.5²) = 0.866" past
+    y = 17.5, so the centre ends at y = 17.5 + 0.866 + 1.575 and the move is 9.941", not a 0.5" step further.
+    """
+    w = 5 * INFANTRY_BASE
+    d4 = 4 * INFANTRY_BASE
+    orc_depth = 7 * INFANTRY_BASE  # 14 orcs in 2 files
+    orc_x = 20 + w / 2 + 0.5 + INFANTRY_BASE  # 0.5" to the right of the fleeing column
+    blue = [placement("marcher_spearmen", 20, 10, 90)]
+    red = [placement("orc_warriors", orc_x, 17.5 - orc_depth / 2, 90, models=14, files=2)]
+    b = battle(blue, red, phase="shooting", dice=[3, 4])
+    u = b.unit(0)
+    psychology.flee(b, u, (20.0, 5.0), "CORE.PSY.PANIC.FAIL")
+    (move,) = rules(b, "CORE.PSY.FLEE.MOVE")
+    expected = 17.5 + (1 - 0.5**2) ** 0.5 + d4 / 2 - 10
+    assert move["distance"] == pytest.approx(expected, abs=1e-3)
+    gap = geo.distance(space.footprint(u), space.footprint(b.unit(1)))
+    assert gap == pytest.approx(1.0, abs=1e-3) and gap >= 1.0 - geo.EPS

@@ -190,8 +190,8 @@ def flee(
 
     Rolls 2D6 (3D6 dropping the lowest with Swiftstride) unless ``roll`` is
     given. The unit turns about its centre to face directly away, moves
-    straight, passing through units, and moves on until it is 1" clear of every
-    unit. It is destroyed if its footprint crosses the table edge or its path
+    straight, passing through units, and moves on just until it is 1" clear of
+    every unit (:func:`_clear_distance`). It is destroyed if its footprint crosses the table edge or its path
     enters impassable terrain (CORE.PSY.FLEE.DESTROYED). Friends passed through
     take Panic tests (CORE.PSY.PANIC.TRIGGER_FLED_THROUGH); each model passing
     through an enemy takes a dangerous terrain test (CORE.TERRAIN.DANGEROUS).
@@ -216,19 +216,9 @@ def flee(
     else:
         away = geo.Pose(u.x, u.y, geo.facing_towards(source_xy, (u.x, u.y)))
     others = [o for o in space.alive_units(s) if o.uid != u.uid]
-    dist = float(roll)
+    dist = _clear_distance(battle, u, away, float(roll), [space.footprint(o) for o in others])
     end = geo.move_straight(away, dist)
     end_poly = space.footprint_at(u, end)
-    # Move on until 1" clear of every unit (bounded by the table edge); in a siege also until clear of the walls
-    # or standing on one in one rank (SIEGE.REACT.WALL: a defender fleeing off a wall goes into the courtyard).
-    while any(space.near(o, u, 1.0 + dist) and geo.distance(end_poly, space.footprint(o)) < 1.0 for o in others) or (
-        s.castle and not space.castle_end_ok(s, u, end_poly)
-    ):
-        dist += 0.5
-        end = geo.move_straight(away, dist)
-        end_poly = space.footprint_at(u, end)
-        if not geo.within_table(end_poly, s.table_w, s.table_h):
-            break
     path = geo.swept_area(start_poly, end_poly)
     battle.emit(rule, unit=u.uid, flee=True, distance=dist, roll=roll, x=end.x, y=end.y, facing=end.facing, **info)
     battle.emit("CORE.PSY.FLEE.MOVE", unit=u.uid, distance=dist, x=end.x, y=end.y, facing=end.facing)
@@ -249,6 +239,52 @@ def flee(
         if o.side == u.side and o.alive and not u.has("swarm"):
             panic_test(battle, o, (u.x, u.y), "CORE.PSY.PANIC.TRIGGER_FLED_THROUGH", source=u.uid)
     return roll
+
+
+FLEE_CLEAR_TOLERANCE = 1e-6  # inches: how exactly the end of "moves on until clear" is found
+
+
+def _clear_distance(battle: Battle, u: UnitState, away: geo.Pose, dist: float, polys: list) -> float:
+    """The flee distance once "it moves on until clear" (CORE.PSY.FLEE.MOVE): the least distance ≥ ``dist``
+    along ``away`` at which ``u`` ends at least 1" from every footprint in ``polys``, or the first one off the table.
+
+    Along a straight line the distances at which ``u`` is within 1" of one
+    (convex) unit form an interval, so the move jumps to the far end of each
+    interval it ends in, found by bisection to :data:`FLEE_CLEAR_TOLERANCE`,
+    until it ends clear of all. In a siege it then also moves on, in 0.5"
+    steps, until it is clear of the walls or stands on one in one rank
+    (SIEGE.REACT.WALL: a defender fleeing off a wall goes into the courtyard).
+    """
+    s = battle.state
+
+    def at(d: float):
+        return space.footprint_at(u, geo.move_straight(away, d))
+
+    def on_table(poly) -> bool:
+        return geo.within_table(poly, s.table_w, s.table_h)
+
+    def within(poly, other) -> bool:
+        return geo.distance(poly, other) < 1.0
+
+    while True:
+        end_poly = at(dist)
+        if not on_table(end_poly):
+            return dist
+        blocking = [o for o in polys if within(end_poly, o)]
+        if blocking:
+            for o in blocking:
+                lo, hi = dist, dist + 0.5
+                while within(at(hi), o) and on_table(at(hi)):
+                    lo, hi = hi, hi + 0.5
+                while hi - lo > FLEE_CLEAR_TOLERANCE:
+                    mid = (lo + hi) / 2
+                    lo, hi = (mid, hi) if within(at(mid), o) else (lo, mid)
+                dist = max(dist, hi)
+            continue
+        if s.castle and not space.castle_end_ok(s, u, end_poly):
+            dist += 0.5
+            continue
+        return dist
 
 
 def _dangerous_terrain(battle: Battle, u: UnitState, **info: object) -> None:
