@@ -119,3 +119,33 @@ def test_flee_moves_on_only_until_one_inch_clear() -> None:
     assert move["distance"] == pytest.approx(expected, abs=1e-3)
     gap = geo.distance(space.footprint(u), space.footprint(b.unit(1)))
     assert gap == pytest.approx(1.0, abs=1e-3) and gap >= 1.0 - geo.EPS
+
+
+# --------------------------------------------------------------------- CORE.SR.MULTIPLE_SHOTS
+def test_multiple_shots_not_taken_when_they_cannot_hit() -> None:
+    """CORE.SR.MULTIPLE_SHOTS: "1 shot, or N shots at −1 each"; the engine must not take N impossible shots.
+
+    BS 2 pistoliers (Multiple Shots ×2) at a lone orc warlord behind a wall, beyond half range (pistol 8"):
+    −1 long range, −2 hard cover, −1 single model = −4, so one shot needs 7 − 2 + 4 = 9 (a 6 then a 6),
+    while two shots at −1 would need 10 (impossible). Each model takes its single shot: 6, 6 -> 1 hit.
+    """
+    wall = {"kind": "wall", "polygon": [[34, 16.2], [38, 16.2], [38, 16.5], [34, 16.5]]}
+    blue = [placement("pistoliers", 36, 10, 90, models=5, files=5)]
+    red = [placement("orc_warlord", 36, 10 + 1.0 + 5.5 + 0.5, 270, models=1, files=1)]
+    b = battle(blue, red, phase="shooting", terrain=[wall], dice=[6, 6])
+    u = b.unit(0)
+    u.models = 1  # one pistolier left
+    u.profile = dataclasses.replace(u.profile, BS=2)
+    mod, parts = shooting.to_hit_modifier(b, u, b.unit(1), False, False)
+    assert parts == {"long_range": -1, "cover": -2, "single_model": -1}
+    shooting.resolve_fire(b, u, b.unit(1))
+    (hit,) = rules(b, "CORE.SHOOT.TO_HIT")
+    assert hit["shots"] == 1 and hit["needed"] == 9 and hit["hits"] == 1
+    assert not rules(b, "CORE.SR.MULTIPLE_SHOTS")
+
+
+def test_shot_chance_table() -> None:
+    """CORE.SHOOT.TO_HIT: the chance of one shot by the score needed (2+ is 5/6: a natural 1 misses)."""
+    from env.rules.tables import shot_chance
+
+    assert [shot_chance(n) for n in (1, 2, 4, 6, 7, 8, 9, 10)] == [5 / 6, 5 / 6, 3 / 6, 1 / 6, 3 / 36, 2 / 36, 1 / 36, 0]

@@ -211,12 +211,21 @@ def resolve_fire(battle: Battle, u: UnitState, t: UnitState, stand_and_shoot: bo
 
     CORE.SHOOT.TO_HIT, MODIFIERS, TO_WOUND, ALLOCATE, CASUALTIES;
     CORE.SAVE.ARMOUR_TABLE, MODIFIERS; CORE.PSY.PANIC.TRIGGER_CASUALTIES
-    (not for Stand and Shoot). Returns the models killed.
+    (not for Stand and Shoot). With CORE.SR.MULTIPLE_SHOTS ×N each model
+    takes N shots at −1, unless N × the chance of one such shot is below the
+    chance of a single shot (:func:`env.rules.tables.shot_chance`; e.g. a
+    single shot needing 9 against N shots needing an impossible 10). Returns
+    the models killed.
     """
     w = weapon(u)
-    # CORE.SR.MULTIPLE_SHOTS: N shots at −1 each (never fewer expected hits than the single shot).
+    # CORE.SR.MULTIPLE_SHOTS: 1 shot, or N shots at −1 each; the N shots unless they expect fewer hits.
     shots_per_model = max(w.multiple_shots, special_rules.multiple_shots(u))
     multi = shots_per_model > 1
+    if multi:
+        single, _ = to_hit_modifier(battle, u, t, stand_and_shoot, False)
+        one = tables.shot_chance(tables.shooting_to_hit(u.profile.BS, single))
+        if shots_per_model * tables.shot_chance(tables.shooting_to_hit(u.profile.BS, single - 1)) < one:
+            shots_per_model, multi = 1, False
     if multi:
         battle.emit("CORE.SR.MULTIPLE_SHOTS", unit=u.uid, shots_per_model=shots_per_model)
     mod, parts = to_hit_modifier(battle, u, t, stand_and_shoot, multi)
