@@ -149,3 +149,20 @@ def test_shot_chance_table() -> None:
     from env.rules.tables import shot_chance
 
     assert [shot_chance(n) for n in (1, 2, 4, 6, 7, 8, 9, 10)] == [5 / 6, 5 / 6, 3 / 6, 1 / 6, 3 / 36, 2 / 36, 1 / 36, 0]
+
+
+# --------------------------------------------------------------------- CORE.PSY.FLEE.MOVE -> CORE.TERRAIN.DANGEROUS
+def test_chariot_fleeing_through_an_enemy_takes_d6_wounds_on_a_1() -> None:
+    """CORE.PSY.FLEE.MOVE, CORE.TERRAIN.DANGEROUS: a model fleeing through an enemy tests; a chariot takes D6 W on a 1.
+
+    A boar chariot (W4) at (36, 30) flees 3D6 drop lowest = 6 + 6 = 12" away from (36, 40), through spearmen at
+    (36, 22). Its dangerous terrain D6 is a 1, and the D6 of wounds a 3: 3 wounds, no save.
+    """
+    blue = [placement("marcher_spearmen", 36, 22, 90)]
+    red = [placement("boar_chariot", 36, 30, 270, models=1, files=1)]
+    b = battle(blue, red, phase="shooting", dice=[6, 6, 1, 1, 3])
+    chariot = b.unit(1)
+    psychology.flee(b, chariot, (36.0, 40.0), "CORE.PSY.PANIC.FAIL")
+    (dt,) = rules(b, "CORE.TERRAIN.DANGEROUS")
+    assert dt["unit"] == 1 and dt["enemy"] == 0 and dt["wounds"] == 3
+    assert chariot.in_play and chariot.wounds_taken == 3

@@ -288,14 +288,25 @@ def _clear_distance(battle: Battle, u: UnitState, away: geo.Pose, dist: float, p
 
 
 def _dangerous_terrain(battle: Battle, u: UnitState, **info: object) -> None:
-    """CORE.TERRAIN.DANGEROUS: each model rolls a D6; on a 1 it takes a wound, no armour save."""
-    faces = battle.dice.d6("CORE.TERRAIN.DANGEROUS", u.models)
-    wounds = sum(1 for f in faces if f == 1)
-    battle.emit("CORE.TERRAIN.DANGEROUS", unit=u.uid, wounds=wounds, **info)
-    if wounds:
-        from env.rules.casualties import apply_wounds
+    """CORE.TERRAIN.DANGEROUS: each model rolls a D6; on a 1 it takes a wound (a chariot: D6 wounds), no armour save.
 
-        apply_wounds(battle, u, wounds, rule="CORE.TERRAIN.DANGEROUS")
+    A chariot's D6 wounds all go to the model that rolled the 1; the excess is lost (CORE.WOUND.APPLY).
+    """
+    from env.rules.casualties import apply_wounds
+
+    faces = battle.dice.d6("CORE.TERRAIN.DANGEROUS", u.models)
+    failed = sum(1 for f in faces if f == 1)
+    if u.troop_type != "chariot":
+        battle.emit("CORE.TERRAIN.DANGEROUS", unit=u.uid, wounds=failed, **info)
+        if failed:
+            apply_wounds(battle, u, failed, rule="CORE.TERRAIN.DANGEROUS")
+        return
+    rolls = [battle.dice.d6("CORE.TERRAIN.DANGEROUS")[0] for _ in range(failed)]
+    battle.emit("CORE.TERRAIN.DANGEROUS", unit=u.uid, wounds=sum(rolls), chariot_rolls=rolls, **info)
+    for n in rolls:
+        if not u.in_play:
+            break
+        apply_wounds(battle, u, min(n, max(1, u.profile.W) - u.wounds_taken), rule="CORE.TERRAIN.DANGEROUS")
 
 
 def nearest_enemy(battle: Battle, u: UnitState, non_fleeing: bool = True) -> UnitState | None:
