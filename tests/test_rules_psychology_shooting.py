@@ -166,3 +166,14 @@ def test_chariot_fleeing_through_an_enemy_takes_d6_wounds_on_a_1() -> None:
     (dt,) = rules(b, "CORE.TERRAIN.DANGEROUS")
     assert dt["unit"] == 1 and dt["enemy"] == 0 and dt["wounds"] == 3
     assert chariot.in_play and chariot.wounds_taken == 3
+
+
+def test_stupid_unit_moves_towards_the_nearest_enemy_even_if_it_flees() -> None:
+    """CORE.PSY.STUPIDITY: "towards the nearest enemy" names no exception (CORE.MOVE.COMPULSORY says
+    "non-fleeing"): trolls at (36, 30) go for fleeing spearmen 8" to the south, not the captain 10" north."""
+    blue = [placement("marcher_spearmen", 36, 30 - 0.79 - 8.0 - 1.575, 90, fleeing=True),
+            placement("marcher_captain", 36, 30 + 0.79 + 10.0 + 0.39, 270, models=1, files=1)]
+    red = [placement("cave_trolls", 36, 30, 270, models=3, files=3)]
+    b = battle(blue, red, dice=[6, 6, 3], phase="start", player="red")
+    (move,) = [e for e in rules(b, "CORE.PSY.STUPIDITY") if "towards" in e]
+    assert move["towards"] == 0 and move["distance"] == pytest.approx(3.0)

@@ -417,7 +417,8 @@ def stupidity_tests(battle: Battle) -> None:
 def stupidity_move(battle: Battle, u: UnitState) -> float:
     """CORE.PSY.STUPIDITY: move D6" towards the nearest enemy (straight ahead if none), stopping 1" short.
 
-    The nearest enemy is the one nearest footprint to footprint (CORE.CONV.DISTANCE, :func:`closest_enemy`).
+    The nearest enemy is the enemy unit nearest footprint to footprint (CORE.CONV.DISTANCE,
+    :func:`closest_enemy`), fleeing or not: unlike CORE.MOVE.COMPULSORY, the rule names no exception.
 
     The unit turns about its centre to face the enemy (where that footprint is
     legal), then moves straight, stopping 1" from any unit. Returns the distance moved.
@@ -425,7 +426,7 @@ def stupidity_move(battle: Battle, u: UnitState) -> float:
     from env.rules.movement import furthest_legal
 
     roll = battle.dice.d6("CORE.PSY.STUPIDITY")[0]
-    enemy = closest_enemy(battle, u)
+    enemy = closest_enemy(battle, u, non_fleeing=False)
     start = space.pose(u)
     if enemy is not None:
         turned = geo.Pose(u.x, u.y, geo.facing_towards((u.x, u.y), (enemy.x, enemy.y)))
