@@ -177,3 +177,18 @@ def test_stupid_unit_moves_towards_the_nearest_enemy_even_if_it_flees() -> None:
     b = battle(blue, red, dice=[6, 6, 3], phase="start", player="red")
     (move,) = [e for e in rules(b, "CORE.PSY.STUPIDITY") if "towards" in e]
     assert move["towards"] == 0 and move["distance"] == pytest.approx(3.0)
+
+
+# --------------------------------------------------------------------- CORE.PSY.PANIC.EXEMPT is logged
+def test_panic_exemption_is_logged_with_its_reason() -> None:
+    """CORE.PSY.PANIC.EXEMPT: a unit that may not test says why: already tested this phase, fleeing, engaged."""
+    b = battle([placement("marcher_crossbowmen", 36, 10, 90, models=10)],
+               [placement("orc_warriors", 36, 30, 270)], phase="shooting", dice=[1, 2])
+    t = b.unit(1)
+    psychology.panic_test(b, t, (36.0, 10.0), "CORE.PSY.PANIC.TRIGGER_DESTROYED")
+    psychology.panic_test(b, t, (36.0, 10.0), "CORE.PSY.PANIC.TRIGGER_CASUALTIES")
+    t.fleeing = True
+    psychology.panic_test(b, t, (36.0, 10.0), "CORE.PSY.PANIC.TRIGGER_BREAK")
+    assert len(rules(b, "CORE.PSY.PANIC.TEST")) == 1
+    assert [(e["unit"], e["trigger"], e["reason"]) for e in rules(b, "CORE.PSY.PANIC.EXEMPT")] == [
+        (1, "CORE.PSY.PANIC.TRIGGER_CASUALTIES", "tested_this_phase"), (1, "CORE.PSY.PANIC.TRIGGER_BREAK", "fleeing")]

@@ -150,15 +150,24 @@ def panic_after_shooting(battle: Battle, shooter: UnitState, uids: list[int]) ->
 def panic_test(battle: Battle, u: UnitState, source_xy: tuple[float, float], trigger: str, **info: object) -> None:
     """Take a Panic test if not exempt (CORE.PSY.PANIC.EXEMPT, TEST, FAIL).
 
+    An exempt unit (fleeing, engaged, already tested this phase, or passing
+    automatically by CORE.PSY.HELPERS) logs CORE.PSY.PANIC.EXEMPT with the
+    trigger and the reason instead.
+
     The test uses the unit's own Ld. On a failure the unit flees 2D6 away from
     ``source_xy`` (the shooter, the destroyed or broken friend, or the fleer).
     """
     s = battle.state
     key = f"{s.turn}:{s.active}:{s.phase}"
-    if not u.alive or u.fleeing or engaged(battle, u) or u.flags.get("panic_tested") == key:
+    if not u.alive:
+        return
+    exempt = "fleeing" if u.fleeing else "engaged" if engaged(battle, u) else (
+        "tested_this_phase" if u.flags.get("panic_tested") == key else None)
+    if exempt is not None:
+        battle.emit("CORE.PSY.PANIC.EXEMPT", unit=u.uid, trigger=trigger, reason=exempt)
         return
     if immune(battle, u, "CORE.PSY.PANIC.TEST"):
-        battle.emit("CORE.PSY.PANIC.EXEMPT", unit=u.uid, trigger=trigger)
+        battle.emit("CORE.PSY.PANIC.EXEMPT", unit=u.uid, trigger=trigger, reason="immune")
         return
     u.flags["panic_tested"] = key
     battle.emit(trigger, unit=u.uid, **info)
