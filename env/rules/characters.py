@@ -342,23 +342,22 @@ def allocate_hits(battle: Battle, host: UnitState, hits: int) -> tuple[int, dict
 
 
 def shoot_character(battle: Battle, shooter: UnitState, c: UnitState, hits: int, strength: int, armour_piercing: bool) -> int:
-    """Resolve shooting hits allocated to a joined character: to wound against its T, its armour, its wounds.
+    """Resolve shooting hits allocated to a joined character (CORE.SHOOT.ALLOCATE), as hits on the unit are.
 
-    CORE.SHOOT.TO_WOUND, CORE.SAVE.MODIFIERS, CORE.WOUND.APPLY. Returns the unsaved wounds.
+    CORE.SHOOT.TO_WOUND against its T, then the whole save pipeline
+    (CORE.SAVE.PIPELINE: no armour save against Flaming or Ethereal shots,
+    CORE.SAVE.NONE; its ward save and Regeneration; Flammable), then its
+    wounds (CORE.WOUND.APPLY). Returns the wounds inflicted.
     """
-    from env.rules import tables
-    from env.rules.casualties import apply_wounds
+    from env.rules import special_rules, tables
 
-    needed = tables.to_wound(strength, c.profile.T)
-    faces = battle.dice.d6("CORE.SHOOT.TO_WOUND", hits)
-    wounds = sum(1 for f in faces if f >= needed or f == 6)
-    save = tables.armour_save_needed(c.armour_save, strength, armour_piercing)
-    save_faces = battle.dice.d6("CORE.SAVE.MODIFIERS", wounds) if wounds and save <= 6 else []
-    unsaved = wounds - sum(1 for f in save_faces if tables.save_passes(save, f))
-    battle.emit("CORE.SHOOT.TO_WOUND", unit=shooter.uid, target=c.uid, hits=hits, strength=strength, needed=needed, wounds=wounds)
-    battle.emit("CORE.SAVE.MODIFIERS", unit=c.uid, needed=save, saved=wounds - unsaved)
-    apply_wounds(battle, c, unsaved, rule="CORE.SHOOT.CASUALTIES", shooter=shooter.uid)
-    return unsaved
+    res = special_rules.wound_and_save(battle, shooter, c, hits, strength, armour_piercing=armour_piercing,
+                                       wound_rule="CORE.SHOOT.TO_WOUND")
+    battle.emit("CORE.SHOOT.TO_WOUND", unit=shooter.uid, target=c.uid, hits=hits, strength=strength,
+                needed=tables.to_wound(strength, c.profile.T), wounds=res.wounds)
+    battle.emit("CORE.SAVE.MODIFIERS", unit=c.uid, needed=res.armour_needed, saved=res.armour_saved)
+    inflicted, _ = special_rules.apply_result(battle, c, res, "CORE.SHOOT.CASUALTIES", shooter=shooter.uid)
+    return inflicted
 
 
 def look_out_sir(battle: Battle, host: UnitState, model: int | None) -> bool:

@@ -150,15 +150,24 @@ def panic_after_shooting(battle: Battle, shooter: UnitState, uids: list[int]) ->
 def panic_test(battle: Battle, u: UnitState, source_xy: tuple[float, float], trigger: str, **info: object) -> None:
     """Take a Panic test if not exempt (CORE.PSY.PANIC.EXEMPT, TEST, FAIL).
 
+    An exempt unit (fleeing, engaged, already tested this phase, or passing
+    automatically by CORE.PSY.HELPERS) logs CORE.PSY.PANIC.EXEMPT with the
+    trigger and the reason instead.
+
     The test uses the unit's own Ld. On a failure the unit flees 2D6 away from
     ``source_xy`` (the shooter, the destroyed or broken friend, or the fleer).
     """
     s = battle.state
     key = f"{s.turn}:{s.active}:{s.phase}"
-    if not u.alive or u.fleeing or engaged(battle, u) or u.flags.get("panic_tested") == key:
+    if not u.alive:
+        return
+    exempt = "fleeing" if u.fleeing else "engaged" if engaged(battle, u) else (
+        "tested_this_phase" if u.flags.get("panic_tested") == key else None)
+    if exempt is not None:
+        battle.emit("CORE.PSY.PANIC.EXEMPT", unit=u.uid, trigger=trigger, reason=exempt)
         return
     if immune(battle, u, "CORE.PSY.PANIC.TEST"):
-        battle.emit("CORE.PSY.PANIC.EXEMPT", unit=u.uid, trigger=trigger)
+        battle.emit("CORE.PSY.PANIC.EXEMPT", unit=u.uid, trigger=trigger, reason="immune")
         return
     u.flags["panic_tested"] = key
     battle.emit(trigger, unit=u.uid, **info)
@@ -190,8 +199,8 @@ def flee(
 
     Rolls 2D6 (3D6 dropping the lowest with Swiftstride) unless ``roll`` is
     given. The unit turns about its centre to face directly away, moves
-    straight, passing through units, and moves on until it is 1" clear of every
-    unit. It is destroyed if its footprint crosses the table edge or its path
+    straight, passing through units, and moves on just until it is 1" clear of
+    every unit (:func:`_clear_distance`). It is destroyed if its footprint crosses the table edge or its path
     enters impassable terrain (CORE.PSY.FLEE.DESTROYED). Friends passed through
     take Panic tests (CORE.PSY.PANIC.TRIGGER_FLED_THROUGH); each model passing
     through an enemy takes a dangerous terrain test (CORE.TERRAIN.DANGEROUS).
@@ -216,19 +225,9 @@ def flee(
     else:
         away = geo.Pose(u.x, u.y, geo.facing_towards(source_xy, (u.x, u.y)))
     others = [o for o in space.alive_units(s) if o.uid != u.uid]
-    dist = float(roll)
+    dist = _clear_distance(battle, u, away, float(roll), [space.footprint(o) for o in others])
     end = geo.move_straight(away, dist)
     end_poly = space.footprint_at(u, end)
-    # Move on until 1" clear of every unit (bounded by the table edge); in a siege also until clear of the walls
-    # or standing on one in one rank (SIEGE.REACT.WALL: a defender fleeing off a wall goes into the courtyard).
-    while any(space.near(o, u, 1.0 + dist) and geo.distance(end_poly, space.footprint(o)) < 1.0 for o in others) or (
-        s.castle and not space.castle_end_ok(s, u, end_poly)
-    ):
-        dist += 0.5
-        end = geo.move_straight(away, dist)
-        end_poly = space.footprint_at(u, end)
-        if not geo.within_table(end_poly, s.table_w, s.table_h):
-            break
     path = geo.swept_area(start_poly, end_poly)
     battle.emit(rule, unit=u.uid, flee=True, distance=dist, roll=roll, x=end.x, y=end.y, facing=end.facing, **info)
     battle.emit("CORE.PSY.FLEE.MOVE", unit=u.uid, distance=dist, x=end.x, y=end.y, facing=end.facing)
@@ -251,23 +250,104 @@ def flee(
     return roll
 
 
-def _dangerous_terrain(battle: Battle, u: UnitState, **info: object) -> None:
-    """CORE.TERRAIN.DANGEROUS: each model rolls a D6; on a 1 it takes a wound, no armour save."""
-    faces = battle.dice.d6("CORE.TERRAIN.DANGEROUS", u.models)
-    wounds = sum(1 for f in faces if f == 1)
-    battle.emit("CORE.TERRAIN.DANGEROUS", unit=u.uid, wounds=wounds, **info)
-    if wounds:
-        from env.rules.casualties import apply_wounds
+FLEE_CLEAR_TOLERANCE = 1e-6  # inches: how exactly the end of "moves on until clear" is found
 
-        apply_wounds(battle, u, wounds, rule="CORE.TERRAIN.DANGEROUS")
+
+def _clear_distance(battle: Battle, u: UnitState, away: geo.Pose, dist: float, polys: list) -> float:
+    """The flee distance once "it moves on until clear" (CORE.PSY.FLEE.MOVE): the least distance ≥ ``dist``
+    along ``away`` at which ``u`` ends at least 1" from every footprint in ``polys``, or the first one off the table.
+
+    Along a straight line the distances at which ``u`` is within 1" of one
+    (convex) unit form an interval, so the move jumps to the far end of each
+    interval it ends in, found by bisection to :data:`FLEE_CLEAR_TOLERANCE`,
+    until it ends clear of all. In a siege it then also moves on, in 0.5"
+    steps, until it is clear of the walls or stands on one in one rank
+    (SIEGE.REACT.WALL: a defender fleeing off a wall goes into the courtyard).
+    """
+    s = battle.state
+
+    def at(d: float):
+        return space.footprint_at(u, geo.move_straight(away, d))
+
+    def on_table(poly) -> bool:
+        return geo.within_table(poly, s.table_w, s.table_h)
+
+    def within(poly, other) -> bool:
+        return geo.distance(poly, other) < 1.0
+
+    while True:
+        end_poly = at(dist)
+        if not on_table(end_poly):
+            return dist
+        blocking = [o for o in polys if within(end_poly, o)]
+        if blocking:
+            for o in blocking:
+                lo, hi = dist, dist + 0.5
+                while within(at(hi), o) and on_table(at(hi)):
+                    lo, hi = hi, hi + 0.5
+                while hi - lo > FLEE_CLEAR_TOLERANCE:
+                    mid = (lo + hi) / 2
+                    lo, hi = (mid, hi) if within(at(mid), o) else (lo, mid)
+                dist = max(dist, hi)
+            continue
+        if s.castle and not space.castle_end_ok(s, u, end_poly):
+            dist += 0.5
+            continue
+        return dist
+
+
+def _dangerous_terrain(battle: Battle, u: UnitState, **info: object) -> None:
+    """CORE.TERRAIN.DANGEROUS: each model rolls a D6; on a 1 it takes a wound (a chariot: D6 wounds), no armour save.
+
+    A chariot's D6 wounds all go to the model that rolled the 1; the excess is lost (CORE.WOUND.APPLY).
+    """
+    from env.rules.casualties import apply_wounds
+
+    faces = battle.dice.d6("CORE.TERRAIN.DANGEROUS", u.models)
+    failed = sum(1 for f in faces if f == 1)
+    if u.troop_type != "chariot":
+        battle.emit("CORE.TERRAIN.DANGEROUS", unit=u.uid, wounds=failed, **info)
+        if failed:
+            apply_wounds(battle, u, failed, rule="CORE.TERRAIN.DANGEROUS")
+        return
+    rolls = [battle.dice.d6("CORE.TERRAIN.DANGEROUS")[0] for _ in range(failed)]
+    battle.emit("CORE.TERRAIN.DANGEROUS", unit=u.uid, wounds=sum(rolls), chariot_rolls=rolls, **info)
+    for n in rolls:
+        if not u.in_play:
+            break
+        apply_wounds(battle, u, min(n, max(1, u.profile.W) - u.wounds_taken), rule="CORE.TERRAIN.DANGEROUS")
 
 
 def nearest_enemy(battle: Battle, u: UnitState, non_fleeing: bool = True) -> UnitState | None:
-    """The closest enemy unit on the table (centre to centre), if any; ties go to the lower uid."""
+    """The closest enemy unit on the table (centre to centre), if any; ties go to the lower uid.
+
+    A cheap estimate for facings and agents; the rules' "nearest enemy" is :func:`closest_enemy`.
+    """
     enemies = [e for e in space.alive_units(battle.state, 1 - u.side) if not (non_fleeing and e.fleeing)]
     if not enemies:
         return None
     return min(enemies, key=lambda e: (math.hypot(e.x - u.x, e.y - u.y), e.uid))
+
+
+def closest_enemy(battle: Battle, u: UnitState, non_fleeing: bool = True, tie_rule: str | None = None) -> UnitState | None:
+    """The enemy unit nearest to ``u`` by CORE.CONV.DISTANCE (footprint to footprint), if any.
+
+    With ``tie_rule``, enemies equally near (within CORE.CONV.UNITS' ε) are
+    settled at random: a D6 logged under ``tie_rule``, re-rolled until it
+    names one of them (in uid order). Without it the lower uid wins.
+    """
+    enemies = [e for e in space.alive_units(battle.state, 1 - u.side) if not (non_fleeing and e.fleeing)]
+    if not enemies:
+        return None
+    dists = [(space.unit_distance(u, e), e.uid, e) for e in enemies]
+    best = min(d for d, _, _ in dists)
+    tied = [e for d, _, e in sorted(dists, key=lambda t: t[1]) if d <= best + geo.EPS]
+    if len(tied) == 1 or tie_rule is None or len(tied) > 6:
+        return tied[0]
+    while True:
+        face = battle.dice.d6(tie_rule)[0]
+        if face <= len(tied):
+            return tied[face - 1]
 
 
 def start_of_turn(battle: Battle) -> None:
@@ -309,12 +389,16 @@ def start_of_turn(battle: Battle) -> None:
 
 
 def compulsory_moves(battle: Battle) -> None:
-    """CORE.MOVE.COMPULSORY: units that failed to rally flee away from the nearest non-fleeing enemy."""
+    """CORE.MOVE.COMPULSORY: units that failed to rally flee away from the nearest non-fleeing enemy.
+
+    "Nearest" is footprint to footprint (CORE.CONV.DISTANCE, :func:`closest_enemy`), ties settled at
+    random; the flee is directed away from that enemy's centre (CORE.PSY.FLEE.MOVE).
+    """
     s = battle.state
     battle.emit("CORE.MOVE.COMPULSORY", player=s.active)
     for u in space.alive_units(s, s.active):
         if u.fleeing and u.flags.get("failed_rally"):
-            enemy = nearest_enemy(battle, u)
+            enemy = closest_enemy(battle, u, tie_rule="CORE.MOVE.COMPULSORY")
             source = (enemy.x, enemy.y) if enemy is not None else (u.x, u.y - 1.0 if u.side == 0 else u.y + 1.0)
             flee(battle, u, source, "CORE.MOVE.COMPULSORY")
             u.flags["moved"] = True
@@ -342,13 +426,16 @@ def stupidity_tests(battle: Battle) -> None:
 def stupidity_move(battle: Battle, u: UnitState) -> float:
     """CORE.PSY.STUPIDITY: move D6" towards the nearest enemy (straight ahead if none), stopping 1" short.
 
+    The nearest enemy is the enemy unit nearest footprint to footprint (CORE.CONV.DISTANCE,
+    :func:`closest_enemy`), fleeing or not: unlike CORE.MOVE.COMPULSORY, the rule names no exception.
+
     The unit turns about its centre to face the enemy (where that footprint is
     legal), then moves straight, stopping 1" from any unit. Returns the distance moved.
     """
     from env.rules.movement import furthest_legal
 
     roll = battle.dice.d6("CORE.PSY.STUPIDITY")[0]
-    enemy = nearest_enemy(battle, u)
+    enemy = closest_enemy(battle, u, non_fleeing=False)
     start = space.pose(u)
     if enemy is not None:
         turned = geo.Pose(u.x, u.y, geo.facing_towards((u.x, u.y), (enemy.x, enemy.y)))

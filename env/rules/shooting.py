@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import numpy as np
 import shapely
 
 from env.rules import geometry as geo
@@ -142,20 +143,27 @@ def apply(battle: Battle, action: Action) -> None:
 def cover(battle: Battle, shooter: UnitState, t: UnitState) -> int:
     """Cover to-hit modifier: 0, −1 soft or −2 hard (CORE.TERRAIN.COVER); only the best counts.
 
-    A target is in cover when its centre is inside the feature, or behind it
-    when the line from the shooter's front midpoint to its centre crosses it.
+    A feature gives cover only if at least half the target's models are in it
+    (their centre inside) or behind it (the line from the shooter's front
+    midpoint to the model's centre crosses it). Model centres come from the
+    formation (CORE.GEO.FORMATION); a war machine is one model, its centre.
     """
     fl, fr = geo.front_edge(space.pose(shooter), shooter.width, shooter.depth)
     mid = ((fl[0] + fr[0]) / 2, (fl[1] + fr[1]) / 2)
-    line = shapely.LineString([mid, (t.x, t.y)])
-    centre = shapely.Point(t.x, t.y)
+    if t.troop_type == "war_machine" or t.models <= 1:
+        centres = np.array([[t.x, t.y]])
+    else:
+        centres = geo.model_centres(space.pose(t), t.files, t.models, t.base_w, t.base_d)
+    lines = shapely.linestrings([[mid, (float(x), float(y))] for x, y in centres])
+    points = shapely.points(centres)
     best = 0
     for feat in battle.state.terrain:
         value = 2 if feat.kind in space.HARD_COVER else 1 if feat.kind in space.SOFT_COVER else 0
         if value <= best:
             continue
         poly = space.terrain_poly(feat)
-        if poly.contains(centre) or line.intersects(poly):
+        covered = shapely.intersects(lines, poly) | shapely.contains(poly, points)
+        if 2 * int(covered.sum()) >= len(centres):
             best = value
     if battle.state.castle:  # SIEGE.CASTLE.WALL / TOWER: stone hard, wood soft, ruins hard
         from env.rules.siege.castle import cover_for
@@ -203,12 +211,21 @@ def resolve_fire(battle: Battle, u: UnitState, t: UnitState, stand_and_shoot: bo
 
     CORE.SHOOT.TO_HIT, MODIFIERS, TO_WOUND, ALLOCATE, CASUALTIES;
     CORE.SAVE.ARMOUR_TABLE, MODIFIERS; CORE.PSY.PANIC.TRIGGER_CASUALTIES
-    (not for Stand and Shoot). Returns the models killed.
+    (not for Stand and Shoot). With CORE.SR.MULTIPLE_SHOTS ×N each model
+    takes N shots at −1, unless N × the chance of one such shot is below the
+    chance of a single shot (:func:`env.rules.tables.shot_chance`; e.g. a
+    single shot needing 9 against N shots needing an impossible 10). Returns
+    the models killed.
     """
     w = weapon(u)
-    # CORE.SR.MULTIPLE_SHOTS: N shots at −1 each (never fewer expected hits than the single shot).
+    # CORE.SR.MULTIPLE_SHOTS: 1 shot, or N shots at −1 each; the N shots unless they expect fewer hits.
     shots_per_model = max(w.multiple_shots, special_rules.multiple_shots(u))
     multi = shots_per_model > 1
+    if multi:
+        single, _ = to_hit_modifier(battle, u, t, stand_and_shoot, False)
+        one = tables.shot_chance(tables.shooting_to_hit(u.profile.BS, single))
+        if shots_per_model * tables.shot_chance(tables.shooting_to_hit(u.profile.BS, single - 1)) < one:
+            shots_per_model, multi = 1, False
     if multi:
         battle.emit("CORE.SR.MULTIPLE_SHOTS", unit=u.uid, shots_per_model=shots_per_model)
     mod, parts = to_hit_modifier(battle, u, t, stand_and_shoot, multi)

@@ -58,6 +58,16 @@ def shot_hits(needed: int, first: int, second: int | None = None) -> bool:
     return first == 6 and second is not None and second >= needed - 3
 
 
+def shot_chance(needed: int) -> float:
+    """The chance that one shot needing ``needed`` hits (CORE.SHOOT.TO_HIT): (7 − n)/6 for 2..6,
+    (10 − n)/36 for 7..9 (a 6, then 4+, 5+ or 6+), 0 from 10."""
+    if needed >= 10:
+        return 0.0
+    if needed > 6:
+        return (10 - needed) / 36
+    return (7 - max(2, needed)) / 6
+
+
 def armour_save_needed(base_save: int, strength: int, armour_piercing: bool = False) -> int:
     """Modified armour save (CORE.SAVE.MODIFIERS).
 
