@@ -110,13 +110,24 @@ class Strike:
     info: dict[str, Any] = field(default_factory=dict)
 
 
+def charged_this_turn(battle: Battle, e: Engagement) -> bool:
+    """Whether ``e`` is a charge (or a pursuit that counts as one) whose R1 is still to be fought (CORE.CC.ROUNDS).
+
+    R1 is the round fought in the player turn in which the charge made
+    contact. ``e.turn`` is the game turn, which both players' turns share, so
+    the engagement must also not have fought a round yet: the round fought in
+    the other player's turn of the same game turn is round 2.
+    """
+    return e.charged and e.turn == battle.state.turn and e.rounds == 0
+
+
 def _round_one(battle: Battle, group: list[Engagement]) -> bool:
-    return any(e.charged and e.turn == battle.state.turn for e in group)
+    return any(charged_this_turn(battle, e) for e in group)
 
 
 def _charging_side(battle: Battle, group: list[Engagement]) -> int | None:
     for e in group:
-        if e.charged and e.turn == battle.state.turn:
+        if charged_this_turn(battle, e):
             return battle.unit(e.attacker).side
     return None
 
@@ -380,8 +391,8 @@ def fight_round(battle: Battle, group: list[Engagement]) -> bool | str:
 
 
 def _charged_units(battle: Battle, group: list[Engagement]) -> set[int]:
-    """Units that charged this turn, with the characters joined to them."""
-    out = {e.attacker for e in group if e.charged and e.turn == battle.state.turn}
+    """Units that charged this turn and have not fought yet (:func:`charged_this_turn`), with their joined characters."""
+    out = {e.attacker for e in group if charged_this_turn(battle, e)}
     return out | {c for u in out for c in battle.unit(u).joined}
 
 
