@@ -22,8 +22,9 @@ def _script(b, faces: list[int]) -> None:
 def _front_pair(rounds: int = 0, turn: int = 1, blue_models: int = 20, red_models: int = 20):
     """Blue spearmen (I3) whose charge touches red orc warriors (I2) in the front, in the combat phase."""
     b = battle([placement("marcher_spearmen", 36, 10, 90, models=blue_models)],
-               [placement("orc_warriors", 36, 30, 90, models=red_models)], phase="combat")
+               [placement("orc_warriors", 36, 30, 90, models=max(10, red_models))], phase="combat")
     a, d = b.unit(0), b.unit(1)
+    d.models = red_models  # below the unit's minimum size: as if casualties had been taken
     pose, _, _ = contact_placement(b, a, d, "front")
     a.x, a.y, a.facing = pose.x, pose.y, pose.facing
     b.state.engagements = [Engagement(0, 1, "front", charged=True, turn=turn, rounds=rounds)]
@@ -59,3 +60,48 @@ def test_charge_round_is_not_repeated_in_the_other_players_turn() -> None:
     assert later["steps"] == [[0, 3], [0, 2]]
     support = [(e["unit"], e["support"]) for e in rules(b, "CORE.CC.SUPPORT")]
     assert support == [(0, 5), (1, 5), (0, 10), (1, 5)]  # the spears' extra rank in round 2
+
+
+# --------------------------------------------------------------------- CORE.CC.RETURN_STRIKE, STRIKE_ORDER.LATER
+def _two_chargers():
+    """Two blue spearmen units (5 wide) whose charges touch the front of one 10-wide red orc unit (20 models)."""
+    red_depth = 2 * INFANTRY_BASE
+    y = 30.0 - red_depth / 2 - DEPTH4 / 2
+    blue = [placement("marcher_spearmen", 36 - 2.5 * INFANTRY_BASE, y, 90),
+            placement("marcher_spearmen", 36 + 2.5 * INFANTRY_BASE, y, 90)]
+    b = battle(blue, [placement("orc_warriors", 36, 30.0, 270, models=20, files=10)], phase="combat")
+    b.state.engagements = [Engagement(0, 2, "front", charged=True, turn=1), Engagement(1, 2, "front", charged=True, turn=1)]
+    b.events.clear()
+    return b
+
+
+def test_return_strike_counts_the_slain_once_against_two_chargers() -> None:
+    """CORE.CC.RETURN_STRIKE: the orcs have 10 fighters (5 against each charger) and 10 supporters. The
+    first charger's 10 attacks (4+) all hit, 3 wound (S3 v T4: 5+), no save: 3 orcs slain. The return
+    attacks are ΣA 10 − 3 = 7, and the supporting attacks min(10 eligible, 7 surviving fighters) = 7:
+    14 attacks in all (the slain were taken off each strike before: 2 + 2 fighters, 2 supporters)."""
+    b = _two_chargers()
+    _script(b, [6] * 10 + [6, 6, 6] + [1] * 7 + [1, 1, 1] + [1] * 10 + [1] * 14)
+    combat.fight_round(b, b.state.engagements)
+    assert b.unit(2).models == 17
+    ret = rules(b, "CORE.CC.RETURN_STRIKE")
+    assert sum(e["lost"] for e in ret) == 3
+    assert sum(e["fighters"] for e in ret) == 7 and sum(e["support"] for e in ret) == 7
+    red = [e["attacks"] for e in rules(b, "CORE.CC.ATTACKS") if e["unit"] == 2]
+    assert sum(red) == 14
+
+
+@pytest.mark.parametrize(("red_models", "attacks"), [(20, 4), (5, 2)])  # 5: one rank
+def test_models_slain_before_their_initiative_step_do_not_strike(red_models: int, attacks: int) -> None:
+    """CORE.CC.STRIKE_ORDER.LATER: in round 2 the spearmen (I3; 5 fighters + 10 supporters, the spears' extra
+    rank) strike before the orcs (I2): 15 hits, 3 wounds (5+), no save: 3 orcs slain before their step. As in
+    CORE.CC.RETURN_STRIKE the slain count against the fighters: 20 orcs strike with 5 − 3 = 2 fighters and
+    min(5, 2) = 2 supporters (4 attacks); a single rank of 5 orcs with its 2 survivors (2 attacks)."""
+    b = _front_pair(rounds=1, turn=0, red_models=red_models)
+    _script(b, [6] * 15 + [6, 6, 6] + [1] * 12 + [1, 1, 1] + [1] * 10)
+    combat.fight_round(b, b.state.engagements)
+    assert b.unit(1).models == red_models - 3
+    (red,) = [e for e in rules(b, "CORE.CC.ATTACKS") if e["unit"] == 1]
+    assert red["attacks"] == attacks
+    (slain,) = [e for e in rules(b, "CORE.CC.STRIKE_ORDER.LATER") if e.get("unit") == 1]
+    assert slain["lost"] == 3 and slain["fighters"] == attacks // (2 if red_models == 20 else 1)

@@ -470,7 +470,7 @@ def fight_blows(
             steps.setdefault((99 if id(st) in wall_first else tiers[u.uid], u.profile.I), []).append(st)
         battle.emit("CORE.CC.STRIKE_ORDER.LATER", steps=[list(k) for k in sorted(steps, reverse=True)])
         for key in sorted(steps, reverse=True):
-            _strike_step(battle, steps[key], r1, charged_units, defended, wounds_by_side, champion_used, None)
+            _strike_step(battle, steps[key], r1, charged_units, defended, wounds_by_side, champion_used, "later")
     for e in group:
         e.rounds += 1
     pursuing = _result_and_break(battle, group, sides, wounds_by_side, r1, charging_side, overkill)
@@ -479,6 +479,42 @@ def fight_blows(
 
         play.settle_doors(battle)
     return pursuing
+
+
+def _remove_slain(battle: Battle, strikes: list[Strike], mode: str) -> None:
+    """Take the models slain so far this round off the fighters of their unit's strikes in this step.
+
+    CORE.CC.RETURN_STRIKE (``mode`` "return"): the return attacks are ΣA of the
+    fighting front-rank models minus ΣA of the models just killed, and the
+    supporting attacks min(eligible supporters, surviving fighters), only
+    against a frontal charge. CORE.CC.STRIKE_ORDER.LATER ("later"): a model
+    slain before its step does not strike, counted the same way. Casualties
+    are taken from the last rank, but count here as fighters slain before
+    they struck. A unit's slain are counted once over all its strikes (one per
+    enemy unit it touches), taken off them in order; its supporting attacks
+    are capped by its surviving fighters in all. Emits the rule with the
+    fighters, supporters and slain of each strike (for "later" only where
+    models were slain).
+    """
+    by_unit: dict[int, list[Strike]] = {}
+    for st in strikes:
+        u = battle.unit(st.unit)
+        if u.in_play and not u.fleeing and battle.unit(st.target).alive:
+            by_unit.setdefault(st.unit, []).append(st)
+    for uid, own in by_unit.items():
+        slain = min(sum(st.fighters for st in own), battle.unit(uid).flags.get("killed_this_round", 0))
+        if mode == "later" and not slain:
+            continue
+        left, lost = slain, {}
+        for st in own:
+            lost[id(st)] = min(st.fighters, left)
+            st.fighters -= lost[id(st)]
+            left -= lost[id(st)]
+        survivors = sum(st.fighters for st in own)
+        for st in own:
+            st.support = min(st.support, survivors) if (st.frontal or mode == "later") else 0
+            rule = "CORE.CC.RETURN_STRIKE" if mode == "return" else "CORE.CC.STRIKE_ORDER.LATER"
+            battle.emit(rule, unit=uid, target=st.target, fighters=st.fighters, support=st.support, lost=lost[id(st)])
 
 
 def _strike_step(
@@ -491,19 +527,19 @@ def _strike_step(
     champion_used: set[int],
     mode: str | None,
 ) -> None:
-    """Resolve simultaneous strikes, then remove casualties (CORE.CC.SEQUENCE step 4)."""
+    """Resolve simultaneous strikes, then remove casualties (CORE.CC.SEQUENCE step 4).
+
+    ``mode`` "return" is the charged side's return strike in R1 (CORE.CC.RETURN_STRIKE);
+    "later" a step of an Initiative-ordered round (CORE.CC.STRIKE_ORDER.LATER). In both,
+    the models slain earlier in the round do not strike (:func:`_remove_slain`).
+    """
+    if mode is not None:
+        _remove_slain(battle, strikes, mode)
     pending: list[tuple[Strike, int]] = []
     for st in strikes:
         u = battle.unit(st.unit)
         if not u.in_play or not battle.unit(st.target).alive or u.fleeing:
             continue
-        if mode == "return":
-            # CORE.CC.RETURN_STRIKE: the fighters' attacks minus those of the models just killed.
-            lost = min(st.fighters, u.flags.get("killed_this_round", 0))
-            survivors = max(0, st.fighters - lost)
-            st.support = min(st.support, survivors) if st.frontal else 0
-            st.fighters = survivors
-            battle.emit("CORE.CC.RETURN_STRIKE", unit=u.uid, fighters=survivors, support=st.support, lost=lost)
         attacks = _attacks(u, st, r1, u.uid in charged_units, champion_used)
         pending.append((st, resolve_strike(battle, st, attacks, r1, charged_units, defended)))
     for st, wounds in pending:
