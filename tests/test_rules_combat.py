@@ -105,3 +105,25 @@ def test_models_slain_before_their_initiative_step_do_not_strike(red_models: int
     assert red["attacks"] == attacks
     (slain,) = [e for e in rules(b, "CORE.CC.STRIKE_ORDER.LATER") if e.get("unit") == 1]
     assert slain["lost"] == 3 and slain["fighters"] == attacks // (2 if red_models == 20 else 1)
+
+
+# --------------------------------------------------------------------- CORE.CC.PURSUE_CHOICE
+@pytest.mark.parametrize(("faces", "holds"), [([4, 4], True), ([5, 4], False)])
+def test_declining_pursuit_tests_the_units_ld_with_its_character(faces: list[int], holds: bool) -> None:
+    """CORE.CC.PURSUE_CHOICE, CORE.TEST.LD_UNIT: spearmen (Ld 7) joined by a captain (Ld 8) decline to pursue;
+    the Ld test uses the unit's highest Ld, 8: 2D6 = 8 holds, 9 pursues anyway."""
+    b = battle([placement("marcher_spearmen", 36, 10, 90), placement("marcher_captain", 0, 0, 90, models=1, files=1, joins=0)],
+               [placement("orc_warriors", 36, 30, 90)], phase="combat")
+    a, d = b.unit(0), b.unit(2)
+    pose, _, _ = contact_placement(b, a, d, "front")
+    a.x, a.y, a.facing = pose.x, pose.y, pose.facing
+    b.state.engagements = [Engagement(0, 2, "front", charged=True, turn=1)]
+    assert b.unit(1).profile.Ld == 8 and a.profile.Ld == 7
+    b.state.queue["pursuit"] = {"broken": [2], "ask": [0], "answers": {}, "winner": 0}
+    b.state.stage = "pursue"
+    b.events.clear()
+    _script(b, faces + [1] * 20)
+    combat.apply_pursuit(b, Action("pursue", 0, 2, "hold"))
+    (test, choice) = [e for e in b.events if e["rule"] == "CORE.CC.PURSUE_CHOICE" and e.get("kind") != "dice"]
+    assert test["ld"] == 8 and test["roll"] == sum(faces)
+    assert choice["choice"] == ("hold" if holds else "pursue")

@@ -817,12 +817,18 @@ def legal_pursuit(battle: Battle) -> list[Action]:
 
 
 def apply_pursuit(battle: Battle, action: Action) -> None:
-    """Record a pursuit choice; once all are in, flee and pursue (end_phase = pursue)."""
+    """Record a pursuit choice; once all are in, flee and pursue (end_phase = pursue).
+
+    A unit that declines tests on its Ld (CORE.CC.PURSUE_CHOICE): the highest
+    among its models, joined characters included (CORE.TEST.LD_UNIT).
+    """
     p = battle.state.queue["pursuit"]
     uid = p["ask"].pop(0)
     choice = "pursue" if action.kind == "end_phase" else action.option
     u = battle.unit(uid)
-    if choice == "hold" and not psychology.test_ld(battle, u, u.profile.Ld, "CORE.CC.PURSUE_CHOICE", declined=True):
+    if choice == "hold" and not psychology.test_ld(
+        battle, u, characters.unit_ld(battle, u), "CORE.CC.PURSUE_CHOICE", declined=True
+    ):
         choice = "pursue"
     p["answers"][str(uid)] = choice
     battle.emit("CORE.CC.PURSUE_CHOICE", unit=uid, choice=choice)
