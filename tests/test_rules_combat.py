@@ -127,3 +127,41 @@ def test_declining_pursuit_tests_the_units_ld_with_its_character(faces: list[int
     (test, choice) = [e for e in b.events if e["rule"] == "CORE.CC.PURSUE_CHOICE" and e.get("kind") != "dice"]
     assert test["ld"] == 8 and test["roll"] == sum(faces)
     assert choice["choice"] == ("hold" if holds else "pursue")
+
+
+# --------------------------------------------------------------------- CORE.CC.PURSUIT_MOVE
+FRONT = 10 + 2 * INFANTRY_BASE  # the front edge of 20 spearmen 5 wide centred at y = 10, facing 90 (+y)
+
+
+def _pursuer(blue_extra: list[dict] | None = None, terrain: list[dict] | None = None):
+    blue = [placement("marcher_spearmen", 36, 10, 90), *(blue_extra or [])]
+    b = battle(blue, [placement("orc_warriors", 10, 40, 270, models=10)], phase="combat", terrain=terrain)
+    return b, b.unit(0)
+
+
+def test_pursuer_stops_one_inch_from_impassable_terrain() -> None:
+    """CORE.CC.PURSUIT_MOVE: rocks 3" ahead of the pursuer's front; a pursuit roll of 10 stops it 1" from them,
+    after 2"."""
+    rocks = {"kind": "rocks", "polygon": [[30, FRONT + 3], [42, FRONT + 3], [42, FRONT + 6], [30, FRONT + 6]]}
+    b, c = _pursuer(terrain=[rocks])
+    combat.pursuit_move(b, c, 90.0, 10, escaped=None)
+    (ev,) = rules(b, "CORE.CC.PURSUIT_MOVE")
+    assert ev["distance"] == pytest.approx(2.0, abs=1e-6)
+    assert geo.distance(space.footprint(c), space.terrain_poly(b.state.terrain[0])) == pytest.approx(1.0, abs=1e-6)
+
+
+def test_pursuer_stops_exactly_one_inch_from_a_friend_and_at_the_table_edge() -> None:
+    """CORE.CC.PURSUIT_MOVE, CORE.CONV.UNITS (distances are never rounded): a friend 3.3" ahead stops a roll of
+    10 after 2.3", 1" from it; with the table edge 3.2" ahead it stops after 3.2", at the edge (within the
+    0.01" tolerance)."""
+    friend = placement("marcher_spearmen", 36, FRONT + 3.3 + 2 * INFANTRY_BASE, 90)
+    b, c = _pursuer([friend])
+    combat.pursuit_move(b, c, 90.0, 10, escaped=None)
+    (ev,) = rules(b, "CORE.CC.PURSUIT_MOVE")
+    assert ev["distance"] == pytest.approx(2.3, abs=1e-6)
+    assert geo.distance(space.footprint(c), space.footprint(b.unit(1))) == pytest.approx(1.0, abs=1e-6)
+    b, c = _pursuer()
+    c.y = 48 - 3.2 - 2 * INFANTRY_BASE
+    combat.pursuit_move(b, c, 90.0, 10, escaped=None)
+    (ev,) = rules(b, "CORE.CC.PURSUIT_MOVE")
+    assert ev["distance"] == pytest.approx(3.2, abs=0.0101)

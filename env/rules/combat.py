@@ -728,6 +728,7 @@ def _result_and_break(
     return False
 
 
+PURSUIT_GAP = 1.0  # CORE.CC.PURSUIT_MOVE: a pursuer stops 1" from friends and from impassable terrain
 CLOSE_UP = 2.0  # CORE.CC.CONTACT_KEEP: the winner closes up to 2" straight ahead
 CLOSE_UP_STEP = 0.05  # inches between the positions tried before the exact contact distance is found
 
@@ -875,9 +876,13 @@ def pursuit_move(
 ) -> None:
     """CORE.CC.PURSUIT_MOVE: face the flee direction and move the roll straight ahead.
 
-    Stops 1" from friends and impassable terrain, at the table edge or at an
-    escaped fleer; touching a fresh enemy starts a new combat
-    (CORE.CC.PURSUIT_CONTACT) in which the pursuer counts as charging next phase.
+    Stops exactly 1" from friends and from impassable terrain, at the table
+    edge, or touching an escaped fleer (distances are not rounded,
+    CORE.CONV.UNITS: the move is tried in 0.5" steps, and the last step up to
+    a stop is found by bisection). A unit that starts within 1" of a friend or
+    of impassable terrain does not move. Touching a fresh enemy starts a new
+    combat (CORE.CC.PURSUIT_CONTACT) in which the pursuer counts as charging
+    next phase.
     """
     s = battle.state
     start = geo.Pose(c.x, c.y, heading)
@@ -885,33 +890,40 @@ def pursuit_move(
     first = space.footprint_at(c, start)
     if env.overlapping(first, env.polys).any() or not space.castle_end_ok(s, c, first):
         start = space.pose(c)  # no room to turn about: pursue straight ahead
+    impassable = [space.terrain_poly(t) for t in space.terrain_of(s, space.IMPASSABLE)]
+    nearby = [o for o in space.alive_units(s) if o.uid != c.uid and space.near(o, c, roll + 2.0)]
+
+    def blocked(d: float) -> tuple[bool, UnitState | None]:
+        """(stop, fresh enemy touched) for the pursuer moved ``d`` inches."""
+        poly = space.footprint_at(c, geo.move_straight(start, d))
+        if not geo.within_table(poly, s.table_w, s.table_h):
+            return True, None
+        if any(geo.distance(poly, t) < PURSUIT_GAP for t in impassable):
+            return True, None
+        if not space.castle_end_ok(s, c, poly):  # SIEGE.SCEN.CASTLE, SIEGE.MOVE.WALLS
+            return True, None
+        for o in nearby:
+            gap = geo.distance(poly, space.footprint(o))
+            if o.side == c.side and gap < PURSUIT_GAP:
+                return True, None
+            if o.side != c.side and gap <= geo.EPS:
+                return (True, None) if o.uid == escaped or o.fleeing else (False, o)
+        return False, None
+
     dist = 0.0
     step = 0.5
     fresh: UnitState | None = None
     while dist + step <= roll + 1e-9:
-        end = geo.move_straight(start, dist + step)
-        poly = space.footprint_at(c, end)
-        if not geo.within_table(poly, s.table_w, s.table_h):
+        stop, fresh = blocked(dist + step)
+        if stop:
+            lo, hi = dist, dist + step
+            for _ in range(40):  # the exact stop: the farthest distance clear of every stop and enemy
+                mid = (lo + hi) / 2
+                lo, hi = (lo, mid) if blocked(mid) != (False, None) else (mid, hi)
+            dist = lo
+            fresh = blocked(hi)[1]  # an enemy touched just before the stop
             break
-        if any(geo.overlaps(poly, space.terrain_poly(t)) for t in space.terrain_of(s, space.IMPASSABLE)):
-            break
-        if not space.castle_end_ok(s, c, poly):  # SIEGE.SCEN.CASTLE, SIEGE.MOVE.WALLS
-            break
-        stop = False
-        for o in space.alive_units(s):
-            if o.uid == c.uid or not space.near(o, c, roll + 2.0):
-                continue
-            d = geo.distance(poly, space.footprint(o))
-            if o.side == c.side and d < 1.0:
-                stop = True
-            elif o.side != c.side and d <= geo.EPS:
-                if o.uid == escaped or o.fleeing:
-                    stop = True
-                else:
-                    fresh = o
-            if stop or fresh:
-                break
-        if stop or fresh:
+        if fresh:
             break
         dist += step
     end = geo.move_straight(start, dist)
