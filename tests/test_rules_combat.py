@@ -165,3 +165,25 @@ def test_pursuer_stops_exactly_one_inch_from_a_friend_and_at_the_table_edge() ->
     combat.pursuit_move(b, c, 90.0, 10, escaped=None)
     (ev,) = rules(b, "CORE.CC.PURSUIT_MOVE")
     assert ev["distance"] == pytest.approx(3.2, abs=0.0101)
+
+
+# --------------------------------------------------------------------- CORE.CC.FLEE
+@pytest.mark.parametrize(("faces", "source"), [([2, 5], 1), ([6, 1], 0), ([3, 3, 1, 4], 1)])
+def test_broken_unit_flees_from_a_random_one_of_tied_contacts(faces: list[int], source: int) -> None:
+    """CORE.CC.FLEE: the orcs break touching two spearmen units of the same US, neither of which charged. The
+    source is drawn at random: a D6 each, the highest wins, ties roll again (2 v 5: unit 1; 6 v 1: unit 0;
+    3 v 3, then 1 v 4: unit 1). The orcs flee 2D6 = 7 away from it."""
+    b = battle([placement("marcher_spearmen", 36, 10, 90), placement("marcher_spearmen", 36, 44, 270)],
+               [placement("orc_warriors", 36, 26, 270)], phase="combat")
+    red = b.unit(2)
+    for uid, facing in ((0, "front"), (1, "rear")):
+        pose, _, _ = contact_placement(b, b.unit(uid), red, facing)
+        b.unit(uid).x, b.unit(uid).y, b.unit(uid).facing = pose.x, pose.y, pose.facing
+    b.state.engagements = [Engagement(0, 2, "front"), Engagement(1, 2, "rear")]
+    assert b.unit(0).unit_strength == b.unit(1).unit_strength
+    b.state.queue["pursuit"] = {"broken": [2], "ask": [], "answers": {}, "winner": 0}
+    b.events.clear()
+    _script(b, faces + [3, 4] + [6] * 40)
+    combat._flee_and_pursue(b)
+    (flee,) = rules(b, "CORE.CC.FLEE")
+    assert flee["away_from"] == source and flee["roll"] == 7

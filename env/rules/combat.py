@@ -853,8 +853,7 @@ def _flee_and_pursue(battle: Battle) -> None:
         contacts = [battle.unit(i) for i in sorted(_contacts(battle, uid))]
         if not contacts:
             continue
-        charged = {e.attacker for e in s.engagements if e.defender == uid and e.charged}
-        source = max(contacts, key=lambda c: (c.unit_strength, c.uid in charged, -c.uid))
+        source = flee_source(battle, uid, contacts)
         pursuers = [c for c in contacts if c.uid in pursuers_all and c.uid not in moved]
         flee_roll = psychology.flee_roll(battle, u, "CORE.CC.FLEE")
         rolls = {c.uid: psychology.flee_roll(battle, c, "CORE.CC.CAUGHT") for c in pursuers}
@@ -869,6 +868,19 @@ def _flee_and_pursue(battle: Battle) -> None:
             if c.alive and not psychology.engaged(battle, c):
                 pursuit_move(battle, c, away, rolls[c.uid], escaped=None if caught else uid, target=uid)
                 moved.add(c.uid)
+
+
+def flee_source(battle: Battle, uid: int, contacts: list[UnitState]) -> UnitState:
+    """The enemy unit a broken unit ``uid`` flees from (CORE.CC.FLEE): the contacting unit with the highest US;
+    ties go to a unit that charged it, then are drawn at random: a D6 each (in uid order), the highest
+    wins, units tied on the highest roll again."""
+    charged = {e.attacker for e in battle.state.engagements if e.defender == uid and e.charged}
+    best = max((c.unit_strength, c.uid in charged) for c in contacts)
+    tied = [c for c in contacts if (c.unit_strength, c.uid in charged) == best]
+    while len(tied) > 1:
+        faces = battle.dice.d6("CORE.CC.FLEE", len(tied))
+        tied = [c for c, f in zip(tied, faces, strict=True) if f == max(faces)]
+    return tied[0]
 
 
 def pursuit_move(
