@@ -187,3 +187,26 @@ def test_broken_unit_flees_from_a_random_one_of_tied_contacts(faces: list[int], 
     combat._flee_and_pursue(b)
     (flee,) = rules(b, "CORE.CC.FLEE")
     assert flee["away_from"] == source and flee["roll"] == 7
+
+
+# --------------------------------------------------------------------- CORE.CC.INSPIRED
+@pytest.mark.parametrize(("blue_captain", "inspired"), [(False, True), (True, False)])
+def test_inspired_counts_joined_characters_as_models(blue_captain: bool, inspired: bool) -> None:
+    """CORE.CC.INSPIRED, CORE.TEST.LD_UNIT (a unit's models include its joined characters): 20 orcs with a
+    joined Big Boss (21 models) lose by 4 to 20 spearmen: more models than the largest enemy unit, so they
+    test on their unmodified Ld (the Boss's 8). Against 20 spearmen with a joined Captain (21) they are not
+    Inspired and test on 8 − 4 = 4."""
+    blue = [placement("marcher_spearmen", 36, 10, 90)]
+    if blue_captain:
+        blue.append(placement("marcher_captain", 0, 0, 90, models=1, files=1, joins=0))
+    red = [placement("orc_warriors", 36, 30, 90), placement("orc_big_boss", 0, 0, 90, models=1, files=1, joins=0)]
+    b = battle(blue, red, phase="combat")
+    orcs = next(u for u in b.state.units if u.side == 1 and not u.character)
+    spears = b.unit(0)
+    assert orcs.models == 20 and len(orcs.joined) == 1 and len(spears.joined) == int(blue_captain)
+    b.events.clear()
+    _script(b, [2, 3] + [1] * 10)
+    combat.break_test(b, orcs, 4, [spears])
+    assert bool(rules(b, "CORE.CC.INSPIRED")) is inspired
+    (ev,) = rules(b, "CORE.CC.BREAK_TEST")
+    assert ev["base_ld"] == 8 and ev["ld"] == (8 if inspired else 4)

@@ -636,8 +636,16 @@ def _emit_parts(battle: Battle, parts: list[dict[str, int]]) -> None:
                 battle.emit(names[key], side=side, value=value)
 
 
+def _unit_models(battle: Battle, u: UnitState) -> int:
+    """A unit's models, its joined characters included (CORE.TEST.LD_UNIT, CORE.CC.COMBAT_RESULT.OUTNUMBER)."""
+    return u.models + len(characters.members(battle.state, u))
+
+
 def break_test(battle: Battle, u: UnitState, diff: int, enemies: list[UnitState]) -> bool:
     """CORE.CC.BREAK_TEST with CORE.CC.BREAK_ORDER, CORE.CC.INSPIRED, CORE.SR.STUBBORN, CORE.SR.UNBREAKABLE.
+
+    Inspired compares the unit's models with the largest enemy unit's, joined
+    characters counted as models on both sides.
 
     Returns True if the unit holds.
     """
@@ -650,13 +658,14 @@ def break_test(battle: Battle, u: UnitState, diff: int, enemies: list[UnitState]
         special_rules.swarm_losses(battle, u, diff)
         return True
     base = psychology.inspired_ld(battle, u)
-    largest = max((e.models for e in enemies), default=0)
+    largest = max((_unit_models(battle, e) for e in enemies), default=0)
+    models = _unit_models(battle, u)
     if u.has("stubborn"):
         ld, why = base, "stubborn"
         battle.emit("CORE.SR.STUBBORN", unit=u.uid, ld=base, difference_ignored=diff)
-    elif u.models > largest:
+    elif models > largest:
         ld, why = base, "inspired"
-        battle.emit("CORE.CC.INSPIRED", unit=u.uid, models=u.models, largest_enemy=largest)
+        battle.emit("CORE.CC.INSPIRED", unit=u.uid, models=models, largest_enemy=largest)
     else:
         ld, why = base - diff, "modified"
     battle.emit("CORE.CC.BREAK_ORDER", unit=u.uid, step=why)
