@@ -210,3 +210,25 @@ def test_inspired_counts_joined_characters_as_models(blue_captain: bool, inspire
     assert bool(rules(b, "CORE.CC.INSPIRED")) is inspired
     (ev,) = rules(b, "CORE.CC.BREAK_TEST")
     assert ev["base_ld"] == 8 and ev["ld"] == (8 if inspired else 4)
+
+
+# --------------------------------------------------------------------- CORE.CC.TO_HIT
+def test_hatred_rerolls_misses_even_when_only_sixes_hit() -> None:
+    """CORE.CC.TO_HIT, CORE.TERRAIN.DEFENDED_OBSTACLE, CORE.SR.HATRED: spearmen that hate every enemy charge orcs
+    behind a defended hedge, so only natural 6s hit. Their 10 attacks (6, 6, 5, 5, 4, 4, 3, 3, 2, 1) hit twice;
+    the 8 failed rolls are re-rolled (6, 6, 6, 1, 1, 1, 1, 1): 3 more hits, 5 in all."""
+    front = 18 + DEPTH4 / 2 + 6.0
+    hedge = {"kind": "hedge", "polygon": [[30, front - 0.75], [42, front - 0.75], [42, front - 0.5], [30, front - 0.5]]}
+    blue = [placement("marcher_spearmen", 36, 18, 90)]
+    red = [placement("orc_warriors", 36, front + DEPTH4 / 2, 270)]
+    # Then: to wound 1s, the orcs' 10 return attacks 1s, their break test (lost 4 − 3 = 1) a double 1.
+    dice = [6, 6] + [6, 6, 5, 5, 4, 4, 3, 3, 2, 1] + [6, 6, 6, 1, 1, 1, 1, 1] + [1] * 5 + [1] * 10 + [1, 1]
+    b = battle(blue, red, dice=dice, terrain=[hedge])
+    b.unit(0).special_rules.append("hatred")
+    b.apply(Action("charge", 0, 1))
+    b.apply(Action("react", 1, 0, "hold"))
+    end_declarations(b)
+    first = next(e for e in rules(b, "CORE.CC.TO_HIT") if e["unit"] == 0)
+    assert (first["attacks"], first["needed"], first["hits"]) == (10, 6, 5)
+    (hatred,) = [e for e in rules(b, "CORE.SR.HATRED") if e["unit"] == 0]
+    assert hatred["rerolled"] == 8

@@ -189,7 +189,9 @@ def resolve_strike(
     CORE.CC.TO_HIT, CORE.CC.TO_WOUND, CORE.SAVE.MODIFIERS, CORE.WEAPON.MELEE,
     CORE.SR.HATRED, CORE.SR.ASF (re-roll against lower I), CORE.SR.POISON,
     CORE.SR.DEVASTATING_CHARGE, CORE.PSY.FEAR (WS 1), CORE.SAVE.PIPELINE,
-    CORE.TERRAIN.DEFENDED_OBSTACLE.
+    CORE.TERRAIN.DEFENDED_OBSTACLE. Where only natural 6s hit (a defended
+    obstacle, SIEGE.CC.DEFENDER_BONUS), the re-rolls of failed to-hit rolls
+    still apply, to every face but a 6.
     """
     u, t = battle.unit(st.unit), battle.unit(st.target)
     st.info.pop("result", None)
@@ -213,17 +215,18 @@ def resolve_strike(
             battle.emit("SIEGE.CC.DEFENDER_BONUS", unit=u.uid, target=t.uid, needed=6)
     faces = battle.dice.d6("CORE.CC.TO_HIT", attacks)
     reroll = None
-    if not sixes_only and round_one and special_rules.hates(u, t):
+    if round_one and special_rules.hates(u, t):
         reroll = "CORE.SR.HATRED"
-    elif not sixes_only and u.has("always_strikes_first") and u.profile.I > t.profile.I:
+    elif u.has("always_strikes_first") and u.profile.I > t.profile.I:
         reroll = "CORE.SR.ASF"
-    elif not sixes_only and magic.rerolls_hits(battle, u):
+    elif magic.rerolls_hits(battle, u):
         reroll = "CORE.MAGIC.SPELL.HEAVENS.2"  # Portent of Fate
-    if reroll is not None:
-        misses = [f for f in faces if f < needed_hit]
+    if reroll is not None:  # where only natural 6s hit, every other face is a failed roll to re-roll
+        score = 6 if sixes_only else needed_hit
+        misses = [f for f in faces if f < score]
         if misses:  # one re-roll of the misses, whatever the sources (CORE.DICE.REROLL)
             rerolled = battle.dice.d6(reroll, len(misses))
-            faces = [f for f in faces if f >= needed_hit] + rerolled
+            faces = [f for f in faces if f >= score] + rerolled
             battle.emit(reroll, unit=u.uid, target=t.uid, rerolled=len(misses))
             battle.emit("CORE.DICE.REROLL", unit=u.uid, source=reroll, dice=len(misses))
     hits = sum(1 for f in faces if (f == 6 if sixes_only else f >= needed_hit))
