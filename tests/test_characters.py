@@ -285,9 +285,10 @@ def _engaged_pair(blue: list[dict], red: list[dict]) -> Battle:
 
 
 def test_unit_uses_the_joined_characters_ld() -> None:
-    """CORE.TEST.LD_UNIT: spearmen (Ld7) with a captain (Ld8) break-test on Ld8 − 2: 3 + 3 passes."""
+    """CORE.TEST.LD_UNIT: spearmen (Ld7) with a captain (Ld8) break-test on Ld8 − 2: 3 + 3 passes (21 models
+    against 25 orcs: not Inspired)."""
     b = _engaged_pair([placement("marcher_spearmen", 36, 10, 90), joined("marcher_captain", 0)],
-                      [placement("orc_warriors", 36, FAR, 270)])
+                      [placement("orc_warriors", 36, FAR, 270, models=25)])
     b.dice._script = [3, 3]
     assert combat.break_test(b, b.unit(0), 2, [b.unit(2)])
     (bt,) = rules(b, "CORE.CC.BREAK_TEST")

@@ -110,13 +110,24 @@ class Strike:
     info: dict[str, Any] = field(default_factory=dict)
 
 
+def charged_this_turn(battle: Battle, e: Engagement) -> bool:
+    """Whether ``e`` is a charge (or a pursuit that counts as one) whose R1 is still to be fought (CORE.CC.ROUNDS).
+
+    R1 is the round fought in the player turn in which the charge made
+    contact. ``e.turn`` is the game turn, which both players' turns share, so
+    the engagement must also not have fought a round yet: the round fought in
+    the other player's turn of the same game turn is round 2.
+    """
+    return e.charged and e.turn == battle.state.turn and e.rounds == 0
+
+
 def _round_one(battle: Battle, group: list[Engagement]) -> bool:
-    return any(e.charged and e.turn == battle.state.turn for e in group)
+    return any(charged_this_turn(battle, e) for e in group)
 
 
 def _charging_side(battle: Battle, group: list[Engagement]) -> int | None:
     for e in group:
-        if e.charged and e.turn == battle.state.turn:
+        if charged_this_turn(battle, e):
             return battle.unit(e.attacker).side
     return None
 
@@ -178,7 +189,9 @@ def resolve_strike(
     CORE.CC.TO_HIT, CORE.CC.TO_WOUND, CORE.SAVE.MODIFIERS, CORE.WEAPON.MELEE,
     CORE.SR.HATRED, CORE.SR.ASF (re-roll against lower I), CORE.SR.POISON,
     CORE.SR.DEVASTATING_CHARGE, CORE.PSY.FEAR (WS 1), CORE.SAVE.PIPELINE,
-    CORE.TERRAIN.DEFENDED_OBSTACLE.
+    CORE.TERRAIN.DEFENDED_OBSTACLE. Where only natural 6s hit (a defended
+    obstacle, SIEGE.CC.DEFENDER_BONUS), the re-rolls of failed to-hit rolls
+    still apply, to every face but a 6.
     """
     u, t = battle.unit(st.unit), battle.unit(st.target)
     st.info.pop("result", None)
@@ -202,17 +215,18 @@ def resolve_strike(
             battle.emit("SIEGE.CC.DEFENDER_BONUS", unit=u.uid, target=t.uid, needed=6)
     faces = battle.dice.d6("CORE.CC.TO_HIT", attacks)
     reroll = None
-    if not sixes_only and round_one and special_rules.hates(u, t):
+    if round_one and special_rules.hates(u, t):
         reroll = "CORE.SR.HATRED"
-    elif not sixes_only and u.has("always_strikes_first") and u.profile.I > t.profile.I:
+    elif u.has("always_strikes_first") and u.profile.I > t.profile.I:
         reroll = "CORE.SR.ASF"
-    elif not sixes_only and magic.rerolls_hits(battle, u):
+    elif magic.rerolls_hits(battle, u):
         reroll = "CORE.MAGIC.SPELL.HEAVENS.2"  # Portent of Fate
-    if reroll is not None:
-        misses = [f for f in faces if f < needed_hit]
+    if reroll is not None:  # where only natural 6s hit, every other face is a failed roll to re-roll
+        score = 6 if sixes_only else needed_hit
+        misses = [f for f in faces if f < score]
         if misses:  # one re-roll of the misses, whatever the sources (CORE.DICE.REROLL)
             rerolled = battle.dice.d6(reroll, len(misses))
-            faces = [f for f in faces if f >= needed_hit] + rerolled
+            faces = [f for f in faces if f >= score] + rerolled
             battle.emit(reroll, unit=u.uid, target=t.uid, rerolled=len(misses))
             battle.emit("CORE.DICE.REROLL", unit=u.uid, source=reroll, dice=len(misses))
     hits = sum(1 for f in faces if (f == 6 if sixes_only else f >= needed_hit))
@@ -380,8 +394,8 @@ def fight_round(battle: Battle, group: list[Engagement]) -> bool | str:
 
 
 def _charged_units(battle: Battle, group: list[Engagement]) -> set[int]:
-    """Units that charged this turn, with the characters joined to them."""
-    out = {e.attacker for e in group if e.charged and e.turn == battle.state.turn}
+    """Units that charged this turn and have not fought yet (:func:`charged_this_turn`), with their joined characters."""
+    out = {e.attacker for e in group if charged_this_turn(battle, e)}
     return out | {c for u in out for c in battle.unit(u).joined}
 
 
@@ -459,7 +473,7 @@ def fight_blows(
             steps.setdefault((99 if id(st) in wall_first else tiers[u.uid], u.profile.I), []).append(st)
         battle.emit("CORE.CC.STRIKE_ORDER.LATER", steps=[list(k) for k in sorted(steps, reverse=True)])
         for key in sorted(steps, reverse=True):
-            _strike_step(battle, steps[key], r1, charged_units, defended, wounds_by_side, champion_used, None)
+            _strike_step(battle, steps[key], r1, charged_units, defended, wounds_by_side, champion_used, "later")
     for e in group:
         e.rounds += 1
     pursuing = _result_and_break(battle, group, sides, wounds_by_side, r1, charging_side, overkill)
@@ -468,6 +482,42 @@ def fight_blows(
 
         play.settle_doors(battle)
     return pursuing
+
+
+def _remove_slain(battle: Battle, strikes: list[Strike], mode: str) -> None:
+    """Take the models slain so far this round off the fighters of their unit's strikes in this step.
+
+    CORE.CC.RETURN_STRIKE (``mode`` "return"): the return attacks are ΣA of the
+    fighting front-rank models minus ΣA of the models just killed, and the
+    supporting attacks min(eligible supporters, surviving fighters), only
+    against a frontal charge. CORE.CC.STRIKE_ORDER.LATER ("later"): a model
+    slain before its step does not strike, counted the same way. Casualties
+    are taken from the last rank, but count here as fighters slain before
+    they struck. A unit's slain are counted once over all its strikes (one per
+    enemy unit it touches), taken off them in order; its supporting attacks
+    are capped by its surviving fighters in all. Emits the rule with the
+    fighters, supporters and slain of each strike (for "later" only where
+    models were slain).
+    """
+    by_unit: dict[int, list[Strike]] = {}
+    for st in strikes:
+        u = battle.unit(st.unit)
+        if u.in_play and not u.fleeing and battle.unit(st.target).alive:
+            by_unit.setdefault(st.unit, []).append(st)
+    for uid, own in by_unit.items():
+        slain = min(sum(st.fighters for st in own), battle.unit(uid).flags.get("killed_this_round", 0))
+        if mode == "later" and not slain:
+            continue
+        left, lost = slain, {}
+        for st in own:
+            lost[id(st)] = min(st.fighters, left)
+            st.fighters -= lost[id(st)]
+            left -= lost[id(st)]
+        survivors = sum(st.fighters for st in own)
+        for st in own:
+            st.support = min(st.support, survivors) if (st.frontal or mode == "later") else 0
+            rule = "CORE.CC.RETURN_STRIKE" if mode == "return" else "CORE.CC.STRIKE_ORDER.LATER"
+            battle.emit(rule, unit=uid, target=st.target, fighters=st.fighters, support=st.support, lost=lost[id(st)])
 
 
 def _strike_step(
@@ -480,19 +530,19 @@ def _strike_step(
     champion_used: set[int],
     mode: str | None,
 ) -> None:
-    """Resolve simultaneous strikes, then remove casualties (CORE.CC.SEQUENCE step 4)."""
+    """Resolve simultaneous strikes, then remove casualties (CORE.CC.SEQUENCE step 4).
+
+    ``mode`` "return" is the charged side's return strike in R1 (CORE.CC.RETURN_STRIKE);
+    "later" a step of an Initiative-ordered round (CORE.CC.STRIKE_ORDER.LATER). In both,
+    the models slain earlier in the round do not strike (:func:`_remove_slain`).
+    """
+    if mode is not None:
+        _remove_slain(battle, strikes, mode)
     pending: list[tuple[Strike, int]] = []
     for st in strikes:
         u = battle.unit(st.unit)
         if not u.in_play or not battle.unit(st.target).alive or u.fleeing:
             continue
-        if mode == "return":
-            # CORE.CC.RETURN_STRIKE: the fighters' attacks minus those of the models just killed.
-            lost = min(st.fighters, u.flags.get("killed_this_round", 0))
-            survivors = max(0, st.fighters - lost)
-            st.support = min(st.support, survivors) if st.frontal else 0
-            st.fighters = survivors
-            battle.emit("CORE.CC.RETURN_STRIKE", unit=u.uid, fighters=survivors, support=st.support, lost=lost)
         attacks = _attacks(u, st, r1, u.uid in charged_units, champion_used)
         pending.append((st, resolve_strike(battle, st, attacks, r1, charged_units, defended)))
     for st, wounds in pending:
@@ -589,8 +639,16 @@ def _emit_parts(battle: Battle, parts: list[dict[str, int]]) -> None:
                 battle.emit(names[key], side=side, value=value)
 
 
+def _unit_models(battle: Battle, u: UnitState) -> int:
+    """A unit's models, its joined characters included (CORE.TEST.LD_UNIT, CORE.CC.COMBAT_RESULT.OUTNUMBER)."""
+    return u.models + len(characters.members(battle.state, u))
+
+
 def break_test(battle: Battle, u: UnitState, diff: int, enemies: list[UnitState]) -> bool:
     """CORE.CC.BREAK_TEST with CORE.CC.BREAK_ORDER, CORE.CC.INSPIRED, CORE.SR.STUBBORN, CORE.SR.UNBREAKABLE.
+
+    Inspired compares the unit's models with the largest enemy unit's, joined
+    characters counted as models on both sides.
 
     Returns True if the unit holds.
     """
@@ -603,13 +661,14 @@ def break_test(battle: Battle, u: UnitState, diff: int, enemies: list[UnitState]
         special_rules.swarm_losses(battle, u, diff)
         return True
     base = psychology.inspired_ld(battle, u)
-    largest = max((e.models for e in enemies), default=0)
+    largest = max((_unit_models(battle, e) for e in enemies), default=0)
+    models = _unit_models(battle, u)
     if u.has("stubborn"):
         ld, why = base, "stubborn"
         battle.emit("CORE.SR.STUBBORN", unit=u.uid, ld=base, difference_ignored=diff)
-    elif u.models > largest:
+    elif models > largest:
         ld, why = base, "inspired"
-        battle.emit("CORE.CC.INSPIRED", unit=u.uid, models=u.models, largest_enemy=largest)
+        battle.emit("CORE.CC.INSPIRED", unit=u.uid, models=models, largest_enemy=largest)
     else:
         ld, why = base - diff, "modified"
     battle.emit("CORE.CC.BREAK_ORDER", unit=u.uid, step=why)
@@ -681,6 +740,7 @@ def _result_and_break(
     return False
 
 
+PURSUIT_GAP = 1.0  # CORE.CC.PURSUIT_MOVE: a pursuer stops 1" from friends and from impassable terrain
 CLOSE_UP = 2.0  # CORE.CC.CONTACT_KEEP: the winner closes up to 2" straight ahead
 CLOSE_UP_STEP = 0.05  # inches between the positions tried before the exact contact distance is found
 
@@ -770,12 +830,18 @@ def legal_pursuit(battle: Battle) -> list[Action]:
 
 
 def apply_pursuit(battle: Battle, action: Action) -> None:
-    """Record a pursuit choice; once all are in, flee and pursue (end_phase = pursue)."""
+    """Record a pursuit choice; once all are in, flee and pursue (end_phase = pursue).
+
+    A unit that declines tests on its Ld (CORE.CC.PURSUE_CHOICE): the highest
+    among its models, joined characters included (CORE.TEST.LD_UNIT).
+    """
     p = battle.state.queue["pursuit"]
     uid = p["ask"].pop(0)
     choice = "pursue" if action.kind == "end_phase" else action.option
     u = battle.unit(uid)
-    if choice == "hold" and not psychology.test_ld(battle, u, u.profile.Ld, "CORE.CC.PURSUE_CHOICE", declined=True):
+    if choice == "hold" and not psychology.test_ld(
+        battle, u, characters.unit_ld(battle, u), "CORE.CC.PURSUE_CHOICE", declined=True
+    ):
         choice = "pursue"
     p["answers"][str(uid)] = choice
     battle.emit("CORE.CC.PURSUE_CHOICE", unit=uid, choice=choice)
@@ -799,8 +865,7 @@ def _flee_and_pursue(battle: Battle) -> None:
         contacts = [battle.unit(i) for i in sorted(_contacts(battle, uid))]
         if not contacts:
             continue
-        charged = {e.attacker for e in s.engagements if e.defender == uid and e.charged}
-        source = max(contacts, key=lambda c: (c.unit_strength, c.uid in charged, -c.uid))
+        source = flee_source(battle, uid, contacts)
         pursuers = [c for c in contacts if c.uid in pursuers_all and c.uid not in moved]
         flee_roll = psychology.flee_roll(battle, u, "CORE.CC.FLEE")
         rolls = {c.uid: psychology.flee_roll(battle, c, "CORE.CC.CAUGHT") for c in pursuers}
@@ -817,14 +882,31 @@ def _flee_and_pursue(battle: Battle) -> None:
                 moved.add(c.uid)
 
 
+def flee_source(battle: Battle, uid: int, contacts: list[UnitState]) -> UnitState:
+    """The enemy unit a broken unit ``uid`` flees from (CORE.CC.FLEE): the contacting unit with the highest US;
+    ties go to a unit that charged it, then are drawn at random: a D6 each (in uid order), the highest
+    wins, units tied on the highest roll again."""
+    charged = {e.attacker for e in battle.state.engagements if e.defender == uid and e.charged}
+    best = max((c.unit_strength, c.uid in charged) for c in contacts)
+    tied = [c for c in contacts if (c.unit_strength, c.uid in charged) == best]
+    while len(tied) > 1:
+        faces = battle.dice.d6("CORE.CC.FLEE", len(tied))
+        tied = [c for c, f in zip(tied, faces, strict=True) if f == max(faces)]
+    return tied[0]
+
+
 def pursuit_move(
     battle: Battle, c: UnitState, heading: float, roll: int, escaped: int | None, target: int | None = None
 ) -> None:
     """CORE.CC.PURSUIT_MOVE: face the flee direction and move the roll straight ahead.
 
-    Stops 1" from friends and impassable terrain, at the table edge or at an
-    escaped fleer; touching a fresh enemy starts a new combat
-    (CORE.CC.PURSUIT_CONTACT) in which the pursuer counts as charging next phase.
+    Stops exactly 1" from friends and from impassable terrain, at the table
+    edge, or touching an escaped fleer (distances are not rounded,
+    CORE.CONV.UNITS: the move is tried in 0.5" steps, and the last step up to
+    a stop is found by bisection). A unit that starts within 1" of a friend or
+    of impassable terrain does not move. Touching a fresh enemy starts a new
+    combat (CORE.CC.PURSUIT_CONTACT) in which the pursuer counts as charging
+    next phase.
     """
     s = battle.state
     start = geo.Pose(c.x, c.y, heading)
@@ -832,33 +914,40 @@ def pursuit_move(
     first = space.footprint_at(c, start)
     if env.overlapping(first, env.polys).any() or not space.castle_end_ok(s, c, first):
         start = space.pose(c)  # no room to turn about: pursue straight ahead
+    impassable = [space.terrain_poly(t) for t in space.terrain_of(s, space.IMPASSABLE)]
+    nearby = [o for o in space.alive_units(s) if o.uid != c.uid and space.near(o, c, roll + 2.0)]
+
+    def blocked(d: float) -> tuple[bool, UnitState | None]:
+        """(stop, fresh enemy touched) for the pursuer moved ``d`` inches."""
+        poly = space.footprint_at(c, geo.move_straight(start, d))
+        if not geo.within_table(poly, s.table_w, s.table_h):
+            return True, None
+        if any(geo.distance(poly, t) < PURSUIT_GAP for t in impassable):
+            return True, None
+        if not space.castle_end_ok(s, c, poly):  # SIEGE.SCEN.CASTLE, SIEGE.MOVE.WALLS
+            return True, None
+        for o in nearby:
+            gap = geo.distance(poly, space.footprint(o))
+            if o.side == c.side and gap < PURSUIT_GAP:
+                return True, None
+            if o.side != c.side and gap <= geo.EPS:
+                return (True, None) if o.uid == escaped or o.fleeing else (False, o)
+        return False, None
+
     dist = 0.0
     step = 0.5
     fresh: UnitState | None = None
     while dist + step <= roll + 1e-9:
-        end = geo.move_straight(start, dist + step)
-        poly = space.footprint_at(c, end)
-        if not geo.within_table(poly, s.table_w, s.table_h):
+        stop, fresh = blocked(dist + step)
+        if stop:
+            lo, hi = dist, dist + step
+            for _ in range(40):  # the exact stop: the farthest distance clear of every stop and enemy
+                mid = (lo + hi) / 2
+                lo, hi = (lo, mid) if blocked(mid) != (False, None) else (mid, hi)
+            dist = lo
+            fresh = blocked(hi)[1]  # an enemy touched just before the stop
             break
-        if any(geo.overlaps(poly, space.terrain_poly(t)) for t in space.terrain_of(s, space.IMPASSABLE)):
-            break
-        if not space.castle_end_ok(s, c, poly):  # SIEGE.SCEN.CASTLE, SIEGE.MOVE.WALLS
-            break
-        stop = False
-        for o in space.alive_units(s):
-            if o.uid == c.uid or not space.near(o, c, roll + 2.0):
-                continue
-            d = geo.distance(poly, space.footprint(o))
-            if o.side == c.side and d < 1.0:
-                stop = True
-            elif o.side != c.side and d <= geo.EPS:
-                if o.uid == escaped or o.fleeing:
-                    stop = True
-                else:
-                    fresh = o
-            if stop or fresh:
-                break
-        if stop or fresh:
+        if fresh:
             break
         dist += step
     end = geo.move_straight(start, dist)

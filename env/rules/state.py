@@ -234,7 +234,9 @@ class Engagement:
 
     ``attacker`` touches ``defender`` on the defender's ``facing`` (front,
     left, right or rear). ``charged`` is True if ``attacker`` made contact by a
-    charge (or a pursuit that counts as charging) in the current turn.
+    charge (or a pursuit that counts as charging), in game turn ``turn``;
+    ``rounds`` counts the rounds fought. The charge's R1 is the first round,
+    fought in the same player turn (``env.rules.combat.charged_this_turn``).
     """
 
     attacker: int

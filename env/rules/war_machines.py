@@ -787,13 +787,12 @@ def fight_assaults(battle: Battle, group: list[Engagement]) -> list[Engagement]:
 def _assault_round(battle: Battle, m: UnitState, engs: list[Engagement]) -> None:
     from env.rules import combat
 
-    s = battle.state
     chargers = [battle.unit(e.attacker if e.defender == m.uid else e.defender) for e in engs]
     chargers = [c for c in chargers if c.alive]
     if not chargers:
         return
-    r1 = any(e.charged and e.turn == s.turn for e in engs)
-    charged = {e.attacker for e in engs if e.charged and e.turn == s.turn}
+    r1 = any(combat.charged_this_turn(battle, e) for e in engs)  # CORE.CC.ROUNDS: not again in the other turn
+    charged = {e.attacker for e in engs if combat.charged_this_turn(battle, e)}
     for e in engs:
         if e.defender == m.uid and e.facing != "front":  # CORE.TYPE.WAR_MACHINE: always charged in its front
             battle.emit("CORE.TYPE.WAR_MACHINE", unit=m.uid, charger=e.attacker, contact=e.facing, counts_as="front")
