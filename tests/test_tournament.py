@@ -173,11 +173,12 @@ def test_results_hold_fingerprints_and_the_first_turn_term(army_tournament) -> N
 
 
 def test_open_loop_loses_to_line_advance_in_a_paired_tournament(tmp_path: Path) -> None:
-    """The open-loop baseline (orders by turn number only) scores below 0.5 against ``line_advance``."""
+    """The open-loop baseline (orders by turn number only) scores below 0.5 against ``line_advance`` in a paired
+    tournament (both seats per seed); the 20-battle count of wins is in test_tactical_agents."""
     res = run_tournament("pitched_battle", ["line_advance", "open_loop"], 4, 0, tmp_path, workers=1, progress=False)
     [pair] = res["pairs"]
     assert pair["agent"] == "line_advance" and pair["games"] == 4
-    assert pair["wins"] >= 3 and pair["score"] > 0.5
+    assert pair["wins"] > pair["losses"] and pair["score"] > 0.5
 
 
 # ----------------------------------------------------------------------------- Ray
