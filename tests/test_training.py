@@ -108,12 +108,18 @@ def test_config_errors_are_one_line_naming_file_and_field(tmp_path: Path, change
 )
 def test_config_numbers_and_booleans_are_strict(tmp_path: Path, change: dict[str, Any], problem: str) -> None:
     """Text is no number and no boolean in a training config either (``learning_rate: 3e-4`` is text to YAML)."""
+    path, message = _config_error(tmp_path, change)
+    assert message == f"{path}: {problem}"
+
+
+def _config_error(tmp_path: Path, change: dict[str, Any]) -> tuple[Path, str]:
+    """The quick config with ``change`` written to a file, and the ConfigError its loading raises."""
     data = _quick_data()
     data.update(change)
     path = _write(tmp_path, data)
     with pytest.raises(ConfigError) as info:
         load_training_config(path)
-    assert str(info.value) == f"{path}: {problem}"
+    return path, str(info.value)
 
 
 def test_config_missing_field_and_bad_yaml(tmp_path: Path) -> None:
@@ -194,12 +200,8 @@ def test_cli_resume_without_a_run_is_one_line(tmp_path: Path) -> None:
     ({"imitation": {"learning_rate": float("inf")}}, "imitation.learning_rate"),
 ])
 def test_config_floats_must_be_finite(tmp_path: Path, change: dict[str, Any], where: str) -> None:
-    data = _quick_data()
-    data.update(change)
-    path = _write(tmp_path, data)
-    with pytest.raises(ConfigError) as info:
-        load_training_config(path)
-    assert str(info.value).startswith(f"{path}: {where}: must be a finite number")
+    path, message = _config_error(tmp_path, change)
+    assert message.startswith(f"{path}: {where}: must be a finite number")
 
 
 def test_config_armies_on_a_placed_scenario_name_the_file_and_field(tmp_path: Path) -> None:
