@@ -282,6 +282,36 @@ def test_resume_refuses_a_changed_network(tmp_path: Path, quick_run: Path, ppo: 
     assert (run / "config.json").read_bytes() == before
 
 
+def test_resume_reads_a_field_the_run_predates_as_its_default(tmp_path: Path, quick_run: Path) -> None:
+    """A run made before ``pairs`` and ``ppo.embed_dim`` existed (no such keys in its config.json) resumes with
+    their defaults (it was refused: "'pairs' differs (run: (none), config: false)")."""
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(quick_run, run)
+    saved = json.loads((run / "config.json").read_text(encoding="utf-8"))
+    del saved["pairs"], saved["ppo"]["embed_dim"]
+    (run / "config.json").write_text(json.dumps(saved), encoding="utf-8")
+    result = CliRunner().invoke(app, ["train", "--config", str(_write(tmp_path, _quick_data())), "--run-dir", str(run),
+                                      "--resume", "--total-timesteps", "512"])
+    assert result.exit_code == 0, result.output
+    assert json.loads((run / "state.json").read_text(encoding="utf-8"))["num_timesteps"] == 512
+
+
+def test_tournament_with_a_model_entrant_on_two_workers_finishes(tmp_path: Path, quick_run: Path) -> None:
+    """A ``model:PATH`` entrant on a two-process pool: the workers used to hang forever in torch's OpenMP pool,
+    forked after the parent had run the policy (training.backends.START_METHOD)."""
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-m", "training.cli", "tournament", "--scenario", "skirmish_line", "--agents",
+           f"model:{quick_run / 'model.zip'},line_advance", "--games-per-pair", "2", "--workers", "2",
+           "--out", str(tmp_path / "t")]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert json.loads((tmp_path / "t" / "results.json").read_text())["games"] == 2
+
+
 def _damage_state(run: Path, text: str) -> str:
     (run / "state.json").write_text(text, encoding="utf-8")
     return str(run / "state.json")

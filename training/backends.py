@@ -9,7 +9,8 @@ same rows for the same specs.
 Backends (:data:`BACKENDS`):
 
 * ``process`` — :class:`concurrent.futures.ProcessPoolExecutor` with
-  ``workers`` processes; ``workers=1`` plays in this process.
+  ``workers`` processes started by a fork server (:data:`START_METHOD`);
+  ``workers=1`` plays in this process.
 * ``ray`` — one Ray task per game (``num_cpus=1`` each). An already initialised
   Ray is used as it is; otherwise ``ray.init(address=ray_address)`` joins a
   cluster, or, without an address, starts a local instance with ``workers``
@@ -19,6 +20,7 @@ Backends (:data:`BACKENDS`):
 
 from __future__ import annotations
 
+import multiprocessing
 import socket
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -31,6 +33,12 @@ from training.console import LoggedProgress
 
 BACKENDS = ("process", "ray")
 """The names :func:`run_games` accepts as ``backend``."""
+
+START_METHOD = "forkserver"
+"""How the process pool starts its workers: from a clean server process, not by forking this one. A fork
+copies torch's OpenMP thread pool in whatever state the parent left it (the parent loads each ``model:PATH``
+entrant and runs its policy once to check it), and a forked worker's first policy forward then waits
+forever on that pool's barrier."""
 
 
 class Spec(Protocol):
@@ -48,7 +56,7 @@ def _serial(fn: Callable[..., Row], specs: Sequence[Spec], args: tuple[Any, ...]
 
 
 def _process_pool(fn: Callable[..., Row], specs: Sequence[Spec], args: tuple[Any, ...], workers: int) -> Iterator[Row]:
-    pool = ProcessPoolExecutor(max_workers=min(workers, len(specs)))
+    pool = ProcessPoolExecutor(max_workers=min(workers, len(specs)), mp_context=multiprocessing.get_context(START_METHOD))
     try:
         # Submit (and so start the worker processes) before the caller's progress bar starts its thread.
         futures = [pool.submit(fn, spec, *args) for spec in specs]

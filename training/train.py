@@ -243,15 +243,29 @@ one; the network's architecture and its hyper-parameters are saved in the checkp
 
 def _check_resumable(config: TrainingConfig, saved: dict[str, Any]) -> None:
     """Raise TrainingError (one line naming the field, its run and config values) when ``config`` changes
-    a field of :data:`RESUME_FIXED` from the run's ``config.json`` (``saved``)."""
+    a field of :data:`RESUME_FIXED` from the run's ``config.json`` (``saved``). A field the run's file does
+    not have (a run made before the field existed) counts as the field's default."""
     now = config.model_dump(mode="json")
+    defaults = {k: f.get_default(call_default_factory=True) for k, f in TrainingConfig.model_fields.items()
+                if not f.is_required()}
+    ppo_defaults = PPOConfig().model_dump(mode="json")
+    raw_ppo = saved.get("ppo", {})
+    saved_ppo = {**ppo_defaults, **raw_ppo} if isinstance(raw_ppo, dict) else {}
     for key in RESUME_FIXED:
-        pairs = ([(f"ppo.{k}", (saved.get("ppo") or {}).get(k), v) for k, v in now["ppo"].items()]
-                 if key == "ppo" else [(key, saved.get(key), now.get(key))])
+        if key == "ppo":
+            pairs = [(f"ppo.{k}", saved_ppo.get(k), v) for k, v in now["ppo"].items()]
+        else:
+            old = saved[key] if key in saved else _json_value(defaults.get(key))
+            pairs = [(key, old, now.get(key))]
         for field, old, new in pairs:
             if old != new:
                 raise TrainingError(f"cannot resume: '{field}' differs (run: {_shown_value(old)}, "
                                     f"config: {_shown_value(new)}); keep the run's value or start a new run_dir")
+
+
+def _json_value(value: Any) -> Any:
+    """A config default as it reads back from ``config.json`` (pydantic models dumped to plain JSON)."""
+    return value.model_dump(mode="json") if isinstance(value, BaseModel) else value
 
 
 def _shown_value(value: Any) -> str:
