@@ -318,6 +318,20 @@ def _skirmish() -> dict:
     return yaml.safe_load((Path(C.__file__).resolve().parents[2] / "configs/scenarios/skirmish_line.yaml").read_text())
 
 
+def test_an_army_list_unit_too_deep_for_its_zone_is_refused(cfg: Path) -> None:
+    """CORE.SETUP.ZONES: a unit deployed from an army list stands wholly inside its 12" zone; 40 spearmen in one
+    file (31.5" deep) never could, and used to vanish at deployment as destroyed."""
+    data = _men_army(id="men_deep")
+    data["units"][3] = {"unit": "marcher_spearmen", "models": 40, "files": 1}
+    _write(cfg / "armies" / "men_deep.yaml", data)
+    _write(cfg / "armies" / "orcs_tusk_horde.yaml", yaml.safe_load(
+        (Path(C.__file__).resolve().parents[2] / "configs/armies/orcs_tusk_horde.yaml").read_text()))
+    scenario = {"id": "deep", "name": "Deep", "blue": {"army": "men_deep"}, "red": {"army": "orcs_tusk_horde"}}
+    assert _error(C.load_scenario, scenario) == (
+        "<dict>: blue.army: 'Marcher Spearmen' (40 models in 1 file) is 0.8\" wide and 31.5\" deep and cannot "
+        "stand wholly inside the 12\" deployment zone of the 72x48 table (CORE.SETUP.ZONES); give it more files")
+
+
 def test_error_army_over_points(cfg: Path) -> None:
     data = _men_army(id="men_foo")
     data["units"].append({"unit": "marcher_halberdiers", "models": 31, "files": 6, "command": ["champion", "musician"]})

@@ -1013,7 +1013,30 @@ def scenario_errors(s: ScenarioConfig) -> list[Problem]:
     problems += [(None, p) for p in _overlap_errors(shapes)]
     problems += _castle_errors(s, shapes, castle)
     if not problems:
-        problems += _castle_room_errors(s)
+        problems += _castle_room_errors(s) + _zone_fit_errors(s)
+    return problems
+
+
+def _zone_fit_errors(s: ScenarioConfig) -> list[Problem]:
+    """A unit deployed from an army list into a zone (CORE.SETUP.ZONES: wholly inside) must fit in it: a
+    formation deeper than the zone or wider than the table could never deploy (the siege's defender, inside
+    the castle, has :func:`_castle_room_errors`; Scouts deploy outside the zones)."""
+    if any(s.side(n).placements is not None for n in ("blue", "red")):
+        return []
+    from env.rules.setup import build_state
+
+    state = build_state(s)
+    defender = s.castle.defender if s.castle is not None else None
+    problems: list[Problem] = []
+    for u in state.units:
+        name = ("blue", "red")[u.side]
+        if name == defender or u.joined_to is not None or u.has("scouts"):
+            continue
+        if u.depth > s.zone_depth + EPS or u.width > s.table[0] + EPS:
+            problems.append((None, f"{name}.army: '{u.name}' ({u.models} models in {u.files} file{'s' * (u.files != 1)}) is "
+                                   f"{fmt_num(round(u.width, 1))}\" wide and {fmt_num(round(u.depth, 1))}\" deep "
+                                   f"and cannot stand wholly inside the {fmt_num(s.zone_depth)}\" deployment zone "
+                                   f"of the {s.table_text()} table (CORE.SETUP.ZONES); give it more files"))
     return problems
 
 
