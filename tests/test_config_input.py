@@ -127,10 +127,13 @@ def test_non_finite_numbers_are_rejected(tmp_path: Path, path: tuple, value: str
         (("blue", "placements", 0, "general"), "1", "blue.placements[0].general: Input should be a valid boolean, "
                                                     "got 1"),
         (("magic",), "'true'", "magic: Input should be a valid boolean, got the string 'true'"),
+        (("magic",), "yes", "magic: Input should be a valid boolean, got the string 'yes'"),  # YAML 1.2 booleans
+        (("war_machines",), "off", "war_machines: Input should be a valid boolean, got the string 'off'"),
     ],
 )
 def test_numbers_and_booleans_are_strict(tmp_path: Path, path: tuple, value: str, message: str) -> None:
-    """A quoted number is text, not a number; a boolean is true or false (ConfigModel's strict mode)."""
+    """A quoted number is text, not a number; a boolean is true or false (ConfigModel's strict mode; YAML 1.1's
+    yes/no/on/off are text, C.YAML12_BOOL)."""
     file = _skirmish_file_with(tmp_path, path, value)
     assert _error(C.load_scenario, file) == f"{file}: {message}"
 

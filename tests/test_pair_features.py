@@ -47,6 +47,7 @@ def test_pair_features_seen_from_the_other_side_swap_roles() -> None:
     assert blue[0, 0, F["reach"]] == pytest.approx(estimates.charge_reach_probability(4, 9.0))  # 4 + 2D6max >= 9
 
 
+@pytest.mark.filterwarnings("ignore:.*is different from the unwrapped version")  # the wrapper is the point
 def test_pair_observation_wraps_battle_env_and_passes_the_checkers() -> None:
     from gymnasium.utils.env_checker import check_env
 

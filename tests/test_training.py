@@ -104,6 +104,7 @@ def test_config_errors_are_one_line_naming_file_and_field(tmp_path: Path, change
         ({"opponents": [{"agent": "random", "weight": "2"}]}, "opponents[0].weight: Input should be a valid number, "
                                                               "got the string '2'"),
         ({"planes": "no"}, "planes: Input should be a valid boolean, got the string 'no'"),
+        ({"pairs": "yes"}, "pairs: Input should be a valid boolean, got the string 'yes'"),
     ],
 )
 def test_config_numbers_and_booleans_are_strict(tmp_path: Path, change: dict[str, Any], problem: str) -> None:

@@ -804,6 +804,28 @@ _FAST_LOADER: type | None = (
 """libyaml's parser with the same duplicate-key check (the constructor is Python either way)."""
 
 
+YAML12_BOOL = re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$")
+"""The plain scalars read as booleans: YAML 1.2's ``true`` and ``false``. PyYAML follows YAML 1.1, where ``yes``,
+``no``, ``on`` and ``off`` are booleans too; here they stay text, so a boolean field given one is an error
+naming the field (``got the string 'yes'``) and a name such as ``No`` stays a name."""
+
+
+def _yaml12_booleans(loader: type) -> type:
+    """Give ``loader`` (a PyYAML loader class) YAML 1.2 booleans (:data:`YAML12_BOOL`); returns it."""
+    bool_tag = "tag:yaml.org,2002:bool"
+    loader.yaml_implicit_resolvers = {  # type: ignore[attr-defined]
+        first: [(tag, rx) for tag, rx in rules if tag != bool_tag]
+        for first, rules in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
+    loader.add_implicit_resolver(bool_tag, YAML12_BOOL, list("tTfF"))  # type: ignore[attr-defined]
+    return loader
+
+
+_yaml12_booleans(_UniqueKeySafeLoader)
+if _FAST_LOADER is not None:
+    _yaml12_booleans(_FAST_LOADER)
+
+
 def _load_yaml(text: str) -> Any:
     """``yaml.safe_load(text)`` with duplicate keys rejected, parsed by libyaml where PyYAML has it
     (several times faster, same values).
