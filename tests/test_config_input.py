@@ -127,6 +127,8 @@ def test_non_finite_numbers_are_rejected(tmp_path: Path, path: tuple, value: str
         (("blue", "placements", 0, "general"), "1", "blue.placements[0].general: Input should be a valid boolean, "
                                                     "got 1"),
         (("magic",), "'true'", "magic: Input should be a valid boolean, got the string 'true'"),
+        (("blue", "placements", 0, "joins"), "1.0", "blue.placements[0].joins: expected the joined entry's index "
+                                                    "(an integer) or its label, got 1.0"),
         (("magic",), "yes", "magic: Input should be a valid boolean, got the string 'yes'"),  # YAML 1.2 booleans
         (("war_machines",), "off", "war_machines: Input should be a valid boolean, got the string 'off'"),
     ],

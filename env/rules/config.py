@@ -16,8 +16,8 @@ from types import UnionType
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 import yaml
-from pydantic import (BaseModel, ConfigDict, Field, Strict, ValidationError, ValidationInfo, field_validator,
-                      model_validator)
+from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, Strict, ValidationError, ValidationInfo,
+                      field_validator, model_validator)
 from shapely import affinity, union_all
 from shapely.geometry import LinearRing, Polygon, box
 
@@ -452,6 +452,18 @@ def _check_unique(ids: list[str], what: str) -> None:
         seen[x] = i
 
 
+def _joins_value(v: Any) -> Any:
+    """``joins`` is an entry's index (an integer), its label or unit id (text), or absent."""
+    if v is None or isinstance(v, str) or (isinstance(v, int) and not isinstance(v, bool)):
+        return v
+    raise ValueError(f"expected the joined entry's index (an integer) or its label, got {v!r}")
+
+
+Joins = Annotated[int | str | None, BeforeValidator(_joins_value)]
+"""The unit a character deploys joined to (CORE.SETUP.DEPLOY, CORE.MOVE.JOIN): one message for a wrong type,
+not one per member of the union."""
+
+
 class ArmyUnitConfig(ConfigModel):
     """One entry of an army list: a unit type, its size, formation (files), command and options.
 
@@ -467,7 +479,7 @@ class ArmyUnitConfig(ConfigModel):
     options: list[str] = []
     general: bool = False
     label: str | None = None
-    joins: int | str | None = None
+    joins: Joins = None
     lore: str | None = None  # a wizard's lore (CORE.MAGIC.WIZARDS); None: its type's first
     equipment: dict[str, int] = {}  # siege equipment bought (SIEGE.EQUIP.TABLE; env.rules.siege.equipment)
 
@@ -523,7 +535,7 @@ class PlacementConfig(ConfigModel):
     general: bool = False
     fleeing: bool = False
     label: str | None = None
-    joins: int | str | None = None
+    joins: Joins = None
     lore: str | None = None  # a wizard's lore (CORE.MAGIC.WIZARDS); None: its type's first
     spells: list[str] | None = None  # a wizard's spells, given instead of rolled (set-ups, tests)
     equipment: dict[str, int] = {}  # siege equipment (SIEGE.EQUIP.TABLE; env.rules.siege.equipment)
