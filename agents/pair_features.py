@@ -100,11 +100,12 @@ def pair_features(battle: Battle, player: int, slots: int) -> np.ndarray:
             if not _on_table(e):
                 continue
             row = out[i, j]
+            gap = space.unit_distance(u, e)
             row[0] = 1.0
-            row[1] = min(2.0, space.unit_distance(u, e) / DISTANCE_SCALE)
+            row[1] = min(2.0, gap / DISTANCE_SCALE)
             if e.fleeing:
                 if charge_threat(battle, u, e) is not None:
-                    row[12] = estimates.destroy_fleeing_probability(battle, u, e, space.unit_distance(u, e))
+                    row[12] = estimates.destroy_fleeing_probability(battle, u, e, gap)
             elif (mine := _charge(battle, u, e)) is not None:
                 p, arc, diff, breaks_enemy, breaks_own = mine
                 row[2], row[3 + arc], row[6], row[7], row[8] = p, 1.0, diff, breaks_enemy, breaks_own

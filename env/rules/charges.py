@@ -14,7 +14,6 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-import shapely
 import shapely.ops
 from shapely.geometry import Polygon
 

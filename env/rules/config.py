@@ -13,7 +13,7 @@ import math
 import re
 from pathlib import Path
 from types import UnionType
-from typing import Annotated, Any, Literal, Union, get_args, get_origin
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_args, get_origin
 
 import yaml
 from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, Strict, ValidationError, ValidationInfo,
@@ -22,6 +22,9 @@ from shapely import affinity, union_all
 from shapely.geometry import LinearRing, Polygon, box
 
 from env.rules.spells import FACTION_LORES, LORES, SPELLS
+
+if TYPE_CHECKING:
+    from env.rules.state import BattleState
 
 CONFIG_DIR: Path = Path(__file__).resolve().parents[2] / "configs"
 """The repository's ``configs/`` folder (factions/, armies/, scenarios/)."""
@@ -1047,20 +1050,27 @@ def scenario_errors(s: ScenarioConfig) -> list[Problem]:
     problems += [(None, p) for p in _overlap_errors(shapes)]
     problems += _castle_errors(s, shapes, castle)
     if not problems:
-        problems += _castle_room_errors(s) + _zone_fit_errors(s)
+        problems += _room_errors(s)
     return problems
 
 
-def _zone_fit_errors(s: ScenarioConfig) -> list[Problem]:
-    """A unit deployed from an army list into a zone (CORE.SETUP.ZONES: wholly inside) must fit in it: a
-    formation deeper than the zone or wider than the table could never deploy (the siege's defender, inside
-    the castle, has :func:`_castle_room_errors`; Scouts deploy outside the zones)."""
+def _room_errors(s: ScenarioConfig) -> list[Problem]:
+    """Room to deploy every unit of the army lists, checked on the state the scenario starts from (built once):
+    a siege defender's inside the castle (:func:`_castle_room_errors`), everyone else's in their zone
+    (:func:`_zone_fit_errors`). Explicit placements need neither."""
     if any(s.side(n).placements is not None for n in ("blue", "red")):
         return []
     from env.rules.setup import build_state
 
     state = build_state(s)
-    defender = s.castle.defender if s.castle is not None else None
+    defender = (s.castle.defender if s.castle is not None else "blue") if s.siege else None
+    return _castle_room_errors(state, defender) + _zone_fit_errors(s, state, defender)
+
+
+def _zone_fit_errors(s: ScenarioConfig, state: BattleState, defender: str | None) -> list[Problem]:
+    """A unit deployed from an army list into a zone (CORE.SETUP.ZONES: wholly inside) must fit in it: a
+    formation deeper than the zone or wider than the table could never deploy (the siege's ``defender``, inside
+    the castle, has :func:`_castle_room_errors`; Scouts deploy outside the zones)."""
     problems: list[Problem] = []
     for u in state.units:
         name = ("blue", "red")[u.side]
@@ -1074,19 +1084,15 @@ def _zone_fit_errors(s: ScenarioConfig) -> list[Problem]:
     return problems
 
 
-def _castle_room_errors(s: ScenarioConfig) -> list[Problem]:
-    """A siege defender deployed from an army list needs room inside the castle for every unit
+def _castle_room_errors(state: BattleState, defender: str | None) -> list[Problem]:
+    """A siege ``defender`` deployed from an army list needs room inside the castle for every unit
     (SIEGE.SCEN.DEPLOY: courtyard or front walls; :func:`env.rules.siege.room.plan`), or the scenario is refused."""
-    if not s.siege:
+    if defender is None:
         return []
-    name = s.castle.defender if s.castle is not None else "blue"
-    if s.side(name).army is None:
-        return []
-    from env.rules.setup import build_state
     from env.rules.siege import room
 
-    crowded = room.plan(build_state(s))[1]
-    return [] if crowded is None else [(None, f"{name}.army: {room.no_room_text(crowded)}")]
+    crowded = room.plan(state)[1]
+    return [] if crowded is None else [(None, f"{defender}.army: {room.no_room_text(crowded)}")]
 
 
 def _table_errors(s: ScenarioConfig) -> list[str]:

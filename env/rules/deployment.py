@@ -161,8 +161,12 @@ def _place(battle: Battle, u: UnitState, slot: int) -> None:
         from env.rules.siege import play
 
         files = play.deploy_files(battle.state, u, slot, len(COLUMNS)) or u.files
-    rule = "CORE.SETUP.SCOUTS" if u.has("scouts") else "CORE.SETUP.DEPLOY"
-    _put(battle, u, p, files, rule, slot)
+    _put(battle, u, p, files, _deploy_rule(u), slot)
+
+
+def _deploy_rule(u: UnitState) -> str:
+    """The rule a unit's deployment is recorded under: CORE.SETUP.SCOUTS for Scouts, else CORE.SETUP.DEPLOY."""
+    return "CORE.SETUP.SCOUTS" if u.has("scouts") else "CORE.SETUP.DEPLOY"
 
 
 def _put(battle: Battle, u: UnitState, p: geo.Pose, files: int, rule: str, slot: int | None) -> None:
@@ -222,7 +226,7 @@ def _auto_deploy(battle: Battle, side: int) -> None:
             pose, files = room.planned(battle.state, u)
             _put(battle, u, pose, files, "SIEGE.SCEN.DEPLOY", None)
         elif (spot := zone_spot(battle, u)) is not None:
-            _put(battle, u, spot, u.files, "CORE.SETUP.SCOUTS" if u.has("scouts") else "CORE.SETUP.DEPLOY", None)
+            _put(battle, u, spot, u.files, _deploy_rule(u), None)
         else:  # no room on the table: the unit never arrives, nor do the characters joined to it
             for gone in [u, *(c for c in battle.state.units if c.joined_to == u.uid)]:
                 gone.removed = True
