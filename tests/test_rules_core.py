@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from env.rules import combat, psychology, tables
-from env.rules.actions import END_PHASE, Action, IllegalActionError
+from env.rules.actions import Action, IllegalActionError
 from env.rules.state import Engagement
 from tests.setups import INFANTRY_BASE, battle, end_declarations, placement, rules
 

@@ -23,7 +23,6 @@ from env.rules import challenges, characters
 from env.rules import magic
 from env.rules import war_machines
 from env.rules.actions import PURSUIT_CHOICES, Action
-from env.rules.casualties import apply_wounds
 from env.rules.charges import charge_facing, contact_placement, edge_frame
 from env.rules.state import Engagement, UnitState
 
