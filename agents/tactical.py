@@ -391,6 +391,18 @@ class TacticalAgent(ScriptedAgent):
 
 
 # ============================================================================= deployment-template agents
+DETOUR_OPTIONS = ("march", "advance", "advance_half", "wheel_left", "wheel_right", "wheel_left_short",
+                  "wheel_right_short", "march_wheel_left", "march_wheel_right", "turn_left", "turn_right")
+"""The moves a ``flank_teeth`` wing weighs to go round the enemy's charge reach (:meth:`FlankTeethAgent.detour`).
+Measured against ``line_advance`` (detector validation, seeds 0-59): the detour lifts the detector rate from 41
+to 47 of 60 (as red, where the wings stalled at the edge of the enemy's reach, from 16 to 22 of 30). The about
+face is left out: with it the rate fell to 43 of 60 (a wing that turns its back loses the next turn turning
+round)."""
+DETOUR_GAIN = 1.0
+"""Least inches a detour must bring a wing nearer its waypoint than standing still; below it the dead-zone
+check's own fall-backs (shorter move, halt, step back) apply. 0" measured the same (47 of 60)."""
+
+
 class FlankTeethAgent(TacticalAgent):
     """``flank_teeth`` (tactics.md §4.3): the wings go round to the enemy's rear; the cheap centre delays.
 
@@ -399,7 +411,9 @@ class FlankTeethAgent(TacticalAgent):
     escape (``feigned_flight``), buying time. The wings march forward and
     inwards every turn for a point behind the outermost enemy on their side
     (via its flank), to charge rears so that broken enemies flee towards their
-    own table edge (and off it); from turn 4 they take whatever is nearest.
+    own table edge (and off it); where the straight way ends in an enemy's
+    winning charge reach they detour round it (:meth:`detour`) instead of
+    halting at its edge; from turn 4 they take whatever is nearest.
     """
 
     name = "flank_teeth"
@@ -426,8 +440,29 @@ class FlankTeethAgent(TacticalAgent):
             if mv.attack_arc(battle, u, target) == "rear" or space.unit_distance(u, target) <= CLOSE / 2:
                 return self.advance_on(battle, u, options, target)
             waypoint = mv.flank_point(target, u) if mv.attack_arc(battle, u, target) == "front" else mv.rear_point(target, u)
-            return steer(battle, u, waypoint, "march", options, approach=False) or self.advance_on(battle, u, options, target)
+            move = steer(battle, u, waypoint, "march", options, approach=False) or self.advance_on(battle, u, options, target)
+            return self.detour(battle, u, waypoint, move, options)
         return self.engage(battle, u, options)
+
+    def detour(self, battle: Battle, u: UnitState, waypoint: tuple[float, float], move: str | None,
+               options: Collection[str]) -> str | None:
+        """Go round the enemy's charge reach on the way to ``waypoint`` (table inches) rather than stop at its edge.
+
+        ``move`` (the straight steer) stands when it ends where :meth:`ScriptedAgent.danger` is within
+        :data:`agents.base.DANGER_LIMIT`. Otherwise the wing takes the move of :data:`DETOUR_OPTIONS` that
+        ends safe and nearest ``waypoint`` (forecast by :func:`agents.steering.predict_pose`), if it gains
+        at least :data:`DETOUR_GAIN` inches on standing still; failing that ``move``, which the dead-zone
+        check (:meth:`ScriptedAgent.safer_option`) then shortens, halts or steps back.
+        """
+        if move is None or self.danger(battle, moved_copy(u, predict_pose(battle, u, move))) <= DANGER_LIMIT:
+            return move
+        best, best_gap = move, math.hypot(waypoint[0] - u.x, waypoint[1] - u.y) - DETOUR_GAIN
+        for opt in (o for o in DETOUR_OPTIONS if o in options):
+            pose = predict_pose(battle, u, opt)
+            gap = math.hypot(waypoint[0] - pose.x, waypoint[1] - pose.y)
+            if gap < best_gap and self.danger(battle, moved_copy(u, pose)) <= DANGER_LIMIT:
+                best, best_gap = opt, gap
+        return best
 
     def outermost_enemy(self, battle: Battle, u: UnitState, wing: str) -> UnitState | None:
         """The enemy (that ``u`` may target) furthest towards ``wing``'s side of the table (own frame)."""
