@@ -26,6 +26,7 @@ agents (``agents/tactical.py``) turn the answers into orders.
   :func:`feint_watcher` (the defender turns one unit only).
 * **The protected bubble** (§4.4) — :func:`ring_coverage`, :func:`ring_posts` (with
   :func:`extent_along`).
+* **Table quarters** (CORE.VP.QUARTERS) — :func:`quarter_balance`.
 * **Unmasking shooters** (§3.2) — :func:`visible_targets`, :func:`maskers`
   and :func:`unmask_gain`.
 * **Charge consequence analysis** (§3.2, "measure seven times") —
@@ -38,6 +39,7 @@ Coordinates are table inches; facings degrees counter-clockwise from +x.
 from __future__ import annotations
 
 import math
+from collections import defaultdict
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
@@ -603,6 +605,32 @@ def ring_coverage(battle: Battle, asset: UnitState, reach: float = 6.0,
         for k in range(int(math.floor(lo)), int(math.ceil(hi))):
             covered[k % 360] = True
     return float(sum(covered))
+
+
+QUARTER_US = 5
+"""Least Unit Strength of a unit that counts towards holding a table quarter (CORE.VP.QUARTERS)."""
+
+
+def quarter_balance(battle: Battle, side: int, moved: Mapping[int, UnitState] | None = None) -> int:
+    """Table quarters held by ``side`` less those held by its enemy (CORE.VP.QUARTERS, 100 VP each), with
+    the units in ``moved`` (uid -> a forecast copy, e.g. :func:`agents.steering.landing`) where the copies stand.
+
+    As :func:`env.rules.victory.quarter_holders`: a quarter (x < / > table_w/2, y < / > table_h/2, a centre
+    within EPS of a dividing line in none) is held by the side with the higher total Unit Strength of
+    non-fleeing units of US >= 5 whose centres lie in it.
+    """
+    s = battle.state
+    moved = moved or {}
+    us: dict[tuple[int, int], list[int]] = defaultdict(lambda: [0, 0])
+    for u in space.alive_units(s):
+        u = moved.get(u.uid, u)
+        if u.fleeing or u.unit_strength < QUARTER_US:
+            continue
+        dx, dy = u.x - s.table_w / 2, u.y - s.table_h / 2
+        if abs(dx) <= geo.EPS or abs(dy) <= geo.EPS:
+            continue
+        us[(dx > 0, dy > 0)][u.side] += u.unit_strength
+    return sum((a > b) - (b > a) for a, b in ((q[side], q[1 - side]) for q in us.values()))
 
 
 RING_GAP = 1.1
