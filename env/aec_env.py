@@ -26,10 +26,7 @@ from pettingzoo import AECEnv
 from env.battle_env import (
     action_index,
     army_pool,
-    check_flag,
-    check_max_steps,
-    check_scenario,
-    check_unit_slots,
+    check_common,
     reset_options,
     scenario_unit_slots,
 )
@@ -79,12 +76,7 @@ class BattleAECEnv(AECEnv[str, dict[str, np.ndarray], int]):
         unit_slots: int | None = None,
     ) -> None:
         super().__init__()
-        if render_mode not in (None, "rgb_array"):
-            raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
-        check_max_steps(max_steps)
-        check_unit_slots(unit_slots)
-        check_scenario(scenario)
-        planes = check_flag("planes", planes)
+        planes = check_common(render_mode, max_steps, unit_slots, scenario, planes)
         self.scenario = scenario
         self.blue_armies = army_pool(blue_army, "blue_army")
         self.red_armies = army_pool(red_army, "red_army")

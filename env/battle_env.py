@@ -106,6 +106,22 @@ def check_flag(name: str, value: Any) -> bool:
     return bool(value)
 
 
+def check_common(render_mode: Any, max_steps: Any, unit_slots: Any, scenario: Any, planes: Any) -> bool:
+    """Check the arguments both environments share (:func:`check_max_steps`, :func:`check_unit_slots`,
+    :func:`check_scenario`, :func:`check_flag`); returns ``planes`` as a bool.
+
+    Raises:
+        ValueError: ``render_mode`` other than None or "rgb_array", or a count below 1.
+        TypeError: an argument of the wrong kind.
+    """
+    if render_mode not in (None, "rgb_array"):
+        raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
+    check_max_steps(max_steps)
+    check_unit_slots(unit_slots)
+    check_scenario(scenario)
+    return check_flag("planes", planes)
+
+
 def check_reward_shaping(value: Any) -> float:
     """``reward_shaping`` as a float: a finite number of at least 0 (the rule of training configs).
 
@@ -291,12 +307,7 @@ class BattleEnv(gym.Env[dict[str, np.ndarray], np.int64]):
             raise ValueError(f"learner_side must be 'random', 'blue' or 'red', got {learner_side!r}")
         if illegal_action not in ("raise", "penalise"):
             raise ValueError(f"illegal_action must be 'raise' or 'penalise', got {illegal_action!r}")
-        if render_mode not in (None, "rgb_array"):
-            raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
-        check_max_steps(max_steps)
-        check_unit_slots(unit_slots)
-        check_scenario(scenario)
-        planes = check_flag("planes", planes)
+        planes = check_common(render_mode, max_steps, unit_slots, scenario, planes)
         self.scenario = scenario
         self.learner_side_mode = learner_side
         self.blue_armies = army_pool(blue_army, "blue_army")
