@@ -28,10 +28,6 @@ KNOWN_FAILING: dict[tuple[str, str], str] = {
         "happens in 65% of battles (63% over seeds 0-59): when blue moves second the Orc Wolf Riders charge the "
         "lure in their turn 1 and pursue towards the Knights, facing them, so the Knights can charge only their "
         "front; the Orc lure is charged in the flank and destroyed, or fails a Panic test",
-    ("flank_teeth", "flank_teeth"):
-        "the wings get behind the enemy by turn 3 in 75% of battles (15 of 20; 41 of 60 over seeds 0-59): it "
-        "passed at 80% only while an enemy unit left within 1\" of another could not move at all (the "
-        "CORE.MOVE.ONE_INCH defect, fixed), which on seed 7 held an Orc unit in place for the wings to pass",
 }
 """(agent, tactic) checks measured below target in the fixture, with the reason (shown as xfail)."""
 
