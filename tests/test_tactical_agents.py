@@ -695,3 +695,51 @@ def test_quarter_balance_counts_the_quarters_as_the_victory_rules_do() -> None:
             there = battle.clone()
             there.unit(u.uid).x, there.unit(u.uid).y = x, y
             assert mv.quarter_balance(battle, u.side, {u.uid: dataclasses.replace(u, x=x, y=y)}) == held(there, u.side)
+
+
+def _wing_setup(unit: str, models: int):
+    """Turn 2, blue's movement: a flank_teeth left-wing ``unit`` (five wide) at (20, 12) facing 90°, thirty Orc
+    Warriors (ten wide) at (26, 34) facing it; the agent, the unit and its legal move options."""
+    from agents.tactical import FlankTeethAgent, move_options
+    from tactics.deployment import LEFT, DeploymentPlan
+    from tests.setups import battle as setup, end_declarations, placement
+
+    b = setup([placement(unit, 20, 12, 90, models=models, files=5)],
+              [placement("orc_warriors", 26, 34, 270, models=30, files=10)])
+    b.state.turn = 2
+    end_declarations(b)
+    agent = FlankTeethAgent()
+    agent.reset(b, 0)
+    u = next(u for u in b.state.units if u.side == 0)
+    agent.plan = DeploymentPlan(groups={u.uid: LEFT})
+    return agent, b, u, move_options(b.legal_actions())[u.uid]
+
+
+def test_flank_teeth_wing_detours_round_a_winning_charge_reach() -> None:
+    """Outriders whose straight march for the orcs' right flank (waypoint (38, 40)) ends where the orcs would
+    charge and win (danger above DANGER_LIMIT) take instead the safe move of DETOUR_OPTIONS that ends nearest
+    the waypoint, at least DETOUR_GAIN nearer than standing; Spearmen, safe after the march, keep it."""
+    import math
+
+    from agents.base import DANGER_LIMIT
+    from agents.steering import moved_copy, predict_pose
+    from agents.tactical import DETOUR_GAIN, DETOUR_OPTIONS
+
+    waypoint = (38.0, 40.0)
+    agent, b, riders, opts = _wing_setup("marcher_outriders", 10)
+
+    def gap(o: str) -> float:
+        p = predict_pose(b, riders, o)
+        return math.hypot(waypoint[0] - p.x, waypoint[1] - p.y)
+
+    def safe(o: str) -> bool:
+        return agent.danger(b, moved_copy(riders, predict_pose(b, riders, o))) <= DANGER_LIMIT
+
+    assert not safe("march")
+    chosen = agent.detour(b, riders, waypoint, "march", opts)
+    candidates = [o for o in DETOUR_OPTIONS if o in opts and safe(o)]
+    assert chosen in candidates
+    assert gap(chosen) == min(gap(o) for o in candidates)
+    assert gap(chosen) <= math.hypot(waypoint[0] - riders.x, waypoint[1] - riders.y) - DETOUR_GAIN
+    agent, b, spears, opts = _wing_setup("marcher_spearmen", 20)
+    assert agent.detour(b, spears, waypoint, "march", opts) == "march"
