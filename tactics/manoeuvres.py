@@ -39,14 +39,13 @@ Coordinates are table inches; facings degrees counter-clockwise from +x.
 from __future__ import annotations
 
 import math
-from collections import defaultdict
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 import shapely
 
-from env.rules import charges, psychology, shooting, space, special_rules
+from env.rules import charges, psychology, shooting, space, special_rules, victory
 from env.rules import geometry as geo
 from env.rules.combat import MAX_RANK_BONUS, RANK_MIN_MODELS
 from env.rules.state import Engagement, UnitState
@@ -607,30 +606,12 @@ def ring_coverage(battle: Battle, asset: UnitState, reach: float = 6.0,
     return float(sum(covered))
 
 
-QUARTER_US = 5
-"""Least Unit Strength of a unit that counts towards holding a table quarter (CORE.VP.QUARTERS)."""
-
-
 def quarter_balance(battle: Battle, side: int, moved: Mapping[int, UnitState] | None = None) -> int:
     """Table quarters held by ``side`` less those held by its enemy (CORE.VP.QUARTERS, 100 VP each), with
-    the units in ``moved`` (uid -> a forecast copy, e.g. :func:`agents.steering.landing`) where the copies stand.
-
-    As :func:`env.rules.victory.quarter_holders`: a quarter (x < / > table_w/2, y < / > table_h/2, a centre
-    within EPS of a dividing line in none) is held by the side with the higher total Unit Strength of
-    non-fleeing units of US >= 5 whose centres lie in it.
-    """
-    s = battle.state
-    moved = moved or {}
-    us: dict[tuple[int, int], list[int]] = defaultdict(lambda: [0, 0])
-    for u in space.alive_units(s):
-        u = moved.get(u.uid, u)
-        if u.fleeing or u.unit_strength < QUARTER_US:
-            continue
-        dx, dy = u.x - s.table_w / 2, u.y - s.table_h / 2
-        if abs(dx) <= geo.EPS or abs(dy) <= geo.EPS:
-            continue
-        us[(dx > 0, dy > 0)][u.side] += u.unit_strength
-    return sum((a > b) - (b > a) for a, b in ((q[side], q[1 - side]) for q in us.values()))
+    the units in ``moved`` (uid -> a forecast copy, e.g. :func:`agents.steering.landing`) where the copies stand
+    (:func:`env.rules.victory.quarter_holders`)."""
+    holders = victory.quarter_holders(battle, moved)
+    return holders.count(side) - holders.count(1 - side)
 
 
 RING_GAP = 1.1

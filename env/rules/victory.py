@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Mapping
 
 from env.rules import characters, space
 from env.rules.geometry import EPS
@@ -40,15 +40,18 @@ def _side_of(value: float, line: float) -> int | None:
     return int(value > line)
 
 
-def quarter_strengths(battle: Battle) -> list[list[int]]:
+def quarter_strengths(battle: Battle, moved: Mapping[int, UnitState] | None = None) -> list[list[int]]:
     """The total Unit Strength (CORE.SR.UNIT_STRENGTH) [blue, red] in each quarter, in the order of
-    :func:`quarter_holders`: non-fleeing units of US ≥ 5 whose centre lies in the quarter."""
+    :func:`quarter_holders`: non-fleeing units of US ≥ 5 whose centre lies in the quarter. ``moved`` (uid ->
+    a copy of the unit, e.g. where a move would take it) stands in for those units (a forecast)."""
     s = battle.state
+    moved = moved or {}
+    units = [moved.get(u.uid, u) for u in space.alive_units(s)]
     out: list[list[int]] = []
     for qx in (0, 1):
         for qy in (0, 1):
             us = [0, 0]
-            for u in space.alive_units(s):
+            for u in units:
                 if u.fleeing or u.unit_strength < 5:
                     continue
                 if _side_of(u.x, s.table_w / 2) == qx and _side_of(u.y, s.table_h / 2) == qy:
@@ -57,14 +60,15 @@ def quarter_strengths(battle: Battle) -> list[list[int]]:
     return out
 
 
-def quarter_holders(battle: Battle) -> list[int | None]:
+def quarter_holders(battle: Battle, moved: Mapping[int, UnitState] | None = None) -> list[int | None]:
     """CORE.VP.QUARTERS: the side holding each quarter (x < 36 / ≥ 36, y < 24 / ≥ 24), or None.
 
     A quarter is held by the side with the higher total US of non-fleeing units
     of US ≥ 5 whose centre lies in it; a centre on a dividing line (within
     EPS) lies in none, so the count is the same seen from either side.
+    ``moved`` as in :func:`quarter_strengths`.
     """
-    return [None if us[0] == us[1] else (0 if us[0] > us[1] else 1) for us in quarter_strengths(battle)]
+    return [None if us[0] == us[1] else (0 if us[0] > us[1] else 1) for us in quarter_strengths(battle, moved)]
 
 
 def breakdown(battle: Battle) -> list[dict[str, int]]:
