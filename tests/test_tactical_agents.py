@@ -597,23 +597,34 @@ ROCKS = {"kind": "rocks", "name": "Test Crag", "polygon": [[38, 17.5], [48, 17.5
 """Impassable rocks 10" wide, touching the front of greatswords placed at (43, 15) facing up the table."""
 
 
+def _one_unit_setup(agent_cls: type, group: str, blue: dict, red: dict, turn: int, terrain: list[dict] | None = None):
+    """Blue's movement in game turn ``turn``: one blue unit (placement ``blue``) in ``group`` of an ``agent_cls``
+    plan, one orc unit (placement ``red``); the agent, the unit and its legal move options."""
+    from agents.tactical import move_options
+    from tactics.deployment import DeploymentPlan
+    from tests.setups import battle as setup, end_declarations
+
+    b = setup([blue], [red], terrain=terrain)
+    b.state.turn = turn
+    end_declarations(b)
+    agent = agent_cls()
+    agent.reset(b, 0)
+    u = next(u for u in b.state.units if u.side == 0)
+    agent.plan = DeploymentPlan(groups={u.uid: group})
+    return agent, b, u, move_options(b.legal_actions())[u.uid]
+
+
 def _blocked_setup(terrain: list[dict], unit: str = "sworn_greatswords", at: tuple[float, float, float] = (43, 15, 90),
                    orcs_x: float = 44):
     """Turn 3, blue's movement: ``unit`` (30 models, or 10 Outriders; five wide) at ``at`` (x, y, facing) in the
     shooting_lines line, orcs at (``orcs_x``, 40); the agent, the unit and its legal move options."""
-    from agents.tactical import ShootingLinesAgent, move_options
-    from tactics.deployment import CENTRE, DeploymentPlan
-    from tests.setups import battle as setup, end_declarations, placement
+    from agents.tactical import ShootingLinesAgent
+    from tactics.deployment import CENTRE
+    from tests.setups import placement
 
     models = 10 if unit == "marcher_outriders" else 30
-    b = setup([placement(unit, *at, models=models, files=5)], [placement("orc_warriors", orcs_x, 40, 270)], terrain=terrain)
-    b.state.turn = 3
-    end_declarations(b)
-    agent = ShootingLinesAgent()
-    agent.reset(b, 0)
-    u = next(u for u in b.state.units if u.side == 0)
-    agent.plan = DeploymentPlan(groups={u.uid: CENTRE})
-    return agent, b, u, move_options(b.legal_actions())[u.uid]
+    return _one_unit_setup(ShootingLinesAgent, CENTRE, placement(unit, *at, models=models, files=5),
+                           placement("orc_warriors", orcs_x, 40, 270), turn=3, terrain=terrain)
 
 
 def test_detour_point_goes_round_the_rocks_in_the_lane() -> None:
@@ -700,19 +711,12 @@ def test_quarter_balance_counts_the_quarters_as_the_victory_rules_do() -> None:
 def _wing_setup(unit: str, models: int):
     """Turn 2, blue's movement: a flank_teeth left-wing ``unit`` (five wide) at (20, 12) facing 90°, thirty Orc
     Warriors (ten wide) at (26, 34) facing it; the agent, the unit and its legal move options."""
-    from agents.tactical import FlankTeethAgent, move_options
-    from tactics.deployment import LEFT, DeploymentPlan
-    from tests.setups import battle as setup, end_declarations, placement
+    from agents.tactical import FlankTeethAgent
+    from tactics.deployment import LEFT
+    from tests.setups import placement
 
-    b = setup([placement(unit, 20, 12, 90, models=models, files=5)],
-              [placement("orc_warriors", 26, 34, 270, models=30, files=10)])
-    b.state.turn = 2
-    end_declarations(b)
-    agent = FlankTeethAgent()
-    agent.reset(b, 0)
-    u = next(u for u in b.state.units if u.side == 0)
-    agent.plan = DeploymentPlan(groups={u.uid: LEFT})
-    return agent, b, u, move_options(b.legal_actions())[u.uid]
+    return _one_unit_setup(FlankTeethAgent, LEFT, placement(unit, 20, 12, 90, models=models, files=5),
+                           placement("orc_warriors", 26, 34, 270, models=30, files=10), turn=2)
 
 
 def test_flank_teeth_wing_detours_round_a_winning_charge_reach() -> None:
