@@ -219,6 +219,24 @@ def test_victory_points_destroyed_half_and_quarters() -> None:
     assert victory.quarter_holders(b) == [0, None, 0, None]
 
 
+def test_quarter_holders_count_forecast_copies_where_they_stand() -> None:
+    """CORE.VP.QUARTERS with ``moved``: a copy stands in for its unit (the battle is left as it is). Red's
+    fleeing orcs rallied in copy hold the upper right quarter; blue's left spearmen moved in copy onto the
+    centre line (x = 36) are in no quarter, so the lower left is held by nobody."""
+    import dataclasses
+
+    blue = [placement("marcher_spearmen", 20, 10, 90), placement("marcher_spearmen", 50, 10, 90)]
+    red = [placement("orc_warriors", 20, 40, 270, models=11), placement("orc_warriors", 50, 40, 270)]
+    b = battle(blue, red)
+    b.unit(2).removed = True
+    b.unit(3).fleeing = True
+    rallied = {3: dataclasses.replace(b.unit(3), fleeing=False)}
+    assert victory.quarter_holders(b, rallied) == [0, None, 0, 1]
+    on_line = {0: dataclasses.replace(b.unit(0), x=36.0)}
+    assert victory.quarter_holders(b, on_line) == [None, None, 0, None]
+    assert victory.quarter_holders(b) == [0, None, 0, None] and b.unit(3).fleeing and b.unit(0).x == 20
+
+
 def test_unit_within_an_inch_of_an_enemy_may_move_away_but_not_closer() -> None:
     """CORE.MOVE.ONE_INCH: spearmen left 0.5" behind orc warriors' rear (not in combat) may step back 2" (M/2)
     or wheel away, never advance; the swept path may not come closer to the enemy than the 0.5" it starts at."""
