@@ -504,6 +504,14 @@ def test_error_not_a_mapping(tmp_path: Path) -> None:
     assert _error(C.load_scenario, path) == f"{path}: expected a mapping at the top level, got list"
 
 
+@pytest.mark.parametrize("text", ["", "# a comment only\n"])
+def test_error_empty_file_says_so(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "empty.yaml"
+    path.write_text(text)
+    assert _error(C.load_scenario, path) == (
+        f"{path}: the file is empty or only comments (expected a mapping at the top level)")
+
+
 def test_error_faction_duplicate_unit(cfg: Path) -> None:
     path = cfg / "factions" / "men.yaml"
     data = yaml.safe_load(path.read_text())

@@ -898,6 +898,8 @@ def read_yaml(path: Path) -> dict[str, Any]:
         where = f" at line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or type(exc).__name__
         raise ConfigError(f"invalid YAML: {problem}{where}", file=shown) from None
+    if data is None:  # an empty file, or one of comments only
+        raise ConfigError("the file is empty or only comments (expected a mapping at the top level)", file=shown)
     if not isinstance(data, dict):
         raise ConfigError(f"expected a mapping at the top level, got {type(data).__name__}", file=shown)
     return data
