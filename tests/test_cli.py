@@ -704,3 +704,39 @@ def test_a_bad_saved_scenario_is_named_in_the_replay(runner, tmp_path, replay_te
     gif = runner.invoke(app, ["replay", path, "--gif", str(tmp_path / "r.gif")])
     assert _one_error_line(gif).startswith(f"error: --gif: cannot re-simulate {path} (ConfigError: {path}: "
                                            f"scenario.turns: ")
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["play", "--scenario", SCENARIO, "--blue-army", ""], "error: --blue-army: no army list named (an empty name)"),
+    (["play", "--scenario", SCENARIO, "--red-army", " "], "error: --red-army: no army list named (an empty name)"),
+    (["tournament", "--scenario", SCENARIO, "--agents", "random,line_advance", "--blue-army", ""],
+     "error: --blue-army: no army list named (an empty name)"),
+])
+def test_an_empty_army_flag_is_named(runner, tmp_path, args, message):
+    """"" is no army list: not 'configs/armies/.yaml: file not found'."""
+    out = ["--out", str(tmp_path / "o")] if args[0] == "tournament" else []
+    result = runner.invoke(app, [*args, *out])
+    assert result.exit_code == 2
+    assert _one_error_line(result) == message
+
+
+def test_an_empty_agents_list_is_not_the_default_field(runner, tmp_path):
+    """--agents "" names no agent: an error, not a round robin of every scripted agent."""
+    result = runner.invoke(app, ["tournament", "--scenario", SCENARIO, "--agents", "", "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2
+    assert _one_error_line(result) == "error: a tournament needs at least two agents, got 0: ''"
+    assert not (tmp_path / "o").exists()
+
+
+def test_an_empty_opponents_list_is_not_the_default_field(runner, tmp_path):
+    result = runner.invoke(app, ["evaluate", "--model", str(tmp_path / "none.zip"), "--opponents", ""])
+    assert result.exit_code == 2
+    assert _one_error_line(result) == "error: --opponents: no agent named in ''"
+
+
+@pytest.mark.parametrize("agent", ["", "random@"])
+def test_parity_names_a_malformed_agent(runner, tmp_path, agent):
+    result = runner.invoke(app, ["parity", "--scenario", SCENARIO, "--agent", agent, "--games", "2",
+                                 "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2
+    assert _one_error_line(result) == f"error: --agent: entrant '{agent}': expected 'agent' or 'agent@army'"

@@ -198,6 +198,7 @@ def play(
 
     with _user_errors():
         _check_seed(seed)
+        _check_army_flags(blue_army, red_army)
         if max_decisions < 1:
             raise UserError(f"--max-decisions must be at least 1, got {max_decisions}")
         for flag, path in (("--replay", replay), ("--png", png)):
@@ -229,6 +230,13 @@ def _check_seed(seed: int) -> None:
     """Reject a negative ``--seed`` (UserError, one line): seeds feed numpy's SeedSequence, which takes none."""
     if seed < 0:
         raise UserError(f"--seed must be at least 0, got {seed}")
+
+
+def _check_army_flags(blue_army: str | None, red_army: str | None) -> None:
+    """Reject an empty ``--blue-army`` / ``--red-army`` (UserError, one line): "" names no army list."""
+    for flag, army in (("--blue-army", blue_army), ("--red-army", red_army)):
+        if army is not None and not army.strip():
+            raise UserError(f"{flag}: no army list named (an empty name)")
 
 
 def _warn_unpaired(flag: str, games: int) -> None:
@@ -284,7 +292,8 @@ def tournament(
     from training.tournament import cross_entrants, run_tournament, schedule, validate_inputs
 
     with _user_errors():
-        agents = agents or default_agents(scenario)
+        if agents is None:  # an empty --agents "" is a mistake, not the default
+            agents = default_agents(scenario)
         names = expand_agent_names(agents)
         if armies is not None:
             army_ids = [a.strip() for a in armies.split(",") if a.strip()]
@@ -303,6 +312,7 @@ def tournament(
         if games_per_pair < 1:
             raise UserError(f"--games-per-pair must be at least 1, got {games_per_pair}")
         _check_seed(seed)
+        _check_army_flags(blue_army, red_army)
         _check_run_options(workers, backend, ray_address)
         try:
             schedule(names, games_per_pair, seed, pairing)
@@ -350,7 +360,12 @@ def parity(
             raise UserError(f"--games must be at least 1, got {games}")
         _check_seed(seed)
         _check_run_options(workers, backend, ray_address)
-        validate_inputs(scenario, [agent], ())
+        try:
+            validate_inputs(scenario, [agent], ())
+        except _user_error_types():
+            raise
+        except ValueError as exc:  # a malformed entrant ('', 'agent@')
+            raise UserError(f"--agent: {exc}") from None
         check_output("--out", out, folder=True)
     _warn_unpaired("--games", games)
     with _user_errors(), writing("--out", out):
@@ -714,10 +729,11 @@ def evaluate_cmd(
 
     with _user_errors():
         scenario = scenario or model_metadata(model).get("scenario") or "pitched_battle"  # before any progress bar
-        opponents = opponents or default_agents(scenario)
+        if opponents is None:  # an empty --opponents "" is a mistake, not the default
+            opponents = default_agents(scenario)
         names = expand_agent_names(opponents)
         if not names:
-            raise UserError(f"no opponents in '{opponents}'")
+            raise UserError(f"--opponents: no agent named in '{opponents}'")
         if games < 1:
             raise UserError(f"--games must be at least 1, got {games}")
         _check_seed(seed)
