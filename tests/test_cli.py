@@ -98,7 +98,7 @@ def test_unknown_agent_is_one_line_and_exit_2(runner):
     result = runner.invoke(app, ["play", "--scenario", SCENARIO, "--blue", "no_such_agent", "--red", "random"])
     assert result.exit_code == 2
     line = _one_error_line(result)
-    assert "no_such_agent" in line
+    assert line.startswith("error: --blue: unknown agent 'no_such_agent'; known agents: ")  # the flag that named it
     assert "random" in line  # the message lists the known names
 
 
@@ -106,7 +106,7 @@ def test_unknown_agent_in_tournament_is_one_line_and_exit_2(runner, tmp_path):
     result = runner.invoke(app, ["tournament", "--scenario", SCENARIO, "--agents", "random,nobody",
                                  "--games-per-pair", "1", "--out", str(tmp_path / "t"), "--workers", "1"])
     assert result.exit_code == 2
-    assert "nobody" in _one_error_line(result)
+    assert _one_error_line(result).startswith("error: --agents: unknown agent 'nobody'; known agents: ")
 
 
 def test_unknown_scenario_is_one_line_and_exit_2(runner):
@@ -313,7 +313,7 @@ def test_missing_model_file_in_play_is_one_line(runner, tmp_path):
     missing = tmp_path / "nope.zip"
     result = runner.invoke(app, ["play", "--scenario", SCENARIO, "--blue", f"model:{missing}"])
     assert result.exit_code == 2, result.output
-    assert _one_error_line(result) == f"error: model file not found: {missing} (agent 'model:{missing}')"
+    assert _one_error_line(result) == f"error: --blue: model file not found: {missing} (agent 'model:{missing}')"
 
 
 def test_default_agents_follow_the_scenario():
@@ -537,7 +537,7 @@ def test_siege_model_with_too_few_castle_elements_is_refused():
 def test_empty_model_path_is_one_line(runner):
     result = runner.invoke(app, ["play", "--scenario", SCENARIO, "--blue", "model:", "--red", "random"])
     assert result.exit_code == 2, result.output
-    assert _one_error_line(result) == "error: no model path given (expected model:PATH to a model.zip) (agent 'model:')"
+    assert _one_error_line(result) == "error: --blue: no model path given (expected model:PATH to a model.zip) (agent 'model:')"
 
 
 def test_evaluate_a_directory_says_so(runner, tmp_path):
@@ -650,7 +650,7 @@ def test_play_needs_a_positive_decision_limit(runner):
 def test_a_lone_unknown_entrant_is_named(runner):
     result = runner.invoke(app, ["tournament", "--scenario", SCENARIO, "--agents", "nope"])
     assert result.exit_code == 2
-    assert _one_error_line(result).startswith("error: unknown agent 'nope'; known agents: random, ")
+    assert _one_error_line(result).startswith("error: --agents: unknown agent 'nope'; known agents: random, ")
 
 
 def test_coverage_show_takes_missing_or_all(runner):
@@ -740,3 +740,14 @@ def test_parity_names_a_malformed_agent(runner, tmp_path, agent):
                                  "--out", str(tmp_path / "o")])
     assert result.exit_code == 2
     assert _one_error_line(result) == f"error: --agent: entrant '{agent}': expected 'agent' or 'agent@army'"
+
+
+@pytest.mark.parametrize(("args", "flag"), [
+    (["play", "--scenario", SCENARIO, "--red", "nope"], "--red"),
+    (["parity", "--scenario", SCENARIO, "--agent", "nope", "--games", "2"], "--agent"),
+    (["evaluate", "--model", "none.zip", "--opponents", "random,nope"], "--opponents"),
+])
+def test_an_unknown_agent_names_its_flag(runner, args, flag):
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2
+    assert _one_error_line(result).startswith(f"error: {flag}: unknown agent 'nope'; known agents: random, ")

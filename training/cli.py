@@ -71,6 +71,18 @@ def _user_errors() -> Iterator[None]:
         raise _fail(str(exc), EXIT_USER_ERROR) from None
 
 
+@contextmanager
+def _agent_flag(flag: str) -> Iterator[None]:
+    """Name the flag that gave an unknown agent, or a ``model:`` agent whose file is bad (UserError, one line):
+    "--blue: unknown agent 'nope'; known agents: ..."."""
+    from agents.registry import UnknownAgentError
+
+    try:
+        yield
+    except UnknownAgentError as exc:
+        raise UserError(f"{flag}: {exc}") from None
+
+
 def _shown(path: Path) -> str:
     try:
         return str(path.resolve().relative_to(Path.cwd()))
@@ -205,6 +217,11 @@ def play(
             if path is not None:
                 check_output(flag, path)
         check_distinct(("--replay", replay), ("--png", png))
+        from agents.registry import make_agent
+
+        for flag, name in (("--blue", blue), ("--red", red)):
+            with _agent_flag(flag):
+                make_agent(name)
         check_model_agents(scenario, [blue, red], [blue_army] if blue_army else None, [red_army] if red_army else None)
         try:
             battle = play_battle(scenario, blue, red, seed, blue_army=blue_army, red_army=red_army,
@@ -303,7 +320,8 @@ def tournament(
         if len(names) < 2:
             if names:  # an unknown or malformed name is the real mistake
                 try:
-                    validate_inputs(scenario, names, (blue_army, red_army))
+                    with _agent_flag("--agents"):
+                        validate_inputs(scenario, names, (blue_army, red_army))
                 except ConfigError:
                     raise
                 except ValueError as exc:
@@ -319,7 +337,8 @@ def tournament(
         except ValueError as exc:
             raise UserError(str(exc)) from None
         try:
-            validate_inputs(scenario, names, (blue_army, red_army))
+            with _agent_flag("--agents"):
+                validate_inputs(scenario, names, (blue_army, red_army))
         except ConfigError as exc:  # name the flag that gave the entrant's army
             if not (exc.where or "").startswith("entrant "):
                 raise
@@ -361,7 +380,8 @@ def parity(
         _check_seed(seed)
         _check_run_options(workers, backend, ray_address)
         try:
-            validate_inputs(scenario, [agent], ())
+            with _agent_flag("--agent"):
+                validate_inputs(scenario, [agent], ())
         except _user_error_types():
             raise
         except ValueError as exc:  # a malformed entrant ('', 'agent@')
@@ -742,7 +762,8 @@ def evaluate_cmd(
         from agents.registry import make_agent
 
         for name in names:
-            make_agent(name)  # unknown names fail here, before any game
+            with _agent_flag("--opponents"):
+                make_agent(name)  # unknown names fail here, before any game
         try:
             load_model(model)  # a bad file fails here, before the progress bar
             _warn_unpaired("--games", games)
