@@ -322,3 +322,27 @@ def test_defender_placements_keep_the_castle_rules(where: int, change: dict, mes
     else:
         places.append(change)
     assert _error(C.load_scenario, data) == message
+
+
+# ----------------------------------------------------------------------------- a mapping given as something else
+@pytest.mark.parametrize(("value", "got"), [
+    (None, "nothing (an empty value)"),
+    ([1], "a list"),
+    ("men", "the string 'men'"),
+    (5, "the number 5"),
+])
+def test_a_section_that_is_no_mapping_says_what_it_got(value: object, got: str) -> None:
+    """Not pydantic's 'Input should be a valid dictionary or instance of SideConfig'."""
+    data = _load("skirmish_line")
+    data["blue"] = value
+    assert _error(C.load_scenario, data, file="s.yaml") == (
+        f"s.yaml: blue: expected a mapping (field: value lines), got {got}")
+
+
+def test_a_training_opponent_given_as_a_name_says_what_it_got() -> None:
+    from training.config import load_training_config
+
+    data = yaml.safe_load((C.CONFIG_DIR / "training" / "quick.yaml").read_text())
+    data["opponents"] = ["random"]
+    assert _error(load_training_config, data) == (
+        "<dict>: opponents[0]: expected a mapping (field: value lines), got the string 'random'")

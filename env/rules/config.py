@@ -757,6 +757,19 @@ _YAML_TEXT_EXPONENT = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+")
 """A number in exponent notation that YAML 1.1 (PyYAML) may read as a string, such as ``3e-4`` or ``1.0e4``."""
 
 
+def _yaml_kind(value: Any) -> str:
+    """What a YAML value is, in words: 'nothing (an empty value)', 'a list', "the string 'x'", 'the number 3'."""
+    if value is None:
+        return "nothing (an empty value)"
+    if isinstance(value, bool):
+        return "a boolean (true/false)"
+    if isinstance(value, (int, float)):
+        return f"the number {value!r}"
+    if isinstance(value, str):
+        return f"the string {value!r}"[:120]
+    return "a list" if isinstance(value, (list, tuple)) else f"a {type(value).__name__}"
+
+
 def _error_text(err: dict[str, Any]) -> str:
     kind, msg = err["type"], err["msg"]
     if kind == "missing":
@@ -765,6 +778,8 @@ def _error_text(err: dict[str, Any]) -> str:
         return "unknown field"
     if kind == "finite_number":
         return "must be a finite number"
+    if kind in ("model_type", "dict_type"):  # pydantic says "a valid dictionary or instance of SideConfig"
+        return f"expected a mapping (field: value lines), got {_yaml_kind(err.get('input'))}"
     msg = re.sub(r"^(Value|Assertion) error, ", "", msg)
     value = err.get("input")
     if kind in ("int_type", "float_type", "bool_type") and isinstance(value, str):  # strict: no text for these
