@@ -695,6 +695,15 @@ def test_tournament_armies_must_name_an_army(runner, tmp_path):
     assert _one_error_line(result) == "error: --armies: no army list named in ','"
 
 
+def test_tournament_armies_may_not_repeat_an_army(runner, tmp_path):
+    """Not 'each agent may appear only once in a tournament': the repeat is in --armies."""
+    result = runner.invoke(app, ["tournament", "--scenario", "pitched_battle", "--agents", "line_advance,random",
+                                 "--armies", "men_marcher_host,orcs_tusk_horde,men_marcher_host",
+                                 "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2
+    assert _one_error_line(result) == "error: --armies: army list 'men_marcher_host' is listed twice"
+
+
 def test_a_bad_saved_scenario_is_named_in_the_replay(runner, tmp_path, replay_text):
     path = _edited_replay(tmp_path, replay_text, lambda d: d["scenario"].update(turns=0))
     result = runner.invoke(app, ["replay", path, "--check"])

@@ -316,6 +316,9 @@ def tournament(
             army_ids = [a.strip() for a in armies.split(",") if a.strip()]
             if not army_ids:
                 raise UserError(f"--armies: no army list named in '{armies}'")
+            twice = next((a for i, a in enumerate(army_ids) if a in army_ids[:i]), None)
+            if twice is not None:  # else schedule() blames the agents: "each agent may appear only once"
+                raise UserError(f"--armies: army list '{twice}' is listed twice")
             names = cross_entrants(names, army_ids)
         if len(names) < 2:
             if names:  # an unknown or malformed name is the real mistake
