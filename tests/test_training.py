@@ -67,6 +67,8 @@ def test_quick_config_fits_ci() -> None:
         ({"opponents": []}, "opponents", "at least 1"),
         ({"total_timesteps": -5}, "total_timesteps", "greater than or equal to 1"),
         ({"scenario": "atlantis"}, "scenario", "unknown scenario 'atlantis'"),
+        ({"scenario": "maps/atlantis.yaml"}, "scenario",
+         "scenario: file not found: maps/atlantis.yaml (a relative path is from the current directory)"),
         ({"armies": {"blue": ["elves_wind_host", "nope"]}}, "armies.blue", "unknown army list 'nope'"),
         ({"ppo": {"n_steps": 64, "batch_size": 128}}, None, "batch_size 128 is larger than a rollout"),
         ({"ppo": {"learning_rate": "fast"}}, "ppo.learning_rate", "valid number"),

@@ -257,6 +257,10 @@ class TrainingConfig(ConfigModel):
     def _known_scenario(cls, v: str) -> str:
         if is_scenario(v):
             return v
+        if Path(v).suffix in (".yaml", ".yml"):  # a path, not a name: the list of names would not help
+            if Path(v).is_dir():
+                raise ValueError(f"{v}: is a directory, not a scenario file")
+            raise ValueError(f"file not found: {v} (a relative path is from the current directory)")
         raise ValueError(f"unknown scenario '{v}'; known: {', '.join(list_scenarios())} (or a YAML path)")
 
     @model_validator(mode="after")
