@@ -131,7 +131,10 @@ def test_bad_replay_is_one_line_and_exit_2(runner, tmp_path, content):
 
 
 @pytest.mark.parametrize(("content", "detail"), [
-    ('{"format": null}', "not a battleline replay (format None, expected 1)"),
+    ('{"format": null}', "not a battleline replay (format null, expected 1)"),
+    ('{"format": true}', "not a battleline replay (format true, expected 1)"),
+    ('{"format": "1"}', 'not a battleline replay (format "1", expected 1)'),
+    ('{"actions": []}', "not a battleline replay (no 'format' field; a replay has format 1)"),
     ('{"format": 99}', "not a battleline replay (format 99, expected 1)"),
     ("[1, 2]", "not a battleline replay (expected a JSON object)"),
 ])

@@ -444,8 +444,11 @@ class Battle:
         data = json.loads(text)
         if not isinstance(data, dict):
             raise ValueError("not a battleline replay (expected a JSON object)")
-        if data.get("format") != FORMAT_VERSION:
-            raise ValueError(f"not a battleline replay (format {data.get('format')!r}, expected {FORMAT_VERSION})")
+        if "format" not in data:
+            raise ValueError(f"not a battleline replay (no 'format' field; a replay has format {FORMAT_VERSION})")
+        if type(data["format"]) is not int or data["format"] != FORMAT_VERSION:  # JSON true is no format 1
+            raise ValueError(f"not a battleline replay (format {json.dumps(data['format'])}, "
+                             f"expected {FORMAT_VERSION})")
         for key in ("events", "actions"):
             if not (isinstance(data[key], list) and all(isinstance(e, dict) for e in data[key])):
                 raise ValueError(f"not a battleline replay ({key} must be a list of objects)")
