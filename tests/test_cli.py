@@ -423,6 +423,23 @@ def test_writing_names_the_flag_on_an_os_error(tmp_path):
             raise PermissionError(13, "Permission denied", "/elsewhere/config.yaml")
 
 
+@pytest.mark.parametrize(("edit", "detail"), [
+    (lambda e: e.pop("rule"), "events[4]: missing field 'rule'"),
+    (lambda e: e.update(turn="1"), 'events[4].turn: expected an integer, got "1"'),
+    (lambda e: e.update(phase=None), "events[4].phase: expected a string, got null"),
+])
+def test_an_event_without_its_rule_turn_or_phase_is_named(runner, tmp_path, replay_text, edit, detail):
+    """Not 'cannot read the battle's events (KeyError: 'rule')' from the detectors."""
+    data = json.loads(replay_text)
+    edit(data["events"][4])
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(data))
+    for args in (["detect", str(path)], ["replay", str(path), "--check"]):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 2
+        assert _one_error_line(result) == f"error: {path}: not a battleline replay ({detail})"
+
+
 @pytest.mark.parametrize("events", ["x", [1, 2], {"rule": "x"}])
 def test_events_not_a_list_of_objects_is_one_line(runner, tmp_path, replay_text, events):
     data = json.loads(replay_text)

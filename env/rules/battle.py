@@ -452,6 +452,13 @@ class Battle:
         for key in ("events", "actions"):
             if not (isinstance(data[key], list) and all(isinstance(e, dict) for e in data[key])):
                 raise ValueError(f"not a battleline replay ({key} must be a list of objects)")
+        for i, event in enumerate(data["events"]):  # what every event has (env.rules.events.make_event)
+            for key, kind in (("rule", str), ("turn", int), ("phase", str)):
+                if key not in event:
+                    raise ValueError(f"not a battleline replay (events[{i}]: missing field '{key}')")
+                if type(event[key]) is not kind:
+                    raise ValueError(f"not a battleline replay (events[{i}].{key}: expected "
+                                     f"{'an integer' if kind is int else 'a string'}, got {json.dumps(event[key])})")
         if not isinstance(data["scenario"], dict):
             raise ValueError(f"not a battleline replay (scenario must be the saved scenario object, "
                              f"got {type(data['scenario']).__name__})")
