@@ -1,7 +1,7 @@
 """The demo behind ``make demo``: a small tournament and one drawn battle.
 
 ``python -m training.demo --out out/demo`` runs a round robin of every
-registered agent (the scripted ones and random) on ``pitched_battle``, then
+field-battle agent (the scripted ones and random; not the siege roles) on ``pitched_battle``, then
 plays line_advance (blue) against pincers (red) with seed 7 and saves its
 replay and picture. Outputs::
 
@@ -59,7 +59,8 @@ def main(
     # Every field-battle agent; the siege roles belong to the siege scenario.
     agents = [name for name in agent_names() if not name.startswith("siege_")]
     workers = workers or os.cpu_count() or 1
-    console.rule(f"Tournament: {', '.join(agents)} on {SCENARIO}, {games_per_pair} games per pair")
+    console.rule(f"Tournament on {SCENARIO}: {len(agents)} agents, {games_per_pair} games per pair")
+    console.print(f"Agents: {', '.join(agents)}")  # wrapped, where a rule would cut the list short
     results = run_tournament(SCENARIO, agents, games_per_pair, seed, out / "tournament", workers=workers,
                              console=console)
 
