@@ -212,6 +212,8 @@ def test_cli_parity_reports_blue_score_and_exits_by_the_verdict(tmp_path: Path) 
     lo, hi = saved["blue"]["score_ci95"]
     assert f"blue score {saved['blue']['score']:.3f} [{lo:.3f}, {hi:.3f}]" in result.stdout
     assert not saved["enough_games"]
+    assert (": inconclusive (0.5 inside" if saved["fair"] else ": UNFAIR (0.5 outside") in result.stdout
+    assert ": fair" not in result.stdout  # 4 battles cannot call a scenario fair
     assert result.stderr.strip() == ("warning: 4 battles are fewer than the 200 the parity check needs; "
                                      "this verdict cannot pass it")
 

@@ -399,7 +399,10 @@ def parity(
                     f"{_shown(out / 'parity.json')})", EXIT_CHECK_FAILED)
     blue, mover = res["blue"], res["first_mover"]
     lo, hi = blue["score_ci95"]
-    verdict = Text("fair", style="bold green") if res["fair"] else Text("UNFAIR", style="bold red")
+    if not res["fair"]:
+        verdict = Text("UNFAIR", style="bold red")
+    else:  # too few battles to call a scenario fair (0.5 outside the interval is already evidence)
+        verdict = Text("fair", style="bold green") if res["enough_games"] else Text("inconclusive", style="bold yellow")
     line = Text(f"{agent} vs itself on {scenario}, {res['games']} battles: blue score {blue['score']:.3f} "
                 f"[{lo:.3f}, {hi:.3f}] (W-D-L {blue['wins']}-{blue['draws']}-{blue['losses']}): ")
     line.append(verdict)
