@@ -19,6 +19,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import FancyArrowPatch, Patch, Polygon, Rectangle
+from matplotlib.text import Text
 
 from env.rules.state import SIDES, BattleState, UnitState
 
@@ -146,7 +147,8 @@ def _wrap(name: str, width: float) -> str:
 
 
 def _draw_unit(ax: Any, u: UnitState, last_pos: tuple[float, float, float] | None, last_models: int | None,
-               font: float) -> None:
+               font: float) -> Text:
+    """Draw one unit (footprint, ranks, front edge, facing arrow) and return its label."""
     destroyed = u.removed or u.models <= 0
     x, y, facing = (u.x, u.y, u.facing)
     width, depth = u.width, u.depth
@@ -164,9 +166,8 @@ def _draw_unit(ax: Any, u: UnitState, last_pos: tuple[float, float, float] | Non
         ax.add_patch(Polygon(corners, closed=True, fill=False, ec=dark, lw=1.0, ls="--", alpha=0.7, zorder=4))
         for a, b in ((0, 2), (1, 3)):
             ax.plot(*zip(corners[a], corners[b]), color=dark, lw=1.2, alpha=0.7, zorder=4)
-        ax.text(x, y, _wrap(u.name, width), ha="center", va="center", fontsize=font * 0.9, color="#444444",
-                style="italic", linespacing=0.95, zorder=7, path_effects=outline, clip_on=True)
-        return
+        return ax.text(x, y, _wrap(u.name, width), ha="center", va="center", fontsize=font * 0.9, color="#444444",
+                       style="italic", linespacing=0.95, zorder=7, path_effects=outline, clip_on=True)
     alpha = 0.3 if u.fleeing else 0.75
     ax.add_patch(Polygon(corners, closed=True, fc=colour, ec=dark, lw=0.8, alpha=alpha,
                          ls="--" if u.fleeing else "-", zorder=4))
@@ -185,8 +186,39 @@ def _draw_unit(ax: Any, u: UnitState, last_pos: tuple[float, float, float] | Non
     ax.add_patch(FancyArrowPatch(tuple(mid), tuple(tip), arrowstyle="-|>", mutation_scale=9, color=dark,
                                  lw=1.2, alpha=min(1.0, alpha + 0.25), zorder=6))
     label = f"{_wrap(u.name, width)}\n{u.models}" + (" fleeing" if u.fleeing else "")
-    ax.text(x, y, label, ha="center", va="center", fontsize=font, linespacing=0.95,
-            color="#555555" if u.fleeing else "#111111", zorder=7, path_effects=outline, clip_on=True)
+    return ax.text(x, y, label, ha="center", va="center", fontsize=font, linespacing=0.95,
+                   color="#555555" if u.fleeing else "#111111", zorder=7, path_effects=outline, clip_on=True)
+
+
+def separate_labels(ax: Any, labels: list[Any], renderer: Any, passes: int = 4, pad: float = 1.0) -> int:
+    """Move unit labels apart vertically where their boxes overlap (a character's label inside its unit's).
+
+    Each pass compares every pair of ``labels`` (matplotlib ``Text`` objects in data
+    coordinates); of an overlapping pair the later label moves up or down, away from the
+    earlier one's centre, by the overlap plus ``pad`` pixels. Returns the number of moves
+    made (0 when nothing overlapped). Labels keep their x; the table is not redrawn.
+    """
+    moves = 0
+    to_data = ax.transData.inverted()
+    for _ in range(passes):
+        moved = False
+        boxes = [lab.get_window_extent(renderer) for lab in labels]
+        for j in range(len(labels)):
+            for i in range(j):
+                a, b = boxes[i], boxes[j]
+                if not a.overlaps(b):
+                    continue
+                up = (b.y0 + b.y1) >= (a.y0 + a.y1)
+                shift = (a.y1 - b.y0 + pad) if up else -(b.y1 - a.y0 + pad)  # pixels
+                x, y = labels[j].get_position()
+                px, py = ax.transData.transform((x, y))
+                labels[j].set_position(tuple(to_data.transform((px, py + shift))))
+                boxes[j] = labels[j].get_window_extent(renderer)
+                moves += 1
+                moved = True
+        if not moved:
+            break
+    return moves
 
 
 def _title(state: BattleState, scenario: dict[str, Any] | None, result: dict[str, Any] | None,
@@ -410,10 +442,12 @@ def render_battle(
             heading = ev.get("facing") if isinstance(ev.get("facing"), (int, float)) else ev.get("heading")
             last_pos[ev["unit"]] = (float(ev["x"]), float(ev["y"]),
                                     float(heading) if isinstance(heading, (int, float)) else prev[2])
+    labels = []
     for u in sorted(state.units, key=lambda u: (not (u.removed or u.models <= 0), u.uid)):
         if not u.deployed and u.uid not in last_pos:
             continue
-        _draw_unit(ax, u, last_pos.get(u.uid), last_models.get(u.uid), font)
+        labels.append(_draw_unit(ax, u, last_pos.get(u.uid), last_models.get(u.uid), font))
+    separate_labels(ax, labels, canvas.get_renderer())
 
     # Legend: sides, unit states, terrain kinds present.
     handles: list[Any] = [

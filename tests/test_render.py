@@ -119,3 +119,28 @@ def test_gif_of_an_unplayed_placed_battle_is_its_set_up_table(tmp_path):
     assert render_gif(battle, tmp_path / "b.gif", dpi=20) == 1
     with Image.open(tmp_path / "b.gif") as image:
         assert image.size == (240, 172)
+
+
+def test_overlapping_unit_labels_are_moved_apart():
+    """A character's label drawn on its unit's moves off it; labels that do not overlap stay where they are."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    from env.render import separate_labels
+
+    fig = Figure(figsize=(6, 4), dpi=100)
+    canvas = FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    ax.set_xlim(0, 72)
+    ax.set_ylim(0, 48)
+    unit = ax.text(36, 24, "Tusk Guard\n19", ha="center", va="center")
+    boss = ax.text(36, 24, "Orc Big Boss\n1", ha="center", va="center")
+    far = ax.text(10, 5, "Rock Lobber\n3", ha="center", va="center")
+    renderer = canvas.get_renderer()
+    assert separate_labels(ax, [unit, boss, far], renderer) == 1  # one move: the boss's label
+    assert unit.get_position() == (36, 24) and far.get_position() == (10, 5)
+    bx, by = boss.get_position()
+    assert bx == pytest.approx(36) and by != pytest.approx(24)
+    boxes = [t.get_window_extent(renderer) for t in (unit, boss, far)]
+    assert not boxes[0].overlaps(boxes[1])
+    assert separate_labels(ax, [unit, boss, far], renderer) == 0  # nothing left to move
