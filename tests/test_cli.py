@@ -757,6 +757,14 @@ def test_an_empty_agents_list_is_not_the_default_field(runner, tmp_path):
     assert not (tmp_path / "o").exists()
 
 
+def test_an_agent_named_twice_is_one_entrant_and_the_error_says_so(runner, tmp_path):
+    result = runner.invoke(app, ["tournament", "--scenario", SCENARIO, "--agents", "random,random",
+                                 "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2
+    assert _one_error_line(result) == ("error: a tournament needs at least two agents, got 1: 'random,random' "
+                                       "(a name given twice counts once)")
+
+
 def test_an_empty_opponents_list_is_not_the_default_field(runner, tmp_path):
     result = runner.invoke(app, ["evaluate", "--model", str(tmp_path / "none.zip"), "--opponents", ""])
     assert result.exit_code == 2

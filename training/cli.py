@@ -329,7 +329,9 @@ def tournament(
                     raise
                 except ValueError as exc:
                     raise UserError(str(exc)) from None
-            raise UserError(f"a tournament needs at least two agents, got {len(names)}: '{agents}'")
+            given = [a for a in agents.split(",") if a.strip()]
+            repeats = " (a name given twice counts once)" if len(given) > len(names) else ""
+            raise UserError(f"a tournament needs at least two agents, got {len(names)}: '{agents}'{repeats}")
         if games_per_pair < 1:
             raise UserError(f"--games-per-pair must be at least 1, got {games_per_pair}")
         _check_seed(seed)
