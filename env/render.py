@@ -190,13 +190,21 @@ def _draw_unit(ax: Any, u: UnitState, last_pos: tuple[float, float, float] | Non
                    color="#555555" if u.fleeing else "#111111", zorder=7, path_effects=outline, clip_on=True)
 
 
-def separate_labels(ax: Any, labels: list[Any], renderer: Any, passes: int = 4, pad: float = 1.0) -> int:
+def separate_labels(ax: Any, labels: list[Text], renderer: Any, passes: int = 4, pad: float = 1.0) -> int:
     """Move unit labels apart vertically where their boxes overlap (a character's label inside its unit's).
 
-    Each pass compares every pair of ``labels`` (matplotlib ``Text`` objects in data
-    coordinates); of an overlapping pair the later label moves up or down, away from the
-    earlier one's centre, by the overlap plus ``pad`` pixels. Returns the number of moves
-    made (0 when nothing overlapped). Labels keep their x; the table is not redrawn.
+    Args:
+        ax: the table's matplotlib ``Axes``; ``labels`` are placed in its data coordinates (inches).
+        labels: the unit labels, in drawing order; an earlier label never moves for a later one.
+        renderer: the figure canvas's renderer, which measures the text boxes (pixels).
+        passes: how many times every pair is compared at most.
+        pad: the gap left between two separated boxes, in pixels.
+
+    Of an overlapping pair the later label moves up or down, away from the earlier one's
+    centre, by the overlap plus ``pad``; labels keep their x and nothing is redrawn.
+
+    Returns:
+        The number of moves made (0 when nothing overlapped).
     """
     moves = 0
     to_data = ax.transData.inverted()

@@ -217,12 +217,14 @@ def play(
             if path is not None:
                 check_output(flag, path)
         check_distinct(("--replay", replay), ("--png", png))
-        from agents.registry import make_agent
+        from agents.registry import MODEL_PREFIX, make_agent
 
         for flag, name in (("--blue", blue), ("--red", red)):
-            with _agent_flag(flag):
-                make_agent(name)
-        check_model_agents(scenario, [blue, red], [blue_army] if blue_army else None, [red_army] if red_army else None)
+            with _agent_flag(flag):  # a model is built (loaded) once, by check_model_agents
+                if not name.startswith(MODEL_PREFIX):
+                    make_agent(name)
+                check_model_agents(scenario, [name], [blue_army] if blue_army else None,
+                                   [red_army] if red_army else None)
         try:
             battle = play_battle(scenario, blue, red, seed, blue_army=blue_army, red_army=red_army,
                                  max_decisions=max_decisions)

@@ -40,7 +40,7 @@ from env.rules import challenges, characters
 from env.rules import geometry, muster, war_machines
 from env.rules.actions import END_PHASE, Action, IllegalActionError, Pending
 from env.rules.dice import Dice, ScriptedDice
-from env.rules.events import Event, make_event
+from env.rules.events import EVENT_FIELDS, Event, make_event
 from env.rules.setup import build_state
 from env.rules.state import SIDES, BattleState, UnitState
 
@@ -452,8 +452,8 @@ class Battle:
         for key in ("events", "actions"):
             if not (isinstance(data[key], list) and all(isinstance(e, dict) for e in data[key])):
                 raise ValueError(f"not a battleline replay ({key} must be a list of objects)")
-        for i, event in enumerate(data["events"]):  # what every event has (env.rules.events.make_event)
-            for key, kind in (("rule", str), ("turn", int), ("phase", str)):
+        for i, event in enumerate(data["events"]):
+            for key, kind in EVENT_FIELDS:
                 if key not in event:
                     raise ValueError(f"not a battleline replay (events[{i}]: missing field '{key}')")
                 if type(event[key]) is not kind:

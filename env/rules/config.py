@@ -785,7 +785,7 @@ def _error_text(err: dict[str, Any]) -> str:
     if kind in ("int_type", "float_type", "bool_type") and isinstance(value, str):  # strict: no text for these
         hint = " (YAML reads an exponent as a number only with a '.' and a sign, e.g. 3.0e-4)" if (
             _YAML_TEXT_EXPONENT.fullmatch(value.strip())) else ""
-        return f"{msg}, got the string {value!r}"[:120] + hint
+        return f"{msg}, got {_yaml_kind(value)}"[:120] + hint
     if not kind.startswith(("value_error", "assertion_error")) and isinstance(value, (str, int, float, bool)):
         msg += f", got {value!r}"[:120]
     return msg

@@ -13,6 +13,9 @@ from env.rules.ruleset import check_rule_id
 
 Event = dict[str, Any]
 
+EVENT_FIELDS: tuple[tuple[str, type], ...] = (("rule", str), ("turn", int), ("phase", str))
+"""The fields every event has (:func:`make_event`) and their JSON types; a replay's events are checked against them."""
+
 
 def make_event(rule: str, turn: int, phase: str, **data: Any) -> Event:
     """Build an event.
