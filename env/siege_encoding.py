@@ -111,6 +111,17 @@ class SiegeActionCodec(ActionCodec):
         return super().block_of(index)
 
     def decode(self, index: int, battle: Battle, player: int) -> Action:
+        """The action that ``index`` stands for when ``player`` decides in ``battle``.
+
+        Indices outside the siege block are decoded by :meth:`ActionCodec.decode`;
+        a siege index becomes ``Action(kind, own unit, None, prefix + element id)``
+        with (kind, prefix) from :data:`ORDERS`.
+
+        Raises:
+            ValueError: the index names an own unit slot or a castle element that
+                this battle does not fill (or, outside the siege block, whatever
+                :meth:`ActionCodec.decode` raises).
+        """
         index = int(index)
         if not self.siege <= index < self.size:
             return super().decode(index, battle, player)
@@ -123,6 +134,7 @@ class SiegeActionCodec(ActionCodec):
         return Action(kind, own[i], None, prefix + battle.state.castle[k].id)
 
     def describe(self, index: int) -> str:
+        """A human-readable name of ``index`` in slot terms, e.g. "occupy own 2 -> castle element 1"."""
         if not self.siege <= index < self.size:
             return super().describe(index)
         rest, o = divmod(index - self.siege, len(ORDERS))

@@ -70,6 +70,7 @@ class Action:
     option: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        """The fields ``kind``, ``unit``, ``target``, ``option`` as a JSON-ready dict; read back by :meth:`from_dict`."""
         return asdict(self)
 
     @classmethod

@@ -170,6 +170,7 @@ class ScriptedDice(Dice):
         return out
 
     def uniform(self, low: float, high: float) -> float:
+        """The midpoint (low + high) / 2, without using the script (deterministic for tests)."""
         return (low + high) / 2.0
 
     def _d20_face(self) -> int:

@@ -285,6 +285,7 @@ class WoundResult:
 
     @property
     def any(self) -> bool:
+        """Whether any wound got through: an unsaved wound, a doubled Flaming wound or a Killing Blow."""
         return bool(self.unsaved or self.doubled or self.slain)
 
 

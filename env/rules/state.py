@@ -203,6 +203,14 @@ class UnitState:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> UnitState:
+        """The unit saved by :func:`dataclasses.asdict` (``d["profile"]`` a dict of :class:`Profile` fields).
+
+        ``d`` is copied, not changed.
+
+        Raises:
+            KeyError: no ``profile``.
+            TypeError: a missing or unknown field of the unit or its profile.
+        """
         d = dict(d)
         d["profile"] = Profile(**d["profile"])
         return cls(**d)
@@ -225,6 +233,11 @@ class TerrainFeature:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> TerrainFeature:
+        """The feature saved by :func:`dataclasses.asdict`; polygon vertices become (x, y) tuples in inches.
+
+        Raises:
+            KeyError: no ``kind`` or ``polygon``.
+        """
         return cls(kind=d["kind"], polygon=[tuple(p) for p in d["polygon"]], name=d.get("name", ""))
 
 
@@ -296,10 +309,20 @@ class BattleState:
     castle: list[Any] = field(default_factory=list)  # siege: CastleElement list (env.rules.siege.castle)
 
     def to_dict(self) -> dict[str, Any]:
+        """The whole state as nested dicts (:func:`dataclasses.asdict`, a deep copy); read back by :meth:`from_dict`."""
         return asdict(self)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> BattleState:
+        """The state saved by :meth:`to_dict`: units, terrain, engagements and castle elements are rebuilt.
+
+        Fields missing from ``d`` that have defaults take them; unknown keys are ignored.
+
+        Raises:
+            KeyError: no ``units`` or ``terrain``.
+            TypeError: a required field is missing, a unit or engagement has a
+                missing or unknown field, or a castle element a missing one.
+        """
         kw = {f.name: d[f.name] for f in fields(cls) if f.name in d}
         kw["units"] = [UnitState.from_dict(u) for u in d["units"]]
         kw["terrain"] = [TerrainFeature.from_dict(t) for t in d["terrain"]]

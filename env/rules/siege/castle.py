@@ -192,10 +192,19 @@ class CastleElement:
         return MACHINE_SLOTS[self.kind]
 
     def to_dict(self) -> dict[str, Any]:
+        """The element as a JSON-ready dict (:func:`dataclasses.asdict`); read back by :meth:`from_dict`."""
         return asdict(self)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> CastleElement:
+        """The element saved by :meth:`to_dict`; unknown keys are ignored.
+
+        Polygon vertices become (x, y) tuples, in inches.
+
+        Raises:
+            KeyError: no ``polygon``.
+            TypeError: a required field is missing.
+        """
         known = {f.name for f in fields(cls)}
         kw = {k: v for k, v in d.items() if k in known}
         kw["polygon"] = [tuple(p) for p in d["polygon"]]
