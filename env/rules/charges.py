@@ -346,7 +346,13 @@ def _forced_reaction(battle: Battle, t: UnitState) -> str | None:
 
 
 def can_stand_and_shoot(battle: Battle, t: UnitState, c: UnitState, start_distance: float) -> bool:
-    """CORE.REACT.STAND_SHOOT eligibility (not engaged, charger ≥ its M away, no Move or Fire / Slow to Fire)."""
+    """CORE.REACT.STAND_SHOOT eligibility (not engaged, charger ≥ its M away, no Move or Fire / Slow to Fire).
+
+    ``start_distance`` is the charger's footprint-to-footprint distance from ``t``
+    when the charge was declared, in inches (0 for a charge at a tower door). In a
+    siege, a unit not engaged that has not stood and shot yet may also react with
+    boiling oil or stones from a wall (SIEGE.REACT.WALL), with or without missiles.
+    """
     if battle.state.castle and not psychology.engaged(battle, t) and not t.flags.get("stood_and_shot"):
         from env.rules.siege import play
 

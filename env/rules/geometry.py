@@ -197,6 +197,7 @@ def _corner_list(pose: Pose, width: float, depth: float) -> list[tuple[float, fl
 def footprint(pose: Pose, width: float, depth: float) -> Polygon:
     """The footprint rectangle W x D centred on the pose (CORE.GEO.FOOTPRINT).
 
+    ``width`` (W, along the front) and ``depth`` (D) are in inches.
     Returns a shapely Polygon whose ring runs counter-clockwise from the
     front-left corner: FL, RL, RR, FR, FL (the reverse of :func:`corners`).
     Always the full rectangle, even with a short last rank.
@@ -215,9 +216,10 @@ def front_edge(
 def side_edge(
     pose: Pose, width: float, depth: float, side: str
 ) -> tuple[tuple[float, float], tuple[float, float]]:
-    """Endpoints of one side of the footprint, in clockwise order.
+    """Endpoints (x, y) in inches of one side of the footprint, in clockwise order.
 
     front: (FL, FR); right: (FR, RR); rear: (RR, RL); left: (RL, FL).
+    ``width`` and ``depth`` are the footprint's W and D in inches.
 
     Raises:
         ValueError: ``side`` is not one of :data:`SIDES`.
@@ -246,7 +248,8 @@ def model_centres(
     unit's own leftmost file (most negative local x, i.e. the left as the
     unit looks out of its front). The last rank fills from file 1 rightwards.
     The effective number of files is min(files, models), as in
-    ``UnitState.width``.
+    ``UnitState.width``. ``base_w`` and ``base_d`` (one model's base) and the
+    returned (x, y) table coordinates are in inches.
 
     Raises:
         ValueError: ``files < 1`` or ``models < 1``.
@@ -268,7 +271,7 @@ def front_rank_centres(
 ) -> np.ndarray:
     """Centres of the front-rank models, file 1 first: (min(files, models), 2) float64.
 
-    See :func:`model_centres` for conventions and errors (its first ``min(files, models)`` rows).
+    See :func:`model_centres` for conventions, units (inches) and errors (its first ``min(files, models)`` rows).
     """
     return model_centres(pose, files, models, base_w, base_d)[: min(files, models)]
 
@@ -427,6 +430,9 @@ def partly_in_vision_arc(
     target's interior. A target that only touches the front edge or a front
     corner from outside the arc (e.g. a unit flush against the viewer's
     flank) is not in the arc.
+
+    ``pose``, ``width`` and ``depth`` are the viewer's (inches, facing in
+    degrees); ``target`` is a shapely geometry in table inches.
     """
     hw = 0.5 * width
     hd = 0.5 * depth
@@ -568,6 +574,9 @@ def wheel(
     lies hd behind the front edge.
 
     Args:
+        pose: the unit's pose (centre in inches, facing in degrees).
+        width, depth: the footprint's W and D in inches.
+        angle_deg: the wheel angle in degrees (positive = left).
         pivot: override the pivot corner, 'left' or 'right' (front-left /
             front-right). Rotating back about the same corner undoes a wheel:
             ``wheel(wheel(p, W, a, D), W, -a, D, pivot='left')`` is p for a > 0.
@@ -598,7 +607,7 @@ def wheel_distance(width: float, angle_deg: float) -> float:
 
 
 def turn(pose: Pose, angle_deg: float) -> Pose:
-    """Rotate about the centre by ``angle_deg`` (positive = CCW/left) (CORE.MOVE.TURN).
+    """Rotate about the centre by ``angle_deg`` degrees (positive = CCW/left) (CORE.MOVE.TURN).
 
     The caller swaps files and ranks for a 90° turn (the footprint's W and D).
     """
@@ -623,6 +632,12 @@ def wheel_swept_area(
     ``steps`` chords; by default enough chords that the polygon lies inside
     the true swept area and misses at most EPS/2 of it. Built directly, with
     no polygon union (see :func:`overlaps` on GEOS overlay).
+
+    Args:
+        pose: the start pose (centre in inches, facing in degrees).
+        width, depth: the footprint's W and D in inches.
+        angle_deg: the wheel angle in degrees, at most 180 either way.
+        steps: the number of chords of the arc; None chooses it from EPS.
 
     Raises:
         ValueError: ``|angle_deg| > 180`` (split larger wheels) or ``steps < 1``.

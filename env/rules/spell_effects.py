@@ -275,7 +275,10 @@ def _lurker(battle: Battle, caster: UnitState, sp: Spell, t: UnitState) -> None:
 
 
 def models_within(battle: Battle, u: UnitState, reach: float) -> list[tuple[UnitState, int]]:
-    """(unit, models) for every other unit with model centres within ``reach`` of ``u``'s footprint."""
+    """(unit, models) for every other unit with model centres within ``reach`` inches of ``u``'s footprint.
+
+    Any side's units count, ``u``'s own too; only units with at least one such model are listed.
+    """
     poly = space.footprint(u)
     out = []
     for o in space.alive_units(battle.state):

@@ -164,7 +164,13 @@ def move_options(u: UnitState, options: list[str]) -> list[str]:
 
 
 def moved(battle: Battle, u: UnitState, option: str, distance: float) -> None:
-    """Record a war machine's move (CORE.WM.MOVE); it may not shoot this turn (CORE.WM.FIRE_RULES)."""
+    """Record a war machine's move (CORE.WM.MOVE); it may not shoot this turn (CORE.WM.FIRE_RULES).
+
+    Only emits the CORE.WM.MOVE event: ``option`` (the move option), ``distance``
+    moved in inches, the allowance in inches (:func:`move_allowance`), crew lost
+    and whether it may only pivot. The caller has moved the machine and set its
+    ``moved`` flag, which is what stops it shooting (:func:`env.rules.shooting.may_fire`).
+    """
     battle.emit("CORE.WM.MOVE", unit=u.uid, option=option, distance=distance, allowance=move_allowance(u),
                 crew_lost=crew_lost(u), pivot_only=u.missile == "bolt_thrower")
 
