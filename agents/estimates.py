@@ -68,7 +68,10 @@ def p_ld_test_passes(ld: int) -> float:
 
 
 def charge_reach_probability(move: float, distance: float) -> float:
-    """P(M + the higher of 2D6 ≥ ``distance``) (CORE.CHARGE.RANGE)."""
+    """P(M + the higher of 2D6 ≥ ``distance``) (CORE.CHARGE.RANGE).
+
+    ``move`` (M) and ``distance`` (the gap to close) are in inches; the result is in [0, 1].
+    """
     need = math.ceil(distance - move - 1e-6)
     if need <= 1:
         return 1.0
@@ -83,7 +86,12 @@ def is_swift(u: UnitState) -> bool:
 
 
 def catch_fleeing_probability(charger: UnitState, target: UnitState, distance: float) -> float:
-    """P(a charge catches a fleeing target that first flees again, straight away from the charger)."""
+    """P(a charge catches a fleeing target that first flees again, straight away from the charger).
+
+    ``distance`` is the edge-to-edge gap between them before the flee, in inches;
+    the flee adds 2D6 (3D6 drop the lowest when :func:`is_swift`) inches to it.
+    The table edge is ignored (see :func:`destroy_fleeing_probability`).
+    """
     return sum(p * charge_reach_probability(charger.profile.M, distance + f) for f, p in flee_distance_pmf(is_swift(target)).items())
 
 
@@ -167,7 +175,11 @@ def _models_along(length: float, base: float, cap: int) -> int:
 
 
 def fighters_in_contact(attacker: UnitState, defender: UnitState, facing: str) -> tuple[int, int]:
-    """(attacker's, defender's) models in base contact when ``attacker`` is flush on ``facing`` of ``defender``."""
+    """(attacker's, defender's) models in base contact when ``attacker`` is flush on ``facing`` of ``defender``.
+
+    ``facing`` is the defender's side: "front", "left", "right" or "rear". The
+    contact length is the attacker's width, capped by that side's length (in inches).
+    """
     edge = defender.width if facing in ("front", "rear") else defender.depth
     overlap = min(attacker.width, edge)
     a_n = _models_along(overlap, attacker.base_w, attacker.models_in_rank(1))
@@ -236,10 +248,16 @@ def estimate_combat(
     """Expected round of ``attacker`` fighting ``defender`` on the defender's ``facing``.
 
     Args:
+        facing: the defender's side the attacker touches: "front", "left",
+            "right" or "rear" (off the front: the flank or rear bonus, and the
+            defender gets no rank bonus or supporting attacks).
         charging: the first round of the attacker's charge (it strikes first,
             +1 combat result, charge-only weapon bonuses); False for a later
             round of the same fight (blows struck together, no charge bonuses).
         ally: chance (0..1) that a friend of the attacker fights the defender too (adds that share of :data:`ALLY_BONUS`).
+
+    Raises:
+        KeyError: ``facing`` is not one of the four sides.
     """
     a_n, d_n = fighters_in_contact(attacker, defender, facing)
     flanked = facing != "front"

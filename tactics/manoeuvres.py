@@ -369,7 +369,10 @@ def flee_distance_pmf(swift: bool) -> dict[int, float]:
 
 
 def charge_range_pmf(move: float) -> dict[float, float]:
-    """Distribution of a charge range: M + the higher of 2D6 (CORE.CHARGE.RANGE)."""
+    """Distribution of a charge range: M + the higher of 2D6 (CORE.CHARGE.RANGE).
+
+    ``move`` (M) and the returned ranges are in inches: ``{range: probability}``.
+    """
     return {move + h: (2 * h - 1) / 36 for h in range(1, 7)}
 
 
@@ -455,7 +458,12 @@ def bait_post(hammer: UnitState, toward: tuple[float, float], side_sign: float =
 
 # ----------------------------------------------------------------------------- swarm screens and speed bumps
 def screen_point(protected: UnitState, source: tuple[float, float], screen: UnitState, gap: float = 2.0) -> tuple[float, float]:
-    """``swarm_screen``: where a screen stands to block the line from ``source`` (an enemy shooter) to ``protected``."""
+    """``swarm_screen``: where a screen stands to block the line from ``source`` (an enemy shooter) to ``protected``.
+
+    The screen's centre (x, y) in inches: on the line from ``protected``'s centre
+    towards ``source``, max(W, D)/2 + ``gap`` + the screen's depth/2 inches out,
+    so about ``gap`` inches separate the two units.
+    """
     heading = geo.facing_towards((protected.x, protected.y), source)
     p = geo.Pose(protected.x, protected.y, heading)
     return geo.to_world(p, 0.0, max(protected.width, protected.depth) / 2 + gap + screen.depth / 2)
