@@ -92,6 +92,26 @@ class SiegeAttackerAgent(_SiegeAgent):
         return min(walls, key=lambda e: (e.shape().distance(anchor), e.shape().distance(Point(u.x, u.y)), e.id), default=None)
 
     def move_option(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
+        """The attacker's move for ``u``: the first of these that applies.
+
+        Outside a siege, or seated as the defender: :meth:`fallback_move`. Else:
+
+        * War machines stay put (None).
+        * An ``occupy:<id>`` order: elements not yet held first (from a wall,
+          only those), and among them the citadel (SIEGE.SCEN.VICTORY), then
+          towers, then walls.
+        * On a wall: :meth:`walk_the_walls`, else :meth:`from_the_walls`.
+        * Inside the castle, a non-character unit that may enter goes to the door of
+          a citadel not yet held (SIEGE.TOWER.ASSAULT).
+        * A ram goes to a standing gate unless its unit has climbing gear and an
+          empty wall to climb; climbing gear goes to an empty wall within
+          :data:`EMPTY_WALL_REACH` inches, else the assault wall
+          (:meth:`assault_wall`), else the nearest empty wall.
+        * Characters otherwise follow (:meth:`fallback_move`).
+        * The rest advance on the nearest enemy outside the castle, else the nearest
+          not on a wall; with none, they wait 8" outside the gate (holding once
+          within 3" of that point).
+        """
         s = battle.state
         if not s.castle or u.side == defender(s):
             return self.fallback_move(battle, u, options)
@@ -313,6 +333,12 @@ class SiegeDefenderAgent(_SiegeAgent):
         return super().choose_deploy(battle, pool)
 
     def move_option(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
+        """The defender's move for ``u`` (outside a siege, or seated as attacker: :meth:`fallback_move`).
+
+        Units on a castle element hold it (None). Others, unless war machines or
+        shooters holding to shoot, advance on the nearest enemy inside the castle
+        area and off the walls; with none, they wait (None).
+        """
         s = battle.state
         if not s.castle or u.side != defender(s):
             return self.fallback_move(battle, u, options)

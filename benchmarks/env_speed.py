@@ -69,6 +69,14 @@ def aec_decisions_per_second(scenario: str, steps: int, seed: int) -> float:
 
 
 def main(argv: list[str] | None = None) -> None:
+    """Command line (see the module docstring): print each row's median throughput, in steps or decisions per second.
+
+    Args:
+        argv: the arguments after the program name; None reads ``sys.argv``.
+
+    Raises:
+        SystemExit: bad arguments (argparse, exit code 2) or ``--help``.
+    """
     parser = argparse.ArgumentParser(prog="python -m benchmarks.env_speed", description=__doc__.splitlines()[0])
     parser.add_argument("--scenario", default="pitched_battle", help="scenario name (default pitched_battle)")
     parser.add_argument("--steps", type=int, default=1000, help="steps per repetition (default 1000)")

@@ -186,6 +186,21 @@ def _config(data: dict[str, Any]) -> Any:
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
+    """Command line (see the module docstring): train, evaluate, write ``learning.json`` and ``learning.png``.
+
+    Args:
+        argv: the arguments after the program name; None reads ``sys.argv``.
+
+    Returns:
+        The result written to ``<out>/learning.json``.
+
+    Raises:
+        SystemExit: exit code 2 for bad arguments, a config value out of range
+            (the message names the flag) or a run that cannot start or resume;
+            a bad ``--final-eval`` item exits with a message naming it (code 1).
+        TrainingInterrupted: training was interrupted (Ctrl-C); the message
+            names the checkpoint to resume from.
+    """
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--minutes", type=float, default=60.0, help="wall-clock budget (default 60)")
     parser.add_argument("--steps", type=int, default=10_000_000, help="step budget (default 10,000,000)")

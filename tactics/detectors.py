@@ -319,6 +319,7 @@ class UnitInfo:
 
     @property
     def scout(self) -> bool:
+        """Whether the unit has the Scouts special rule (CORE.SR.SCOUTS: it deploys under CORE.SETUP.SCOUTS)."""
         return "scouts" in self.rules
 
     @property
@@ -341,6 +342,7 @@ class UnitInfo:
 
     @property
     def label(self) -> str:
+        """The name and uid, as evidence strings name the unit: "<name> #<uid>"."""
         return f"{self.name} #{self.uid}"
 
     def strength(self, models: int) -> int:

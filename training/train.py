@@ -71,34 +71,42 @@ class RunPaths:
 
     @property
     def state(self) -> Path:
+        """``state.json``: the resumable state (step count, latest checkpoint, snapshots, RNG states, statistics)."""
         return self.root / "state.json"
 
     @property
     def config(self) -> Path:
+        """``config.json``: the config of the run, as validated."""
         return self.root / "config.json"
 
     @property
     def checkpoints(self) -> Path:
+        """``checkpoints/``: the ``step_<N>.zip`` model checkpoints."""
         return self.root / "checkpoints"
 
     @property
     def pool(self) -> Path:
+        """``pool/``: the ``self_<N>.zip`` frozen self-play snapshots."""
         return self.root / "pool"
 
     @property
     def tb(self) -> Path:
+        """``tb/``: the TensorBoard event files of the whole run."""
         return self.root / "tb"
 
     @property
     def evaluations(self) -> Path:
+        """``evaluations.jsonl``: one JSON line per periodic evaluation."""
         return self.root / "evaluations.jsonl"
 
     @property
     def model(self) -> Path:
+        """``model.zip``: the final policy."""
         return self.root / "model.zip"
 
     @property
     def summary(self) -> Path:
+        """``summary.json``: totals of the last session."""
         return self.root / "summary.json"
 
 
