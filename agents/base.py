@@ -245,7 +245,7 @@ class ScriptedAgent:
         if self.engaged_with_friend(battle, enemy):
             return 1.0
         chances = [
-            estimates.charge_reach_probability(battle.unit(ch["charger"]).profile.M, ch["start_distance"])
+            estimates.charge_chance(battle.unit(ch["charger"]), ch["start_distance"])
             for ch in battle.state.queue.get("charges", [])
             if ch["target"] == enemy.uid and battle.unit(ch["charger"]).side == self.side
         ]
@@ -294,7 +294,7 @@ class ScriptedAgent:
             p = estimates.catch_fleeing_probability(c, t, dist)
             return p * CATCH_VALUE * t.points if p >= MIN_CATCH else None
         facing = charge_arc(battle, c, t)
-        p = estimates.charge_reach_probability(c.profile.M, dist)
+        p = estimates.charge_chance(c, dist)
         ally = self.ally_support(battle, t)
         first = estimates.estimate_combat(battle, c, t, facing, ally=ally)
         later = estimates.estimate_combat(battle, c, t, facing, charging=False, ally=ally)
@@ -513,7 +513,7 @@ def charge_threat(battle: Battle, c: UnitState, t: UnitState, target: Polygon | 
     dist = geo.distance(space.footprint(c), target)
     if dist > reach or not geo.partly_in_vision_arc(space.pose(c), c.width, c.depth, target):
         return None
-    return estimates.charge_reach_probability(c.profile.M, dist), charge_arc(battle, c, t)
+    return estimates.charge_chance(c, dist), charge_arc(battle, c, t)
 
 
 def room_to_flee(battle: Battle, t: UnitState, c: UnitState, distance: float = 12.0) -> bool:

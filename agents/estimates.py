@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 import shapely
 
-from env.rules import breath, combat, geometry as geo, psychology, shooting, space, tables
+from env.rules import breath, combat, geometry as geo, psychology, shooting, space, special_rules, tables
 from env.rules.state import UnitState
 from tactics.manoeuvres import flee_distance_pmf
 
@@ -80,9 +80,16 @@ def charge_reach_probability(move: float, distance: float) -> float:
     return 1.0 - ((need - 1) / 6) ** 2
 
 
+def charge_chance(charger: UnitState, distance: float) -> float:
+    """P(``charger``'s charge roll covers ``distance`` inches): :func:`charge_reach_probability` with the M the
+    engine rolls with (:func:`env.rules.special_rules.charge_m`: flyers charge with M = 10, CORE.SR.FLY)."""
+    return charge_reach_probability(special_rules.charge_m(charger), distance)
+
+
 def is_swift(u: UnitState) -> bool:
-    """Whether the unit flees and pursues with 3D6 drop the lowest (Swiftstride or cavalry)."""
-    return u.has("swiftstride") or u.troop_type == "cavalry"
+    """Whether the unit flees and pursues with 3D6 drop the lowest: the engine's
+    :func:`env.rules.special_rules.swiftstride` (Swiftstride, cavalry, chariots, flyers; CORE.SR.SWIFTSTRIDE)."""
+    return special_rules.swiftstride(u)
 
 
 def catch_fleeing_probability(charger: UnitState, target: UnitState, distance: float) -> float:
@@ -92,7 +99,7 @@ def catch_fleeing_probability(charger: UnitState, target: UnitState, distance: f
     the flee adds 2D6 (3D6 drop the lowest when :func:`is_swift`) inches to it.
     The table edge is ignored (see :func:`destroy_fleeing_probability`).
     """
-    return sum(p * charge_reach_probability(charger.profile.M, distance + f) for f, p in flee_distance_pmf(is_swift(target)).items())
+    return sum(p * charge_chance(charger, distance + f) for f, p in flee_distance_pmf(is_swift(target)).items())
 
 
 def destroy_fleeing_probability(battle: Battle, charger: UnitState, target: UnitState, distance: float) -> float:
@@ -114,7 +121,7 @@ def destroy_fleeing_probability(battle: Battle, charger: UnitState, target: Unit
     for f, p in flee_distance_pmf(is_swift(target)).items():
         end = geo.move_straight(geo.Pose(target.x, target.y, away), float(f))
         off = not geo.within_table(space.footprint_at(target, end), s.table_w, s.table_h)
-        total += p * (1.0 if off else charge_reach_probability(charger.profile.M, distance + f))
+        total += p * (1.0 if off else charge_chance(charger, distance + f))
     return total
 
 

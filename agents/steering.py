@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Collection
 
 from env.rules import geometry as geo
 from env.rules import psychology, space
-from env.rules.movement import MIN_MOVE, WHEEL, furthest_legal, may_march
+from env.rules.movement import MIN_MOVE, WHEEL, furthest_legal, may_march, normal_move_allowance
 from env.rules.state import UnitState
 
 if TYPE_CHECKING:
@@ -81,7 +81,7 @@ def distance_to(u: UnitState, point: tuple[float, float]) -> float:
 
 def forward_option(u: UnitState, pace: str, options: Collection[str], room: float | None) -> str | None:
     """The straight move for ``pace``: the longest allowed, or (with ``room``) the longest not overshooting it by much."""
-    m = float(u.profile.M)
+    m = normal_move_allowance(u)
     allowed = {"half": ("advance_half",), "advance": ("advance", "advance_half"), "march": ("march", "advance", "advance_half")}
     lengths = {"advance_half": m / 2, "advance": m, "march": 2 * m if may_march(u) else m}
     choices = [o for o in allowed.get(pace, ()) if o in options]
@@ -155,7 +155,7 @@ def predict_pose(battle: Battle, u: UnitState, option: str) -> geo.Pose:
     A rough forecast for weighing options: the full allowance is moved,
     formation changes are ignored, reforms keep the centre.
     """
-    m = float(u.profile.M)
+    m = normal_move_allowance(u)
     start = space.pose(u)
     if option in STRAIGHT:
         return geo.move_straight(start, STRAIGHT[option] * m)

@@ -288,7 +288,7 @@ class TacticalAgent(ScriptedAgent):
         if len(others) < 2:
             return base
         chances = [
-            estimates.charge_reach_probability(battle.unit(uid).profile.M, space.unit_distance(battle.unit(uid), enemy))
+            estimates.charge_chance(battle.unit(uid), space.unit_distance(battle.unit(uid), enemy))
             for uid in others
         ]
         second = sorted(chances)[-2]
@@ -616,7 +616,7 @@ class WeakenedFlankAgent(TacticalAgent):
         if (gap > charge_reach(s) or not geo.partly_in_vision_arc(space.pose(s), s.width, s.depth, fg)
                 or mv.arc_of_front_rank(s, g) == "front"):
             return 0.0
-        return estimates.charge_reach_probability(s.profile.M, gap)
+        return estimates.charge_chance(s, gap)
 
     def strike_chance(self, battle: Battle, s: UnitState, g: UnitState) -> float:
         """:meth:`flank_chance` of strike unit ``s`` on a forecast chaser ``g``, times :data:`FLEE_DISCOUNT` where

@@ -210,3 +210,24 @@ def wins_against_random(agent: str, seeds: range) -> int:
 def test_line_advance_beats_random() -> None:
     """``line_advance`` wins at least 80 of 100 battles against ``random`` (seeds 0..99, seats swapped half the time)."""
     assert wins_against_random("line_advance", range(100)) >= 80
+
+
+def test_agent_estimates_use_the_engines_charge_m_and_swiftstride() -> None:
+    """CORE.SR.FLY / CORE.CHARGE.RANGE: a flyer rolls its charge with M = 10, so the agents' chance to cover 13"
+    is P(highest of 2D6 >= 3) = 1 - (2/6)^2 = 8/9 (with its own M 4 it would be P(>= 9) = 0); CORE.SR.SWIFTSTRIDE:
+    a flyer flees with 3D6 drop the lowest in the agents' forecasts as in the engine; the forecast of an advance
+    covers the 10" a flyer moves (CORE.MOVE.FLY)."""
+    from agents import estimates
+    from agents.steering import predict_pose
+    from env.rules import special_rules
+    from tests.setups import battle, placement
+
+    b = battle([placement("marcher_spearmen", 36, 10, 90)], [placement("orc_warriors", 36, 40, 270)])
+    walker = b.unit(0)
+    assert estimates.charge_chance(walker, 13.0) == 0.0
+    assert not estimates.is_swift(walker)
+    walker.special_rules.append("fly")
+    assert special_rules.charge_m(walker) == 10
+    assert estimates.charge_chance(walker, 13.0) == pytest.approx(8 / 9)
+    assert estimates.is_swift(walker) == special_rules.swiftstride(walker) is True
+    assert predict_pose(b, walker, "advance").y == pytest.approx(20.0)

@@ -113,6 +113,14 @@ def may_march(u: UnitState) -> bool:
     return not (u.has("aquatic") or u.has("hover") or u.troop_type in ("war_machine", "chariot"))
 
 
+def normal_move_allowance(u: UnitState) -> float:
+    """The inches a normal move of ``u`` may cover: its M, flyers 10" (CORE.MOVE.FLY), war machines
+    4" less the crew lost (CORE.WM.MOVE)."""
+    if u.troop_type == "war_machine":
+        return float(war_machines.move_allowance(u))
+    return float(special_rules.move_allowance(u))
+
+
 def _plan(
     battle: Battle,
     u: UnitState,
@@ -132,9 +140,7 @@ def _plan(
 
         if not play.move_option_ok(battle.state, u, option):
             return None
-    m = special_rules.move_allowance(u)  # flyers: 10" (CORE.MOVE.FLY)
-    if u.troop_type == "war_machine":
-        m = war_machines.move_allowance(u)  # CORE.WM.MOVE: 4 − crew lost
+    m = normal_move_allowance(u)
     start = space.pose(u)
     if option.startswith("march") and magic.forbids(battle, u, "march"):
         return None  # Curse of Storms (CORE.MAGIC.SPELL.HEAVENS.3)
