@@ -111,6 +111,10 @@ def test_scenario_schema_castle_and_modules():
                 {"id": "G", "kind": "gate", "parent": "W", "polygon": [[30, 10], [32, 10], [32, 12], [30, 12]]}]}
     with pytest.raises(ConfigError, match="not inside its wall section"):
         load_scenario({**base, "castle": bad_gate})
+    tower = {"id": "T", "kind": "tower", "parent": "W", "polygon": [[9, 9], [12, 9], [12, 13], [9, 13]]}
+    with pytest.raises(ConfigError) as err:  # a parent would also exempt the tower from the overlap check
+        load_scenario({**base, "castle": {**custom, "elements": [*custom["elements"], tower]}})
+    assert str(err.value) == "<dict>: castle: tower 'T' takes no 'parent' (only a gate lies in a wall section)"
     off = {"layout": "custom", "elements": [{"id": "W", "kind": "wall", "polygon": [[70, 10], [80, 10], [80, 12], [70, 12]]}]}
     with pytest.raises(ConfigError, match="not wholly on the"):
         load_scenario({**base, "castle": off})

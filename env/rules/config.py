@@ -653,6 +653,8 @@ class CastleConfig(ConfigModel):
                     raise ValueError(f"gate '{e.id}' needs a wall section as 'parent'")
                 if not Polygon(parent.polygon).buffer(EPS).covers(Polygon(e.polygon)):
                     raise ValueError(f"gate '{e.id}' is not inside its wall section '{parent.id}'")
+            elif e.parent is not None:
+                raise ValueError(f"{e.kind} '{e.id}' takes no 'parent' (only a gate lies in a wall section)")
         return self
 
 
