@@ -339,6 +339,14 @@ def test_error_army_over_points(cfg: Path) -> None:
     assert _error(C.load_army, "men_foo") == f"{path}: points_limit: army is 2,121 points, over its 2,000-point limit"
 
 
+def test_error_oversized_unit_is_named_before_the_points_total(cfg: Path) -> None:
+    """400 spearmen (at most 40) also break the points limit: the error names the entry, not only the total."""
+    data = _men_army(id="men_foo")
+    data["units"][3]["models"] = 400
+    path = _write(cfg / "armies" / "men_foo.yaml", data)
+    assert _error(C.load_army, "men_foo") == f"{path}: units[3].models: 400 is above the maximum of 40 for 'marcher_spearmen'"
+
+
 def test_error_unknown_unit(cfg: Path) -> None:
     data = _men_army(id="men_foo")
     data["units"][3]["unit"] = "spermen"

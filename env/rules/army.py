@@ -310,13 +310,14 @@ def validate_army(army: ArmyListConfig, faction: FactionConfig) -> list[str]:
     Rules: CORE.SETUP.ARMIES (points limit, one General, at most one BSB) and the
     faction's unit limits (sizes, formation, command, options, max per army).
     """
-    errors = check_faction(army, faction) + check_unit_ids(army, faction) + check_points(army, faction)
+    errors = check_faction(army, faction) + check_unit_ids(army, faction)
     for i, e in enumerate(army.units):
         unit_type = faction.unit(e.unit)
         if unit_type is not None:
             errors += check_entry(f"units[{i}]", e, unit_type)
     return (
         errors
+        + check_points(army, faction)  # after the entries: an oversized unit is named, not only the total
         + check_general(army, faction)
         + check_max_per_army(army, faction)
         + check_battle_standard(army, faction)
