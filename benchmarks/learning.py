@@ -142,6 +142,13 @@ def _final_eval_spec(items: list[str]) -> dict[str, int]:
         if not name or not games.isdigit() or int(games) < 1:
             raise SystemExit(f"--final-eval: '{item}' is not OPPONENT=GAMES with GAMES >= 1")
         out[name] = int(games)
+    from agents.registry import UnknownAgentError, make_agent
+
+    for name in out:  # now, not after the training
+        try:
+            make_agent(name)
+        except UnknownAgentError as exc:
+            raise SystemExit(f"--final-eval: {exc}") from None
     return out
 
 
@@ -239,6 +246,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                         help="observe the unit-pair features (agents.pair_features: charge reach, arcs, expected combat)")
     parser.add_argument("--note", default="", help="free text stored in learning.json (e.g. machine load)")
     args = parser.parse_args(argv)
+    if not args.minutes > 0:  # a budget of 0 or less would stop the run at once, and report nothing
+        print(f"error: --minutes must be above 0, got {args.minutes:g}", file=sys.stderr)
+        raise SystemExit(2)
     final_eval = _final_eval_spec(args.final_eval or ["random=100", "line_advance=40"])
 
     from training.config import ConfigError, load_training_config

@@ -188,6 +188,18 @@ def test_learning_benchmark_flag_error_is_one_line(capsys: pytest.CaptureFixture
     assert capsys.readouterr().err == "error: --steps: Input should be greater than or equal to 1, got -5\n"
 
 
+def test_learning_benchmark_checks_minutes_and_final_eval_before_training(capsys: pytest.CaptureFixture[str]) -> None:
+    from benchmarks.learning import main
+
+    with pytest.raises(SystemExit) as info:
+        main(["--minutes", "-1", "--out", "unused"])
+    assert info.value.code == 2
+    assert capsys.readouterr().err == "error: --minutes must be above 0, got -1\n"
+    with pytest.raises(SystemExit) as info:
+        main(["--final-eval", "nope=3", "--out", "unused"])
+    assert str(info.value.code).startswith("--final-eval: unknown agent 'nope'; known agents: random, ")
+
+
 def test_cli_resume_without_a_run_is_one_line(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["train", "--config", str(QUICK), "--run-dir", str(tmp_path / "r"), "--resume"])
     assert result.exit_code == 2
