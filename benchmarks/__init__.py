@@ -1,0 +1,40 @@
+"""Benchmarks of the engine, the environments and the agents (``python -m benchmarks.<name>``)."""
+
+from __future__ import annotations
+
+import sys
+from contextlib import contextmanager
+from typing import Iterator
+
+
+@contextmanager
+def flag_errors() -> Iterator[None]:
+    """Report a bad flag (a ConfigError or a ``training.cli.UserError``) as one line, ``error: ...`` on stderr,
+    and exit with code 2, as the battleline CLI does."""
+    from env.rules.config import ConfigError
+    from training.cli import UserError
+
+    try:
+        yield
+    except (ConfigError, UserError) as exc:
+        print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)
+        raise SystemExit(2) from None
+
+
+def check_at_least(minimum: int, **flags: int | None) -> None:
+    """Raise ``training.cli.UserError`` for the first flag below ``minimum``; keywords name flags, ``n_envs`` for
+    ``--n-envs`` (None: not given)."""
+    from training.cli import UserError
+
+    for name, value in flags.items():
+        if value is not None and value < minimum:
+            raise UserError(f"--{name.replace('_', '-')} must be at least {minimum}, got {value}")
+
+
+def check_scenario(scenario: str, siege: bool = False) -> None:
+    """Load ``--scenario`` now (ConfigError, one line naming its file); ``siege``: it must take the siege module."""
+    from env.rules.config import load_scenario
+    from training.cli import UserError
+
+    if not load_scenario(scenario).siege and siege:
+        raise UserError(f"--scenario: '{scenario}' is not a siege (its modules do not include 'siege')")

@@ -28,6 +28,8 @@ import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
+from benchmarks import check_at_least, check_scenario, flag_errors  # noqa: E402
+
 from benchmarks.run import pin_to_one_core  # noqa: E402
 
 
@@ -84,6 +86,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--quick", action="store_true", help="200 steps x 3 repetitions")
     args = parser.parse_args(argv)
     steps, repeats = (200, 3) if args.quick else (args.steps, args.repeats)
+    with flag_errors():
+        check_at_least(1, steps=steps, repeats=repeats)
+        check_scenario(args.scenario)
 
     command = "python -m benchmarks.env_speed" + ("" if len(sys.argv) < 2 else " " + shlex.join(sys.argv[1:]))
     print(f"command: {command}")

@@ -28,6 +28,8 @@ from typing import Annotated, Any
 
 import typer
 
+from benchmarks import check_at_least, flag_errors
+
 FIXTURE = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "golden_logs.json"
 """Where the golden digests are stored."""
 
@@ -135,7 +137,13 @@ def main(
     fixture: Annotated[Path, typer.Option(help="The digests file to compare with or write.")] = FIXTURE,
 ) -> None:
     """Play the golden cases; compare with (or, with --write, store) the fixture's digests."""
-    cases = [c for c in CASES + extra_cases(extra) if not only or any(o in c.name for o in only)]
+    from training.cli import UserError
+
+    with flag_errors():
+        check_at_least(0, extra=extra)
+        cases = [c for c in CASES + extra_cases(extra) if not only or any(o in c.name for o in only)]
+        if not cases:  # a check of nothing would pass, and --write would store nothing
+            raise UserError(f"--only: no golden case name contains {' or '.join(repr(o) for o in only or [])}")
     stored: dict[str, Any] = json.loads(fixture.read_text()) if fixture.exists() else {}
     results: dict[str, Any] = {}
     bad = 0

@@ -37,6 +37,8 @@ import typer  # noqa: E402
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
+from benchmarks import check_at_least, check_scenario, flag_errors  # noqa: E402
+
 console = Console(highlight=False)
 
 
@@ -111,6 +113,9 @@ def main(
                                            "wall clock: steadier on a busy shared machine.")] = False,
 ) -> None:
     """Measure battles per second and engine decisions per second on one core; print a table."""
+    with flag_errors():
+        check_at_least(1, repetitions=repetitions, battles=battles)
+        check_scenario(scenario)
     reps = repetitions or (3 if quick else 5)
     n = battles or (1 if quick else 4)
     clock = time.process_time if cpu_time else time.perf_counter

@@ -20,8 +20,10 @@ from typing import Annotated, Any
 
 import typer
 
+from benchmarks import check_at_least, check_scenario, flag_errors
 from env.rules.battle import Battle
 from env.rules.state import SIDES
+from training.cli import UserError, check_output, writing
 from training.play import play_battle
 
 PAIRINGS = (("siege_attacker", "attacker"), ("siege_defender", "defender"))
@@ -63,9 +65,15 @@ def main(
     out: Annotated[Path, typer.Option(help="JSON report")] = Path("benchmarks/results/siege_agents.json"),
 ) -> None:
     """Play the pairings and write the report."""
+    with flag_errors():
+        check_at_least(1, games=games)
+        check_scenario(scenario, siege=True)
+        if only not in ("both", *(agent for agent, _ in PAIRINGS)):
+            raise UserError(f"--only must be 'both' or one of {', '.join(a for a, _ in PAIRINGS)}, got '{only}'")
+        check_output("--out", out)
     rows = [win_rate(scenario, agent, role, games) for agent, role in PAIRINGS if only in ("both", agent)]
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"scenario": scenario, "pairings": rows}, indent=1) + "\n", encoding="utf-8")
+    with writing("--out", out):  # a folder that takes no files: one line, not a traceback after the battles
+        out.write_text(json.dumps({"scenario": scenario, "pairings": rows}, indent=1) + "\n", encoding="utf-8")
     for r in rows:
         typer.echo(f"{r['agent']} ({r['role']}, {r['side']}) vs random: {r['wins']}/{r['games']} = {r['win_rate']:.0%}"
                    f" in {r['seconds']} s")

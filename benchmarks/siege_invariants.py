@@ -26,8 +26,10 @@ from typing import Annotated, Any
 import typer
 
 from agents.registry import make_agent
+from benchmarks import check_at_least, check_scenario, flag_errors
 from env.rules.battle import Battle
 from env.rules.siege import castle as cs
+from training.cli import check_output, writing
 from training.play import agent_seed
 
 MAX_DECISIONS = 20000
@@ -93,6 +95,10 @@ def main(
     out: Annotated[Path, typer.Option(help="JSON report")] = Path("benchmarks/results/siege_invariants.json"),
 ) -> None:
     """Run the battles and write the report (summary and per-battle results)."""
+    with flag_errors():
+        check_at_least(1, seeds=seeds)
+        check_scenario(scenario, siege=True)
+        check_output("--out", out)
     t0 = time.perf_counter()
     runs = []
     for seed in range(seeds):
@@ -101,9 +107,10 @@ def main(
         if r["error"] or r["problems"]:
             typer.echo(f"seed {seed}: {r['error'] or r['problems']}")
     summary = {"scenario": scenario, "seconds": round(time.perf_counter() - t0, 1), **summarise(runs)}
-    out.parent.mkdir(parents=True, exist_ok=True)
     battles = ",\n".join(json.dumps(r, separators=(",", ":")) for r in runs)  # one battle a line
-    out.write_text(f'{{"summary": {json.dumps(summary, indent=1)},\n"battles": [\n{battles}\n]}}\n', encoding="utf-8")
+    with writing("--out", out):  # a folder that takes no files: one line, not a traceback after the battles
+        out.write_text(f'{{"summary": {json.dumps(summary, indent=1)},\n"battles": [\n{battles}\n]}}\n',
+                       encoding="utf-8")
     typer.echo(json.dumps({k: v for k, v in summary.items() if k != "siege_rules"}))
     if summary["errors"] or summary["invariant_failures"] or summary["finished"] < seeds:
         raise typer.Exit(1)

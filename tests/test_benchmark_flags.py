@@ -1,0 +1,50 @@
+"""The benchmark scripts refuse a bad flag before any battle, in one line on stderr with exit code 2."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+
+def _error(capsys: pytest.CaptureFixture[str], main: Callable[..., Any], *args: Any, **kwargs: Any) -> str:
+    with pytest.raises(SystemExit) as info:
+        main(*args, **kwargs)
+    assert info.value.code == 2
+    return capsys.readouterr().err
+
+
+def test_env_speed_counts_and_scenario(capsys: pytest.CaptureFixture[str]) -> None:
+    from benchmarks.env_speed import main
+
+    assert _error(capsys, main, ["--steps", "-5"]) == "error: --steps must be at least 1, got -5\n"
+    assert _error(capsys, main, ["--repeats", "0"]) == "error: --repeats must be at least 1, got 0\n"
+    assert _error(capsys, main, ["--quick", "--scenario", "nope"]) == "error: configs/scenarios/nope.yaml: file not found\n"
+
+
+def test_run_counts(capsys: pytest.CaptureFixture[str]) -> None:
+    from benchmarks.run import main
+
+    assert _error(capsys, main, repetitions=0) == "error: --repetitions must be at least 1, got 0\n"  # was the default
+
+
+def test_siege_benchmarks_need_a_siege_and_a_writable_out(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    from benchmarks import siege_agents, siege_invariants
+
+    out = tmp_path / "r.json"
+    assert _error(capsys, siege_invariants.main, seeds=0, out=out) == "error: --seeds must be at least 1, got 0\n"
+    assert _error(capsys, siege_invariants.main, seeds=1, scenario="pitched_battle", out=out) == (
+        "error: --scenario: 'pitched_battle' is not a siege (its modules do not include 'siege')\n")
+    assert _error(capsys, siege_invariants.main, seeds=1, out=tmp_path) == (
+        f"error: --out {tmp_path}: is a directory (give a file name)\n")
+    assert _error(capsys, siege_agents.main, games=1, only="nope", out=out) == (
+        "error: --only must be 'both' or one of siege_attacker, siege_defender, got 'nope'\n")
+    assert not out.exists()
+
+
+def test_golden_only_must_match_a_case(capsys: pytest.CaptureFixture[str]) -> None:
+    from benchmarks.golden import main
+
+    assert _error(capsys, main, only=["zzzz"]) == "error: --only: no golden case name contains 'zzzz'\n"
+    assert _error(capsys, main, extra=-1) == "error: --extra must be at least 0, got -1\n"
