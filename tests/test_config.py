@@ -347,6 +347,25 @@ def test_error_oversized_unit_is_named_before_the_points_total(cfg: Path) -> Non
     assert _error(C.load_army, "men_foo") == f"{path}: units[3].models: 400 is above the maximum of 40 for 'marcher_spearmen'"
 
 
+def test_army_castle_equipment_reinforces_the_defenders_gate_and_only_there(cfg: Path) -> None:
+    """SIEGE.EQUIP.REINFORCED_GATE bought in an army list's castle_equipment: it was paid for and never applied."""
+    from env.rules.siege.castle import build_castle
+
+    shutil.copytree(Path(C.__file__).resolve().parents[2] / "configs/siege", cfg / "siege")
+    path = _write(cfg / "armies" / "men_rg.yaml", _men_army(id="men_rg", castle_equipment={"reinforced_gate": 1}))
+    _write(cfg / "armies" / "orcs_tusk_horde.yaml", yaml.safe_load(
+        (Path(C.__file__).resolve().parents[2] / "configs/armies/orcs_tusk_horde.yaml").read_text()))
+    siege = {"id": "s", "name": "S", "modules": ["siege"], "castle": {"defender": "blue"},
+             "blue": {"army": "men_rg"}, "red": {"army": "orcs_tusk_horde"}}
+    assert [e.reinforced for e in build_castle(C.load_scenario(siege)) if e.kind == "gate"] == [True]
+    assert _error(C.load_scenario, {**siege, "castle": {"defender": "red"}}) == (
+        f"<dict>: blue.army: {path}: castle_equipment: castle equipment is the defender's (red), "
+        f"and this side is the attacker")
+    field = {"id": "f", "name": "F", "blue": {"army": "men_rg"}, "red": {"army": "orcs_tusk_horde"}}
+    assert _error(C.load_scenario, field) == (
+        f"<dict>: blue.army: {path}: castle_equipment: castle equipment needs the siege module")
+
+
 def test_error_unknown_unit(cfg: Path) -> None:
     data = _men_army(id="men_foo")
     data["units"][3]["unit"] = "spermen"

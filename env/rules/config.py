@@ -1265,7 +1265,8 @@ def _castle_placement_errors(castle: list[Any], troop_type: str, ranks: int, x: 
 
 
 def _castle_errors(s: ScenarioConfig, shapes: list[tuple[str, Polygon]], castle: list[Any]) -> list[Problem]:
-    """Siege equipment only in a siege, on its own side (SIEGE.EQUIP.TABLE); the castle, standard or custom,
+    """Siege equipment only in a siege, on its own side (SIEGE.EQUIP.TABLE; an army list's ``castle_equipment``
+    only on the defender's); the castle, standard or custom,
     lies wholly on the table and its elements do not overlap (a gate lies in its wall section); no attacker's
     placement stands on or in a tower or the citadel: one enters those only from an adjacent element one holds
     (SIEGE.MOVE.WALLS) and at the start the defender holds every element. (An attacker may stand on a wall
@@ -1283,8 +1284,13 @@ def _castle_errors(s: ScenarioConfig, shapes: list[tuple[str, Polygon]], castle:
         in_army = side.placements is None and side.army in list_armies()
         entries = side.placements if side.placements is not None else (
             load_army(side.army, validate=False).units if in_army else [])
-        where = f"{name}.army: {display_path(army_path(str(side.army)))}: units" if in_army else f"{name}.placements"
+        army_file = f"{name}.army: {display_path(army_path(str(side.army)))}"
+        where = f"{army_file}: units" if in_army else f"{name}.placements"
         role = "defender" if name == defender else "attacker"
+        if in_army and load_army(side.army, validate=False).castle_equipment and (not s.siege or role == "attacker"):
+            errors.append((None, f"{army_file}: castle_equipment: " + (
+                "castle equipment needs the siege module" if not s.siege
+                else f"castle equipment is the defender's ({defender}), and this side is the attacker")))
         for i, e in enumerate(entries):
             if e.equipment and not s.siege:
                 errors.append((None, f"{where}[{i}].equipment: siege equipment needs the siege module"))

@@ -473,15 +473,30 @@ def snapshot(state: BattleState) -> list[CastleElement]:
     return [CastleElement.from_dict(e.to_dict()) for e in state.castle]
 
 
+def _army_reinforces_gate(cfg: Any) -> bool:
+    """Whether the defender's army list buys ``reinforced_gate`` (``castle_equipment``, SIEGE.EQUIP.REINFORCED_GATE)."""
+    from env.rules.config import list_armies, load_army
+
+    side = cfg.side(cfg.castle.defender if cfg.castle is not None else "blue")
+    if side.army is None or side.army not in list_armies():  # a missing list is reported by the scenario's checks
+        return False
+    return bool(load_army(side.army, validate=False).castle_equipment.get("reinforced_gate"))
+
+
 def build_castle(cfg: Any) -> list[CastleElement]:
-    """The castle of a validated scenario with the siege module (its ``castle`` section, or the standard one)."""
+    """The castle of a validated scenario with the siege module (its ``castle`` section, or the standard one).
+
+    The gate is reinforced by the scenario (``castle.reinforced_gate``, or a custom gate's ``reinforced``) or by
+    the defender's army list (``castle_equipment: {reinforced_gate: 1}``, paid from its points).
+    """
     c = cfg.castle
     tw, th = float(cfg.table[0]), float(cfg.table[1])
+    bought = _army_reinforces_gate(cfg)
     if c is None:
-        return standard_castle(0, tw, th)
+        return standard_castle(0, tw, th, reinforced_gate=bought)
     defender = 0 if c.defender == "blue" else 1
     if c.layout == "standard":
-        return standard_castle(defender, tw, th, c.material, c.reinforced_gate)
+        return standard_castle(defender, tw, th, c.material, c.reinforced_gate or bought)
     return [
         CastleElement(
             id=e.id,
@@ -491,7 +506,7 @@ def build_castle(cfg: Any) -> list[CastleElement]:
             material=e.material,
             outward=e.outward,
             parent=e.parent,
-            reinforced=e.reinforced and e.kind == "gate",
+            reinforced=(e.reinforced or bought) and e.kind == "gate",
             gate="closed" if e.kind == "gate" else "",
             controller=defender,
         )
