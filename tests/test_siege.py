@@ -384,6 +384,17 @@ def test_equipment_limits_per_unit():
     assert eq.check_unit("u", {"catapult": 1}, 10, "infantry", "men") == ["u.equipment.catapult: unknown siege equipment 'catapult'"]
 
 
+def test_placed_cauldrons_are_limited_per_castle_too():
+    """SIEGE.EQUIP.OIL: the 3-cauldron limit held for army lists only; placements could crew any number."""
+    blue = [placement("marcher_spearmen", 26.5 + 9.5 * i, 17.606, 90, models=10, files=10) for i in range(3)]
+    blue.append(placement("marcher_halberdiers", 36, 8, 90, models=10, files=5))
+    for p in blue:
+        p["equipment"] = {"oil": 1}
+    with pytest.raises(ConfigError) as err:
+        load_scenario(siege_scenario(blue, [placement("orc_warriors", 36, 40, 270)]))
+    assert str(err.value) == "<dict>: blue.placements: 4 cauldrons; at most 3 per castle (SIEGE.EQUIP.OIL)"
+
+
 def test_army_validator_knows_siege_limits_and_points():
     from env.rules.army import army_points, validate_army
     from env.rules.config import ArmyListConfig, load_faction

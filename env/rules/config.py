@@ -1275,7 +1275,7 @@ def _castle_errors(s: ScenarioConfig, shapes: list[tuple[str, Polygon]], castle:
     ``shapes``: the placements' footprints from :func:`_side_errors`; ``castle``: the scenario's castle elements
     (:func:`env.rules.siege.castle.build_castle`, built once by :func:`scenario_errors`; empty outside a siege).
     """
-    from env.rules.siege.equipment import side_errors
+    from env.rules.siege.equipment import cauldron_errors, side_errors
 
     errors: list[Problem] = []
     defender = s.castle.defender if s.castle is not None else "blue"
@@ -1296,6 +1296,8 @@ def _castle_errors(s: ScenarioConfig, shapes: list[tuple[str, Polygon]], castle:
                 errors.append((None, f"{where}[{i}].equipment: siege equipment needs the siege module"))
             elif e.equipment:
                 errors += [(None, p) for p in side_errors(f"{where}[{i}]", e.equipment, role)]
+        if side.placements is not None and s.siege:  # an army list's cauldrons are counted by validate_army
+            errors += [(None, p) for p in cauldron_errors(where, [e.equipment for e in side.placements])]
     if not s.siege:
         return errors
     table = box(0, 0, *s.table).buffer(EPS, join_style="mitre")

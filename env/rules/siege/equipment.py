@@ -97,7 +97,7 @@ def check_unit(where: str, equipment: dict[str, int], models: int, troop_type: s
 def check_army(army: Any, faction: Any) -> list[str]:
     """Every siege-equipment problem of an army list (per unit, then per castle)."""
     errors: list[str] = []
-    cauldrons = 0
+    bought: list[dict[str, int]] = []
     for i, e in enumerate(army.units):
         eq = getattr(e, "equipment", None) or {}
         if not eq:
@@ -106,16 +106,22 @@ def check_army(army: Any, faction: Any) -> list[str]:
         if ut is None:
             continue
         errors += check_unit(f"units[{i}]", eq, e.models, ut.troop_type, faction.id)
-        cauldrons += sum(eq.get(c, 0) for c in CAULDRONS)
-    limit = catalogue()["limits"]["cauldrons_per_castle"]
-    if cauldrons > limit:
-        errors.append(f"units: {cauldrons} cauldrons; at most {limit} per castle (SIEGE.EQUIP.OIL)")
+        bought.append(eq)
+    errors += cauldron_errors("units", bought)
     for name, n in (getattr(army, "castle_equipment", None) or {}).items():
         if name not in items() or not item(name).get("castle"):
             errors.append(f"castle_equipment.{name}: not a castle item")
         elif n not in (0, 1):
             errors.append(f"castle_equipment.{name}: 0 or 1, got {n}")
     return errors
+
+
+def cauldron_errors(where: str, equipment: list[dict[str, int]]) -> list[str]:
+    """At most ``limits.cauldrons_per_castle`` cauldrons over the units with this ``equipment`` (SIEGE.EQUIP.OIL);
+    ``where`` names the units (``units``, ``blue.placements``)."""
+    cauldrons = sum(eq.get(c, 0) for eq in equipment for c in CAULDRONS)
+    limit = catalogue()["limits"]["cauldrons_per_castle"]
+    return [f"{where}: {cauldrons} cauldrons; at most {limit} per castle (SIEGE.EQUIP.OIL)"] if cauldrons > limit else []
 
 
 def castle_points(castle_equipment: dict[str, int] | None) -> int:
