@@ -113,6 +113,17 @@ def test_unit_type_rejects(change: dict[str, object], fault: str) -> None:
         _unit(**change)
 
 
+@pytest.mark.parametrize(("effect", "problem"), [
+    ({"barding": True}, "option 'x': barding needs a mount, not troop type 'infantry'"),
+    ({"missile": "great_cannon"}, "option 'x': only a war_machine may have the machine 'great_cannon'"),
+])
+def test_an_option_obeys_the_kit_rules_of_its_unit(effect: dict[str, object], problem: str) -> None:
+    """An option could give infantry barding or a cannon, which the unit's own kit may not have."""
+    data = {"id": "u", "name": "U", "troop_type": "infantry", "profile": PROFILE, "points_per_model": 5,
+            "options": [{"id": "x", "effect": effect}]}
+    assert _error(C.parse, UnitTypeConfig, data, "f.yaml") == f"f.yaml: {problem}"
+
+
 @pytest.mark.parametrize("stat", ["W", "WS", "S", "T", "I", "Ld"])
 def test_profile_characteristics_are_at_least_1(stat: str) -> None:
     """CORE.CONV.CHARACTERISTICS clamps these to 1..10; a profile with 0 Wounds is a slain model."""

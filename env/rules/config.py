@@ -356,11 +356,15 @@ class UnitTypeConfig(ConfigModel):
             raise ValueError(f"max_size {self.max_size} is below min_size {self.min_size}")
         if self.character and (self.min_size != 1 or self.max_size != 1):
             raise ValueError("a character is a single model: set min_size: 1 and max_size: 1")
-        if self.barding and self.troop_type not in MOUNTED:
-            raise ValueError(f"barding needs a mount, not troop type '{self.troop_type}'")
+        for option in (None, *self.options):  # the kit, and the kit with each option (it may change both)
+            effect = option.effect if option is not None else {}
+            barding, missile = effect.get("barding", self.barding), effect.get("missile", self.missile)
+            where = f"option '{option.id}': " if option is not None else ""
+            if barding and self.troop_type not in MOUNTED:
+                raise ValueError(f"{where}barding needs a mount, not troop type '{self.troop_type}'")
+            if missile in MACHINE_WEAPONS and self.troop_type != "war_machine":
+                raise ValueError(f"{where}only a war_machine may have the machine '{missile}'")
         machine = self.missile in MACHINE_WEAPONS
-        if machine and self.troop_type != "war_machine":
-            raise ValueError(f"only a war_machine may have the machine '{self.missile}'")
         if machine:
             from env.rules.war_machines import MACHINES
 
