@@ -384,6 +384,17 @@ def test_equipment_limits_per_unit():
     assert eq.check_unit("u", {"catapult": 1}, 10, "infantry", "men") == ["u.equipment.catapult: unknown siege equipment 'catapult'"]
 
 
+def test_castle_on_impassable_terrain_is_refused():
+    """A tower standing in a lake was accepted when no unit stood there."""
+    base = siege_scenario([placement("marcher_spearmen", 26.5, 17, 90, models=10, files=10)],
+                          [placement("orc_warriors", 36, 40, 270)])
+    lake = {"kind": "lake", "polygon": [[50, 10], [56, 10], [56, 20], [50, 20]]}
+    with pytest.raises(ConfigError) as err:
+        load_scenario({**base, "terrain": [lake]})
+    assert str(err.value) == "<dict>: castle: tower 'T2' overlaps impassable lake (terrain[0])"
+    assert load_scenario({**base, "terrain": [{**lake, "kind": "hill"}]}).terrain[0].kind == "hill"
+
+
 def test_placed_cauldrons_are_limited_per_castle_too():
     """SIEGE.EQUIP.OIL: the 3-cauldron limit held for army lists only; placements could crew any number."""
     blue = [placement("marcher_spearmen", 26.5 + 9.5 * i, 17.606, 90, models=10, files=10) for i in range(3)]

@@ -1270,9 +1270,9 @@ def _castle_placement_errors(castle: list[Any], troop_type: str, ranks: int, x: 
 
 def _castle_errors(s: ScenarioConfig, shapes: list[tuple[str, Polygon]], castle: list[Any]) -> list[Problem]:
     """Siege equipment only in a siege, on its own side (SIEGE.EQUIP.TABLE; an army list's ``castle_equipment``
-    only on the defender's); the castle, standard or custom,
-    lies wholly on the table and its elements do not overlap (a gate lies in its wall section); no attacker's
-    placement stands on or in a tower or the citadel: one enters those only from an adjacent element one holds
+    only on the defender's); the castle, standard or custom, lies wholly on the table and its elements overlap
+    neither each other (a gate lies in its wall section) nor impassable terrain; no attacker's placement stands on
+    or in a tower or the citadel: one enters those only from an adjacent element one holds
     (SIEGE.MOVE.WALLS) and at the start the defender holds every element. (An attacker may stand on a wall
     section: it climbs there from outside.)
 
@@ -1320,6 +1320,9 @@ def _castle_errors(s: ScenarioConfig, shapes: list[tuple[str, Polygon]], castle:
             if e.parent != other.id and other.parent != e.id and inner.intersects(other.shape()):
                 errors.append((None, f"castle.elements[{i}] overlaps {other.id}: castle elements may touch, "
                                      f"not overlap (a gate lies inside its 'parent' wall section)"))
+        errors += [(None, f"castle: {e.kind} '{e.id}' overlaps impassable {t.kind}"
+                          + (f" '{t.name}'" if t.name else f" (terrain[{j}])"))
+                   for j, t in enumerate(s.terrain) if t.kind in IMPASSABLE and inner.intersects(t.shape())]
     attacker = "red" if defender == "blue" else "blue"
     towers = [e for e in castle if e.kind in ("tower", "citadel")]
     for where, fp in shapes:
