@@ -111,6 +111,10 @@ def test_scenario_schema_castle_and_modules():
                 {"id": "G", "kind": "gate", "parent": "W", "polygon": [[30, 10], [32, 10], [32, 12], [30, 12]]}]}
     with pytest.raises(ConfigError, match="not inside its wall section"):
         load_scenario({**base, "castle": bad_gate})
+    with pytest.raises(ConfigError) as err:  # it applies to the standard castle only, and was ignored
+        load_scenario({**base, "castle": {**custom, "reinforced_gate": True}})
+    assert str(err.value) == ("<dict>: castle: a custom castle takes no 'reinforced_gate' "
+                              "(give each element its 'reinforced')")
     tower = {"id": "T", "kind": "tower", "parent": "W", "polygon": [[9, 9], [12, 9], [12, 13], [9, 13]]}
     with pytest.raises(ConfigError) as err:  # a parent would also exempt the tower from the overlap check
         load_scenario({**base, "castle": {**custom, "elements": [*custom["elements"], tower]}})

@@ -648,6 +648,9 @@ class CastleConfig(ConfigModel):
             raise ValueError("a custom castle needs its 'elements'")
         if self.layout == "standard" and self.elements:
             raise ValueError("the standard castle takes no 'elements' (use layout: custom)")
+        for key, per_element in (("material", "material"), ("reinforced_gate", "reinforced")):
+            if self.layout == "custom" and key in self.model_fields_set:  # it would be ignored
+                raise ValueError(f"a custom castle takes no '{key}' (give each element its '{per_element}')")
         ids = [e.id for e in self.elements]
         _check_unique(ids, "castle element")
         for e in self.elements:
