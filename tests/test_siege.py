@@ -119,6 +119,11 @@ def test_scenario_schema_castle_and_modules():
     with pytest.raises(ConfigError) as err:  # a parent would also exempt the tower from the overlap check
         load_scenario({**base, "castle": {**custom, "elements": [*custom["elements"], tower]}})
     assert str(err.value) == "<dict>: castle: tower 'T' takes no 'parent' (only a gate lies in a wall section)"
+    with pytest.raises(ConfigError) as err:
+        load_scenario({**base, "castle": {**custom, "elements": [{**custom["elements"][0], "reinforced": True},
+                                                                 custom["elements"][1]]}})
+    assert str(err.value) == ("<dict>: castle: wall 'W' cannot be 'reinforced' "
+                              "(only a gate: SIEGE.EQUIP.REINFORCED_GATE)")
     off = {"layout": "custom", "elements": [{"id": "W", "kind": "wall", "polygon": [[70, 10], [80, 10], [80, 12], [70, 12]]}]}
     with pytest.raises(ConfigError, match="not wholly on the"):
         load_scenario({**base, "castle": off})

@@ -662,6 +662,8 @@ class CastleConfig(ConfigModel):
                     raise ValueError(f"gate '{e.id}' is not inside its wall section '{parent.id}'")
             elif e.parent is not None:
                 raise ValueError(f"{e.kind} '{e.id}' takes no 'parent' (only a gate lies in a wall section)")
+            elif e.reinforced:
+                raise ValueError(f"{e.kind} '{e.id}' cannot be 'reinforced' (only a gate: SIEGE.EQUIP.REINFORCED_GATE)")
         return self
 
 
