@@ -634,13 +634,13 @@ def test_malformed_replay_fields_are_one_line(runner, tmp_path, replay_text, edi
 
 
 def test_an_output_may_not_overwrite_the_replay(runner, tmp_path, replay_text):
-    replay = tmp_path / "r.json"
+    replay = tmp_path / "r.png"  # a replay is JSON whatever its name
     replay.write_text(replay_text, encoding="utf-8")
     result = runner.invoke(app, ["replay", str(replay), "--png", str(replay)])
     assert result.exit_code == 2
     assert _one_error_line(result) == f"error: --png {replay}: the same file as the replay"
     assert replay.read_text(encoding="utf-8") == replay_text
-    out = tmp_path / "p.json"
+    out = tmp_path / "p.png"
     result = runner.invoke(app, ["play", "--scenario", SCENARIO, "--replay", str(out), "--png", str(out)])
     assert result.exit_code == 2
     assert _one_error_line(result) == f"error: --png {out}: the same file as --replay"
@@ -653,6 +653,11 @@ def test_replay_gif_needs_a_gif_name_and_writes_nothing_it_cannot_finish(runner,
     result = runner.invoke(app, ["replay", str(replay), "--gif", str(tmp_path / "r.txt")])
     assert result.exit_code == 2
     assert _one_error_line(result) == f"error: --gif {tmp_path / 'r.txt'}: the file name must end in .gif"
+    for args in (["replay", str(replay)], ["play", "--scenario", SCENARIO]):  # a PNG is written as a PNG
+        result = runner.invoke(app, [*args, "--png", str(tmp_path / "r.txt")])
+        assert result.exit_code == 2
+        assert _one_error_line(result) == f"error: --png {tmp_path / 'r.txt'}: the file name must end in .png"
+        assert not (tmp_path / "r.txt").exists()
     bad = _edited_replay(tmp_path, replay_text, lambda d: d["actions"].insert(0, {"kind": "shoot", "unit": 99}))
     gif = tmp_path / "bad.gif"
     result = runner.invoke(app, ["replay", bad, "--gif", str(gif)])

@@ -99,12 +99,14 @@ def _os_reason(exc: OSError) -> str:
     return (exc.strerror or type(exc).__name__).lower()
 
 
-def check_output(flag: str, path: Path, folder: bool = False) -> None:
+def check_output(flag: str, path: Path, folder: bool = False, suffix: str | None = None) -> None:
     """Check a user-given output path before any work: create its folder, reject what cannot be written.
 
     ``folder`` True: ``path`` is an output folder (created); otherwise a file whose parent folder is
-    created. Raises :class:`UserError` (one line naming ``flag``): "--replay /tmp: is a directory",
-    "--out f.json: not a directory", "--png /proc/x/y.png: cannot create /proc/x (no such file or directory)".
+    created. ``suffix`` (".png", ".gif"): the file name must end in it (the picture is written in that format).
+    Raises :class:`UserError` (one line naming ``flag``): "--replay /tmp: is a directory",
+    "--out f.json: not a directory", "--png /proc/x/y.png: cannot create /proc/x (no such file or directory)",
+    "--png r.txt: the file name must end in .png".
     """
     if folder and path.exists() and not path.is_dir():
         raise UserError(f"{flag} {path}: not a directory (a file of that name exists)")
@@ -116,6 +118,8 @@ def check_output(flag: str, path: Path, folder: bool = False) -> None:
     except OSError as exc:
         where = exc.filename or target
         raise UserError(f"{flag} {path}: cannot create {where} ({_os_reason(exc)})") from None
+    if suffix is not None and path.suffix.lower() != suffix:
+        raise UserError(f"{flag} {path}: the file name must end in {suffix}")
 
 
 def check_distinct(*outputs: tuple[str, Path | None], reads: tuple[str, Path] | None = None) -> None:
@@ -213,9 +217,9 @@ def play(
         _check_army_flags(blue_army, red_army)
         if max_decisions < 1:
             raise UserError(f"--max-decisions must be at least 1, got {max_decisions}")
-        for flag, path in (("--replay", replay), ("--png", png)):
+        for flag, path, suffix in (("--replay", replay, None), ("--png", png, ".png")):
             if path is not None:
-                check_output(flag, path)
+                check_output(flag, path, suffix=suffix)
         check_distinct(("--replay", replay), ("--png", png))
         from agents.registry import MODEL_PREFIX, make_agent
 
@@ -533,11 +537,9 @@ def replay_cmd(
     from env.rules.battle import Battle
 
     with _user_errors():
-        for flag, out in (("--png", png), ("--gif", gif)):
+        for flag, out, suffix in (("--png", png, ".png"), ("--gif", gif, ".gif")):
             if out is not None:
-                check_output(flag, out)
-        if gif is not None and gif.suffix.lower() != ".gif":
-            raise UserError(f"--gif {gif}: the file name must end in .gif")
+                check_output(flag, out, suffix=suffix)
         check_distinct(("--png", png), ("--gif", gif), reads=("the replay", path))
         battle, text, data = _load_replay(path)
         players = _replay_players(path, data)
