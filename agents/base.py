@@ -502,8 +502,8 @@ def charge_threat(battle: Battle, c: UnitState, t: UnitState, target: Polygon | 
 
     None when ``c`` cannot charge (M 0, engaged), ``t`` is beyond its reach
     (:func:`env.rules.charges.charge_reach`, inches, edge to edge) or not partly in
-    its front vision arc (CORE.CHARGE.ELIGIBLE). The chance is M + the higher of 2D6
-    reaching the gap (:func:`agents.estimates.charge_reach_probability`, CORE.CHARGE.RANGE).
+    its front vision arc (CORE.CHARGE.ELIGIBLE). The chance is the charge roll (the engine's charge M, flyers 10,
+    + the higher of 2D6) reaching the gap (:func:`agents.estimates.charge_chance`, CORE.CHARGE.RANGE).
     ``target``: ``t``'s footprint when already built (``t`` may be a forecast copy).
     """
     reach = charge_reach(c)

@@ -391,9 +391,10 @@ def test_output_under_a_file_is_one_line(runner, tmp_path, replay_text):
         result = runner.invoke(app, ["replay", str(replay), flag, str(tmp_path)])
         assert result.exit_code == 2
         assert _one_error_line(result) == f"error: {flag} {tmp_path}: is a directory (give a file name)"
-        result = runner.invoke(app, ["replay", str(replay), flag, str(blocker / "x")])
+        name = blocker / f"x.{flag[2:]}"
+        result = runner.invoke(app, ["replay", str(replay), flag, str(name)])
         assert result.exit_code == 2
-        assert f"error: {flag} {blocker / 'x'}: cannot create {blocker}" in _one_error_line(result)
+        assert f"error: {flag} {name}: cannot create {blocker}" in _one_error_line(result)
 
 
 @pytest.mark.parametrize("command", [
@@ -658,6 +659,8 @@ def test_replay_gif_needs_a_gif_name_and_writes_nothing_it_cannot_finish(runner,
         assert result.exit_code == 2
         assert _one_error_line(result) == f"error: --png {tmp_path / 'r.txt'}: the file name must end in .png"
         assert not (tmp_path / "r.txt").exists()
+    result = runner.invoke(app, ["play", "--scenario", SCENARIO, "--png", str(tmp_path / "new" / "r.txt")])
+    assert result.exit_code == 2 and not (tmp_path / "new").exists()  # refused before its folder is made
     bad = _edited_replay(tmp_path, replay_text, lambda d: d["actions"].insert(0, {"kind": "shoot", "unit": 99}))
     gif = tmp_path / "bad.gif"
     result = runner.invoke(app, ["replay", bad, "--gif", str(gif)])

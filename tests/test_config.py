@@ -375,6 +375,9 @@ def test_army_castle_equipment_reinforces_the_defenders_gate_and_only_there(cfg:
     field = {"id": "f", "name": "F", "blue": {"army": "men_rg"}, "red": {"army": "orcs_tusk_horde"}}
     assert _error(C.load_scenario, field) == (
         f"<dict>: blue.army: {path}: castle_equipment: castle equipment needs the siege module")
+    _write(cfg / "armies" / "men_rg0.yaml", _men_army(id="men_rg0", castle_equipment={"reinforced_gate": 0}))
+    none_bought = C.load_scenario({**field, "blue": {"army": "men_rg0"}})  # a count of 0 buys nothing
+    assert none_bought.blue.army == "men_rg0"
 
 
 def test_error_unknown_unit(cfg: Path) -> None:

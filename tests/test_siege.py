@@ -106,7 +106,10 @@ def test_scenario_schema_castle_and_modules():
         {"id": "W", "kind": "wall", "polygon": [[10, 10], [20, 10], [20, 12], [10, 12]]},
         {"id": "G", "kind": "gate", "parent": "W", "polygon": [[14, 10], [16, 10], [16, 12], [14, 12]]},
     ]}
-    assert len(load_scenario({**base, "castle": custom}).castle.elements) == 2
+    loaded = load_scenario({**base, "castle": custom})
+    assert len(loaded.castle.elements) == 2
+    again = load_scenario(loaded.model_dump(mode="json"))  # a dump carries the defaults (battles reload it)
+    assert again.castle == loaded.castle and again.castle.material == "stone" and not again.castle.reinforced_gate
     bad_gate = {"layout": "custom", "elements": [custom["elements"][0],
                 {"id": "G", "kind": "gate", "parent": "W", "polygon": [[30, 10], [32, 10], [32, 12], [30, 12]]}]}
     with pytest.raises(ConfigError, match="not inside its wall section"):

@@ -112,14 +112,14 @@ def check_output(flag: str, path: Path, folder: bool = False, suffix: str | None
         raise UserError(f"{flag} {path}: not a directory (a file of that name exists)")
     if not folder and path.is_dir():
         raise UserError(f"{flag} {path}: is a directory (give a file name)")
+    if suffix is not None and path.suffix.lower() != suffix:  # before any folder is made
+        raise UserError(f"{flag} {path}: the file name must end in {suffix}")
     target = path if folder else path.parent
     try:
         target.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         where = exc.filename or target
         raise UserError(f"{flag} {path}: cannot create {where} ({_os_reason(exc)})") from None
-    if suffix is not None and path.suffix.lower() != suffix:
-        raise UserError(f"{flag} {path}: the file name must end in {suffix}")
 
 
 def check_distinct(*outputs: tuple[str, Path | None], reads: tuple[str, Path] | None = None) -> None:

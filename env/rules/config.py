@@ -649,7 +649,8 @@ class CastleConfig(ConfigModel):
         if self.layout == "standard" and self.elements:
             raise ValueError("the standard castle takes no 'elements' (use layout: custom)")
         for key, per_element in (("material", "material"), ("reinforced_gate", "reinforced")):
-            if self.layout == "custom" and key in self.model_fields_set:  # it would be ignored
+            default = type(self).model_fields[key].default  # a dumped castle carries the defaults: they pass
+            if self.layout == "custom" and getattr(self, key) != default:  # it would be ignored
                 raise ValueError(f"a custom castle takes no '{key}' (give each element its '{per_element}')")
         ids = [e.id for e in self.elements]
         _check_unique(ids, "castle element")
@@ -1296,7 +1297,8 @@ def _castle_errors(s: ScenarioConfig, shapes: list[tuple[str, Polygon]], castle:
         army_file = f"{name}.army: {display_path(army_path(str(side.army)))}"
         where = f"{army_file}: units" if in_army else f"{name}.placements"
         role = "defender" if name == defender else "attacker"
-        if in_army and load_army(side.army, validate=False).castle_equipment and (not s.siege or role == "attacker"):
+        if in_army and any(load_army(side.army, validate=False).castle_equipment.values()) and (
+                not s.siege or role == "attacker"):
             errors.append((None, f"{army_file}: castle_equipment: " + (
                 "castle equipment needs the siege module" if not s.siege
                 else f"castle equipment is the defender's ({defender}), and this side is the attacker")))
