@@ -46,6 +46,8 @@ from typing import Any
 
 from stable_baselines3.common.callbacks import BaseCallback
 
+from benchmarks import flag_errors
+
 OPPONENTS = ("random", "line_advance")
 WINDOW = 100
 
@@ -135,12 +137,18 @@ def plot(result: dict[str, Any], path: Path) -> None:
 
 
 def _final_eval_spec(items: list[str]) -> dict[str, int]:
-    """Parse ``OPPONENT=GAMES`` items into ``{opponent: games}``; raises SystemExit naming the bad item."""
+    """Parse ``OPPONENT=GAMES`` items into ``{opponent: games}``.
+
+    Raises:
+        training.cli.UserError: an item is malformed or names an unknown agent (one line naming it).
+    """
+    from training.cli import UserError
+
     out: dict[str, int] = {}
     for item in items:
         name, _, games = item.partition("=")
         if not name or not games.isdigit() or int(games) < 1:
-            raise SystemExit(f"--final-eval: '{item}' is not OPPONENT=GAMES with GAMES >= 1")
+            raise UserError(f"--final-eval: '{item}' is not OPPONENT=GAMES with GAMES >= 1")
         out[name] = int(games)
     from agents.registry import UnknownAgentError, make_agent
 
@@ -148,7 +156,7 @@ def _final_eval_spec(items: list[str]) -> dict[str, int]:
         try:
             make_agent(name)
         except UnknownAgentError as exc:
-            raise SystemExit(f"--final-eval: {exc}") from None
+            raise UserError(f"--final-eval: {exc}") from None
     return out
 
 
@@ -203,8 +211,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     Raises:
         SystemExit: exit code 2 for bad arguments, a config value out of range
-            (the message names the flag) or a run that cannot start or resume;
-            a bad ``--final-eval`` item exits with a message naming it (code 1).
+            (the message names the flag; a bad ``--final-eval`` item too) or a run
+            that cannot start or resume.
         TrainingInterrupted: training was interrupted (Ctrl-C); the message
             names the checkpoint to resume from.
     """
@@ -246,10 +254,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                         help="observe the unit-pair features (agents.pair_features: charge reach, arcs, expected combat)")
     parser.add_argument("--note", default="", help="free text stored in learning.json (e.g. machine load)")
     args = parser.parse_args(argv)
-    if not args.minutes > 0:  # a budget of 0 or less would stop the run at once, and report nothing
-        print(f"error: --minutes must be above 0, got {args.minutes:g}", file=sys.stderr)
-        raise SystemExit(2)
-    final_eval = _final_eval_spec(args.final_eval or ["random=100", "line_advance=40"])
+    from training.cli import UserError
+
+    with flag_errors():
+        if not args.minutes > 0:  # a budget of 0 or less would stop the run at once, and report nothing
+            raise UserError(f"--minutes must be above 0, got {args.minutes:g}")
+        final_eval = _final_eval_spec(args.final_eval or ["random=100", "line_advance=40"])
 
     from training.config import ConfigError, load_training_config
     from training.train import TrainingError, TrainingInterrupted, train

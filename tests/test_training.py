@@ -197,7 +197,12 @@ def test_learning_benchmark_checks_minutes_and_final_eval_before_training(capsys
     assert capsys.readouterr().err == "error: --minutes must be above 0, got -1\n"
     with pytest.raises(SystemExit) as info:
         main(["--final-eval", "nope=3", "--out", "unused"])
-    assert str(info.value.code).startswith("--final-eval: unknown agent 'nope'; known agents: random, ")
+    assert info.value.code == 2
+    assert capsys.readouterr().err.startswith("error: --final-eval: unknown agent 'nope'; known agents: random, ")
+    with pytest.raises(SystemExit) as info:
+        main(["--final-eval", "random=0", "--out", "unused"])
+    assert info.value.code == 2
+    assert capsys.readouterr().err == "error: --final-eval: 'random=0' is not OPPONENT=GAMES with GAMES >= 1\n"
 
 
 def test_cli_resume_without_a_run_is_one_line(tmp_path: Path) -> None:
