@@ -84,7 +84,8 @@ def test_unit_armour_save_overrides() -> None:
     ],
 )
 def test_base_mm(troop_type: str, mm: tuple[int, int]) -> None:
-    assert _unit(troop_type=troop_type).base_mm() == mm
+    machine = {"missile": "bolt_thrower", "min_size": 2, "max_size": 2} if troop_type == "war_machine" else {}
+    assert _unit(troop_type=troop_type, **machine).base_mm() == mm
 
 
 def test_base_inches() -> None:
@@ -122,6 +123,40 @@ def test_an_option_obeys_the_kit_rules_of_its_unit(effect: dict[str, object], pr
     data = {"id": "u", "name": "U", "troop_type": "infantry", "profile": PROFILE, "points_per_model": 5,
             "options": [{"id": "x", "effect": effect}]}
     assert _error(C.parse, UnitTypeConfig, data, "f.yaml") == f"f.yaml: {problem}"
+
+
+MACHINE_LIST = "great_cannon, light_cannon, stone_thrower, bolt_thrower, flame_cannon"
+
+
+@pytest.mark.parametrize(("kit", "effect", "problem"), [
+    ({}, {"missile": "bolt_thrower"}, "option 'x': a bolt_thrower has a crew of 2, not the unit's 3 (an option keeps "
+                                      "the crew)"),
+    ({}, {"missile": "bow"}, f"option 'x': a war_machine's missile must be a machine ({MACHINE_LIST}), got 'bow'"),
+    ({}, {"missile": None}, f"option 'x': a war_machine's missile must be a machine ({MACHINE_LIST}), got none"),
+    ({"missile": "crossbow"}, {}, f"a war_machine's missile must be a machine ({MACHINE_LIST}), got 'crossbow'"),
+    ({"missile": None}, {}, f"a war_machine's missile must be a machine ({MACHINE_LIST}), got none"),
+])
+def test_a_war_machines_machine_is_checked_against_machines(kit: dict, effect: dict, problem: str) -> None:
+    """CORE.WM.PROFILES: the machine a war machine fires, its own or an option's, is one of war_machines.MACHINES
+    with the unit's crew (an option swapping a 3-crew cannon for a 2-crew bolt thrower, or for a bow, passed)."""
+    data = {"id": "u", "name": "U", "troop_type": "war_machine", "profile": PROFILE, "points_per_model": 5,
+            "missile": "great_cannon", "min_size": 3, "max_size": 3, **kit, "options": [{"id": "x", "effect": effect}]}
+    assert _error(C.parse, UnitTypeConfig, data, "f.yaml") == f"f.yaml: {problem}"
+
+
+def test_a_war_machine_option_in_a_faction_file_names_the_file_and_unit(cfg: Path) -> None:
+    """The faction file's error names the file, the unit entry and the option's bad value, on one line."""
+    from env.rules.war_machines import MACHINES
+
+    assert C.MACHINE_WEAPONS == set(MACHINES)  # the config's list of machine missiles is the engine's
+    path = cfg / "factions" / "men.yaml"
+    data = yaml.safe_load(path.read_text())
+    i = next(i for i, u in enumerate(data["units"]) if u.get("missile") == "great_cannon")
+    data["units"][i]["options"] = [{"id": "grapeshot_only", "effect": {"missile": "handgun"}}]
+    _write(path, data)
+    assert _error(C.load_faction, "men") == (
+        f"{path}: units[{i}]: option 'grapeshot_only': a war_machine's missile must be a machine ({MACHINE_LIST}), "
+        f"got 'handgun'")
 
 
 @pytest.mark.parametrize("stat", ["W", "WS", "S", "T", "I", "Ld"])

@@ -364,19 +364,35 @@ class UnitTypeConfig(ConfigModel):
                 raise ValueError(f"{where}barding needs a mount, not troop type '{self.troop_type}'")
             if missile in MACHINE_WEAPONS and self.troop_type != "war_machine":
                 raise ValueError(f"{where}only a war_machine may have the machine '{missile}'")
-        machine = self.missile in MACHINE_WEAPONS
-        if machine:
-            from env.rules.war_machines import MACHINES
-
-            crew = MACHINES[str(self.missile)].crew
-            if (self.min_size, self.max_size) != (crew, crew):
-                raise ValueError(f"a {self.missile} has a crew of {crew}: set min_size and max_size to {crew}")
+            if self.troop_type == "war_machine":
+                self._check_machine(missile, option)
         if self.rider is not None and (self.troop_type not in ("monster", "chariot") or self.max_size != 1):
             raise ValueError("a rider needs a single monster or chariot (max_size: 1)")
         levels = self.wizard_level or any(o.effect.get("wizard_level") for o in self.options)
         if bool(levels) != bool(self.lores):
             raise ValueError("a wizard needs both a wizard_level (or a level option) and its lores")
         return self
+
+    def _check_machine(self, missile: str | None, option: UnitOption | None) -> None:
+        """A war machine's ``missile`` (its kit's, or the one ``option`` gives) names a machine of
+        :data:`env.rules.war_machines.MACHINES` whose crew is the unit's size (CORE.WM.PROFILES).
+
+        Raises:
+            ValueError: no machine, a weapon that is not one, or another crew than min_size = max_size.
+        """
+        from env.rules.war_machines import MACHINES
+
+        where = f"option '{option.id}': " if option is not None else ""
+        if missile not in MACHINES:
+            got = "none" if missile is None else f"'{missile}'"
+            raise ValueError(f"{where}a war_machine's missile must be a machine ({', '.join(MACHINES)}), got {got}")
+        crew = MACHINES[missile].crew
+        if (self.min_size, self.max_size) == (crew, crew):
+            return
+        if option is None:
+            raise ValueError(f"a {missile} has a crew of {crew}: set min_size and max_size to {crew}")
+        raise ValueError(f"{where}a {missile} has a crew of {crew}, not the unit's {self.min_size} "
+                         f"(an option keeps the crew)")
 
     def base_mm(self) -> tuple[float, float]:
         """Base width and depth in mm (CORE.GEO.BASES)."""
