@@ -561,6 +561,22 @@ def test_error_scenario_points(tmp_path: Path) -> None:
     )
 
 
+def test_placed_units_obey_the_scenario_points_limit_too(tmp_path: Path) -> None:
+    """CORE.SETUP.ARMIES: explicit placements were never totalled. Skirmish Line places 371 points of men (the
+    command models counted) and 305 of orcs; siege equipment is paid from the same points (SIEGE.EQUIP.TABLE)."""
+    data = {**_skirmish(), "points_limit": 370}
+    path = _write(tmp_path / "x.yaml", data)
+    assert _error(C.load_scenario, path) == (
+        f"{path}: blue.placements: the units are 371 points, over the scenario's 370-point limit")
+    assert C.load_scenario({**data, "points_limit": 371}).points_limit == 371  # the limit itself is allowed
+    siege = {**data, "points_limit": 371, "modules": ["siege"], "castle": {"defender": "red", "layout": "custom",
+             "elements": [{"id": "W", "kind": "wall", "polygon": [[36, 40], [46, 40], [46, 42], [36, 42]]}]}}
+    siege["blue"] = {**siege["blue"], "placements": [{**p, "equipment": {"hooks": 1}} if p["unit"] == "marcher_spearmen"
+                                                     else p for p in siege["blue"]["placements"]]}
+    assert _error(C.load_scenario, siege) == (  # hooks: +1 a model, 20 spearmen
+        "<dict>: blue.placements: the units are 391 points, over the scenario's 371-point limit")
+
+
 def test_error_file_not_found(tmp_path: Path) -> None:
     assert _error(C.load_scenario, tmp_path / "nope.yaml") == f"{tmp_path / 'nope.yaml'}: file not found"
     assert _error(C.load_faction, "undead") == "configs/factions/undead.yaml: file not found"

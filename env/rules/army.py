@@ -53,14 +53,24 @@ def unit_points(entry: UnitEntry, unit_type: UnitTypeConfig) -> int:
     return total
 
 
-def army_points(army: ArmyListConfig, faction: FactionConfig) -> int:
-    """Total points of the army (see :func:`unit_points`). Raises ValueError for unknown units."""
+def entries_points(entries: Sequence[UnitEntry], faction: FactionConfig) -> int:
+    """Total points of army-list entries or explicit placements (see :func:`unit_points`).
+
+    Raises ValueError for an unknown unit, option or command model.
+    """
     total = 0
-    for entry in army.units:
+    for entry in entries:
         unit_type = faction.unit(entry.unit)
         if unit_type is None:
             raise ValueError(f"unknown unit '{entry.unit}' for faction '{faction.id}'")
         total += unit_points(entry, unit_type)
+    return total
+
+
+def army_points(army: ArmyListConfig, faction: FactionConfig) -> int:
+    """Total points of the army: its entries (:func:`entries_points`) and its castle equipment. Raises ValueError
+    for unknown units."""
+    total = entries_points(army.units, faction)
     if getattr(army, "castle_equipment", None):
         from env.rules.siege.equipment import castle_points
 

@@ -1188,7 +1188,7 @@ def _deployment_grid_errors(s: ScenarioConfig) -> list[str]:
 
 def _side_errors(s: ScenarioConfig, name: str, shapes: list[tuple[str, Polygon]], castle: list[Any]) -> list[Problem]:
     """Problems of one side; appends the placements' footprints to ``shapes``."""
-    from env.rules.army import army_points, check_entry, check_joins, validate_army
+    from env.rules.army import army_points, check_entry, check_joins, entries_points, validate_army
 
     side = s.side(name)
     if side.faction is None:  # an army list without a faction whose file is missing (SideConfig)
@@ -1205,11 +1205,7 @@ def _side_errors(s: ScenarioConfig, name: str, shapes: list[tuple[str, Polygon]]
         errors = validate_army(army, faction)
         if errors:
             return [(display_path(army_path(side.army)), errors[0])]
-        pts = army_points(army, faction)
-        if pts > s.points_limit:
-            return [(None, f"{name}.army: '{side.army}' is {pts:,} points, over the scenario's "
-                           f"{s.points_limit:,}-point limit")]
-        return []
+        return _points_errors(s, f"{name}.army: '{side.army}' is", army_points(army, faction))
     problems: list[Problem] = [
         (None, f"{name}.{e}") for e in check_joins(side.placements or [], faction, "placements")
     ]
@@ -1239,7 +1235,18 @@ def _side_errors(s: ScenarioConfig, name: str, shapes: list[tuple[str, Polygon]]
             problems += [(None, f"{where}: {e}")
                          for e in _castle_placement_errors(castle, unit_type.troop_type, ranks, p.x, p.y, fp)]
         shapes.append((f"{where}: unit at ({p.x:.1f}, {p.y:.1f})", fp))
+    if not problems:  # the total needs known units, options and command models
+        pts = entries_points(side.placements or [], faction)
+        problems += _points_errors(s, f"{name}.placements: the units are", pts)
     return problems
+
+
+def _points_errors(s: ScenarioConfig, what: str, points: int) -> list[Problem]:
+    """A side of ``points`` points over the scenario's ``points_limit`` (CORE.SETUP.ARMIES); ``what`` opens the
+    message with the field and its subject, e.g. "blue.placements: the units are"."""
+    if points <= s.points_limit:
+        return []
+    return [(None, f"{what} {points:,} points, over the scenario's {s.points_limit:,}-point limit")]
 
 
 def _placement_errors(s: ScenarioConfig, p: PlacementConfig, fp: Polygon) -> list[str]:
