@@ -415,6 +415,52 @@ def test_army_castle_equipment_reinforces_the_defenders_gate_and_only_there(cfg:
     assert none_bought.blue.army == "men_rg0"
 
 
+def test_army_castle_equipment_reinforces_as_many_gates_as_it_buys(cfg: Path) -> None:
+    """SIEGE.EQUIP.REINFORCED_GATE is bought per gate (siege.md §1.2, 20 points each): one bought reinforced every
+    gate of a custom castle. ``n`` bought reinforce the first ``n`` gates the scenario leaves plain, in element
+    order; more than that is refused, naming the army file and field."""
+    from env.rules.siege.castle import build_castle
+
+    root = Path(C.__file__).resolve().parents[2] / "configs"
+    shutil.copytree(root / "siege", cfg / "siege")
+    _write(cfg / "armies" / "orcs_tusk_horde.yaml", yaml.safe_load((root / "armies/orcs_tusk_horde.yaml").read_text()))
+    paths = {n: _write(cfg / "armies" / f"men_rg{n}.yaml", _men_army(id=f"men_rg{n}", castle_equipment={
+        "reinforced_gate": n})) for n in (1, 2, 3)}
+
+    def wall(eid: str, x0: float, x1: float, **kw: object) -> dict:
+        return {"id": eid, "kind": kw.pop("kind", "wall"), "polygon": [[x0, 16], [x1, 16], [x1, 18], [x0, 18]], **kw}
+
+    elements = [wall("W1", 22, 36), wall("W2", 36, 50), wall("GB", 41, 44, kind="gate", parent="W2"),
+                wall("GA", 27, 30, kind="gate", parent="W1")]
+    custom = {"defender": "blue", "layout": "custom", "elements": elements}
+
+    def siege(n: int, castle: dict) -> dict:
+        return {"id": "s", "name": "S", "modules": ["siege"], "castle": castle,
+                "blue": {"army": f"men_rg{n}"}, "red": {"army": "orcs_tusk_horde"}}
+
+    def gates(n: int, castle: dict) -> list[tuple[str, bool]]:
+        return [(e.id, e.reinforced) for e in build_castle(C.load_scenario(siege(n, castle))) if e.kind == "gate"]
+
+    assert gates(1, custom) == [("GB", True), ("GA", False)]  # the first gate in the castle's element order
+    assert gates(2, custom) == [("GB", True), ("GA", True)]
+    assert gates(1, {**custom, "elements": [*elements[:2], {**elements[2], "reinforced": True}, elements[3]]}) == [
+        ("GB", True), ("GA", True)]  # the scenario reinforces GB, so the bought one goes to GA
+    assert _error(C.load_scenario, siege(3, custom)) == (
+        f"<dict>: blue.army: {paths[3]}: castle_equipment.reinforced_gate: 3 bought, but the castle has 2 gates "
+        f"(one reinforced gate per gate, SIEGE.EQUIP.REINFORCED_GATE)")
+    assert _error(C.load_scenario, siege(2, {"defender": "blue"})) == (
+        f"<dict>: blue.army: {paths[2]}: castle_equipment.reinforced_gate: 2 bought, but the castle has 1 gate "
+        f"(one reinforced gate per gate, SIEGE.EQUIP.REINFORCED_GATE)")
+    assert _error(C.load_scenario, siege(1, {"defender": "blue", "reinforced_gate": True})) == (
+        f"<dict>: blue.army: {paths[1]}: castle_equipment.reinforced_gate: 1 bought, but the castle has 1 gate, "
+        f"1 already reinforced by the scenario (one reinforced gate per gate, SIEGE.EQUIP.REINFORCED_GATE)")
+    men = C.load_faction("men")
+    assert army_points(C.load_army("men_rg2"), men) == army_points(C.load_army("men_rg1"), men) + 20
+    negative = _write(cfg / "armies" / "men_rgm.yaml", _men_army(id="men_rgm", castle_equipment={"reinforced_gate": -1}))
+    assert _error(C.load_army, "men_rgm") == (
+        f"{negative}: castle_equipment.reinforced_gate: a count of 0 or more (one per gate), got -1")
+
+
 def test_error_unknown_unit(cfg: Path) -> None:
     data = _men_army(id="men_foo")
     data["units"][3]["unit"] = "spermen"

@@ -1325,6 +1325,10 @@ def _castle_errors(s: ScenarioConfig, shapes: list[tuple[str, Polygon]], castle:
             errors.append((None, f"{army_file}: castle_equipment: " + (
                 "castle equipment needs the siege module" if not s.siege
                 else f"castle equipment is the defender's ({defender}), and this side is the attacker")))
+        elif in_army and s.siege and role == "defender":
+            from env.rules.siege.castle import bought_gate_errors
+
+            errors += [(None, f"{army_file}: {p}") for p in bought_gate_errors(s)]
         for i, e in enumerate(entries):
             if e.equipment and not s.siege:
                 errors.append((None, f"{where}[{i}].equipment: siege equipment needs the siege module"))

@@ -473,42 +473,63 @@ def snapshot(state: BattleState) -> list[CastleElement]:
     return [CastleElement.from_dict(e.to_dict()) for e in state.castle]
 
 
-def _army_reinforces_gate(cfg: Any) -> bool:
-    """Whether the defender's army list buys ``reinforced_gate`` (``castle_equipment``, SIEGE.EQUIP.REINFORCED_GATE)."""
+def bought_gates(cfg: Any) -> int:
+    """How many gates the defender's army list reinforces: its ``castle_equipment: {reinforced_gate: n}``, 20 points
+    each, one gate each (SIEGE.EQUIP.REINFORCED_GATE; siege.md §1.2: per gate). 0 without such a list."""
     from env.rules.config import list_armies, load_army
 
     side = cfg.side(cfg.castle.defender if cfg.castle is not None else "blue")
     if side.army is None or side.army not in list_armies():  # a missing list is reported by the scenario's checks
-        return False
-    return bool(load_army(side.army, validate=False).castle_equipment.get("reinforced_gate"))
+        return 0
+    return max(0, load_army(side.army, validate=False).castle_equipment.get("reinforced_gate", 0))
 
 
-def build_castle(cfg: Any) -> list[CastleElement]:
+def build_castle(cfg: Any, bought: int | None = None) -> list[CastleElement]:
     """The castle of a validated scenario with the siege module (its ``castle`` section, or the standard one).
 
-    The gate is reinforced by the scenario (``castle.reinforced_gate``, or a custom gate's ``reinforced``) or by
-    the defender's army list (``castle_equipment: {reinforced_gate: 1}``, paid from its points).
+    A gate is reinforced by the scenario (``castle.reinforced_gate``, or a custom gate's ``reinforced``) or bought
+    by the defender's army list (``castle_equipment: {reinforced_gate: n}``, paid from its points): the ``n``
+    bought reinforce the first ``n`` gates the scenario leaves plain, in the castle's element order
+    (SIEGE.EQUIP.REINFORCED_GATE). ``bought`` overrides the army list's count (0: the scenario's castle alone).
+    A count above the plain gates is refused by the scenario's checks; here the extra ones reinforce nothing.
     """
     c = cfg.castle
     tw, th = float(cfg.table[0]), float(cfg.table[1])
-    bought = _army_reinforces_gate(cfg)
     if c is None:
-        return standard_castle(0, tw, th, reinforced_gate=bought)
-    defender = 0 if c.defender == "blue" else 1
-    if c.layout == "standard":
-        return standard_castle(defender, tw, th, c.material, c.reinforced_gate or bought)
-    return [
-        CastleElement(
-            id=e.id,
-            kind=e.kind,
-            polygon=[tuple(p) for p in e.polygon],
-            defender=defender,
-            material=e.material,
-            outward=e.outward,
-            parent=e.parent,
-            reinforced=(e.reinforced or bought) and e.kind == "gate",
-            gate="closed" if e.kind == "gate" else "",
-            controller=defender,
-        )
-        for e in c.elements
-    ]
+        out = standard_castle(0, tw, th)
+    elif c.layout == "standard":
+        out = standard_castle(0 if c.defender == "blue" else 1, tw, th, c.material, c.reinforced_gate)
+    else:
+        defender = 0 if c.defender == "blue" else 1
+        out = [
+            CastleElement(
+                id=e.id,
+                kind=e.kind,
+                polygon=[tuple(p) for p in e.polygon],
+                defender=defender,
+                material=e.material,
+                outward=e.outward,
+                parent=e.parent,
+                reinforced=e.reinforced and e.kind == "gate",
+                gate="closed" if e.kind == "gate" else "",
+                controller=defender,
+            )
+            for e in c.elements
+        ]
+    plain = [e for e in out if e.kind == "gate" and not e.reinforced]
+    for g in plain[: bought_gates(cfg) if bought is None else bought]:
+        g.reinforced = True
+    return out
+
+
+def bought_gate_errors(cfg: Any) -> list[str]:
+    """The defender's army list buys more reinforced gates than the castle has gates the scenario leaves plain
+    (SIEGE.EQUIP.REINFORCED_GATE: one a gate); the message starts at the army list's field."""
+    n = bought_gates(cfg)
+    gates = [e for e in build_castle(cfg, bought=0) if e.kind == "gate"]
+    done = sum(e.reinforced for e in gates)
+    if n <= len(gates) - done:
+        return []
+    has = f"{len(gates)} gate{'s' * (len(gates) != 1)}" + (f", {done} already reinforced by the scenario" if done else "")
+    return [f"castle_equipment.reinforced_gate: {n} bought, but the castle has {has}"
+            + " (one reinforced gate per gate, SIEGE.EQUIP.REINFORCED_GATE)"]
