@@ -648,8 +648,9 @@ class CastleConfig(ConfigModel):
     """The castle of a siege (SIEGE.SCEN.CASTLE): the standard one or a custom list of elements.
 
     ``defender``: the side holding it (its edge is the castle's back);
-    ``material`` and ``reinforced_gate`` (SIEGE.EQUIP.REINFORCED_GATE, 20
-    points from the defender's army) apply to the standard castle.
+    ``material`` and ``reinforced_gate`` (SIEGE.EQUIP.REINFORCED_GATE) apply to the standard castle;
+    the scenario's reinforced gate is part of the set-up and costs no points (a gate the defender's
+    army list buys in ``castle_equipment`` costs 20 points per gate).
     """
 
     defender: Literal["blue", "red"] = "blue"
