@@ -19,7 +19,6 @@ import os
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
-import argparse  # noqa: E402
 import platform  # noqa: E402
 import shlex  # noqa: E402
 import statistics  # noqa: E402
@@ -30,6 +29,7 @@ import numpy as np  # noqa: E402
 
 from benchmarks import check_at_least, check_scenario, flag_errors  # noqa: E402
 from benchmarks.run import pin_to_one_core  # noqa: E402
+from training.cli import OneLineArgumentParser  # noqa: E402
 
 
 def battle_env_steps_per_second(scenario: str, steps: int, seed: int, planes: bool = False) -> float:
@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> None:
     Raises:
         SystemExit: bad arguments (argparse, exit code 2) or ``--help``.
     """
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.env_speed", description=__doc__.splitlines()[0])
+    parser = OneLineArgumentParser(prog="python -m benchmarks.env_speed", description=__doc__.splitlines()[0])
     parser.add_argument("--scenario", default="pitched_battle", help="scenario name (default pitched_battle)")
     parser.add_argument("--steps", type=int, default=1000, help="steps per repetition (default 1000)")
     parser.add_argument("--repeats", type=int, default=5, help="repetitions; the median is reported (default 5)")

@@ -33,7 +33,6 @@ the run itself (checkpoints, TensorBoard) goes to ``runs/benchmark_learning``
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import platform
@@ -216,7 +215,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         TrainingInterrupted: training was interrupted (Ctrl-C); the message
             names the checkpoint to resume from.
     """
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    from training.cli import OneLineArgumentParser
+
+    parser = OneLineArgumentParser(prog="python -m benchmarks.learning", description=__doc__.split("\n\n")[0])
     parser.add_argument("--minutes", type=float, default=60.0, help="wall-clock budget (default 60)")
     parser.add_argument("--steps", type=int, default=10_000_000, help="step budget (default 10,000,000)")
     parser.add_argument("--n-envs", type=int, default=min(8, os.cpu_count() or 1), help="parallel environments")

@@ -80,4 +80,6 @@ def main(
 
 
 if __name__ == "__main__":
-    typer.run(main)
+    from training.cli import run_command
+
+    run_command(main)

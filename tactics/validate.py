@@ -10,7 +10,6 @@ of the baseline's. Prints a markdown table to stdout and writes the numbers as J
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
@@ -201,7 +200,9 @@ def _input_problem(scenario: str, agents: list[str], outputs: dict[str, Path | N
 
 def main(argv: list[str] | None = None) -> int:
     """Command line: play, print the markdown table, write the JSON. Exit code 1 if a check fails."""
-    ap = argparse.ArgumentParser(prog="python -m tactics.validate", description=__doc__.split("\n\n")[0])
+    from training.cli import OneLineArgumentParser
+
+    ap = OneLineArgumentParser(prog="python -m tactics.validate", description=__doc__.split("\n\n")[0])
     ap.add_argument("--battles", type=int, default=20, help="battles per agent against line_advance")
     ap.add_argument("--scenario", default="pitched_battle")
     ap.add_argument("--seed", type=int, default=0, help="seed of the first battle; battle i uses seed + i")

@@ -48,3 +48,42 @@ def test_golden_only_must_match_a_case(capsys: pytest.CaptureFixture[str]) -> No
 
     assert _error(capsys, main, only=["zzzz"]) == "error: --only: no golden case name contains 'zzzz'\n"
     assert _error(capsys, main, extra=-1) == "error: --extra must be at least 0, got -1\n"
+
+
+NOT_AN_INT = "Input should be a valid integer, unable to parse string as an integer"
+
+
+@pytest.mark.parametrize(("module", "args", "message"), [
+    ("run", ["--battles", "x"], f"Invalid value for '--battles': {NOT_AN_INT}"),
+    ("golden", ["--bogus"], "No such option: --bogus"),
+    ("siege_agents", ["--games"], "Option '--games' requires an argument."),
+    ("siege_invariants", ["extra"], "Got unexpected extra argument(s) (extra)"),
+])
+def test_typer_scripts_report_usage_mistakes_in_one_line(capsys: pytest.CaptureFixture[str], module: str,
+                                                         args: list[str], message: str) -> None:
+    import importlib
+
+    from training.cli import run_command
+
+    main = importlib.import_module(f"benchmarks.{module}").main
+    prog = f"python -m benchmarks.{module}"
+    assert _error(capsys, run_command, main, args, prog_name=prog) == f"error: {prog}: {message}\n"
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--steps", "x"], "argument --steps: invalid int value: 'x'"),
+    (["--bogus"], "unrecognized arguments: --bogus"),
+    (["--repeats"], "argument --repeats: expected one argument"),
+])
+def test_argparse_scripts_report_usage_mistakes_in_one_line(capsys: pytest.CaptureFixture[str], args: list[str],
+                                                            message: str) -> None:
+    from benchmarks.env_speed import main
+
+    assert _error(capsys, main, args) == f"error: python -m benchmarks.env_speed: {message}\n"
+
+
+def test_learning_benchmark_usage_mistake_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    from benchmarks.learning import main
+
+    assert _error(capsys, main, ["--seed", "x"]) == (
+        "error: python -m benchmarks.learning: argument --seed: invalid int value: 'x'\n")

@@ -130,6 +130,46 @@ def test_bad_replay_is_one_line_and_exit_2(runner, tmp_path, content):
     _one_error_line(result)
 
 
+NOT_AN_INT = "Input should be a valid integer, unable to parse string as an integer"
+
+
+@pytest.mark.parametrize(("args", "line"), [
+    (["play", "--seed", "abc"], f"battleline play: Invalid value for '--seed': {NOT_AN_INT}"),
+    (["tournament", "--games-per-pair", "x"], f"battleline tournament: Invalid value for '--games-per-pair': {NOT_AN_INT}"),
+    (["play", "--bogus"], "battleline play: No such option: --bogus (Possible options: --blue)"),
+    (["--bogus"], "battleline: No such option: --bogus"),
+    (["nope"], "battleline: No such command 'nope'."),
+    (["replay"], "battleline replay: Missing argument 'path'."),
+    (["play", "--scenario"], "battleline play: Option '--scenario' requires an argument."),
+])
+def test_usage_mistakes_are_one_line_naming_the_command_and_exit_2(runner, args, line):
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2
+    assert result.stderr == f"error: {line}\n"
+    assert result.stdout == ""
+
+
+def test_usage_mistake_run_as_a_module_is_one_line(tmp_path):
+    import os
+    import subprocess
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    env = dict(os.environ, PYTHONPATH=str(root))
+    done = subprocess.run([sys.executable, "-m", "training.cli", "play", "--seed", "abc"], cwd=root, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert done.stderr == f"error: python -m training.cli play: Invalid value for '--seed': {NOT_AN_INT}\n"
+    assert done.stdout == ""
+
+
+def test_no_arguments_and_help_still_print_the_help(runner):
+    bare, helped = runner.invoke(app, []), runner.invoke(app, ["--help"])
+    assert (bare.exit_code, helped.exit_code) == (2, 0)
+    assert bare.stdout.strip() == helped.stdout.strip() and "Usage: battleline [OPTIONS] COMMAND" in bare.stdout
+    assert bare.stderr == ""
+
+
 @pytest.mark.parametrize(("content", "detail"), [
     ('{"format": null}', "not a battleline replay (format null, expected 1)"),
     ('{"format": true}', "not a battleline replay (format true, expected 1)"),

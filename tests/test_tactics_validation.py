@@ -94,6 +94,7 @@ def test_detectors_reproduce_the_fixture_on_replayed_battles(agent: str) -> None
     (["--agents", ","], "--agents: no agent named"),
     (["--scenario", "nope"], "--scenario: configs/scenarios/nope.yaml: file not found"),
     (["--seed", "-1"], "--seed must be at least 0, got -1"),
+    (["--seed", "x"], "argument --seed: invalid int value: 'x'"),
     (["--json", "."], "--json .: is a directory (give a file name)"),
 ])
 def test_validate_rejects_bad_arguments_before_any_battle(args: list[str], message: str, capsys) -> None:
@@ -102,5 +103,5 @@ def test_validate_rejects_bad_arguments_before_any_battle(args: list[str], messa
     with pytest.raises(SystemExit) as stop:
         main(["--battles", "1", *args])
     assert stop.value.code == 2
-    last = capsys.readouterr().err.strip().splitlines()[-1]
-    assert last.startswith(f"python -m tactics.validate: error: {message}")
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: python -m tactics.validate: {message}")

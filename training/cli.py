@@ -2,27 +2,112 @@
 
 User errors (a bad scenario or army file, an unknown agent, a missing or
 unreadable replay) print one red line ``error: <message>`` on stderr and exit
-with code 2. A replay that fails ``--check`` exits with code 1.
+with code 2; so do usage mistakes (a bad or unknown option, a missing argument,
+an unknown command): ``error: battleline play: No such option: --bogus``.
+A replay that fails ``--check`` exits with code 1.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any, Iterator
+from typing import Annotated, Any, Callable, Iterator, NoReturn
 
 import typer
 from rich import box
 from rich.table import Table
 from rich.text import Text
+from typer.core import TyperCommand, TyperGroup
+
+try:  # typer 0.26 and later carry their own copy of Click
+    from typer._click.exceptions import NoArgsIsHelpError, UsageError
+except ImportError:  # pragma: no cover - an older typer runs on Click itself
+    from click.exceptions import NoArgsIsHelpError, UsageError
 
 from env.rules.config import ConfigError, read_file_text
 from env.rules.state import SIDES
 from training.console import LoggedProgress, make_console
 
+EXIT_USER_ERROR = 2
+EXIT_CHECK_FAILED = 1
+
+err_console = make_console(stderr=True)
+
+
+def print_error(message: str) -> None:
+    """Print ``error: <message>`` on stderr as one red line (runs of white space, newlines too, become one space)."""
+    err_console.print(Text(f"error: {' '.join(str(message).split())}", style="bold red"), soft_wrap=True)
+
+
+@contextmanager
+def _one_line_usage_errors(command_path: Callable[[], str]) -> Iterator[None]:
+    """Print a Click usage error (bad value, unknown option or command, missing argument) as one line naming the
+    command, ``error: battleline play: Invalid value for '--seed': ...``, and exit with code 2 (typer.Exit).
+    ``command_path``: names the command when the error carries no context (``Option '--seed' requires an
+    argument.``). Running with no arguments (help) is left to Typer."""
+    try:
+        yield
+    except UsageError as exc:
+        if isinstance(exc, NoArgsIsHelpError):
+            raise
+        print_error(f"{exc.ctx.command_path if exc.ctx is not None else command_path()}: {exc.format_message()}")
+        raise typer.Exit(EXIT_USER_ERROR) from None
+
+
+class _OneLineUsage:
+    """Usage errors as one line (see :func:`_one_line_usage_errors`) instead of Typer's usage, hint and boxed panel.
+
+    They are caught in ``make_context`` (this command's own options) and ``invoke`` (a subcommand's name and
+    options, and a ``typer.BadParameter`` raised by the command), before ``main`` would print the panel; ``--help``
+    and the other exits are Typer's."""
+
+    def make_context(self, info_name: str | None, args: list[str], parent: Any = None, **extra: Any) -> Any:
+        def path() -> str:
+            return " ".join(filter(None, (parent.command_path if parent is not None else None, info_name)))
+
+        with _one_line_usage_errors(path):
+            return super().make_context(info_name, args, parent=parent, **extra)  # type: ignore[misc]
+
+    def invoke(self, ctx: Any) -> Any:
+        with _one_line_usage_errors(lambda: " ".join(filter(None, (ctx.command_path, ctx.invoked_subcommand)))):
+            return super().invoke(ctx)  # type: ignore[misc]
+
+
+class OneLineUsageGroup(_OneLineUsage, TyperGroup):
+    """A Typer group (``typer.Typer(cls=OneLineUsageGroup)``) whose usage errors, its subcommands' included, are
+    one line on stderr with exit code 2."""
+
+
+class OneLineUsageCommand(_OneLineUsage, TyperCommand):
+    """A single Typer command (``app.command(cls=OneLineUsageCommand)``) whose usage errors are one line on stderr
+    with exit code 2."""
+
+
+def run_command(function: Any, args: list[str] | None = None, prog_name: str | None = None) -> None:
+    """``typer.run(function)`` with one-line usage errors (exit code 2); exits (SystemExit) when done.
+
+    ``args``: the command line (default ``sys.argv[1:]``); ``prog_name``: the name errors and help give the command
+    (default: as it was run, e.g. ``python -m benchmarks.run``)."""
+    one = typer.Typer(add_completion=False, pretty_exceptions_show_locals=False)
+    one.command(cls=OneLineUsageCommand)(function)
+    one(args=args, prog_name=prog_name)
+
+
+class OneLineArgumentParser(argparse.ArgumentParser):
+    """``argparse.ArgumentParser`` whose errors are one line, ``error: <prog>: <message>``, with exit code 2,
+    instead of the usage and ``<prog>: error: <message>``; ``--help`` is unchanged."""
+
+    def error(self, message: str) -> NoReturn:
+        """Print ``message`` as one line and raise SystemExit(2)."""
+        print_error(f"{self.prog}: {message}")
+        raise SystemExit(EXIT_USER_ERROR)
+
+
 app = typer.Typer(
+    cls=OneLineUsageGroup,
     name="battleline",
     help="Play, replay and rank agents on the battleline rank-and-file wargame engine.",
     add_completion=False,
@@ -30,10 +115,6 @@ app = typer.Typer(
     pretty_exceptions_show_locals=False,
 )
 console = make_console()
-err_console = make_console(stderr=True)
-
-EXIT_USER_ERROR = 2
-EXIT_CHECK_FAILED = 1
 
 
 class UserError(Exception):
@@ -58,7 +139,7 @@ def _user_error_types() -> tuple[type[BaseException], ...]:
 
 
 def _fail(message: str, code: int) -> typer.Exit:
-    err_console.print(Text(f"error: {' '.join(str(message).split())}", style="bold red"), soft_wrap=True)
+    print_error(message)
     return typer.Exit(code)
 
 
