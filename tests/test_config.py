@@ -619,8 +619,25 @@ def test_placed_units_obey_the_scenario_points_limit_too(tmp_path: Path) -> None
              "elements": [{"id": "W", "kind": "wall", "polygon": [[36, 40], [46, 40], [46, 42], [36, 42]]}]}}
     siege["blue"] = {**siege["blue"], "placements": [{**p, "equipment": {"hooks": 1}} if p["unit"] == "marcher_spearmen"
                                                      else p for p in siege["blue"]["placements"]]}
-    assert _error(C.load_scenario, siege) == (  # hooks: +1 a model, 20 spearmen
+    assert _error(C.load_scenario, {**siege, "attacker_points_ratio": 1}) == (  # hooks: +1 a model, 20 spearmen
         "<dict>: blue.placements: the units are 391 points, over the scenario's 371-point limit")
+
+
+def test_a_sieges_attacker_may_field_one_and_a_half_times_the_defenders_points(tmp_path: Path) -> None:
+    """SIEGE.SCEN.POINTS (DEFAULT ratio 1.5): ``points_limit`` is the defender's, the attacker's is 1.5 x it,
+    rounded down. Skirmish Line as a siege that red defends: blue (the attacker) places 371 points, red 305."""
+    data = {**_skirmish(), "modules": ["siege"], "castle": {"defender": "red", "layout": "custom",
+            "elements": [{"id": "W", "kind": "wall", "polygon": [[36, 40], [46, 40], [46, 42], [36, 42]]}]}}
+    s = C.load_scenario({**data, "points_limit": 305})
+    assert (s.attacker(), s.points_limit_of("blue"), s.points_limit_of("red")) == ("blue", 457, 305)
+    assert _error(C.load_scenario, {**data, "points_limit": 247}) == (  # 1.5 x 247 = 370.5 -> 370
+        "<dict>: blue.placements: the units are 371 points, over the attacker's 370-point limit "
+        "(1.5 x the scenario's 247, SIEGE.SCEN.POINTS)")
+    assert _error(C.load_scenario, {**data, "points_limit": 304, "attacker_points_ratio": 2}) == (
+        "<dict>: red.placements: the units are 305 points, over the scenario's 304-point limit")
+    assert C.load_scenario({**data, "points_limit": 305, "attacker_points_ratio": 1.22}).points_limit_of("blue") == 372
+    assert C.load_scenario(_skirmish()).attacker() is None  # no siege: one limit for both
+    assert _error(C.load_scenario, {**data, "attacker_points_ratio": 0}).startswith("<dict>: attacker_points_ratio: ")
 
 
 def test_error_file_not_found(tmp_path: Path) -> None:

@@ -559,3 +559,18 @@ def test_at_a_siege_tower_bridge_onto_a_castle_tower_two_models_a_side_fight():
         "T1", "bridge", 0, 1, [10, 5], [2, 2])
     orcs.marks["siege"] = {}
     assert play.bridge_at_tower(b.state, orcs, spears) is None and play.fighters(b, orcs, spears, 5, 5) == (5, 5)
+
+
+def test_siege_points_are_logged_per_side_with_the_attackers_ratio():
+    """SIEGE.SCEN.POINTS (DEFAULT ratio 1.5): the shipped siege, points_limit 1,500: blue defends with 1,500, red
+    may storm with 2,250; a scenario's ``attacker_points_ratio`` changes the attacker's and only his."""
+    b = Battle.from_scenario("siege", seed=0)
+    got = [(e["side"], e["attacker"], e["points_limit"], e["ratio"]) for e in rules(b, "SIEGE.SCEN.POINTS")]
+    assert got == [(0, False, 1500, 1.5), (1, True, 2250, 1.5)]
+    armies = {e["side"]: e["points"] for e in rules(b, "CORE.SETUP.ARMIES")}
+    assert [e["points"] for e in rules(b, "SIEGE.SCEN.POINTS")] == [armies[0], armies[1]]
+    red = siege_battle(defender="red", red=[placement("orc_warriors", 36, 40, 270)])
+    assert [(e["side"], e["attacker"], e["points_limit"]) for e in rules(red, "SIEGE.SCEN.POINTS")] == [
+        (0, True, 3000), (1, False, 2000)]
+    field = Battle.from_scenario("pitched_battle", seed=0)
+    assert rules(field, "SIEGE.SCEN.POINTS") == []

@@ -709,6 +709,10 @@ class ScenarioConfig(ConfigModel):
     no caster (CORE.MAGIC.*). ``war_machines: false`` leaves the war machines
     out (CORE.WM.*). Both default to true; they are switches for experiments
     (for example the benchmark with and without them).
+
+    In a siege ``points_limit`` is the defender's; the attacker may field
+    ``attacker_points_ratio`` times as much (SIEGE.SCEN.POINTS, DEFAULT 1.5:
+    3,000 against 2,000), rounded down to whole points.
     """
 
     id: str
@@ -727,6 +731,7 @@ class ScenarioConfig(ConfigModel):
     castle: CastleConfig | None = None
     magic: bool = True
     war_machines: bool = True
+    attacker_points_ratio: float = Field(default=1.5, gt=0)
 
     @model_validator(mode="after")
     def _modules(self) -> ScenarioConfig:
@@ -751,6 +756,19 @@ class ScenarioConfig(ConfigModel):
             raise ValueError(f"table width and depth may be at most {fmt_num(MAX_TABLE)} inches "
                              f"(got {fmt_num(table[0])}x{fmt_num(table[1])})")
         return table
+
+    def attacker(self) -> str | None:
+        """The side storming the castle, ``blue`` or ``red`` (the one not defending it); None outside a siege."""
+        if not self.siege:
+            return None
+        return "red" if self.castle is None or self.castle.defender == "blue" else "blue"
+
+    def points_limit_of(self, name: str) -> int:
+        """The points side ``name`` (``blue`` or ``red``) may field: ``points_limit``, or for a siege's attacker
+        ``attacker_points_ratio`` times it, rounded down (SIEGE.SCEN.POINTS)."""
+        if name == self.attacker():
+            return math.floor(self.points_limit * self.attacker_points_ratio + 1e-9)
+        return self.points_limit
 
     def table_text(self) -> str:
         """The table size as text, e.g. '72x48'."""
@@ -1206,7 +1224,7 @@ def _side_errors(s: ScenarioConfig, name: str, shapes: list[tuple[str, Polygon]]
         errors = validate_army(army, faction)
         if errors:
             return [(display_path(army_path(side.army)), errors[0])]
-        return _points_errors(s, f"{name}.army: '{side.army}' is", army_points(army, faction))
+        return _points_errors(s, name, f"{name}.army: '{side.army}' is", army_points(army, faction))
     problems: list[Problem] = [
         (None, f"{name}.{e}") for e in check_joins(side.placements or [], faction, "placements")
     ]
@@ -1238,16 +1256,21 @@ def _side_errors(s: ScenarioConfig, name: str, shapes: list[tuple[str, Polygon]]
         shapes.append((f"{where}: unit at ({p.x:.1f}, {p.y:.1f})", fp))
     if not problems:  # the total needs known units, options and command models
         pts = entries_points(side.placements or [], faction)
-        problems += _points_errors(s, f"{name}.placements: the units are", pts)
+        problems += _points_errors(s, name, f"{name}.placements: the units are", pts)
     return problems
 
 
-def _points_errors(s: ScenarioConfig, what: str, points: int) -> list[Problem]:
-    """A side of ``points`` points over the scenario's ``points_limit`` (CORE.SETUP.ARMIES); ``what`` opens the
-    message with the field and its subject, e.g. "blue.placements: the units are"."""
-    if points <= s.points_limit:
+def _points_errors(s: ScenarioConfig, name: str, what: str, points: int) -> list[Problem]:
+    """Side ``name`` at ``points`` points over what it may field (CORE.SETUP.ARMIES; a siege's attacker:
+    SIEGE.SCEN.POINTS, :meth:`ScenarioConfig.points_limit_of`); ``what`` opens the message with the field and its
+    subject, e.g. "blue.placements: the units are"."""
+    limit = s.points_limit_of(name)
+    if points <= limit:
         return []
-    return [(None, f"{what} {points:,} points, over the scenario's {s.points_limit:,}-point limit")]
+    if limit == s.points_limit:
+        return [(None, f"{what} {points:,} points, over the scenario's {limit:,}-point limit")]
+    return [(None, f"{what} {points:,} points, over the attacker's {limit:,}-point limit "
+                   f"({fmt_num(s.attacker_points_ratio)} x the scenario's {s.points_limit:,}, SIEGE.SCEN.POINTS)")]
 
 
 def _placement_errors(s: ScenarioConfig, p: PlacementConfig, fp: Polygon) -> list[str]:

@@ -5,6 +5,8 @@ this module logs what those rules gave, so that the event log (the replay and th
 rule coverage) shows them:
 
 * CORE.SETUP.ARMIES: each side's faction, points and the shared points limit;
+* SIEGE.SCEN.POINTS (sieges): each side's points and what it may field, the attacker
+  ``attacker_points_ratio`` times the defender's limit;
 * CORE.SETUP.TERRAIN and CORE.TERRAIN.TYPES: the scenario's features and the class
   (move cost, cover, impassable) of each;
 * CORE.GEO.BASES, CORE.GEO.FORMATION, CORE.GEO.FOOTPRINT: each unit's base (inches),
@@ -54,6 +56,10 @@ def record(battle: Battle) -> None:
         units = [u for u in s.units if u.side == side]
         battle.emit("CORE.SETUP.ARMIES", side=side, faction=units[0].faction if units else None,
                     points=sum(u.points for u in units), points_limit=s.points_limit)
+        siege = s.queue.get("siege_points")
+        if siege is not None:
+            battle.emit("SIEGE.SCEN.POINTS", side=side, attacker=side == siege["attacker"], ratio=siege["ratio"],
+                        points=sum(u.points for u in units), points_limit=siege["limits"][side])
     battle.emit("CORE.SETUP.TERRAIN", features=len(s.terrain), kinds=[t.kind for t in s.terrain], source="scenario")
     for i, t in enumerate(s.terrain):
         battle.emit("CORE.TERRAIN.TYPES", feature=i, kind=t.kind, name=t.name, **terrain_class(t.kind))

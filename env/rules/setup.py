@@ -167,6 +167,8 @@ def build_state(cfg: ScenarioConfig) -> BattleState:
         from env.rules.siege.castle import build_castle
 
         state.castle = build_castle(cfg)
+        state.queue["siege_points"] = {"limits": [cfg.points_limit_of(n) for n in SIDES],  # SIEGE.SCEN.POINTS
+                                       "attacker": SIDES.index(cfg.attacker()), "ratio": cfg.attacker_points_ratio}
     state.queue["zone_depth"] = cfg.zone_depth
     state.queue["victory_margin"] = cfg.victory_margin
     for c, h in joins:  # CORE.SETUP.DEPLOY: a joined character deploys with its unit
