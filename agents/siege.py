@@ -33,7 +33,6 @@ from env.rules.siege import assault
 from env.rules.siege import equipment as eq
 from env.rules.siege.castle import (
     NO_ENTRY_TYPES,
-    VICTORY_ELEMENTS,
     CastleElement,
     castle_area,
     courtyard,
@@ -121,10 +120,10 @@ class SiegeAttackerAgent(_SiegeAgent):
         occupy = sorted(
             (o for o in options if o.startswith(OCCUPY)
              and (not on_wall or element(s, o[len(OCCUPY):]).controller != u.side)),
-            key=lambda o: (element(s, o[len(OCCUPY):]).controller == u.side, o != OCCUPY + "C",
+            key=lambda o: (element(s, o[len(OCCUPY):]).controller == u.side, element(s, o[len(OCCUPY):]).victory != "key",
                            not element(s, o[len(OCCUPY):]).is_tower, o),
         )
-        if occupy:  # what we do not hold yet: the citadel first (SIEGE.SCEN.VICTORY), then towers, then walls;
+        if occupy:  # what we do not hold yet: the key element, the citadel, first (SIEGE.SCEN.VICTORY), then towers, then walls;
             return occupy[0]  # from outside any empty section, to walk the walls from there
         if on_wall:
             return self.walk_the_walls(battle, u, options) or self.from_the_walls(battle, u, options)
@@ -172,7 +171,7 @@ class SiegeAttackerAgent(_SiegeAgent):
             if e.kind == "wall" and e.standing and e.defender != u.side and not units_on(s, e)
             and e.capacity(u.base_w) >= u.files
         ]
-        if all(e.controller == u.side for e in s.castle if e.id in VICTORY_ELEMENTS):
+        if all(e.controller == u.side for e in s.castle if e.victory):
             return None
         return min(walls, key=lambda e: (e.outer_face().distance(Point(u.x, u.y)) + 6.0 * (e.controller == u.side),
                                          e.id), default=None)

@@ -209,3 +209,52 @@ def test_a_defender_fleeing_off_a_wall_moves_on_clear_of_it():
     assert u.alive and cs.element_under(b.state, u) is None
     assert not any(space.footprint(u).buffer(-0.02).intersects(w) for w in walls)
     assert cs.check_invariants(b.state) == []
+
+
+def test_a_custom_castle_is_won_by_its_own_elements():
+    """SIEGE.SCEN.VICTORY for a custom castle (DEFAULT): its citadel is the key, its walls and towers count, its
+    gates do not, and the attacker needs the standard share, 5 of 9, of the counted elements, rounded up (here 3
+    of 4), unless ``victory_needed`` or an element's ``victory`` says otherwise."""
+    from env.rules.config import ConfigError, load_scenario
+    from env.rules.siege import play
+
+    def rect(x0, x1, y0, y1):
+        return [[x0, y0], [x1, y0], [x1, y1], [x0, y1]]
+
+    elements = [{"id": "W1", "kind": "wall", "polygon": rect(20, 30, 16, 18)},
+                {"id": "GG", "kind": "gate", "parent": "W1", "polygon": rect(24, 26, 16, 18)},
+                {"id": "W2", "kind": "wall", "polygon": rect(40, 50, 16, 18)},
+                {"id": "TT", "kind": "tower", "polygon": rect(32, 36, 14, 18)},
+                {"id": "KEEP", "kind": "citadel", "polygon": rect(32, 38, 0, 6)}]
+    scenario = {"id": "custom_siege", "name": "Custom siege", "modules": ["siege"],
+                "castle": {"defender": "blue", "layout": "custom", "elements": elements},
+                "blue": {"faction": "men", "placements": [placement("marcher_spearmen", 45, 17, 90, models=10, files=10)]},
+                "red": {"faction": "orcs", "placements": [placement("orc_warriors", 36, 40, 270)]},
+                "start": {"turn": 1, "phase": "movement", "player": "red"}}
+
+    def held_by_red(data, ids):
+        b = Battle.from_scenario(data, seed=0)
+        for e in b.state.castle:
+            e.controller = 1 if e.id in ids else 0
+        b.state.units[0].x = 60.0  # the spearmen leave W2, which its controller field then decides
+        return play.winner(b.state)
+
+    b = Battle.from_scenario(scenario, seed=0)
+    assert {e.id: e.victory for e in b.state.castle} == {"W1": "counts", "GG": "", "W2": "counts", "TT": "counts",
+                                                         "KEEP": "key"}
+    assert b.state.queue["siege_victory_needed"] == 3
+    assert [held_by_red(scenario, ids) for ids in ({"W1", "TT"}, {"W1", "TT", "GG"}, {"W1", "TT", "W2"}, {"KEEP"})] \
+        == [0, 0, 1, 1]
+    four = {**scenario, "castle": {**scenario["castle"], "victory_needed": 4}}
+    assert [held_by_red(four, ids) for ids in ({"W1", "TT", "W2"}, {"W1", "TT", "W2", "KEEP"})] == [0, 1]
+    no_key = {**scenario, "castle": {**scenario["castle"], "elements": [
+        *elements[:4], {**elements[4], "victory": "counts"}]}}
+    assert held_by_red(no_key, {"KEEP"}) == 0 and held_by_red(no_key, {"KEEP", "W1", "W2"}) == 1
+    with pytest.raises(ConfigError) as err:
+        load_scenario({**scenario, "castle": {**scenario["castle"], "victory_needed": 5}})
+    assert str(err.value) == ("<dict>: castle: victory_needed is 5, but only 4 elements count "
+                              "(W1, W2, TT, KEEP; SIEGE.SCEN.VICTORY)")
+    with pytest.raises(ConfigError) as err:
+        load_scenario({**scenario, "castle": {"defender": "blue", "victory_needed": 5}})
+    assert str(err.value) == ("<dict>: castle: the standard castle takes no 'victory_needed' "
+                              "(5 of its 9 elements, SIEGE.SCEN.VICTORY)")

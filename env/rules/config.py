@@ -628,7 +628,11 @@ def module_errors(modules: list[str]) -> list[str]:
 
 
 class CastleElementConfig(ConfigModel):
-    """One castle element of a custom castle (SIEGE.CASTLE.*), coordinates in table inches."""
+    """One castle element of a custom castle (SIEGE.CASTLE.*), coordinates in table inches.
+
+    ``victory`` (SIEGE.SCEN.VICTORY, DEFAULT by kind): "key" wins the attacker the battle when he holds it (a
+    citadel's default), "counts" is counted towards ``castle.victory_needed`` (a wall's or tower's), "none" neither
+    (a gate's)."""
 
     id: str
     kind: Literal["wall", "tower", "gate", "citadel"]
@@ -637,6 +641,7 @@ class CastleElementConfig(ConfigModel):
     outward: float = 90.0
     parent: str | None = None
     reinforced: bool = False
+    victory: Literal["key", "counts", "none"] | None = None
 
     @field_validator("polygon")
     @classmethod
@@ -650,7 +655,9 @@ class CastleConfig(ConfigModel):
     ``defender``: the side holding it (its edge is the castle's back);
     ``material`` and ``reinforced_gate`` (SIEGE.EQUIP.REINFORCED_GATE) apply to the standard castle;
     the scenario's reinforced gate is part of the set-up and costs no points (a gate the defender's
-    army list buys in ``castle_equipment`` costs 20 points per gate).
+    army list buys in ``castle_equipment`` costs 20 points per gate). ``victory_needed`` (a custom castle,
+    SIEGE.SCEN.VICTORY, DEFAULT): how many of the counted elements the attacker must hold to win; by default
+    the standard castle's 5 of 9 as a share of them, rounded up.
     """
 
     defender: Literal["blue", "red"] = "blue"
@@ -658,6 +665,7 @@ class CastleConfig(ConfigModel):
     material: Literal["stone", "wood"] = "stone"
     reinforced_gate: bool = False
     elements: list[CastleElementConfig] = []
+    victory_needed: int | None = Field(default=None, ge=1)
 
     @model_validator(mode="after")
     def _layout(self) -> CastleConfig:
@@ -682,6 +690,13 @@ class CastleConfig(ConfigModel):
                 raise ValueError(f"{e.kind} '{e.id}' takes no 'parent' (only a gate lies in a wall section)")
             elif e.reinforced:
                 raise ValueError(f"{e.kind} '{e.id}' cannot be 'reinforced' (only a gate: SIEGE.EQUIP.REINFORCED_GATE)")
+        if self.victory_needed is not None:
+            if self.layout == "standard":
+                raise ValueError("the standard castle takes no 'victory_needed' (5 of its 9 elements, SIEGE.SCEN.VICTORY)")
+            counted = [e.id for e in self.elements if (e.victory or ("none" if e.kind == "gate" else "counts")) != "none"]
+            if self.victory_needed > len(counted):
+                raise ValueError(f"victory_needed is {self.victory_needed}, but only {len(counted)} elements count "
+                                 f"({', '.join(counted) or 'none'}; SIEGE.SCEN.VICTORY)")
         return self
 
 

@@ -80,6 +80,9 @@ class CastleElement:
         inside: uids inside a tower (not targetable; SIEGE.CASTLE.TOWER).
         machines: uids of war machines on a tower top.
         controller: the side holding the element (SIEGE.SCEN.VICTORY), None: nobody.
+        victory: what holding it gives the attacker at the end (SIEGE.SCEN.VICTORY): "key" wins outright
+            and counts (the citadel), "counts" is one of the elements counted towards the number needed,
+            "" neither (gates).
         parapet_taken: the attackers won a round here: the defenders have
             lost strike-first and the defended obstacle (SIEGE.CAPTURE.PARAPET).
         cauldrons: cauldrons standing here, dicts {"id", "variant", "crew",
@@ -110,6 +113,7 @@ class CastleElement:
     parapet_taken: bool = False
     cauldrons: list[dict[str, Any]] = field(default_factory=list)
     door_fights: list[list[int]] = field(default_factory=list)
+    victory: str = ""
 
     # ----- geometry -----------------------------------------------------------
     def shape(self) -> Polygon:
@@ -197,7 +201,8 @@ class CastleElement:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> CastleElement:
-        """The element saved by :meth:`to_dict`; unknown keys are ignored.
+        """The element saved by :meth:`to_dict`; unknown keys are ignored; without ``victory`` (saved by an older
+        version) the standard castle's part by id (:func:`victory_role`).
 
         Polygon vertices become (x, y) tuples, in inches.
 
@@ -208,6 +213,8 @@ class CastleElement:
         known = {f.name for f in fields(cls)}
         kw = {k: v for k, v in d.items() if k in known}
         kw["polygon"] = [tuple(p) for p in d["polygon"]]
+        if "victory" not in d:  # saved before elements carried their SIEGE.SCEN.VICTORY part: the standard ids
+            kw["victory"] = victory_role(str(d.get("id")), str(d.get("kind")), standard=True)
         return cls(**kw)
 
 
@@ -237,6 +244,29 @@ COURTYARD = (20.0, 52.0, 0.0, 16.0)
 """SIEGE.SCEN.CASTLE: the courtyard, x 20–52, y 0–16 in the defender's frame, less the elements."""
 VICTORY_ELEMENTS = ("T1", "T2", "T3", "C", "S1", "S2", "S3", "S4", "S5")
 """SIEGE.SCEN.VICTORY: the 9 elements that count."""
+VICTORY_KEY = "C"
+"""SIEGE.SCEN.VICTORY: the element whose capture wins outright."""
+VICTORY_SHARE = (5, 9)
+"""SIEGE.SCEN.VICTORY: 5 of the 9 counted elements win; a custom castle needs the same share, rounded up (DEFAULT)."""
+
+
+def victory_role(eid: str, kind: str, standard: bool) -> str:
+    """An element's part in SIEGE.SCEN.VICTORY (see :attr:`CastleElement.victory`): in the standard castle "key"
+    for C and "counts" for the other eight of :data:`VICTORY_ELEMENTS`; in a custom castle by kind (DEFAULT):
+    a citadel is a key, a gate does not count, every other element counts."""
+    if standard:
+        return "key" if eid == VICTORY_KEY else "counts" if eid in VICTORY_ELEMENTS else ""
+    return "key" if kind == "citadel" else "" if kind == "gate" else "counts"
+
+
+def victory_needed(castle: list[CastleElement], needed: int | None = None) -> int:
+    """How many counted elements (keys included) the attacker must hold to win (SIEGE.SCEN.VICTORY): ``needed``
+    when a custom castle sets it, else the standard 5 of 9 as a share of the counted elements, rounded up (5 for
+    the standard castle)."""
+    if needed is not None:
+        return needed
+    counted = sum(1 for e in castle if e.victory)
+    return -(-VICTORY_SHARE[0] * counted // VICTORY_SHARE[1])
 
 
 def to_table(defender: int, table_w: float, table_h: float, x: float, y: float) -> tuple[float, float]:
@@ -271,6 +301,7 @@ def standard_castle(
                 reinforced=reinforced_gate and kind == "gate",
                 gate="closed" if kind == "gate" else "",
                 controller=defender,
+                victory=victory_role(eid, kind, standard=True),
             )
         )
     return out
@@ -513,6 +544,8 @@ def build_castle(cfg: Any, bought: int | None = None) -> list[CastleElement]:
                 reinforced=e.reinforced and e.kind == "gate",
                 gate="closed" if e.kind == "gate" else "",
                 controller=defender,
+                victory=("" if e.victory == "none" else e.victory) if e.victory is not None
+                else victory_role(e.id, e.kind, standard=False),
             )
             for e in c.elements
         ]

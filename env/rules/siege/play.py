@@ -32,7 +32,6 @@ from env.rules import geometry as geo
 from env.rules.siege import assault
 from env.rules.siege.castle import (
     NO_WALL_TYPES,
-    VICTORY_ELEMENTS,
     CastleElement,
     courtyard,
     element_under,
@@ -235,13 +234,16 @@ def defenders_gone(state: BattleState) -> bool:
 
 
 def winner(state: BattleState) -> int:
-    """SIEGE.SCEN.VICTORY at the end: the attacker wins with C or at least 5 of the 9 elements, else the defender."""
+    """SIEGE.SCEN.VICTORY at the end: the attacker wins with C or at least 5 of the 9 elements, else the defender.
+
+    A custom castle: with any element whose ``victory`` is "key", or with ``state.queue["siege_victory_needed"]``
+    of the counted ones (:func:`env.rules.siege.castle.victory_needed`; 5 when the queue has none)."""
     d = defender(state)
     att = 1 - d
     if defenders_gone(state):
         return att
-    held = [e for e in state.castle if e.id in VICTORY_ELEMENTS and controller(state, e) == att]
-    if any(e.id == "C" for e in held) or len(held) >= 5:
+    held = [e for e in state.castle if e.victory and controller(state, e) == att]
+    if any(e.victory == "key" for e in held) or len(held) >= state.queue.get("siege_victory_needed", 5):
         return att
     return d
 
