@@ -1035,9 +1035,9 @@ RING_REACH = 6.0
 CLOSING_TURNS = 1
 """Turns before the last in which a full bubble steps forward even into the enemy's charge reach."""
 BUBBLE_MARCH = 2.0
-"""The bubble's longest forward step, in multiples of its slowest member's M: a march (CORE.MOVE.MARCH, 2 M),
-tried before the single moves. Measured (against ``random``, seeds 0-59): a bubble that only advanced M a
-turn, after the turns it takes to close, ended the game in its own half (42 wins); marching, 44."""
+"""The bubble's longest forward step, in multiples of its slowest member's move (its M; flyers 10", CORE.MOVE.FLY):
+a march (CORE.MOVE.MARCH, 2 M), tried before the single moves. Measured (against ``random``, seeds 0-59): a bubble
+that only advanced M a turn, after the turns it takes to close, ended the game in its own half (42 wins); marching, 44."""
 RING_SAFE_DANGER = 0.0
 """Most :meth:`agents.base.ScriptedAgent.danger` a ring unit may stand in after a forward step into the
 enemy's charge reach (:meth:`ProtectedBubbleAgent.ring_unbeaten`): 0, no enemy that could charge it
