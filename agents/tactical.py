@@ -60,7 +60,7 @@ from env.rules import geometry as geo
 from env.rules import psychology, space
 from env.rules.actions import END_PHASE, Action
 from env.rules.charges import charge_reach
-from env.rules.movement import can_move
+from env.rules.movement import can_move, normal_move_allowance
 from env.rules.state import UnitState
 from tactics import manoeuvres as mv
 from tactics.deployment import (
@@ -199,13 +199,14 @@ class TacticalAgent(ScriptedAgent):
 
     def worth_flanking(self, battle: Battle, u: UnitState, target: UnitState) -> bool:
         """Whether going round ``target`` pays: it is fighting a friend (hammer and anvil), or early in the
-        game with its flank within two marches (later the detour costs more turns than the game has)."""
+        game with its flank within two marches (later the detour costs more turns than the game has); a march is
+        twice the engine's move (:func:`env.rules.movement.normal_move_allowance`: flyers 10", CORE.MOVE.FLY)."""
         if self.engaged_with_friend(battle, target):
             return True
         if battle.state.turn > FLANK_TURNS:
             return False
         fx, fy = mv.flank_point(target, u)
-        return math.hypot(fx - u.x, fy - u.y) <= 4.0 * u.profile.M
+        return math.hypot(fx - u.x, fy - u.y) <= 4.0 * normal_move_allowance(u)
 
     def ignores_danger(self, battle: Battle, u: UnitState) -> bool:
         """The dead-zone check is dropped from turn :data:`LATE_TURN`: with the game ending, waiting wins nothing."""
@@ -1034,9 +1035,9 @@ RING_REACH = 6.0
 CLOSING_TURNS = 1
 """Turns before the last in which a full bubble steps forward even into the enemy's charge reach."""
 BUBBLE_MARCH = 2.0
-"""The bubble's longest forward step, in multiples of its slowest member's M: a march (CORE.MOVE.MARCH, 2 M),
-tried before the single moves. Measured (against ``random``, seeds 0-59): a bubble that only advanced M a
-turn, after the turns it takes to close, ended the game in its own half (42 wins); marching, 44."""
+"""The bubble's longest forward step, in multiples of its slowest member's move (its M; flyers 10", CORE.MOVE.FLY):
+a march (CORE.MOVE.MARCH, 2 M), tried before the single moves. Measured (against ``random``, seeds 0-59): a bubble
+that only advanced M a turn, after the turns it takes to close, ended the game in its own half (42 wins); marching, 44."""
 RING_SAFE_DANGER = 0.0
 """Most :meth:`agents.base.ScriptedAgent.danger` a ring unit may stand in after a forward step into the
 enemy's charge reach (:meth:`ProtectedBubbleAgent.ring_unbeaten`): 0, no enemy that could charge it
@@ -1219,7 +1220,7 @@ class ProtectedBubbleAgent(TacticalAgent):
         charge (:meth:`ring_unbeaten`), sideways only where no enemy could charge or the nearest
         gets no nearer to charging one: the ring does not walk into charges it would lose. Steps are
         tried in turn: towards the enemy's edge by a march (BUBBLE_MARCH times the slowest member's
-        M), its whole move, three quarters of it (a turn's move), half of it, then
+        move, :func:`env.rules.movement.normal_move_allowance`), its whole move, three quarters of it (a turn's move), half of it, then
         half of it to either side, away from the nearest enemy first. Each is played out on one
         copy of the battle (moves roll no dice): the members move front first along the step,
         each taking the option whose landing (:func:`agents.steering.landing`) comes closest to
@@ -1230,7 +1231,7 @@ class ProtectedBubbleAgent(TacticalAgent):
         if asset is None or asset.uid not in options or mv.ring_coverage(battle, asset) < RING_FULL:
             return {}
         members = [m for m in self.army(battle) if self.group(m) in self.ORDER and m.alive and m.uid in options]
-        slowest = min(float(m.profile.M) for m in members)
+        slowest = min(normal_move_allowance(m) for m in members)
         ahead = enemy_edge_sign(asset.side)
         enemy = min(self.enemies(battle), key=lambda e: (space.unit_distance(asset, e), e.uid), default=None)
         away = -1.0 if enemy is not None and enemy.x > asset.x else 1.0
@@ -1946,7 +1947,7 @@ class ControlZonesAgent(TacticalAgent):
         friends = [f for f in space.alive_units(battle.state, self.side) if f.uid != u.uid and not f.character]
         if not fast or not friends:
             return None
-        e = max(fast, key=lambda e: (e.profile.M, e.points, -e.uid))
+        e = max(fast, key=lambda e: (normal_move_allowance(e), e.points, -e.uid))
         goal = min(friends, key=lambda f: (space.unit_distance(e, f), f.uid))
         return mv.speed_bump_point(e, (goal.x, goal.y))
 

@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 import shapely
 
-from env.rules import charges, psychology, shooting, space, special_rules, victory
+from env.rules import charges, movement, psychology, shooting, space, special_rules, victory
 from env.rules import geometry as geo
 from env.rules.combat import MAX_RANK_BONUS, RANK_MIN_MODELS
 from env.rules.state import Engagement, UnitState
@@ -470,8 +470,9 @@ def screen_point(protected: UnitState, source: tuple[float, float], screen: Unit
 
 
 def speed_bump_point(enemy: UnitState, goal: tuple[float, float], distance: float | None = None) -> tuple[float, float]:
-    """``swarm_speed_bump``: a point on ``enemy``'s straight path to ``goal``, ``distance``" ahead of it (default M + 2)."""
-    d = distance if distance is not None else enemy.profile.M + 2.0
+    """``swarm_speed_bump``: a point on ``enemy``'s straight path to ``goal``, ``distance``" ahead of it (default its
+    move, :func:`env.rules.movement.normal_move_allowance` (flyers 10", CORE.MOVE.FLY), + 2")."""
+    d = distance if distance is not None else movement.normal_move_allowance(enemy) + 2.0
     heading = geo.facing_towards((enemy.x, enemy.y), goal)
     total = math.hypot(goal[0] - enemy.x, goal[1] - enemy.y)
     end = geo.move_straight(geo.Pose(enemy.x, enemy.y, heading), min(d, max(0.0, total / 2)))
@@ -748,13 +749,15 @@ def counter_chargers(battle: Battle, c: UnitState, t: UnitState) -> list[tuple[U
 
 
 def covering_friends(battle: Battle, side: int, enemy: UnitState, exclude: Iterable[int] = ()) -> list[UnitState]:
-    """Units of ``side`` that could charge ``enemy`` next turn from where they stand (variants I–III: a counter-threat)."""
+    """Units of ``side`` that could charge ``enemy`` next turn from where they stand (variants I–III: a counter-threat):
+    within their charge reach (:func:`env.rules.charges.charge_reach`) plus one move
+    (:func:`env.rules.movement.normal_move_allowance`: flyers 10", CORE.MOVE.FLY) of it, in inches."""
     skip = set(exclude)
     out = []
     for f in space.alive_units(battle.state, side):
         if f.uid in skip or not can_threaten(battle, f):
             continue
-        if space.unit_distance(f, enemy) <= charges.charge_reach(f) + f.profile.M:
+        if space.unit_distance(f, enemy) <= charges.charge_reach(f) + movement.normal_move_allowance(f):
             out.append(f)
     return out
 

@@ -7,6 +7,7 @@ every decision of both agents was legal. The strength tests are marked slow.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from statistics import median, pstdev
 
@@ -747,3 +748,83 @@ def test_flank_teeth_wing_detours_round_a_winning_charge_reach() -> None:
     assert gap(chosen) <= math.hypot(waypoint[0] - riders.x, waypoint[1] - riders.y) - DETOUR_GAIN
     agent, b, spears, opts = _wing_setup("marcher_spearmen", 20)
     assert agent.detour(b, spears, waypoint, "march", opts) == "march"
+
+
+def _flyer_m1(u) -> None:
+    """Make ``u`` a flyer whose profile says M 1: the engine moves it 10" (CORE.MOVE.FLY)."""
+    import dataclasses
+
+    u.profile = dataclasses.replace(u.profile, M=1)
+    u.special_rules.append("fly")
+
+
+def test_move_forecasts_count_a_flyer_with_m1_as_10_inches() -> None:
+    """CORE.MOVE.FLY: a flyer whose profile says M 1 moves 10" (``normal_move_allowance``), and so do the agents'
+    forecasts: ``worth_flanking`` reaches two marches, 4 x 10 = 40" (not 4"); ``covering_friends`` counts a friend
+    within its charge reach plus a move, 16 + 10 = 26" (not 7 + 1 = 8"); ``speed_bump_point`` stands 10 + 2 = 12"
+    ahead of the enemy (not 3")."""
+    from agents.tactical import FlankTeethAgent
+    from env.rules.movement import normal_move_allowance
+    from tests.setups import battle as setup, placement
+
+    b = setup([placement("marcher_spearmen", 36, 10, 90), placement("marcher_spearmen", 60, 10, 90)],
+              [placement("orc_warriors", 36, 30, 270)])
+    u, friend, orcs = b.unit(0), b.unit(1), b.unit(2)
+    agent = FlankTeethAgent()
+    agent.reset(b, 0)
+    fx, fy = mv.flank_point(orcs, u)
+    assert 4.0 < math.hypot(fx - u.x, fy - u.y) <= 40.0
+    assert 8.0 < space.unit_distance(u, orcs) <= 26.0
+    _flyer_m1(u)
+    assert normal_move_allowance(u) == 10.0
+    assert agent.worth_flanking(b, u, orcs)
+    assert mv.covering_friends(b, 0, orcs, exclude=(friend.uid,)) == [u]
+    assert mv.speed_bump_point(u, (36.0, 60.0)) == pytest.approx((36.0, 22.0))
+    u.special_rules.remove("fly")  # a walker with M 1
+    assert normal_move_allowance(u) == 1.0
+    assert not agent.worth_flanking(b, u, orcs)
+    assert mv.covering_friends(b, 0, orcs, exclude=(friend.uid,)) == []
+    assert mv.speed_bump_point(u, (36.0, 60.0)) == pytest.approx((36.0, 13.0))
+
+
+def test_bubble_steps_by_its_slowest_members_real_move(monkeypatch) -> None:
+    """The bubble's steps (:meth:`ProtectedBubbleAgent.plan_step`) are multiples of its slowest member's move as
+    the engine allows it: members that fly with profile M 1 move 10", so the asset is asked to step a march
+    (BUBBLE_MARCH x 10 = 20"), 10", 7.5", 5" and 5" to either side (not 2", 1", 0.75", 0.5")."""
+    from agents.tactical import BUBBLE_MARCH
+
+    battle, agent, units = deployed("protected_bubble", "men_marcher_host", seat=0)
+    members = [u for u in units if agent.group(u) in agent.ORDER]
+    assert all(u.troop_type != "war_machine" for u in members)
+    for u in members:
+        _flyer_m1(u)
+    asset = agent.asset(battle)
+    asked: list[float] = []
+
+    def record(battle, u, options, goal, is_asset):
+        if is_asset:
+            asked.append(round(math.hypot(goal[0] - u.x, goal[1] - u.y), 6))
+        return None
+
+    monkeypatch.setattr(mv, "ring_coverage", lambda *a, **k: 360.0)
+    monkeypatch.setattr(agent, "step_option", record)
+    assert agent.plan_step(battle, {u.uid: {} for u in members}) == {}
+    assert asset is not None and BUBBLE_MARCH == 2.0
+    assert asked == [20.0, 10.0, 7.5, 5.0, 5.0, 5.0]
+
+
+def test_speed_bump_goes_for_the_enemy_fastest_by_its_real_move() -> None:
+    """``bump_point`` (control_zones, ``swarm_speed_bump``) picks the fastest enemy by the engine's move: orcs
+    flying with profile M 1 (10", CORE.MOVE.FLY) outrun wolf riders (M 9), so the bump stands on the orcs' path
+    to the nearest friend, 10 + 2 = 12" ahead of them."""
+    from agents.tactical import ControlZonesAgent
+    from tests.setups import battle as setup, placement
+
+    b = setup([placement("marcher_spearmen", 20, 10, 90), placement("marcher_spearmen", 60, 10, 90)],
+              [placement("orc_warriors", 20, 40, 270), placement("wolf_riders", 60, 40, 270, models=10)])
+    agent = ControlZonesAgent()
+    agent.reset(b, 0)
+    u, orcs, wolves = b.unit(1), b.unit(2), b.unit(3)
+    assert agent.bump_point(b, u) == pytest.approx(mv.speed_bump_point(wolves, (20.0, 10.0)))
+    _flyer_m1(orcs)
+    assert agent.bump_point(b, u) == pytest.approx((20.0, 28.0))
