@@ -292,6 +292,28 @@ def test_model_with_too_few_unit_slots_fails_before_playing(runner, tmp_path, th
 
 
 @pytest.mark.parametrize("command", [
+    ["play", "--scenario", SCENARIO, "--blue", "model:MODEL"],
+    ["evaluate", "--model", "MODEL", "--opponents", "random", "--games", "2"],
+])
+def test_model_with_nan_weights_is_refused_before_playing(runner, tmp_path, three_slot_model, command):
+    """A diverged run's policy (NaN weights) is refused at load, not by a torch traceback at its first decision."""
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    model = MaskablePPO.load(str(three_slot_model), device="cpu")
+    with torch.no_grad():
+        next(model.policy.parameters()).fill_(float("nan"))
+    path = tmp_path / "nan.zip"
+    model.save(str(path))
+    result = runner.invoke(app, [a.replace("MODEL", str(path)) for a in command])
+    assert result.exit_code == 2, result.output
+    problem = (f"{path}: the policy's weights are not finite (NaN or infinite): its training diverged, "
+               f"and it cannot choose an action")
+    expected = f"error: {problem}" if command[0] == "evaluate" else f"error: --blue: {problem} (agent 'model:{path}')"
+    assert _one_error_line(result) == expected
+
+
+@pytest.mark.parametrize("command", [
     ["play", "--scenario", SCENARIO],
     ["tournament", "--scenario", SCENARIO, "--agents", "random,pincers", "--workers", "1"],
     ["parity", "--scenario", SCENARIO, "--games", "2", "--workers", "1"],
