@@ -779,6 +779,18 @@ def test_an_empty_army_flag_is_named(runner, tmp_path, args, message):
     assert _one_error_line(result) == message
 
 
+@pytest.mark.parametrize("army", ["../factions/men", "configs/armies/men_marcher_host.yaml", "men_marcher_host.yaml"])
+def test_an_army_flag_that_is_a_path_is_refused(runner, army):
+    """An army flag takes an id in configs/armies: '../factions/men' read the men faction file as an army list, and
+    a path was reported as 'configs/armies/<path>.yaml.yaml: file not found'."""
+    from env.rules.config import list_armies
+
+    result = runner.invoke(app, ["play", "--scenario", "pitched_battle", "--blue-army", army, "--max-decisions", "1"])
+    assert result.exit_code == 2
+    assert _one_error_line(result) == (f"error: '{army}' is not an id in configs/armies (a file name without "
+                                       f"'.yaml', not a path); known: {', '.join(list_armies())}")
+
+
 def test_an_empty_agents_list_is_not_the_default_field(runner, tmp_path):
     """--agents "" names no agent: an error, not a round robin of every scripted agent."""
     result = runner.invoke(app, ["tournament", "--scenario", SCENARIO, "--agents", "", "--out", str(tmp_path / "o")])

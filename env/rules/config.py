@@ -944,7 +944,15 @@ _CACHE: dict[tuple[Path, int], Any] = {}
 
 
 def _load(kind: str, ident: str, model: type[BaseModel]) -> Any:
-    """Load and validate one config file, cached by path and modification time (treat as read-only)."""
+    """Load and validate one config file, cached by path and modification time (treat as read-only).
+
+    Raises:
+        ConfigError: ``ident`` is not a plain file name without ``.yaml`` (a path such as
+            ``../factions/men`` would read another folder's file), or the file is missing or invalid.
+    """
+    if not ident or ident != Path(ident).name or ident.startswith(".") or "\\" in ident or ident.endswith(".yaml"):
+        raise ConfigError(f"'{ident}' is not an id in configs/{kind} (a file name without '.yaml', not a path); "
+                          f"known: {', '.join(_ids(kind))}")
     path = CONFIG_DIR / kind / f"{ident}.yaml"
     try:
         key = (path, path.stat().st_mtime_ns)
