@@ -33,7 +33,7 @@ from env.battle_env import (
 from env.observation import Observer
 from env.siege_encoding import castle_elements, make_codec
 from env.rules.actions import IllegalActionError
-from env.rules.battle import Battle
+from env.rules.battle import Battle, check_seed
 from env.rules.state import SIDES
 
 
@@ -113,9 +113,12 @@ class BattleAECEnv(AECEnv[str, dict[str, np.ndarray], int]):
         Raises:
             TypeError: ``options`` is not a dict, or an army option is not a string or None
                 (bad options change nothing, the random generator included).
+            ValueError: ``seed`` is neither None nor an integer >= 0 (changes nothing either).
             ConfigError: an army id that does not exist or does not fit the scenario.
         """
         options = reset_options(options, None)
+        if seed is not None:
+            check_seed(seed)
         if seed is not None or self._rng is None:
             self._rng = np.random.default_rng(seed)
         rng = self._rng
