@@ -109,6 +109,16 @@ def test_aec_reset_and_the_engine_refuse_a_seed_that_is_not_an_integer_of_at_lea
         Battle.from_scenario("skirmish_line", seed=seed)
 
 
+@pytest.mark.parametrize("cls", [BattleEnv, BattleAECEnv])
+def test_too_few_unit_slots_fail_at_construction(cls: type) -> None:
+    """unit_slots below the scenario's need was accepted and failed at reset (BattleEnv) or at the first
+    observation (BattleAECEnv) with the codec's words."""
+    message = "unit_slots 2 is too few: the scenario (with its army lists) fields up to 3 units a side"
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        cls("skirmish_line", unit_slots=2)
+    assert cls("skirmish_line", unit_slots=4).codec.n == 4
+
+
 def _play_until_error(env_: BattleEnv) -> None:
     env_.reset(seed=0)
     for _ in range(50):
