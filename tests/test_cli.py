@@ -291,6 +291,19 @@ def test_model_with_too_few_unit_slots_fails_before_playing(runner, tmp_path, th
     assert not (tmp_path / "out" / "results.json").exists()
 
 
+@pytest.mark.parametrize(("scenario", "problem"), [
+    ("atlantis", "configs/scenarios/atlantis.yaml: file not found"),
+    ("pitched_battle", "model:MODEL: " + SLOTS_ERROR),
+])
+def test_evaluate_refuses_a_bad_scenario_before_its_progress_bar(runner, three_slot_model, scenario, problem):
+    """These were found inside the progress bar, which left a blank line on stdout before the error."""
+    result = runner.invoke(app, ["evaluate", "--model", str(three_slot_model), "--opponents", "random",
+                                 "--games", "2", "--scenario", scenario])
+    assert result.exit_code == 2
+    assert _one_error_line(result) == f"error: {problem.replace('MODEL', str(three_slot_model))}"
+    assert result.stdout == ""
+
+
 @pytest.mark.parametrize("command", [
     ["play", "--scenario", SCENARIO, "--blue", "model:MODEL"],
     ["evaluate", "--model", "MODEL", "--opponents", "random", "--games", "2"],

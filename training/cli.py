@@ -757,7 +757,7 @@ def evaluate_cmd(
     """Win/draw/loss rates of a trained policy against opponents, with Wilson 95% intervals (masks at prediction)."""
     from agents.learned import ModelLoadError, load_model
     from training.evaluate import evaluate_model, model_metadata
-    from training.play import default_agents, expand_agent_names
+    from training.play import check_model_agents, default_agents, expand_agent_names
 
     with _user_errors():
         scenario = scenario or model_metadata(model).get("scenario") or "pitched_battle"  # before any progress bar
@@ -778,6 +778,7 @@ def evaluate_cmd(
                 make_agent(name)  # unknown names fail here, before any game
         try:
             load_model(model)  # a bad file fails here, before the progress bar
+            check_model_agents(scenario, [f"model:{model}", *names])  # and a bad scenario or a model that does not fit
             _warn_unpaired("--games", games)
             with LoggedProgress(console=console, transient=True, unit="games") as bar:
                 task = bar.add_task("evaluation", total=games * len(names))
