@@ -628,6 +628,23 @@ def test_tournament_refuses_bad_entrant_armies_before_any_game(runner, tmp_path,
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize(("flags", "message"), [
+    (["--agents", "random@men_marcher_host,line_advance@orcs_tusk_horde", "--blue-army", "elves_wind_host"],
+     "error: --blue-army elves_wind_host: every entrant names its own army list (agent@army), so it would apply to "
+     "no game"),
+    (["--agents", "random,line_advance", "--armies", "men_marcher_host", "--red-army", "orcs_tusk_horde"],
+     "error: --red-army orcs_tusk_horde: every entrant names its own army list (--armies), so it would apply to "
+     "no game"),
+])
+def test_tournament_refuses_an_army_flag_no_game_would_use(runner, tmp_path, flags, message):
+    """An entrant's own army list comes first: with one on every entrant, --blue-army was silently ignored."""
+    result = runner.invoke(app, ["tournament", "--scenario", "pitched_battle", *flags, "--games-per-pair", "2",
+                                 "--workers", "1", "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2, result.output
+    assert _one_error_line(result) == message
+    assert not (tmp_path / "out").exists()
+
+
 def test_an_odd_number_of_games_warns_that_the_last_has_no_partner(runner, tmp_path):
     result = runner.invoke(app, ["tournament", "--scenario", "skirmish_line", "--agents", "random,line_advance",
                                  "--games-per-pair", "3", "--out", str(tmp_path / "t"), "--workers", "1"])

@@ -299,8 +299,10 @@ def tournament(
                                            "fingerprint.png.")] = Path("out/t"),
     workers: Annotated[int | None, typer.Option(help="Worker processes, or a local Ray instance's CPUs "
                                                      "(default: all cores).")] = None,
-    blue_army: Annotated[str | None, typer.Option(help="Army list id for blue in every game.")] = None,
-    red_army: Annotated[str | None, typer.Option(help="Army list id for red in every game.")] = None,
+    blue_army: Annotated[str | None, typer.Option(help="Army list id for blue in every game, for entrants "
+                                                       "without their own (agent@army).")] = None,
+    red_army: Annotated[str | None, typer.Option(help="Army list id for red in every game, for entrants "
+                                                      "without their own (agent@army).")] = None,
     armies: Annotated[str | None, typer.Option(
         help="Comma-separated army list ids: every agent enters once with each (agent@army).")] = None,
     pairing: Annotated[str, typer.Option(
@@ -312,7 +314,7 @@ def tournament(
 ) -> None:
     """Round robin between agents: ratings with a first-turn term, win rates, fingerprints, CSV and charts."""
     from training.play import default_agents, expand_agent_names
-    from training.tournament import cross_entrants, run_tournament, schedule, validate_inputs
+    from training.tournament import Entrant, cross_entrants, run_tournament, schedule, validate_inputs
 
     with _user_errors():
         if agents is None:  # an empty --agents "" is a mistake, not the default
@@ -347,6 +349,10 @@ def tournament(
             schedule(names, games_per_pair, seed, pairing)
         except ValueError as exc:
             raise UserError(str(exc)) from None
+        for flag, army in (("--blue-army", blue_army), ("--red-army", red_army)):
+            if army and all(Entrant.parse(n).army for n in names):  # an entrant's own army list comes first
+                raise UserError(f"{flag} {army}: every entrant names its own army list "
+                                f"({'--armies' if armies else 'agent@army'}), so it would apply to no game")
         try:
             with _agent_flag("--agents"):
                 validate_inputs(scenario, names, (blue_army, red_army))
