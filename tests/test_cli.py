@@ -645,6 +645,23 @@ def test_tournament_refuses_an_army_flag_no_game_would_use(runner, tmp_path, fla
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize(("args", "message"), [
+    (["tournament", "--scenario", SCENARIO, "--agents", "random,line_advance,pincers", "--games-per-pair", "50000"],
+     "error: 3 pairs × 50,000 games per pair make 150,000 games, over the limit of 100,000 a run plays"),
+    (["parity", "--scenario", SCENARIO, "--agent", "random", "--games", "1000000000"],
+     "error: --games must be at most 100,000, got 1,000,000,000"),
+    (["evaluate", "--model", "MODEL", "--opponents", "random,pincers", "--games", "50001"],
+     "error: --games 50,001 × 2 opponents make 100,002 games, over the limit of 100,000 a run plays"),
+])
+def test_a_run_of_more_than_max_games_is_refused_at_once(runner, tmp_path, three_slot_model, args, message):
+    """A mistyped count (--games-per-pair 1000000000) spent minutes and gigabytes on its schedule, silently."""
+    out = ["--out", str(tmp_path / "o" / ("e.json" if args[0] == "evaluate" else ""))]
+    result = runner.invoke(app, [a.replace("MODEL", str(three_slot_model)) for a in args] + out)
+    assert result.exit_code == 2, result.output
+    assert _one_error_line(result) == message
+    assert not (tmp_path / "o").exists()
+
+
 def test_an_odd_number_of_games_warns_that_the_last_has_no_partner(runner, tmp_path):
     result = runner.invoke(app, ["tournament", "--scenario", "skirmish_line", "--agents", "random,line_advance",
                                  "--games-per-pair", "3", "--out", str(tmp_path / "t"), "--workers", "1"])

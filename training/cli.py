@@ -389,11 +389,13 @@ def parity(
 ) -> None:
     """Seat-parity check: an agent against itself; exit 1 when 0.5 is outside blue's 95% interval (unfair)."""
     from training.parity import MIN_PARITY_GAMES, run_parity
-    from training.tournament import validate_inputs
+    from training.tournament import MAX_GAMES, validate_inputs
 
     with _user_errors():
         if games < 1:
             raise UserError(f"--games must be at least 1, got {games}")
+        if games > MAX_GAMES:
+            raise UserError(f"--games must be at most {MAX_GAMES:,}, got {games:,}")
         _check_seed(seed)
         _check_run_options(workers, backend, ray_address)
         try:
@@ -764,6 +766,7 @@ def evaluate_cmd(
     from agents.learned import ModelLoadError, load_model
     from training.evaluate import evaluate_model, model_metadata
     from training.play import check_model_agents, default_agents, expand_agent_names
+    from training.tournament import check_games_total
 
     with _user_errors():
         scenario = scenario or model_metadata(model).get("scenario") or "pitched_battle"  # before any progress bar
@@ -774,6 +777,10 @@ def evaluate_cmd(
             raise UserError(f"--opponents: no agent named in '{opponents}'")
         if games < 1:
             raise UserError(f"--games must be at least 1, got {games}")
+        try:
+            check_games_total(games * len(names), f"--games {games:,} × {len(names)} opponent{'s' * (len(names) != 1)}")
+        except ValueError as exc:
+            raise UserError(str(exc)) from None
         _check_seed(seed)
         if out is not None:
             check_output("--out", out)
