@@ -652,13 +652,18 @@ def test_tournament_refuses_an_army_flag_no_game_would_use(runner, tmp_path, fla
      "error: --games must be at most 100,000, got 1,000,000,000"),
     (["evaluate", "--model", "MODEL", "--opponents", "random,pincers", "--games", "50001"],
      "error: --games 50,001 × 2 opponents make 100,002 games, over the limit of 100,000 a run plays"),
+    (["coverage", "--battles", "1000000000"],
+     "error: --battles 1,000,000,000 × SETUPS set-ups make TOTAL games, over the limit of 100,000 a run plays"),
 ])
 def test_a_run_of_more_than_max_games_is_refused_at_once(runner, tmp_path, three_slot_model, args, message):
     """A mistyped count (--games-per-pair 1000000000) spent minutes and gigabytes on its schedule, silently."""
-    out = ["--out", str(tmp_path / "o" / ("e.json" if args[0] == "evaluate" else ""))]
+    from training.coverage import corpus_games
+
+    out = [] if args[0] == "coverage" else ["--out", str(tmp_path / "o" / ("e.json" if args[0] == "evaluate" else ""))]
     result = runner.invoke(app, [a.replace("MODEL", str(three_slot_model)) for a in args] + out)
     assert result.exit_code == 2, result.output
-    assert _one_error_line(result) == message
+    per = len(corpus_games(1))
+    assert _one_error_line(result) == message.replace("SETUPS", str(per)).replace("TOTAL", f"{per * 10**9:,}")
     assert not (tmp_path / "o").exists()
 
 

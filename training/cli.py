@@ -626,10 +626,16 @@ def coverage_cmd(
 ) -> None:
     """Rule coverage: tests pinning each core rule ID and how often it fires in a fixed fuzz corpus."""
     from training import coverage as cov
+    from training.tournament import check_games_total
 
     with _user_errors():
         if battles < 1:
             raise UserError(f"--battles must be at least 1, got {battles}")
+        per = len(cov.corpus_games(1))  # the corpus' set-ups: battles each
+        try:
+            check_games_total(per * battles, f"--battles {battles:,} × {per} set-ups")
+        except ValueError as exc:
+            raise UserError(str(exc)) from None
         if show not in ("missing", "all"):
             raise UserError(f"--show must be 'missing' or 'all', got '{show}'")
         try:
