@@ -70,7 +70,8 @@ def load_model(path: str | Path) -> Any:
     The returned model is shared between callers: use it for prediction only.
 
     Raises:
-        ModelLoadError: the file is missing or is not a MaskablePPO model.
+        ModelLoadError: the file is missing or is not a MaskablePPO model, or its policy's weights
+            are not all finite (a diverged training run).
     """
     problem = model_file_problem(path)
     if problem is not None:
@@ -86,6 +87,9 @@ def load_model(path: str | Path) -> Any:
         except Exception as exc:  # noqa: BLE001 - any failure to unpickle is a bad model file
             msg = " ".join(str(exc).split())[:200]
             raise ModelLoadError(f"{path}: not a MaskablePPO model ({type(exc).__name__}: {msg})") from None
+        if not all(bool(param.isfinite().all()) for param in model.policy.parameters()):
+            raise ModelLoadError(f"{path}: the policy's weights are not finite (NaN or infinite): "
+                                 f"its training diverged, and it cannot choose an action")
         if len(_MODEL_CACHE) >= _CACHE_SIZE:
             _MODEL_CACHE.pop(next(iter(_MODEL_CACHE)))
         _MODEL_CACHE[key] = model

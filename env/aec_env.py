@@ -28,12 +28,12 @@ from env.battle_env import (
     army_pool,
     check_common,
     reset_options,
-    scenario_unit_slots,
+    resolve_unit_slots,
 )
 from env.observation import Observer
 from env.siege_encoding import castle_elements, make_codec
 from env.rules.actions import IllegalActionError
-from env.rules.battle import Battle
+from env.rules.battle import Battle, check_seed
 from env.rules.state import SIDES
 
 
@@ -47,7 +47,7 @@ class BattleAECEnv(AECEnv[str, dict[str, np.ndarray], int]):
         max_steps: truncate after this many decisions in all, at least 1 (None: never).
         render_mode: None or "rgb_array".
         planes: add the raster ``planes`` to observations.
-        unit_slots: unit slots per side, at least 1 (None: the scenario's need).
+        unit_slots: unit slots per side, at least the scenario's need (None: that need).
 
     Raises:
         ValueError / TypeError: a bad argument (named in the message).
@@ -82,7 +82,7 @@ class BattleAECEnv(AECEnv[str, dict[str, np.ndarray], int]):
         self.red_armies = army_pool(red_army, "red_army")
         self.max_steps = max_steps
         self.render_mode = render_mode
-        n = unit_slots if unit_slots is not None else scenario_unit_slots(scenario, self.blue_armies, self.red_armies)
+        n = resolve_unit_slots(unit_slots, scenario, self.blue_armies, self.red_armies)
         self.codec = make_codec(n, castle_elements(scenario))  # a siege adds its block (env.siege_encoding)
         self.observer = Observer(self.codec, planes=planes)
         self.possible_agents = list(SIDES)
@@ -113,9 +113,12 @@ class BattleAECEnv(AECEnv[str, dict[str, np.ndarray], int]):
         Raises:
             TypeError: ``options`` is not a dict, or an army option is not a string or None
                 (bad options change nothing, the random generator included).
+            ValueError: ``seed`` is neither None nor an integer >= 0 (changes nothing either).
             ConfigError: an army id that does not exist or does not fit the scenario.
         """
         options = reset_options(options, None)
+        if seed is not None:
+            check_seed(seed)
         if seed is not None or self._rng is None:
             self._rng = np.random.default_rng(seed)
         rng = self._rng

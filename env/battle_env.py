@@ -244,6 +244,27 @@ class _Opponent:
         return self.codec.decode(index, battle, self.side)
 
 
+def resolve_unit_slots(
+    unit_slots: int | None,
+    scenario: str | dict[str, Any],
+    blue_armies: Sequence[str] | None = None,
+    red_armies: Sequence[str] | None = None,
+) -> int:
+    """Unit slots per side of an environment: ``unit_slots``, or :func:`scenario_unit_slots` when None.
+
+    Raises:
+        ValueError: ``unit_slots`` is fewer than the scenario (and army pools) field a side; the battle
+            could not be encoded (at the first observation, before this check).
+    """
+    need = scenario_unit_slots(scenario, blue_armies, red_armies)
+    if unit_slots is None:
+        return need
+    if unit_slots < need:
+        raise ValueError(f"unit_slots {unit_slots} is too few: the scenario (with its army lists) fields up to "
+                         f"{need} units a side")
+    return unit_slots
+
+
 class BattleEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     """One learner against an opponent played inside the environment.
 
@@ -264,7 +285,7 @@ class BattleEnv(gym.Env[dict[str, np.ndarray], np.int64]):
             :data:`ILLEGAL_PENALTY`, nothing changes, ``info["illegal"]`` True).
             Checkers that step with unmasked random actions need "penalise".
         planes: add the raster ``planes`` to the observation (True or False).
-        unit_slots: unit slots per side, at least 1 (None: :func:`scenario_unit_slots`);
+        unit_slots: unit slots per side, at least the scenario's need (None: :func:`scenario_unit_slots`);
             set it to share one action space between scenarios or army pools.
 
     Raises:
@@ -316,7 +337,7 @@ class BattleEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         self.max_steps = max_steps
         self.render_mode = render_mode
         self.illegal_action = illegal_action
-        n = unit_slots if unit_slots is not None else scenario_unit_slots(scenario, self.blue_armies, self.red_armies)
+        n = resolve_unit_slots(unit_slots, scenario, self.blue_armies, self.red_armies)
         self.codec = make_codec(n, castle_elements(scenario))  # a siege adds its block (env.siege_encoding)
         self.observer = Observer(self.codec, planes=planes)
         self.action_space = spaces.Discrete(self.codec.size)

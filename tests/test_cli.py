@@ -331,6 +331,41 @@ def test_model_with_too_few_unit_slots_fails_before_playing(runner, tmp_path, th
     assert not (tmp_path / "out" / "results.json").exists()
 
 
+@pytest.mark.parametrize(("scenario", "problem"), [
+    ("atlantis", "configs/scenarios/atlantis.yaml: file not found"),
+    ("pitched_battle", "model:MODEL: " + SLOTS_ERROR),
+])
+def test_evaluate_refuses_a_bad_scenario_before_its_progress_bar(runner, three_slot_model, scenario, problem):
+    """These were found inside the progress bar, which left a blank line on stdout before the error."""
+    result = runner.invoke(app, ["evaluate", "--model", str(three_slot_model), "--opponents", "random",
+                                 "--games", "2", "--scenario", scenario])
+    assert result.exit_code == 2
+    assert _one_error_line(result) == f"error: {problem.replace('MODEL', str(three_slot_model))}"
+    assert result.stdout == ""
+
+
+@pytest.mark.parametrize("command", [
+    ["play", "--scenario", SCENARIO, "--blue", "model:MODEL"],
+    ["evaluate", "--model", "MODEL", "--opponents", "random", "--games", "2"],
+])
+def test_model_with_nan_weights_is_refused_before_playing(runner, tmp_path, three_slot_model, command):
+    """A diverged run's policy (NaN weights) is refused at load, not by a torch traceback at its first decision."""
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    model = MaskablePPO.load(str(three_slot_model), device="cpu")
+    with torch.no_grad():
+        next(model.policy.parameters()).fill_(float("nan"))
+    path = tmp_path / "nan.zip"
+    model.save(str(path))
+    result = runner.invoke(app, [a.replace("MODEL", str(path)) for a in command])
+    assert result.exit_code == 2, result.output
+    problem = (f"{path}: the policy's weights are not finite (NaN or infinite): its training diverged, "
+               f"and it cannot choose an action")
+    expected = f"error: {problem}" if command[0] == "evaluate" else f"error: --blue: {problem} (agent 'model:{path}')"
+    assert _one_error_line(result) == expected
+
+
 @pytest.mark.parametrize("command", [
     ["play", "--scenario", SCENARIO],
     ["tournament", "--scenario", SCENARIO, "--agents", "random,pincers", "--workers", "1"],
@@ -633,6 +668,45 @@ def test_tournament_refuses_bad_entrant_armies_before_any_game(runner, tmp_path,
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize(("flags", "message"), [
+    (["--agents", "random@men_marcher_host,line_advance@orcs_tusk_horde", "--blue-army", "elves_wind_host"],
+     "error: --blue-army elves_wind_host: every entrant names its own army list (agent@army), so it would apply to "
+     "no game"),
+    (["--agents", "random,line_advance", "--armies", "men_marcher_host", "--red-army", "orcs_tusk_horde"],
+     "error: --red-army orcs_tusk_horde: every entrant names its own army list (--armies), so it would apply to "
+     "no game"),
+])
+def test_tournament_refuses_an_army_flag_no_game_would_use(runner, tmp_path, flags, message):
+    """An entrant's own army list comes first: with one on every entrant, --blue-army was silently ignored."""
+    result = runner.invoke(app, ["tournament", "--scenario", "pitched_battle", *flags, "--games-per-pair", "2",
+                                 "--workers", "1", "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2, result.output
+    assert _one_error_line(result) == message
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["tournament", "--scenario", SCENARIO, "--agents", "random,line_advance,pincers", "--games-per-pair", "50000"],
+     "error: 3 pairs × 50,000 games per pair make 150,000 games, over the limit of 100,000 a run plays"),
+    (["parity", "--scenario", SCENARIO, "--agent", "random", "--games", "1000000000"],
+     "error: --games must be at most 100,000, got 1,000,000,000"),
+    (["evaluate", "--model", "MODEL", "--opponents", "random,pincers", "--games", "50001"],
+     "error: --games 50,001 × 2 opponents make 100,002 games, over the limit of 100,000 a run plays"),
+    (["coverage", "--battles", "1000000000"],
+     "error: --battles 1,000,000,000 × SETUPS set-ups make TOTAL games, over the limit of 100,000 a run plays"),
+])
+def test_a_run_of_more_than_max_games_is_refused_at_once(runner, tmp_path, three_slot_model, args, message):
+    """A mistyped count (--games-per-pair 1000000000) spent minutes and gigabytes on its schedule, silently."""
+    from training.coverage import corpus_games
+
+    out = [] if args[0] == "coverage" else ["--out", str(tmp_path / "o" / ("e.json" if args[0] == "evaluate" else ""))]
+    result = runner.invoke(app, [a.replace("MODEL", str(three_slot_model)) for a in args] + out)
+    assert result.exit_code == 2, result.output
+    per = len(corpus_games(1))
+    assert _one_error_line(result) == message.replace("SETUPS", str(per)).replace("TOTAL", f"{per * 10**9:,}")
+    assert not (tmp_path / "o").exists()
+
+
 def test_an_odd_number_of_games_warns_that_the_last_has_no_partner(runner, tmp_path):
     result = runner.invoke(app, ["tournament", "--scenario", "skirmish_line", "--agents", "random,line_advance",
                                  "--games-per-pair", "3", "--out", str(tmp_path / "t"), "--workers", "1"])
@@ -795,6 +869,18 @@ def test_an_empty_army_flag_is_named(runner, tmp_path, args, message):
     result = runner.invoke(app, [*args, *out])
     assert result.exit_code == 2
     assert _one_error_line(result) == message
+
+
+@pytest.mark.parametrize("army", ["../factions/men", "configs/armies/men_marcher_host.yaml", "men_marcher_host.yaml"])
+def test_an_army_flag_that_is_a_path_is_refused(runner, army):
+    """An army flag takes an id in configs/armies: '../factions/men' read the men faction file as an army list, and
+    a path was reported as 'configs/armies/<path>.yaml.yaml: file not found'."""
+    from env.rules.config import list_armies
+
+    result = runner.invoke(app, ["play", "--scenario", "pitched_battle", "--blue-army", army, "--max-decisions", "1"])
+    assert result.exit_code == 2
+    assert _one_error_line(result) == (f"error: '{army}' is not an id in configs/armies (a file name without "
+                                       f"'.yaml', not a path); known: {', '.join(list_armies())}")
 
 
 def test_an_empty_agents_list_is_not_the_default_field(runner, tmp_path):

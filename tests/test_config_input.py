@@ -269,6 +269,21 @@ def test_army_equipment_error_names_the_scenario_and_army_files(tmp_path: Path, 
     )
 
 
+def test_a_scenario_named_by_its_id_must_say_that_id(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As for army lists and factions; by path any id is fine (it was accepted by name too)."""
+    import shutil
+
+    root = tmp_path / "configs"
+    shutil.copytree(C.CONFIG_DIR / "factions", root / "factions")
+    (root / "scenarios").mkdir()
+    data = _load("skirmish_line")
+    data["id"] = "other"
+    path = _write_yaml(root / "scenarios" / "mine.yaml", data)
+    monkeypatch.setattr(C, "CONFIG_DIR", root)
+    assert _error(C.load_scenario, "mine") == f"{path}: id: id 'other' does not match the file name 'mine'"
+    assert C.load_scenario(path).id == "other"
+
+
 # ----------------------------------------------------------------------------- YAML
 def test_duplicate_yaml_keys_are_rejected(tmp_path: Path) -> None:
     text = "".join(ln for ln in (SCENARIOS / "skirmish_line.yaml").read_text().splitlines(True)

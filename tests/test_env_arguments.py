@@ -21,6 +21,7 @@ from agents.learned import ModelLoadError
 from agents.registry import ModelAgentError
 from env.aec_env import BattleAECEnv
 from env.battle_env import BattleEnv
+from env.rules.battle import Battle
 
 
 @pytest.mark.parametrize(("value", "error", "message"), [
@@ -92,6 +93,30 @@ def test_aec_reset_army_options_are_checked() -> None:
     assert env_.battle is None
     env_.reset(seed=0, options={"blue_army": "elves_wind_host"})
     assert env_.battle.state.units[0].faction == "elves"
+
+
+@pytest.mark.parametrize("seed", [-1, 1.5, "a", True, [1, 2]])
+def test_aec_reset_and_the_engine_refuse_a_seed_that_is_not_an_integer_of_at_least_0(seed: Any) -> None:
+    """numpy's own words ("expected non-negative integer") named no seed; a list or True was taken as entropy."""
+    message = f"^{re.escape(f'seed must be an integer >= 0, got {seed!r}')}$"
+    env_ = BattleAECEnv("skirmish_line")
+    env_.reset(seed=0)
+    battle = env_.battle
+    with pytest.raises(ValueError, match=message):
+        env_.reset(seed=seed)
+    assert env_.battle is battle
+    with pytest.raises(ValueError, match=message):
+        Battle.from_scenario("skirmish_line", seed=seed)
+
+
+@pytest.mark.parametrize("cls", [BattleEnv, BattleAECEnv])
+def test_too_few_unit_slots_fail_at_construction(cls: type) -> None:
+    """unit_slots below the scenario's need was accepted and failed at reset (BattleEnv) or at the first
+    observation (BattleAECEnv) with the codec's words."""
+    message = "unit_slots 2 is too few: the scenario (with its army lists) fields up to 3 units a side"
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        cls("skirmish_line", unit_slots=2)
+    assert cls("skirmish_line", unit_slots=4).codec.n == 4
 
 
 def _play_until_error(env_: BattleEnv) -> None:

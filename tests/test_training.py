@@ -71,6 +71,9 @@ def test_quick_config_fits_ci() -> None:
          "scenario: file not found: maps/atlantis.yaml (a relative path is from the current directory)"),
         ({"armies": {"blue": ["elves_wind_host", "nope"]}}, "armies.blue", "unknown army list 'nope'"),
         ({"ppo": {"n_steps": 64, "batch_size": 128}}, None, "batch_size 128 is larger than a rollout"),
+        ({"ppo": {"n_steps": 256, "batch_size": 3}}, None,
+         "ppo.batch_size 3 leaves a mini-batch of 1 decision in each rollout (ppo.n_steps × n_envs = 256), whose "
+         "normalised advantage is NaN and turns the policy's weights into NaN; use a batch size that divides 256"),
         ({"ppo": {"learning_rate": "fast"}}, "ppo.learning_rate", "valid number"),
         ({"learner_side": "green"}, "learner_side", "'random', 'blue' or 'red'"),
         ({"checkpoints_every": 10}, "checkpoints_every", "unknown field"),

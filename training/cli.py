@@ -380,8 +380,10 @@ def tournament(
                                            "fingerprint.png.")] = Path("out/t"),
     workers: Annotated[int | None, typer.Option(help="Worker processes, or a local Ray instance's CPUs "
                                                      "(default: all cores).")] = None,
-    blue_army: Annotated[str | None, typer.Option(help="Army list id for blue in every game.")] = None,
-    red_army: Annotated[str | None, typer.Option(help="Army list id for red in every game.")] = None,
+    blue_army: Annotated[str | None, typer.Option(help="Army list id for blue in every game, for entrants "
+                                                       "without their own (agent@army).")] = None,
+    red_army: Annotated[str | None, typer.Option(help="Army list id for red in every game, for entrants "
+                                                      "without their own (agent@army).")] = None,
     armies: Annotated[str | None, typer.Option(
         help="Comma-separated army list ids: every agent enters once with each (agent@army).")] = None,
     pairing: Annotated[str, typer.Option(
@@ -393,7 +395,7 @@ def tournament(
 ) -> None:
     """Round robin between agents: ratings with a first-turn term, win rates, fingerprints, CSV and charts."""
     from training.play import default_agents, expand_agent_names
-    from training.tournament import cross_entrants, run_tournament, schedule, validate_inputs
+    from training.tournament import Entrant, cross_entrants, run_tournament, schedule, validate_inputs
 
     with _user_errors():
         if agents is None:  # an empty --agents "" is a mistake, not the default
@@ -428,6 +430,10 @@ def tournament(
             schedule(names, games_per_pair, seed, pairing)
         except ValueError as exc:
             raise UserError(str(exc)) from None
+        for flag, army in (("--blue-army", blue_army), ("--red-army", red_army)):
+            if army and all(Entrant.parse(n).army for n in names):  # an entrant's own army list comes first
+                raise UserError(f"{flag} {army}: every entrant names its own army list "
+                                f"({'--armies' if armies else 'agent@army'}), so it would apply to no game")
         try:
             with _agent_flag("--agents"):
                 validate_inputs(scenario, names, (blue_army, red_army))
@@ -464,11 +470,13 @@ def parity(
 ) -> None:
     """Seat-parity check: an agent against itself; exit 1 when 0.5 is outside blue's 95% interval (unfair)."""
     from training.parity import MIN_PARITY_GAMES, run_parity
-    from training.tournament import validate_inputs
+    from training.tournament import MAX_GAMES, validate_inputs
 
     with _user_errors():
         if games < 1:
             raise UserError(f"--games must be at least 1, got {games}")
+        if games > MAX_GAMES:
+            raise UserError(f"--games must be at most {MAX_GAMES:,}, got {games:,}")
         _check_seed(seed)
         _check_run_options(workers, backend, ray_address)
         try:
@@ -699,10 +707,16 @@ def coverage_cmd(
 ) -> None:
     """Rule coverage: tests pinning each core rule ID and how often it fires in a fixed fuzz corpus."""
     from training import coverage as cov
+    from training.tournament import check_games_total
 
     with _user_errors():
         if battles < 1:
             raise UserError(f"--battles must be at least 1, got {battles}")
+        per = len(cov.corpus_games(1))  # the corpus' set-ups: battles each
+        try:
+            check_games_total(per * battles, f"--battles {battles:,} × {per} set-ups")
+        except ValueError as exc:
+            raise UserError(str(exc)) from None
         if show not in ("missing", "all"):
             raise UserError(f"--show must be 'missing' or 'all', got '{show}'")
         try:
@@ -838,7 +852,8 @@ def evaluate_cmd(
     """Win/draw/loss rates of a trained policy against opponents, with Wilson 95% intervals (masks at prediction)."""
     from agents.learned import ModelLoadError, load_model
     from training.evaluate import evaluate_model, model_metadata
-    from training.play import default_agents, expand_agent_names
+    from training.play import check_model_agents, default_agents, expand_agent_names
+    from training.tournament import check_games_total
 
     with _user_errors():
         scenario = scenario or model_metadata(model).get("scenario") or "pitched_battle"  # before any progress bar
@@ -849,6 +864,10 @@ def evaluate_cmd(
             raise UserError(f"--opponents: no agent named in '{opponents}'")
         if games < 1:
             raise UserError(f"--games must be at least 1, got {games}")
+        try:
+            check_games_total(games * len(names), f"--games {games:,} × {len(names)} opponent{'s' * (len(names) != 1)}")
+        except ValueError as exc:
+            raise UserError(str(exc)) from None
         _check_seed(seed)
         if out is not None:
             check_output("--out", out)
@@ -859,6 +878,7 @@ def evaluate_cmd(
                 make_agent(name)  # unknown names fail here, before any game
         try:
             load_model(model)  # a bad file fails here, before the progress bar
+            check_model_agents(scenario, [f"model:{model}", *names])  # and a bad scenario or a model that does not fit
             _warn_unpaired("--games", games)
             with LoggedProgress(console=console, transient=True, unit="games") as bar:
                 task = bar.add_task("evaluation", total=games * len(names))

@@ -197,7 +197,8 @@ class TrainingConfig(ConfigModel):
         armies: army lists drawn per episode per seat.
         total_timesteps: learner steps to train (rounded up to whole rollouts).
         n_envs: parallel environments (``SubprocVecEnv`` when > 1).
-        ppo: MaskablePPO hyper-parameters.
+        ppo: MaskablePPO hyper-parameters; ``ppo.batch_size`` is at most a rollout (``ppo.n_steps * n_envs``)
+            and must not leave a last mini-batch of one step (its normalised advantage is NaN).
         checkpoint_every: steps between resumable checkpoints.
         keep_checkpoints: checkpoints kept on disk (older ones are deleted).
         eval_every: steps between evaluations against every scripted opponent of the pool.
@@ -269,6 +270,10 @@ class TrainingConfig(ConfigModel):
         if self.ppo.batch_size > rollout:
             raise ValueError(f"ppo.batch_size {self.ppo.batch_size} is larger than a rollout "
                              f"(ppo.n_steps × n_envs = {rollout})")
+        if rollout % self.ppo.batch_size == 1:  # a one-decision mini-batch: its advantages' std is NaN
+            raise ValueError(f"ppo.batch_size {self.ppo.batch_size} leaves a mini-batch of 1 decision in each rollout "
+                             f"(ppo.n_steps × n_envs = {rollout}), whose normalised advantage is NaN and "
+                             f"turns the policy's weights into NaN; use a batch size that divides {rollout}")
         return self
 
     @model_validator(mode="after")

@@ -21,6 +21,7 @@ from rich.console import Console
 from training.backends import run_games
 from training.tournament import (
     GameSpec,
+    check_games_total,
     first_mover_record,
     game_seed,
     outcome,
@@ -45,10 +46,11 @@ def parity_schedule(agent: str, games: int, seed: int) -> list[GameSpec]:
     second copy would only double-count it.
 
     Raises:
-        ValueError: ``games`` < 1.
+        ValueError: ``games`` < 1 or more than :data:`training.tournament.MAX_GAMES`.
     """
     if games < 1:
         raise ValueError(f"a parity check needs at least one game, got {games}")
+    check_games_total(games, f"{games:,} battles")
     return [GameSpec(g, 0, g, agent, agent, agent, agent, game_seed(seed, 0, 2 * g)) for g in range(games)]
 
 

@@ -76,6 +76,20 @@ FIRST_TURN = "first-turn"
 FACTION_LIMIT = 0.75
 """A faction winning more than this share of its games against the other factions is flagged."""
 
+MAX_GAMES = 100_000
+"""The most games one tournament, parity check or evaluation plays (days of play on a machine; a mistyped
+count beyond it spent minutes and gigabytes building its schedule before the first game)."""
+
+
+def check_games_total(total: int, how: str) -> None:
+    """Refuse a run of more than :data:`MAX_GAMES` games; ``how`` says how ``total`` adds up.
+
+    Raises:
+        ValueError: "<how> make <total> games, over the limit of 100,000 a run plays".
+    """
+    if total > MAX_GAMES:
+        raise ValueError(f"{how} make {total:,} games, over the limit of {MAX_GAMES:,} a run plays")
+
 
 # ----------------------------------------------------------------------------- entrants and schedule
 @dataclass(frozen=True)
@@ -156,7 +170,7 @@ def schedule(agents: list[str], games_per_pair: int, seed: int, pairing: str = "
 
     Raises:
         ValueError: repeated entrants, fewer than two, ``games_per_pair`` < 1, an unknown
-            pairing, a malformed entrant, or no pair to play.
+            pairing, a malformed entrant, no pair to play, or more than :data:`MAX_GAMES` games.
     """
     if len(set(agents)) != len(agents):
         raise ValueError("each agent may appear only once in a tournament")
@@ -171,6 +185,8 @@ def schedule(agents: list[str], games_per_pair: int, seed: int, pairing: str = "
              if pairing == "all" or entrants[a].agent == entrants[b].agent]
     if not pairs:
         raise ValueError(f"no two entrants share an agent, so pairing '{pairing}' leaves no game")
+    check_games_total(len(pairs) * games_per_pair,
+                      f"{len(pairs):,} pair{'s' * (len(pairs) != 1)} × {games_per_pair:,} games per pair")
     games = []
     for p, (a, b) in enumerate(pairs):
         for g in range(games_per_pair):

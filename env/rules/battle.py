@@ -54,6 +54,17 @@ def _seed_problem(seed: Any) -> str | None:
     return None
 
 
+def check_seed(seed: Any) -> None:
+    """Reject a battle seed that is not an integer >= 0 (CORE.DICE.RNG: one seeded generator per battle).
+
+    Raises:
+        ValueError: "seed must be an integer >= 0, got ..." (a bool, a float, a string, a negative number, None).
+    """
+    problem = _seed_problem(seed)
+    if problem:
+        raise ValueError(problem)
+
+
 class Battle:
     """One battle: state, dice and event log behind a decision-point API.
 
@@ -103,9 +114,12 @@ class Battle:
             ConfigError: the scenario or an army list is invalid (one line
                 naming the file, the field and the fault), or an army overrides a
                 side the scenario places.
+            ValueError: without ``dice``, a ``seed`` that is not an integer >= 0 (:func:`check_seed`).
         """
         from env.rules.config import load_scenario, scenario_file
 
+        if dice is None:
+            check_seed(seed)
         cfg = load_scenario(scenario)
         data = cfg.model_dump(mode="json")
         for side, army in (("blue", blue_army), ("red", red_army)):
@@ -497,10 +511,7 @@ class Battle:
             ConfigError: the scenario is invalid.
             IllegalActionError: an action is not legal on re-simulation.
         """
-        problem = _seed_problem(seed)
-        if problem:
-            raise ValueError(problem)
-        battle = cls.from_scenario(scenario, seed=seed)
+        battle = cls.from_scenario(scenario, seed=seed)  # checks the seed
         yield battle
         for action in actions:
             battle.apply(action)

@@ -994,7 +994,15 @@ _CACHE: dict[tuple[Path, int], Any] = {}
 
 
 def _load(kind: str, ident: str, model: type[BaseModel]) -> Any:
-    """Load and validate one config file, cached by path and modification time (treat as read-only)."""
+    """Load and validate one config file, cached by path and modification time (treat as read-only).
+
+    Raises:
+        ConfigError: ``ident`` is not a plain file name without ``.yaml`` (a path such as
+            ``../factions/men`` would read another folder's file), or the file is missing or invalid.
+    """
+    if not ident or ident != Path(ident).name or ident.startswith(".") or "\\" in ident or ident.endswith(".yaml"):
+        raise ConfigError(f"'{ident}' is not an id in configs/{kind} (a file name without '.yaml', not a path); "
+                          f"known: {', '.join(_ids(kind))}")
     path = CONFIG_DIR / kind / f"{ident}.yaml"
     try:
         key = (path, path.stat().st_mtime_ns)
@@ -1004,11 +1012,16 @@ def _load(kind: str, ident: str, model: type[BaseModel]) -> Any:
         return _CACHE[key]
     shown = display_path(path)
     obj = parse(model, read_yaml(path), shown)
-    if obj.id != ident:
-        raise ConfigError(f"id '{obj.id}' does not match the file name '{ident}'", file=shown, where="id")
+    _check_id(obj.id, ident, shown)
     if key is not None:
         _CACHE[key] = obj
     return obj
+
+
+def _check_id(found: str, ident: str, shown: str) -> None:
+    """Raise ConfigError when a file looked up by its id ``ident`` says another ``id`` (``shown``: its path)."""
+    if found != ident:
+        raise ConfigError(f"id '{found}' does not match the file name '{ident}'", file=shown, where="id")
 
 
 def _ids(kind: str) -> list[str]:
@@ -1069,7 +1082,7 @@ def load_scenario(source: str | Path | dict[str, Any], file: str | None = None) 
     and fit the scenario's points limit; explicit placements use known units, lie
     wholly on the table, are clear of impassable terrain (CORE.TERRAIN.TYPES) and of
     each other, and need ``start``; a scenario places both sides or neither;
-    ``start.turn`` is within ``turns``.
+    ``start.turn`` is within ``turns``; a scenario named by its id has that ``id``.
     """
     if isinstance(source, dict):
         data, shown = source, file or "<dict>"
@@ -1079,6 +1092,8 @@ def load_scenario(source: str | Path | dict[str, Any], file: str | None = None) 
         path = scenario_path(source)
         data, shown = read_yaml(path), display_path(path)
     scenario: ScenarioConfig = parse(ScenarioConfig, data, shown)
+    if not isinstance(source, dict) and Path(source) != path:  # named by its id, not by a path
+        _check_id(scenario.id, str(source), shown)
     for file, problem in scenario_errors(scenario):
         raise ConfigError(problem, file=file or shown)
     return scenario
