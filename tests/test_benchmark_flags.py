@@ -87,3 +87,14 @@ def test_learning_benchmark_usage_mistake_is_one_line(capsys: pytest.CaptureFixt
 
     assert _error(capsys, main, ["--seed", "x"]) == (
         "error: python -m benchmarks.learning: argument --seed: invalid int value: 'x'\n")
+
+
+def test_learning_benchmark_names_the_flags_of_a_check_across_fields(capsys: pytest.CaptureFixture[str]) -> None:
+    """A check over several settings (a mini-batch of one decision: NaN weights) names the flags that set them,
+    not '<dict>' and the training config's field paths."""
+    from benchmarks.learning import main
+
+    assert _error(capsys, main, ["--n-steps", "256", "--batch-size", "3", "--n-envs", "1", "--out", "unused"]) == (
+        "error: --batch-size 3 leaves a mini-batch of 1 decision in each rollout (--n-steps × --n-envs = 256), "
+        "whose normalised advantage is NaN and turns the policy's weights into NaN; use a batch size that "
+        "divides 256\n")

@@ -346,9 +346,11 @@ def load_training_config(
         config = parse(TrainingConfig, data, shown)
     except ConfigError as exc:
         flag = _flag_of(exc.where or "", flags or {})
-        if flag is None:
-            raise
-        raise ConfigError(exc.problem, where=flag) from None
+        if flag is not None:
+            raise ConfigError(exc.problem, where=flag) from None
+        if flags and not exc.where:  # a check across fields set by flags: name the flags in the text
+            raise ConfigError(_with_flags(exc.problem, flags)) from None
+        raise
     check_scenario_fit(config, shown)
     return config
 
@@ -383,6 +385,15 @@ def check_scenario_fit(config: TrainingConfig, shown: str = "<dict>") -> None:
                                     config.armies.blue or None, config.armies.red or None)
             except (ModelLoadError, UnknownAgentError) as exc:
                 raise ConfigError(str(exc), file=shown, where=f"opponents[{i}].agent") from None
+
+
+def _with_flags(problem: str, flags: dict[str, str]) -> str:
+    """``problem`` with each field path of ``flags`` it names (longest first, whole words) replaced by its flag:
+    "ppo.batch_size 3 leaves ... (ppo.n_steps × n_envs = 256)" → "--batch-size 3 leaves ... (--n-steps × --n-envs
+    = 256)"."""
+    for field in sorted(flags, key=len, reverse=True):
+        problem = re.sub(rf"(?<![\w.-]){re.escape(field)}(?![\w])", flags[field], problem)
+    return problem
 
 
 def _flag_of(where: str, flags: dict[str, str]) -> str | None:
