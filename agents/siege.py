@@ -117,14 +117,15 @@ class SiegeAttackerAgent(_SiegeAgent):
         if u.troop_type == "war_machine":
             return None  # machines stand and bombard
         on_wall = element_under(s, u) is not None
+        def target(o: str) -> CastleElement:
+            return element(s, o[len(OCCUPY):])
+
         occupy = sorted(
-            (o for o in options if o.startswith(OCCUPY)
-             and (not on_wall or element(s, o[len(OCCUPY):]).controller != u.side)),
-            key=lambda o: (element(s, o[len(OCCUPY):]).controller == u.side, element(s, o[len(OCCUPY):]).victory != "key",
-                           not element(s, o[len(OCCUPY):]).is_tower, o),
+            (o for o in options if o.startswith(OCCUPY) and (not on_wall or target(o).controller != u.side)),
+            key=lambda o: (target(o).controller == u.side, target(o).victory != "key", not target(o).is_tower, o),
         )
-        if occupy:  # what we do not hold yet: the key element, the citadel, first (SIEGE.SCEN.VICTORY), then towers, then walls;
-            return occupy[0]  # from outside any empty section, to walk the walls from there
+        if occupy:  # what we do not hold yet: the key element (the citadel) first (SIEGE.SCEN.VICTORY), then towers,
+            return occupy[0]  # then walls; from outside any empty section, to walk the walls from there
         if on_wall:
             return self.walk_the_walls(battle, u, options) or self.from_the_walls(battle, u, options)
         citadel = next((e for e in s.castle if e.kind == "citadel" and e.standing), None)

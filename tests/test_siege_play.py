@@ -250,6 +250,10 @@ def test_a_custom_castle_is_won_by_its_own_elements():
     no_key = {**scenario, "castle": {**scenario["castle"], "elements": [
         *elements[:4], {**elements[4], "victory": "counts"}]}}
     assert held_by_red(no_key, {"KEEP"}) == 0 and held_by_red(no_key, {"KEEP", "W1", "W2"}) == 1
+    gates_only = {**scenario, "castle": {**scenario["castle"], "elements": [
+        {**e, "victory": "none"} if e["kind"] != "gate" else e for e in elements]}}
+    assert Battle.from_scenario(gates_only, seed=0).state.queue["siege_victory_needed"] == 1
+    assert held_by_red(gates_only, {"W1", "GG", "W2", "TT", "KEEP"}) == 0  # nothing counts: only a wipe-out wins
     with pytest.raises(ConfigError) as err:
         load_scenario({**scenario, "castle": {**scenario["castle"], "victory_needed": 5}})
     assert str(err.value) == ("<dict>: castle: victory_needed is 5, but only 4 elements count "

@@ -262,11 +262,12 @@ def victory_role(eid: str, kind: str, standard: bool) -> str:
 def victory_needed(castle: list[CastleElement], needed: int | None = None) -> int:
     """How many counted elements (keys included) the attacker must hold to win (SIEGE.SCEN.VICTORY): ``needed``
     when a custom castle sets it, else the standard 5 of 9 as a share of the counted elements, rounded up (5 for
-    the standard castle)."""
+    the standard castle), and at least 1: a castle with no counted element is won by its key or by wiping out its
+    defenders."""
     if needed is not None:
         return needed
     counted = sum(1 for e in castle if e.victory)
-    return -(-VICTORY_SHARE[0] * counted // VICTORY_SHARE[1])
+    return max(1, -(-VICTORY_SHARE[0] * counted // VICTORY_SHARE[1]))
 
 
 def to_table(defender: int, table_w: float, table_h: float, x: float, y: float) -> tuple[float, float]:
