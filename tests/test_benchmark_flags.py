@@ -98,3 +98,19 @@ def test_learning_benchmark_names_the_flags_of_a_check_across_fields(capsys: pyt
         "error: --batch-size 3 leaves a mini-batch of 1 decision in each rollout (--n-steps × --n-envs = 256), "
         "whose normalised advantage is NaN and turns the policy's weights into NaN; use a batch size that "
         "divides 256\n")
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--games-per-pair", "0"], "Invalid value for '--games-per-pair': Input should be greater than or equal to 1"),
+    (["--workers", "0"], "Invalid value for '--workers': Input should be greater than or equal to 1"),
+    (["--games-per-pair", "100000000"], "Invalid value for '--games-per-pair': 78 pairs × 100,000,000 games per "
+                                        "pair make 7,800,000,000 games, over the limit of 100,000 a run plays"),
+])
+def test_demo_refuses_bad_counts_in_one_line(capsys: pytest.CaptureFixture[str], args: list[str],
+                                             message: str) -> None:
+    """``python -m training.demo`` before any game: a count below 1, or a run over the game limit."""
+    from training.cli import run_command
+    from training.demo import main
+
+    prog = "python -m training.demo"
+    assert _error(capsys, run_command, main, args, prog_name=prog) == f"error: {prog}: {message}\n"

@@ -638,6 +638,11 @@ def test_a_sieges_attacker_may_field_one_and_a_half_times_the_defenders_points(t
     assert C.load_scenario({**data, "points_limit": 305, "attacker_points_ratio": 1.22}).points_limit_of("blue") == 372
     assert C.load_scenario(_skirmish()).attacker() is None  # no siege: one limit for both
     assert _error(C.load_scenario, {**data, "attacker_points_ratio": 0}).startswith("<dict>: attacker_points_ratio: ")
+    assert _error(C.load_scenario, {**_skirmish(), "attacker_points_ratio": 2}) == (  # it would be ignored
+        "<dict>: attacker_points_ratio applies to a siege's attacker (SIEGE.SCEN.POINTS); "
+        "this scenario has no siege module")
+    plain = C.load_scenario(_skirmish())
+    assert C.load_scenario(plain.model_dump(mode="json")).attacker_points_ratio == 1.5  # a dump carries the default
 
 
 def test_error_file_not_found(tmp_path: Path) -> None:

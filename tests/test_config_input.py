@@ -282,6 +282,8 @@ def test_a_scenario_named_by_its_id_must_say_that_id(tmp_path: Path, monkeypatch
     monkeypatch.setattr(C, "CONFIG_DIR", root)
     assert _error(C.load_scenario, "mine") == f"{path}: id: id 'other' does not match the file name 'mine'"
     assert C.load_scenario(path).id == "other"
+    monkeypatch.undo()
+    assert C.load_scenario("coverage/coverage_gun_line").id == "coverage_gun_line"  # a name in a subfolder
 
 
 # ----------------------------------------------------------------------------- YAML

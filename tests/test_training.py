@@ -731,3 +731,19 @@ def test_ctrl_c_stops_training_at_the_next_step_and_a_second_one_at_once() -> No
             os.kill(os.getpid(), sig.SIGINT)
             time.sleep(0.05)
     assert sig.getsignal(sig.SIGINT) is before
+
+
+def test_a_check_across_fields_keeps_the_file_when_flags_are_given(tmp_path: Path) -> None:
+    """A file's cross-field fault names the file even when the command line set other fields (``--run-dir``);
+    it names the flags instead only where a flag set what the message names."""
+    data = _quick_data()
+    data["ppo"] = {**data.get("ppo", {}), "n_steps": 256, "batch_size": 3}
+    data["n_envs"] = 1
+    path = _write(tmp_path, data)
+    with pytest.raises(ConfigError) as err:
+        load_training_config(path, overrides={"seed": 5}, flags={"seed": "--seed"})
+    assert str(err.value).startswith(f"{path}: ppo.batch_size 3 leaves a mini-batch of 1 decision in each rollout "
+                                     "(ppo.n_steps × n_envs = 256)")
+    with pytest.raises(ConfigError) as err:
+        load_training_config(path, flags={"ppo.batch_size": "--batch-size"})
+    assert str(err.value).startswith(f"{path}: --batch-size 3 leaves a mini-batch")

@@ -3,7 +3,7 @@
 User errors (a bad scenario or army file, an unknown agent, a missing or
 unreadable replay) print one red line ``error: <message>`` on stderr and exit
 with code 2; so do usage mistakes (a bad or unknown option, a missing argument,
-an unknown command): ``error: battleline play: No such option: --bogus``.
+an unknown command), e.g. ``error: battleline replay: Missing argument 'path'.``
 A replay that fails ``--check`` exits with code 1.
 """
 
@@ -24,8 +24,11 @@ from typer.core import TyperCommand, TyperGroup
 
 try:  # typer 0.26 and later carry their own copy of Click
     from typer._click.exceptions import NoArgsIsHelpError, UsageError
-except ImportError:  # pragma: no cover - an older typer runs on Click itself
-    from click.exceptions import NoArgsIsHelpError, UsageError
+except ImportError:  # pragma: no cover - an older typer runs on Click itself (NoArgsIsHelpError: Click 8.2 on)
+    import click.exceptions
+
+    UsageError = click.exceptions.UsageError  # type: ignore[misc]
+    NoArgsIsHelpError = getattr(click.exceptions, "NoArgsIsHelpError", ())  # type: ignore[misc]
 
 from env.rules.config import ConfigError, read_file_text
 from env.rules.state import SIDES

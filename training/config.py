@@ -348,9 +348,11 @@ def load_training_config(
         flag = _flag_of(exc.where or "", flags or {})
         if flag is not None:
             raise ConfigError(exc.problem, where=flag) from None
-        if flags and not exc.where:  # a check across fields set by flags: name the flags in the text
-            raise ConfigError(_with_flags(exc.problem, flags)) from None
-        raise
+        problem = _with_flags(exc.problem, flags or {}) if not exc.where else exc.problem
+        if problem == exc.problem:
+            raise
+        # a check across fields set by flags: name the flags in the text (and the file, when one was read)
+        raise ConfigError(problem, file=None if isinstance(source, dict) else exc.file) from None
     check_scenario_fit(config, shown)
     return config
 

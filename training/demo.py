@@ -45,19 +45,23 @@ def launcher() -> str:
 
 def main(
     out: Annotated[Path, typer.Option(help="Output folder.")] = Path("out/demo"),
-    games_per_pair: Annotated[int, typer.Option(help="Tournament games per pair of agents.")] = 4,
-    workers: Annotated[int | None, typer.Option(help="Worker processes (default: all cores).")] = None,
+    games_per_pair: Annotated[int, typer.Option(min=1, help="Tournament games per pair of agents.")] = 4,
+    workers: Annotated[int | None, typer.Option(min=1, help="Worker processes (default: all cores).")] = None,
     seed: Annotated[int, typer.Option(help="Tournament base seed.")] = 0,
 ) -> None:
     """Run the demo tournament and battle and print where the files are."""
     from env.render import render_battle
     from training.cli import print_result, write_replay
     from training.play import agent_names, play_battle
-    from training.tournament import run_tournament
+    from training.tournament import run_tournament, schedule
 
     t0 = time.perf_counter()
     # Every field-battle agent; the siege roles belong to the siege scenario.
     agents = [name for name in agent_names() if not name.startswith("siege_")]
+    try:
+        schedule(agents, games_per_pair, seed)  # too many games is refused before any is played
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="'--games-per-pair'") from None
     workers = workers or os.cpu_count() or 1
     console.rule(f"Tournament on {SCENARIO}: {len(agents)} agents, {games_per_pair} games per pair")
     console.print(f"Agents: {', '.join(agents)}")  # wrapped, where a rule would cut the list short
@@ -89,4 +93,6 @@ def main(
 
 
 if __name__ == "__main__":
-    typer.run(main)
+    from training.cli import run_command
+
+    run_command(main)

@@ -50,7 +50,7 @@ def parity_schedule(agent: str, games: int, seed: int) -> list[GameSpec]:
     """
     if games < 1:
         raise ValueError(f"a parity check needs at least one game, got {games}")
-    check_games_total(games, f"{games:,} battles")
+    check_games_total(games, f"{games:,} games of one agent against itself")
     return [GameSpec(g, 0, g, agent, agent, agent, agent, game_seed(seed, 0, 2 * g)) for g in range(games)]
 
 

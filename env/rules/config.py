@@ -755,6 +755,9 @@ class ScenarioConfig(ConfigModel):
             raise ValueError(errors[0])
         if self.castle is not None and "siege" not in self.modules:
             raise ValueError("a 'castle' needs the siege module (modules: [siege])")
+        if self.attacker_points_ratio != type(self).model_fields["attacker_points_ratio"].default and not self.siege:
+            raise ValueError("attacker_points_ratio applies to a siege's attacker (SIEGE.SCEN.POINTS); "
+                             "this scenario has no siege module")
         return self
 
     @property
@@ -1093,7 +1096,7 @@ def load_scenario(source: str | Path | dict[str, Any], file: str | None = None) 
         data, shown = read_yaml(path), display_path(path)
     scenario: ScenarioConfig = parse(ScenarioConfig, data, shown)
     if not isinstance(source, dict) and Path(source) != path:  # named by its id, not by a path
-        _check_id(scenario.id, str(source), shown)
+        _check_id(scenario.id, Path(str(source)).name, shown)  # a name may lie in a subfolder: coverage/x
     for file, problem in scenario_errors(scenario):
         raise ConfigError(problem, file=file or shown)
     return scenario
