@@ -75,9 +75,19 @@ def check_count(name: str, value: Any, hint: str = "") -> None:
         raise ValueError(f"{name} must be at least 1{hint}, got {value}")
 
 
+MAX_UNIT_SLOTS = 128
+"""The most unit slots a side an environment takes: the flat action space grows with the square of the slots (an
+order for each unit on each enemy), 829,454 actions at 128; 1,000 slots asked for some 50 million and 100,000
+ran out of memory."""
+
+
 def check_unit_slots(unit_slots: Any) -> None:
-    """Reject a ``unit_slots`` that is not None or an integer of at least 1 (TypeError / ValueError)."""
+    """Reject a ``unit_slots`` that is not None or an integer from 1 to :data:`MAX_UNIT_SLOTS` (TypeError /
+    ValueError)."""
     check_count("unit_slots", unit_slots, " (or None for the scenario's need)")
+    if unit_slots is not None and unit_slots > MAX_UNIT_SLOTS:
+        raise ValueError(f"unit_slots must be at most {MAX_UNIT_SLOTS} (the action space grows with the square of "
+                         f"the slots), got {unit_slots}")
 
 
 def check_max_steps(max_steps: Any) -> None:

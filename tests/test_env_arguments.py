@@ -112,11 +112,15 @@ def test_aec_reset_and_the_engine_refuse_a_seed_that_is_not_an_integer_of_at_lea
 @pytest.mark.parametrize("cls", [BattleEnv, BattleAECEnv])
 def test_too_few_unit_slots_fail_at_construction(cls: type) -> None:
     """unit_slots below the scenario's need was accepted and failed at reset (BattleEnv) or at the first
-    observation (BattleAECEnv) with the codec's words."""
+    observation (BattleAECEnv) with the codec's words; far too many ran out of memory."""
     message = "unit_slots 2 is too few: the scenario (with its army lists) fields up to 3 units a side"
     with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
         cls("skirmish_line", unit_slots=2)
     assert cls("skirmish_line", unit_slots=4).codec.n == 4
+    assert cls("skirmish_line", unit_slots=128).codec.n == 128  # the most it takes
+    message = "unit_slots must be at most 128 (the action space grows with the square of the slots), got 100000"
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):  # it ran out of memory
+        cls("skirmish_line", unit_slots=100_000)
 
 
 def _play_until_error(env_: BattleEnv) -> None:
