@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from contextlib import contextmanager
 from typing import Iterator
 
@@ -12,13 +11,13 @@ def flag_errors() -> Iterator[None]:
     """Report a bad flag (a ConfigError or a ``training.cli.UserError``) as one line, ``error: ...`` on stderr,
     and exit with code 2, as the battleline CLI does."""
     from env.rules.config import ConfigError
-    from training.cli import UserError
+    from training.cli import EXIT_USER_ERROR, UserError, print_error
 
     try:
         yield
     except (ConfigError, UserError) as exc:
-        print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)
-        raise SystemExit(2) from None
+        print_error(str(exc))
+        raise SystemExit(EXIT_USER_ERROR) from None
 
 
 def check_at_least(minimum: int, **flags: int | None) -> None:

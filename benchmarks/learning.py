@@ -255,14 +255,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                         help="observe the unit-pair features (agents.pair_features: charge reach, arcs, expected combat)")
     parser.add_argument("--note", default="", help="free text stored in learning.json (e.g. machine load)")
     args = parser.parse_args(argv)
-    from training.cli import UserError
+    from training.cli import EXIT_USER_ERROR, UserError, print_error
 
     with flag_errors():
         if not args.minutes > 0:  # a budget of 0 or less would stop the run at once, and report nothing
             raise UserError(f"--minutes must be above 0, got {args.minutes:g}")
         final_eval = _final_eval_spec(args.final_eval or ["random=100", "line_advance=40"])
 
-    from training.config import ConfigError, load_training_config
+    from training.config import load_training_config
     from training.train import TrainingError, TrainingInterrupted, train
 
     base = load_training_config("ppo_vs_scripted").model_dump(mode="json")
@@ -271,7 +271,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                **{k: v for k, v in (("learning_rate", args.learning_rate), ("ent_coef", args.ent_coef),
                                               ("policy", args.policy), ("embed_dim", args.embed_dim))
                   if v is not None})
-    try:
+    with flag_errors():  # a flag out of range: one line naming the flag, exit code 2 (as argparse)
         config = _config({
             **base, "id": "benchmark_learning", "opponents": [{"agent": o, "weight": 1} for o in OPPONENTS],
             "total_timesteps": args.steps, "n_envs": args.n_envs, "ppo": ppo, "eval_every": args.eval_every,
@@ -284,9 +284,6 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                            "any_order": not args.single_label}
                           if args.imitation_episodes > 0 else None),
         })
-    except ConfigError as exc:  # a flag out of range: one line naming the flag, exit code 2 (as argparse)
-        print(f"error: {exc}", file=sys.stderr)
-        raise SystemExit(2) from None
     load_start = os.getloadavg()
     curve = CurveCallback(args.minutes * 60.0, started=time.perf_counter())
     try:
@@ -294,8 +291,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     except TrainingError as exc:  # a run that cannot start or resume (e.g. a changed flag on --resume): one line
         if isinstance(exc, TrainingInterrupted):
             raise
-        print(f"error: {exc}", file=sys.stderr)
-        raise SystemExit(2) from None
+        print_error(str(exc))
+        raise SystemExit(EXIT_USER_ERROR) from None
     load_end = os.getloadavg()
     final = final_evaluation(Path(summary["model"]), final_eval, config.scenario, seed=args.seed + 1000)
     evals_path = config.run_path() / "evaluations.jsonl"

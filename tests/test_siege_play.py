@@ -242,7 +242,7 @@ def test_a_custom_castle_is_won_by_its_own_elements():
     b = Battle.from_scenario(scenario, seed=0)
     assert {e.id: e.victory for e in b.state.castle} == {"W1": "counts", "GG": "", "W2": "counts", "TT": "counts",
                                                          "KEEP": "key"}
-    assert b.state.queue["siege_victory_needed"] == 3
+    assert cs.victory_needed(b.state.castle, b.state.queue.get("siege_victory_needed")) == 3
     assert [held_by_red(scenario, ids) for ids in ({"W1", "TT"}, {"W1", "TT", "GG"}, {"W1", "TT", "W2"}, {"KEEP"})] \
         == [0, 0, 1, 1]
     four = {**scenario, "castle": {**scenario["castle"], "victory_needed": 4}}
@@ -252,7 +252,7 @@ def test_a_custom_castle_is_won_by_its_own_elements():
     assert held_by_red(no_key, {"KEEP"}) == 0 and held_by_red(no_key, {"KEEP", "W1", "W2"}) == 1
     gates_only = {**scenario, "castle": {**scenario["castle"], "elements": [
         {**e, "victory": "none"} if e["kind"] != "gate" else e for e in elements]}}
-    assert Battle.from_scenario(gates_only, seed=0).state.queue["siege_victory_needed"] == 1
+    assert cs.victory_needed(Battle.from_scenario(gates_only, seed=0).state.castle) == 1
     assert held_by_red(gates_only, {"W1", "GG", "W2", "TT", "KEEP"}) == 0  # nothing counts: only a wipe-out wins
     with pytest.raises(ConfigError) as err:
         load_scenario({**scenario, "castle": {**scenario["castle"], "victory_needed": 5}})

@@ -693,7 +693,9 @@ class CastleConfig(ConfigModel):
         if self.victory_needed is not None:
             if self.layout == "standard":
                 raise ValueError("the standard castle takes no 'victory_needed' (5 of its 9 elements, SIEGE.SCEN.VICTORY)")
-            counted = [e.id for e in self.elements if (e.victory or ("none" if e.kind == "gate" else "counts")) != "none"]
+            from env.rules.siege.castle import element_victory
+
+            counted = [e.id for e in self.elements if element_victory(e)]
             if self.victory_needed > len(counted):
                 raise ValueError(f"victory_needed is {self.victory_needed}, but only {len(counted)} elements count "
                                  f"({', '.join(counted) or 'none'}; SIEGE.SCEN.VICTORY)")

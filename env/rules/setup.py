@@ -164,11 +164,11 @@ def build_state(cfg: ScenarioConfig) -> BattleState:
         terrain=[TerrainFeature(kind=t.kind, polygon=[tuple(p) for p in t.polygon], name=t.name) for t in cfg.terrain],
     )
     if cfg.siege:  # SIEGE.SCEN.CASTLE
-        from env.rules.siege.castle import build_castle, victory_needed
+        from env.rules.siege.castle import build_castle
 
         state.castle = build_castle(cfg)
-        state.queue["siege_victory_needed"] = victory_needed(  # SIEGE.SCEN.VICTORY
-            state.castle, cfg.castle.victory_needed if cfg.castle is not None else None)
+        if cfg.castle is not None and cfg.castle.victory_needed is not None:  # SIEGE.SCEN.VICTORY
+            state.queue["siege_victory_needed"] = cfg.castle.victory_needed
         state.queue["siege_points"] = {"limits": [cfg.points_limit_of(n) for n in SIDES],  # SIEGE.SCEN.POINTS
                                        "attacker": SIDES.index(cfg.attacker()), "ratio": cfg.attacker_points_ratio}
     state.queue["zone_depth"] = cfg.zone_depth

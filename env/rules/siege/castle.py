@@ -259,6 +259,14 @@ def victory_role(eid: str, kind: str, standard: bool) -> str:
     return "key" if kind == "citadel" else "" if kind == "gate" else "counts"
 
 
+def element_victory(e: Any) -> str:
+    """The SIEGE.SCEN.VICTORY part of a custom castle's element config ``e`` (``victory`` and ``kind``): its own
+    ``victory`` ("none" is ""), else :func:`victory_role` by kind."""
+    if e.victory is not None:
+        return "" if e.victory == "none" else e.victory
+    return victory_role(e.id, e.kind, standard=False)
+
+
 def victory_needed(castle: list[CastleElement], needed: int | None = None) -> int:
     """How many counted elements (keys included) the attacker must hold to win (SIEGE.SCEN.VICTORY): ``needed``
     when a custom castle sets it, else the standard 5 of 9 as a share of the counted elements, rounded up (5 for
@@ -545,8 +553,7 @@ def build_castle(cfg: Any, bought: int | None = None) -> list[CastleElement]:
                 reinforced=e.reinforced and e.kind == "gate",
                 gate="closed" if e.kind == "gate" else "",
                 controller=defender,
-                victory=("" if e.victory == "none" else e.victory) if e.victory is not None
-                else victory_role(e.id, e.kind, standard=False),
+                victory=element_victory(e),
             )
             for e in c.elements
         ]

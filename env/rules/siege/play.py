@@ -37,6 +37,7 @@ from env.rules.siege.castle import (
     element_under,
     units_in,
     units_on,
+    victory_needed,
 )
 
 if TYPE_CHECKING:
@@ -236,14 +237,16 @@ def defenders_gone(state: BattleState) -> bool:
 def winner(state: BattleState) -> int:
     """SIEGE.SCEN.VICTORY at the end: the attacker wins with C or at least 5 of the 9 elements, else the defender.
 
-    A custom castle: with any element whose ``victory`` is "key", or with ``state.queue["siege_victory_needed"]``
-    of the counted ones (:func:`env.rules.siege.castle.victory_needed`; 5 when the queue has none)."""
+    A custom castle: with any element whose ``victory`` is "key", or with as many of the counted ones as
+    :func:`env.rules.siege.castle.victory_needed` says (the castle's own ``victory_needed``, kept in
+    ``state.queue["siege_victory_needed"]``, else the standard share)."""
     d = defender(state)
     att = 1 - d
     if defenders_gone(state):
         return att
     held = [e for e in state.castle if e.victory and controller(state, e) == att]
-    if any(e.victory == "key" for e in held) or len(held) >= state.queue.get("siege_victory_needed", 5):
+    if any(e.victory == "key" for e in held) or len(held) >= victory_needed(state.castle,
+                                                                           state.queue.get("siege_victory_needed")):
         return att
     return d
 
