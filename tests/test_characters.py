@@ -556,6 +556,16 @@ def test_a_character_cannot_join_itself(joins: object) -> None:
         f"<dict>: blue.placements[1].joins: a character cannot join itself ({joins!r} is this entry)")
 
 
+def test_placements_refuse_a_duplicate_label() -> None:
+    """Explicit placements: a label given twice is refused at the second, as in army lists."""
+    data = scenario([placement("marcher_spearmen", 30, 10, 90, label="Line"),
+                     placement("marcher_halberdiers", 50, 10, 90, label="Line")],
+                    [placement("orc_warriors", 30, 38, 270)])
+    with pytest.raises(ConfigError) as info:
+        load_scenario(data)
+    assert str(info.value) == "<dict>: blue.placements[1].label: 'Line' is also placements[0]'s label; a label names one unit"
+
+
 def test_codec_round_trips_join_leave_challenge_accept_refuse() -> None:
     """CORE.MOVE.JOIN / LEAVE, CORE.CC.CHALLENGE.ISSUE / REFUSE through the flat action codec."""
     codec = ActionCodec(10)

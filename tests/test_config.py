@@ -468,6 +468,16 @@ def test_error_unknown_unit(cfg: Path) -> None:
     assert _error(C.load_army, "men_foo") == f"{path}: units[3].unit: unknown unit 'spermen' for faction 'men'"
 
 
+def test_error_duplicate_label(cfg: Path) -> None:
+    """Two entries with one label: the second is named (a label names one unit in joins, logs and replays)."""
+    data = _men_army(id="men_foo")
+    data["units"][3]["label"] = "Blocks"
+    data["units"][4]["label"] = "Blocks"
+    path = _write(cfg / "armies" / "men_foo.yaml", data)
+    assert _error(C.load_army, "men_foo") == (
+        f"{path}: units[4].label: 'Blocks' is also units[3]'s label; a label names one unit")
+
+
 def test_error_army_via_scenario_names_the_army_file(cfg: Path) -> None:
     data = _men_army(id="men_foo")
     data["units"][0]["general"] = False

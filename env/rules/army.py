@@ -278,6 +278,24 @@ def join_target(entries: Sequence[UnitEntry], i: int) -> int | None:
     return hits[0]
 
 
+def check_labels(entries: Sequence[UnitEntry], what: str = "units") -> list[str]:
+    """Explicit labels name one entry each: the second entry with a label already given is refused.
+
+    A label is how ``joins``, the battle log and replays tell units apart; two entries with the same
+    unit id and no label are fine (each shows its unit's name and uid).
+    """
+    first: dict[str, int] = {}
+    errors: list[str] = []
+    for i, e in enumerate(entries):
+        if e.label is None:
+            continue
+        if e.label in first:
+            errors.append(f"{what}[{i}].label: '{e.label}' is also {what}[{first[e.label]}]'s label; a label names one unit")
+        else:
+            first[e.label] = i
+    return errors
+
+
 def check_joins(entries: Sequence[UnitEntry], faction: FactionConfig, what: str = "units") -> list[str]:
     """Joined characters (CORE.MOVE.JOIN, CORE.SETUP.DEPLOY).
 
@@ -331,6 +349,7 @@ def validate_army(army: ArmyListConfig, faction: FactionConfig) -> list[str]:
         + check_general(army, faction)
         + check_max_per_army(army, faction)
         + check_battle_standard(army, faction)
+        + check_labels(army.units)
         + check_joins(army.units, faction)
         + check_siege_equipment(army, faction)
     )

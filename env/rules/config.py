@@ -1242,7 +1242,7 @@ def _deployment_grid_errors(s: ScenarioConfig) -> list[str]:
 
 def _side_errors(s: ScenarioConfig, name: str, shapes: list[tuple[str, Polygon]], castle: list[Any]) -> list[Problem]:
     """Problems of one side; appends the placements' footprints to ``shapes``."""
-    from env.rules.army import army_points, check_entry, check_joins, entries_points, validate_army
+    from env.rules.army import army_points, check_entry, check_joins, check_labels, entries_points, validate_army
 
     side = s.side(name)
     if side.faction is None:  # an army list without a faction whose file is missing (SideConfig)
@@ -1261,7 +1261,8 @@ def _side_errors(s: ScenarioConfig, name: str, shapes: list[tuple[str, Polygon]]
             return [(display_path(army_path(side.army)), errors[0])]
         return _points_errors(s, name, f"{name}.army: '{side.army}' is", army_points(army, faction))
     problems: list[Problem] = [
-        (None, f"{name}.{e}") for e in check_joins(side.placements or [], faction, "placements")
+        (None, f"{name}.{e}") for e in check_labels(side.placements or [], "placements")
+        + check_joins(side.placements or [], faction, "placements")
     ]
     generals = [i for i, p in enumerate(side.placements or []) if p.general]
     if len(generals) > 1:
