@@ -159,6 +159,30 @@ def _final_eval_spec(items: list[str]) -> dict[str, int]:
     return out
 
 
+def _weight_spec(items: list[str]) -> dict[str, float]:
+    """Parse ``OPPONENT=WEIGHT`` items into the training pool's weights, every one of :data:`OPPONENTS`
+    defaulting to 1.
+
+    Raises:
+        training.cli.UserError: an item is malformed, its weight is not a number above 0, or it names an
+            agent outside :data:`OPPONENTS` (one line naming it).
+    """
+    from training.cli import UserError
+
+    out = dict.fromkeys(OPPONENTS, 1.0)
+    for item in items:
+        name, _, value = item.partition("=")
+        try:
+            weight = float(value)
+        except ValueError:
+            weight = float("nan")
+        if name not in OPPONENTS or not weight > 0 or weight == float("inf"):
+            raise UserError(f"--opponent-weight: '{item}' is not OPPONENT=WEIGHT with OPPONENT one of "
+                            f"{', '.join(OPPONENTS)} and WEIGHT a number above 0")
+        out[name] = weight
+    return out
+
+
 def final_evaluation(model: Path, games: dict[str, int], scenario: str, seed: int) -> dict[str, Any]:
     """Evaluate the final model (deterministic, both seats alternating) against each opponent.
 
@@ -237,6 +261,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--reward-shaping", type=float, default=1.0, help="VP-difference shaping weight (default 1)")
     parser.add_argument("--final-eval", action="append", metavar="OPPONENT=GAMES",
                         help="games of the final evaluation per opponent (default random=100, line_advance=40)")
+    parser.add_argument("--opponent-weight", action="append", metavar="OPPONENT=WEIGHT",
+                        help="relative chance of drawing random or line_advance for a training game (default 1 each)")
     parser.add_argument("--imitation-episodes", type=int, default=0,
                         help="behaviour-cloning warm start: expert games to record first (default 0: none)")
     parser.add_argument("--expert", default="line_advance", help="the agent cloned (default line_advance)")
@@ -261,6 +287,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         if not args.minutes > 0:  # a budget of 0 or less would stop the run at once, and report nothing
             raise UserError(f"--minutes must be above 0, got {args.minutes:g}")
         final_eval = _final_eval_spec(args.final_eval or ["random=100", "line_advance=40"])
+        weights = _weight_spec(args.opponent_weight or [])
 
     from training.config import load_training_config
     from training.train import TrainingError, TrainingInterrupted, train
@@ -273,7 +300,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                   if v is not None})
     with flag_errors():  # a flag out of range: one line naming the flag, exit code 2 (as argparse)
         config = _config({
-            **base, "id": "benchmark_learning", "opponents": [{"agent": o, "weight": 1} for o in OPPONENTS],
+            **base, "id": "benchmark_learning", "opponents": [{"agent": o, "weight": weights[o]} for o in OPPONENTS],
             "total_timesteps": args.steps, "n_envs": args.n_envs, "ppo": ppo, "eval_every": args.eval_every,
             "eval_games": args.eval_games, "checkpoint_every": max(args.eval_every, args.n_steps * args.n_envs),
             "reward_shaping": args.reward_shaping, "seed": args.seed, "run_dir": str(args.run_dir),
@@ -304,7 +331,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                     "cpus": os.cpu_count(), "load_average_1_5_15_at_start": [round(v, 2) for v in load_start],
                     "load_average_1_5_15_at_end": [round(v, 2) for v in load_end]},
         "note": args.note,
-        "scenario": config.scenario, "opponents": list(OPPONENTS), "n_envs": config.n_envs,
+        "scenario": config.scenario, "opponents": list(OPPONENTS), "opponent_weights": weights, "n_envs": config.n_envs,
         "ppo": config.ppo.model_dump(), "reward_shaping": config.reward_shaping,
         "budget": {"minutes": args.minutes, "steps": args.steps},
         "stopped_by": "time" if curve.stopped_by_time else "steps",

@@ -206,6 +206,20 @@ def test_learning_benchmark_checks_minutes_and_final_eval_before_training(capsys
         main(["--final-eval", "random=0", "--out", "unused"])
     assert info.value.code == 2
     assert capsys.readouterr().err == "error: --final-eval: 'random=0' is not OPPONENT=GAMES with GAMES >= 1\n"
+    for bad in ("random=0", "pincers=2", "random=x", "random=inf"):
+        with pytest.raises(SystemExit) as info:
+            main(["--opponent-weight", bad, "--out", "unused"])
+        assert info.value.code == 2
+        assert capsys.readouterr().err == (f"error: --opponent-weight: '{bad}' is not OPPONENT=WEIGHT with OPPONENT one "
+                                           f"of random, line_advance and WEIGHT a number above 0\n")
+
+
+def test_learning_benchmark_opponent_weights() -> None:
+    """``--opponent-weight``: the training pool's weights, 1 for each opponent not named."""
+    from benchmarks.learning import _weight_spec
+
+    assert _weight_spec([]) == {"random": 1.0, "line_advance": 1.0}
+    assert _weight_spec(["random=3", "line_advance=0.5"]) == {"random": 3.0, "line_advance": 0.5}
 
 
 def test_cli_resume_without_a_run_is_one_line(tmp_path: Path) -> None:
