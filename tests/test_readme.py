@@ -1,4 +1,4 @@
-"""The README's statements that code can check: the observation shapes, the files named in its layout."""
+"""The README's statements that code can check: the observation shapes, the files named in its layout, the imitation defaults."""
 
 from __future__ import annotations
 
@@ -59,3 +59,14 @@ def test_readme_layout_names_existing_files() -> None:
         folder = line.split(" ", 1)[0]
         if folder.endswith("/"):
             assert (root / folder).is_dir(), folder
+
+
+def test_readme_imitation_block_shows_every_key_with_its_default() -> None:
+    import yaml
+
+    from training.config import ImitationConfig
+
+    text = README.read_text(encoding="utf-8")
+    block = text[text.index("```yaml\nimitation:") + len("```yaml\n"):]
+    block = block[: block.index("```")]
+    assert yaml.safe_load(block)["imitation"] == ImitationConfig().model_dump()
