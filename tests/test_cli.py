@@ -636,6 +636,53 @@ def test_empty_model_path_is_one_line(runner):
     assert _one_error_line(result) == "error: --blue: no model path given (expected model:PATH to a model.zip) (agent 'model:')"
 
 
+def _saved_model(path, observation_space, action_space):
+    """Save an untrained MaskablePPO for the given spaces at ``path`` (a model of another game or version)."""
+    import gymnasium as gym
+    from sb3_contrib import MaskablePPO
+
+    class Spaces(gym.Env):
+        def __init__(self) -> None:
+            self.observation_space, self.action_space = observation_space, action_space
+
+    MaskablePPO("MultiInputPolicy" if isinstance(observation_space, gym.spaces.Dict) else "MlpPolicy", Spaces(),
+                n_steps=8, batch_size=8, device="cpu").save(str(path))
+    return path
+
+
+@pytest.mark.parametrize(("change", "problem"), [
+    ("box", "the model does not observe a battle (its observation space is Box(-1.0, 1.0, (4,), float32), not a "
+            "Dict of units, globals and action_mask)"),
+    ("features", "the model's 'units' has shape (6, FEAT+1), expected (6, FEAT); was it trained with another "
+                 "version of battleline?"),
+    ("globals", "the model's observation lacks 'globals'; was it trained with another version of battleline?"),
+    ("actions", "the model chooses among 709 actions but its action mask has 704 entries; was it trained with "
+                "another version of battleline?"),
+])
+def test_model_of_another_observation_is_one_line(runner, tmp_path, three_slot_model, change, problem):
+    """These played on and crashed at the first decision with a traceback (or failed in SB3's prediction)."""
+    import numpy as np
+    from gymnasium import spaces
+    from sb3_contrib import MaskablePPO
+
+    from env.observation import N_UNIT_FEAT
+
+    model = MaskablePPO.load(str(three_slot_model), device="cpu")
+    obs, act = dict(model.observation_space.spaces), model.action_space
+    if change == "features":
+        obs["units"] = spaces.Box(-1.0, 10.0, (6, N_UNIT_FEAT + 1), np.float32)
+    elif change == "globals":
+        del obs["globals"]
+    elif change == "actions":
+        act = spaces.Discrete(act.n + 5)
+    space = spaces.Box(-1.0, 1.0, (4,), np.float32) if change == "box" else spaces.Dict(obs)
+    name = f"model:{_saved_model(tmp_path / 'm.zip', space, act)}"
+    result = runner.invoke(app, ["play", "--scenario", SCENARIO, "--blue", name, "--red", "random"])
+    assert result.exit_code == 2, result.output
+    problem = problem.replace("FEAT+1", str(N_UNIT_FEAT + 1)).replace("FEAT", str(N_UNIT_FEAT))
+    assert _one_error_line(result) == f"error: --blue: {name}: {problem} (agent '{name}')"
+
+
 def test_evaluate_a_directory_says_so(runner, tmp_path):
     result = runner.invoke(app, ["evaluate", "--model", str(tmp_path), "--opponents", "random", "--games", "2"])
     assert result.exit_code == 2, result.output
