@@ -683,6 +683,13 @@ def test_model_of_another_observation_is_one_line(runner, tmp_path, three_slot_m
     assert _one_error_line(result) == f"error: --blue: {name}: {problem} (agent '{name}')"
 
 
+def test_evaluate_an_empty_model_path_is_one_line(runner):
+    """``--model ''`` (the current folder) ended in a traceback looking for model.json beside it."""
+    result = runner.invoke(app, ["evaluate", "--model", "", "--opponents", "random", "--games", "2"])
+    assert result.exit_code == 2, result.output
+    assert _one_error_line(result) == "error: . is a directory, not a model file (model.zip)"
+
+
 def test_evaluate_a_directory_says_so(runner, tmp_path):
     result = runner.invoke(app, ["evaluate", "--model", str(tmp_path), "--opponents", "random", "--games", "2"])
     assert result.exit_code == 2, result.output

@@ -853,12 +853,14 @@ def evaluate_cmd(
     out: Annotated[Path | None, typer.Option(help="Also write the results as JSON here.")] = None,
 ) -> None:
     """Win/draw/loss rates of a trained policy against opponents, with Wilson 95% intervals (masks at prediction)."""
-    from agents.learned import ModelLoadError, load_model
+    from agents.learned import ModelLoadError, load_model, model_file_problem
     from training.evaluate import evaluate_model, model_metadata
     from training.play import check_model_agents, default_agents, expand_agent_names
     from training.tournament import check_games_total
 
     with _user_errors():
+        if (problem := model_file_problem(model)) is not None:  # before model.json is looked for beside it
+            raise UserError(problem)
         scenario = scenario or model_metadata(model).get("scenario") or "pitched_battle"  # before any progress bar
         if opponents is None:  # an empty --opponents "" is a mistake, not the default
             opponents = default_agents(scenario)
