@@ -690,6 +690,23 @@ def test_evaluate_an_empty_model_path_is_one_line(runner):
     assert _one_error_line(result) == "error: . is a directory, not a model file (model.zip)"
 
 
+def test_replay_of_an_unfinished_battle_names_no_winner(runner, tmp_path):
+    """A replay saved mid-battle printed "winner: None"."""
+    from env.rules.battle import Battle
+    from training.cli import write_replay
+
+    battle = Battle.from_scenario(SCENARIO, seed=5)
+    rng = random.Random(5)
+    for _ in range(10):
+        battle.apply(rng.choice(battle.legal_actions()))
+    vp = battle.result["vp"]
+    write_replay(battle, tmp_path / "r.json", {"blue": "random", "red": "random"})
+    result = runner.invoke(app, ["replay", str(tmp_path / "r.json"), "--check"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[1] == (f"winner: none yet (the battle is unfinished)  —  VP so far blue "
+                                             f"{vp['blue']}, red {vp['red']}")
+
+
 def test_evaluate_a_directory_says_so(runner, tmp_path):
     result = runner.invoke(app, ["evaluate", "--model", str(tmp_path), "--opponents", "random", "--games", "2"])
     assert result.exit_code == 2, result.output

@@ -262,7 +262,8 @@ def _summary_table(battle: Any, players: dict[str, str] | None) -> Table:
 
 
 def print_result(battle: Any, players: dict[str, str] | None, written: list[tuple[str, Path]]) -> None:
-    """Print the winner, VP, turns, units destroyed per side and the files written (to stdout)."""
+    """Print the winner, VP, turns, units destroyed per side and the files written (to stdout); a battle not over
+    (a replay saved mid-battle) says so instead of naming a winner."""
     from training.play import battle_summary
 
     s = battle_summary(battle)
@@ -270,9 +271,12 @@ def print_result(battle: Any, players: dict[str, str] | None, written: list[tupl
     if winner in SIDES:
         who = f" ({players[winner]})" if players and winner in players else ""
         headline = Text(f"winner: {winner}{who}", style=f"bold {winner}")
+    elif winner is None:  # a replay saved before the end
+        headline = Text("winner: none yet (the battle is unfinished)", style="bold")
     else:
         headline = Text(f"winner: {winner}", style="bold")
-    headline.append(f"  —  VP blue {s['vp']['blue']}, red {s['vp']['red']}", style="default")
+    so_far = " so far" if winner is None else ""
+    headline.append(f"  —  VP{so_far} blue {s['vp']['blue']}, red {s['vp']['red']}", style="default")
     console.print(headline, soft_wrap=True)
     console.print(f"turns: {s['turn']}, decisions: {s['decisions']}, scenario: {battle.scenario.get('id', '?')}, "
                   f"seed: {battle.seed}", soft_wrap=True)
