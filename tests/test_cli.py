@@ -707,6 +707,21 @@ def test_replay_of_an_unfinished_battle_names_no_winner(runner, tmp_path):
                                              f"{vp['blue']}, red {vp['red']}")
 
 
+@pytest.mark.parametrize("command", [
+    ["play", "--scenario", SCENARIO, "--blue", "random", "--red", "model:MODEL", "--replay", "MODEL"],
+    ["evaluate", "--model", "MODEL", "--opponents", "random", "--games", "2", "--out", "MODEL"],
+])
+def test_outputs_never_replace_the_model_played(runner, tmp_path, three_slot_model, command):
+    """The replay or the results were written over the trained model.zip."""
+    model = tmp_path / "model.zip"
+    model.write_bytes(three_slot_model.read_bytes())
+    result = runner.invoke(app, [a.replace("MODEL", str(model)) for a in command])
+    assert result.exit_code == 2, result.output
+    flag, reads = ("--replay", "--red's model") if command[0] == "play" else ("--out", "--model")
+    assert _one_error_line(result) == f"error: {flag} {model}: the same file as {reads}"
+    assert model.read_bytes() == three_slot_model.read_bytes()
+
+
 def test_evaluate_a_directory_says_so(runner, tmp_path):
     result = runner.invoke(app, ["evaluate", "--model", str(tmp_path), "--opponents", "random", "--games", "2"])
     assert result.exit_code == 2, result.output

@@ -309,9 +309,12 @@ def play(
             if path is not None:
                 check_output(flag, path, suffix=suffix)
         check_distinct(("--replay", replay), ("--png", png))
+        from agents.learned import model_file
         from agents.registry import MODEL_PREFIX, make_agent
 
         for flag, name in (("--blue", blue), ("--red", red)):
+            if name.startswith(MODEL_PREFIX):  # the replay would replace the trained model
+                check_distinct(("--replay", replay), reads=(f"{flag}'s model", model_file(name[len(MODEL_PREFIX):])))
             with _agent_flag(flag):  # a model is built (loaded) once, by check_model_agents
                 if not name.startswith(MODEL_PREFIX):
                     make_agent(name)
@@ -857,7 +860,7 @@ def evaluate_cmd(
     out: Annotated[Path | None, typer.Option(help="Also write the results as JSON here.")] = None,
 ) -> None:
     """Win/draw/loss rates of a trained policy against opponents, with Wilson 95% intervals (masks at prediction)."""
-    from agents.learned import ModelLoadError, load_model, model_file_problem
+    from agents.learned import ModelLoadError, load_model, model_file, model_file_problem
     from training.evaluate import evaluate_model, model_metadata
     from training.play import check_model_agents, default_agents, expand_agent_names
     from training.tournament import check_games_total
@@ -880,6 +883,7 @@ def evaluate_cmd(
         _check_seed(seed)
         if out is not None:
             check_output("--out", out)
+            check_distinct(("--out", out), reads=("--model", model_file(model)))  # the results would replace it
         from agents.registry import make_agent
 
         for name in names:
