@@ -690,8 +690,9 @@ def test_evaluate_an_empty_model_path_is_one_line(runner):
     assert _one_error_line(result) == "error: . is a directory, not a model file (model.zip)"
 
 
-def test_replay_of_an_unfinished_battle_names_no_winner(runner, tmp_path):
-    """A replay saved mid-battle printed "winner: None"."""
+@pytest.fixture
+def unfinished_replay(tmp_path):
+    """A skirmish_line replay saved after 10 random decisions, and its battle."""
     from env.rules.battle import Battle
     from training.cli import write_replay
 
@@ -699,12 +700,28 @@ def test_replay_of_an_unfinished_battle_names_no_winner(runner, tmp_path):
     rng = random.Random(5)
     for _ in range(10):
         battle.apply(rng.choice(battle.legal_actions()))
-    vp = battle.result["vp"]
     write_replay(battle, tmp_path / "r.json", {"blue": "random", "red": "random"})
-    result = runner.invoke(app, ["replay", str(tmp_path / "r.json"), "--check"])
+    return tmp_path / "r.json", battle
+
+
+def test_replay_of_an_unfinished_battle_names_no_winner(runner, unfinished_replay):
+    """A replay saved mid-battle printed "winner: None"."""
+    path, battle = unfinished_replay
+    vp = battle.result["vp"]
+    result = runner.invoke(app, ["replay", str(path), "--check"])
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines()[1] == (f"winner: none yet (the battle is unfinished)  —  VP so far blue "
                                              f"{vp['blue']}, red {vp['red']}")
+
+
+def test_detect_warns_of_an_unfinished_battle(runner, unfinished_replay):
+    """Detections of a battle saved mid-battle were shown as those of a whole battle."""
+    path, battle = unfinished_replay
+    result = runner.invoke(app, ["detect", str(path)])
+    assert result.exit_code == 0, result.output
+    assert result.stderr.strip() == (f"warning: {path}: the battle is unfinished (turn {battle.state.turn}, "
+                                     f"{battle.state.stage} stage): tactics are detected in the part played only")
+    assert "tactics detected" in result.stdout
 
 
 @pytest.mark.parametrize("command", [

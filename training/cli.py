@@ -792,6 +792,10 @@ def detect_cmd(
             found = [detect(battle, side) for side in range(len(SIDES))]
         except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
             raise UserError(f"{path}: cannot read the battle's events ({type(exc).__name__}: {exc})") from None
+    if not battle.is_over:  # a replay saved mid-battle: e.g. "all 1 mobile units deployed" of a deployment under way
+        err_console.print(Text(f"warning: {path}: the battle is unfinished (turn {battle.state.turn}, "
+                               f"{battle.state.stage} stage): tactics are detected in the part played only",
+                               style="yellow"), soft_wrap=True)
     for i, side in enumerate(SIDES):
         used = {tid: d for tid, d in found[i].items() if d.used}
         who = f" ({players[side]})" if side in players else ""
