@@ -612,6 +612,16 @@ def test_field_model_on_a_siege_fails_before_playing(runner, tmp_path, three_slo
     assert not (tmp_path / "out").exists()
 
 
+def test_evaluate_says_when_the_scenario_that_does_not_fit_is_the_default(runner, three_slot_model):
+    """A checkpoint has no model.json beside it: the error named pitched_battle, which the user never gave."""
+    result = runner.invoke(app, ["evaluate", "--model", str(three_slot_model), "--opponents", "random",
+                                 "--games", "2"])
+    assert result.exit_code == 2, result.output
+    assert _one_error_line(result) == (f"error: model:{three_slot_model}: {SLOTS_ERROR}; pitched_battle is the "
+                                       f"default when no model.json beside the model names its scenario: give it "
+                                       f"with --scenario")
+
+
 def test_evaluate_checks_opponent_models_too(runner, three_slot_model, siege_model):
     result = runner.invoke(app, ["evaluate", "--model", str(three_slot_model), "--opponents", f"model:{siege_model}",
                                  "--games", "2", "--scenario", SCENARIO])

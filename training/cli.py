@@ -872,7 +872,9 @@ def evaluate_cmd(
     with _user_errors():
         if (problem := model_file_problem(model)) is not None:  # before model.json is looked for beside it
             raise UserError(problem)
-        scenario = scenario or model_metadata(model).get("scenario") or "pitched_battle"  # before any progress bar
+        trained_on = None if scenario else model_metadata(model).get("scenario")  # before any progress bar
+        defaulted = not (scenario or trained_on)  # e.g. a checkpoint: no model.json beside it
+        scenario = scenario or trained_on or "pitched_battle"
         if opponents is None:  # an empty --opponents "" is a mistake, not the default
             opponents = default_agents(scenario)
         names = expand_agent_names(opponents)
@@ -895,7 +897,13 @@ def evaluate_cmd(
                 make_agent(name)  # unknown names fail here, before any game
         try:
             load_model(model)  # a bad file fails here, before the progress bar
-            check_model_agents(scenario, [f"model:{model}", *names])  # and a bad scenario or a model that does not fit
+            try:
+                check_model_agents(scenario, [f"model:{model}", *names])  # and a bad scenario or a model that does not fit
+            except ModelLoadError as exc:
+                if not defaulted:
+                    raise
+                raise ModelLoadError(f"{exc}; {scenario} is the default when no model.json beside the model names "
+                                     f"its scenario: give it with --scenario") from None
             _warn_unpaired("--games", games)
             with LoggedProgress(console=console, transient=True, unit="games") as bar:
                 task = bar.add_task("evaluation", total=games * len(names))
