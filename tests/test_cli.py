@@ -612,6 +612,15 @@ def test_field_model_on_a_siege_fails_before_playing(runner, tmp_path, three_slo
     assert not (tmp_path / "out").exists()
 
 
+def test_play_refuses_an_army_the_scenario_places_before_a_model_slot_check(runner, three_slot_model):
+    """With a model agent, the slot check ran first and blamed the scenario for the refused army's 10 units."""
+    result = runner.invoke(app, ["play", "--scenario", SCENARIO, "--blue", f"model:{three_slot_model}",
+                                 "--blue-army", "dwarfs_iron_throng"])
+    assert result.exit_code == 2, result.output
+    assert _one_error_line(result) == (f"error: blue army 'dwarfs_iron_throng': scenario '{SCENARIO}' places its "
+                                       f"units explicitly (placements), so its army lists cannot be replaced")
+
+
 def test_evaluate_says_when_the_scenario_that_does_not_fit_is_the_default(runner, three_slot_model):
     """A checkpoint has no model.json beside it: the error named pitched_battle, which the user never gave."""
     result = runner.invoke(app, ["evaluate", "--model", str(three_slot_model), "--opponents", "random",

@@ -311,6 +311,7 @@ def play(
         check_distinct(("--replay", replay), ("--png", png))
         from agents.learned import model_file
         from agents.registry import MODEL_PREFIX, make_agent
+        from env.rules.battle import Battle
 
         for flag, name in (("--blue", blue), ("--red", red)):
             if name.startswith(MODEL_PREFIX):  # the replay would replace the trained model
@@ -318,6 +319,8 @@ def play(
             with _agent_flag(flag):  # a model is built (loaded) once, by check_model_agents
                 if not name.startswith(MODEL_PREFIX):
                     make_agent(name)
+                else:  # an army list the scenario refuses is the fault, not the slots its units would need
+                    Battle.from_scenario(scenario, seed=seed, blue_army=blue_army, red_army=red_army)
                 check_model_agents(scenario, [name], [blue_army] if blue_army else None,
                                    [red_army] if red_army else None)
         try:
