@@ -444,6 +444,18 @@ def replay_text() -> str:
         return path.read_text(encoding="utf-8")
 
 
+def test_replay_png_of_a_hand_edited_state_is_one_line(runner, tmp_path, replay_text):
+    """A unit coordinate that is not a number ended the drawing in a traceback."""
+    data = json.loads(replay_text)
+    for unit in data["state"]["units"]:
+        unit["x"] = "left"
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(data))
+    result = runner.invoke(app, ["replay", str(path), "--png", str(tmp_path / "r.png")])
+    assert result.exit_code == 2, result.output
+    assert _one_error_line(result).startswith(f"error: --png: cannot draw {path}'s final state (UFuncTypeError: ")
+
+
 @pytest.mark.parametrize("flag", ["--replay", "--png"])
 def test_play_output_path_that_is_a_folder_is_one_line(runner, tmp_path, flag):
     result = runner.invoke(app, ["play", "--scenario", SCENARIO, "--blue", "random", "--red", "random",

@@ -663,8 +663,12 @@ def replay_cmd(
     if png is not None:
         from env.render import render_battle
 
-        with writing("--png", png):
-            render_battle(battle, png, title=title)
+        try:
+            with writing("--png", png):
+                render_battle(battle, png, title=title)
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:  # a hand-edited state
+            raise _fail(f"--png: cannot draw {path}'s final state ({type(exc).__name__}: {' '.join(str(exc).split())})",
+                        EXIT_USER_ERROR) from None
         written.append(("png", png))
     if gif is not None:
         from env.render import render_gif
