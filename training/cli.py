@@ -877,9 +877,8 @@ def evaluate_cmd(
     from training.tournament import check_games_total
 
     with _user_errors():
-        if (problem := model_file_problem(model)) is not None:  # before model.json is looked for beside it
-            raise UserError(problem)
-        trained_on = None if scenario else model_metadata(model).get("scenario")  # before any progress bar
+        # before any progress bar; a missing model (or '', the current folder) is reported by load_model below
+        trained_on = None if scenario or model_file_problem(model) else model_metadata(model).get("scenario")
         defaulted = not (scenario or trained_on)  # e.g. a checkpoint: no model.json beside it
         scenario = scenario or trained_on or "pitched_battle"
         if opponents is None:  # an empty --opponents "" is a mistake, not the default
