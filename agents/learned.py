@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from gymnasium import spaces
 
-from agents.pair_features import PAIRS_KEY, pair_features
+from agents.pair_features import N_PAIR_FEAT, PAIRS_KEY, pair_features
 from env.encoding import ActionCodec
 from env.siege_encoding import ORDERS as SIEGE_ORDERS
 from env.siege_encoding import SiegeActionCodec
@@ -96,6 +97,22 @@ def load_model(path: str | Path) -> Any:
     return model
 
 
+def _observation_mismatch(model_space: spaces.Dict, expected: spaces.Dict, pair_slots: int) -> str | None:
+    """How a model's observation space differs from the one :class:`Observer` builds (``expected``, plus the
+    ``pairs`` key of ``pair_slots`` slots when not 0), in a few words, or None when every key's shape matches."""
+    want = {key: tuple(box.shape) for key, box in expected.spaces.items()}
+    if pair_slots:
+        want[PAIRS_KEY] = (pair_slots, pair_slots, N_PAIR_FEAT)
+    got = {key: tuple(box.shape or ()) for key, box in model_space.spaces.items()}
+    for key, shape in want.items():
+        if key not in got:
+            return f"the model's observation lacks {key!r}"
+        if got[key] != shape:
+            return f"the model's {key!r} has shape {got[key]}, expected {shape}"
+    extra = sorted(set(got) - set(want))
+    return f"the model's observation has unknown keys {', '.join(map(repr, extra))}" if extra else None
+
+
 class PolicyAgent:
     """An agent that plays with a MaskablePPO policy, masks passed at prediction.
 
@@ -105,6 +122,11 @@ class PolicyAgent:
             the masked action distribution with the agent's own generator (False).
         seed: seeds the sampling generator (unused when deterministic).
         name: the display name (default ``model:<path>`` or ``policy``).
+
+    Raises:
+        ModelLoadError: the file cannot be loaded (:func:`load_model`), or the model's observation space
+            (keys and shapes) or action space is not the one :class:`Observer` and the action codec give
+            (one line naming the model).
 
     Attributes:
         decisions: decisions answered since creation (int).
@@ -124,6 +146,9 @@ class PolicyAgent:
         self.deterministic = deterministic
         self.rng = np.random.default_rng(seed)
         space = self.model.observation_space
+        if not isinstance(space, spaces.Dict) or not {"units", "action_mask"} <= set(space.spaces):
+            raise ModelLoadError(f"{self.name}: the model does not observe a battle (its observation space is "
+                                 f"{space}, not a Dict of units, globals and action_mask)")
         self.n = int(space["units"].shape[0]) // 2
         self.codec = ActionCodec(self.n)
         extra = int(space["action_mask"].shape[0]) - self.codec.size
@@ -136,6 +161,12 @@ class PolicyAgent:
                 f"{self.name}: the model's action mask has {space['action_mask'].shape[0]} entries but "
                 f"{self.n} unit slots give {self.codec.size}; was it trained with another action codec?"
             )
+        mismatch = _observation_mismatch(space, self.observer.space(), self.n if self.pairs else 0)
+        actions = getattr(self.model.action_space, "n", None)
+        if mismatch is None and actions != self.codec.size:
+            mismatch = f"the model chooses among {actions} actions but its action mask has {self.codec.size} entries"
+        if mismatch is not None:
+            raise ModelLoadError(f"{self.name}: {mismatch}; was it trained with another version of battleline?")
         self.side = 0
         self.decisions = 0
         self.illegal = 0

@@ -444,6 +444,18 @@ def replay_text() -> str:
         return path.read_text(encoding="utf-8")
 
 
+def test_replay_png_of_a_hand_edited_state_is_one_line(runner, tmp_path, replay_text):
+    """A unit coordinate that is not a number ended the drawing in a traceback."""
+    data = json.loads(replay_text)
+    for unit in data["state"]["units"]:
+        unit["x"] = "left"
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(data))
+    result = runner.invoke(app, ["replay", str(path), "--png", str(tmp_path / "r.png")])
+    assert result.exit_code == 2, result.output
+    assert _one_error_line(result).startswith(f"error: --png: cannot draw {path}'s final state (UFuncTypeError: ")
+
+
 @pytest.mark.parametrize("flag", ["--replay", "--png"])
 def test_play_output_path_that_is_a_folder_is_one_line(runner, tmp_path, flag):
     result = runner.invoke(app, ["play", "--scenario", SCENARIO, "--blue", "random", "--red", "random",
@@ -612,6 +624,25 @@ def test_field_model_on_a_siege_fails_before_playing(runner, tmp_path, three_slo
     assert not (tmp_path / "out").exists()
 
 
+def test_play_refuses_an_army_the_scenario_places_before_a_model_slot_check(runner, three_slot_model):
+    """With a model agent, the slot check ran first and blamed the scenario for the refused army's 10 units."""
+    result = runner.invoke(app, ["play", "--scenario", SCENARIO, "--blue", f"model:{three_slot_model}",
+                                 "--blue-army", "dwarfs_iron_throng"])
+    assert result.exit_code == 2, result.output
+    assert _one_error_line(result) == (f"error: blue army 'dwarfs_iron_throng': scenario '{SCENARIO}' places its "
+                                       f"units explicitly (placements), so its army lists cannot be replaced")
+
+
+def test_evaluate_says_when_the_scenario_that_does_not_fit_is_the_default(runner, three_slot_model):
+    """A checkpoint has no model.json beside it: the error named pitched_battle, which the user never gave."""
+    result = runner.invoke(app, ["evaluate", "--model", str(three_slot_model), "--opponents", "random",
+                                 "--games", "2"])
+    assert result.exit_code == 2, result.output
+    assert _one_error_line(result) == (f"error: model:{three_slot_model}: {SLOTS_ERROR}; pitched_battle is the "
+                                       f"default when no model.json beside the model names its scenario: give it "
+                                       f"with --scenario")
+
+
 def test_evaluate_checks_opponent_models_too(runner, three_slot_model, siege_model):
     result = runner.invoke(app, ["evaluate", "--model", str(three_slot_model), "--opponents", f"model:{siege_model}",
                                  "--games", "2", "--scenario", SCENARIO])
@@ -634,6 +665,109 @@ def test_empty_model_path_is_one_line(runner):
     result = runner.invoke(app, ["play", "--scenario", SCENARIO, "--blue", "model:", "--red", "random"])
     assert result.exit_code == 2, result.output
     assert _one_error_line(result) == "error: --blue: no model path given (expected model:PATH to a model.zip) (agent 'model:')"
+
+
+def _saved_model(path, observation_space, action_space):
+    """Save an untrained MaskablePPO for the given spaces at ``path`` (a model of another game or version)."""
+    import gymnasium as gym
+    from sb3_contrib import MaskablePPO
+
+    class Spaces(gym.Env):
+        def __init__(self) -> None:
+            self.observation_space, self.action_space = observation_space, action_space
+
+    MaskablePPO("MultiInputPolicy" if isinstance(observation_space, gym.spaces.Dict) else "MlpPolicy", Spaces(),
+                n_steps=8, batch_size=8, device="cpu").save(str(path))
+    return path
+
+
+@pytest.mark.parametrize(("change", "problem"), [
+    ("box", "the model does not observe a battle (its observation space is Box(-1.0, 1.0, (4,), float32), not a "
+            "Dict of units, globals and action_mask)"),
+    ("features", "the model's 'units' has shape (6, FEAT+1), expected (6, FEAT); was it trained with another "
+                 "version of battleline?"),
+    ("globals", "the model's observation lacks 'globals'; was it trained with another version of battleline?"),
+    ("actions", "the model chooses among 709 actions but its action mask has 704 entries; was it trained with "
+                "another version of battleline?"),
+])
+def test_model_of_another_observation_is_one_line(runner, tmp_path, three_slot_model, change, problem):
+    """These played on and crashed at the first decision with a traceback (or failed in SB3's prediction)."""
+    import numpy as np
+    from gymnasium import spaces
+    from sb3_contrib import MaskablePPO
+
+    from env.observation import N_UNIT_FEAT
+
+    model = MaskablePPO.load(str(three_slot_model), device="cpu")
+    obs, act = dict(model.observation_space.spaces), model.action_space
+    if change == "features":
+        obs["units"] = spaces.Box(-1.0, 10.0, (6, N_UNIT_FEAT + 1), np.float32)
+    elif change == "globals":
+        del obs["globals"]
+    elif change == "actions":
+        act = spaces.Discrete(act.n + 5)
+    space = spaces.Box(-1.0, 1.0, (4,), np.float32) if change == "box" else spaces.Dict(obs)
+    name = f"model:{_saved_model(tmp_path / 'm.zip', space, act)}"
+    result = runner.invoke(app, ["play", "--scenario", SCENARIO, "--blue", name, "--red", "random"])
+    assert result.exit_code == 2, result.output
+    problem = problem.replace("FEAT+1", str(N_UNIT_FEAT + 1)).replace("FEAT", str(N_UNIT_FEAT))
+    assert _one_error_line(result) == f"error: --blue: {name}: {problem} (agent '{name}')"
+
+
+def test_evaluate_an_empty_model_path_is_one_line(runner):
+    """``--model ''`` (the current folder) ended in a traceback looking for model.json beside it."""
+    result = runner.invoke(app, ["evaluate", "--model", "", "--opponents", "random", "--games", "2"])
+    assert result.exit_code == 2, result.output
+    assert _one_error_line(result) == "error: . is a directory, not a model file (model.zip)"
+
+
+@pytest.fixture
+def unfinished_replay(tmp_path):
+    """A skirmish_line replay saved after 10 random decisions, and its battle."""
+    from env.rules.battle import Battle
+    from training.cli import write_replay
+
+    battle = Battle.from_scenario(SCENARIO, seed=5)
+    rng = random.Random(5)
+    for _ in range(10):
+        battle.apply(rng.choice(battle.legal_actions()))
+    write_replay(battle, tmp_path / "r.json", {"blue": "random", "red": "random"})
+    return tmp_path / "r.json", battle
+
+
+def test_replay_of_an_unfinished_battle_names_no_winner(runner, unfinished_replay):
+    """A replay saved mid-battle printed "winner: None"."""
+    path, battle = unfinished_replay
+    vp = battle.result["vp"]
+    result = runner.invoke(app, ["replay", str(path), "--check"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[1] == (f"winner: none yet (the battle is unfinished)  —  VP so far blue "
+                                             f"{vp['blue']}, red {vp['red']}")
+
+
+def test_detect_warns_of_an_unfinished_battle(runner, unfinished_replay):
+    """Detections of a battle saved mid-battle were shown as those of a whole battle."""
+    path, battle = unfinished_replay
+    result = runner.invoke(app, ["detect", str(path)])
+    assert result.exit_code == 0, result.output
+    assert result.stderr.strip() == (f"warning: {path}: the battle is unfinished (turn {battle.state.turn}, "
+                                     f"{battle.state.stage} stage): tactics are detected in the part played only")
+    assert "tactics detected" in result.stdout
+
+
+@pytest.mark.parametrize("command", [
+    ["play", "--scenario", SCENARIO, "--blue", "random", "--red", "model:MODEL", "--replay", "MODEL"],
+    ["evaluate", "--model", "MODEL", "--opponents", "random", "--games", "2", "--out", "MODEL"],
+])
+def test_outputs_never_replace_the_model_played(runner, tmp_path, three_slot_model, command):
+    """The replay or the results were written over the trained model.zip."""
+    model = tmp_path / "model.zip"
+    model.write_bytes(three_slot_model.read_bytes())
+    result = runner.invoke(app, [a.replace("MODEL", str(model)) for a in command])
+    assert result.exit_code == 2, result.output
+    flag, reads = ("--replay", "--red's model") if command[0] == "play" else ("--out", "--model")
+    assert _one_error_line(result) == f"error: {flag} {model}: the same file as {reads}"
+    assert model.read_bytes() == three_slot_model.read_bytes()
 
 
 def test_evaluate_a_directory_says_so(runner, tmp_path):

@@ -358,12 +358,11 @@ def test_policy_agent_reads_a_siege_action_mask():
     from gymnasium import spaces
 
     from agents.learned import PolicyAgent
-    from env.observation import N_UNIT_FEAT
+    from env.observation import Observer
     from env.siege_encoding import SiegeActionCodec
 
     codec = SiegeActionCodec(6, 10)
-    space = spaces.Dict({"units": spaces.Box(0, 1, (12, N_UNIT_FEAT)), "action_mask": spaces.Box(0, 1, (codec.size,))})
-    agent = PolicyAgent(SimpleNamespace(observation_space=space))
+    agent = PolicyAgent(SimpleNamespace(observation_space=Observer(codec).space(), action_space=spaces.Discrete(codec.size)))
     assert isinstance(agent.codec, SiegeActionCodec) and agent.codec.elements == 10 and agent.codec.size == codec.size
 
 

@@ -262,7 +262,8 @@ def _summary_table(battle: Any, players: dict[str, str] | None) -> Table:
 
 
 def print_result(battle: Any, players: dict[str, str] | None, written: list[tuple[str, Path]]) -> None:
-    """Print the winner, VP, turns, units destroyed per side and the files written (to stdout)."""
+    """Print the winner, VP, turns, units destroyed per side and the files written (to stdout); a battle not over
+    (a replay saved mid-battle) says so instead of naming a winner."""
     from training.play import battle_summary
 
     s = battle_summary(battle)
@@ -270,9 +271,12 @@ def print_result(battle: Any, players: dict[str, str] | None, written: list[tupl
     if winner in SIDES:
         who = f" ({players[winner]})" if players and winner in players else ""
         headline = Text(f"winner: {winner}{who}", style=f"bold {winner}")
+    elif winner is None:  # a replay saved before the end
+        headline = Text("winner: none yet (the battle is unfinished)", style="bold")
     else:
         headline = Text(f"winner: {winner}", style="bold")
-    headline.append(f"  —  VP blue {s['vp']['blue']}, red {s['vp']['red']}", style="default")
+    so_far = " so far" if winner is None else ""
+    headline.append(f"  —  VP{so_far} blue {s['vp']['blue']}, red {s['vp']['red']}", style="default")
     console.print(headline, soft_wrap=True)
     console.print(f"turns: {s['turn']}, decisions: {s['decisions']}, scenario: {battle.scenario.get('id', '?')}, "
                   f"seed: {battle.seed}", soft_wrap=True)
@@ -305,12 +309,18 @@ def play(
             if path is not None:
                 check_output(flag, path, suffix=suffix)
         check_distinct(("--replay", replay), ("--png", png))
+        from agents.learned import model_file
         from agents.registry import MODEL_PREFIX, make_agent
+        from env.rules.battle import Battle
 
         for flag, name in (("--blue", blue), ("--red", red)):
+            if name.startswith(MODEL_PREFIX):  # the replay would replace the trained model
+                check_distinct(("--replay", replay), reads=(f"{flag}'s model", model_file(name[len(MODEL_PREFIX):])))
             with _agent_flag(flag):  # a model is built (loaded) once, by check_model_agents
                 if not name.startswith(MODEL_PREFIX):
                     make_agent(name)
+                else:  # an army list the scenario refuses is the fault, not the slots its units would need
+                    Battle.from_scenario(scenario, seed=seed, blue_army=blue_army, red_army=red_army)
                 check_model_agents(scenario, [name], [blue_army] if blue_army else None,
                                    [red_army] if red_army else None)
         try:
@@ -653,8 +663,12 @@ def replay_cmd(
     if png is not None:
         from env.render import render_battle
 
-        with writing("--png", png):
-            render_battle(battle, png, title=title)
+        try:
+            with writing("--png", png):
+                render_battle(battle, png, title=title)
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:  # a hand-edited state
+            raise _fail(f"--png: cannot draw {path}'s final state ({type(exc).__name__}: {' '.join(str(exc).split())})",
+                        EXIT_USER_ERROR) from None
         written.append(("png", png))
     if gif is not None:
         from env.render import render_gif
@@ -785,6 +799,10 @@ def detect_cmd(
             found = [detect(battle, side) for side in range(len(SIDES))]
         except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
             raise UserError(f"{path}: cannot read the battle's events ({type(exc).__name__}: {exc})") from None
+    if not battle.is_over:  # a replay saved mid-battle: e.g. "all 1 mobile units deployed" of a deployment under way
+        err_console.print(Text(f"warning: {path}: the battle is unfinished (turn {battle.state.turn}, "
+                               f"{battle.state.stage} stage): tactics are detected in the part played only",
+                               style="yellow"), soft_wrap=True)
     for i, side in enumerate(SIDES):
         used = {tid: d for tid, d in found[i].items() if d.used}
         who = f" ({players[side]})" if side in players else ""
@@ -853,13 +871,16 @@ def evaluate_cmd(
     out: Annotated[Path | None, typer.Option(help="Also write the results as JSON here.")] = None,
 ) -> None:
     """Win/draw/loss rates of a trained policy against opponents, with Wilson 95% intervals (masks at prediction)."""
-    from agents.learned import ModelLoadError, load_model
+    from agents.learned import ModelLoadError, load_model, model_file, model_file_problem
     from training.evaluate import evaluate_model, model_metadata
     from training.play import check_model_agents, default_agents, expand_agent_names
     from training.tournament import check_games_total
 
     with _user_errors():
-        scenario = scenario or model_metadata(model).get("scenario") or "pitched_battle"  # before any progress bar
+        # before any progress bar; a missing model (or '', the current folder) is reported by load_model below
+        trained_on = None if scenario or model_file_problem(model) else model_metadata(model).get("scenario")
+        defaulted = not (scenario or trained_on)  # e.g. a checkpoint: no model.json beside it
+        scenario = scenario or trained_on or "pitched_battle"
         if opponents is None:  # an empty --opponents "" is a mistake, not the default
             opponents = default_agents(scenario)
         names = expand_agent_names(opponents)
@@ -874,6 +895,7 @@ def evaluate_cmd(
         _check_seed(seed)
         if out is not None:
             check_output("--out", out)
+            check_distinct(("--out", out), reads=("--model", model_file(model)))  # the results would replace it
         from agents.registry import make_agent
 
         for name in names:
@@ -881,7 +903,13 @@ def evaluate_cmd(
                 make_agent(name)  # unknown names fail here, before any game
         try:
             load_model(model)  # a bad file fails here, before the progress bar
-            check_model_agents(scenario, [f"model:{model}", *names])  # and a bad scenario or a model that does not fit
+            try:
+                check_model_agents(scenario, [f"model:{model}", *names])  # and a bad scenario or a model that does not fit
+            except ModelLoadError as exc:
+                if not defaulted:
+                    raise
+                raise ModelLoadError(f"{exc}; {scenario} is the default when no model.json beside the model names "
+                                     f"its scenario: give it with --scenario") from None
             _warn_unpaired("--games", games)
             with LoggedProgress(console=console, transient=True, unit="games") as bar:
                 task = bar.add_task("evaluation", total=games * len(names))
