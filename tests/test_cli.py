@@ -768,6 +768,12 @@ def test_outputs_never_replace_the_model_played(runner, tmp_path, three_slot_mod
     flag, reads = ("--replay", "--red's model") if command[0] == "play" else ("--out", "--model")
     assert _one_error_line(result) == f"error: {flag} {model}: the same file as {reads}"
     assert model.read_bytes() == three_slot_model.read_bytes()
+    meta = model.with_suffix(".json")  # nor the model.json beside it
+    meta.write_text("{}")
+    result = runner.invoke(app, [a.replace("MODEL", str(model)) for a in command[:-1]] + [str(meta)])
+    assert result.exit_code == 2, result.output
+    assert _one_error_line(result) == f"error: {flag} {meta}: the same file as {reads}'s model.json"
+    assert meta.read_text() == "{}"
 
 
 def test_evaluate_a_directory_says_so(runner, tmp_path):

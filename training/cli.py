@@ -221,6 +221,16 @@ def check_distinct(*outputs: tuple[str, Path | None], reads: tuple[str, Path] | 
         seen[key] = flag
 
 
+def _check_not_model(output: tuple[str, Path | None], what: str, model: str | Path) -> None:
+    """Reject an output that is the model file being played or the ``model.json`` beside it (one line, UserError):
+    "--out run/model.json: the same file as --model's model.json"."""
+    from agents.learned import model_file
+
+    path = model_file(model)
+    check_distinct(output, reads=(what, path))
+    check_distinct(output, reads=(f"{what}'s model.json", path.with_suffix(".json")))
+
+
 @contextmanager
 def writing(flag: str, path: Path) -> Iterator[None]:
     """Turn an OSError while writing the user-given output ``path`` (or a file in it) into one line naming ``flag``.
@@ -309,13 +319,12 @@ def play(
             if path is not None:
                 check_output(flag, path, suffix=suffix)
         check_distinct(("--replay", replay), ("--png", png))
-        from agents.learned import model_file
         from agents.registry import MODEL_PREFIX, make_agent
         from env.rules.battle import Battle
 
         for flag, name in (("--blue", blue), ("--red", red)):
             if name.startswith(MODEL_PREFIX):  # the replay would replace the trained model
-                check_distinct(("--replay", replay), reads=(f"{flag}'s model", model_file(name[len(MODEL_PREFIX):])))
+                _check_not_model(("--replay", replay), f"{flag}'s model", name[len(MODEL_PREFIX):])
             with _agent_flag(flag):  # a model is built (loaded) once, by check_model_agents
                 if not name.startswith(MODEL_PREFIX):
                     make_agent(name)
@@ -679,7 +688,7 @@ def replay_cmd(
         except (ConfigError, ValueError, TypeError, KeyError) as exc:  # IllegalActionError is a ValueError
             raise _fail(f"--gif: cannot re-simulate {path} ({type(exc).__name__}: {_in_replay(exc, path)})",
                         EXIT_CHECK_FAILED) from None
-        written.append((f"gif ({frames} frames)", gif))
+        written.append((f"gif ({frames} frame{'' if frames == 1 else 's'})", gif))
     print_result(battle, players, written)
 
 
@@ -871,7 +880,7 @@ def evaluate_cmd(
     out: Annotated[Path | None, typer.Option(help="Also write the results as JSON here.")] = None,
 ) -> None:
     """Win/draw/loss rates of a trained policy against opponents, with Wilson 95% intervals (masks at prediction)."""
-    from agents.learned import ModelLoadError, load_model, model_file, model_file_problem
+    from agents.learned import ModelLoadError, load_model, model_file_problem
     from training.evaluate import evaluate_model, model_metadata
     from training.play import check_model_agents, default_agents, expand_agent_names
     from training.tournament import check_games_total
@@ -895,7 +904,7 @@ def evaluate_cmd(
         _check_seed(seed)
         if out is not None:
             check_output("--out", out)
-            check_distinct(("--out", out), reads=("--model", model_file(model)))  # the results would replace it
+            _check_not_model(("--out", out), "--model", model)  # the results would replace it
         from agents.registry import make_agent
 
         for name in names:
