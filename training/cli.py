@@ -228,7 +228,8 @@ def _check_not_model(output: tuple[str, Path | None], what: str, model: str | Pa
 
     path = model_file(model)
     check_distinct(output, reads=(what, path))
-    check_distinct(output, reads=(f"{what}'s model.json", path.with_suffix(".json")))
+    if path.name:  # '' (the current folder) is no model, and load_model says so
+        check_distinct(output, reads=(f"{what}'s model.json", path.with_suffix(".json")))
 
 
 @contextmanager
