@@ -34,6 +34,7 @@ the run itself (checkpoints, TensorBoard) goes to ``runs/benchmark_learning``
 from __future__ import annotations
 
 import json
+import math
 import os
 import platform
 import shlex
@@ -176,7 +177,7 @@ def _weight_spec(items: list[str]) -> dict[str, float]:
             weight = float(value)
         except ValueError:
             weight = float("nan")
-        if name not in OPPONENTS or not weight > 0 or weight == float("inf"):
+        if name not in OPPONENTS or not (weight > 0 and math.isfinite(weight)):
             raise UserError(f"--opponent-weight: '{item}' is not OPPONENT=WEIGHT with OPPONENT one of "
                             f"{', '.join(OPPONENTS)} and WEIGHT a number above 0")
         out[name] = weight

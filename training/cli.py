@@ -225,11 +225,12 @@ def _check_not_model(output: tuple[str, Path | None], what: str, model: str | Pa
     """Reject an output that is the model file being played or the ``model.json`` beside it (one line, UserError):
     "--out run/model.json: the same file as --model's model.json"."""
     from agents.learned import model_file
+    from training.evaluate import metadata_path
 
     path = model_file(model)
     check_distinct(output, reads=(what, path))
     if path.name:  # '' (the current folder) is no model, and load_model says so
-        check_distinct(output, reads=(f"{what}'s model.json", path.with_suffix(".json")))
+        check_distinct(output, reads=(f"{what}'s model.json", metadata_path(path)))
 
 
 @contextmanager
@@ -323,14 +324,17 @@ def play(
         from agents.registry import MODEL_PREFIX, make_agent
         from env.rules.battle import Battle
 
+        models = [(flag, name) for flag, name in (("--blue", blue), ("--red", red)) if name.startswith(MODEL_PREFIX)]
         for flag, name in (("--blue", blue), ("--red", red)):
-            if name.startswith(MODEL_PREFIX):  # the replay would replace the trained model
+            if (flag, name) in models:  # the replay would replace the trained model
                 _check_not_model(("--replay", replay), f"{flag}'s model", name[len(MODEL_PREFIX):])
-            with _agent_flag(flag):  # a model is built (loaded) once, by check_model_agents
-                if not name.startswith(MODEL_PREFIX):
+            else:
+                with _agent_flag(flag):
                     make_agent(name)
-                else:  # an army list the scenario refuses is the fault, not the slots its units would need
-                    Battle.from_scenario(scenario, seed=seed, blue_army=blue_army, red_army=red_army)
+        if models:  # an army list the scenario refuses is the fault, not the slots its units would need
+            Battle.from_scenario(scenario, seed=seed, blue_army=blue_army, red_army=red_army)
+        for flag, name in models:
+            with _agent_flag(flag):  # a model is built (loaded) once, by check_model_agents
                 check_model_agents(scenario, [name], [blue_army] if blue_army else None,
                                    [red_army] if red_army else None)
         try:

@@ -148,6 +148,15 @@ def summarise(records: Sequence[GameRecord]) -> dict[str, dict[str, Any]]:
     return out
 
 
+def metadata_path(model_path: str | Path) -> Path:
+    """Where the ``model.json`` of a model saved as ``model_path`` lies: beside it, ``run/model.zip`` → ``run/model.json``.
+
+    Raises:
+        ValueError: ``model_path`` has no file name (``''``, the current folder).
+    """
+    return Path(model_path).with_suffix(".json")
+
+
 def model_metadata(model_path: str | Path) -> dict[str, Any]:
     """The ``model.json`` saved beside a trained ``model.zip`` ({} when there is none).
 
@@ -155,7 +164,7 @@ def model_metadata(model_path: str | Path) -> dict[str, Any]:
         ConfigError: the file cannot be read, is not a JSON object, or its ``scenario`` is not a
             scenario name or YAML path that exists (one line naming ``model.json`` and the field).
     """
-    meta = Path(model_path).with_suffix(".json")
+    meta = metadata_path(model_path)
     if not meta.is_file():
         return {}
     try:
