@@ -445,15 +445,54 @@ def replay_text() -> str:
 
 
 def test_replay_png_of_a_hand_edited_state_is_one_line(runner, tmp_path, replay_text):
-    """A unit coordinate that is not a number ended the drawing in a traceback."""
+    """A side that is no side (well typed, so the replay loads) ended the drawing in a traceback."""
     data = json.loads(replay_text)
-    for unit in data["state"]["units"]:
-        unit["x"] = "left"
+    data["state"]["units"][0]["side"] = 7
     path = tmp_path / "r.json"
     path.write_text(json.dumps(data))
     result = runner.invoke(app, ["replay", str(path), "--png", str(tmp_path / "r.png")])
     assert result.exit_code == 2, result.output
-    assert _one_error_line(result).startswith(f"error: --png: cannot draw {path}'s final state (UFuncTypeError: ")
+    assert _one_error_line(result) == (f"error: --png: cannot draw {path}'s final state "
+                                       f"(IndexError: tuple index out of range)")
+
+
+@pytest.mark.parametrize(("edit", "problem"), [
+    (lambda s: s.update(turn="x"), 'state.turn: Input should be a valid integer, got "x"'),
+    (lambda s: s["units"][3].update(x="abc"), 'state.units[3].x: Input should be a valid number, got "abc"'),
+    (lambda s: s["units"][3]["profile"].update(M=None),
+     "state.units[3].profile.M: Input should be a valid integer, got null"),
+    (lambda s: s["units"][1].update(models=2.0), "state.units[1].models: Input should be a valid integer, got 2.0"),
+    (lambda s: s["units"][0].update(deployed=1), "state.units[0].deployed: Input should be a valid boolean, got 1"),
+    (lambda s: s["units"][2].pop("uid"), "state.units[2]: missing field 'uid'"),
+    (lambda s: s.pop("units"), "state: missing field 'units'"),
+    (lambda s: s.update(units={"a": 1}), 'state.units: Input should be a valid array, got {"a": 1}'),
+    (lambda s: s["terrain"][0].update(polygon=[[0.0, 0.0, 1.0]]),
+     "state.terrain[0].polygon[0]: Tuple should have at most 2 items after validation, not 3, got [0.0, 0.0, 1.0]"),
+])
+@pytest.mark.parametrize("command", [["replay"], ["replay", "--check"], ["detect"]])
+def test_a_saved_state_field_of_the_wrong_type_is_one_line(runner, tmp_path, replay_text, edit, problem, command):
+    """The state was loaded unchecked: "turns: x" was printed, or a later step raised a traceback."""
+    path = _edited_replay(tmp_path, replay_text, lambda d: edit(d["state"]))
+    result = runner.invoke(app, [*command, path])
+    assert result.exit_code == 2, result.output
+    assert _one_error_line(result) == f"error: {path}: not a battleline replay ({problem})"
+    assert result.stdout == ""
+
+
+def test_a_castle_element_field_of_the_wrong_type_is_one_line(runner, tmp_path):
+    from env.rules.battle import Battle
+    from training.cli import write_replay
+
+    path = tmp_path / "siege.json"
+    write_replay(Battle.from_scenario("gate_assault", seed=1), path, {"blue": "random", "red": "random"})
+    assert runner.invoke(app, ["replay", str(path)]).exit_code == 0
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["state"]["castle"][1]["damage_bonus"] = "3"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    result = runner.invoke(app, ["replay", str(path)])
+    assert result.exit_code == 2, result.output
+    assert _one_error_line(result) == (f"error: {path}: not a battleline replay "
+                                       f'(state.castle[1].damage_bonus: Input should be a valid integer, got "3")')
 
 
 @pytest.mark.parametrize("flag", ["--replay", "--png"])

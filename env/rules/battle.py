@@ -30,6 +30,7 @@ panic) is resolved automatically with the battle's dice.
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import numbers
 from pathlib import Path
@@ -45,6 +46,53 @@ from env.rules.setup import build_state
 from env.rules.state import SIDES, BattleState, UnitState
 
 FORMAT_VERSION = 1
+
+_QUOTED_CHARS = 60
+"""The longest value a state type error quotes (longer ones are cut with '…')."""
+
+
+@functools.cache
+def _state_adapters() -> tuple[Any, Any]:
+    """pydantic TypeAdapters over :class:`BattleState` and a list of castle elements (built once: tens of ms)."""
+    from pydantic import TypeAdapter
+
+    from env.rules.siege.castle import CastleElement
+
+    return TypeAdapter(BattleState), TypeAdapter(list[CastleElement])
+
+
+def state_type_error(state: dict[str, Any], where: str = "state") -> str | None:
+    """The first field of a saved state (:meth:`BattleState.to_dict` read back from JSON, found at ``where``) whose
+    type is wrong, as "state.units[3].profile.M: Input should be a valid integer, got null", or None when every
+    type is right.
+
+    pydantic checks ``state`` in strict JSON mode against the annotations of :class:`BattleState` (units,
+    profiles, terrain, engagements) and, for ``castle``, of :class:`env.rules.siege.castle.CastleElement`: an
+    integer field takes no float, string or boolean; a float field takes an integer; a missing required
+    field is named ("state.units[3]: missing field 'uid'"). Unknown keys are not its concern. The cost is one
+    ``json.dumps`` of the state, not of the replay's events.
+    """
+    from pydantic import ValidationError
+
+    from env.rules.config import loc_text
+
+    battle_state, castle = _state_adapters()
+    checks = [(battle_state, state, (where,))]
+    if isinstance(state.get("castle"), list):
+        checks.append((castle, state["castle"], (where, "castle")))
+    for adapter, value, prefix in checks:
+        try:
+            adapter.validate_json(json.dumps(value), strict=True)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            loc = prefix + tuple(err["loc"])
+            if err["type"] == "missing":
+                return f"{loc_text(loc[:-1])}: missing field '{loc[-1]}'"
+            quoted = json.dumps(err["input"])
+            if len(quoted) > _QUOTED_CHARS:
+                quoted = quoted[:_QUOTED_CHARS] + "…"
+            return f"{loc_text(loc)}: {err['msg']}, got {quoted}"
+    return None
 
 
 def _seed_problem(seed: Any) -> str | None:
@@ -435,12 +483,17 @@ class Battle:
 
         Raises:
             ValueError: the text is not a battle saved by this format (or its
-                ``events`` or ``actions`` are not lists of objects).
+                ``events`` or ``actions`` are not lists of objects, or a field of
+                ``state`` has the wrong type: :func:`state_type_error`, e.g.
+                "not a battleline replay (state.units[3].x: Input should be a valid number, got \"abc\")").
         """
         data = cls._replay_data(text)
         for key in ("state", "rng"):
             if not isinstance(data[key], dict):
                 raise ValueError(f"not a battleline replay ({key} must be an object)")
+        problem = state_type_error(data["state"])
+        if problem:
+            raise ValueError(f"not a battleline replay ({problem})")
         state = BattleState.from_dict(data["state"])
         battle = cls(state, Dice(data["rng"]), data["scenario"], data["seed"])
         battle.events = data["events"]
