@@ -362,8 +362,8 @@ def test_model_with_nan_weights_is_refused_before_playing(runner, tmp_path, thre
     assert result.exit_code == 2, result.output
     problem = (f"{path}: the policy's weights are not finite (NaN or infinite): its training diverged, "
                f"and it cannot choose an action")
-    expected = f"error: {problem}" if command[0] == "evaluate" else f"error: --blue: {problem} (agent 'model:{path}')"
-    assert _one_error_line(result) == expected
+    flag = "--model" if command[0] == "evaluate" else "--blue"
+    assert _one_error_line(result) == f"error: {flag}: {problem} (agent 'model:{path}')"
 
 
 @pytest.mark.parametrize("command", [
@@ -751,13 +751,17 @@ def test_model_of_another_observation_is_one_line(runner, tmp_path, three_slot_m
     assert result.exit_code == 2, result.output
     problem = problem.replace("FEAT+1", str(N_UNIT_FEAT + 1)).replace("FEAT", str(N_UNIT_FEAT))
     assert _one_error_line(result) == f"error: --blue: {name}: {problem} (agent '{name}')"
+    result = runner.invoke(app, ["evaluate", "--scenario", SCENARIO, "--model", str(tmp_path / "m.zip"),
+                                 "--opponents", "random", "--games", "2"])
+    assert result.exit_code == 2, result.output
+    assert _one_error_line(result) == f"error: --model: {name}: {problem} (agent '{name}')"
 
 
 def test_evaluate_an_empty_model_path_is_one_line(runner):
     """``--model ''`` (the current folder) ended in a traceback looking for model.json beside it."""
     result = runner.invoke(app, ["evaluate", "--model", "", "--opponents", "random", "--games", "2"])
     assert result.exit_code == 2, result.output
-    assert _one_error_line(result) == "error: . is a directory, not a model file (model.zip)"
+    assert _one_error_line(result) == "error: --model: . is a directory, not a model file (model.zip) (agent 'model:.')"
 
 
 @pytest.fixture
@@ -818,7 +822,28 @@ def test_outputs_never_replace_the_model_played(runner, tmp_path, three_slot_mod
 def test_evaluate_a_directory_says_so(runner, tmp_path):
     result = runner.invoke(app, ["evaluate", "--model", str(tmp_path), "--opponents", "random", "--games", "2"])
     assert result.exit_code == 2, result.output
-    assert _one_error_line(result) == f"error: {tmp_path} is a directory, not a model file (model.zip)"
+    assert _one_error_line(result) == (f"error: --model: {tmp_path} is a directory, not a model file (model.zip) "
+                                       f"(agent 'model:{tmp_path}')")
+
+
+@pytest.mark.parametrize(("content", "problem"), [
+    (None, "model file not found: PATH"),
+    (b"not a zip", "PATH: not a MaskablePPO model (ValueError: Error: the file PATH wasn't a zip-file)"),
+])
+@pytest.mark.parametrize("command", [
+    ["play", "--scenario", SCENARIO, "--blue", "model:PATH", "--red", "random"],
+    ["evaluate", "--scenario", SCENARIO, "--model", "PATH", "--opponents", "random", "--games", "2"],
+])
+def test_a_bad_model_file_names_its_option(runner, tmp_path, content, problem, command):
+    """evaluate's errors about its model did not name --model, as play's name --blue or --red."""
+    path = tmp_path / "m.zip"
+    if content is not None:
+        path.write_bytes(content)
+    result = runner.invoke(app, [a.replace("PATH", str(path)) for a in command])
+    assert result.exit_code == 2, result.output
+    flag = "--model" if command[0] == "evaluate" else "--blue"
+    assert _one_error_line(result) == f"error: {flag}: {problem.replace('PATH', str(path))} (agent 'model:{path}')"
+    assert result.stdout == ""
 
 
 def test_coverage_rejects_a_negative_battle_count(runner):

@@ -885,13 +885,13 @@ def evaluate_cmd(
     out: Annotated[Path | None, typer.Option(help="Also write the results as JSON here.")] = None,
 ) -> None:
     """Win/draw/loss rates of a trained policy against opponents, with Wilson 95% intervals (masks at prediction)."""
-    from agents.learned import ModelLoadError, load_model, model_file_problem
+    from agents.learned import ModelLoadError, model_file_problem
     from training.evaluate import evaluate_model, model_metadata
     from training.play import check_model_agents, default_agents, expand_agent_names
     from training.tournament import check_games_total
 
     with _user_errors():
-        # before any progress bar; a missing model (or '', the current folder) is reported by load_model below
+        # before any progress bar; a missing model (or '', the current folder) is reported by make_agent below
         trained_on = None if scenario or model_file_problem(model) else model_metadata(model).get("scenario")
         defaulted = not (scenario or trained_on)  # e.g. a checkpoint: no model.json beside it
         scenario = scenario or trained_on or "pitched_battle"
@@ -910,13 +910,14 @@ def evaluate_cmd(
         if out is not None:
             check_output("--out", out)
             _check_not_model(("--out", out), "--model", model)  # the results would replace it
-        from agents.registry import make_agent
+        from agents.registry import MODEL_PREFIX, make_agent
 
         for name in names:
             with _agent_flag("--opponents"):
                 make_agent(name)  # unknown names fail here, before any game
         try:
-            load_model(model)  # a bad file fails here, before the progress bar
+            with _agent_flag("--model"):  # a bad file fails here, before the progress bar, as play's --blue/--red
+                make_agent(f"{MODEL_PREFIX}{model}")
             try:
                 check_model_agents(scenario, [f"model:{model}", *names])  # and a bad scenario or a model that does not fit
             except ModelLoadError as exc:
