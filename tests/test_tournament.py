@@ -259,3 +259,81 @@ def test_agent_groups() -> None:
     assert "line_advance" in field and "open_loop" in field
     assert expand_agent_names("random,all-field,pincers") == ["random", *field]
     assert expand_agent_names("all-scripted") == [n for n in AGENT_NAMES if n != "random"]
+
+
+# ----------------------------------------------------------------------------- --workers
+@pytest.mark.parametrize(("cpus", "workers", "games", "expected"), [
+    (2, None, 10, (2, None)),
+    (16, None, 3, (3, None)),
+    (2, 2, 10, (2, None)),
+    (2, 64, 10, (2, "the machine's CPU count")),
+    (16, 8, 4, (4, "the number of games")),
+    (4, 100_000, 4, (4, "the number of games and the machine's CPU count")),
+    (None, 3, 10, (1, "the machine's CPU count")),  # os.cpu_count() may not know
+])
+def test_worker_count_caps_at_the_games_and_the_cpus(monkeypatch, cpus, workers, games, expected) -> None:
+    from training import backends
+
+    monkeypatch.setattr(backends.os, "cpu_count", lambda: cpus)
+    assert backends.worker_count(workers, games) == expected
+
+
+def test_worker_count_refuses_fewer_than_one() -> None:
+    from training.backends import worker_count
+
+    with pytest.raises(ValueError, match=r"^workers must be at least 1, got 0$"):
+        worker_count(0, 4)
+
+
+@pytest.mark.parametrize(("cpus", "args", "warning", "used"), [
+    (1, ["--workers", "64"], "warning: --workers 64: using 1 (the machine's CPU count)", 1),
+    (16, ["--workers", "8", "--games-per-pair", "1"], "warning: --workers 8: using 1 (the number of games)", 1),
+    (1, [], None, 1),  # the default (every core) is sized silently
+    (1, ["--workers", "1"], None, 1),
+])
+def test_cli_tournament_workers_are_capped_in_one_line(tmp_path: Path, monkeypatch, cpus, args, warning,
+                                                       used) -> None:
+    """--workers 100000 tried to start that many processes (or a local Ray instance of that many CPUs)."""
+    from typer.testing import CliRunner
+
+    from training import backends
+    from training.cli import app
+
+    monkeypatch.setattr(backends.os, "cpu_count", lambda: cpus)
+    result = CliRunner().invoke(app, ["tournament", "--scenario", FAST, "--agents", "random,line_advance",
+                                      "--games-per-pair", "2", "--out", str(tmp_path), *args])
+    assert result.exit_code == 0, result.output
+    lines = [line for line in result.stderr.splitlines() if "is odd" not in line]  # --games-per-pair 1 is odd
+    assert lines == ([warning] if warning else [])
+    assert json.loads((tmp_path / "results.json").read_text())["workers"] == used
+    assert f"on {used} worker{'s' * (used != 1)} (process)" in result.stdout
+
+
+@pytest.mark.parametrize("command", [
+    ["tournament", "--agents", "random,line_advance"],
+    ["parity", "--agent", "line_advance"],
+])
+@pytest.mark.parametrize("workers", ["0", "-3"])
+def test_cli_workers_below_one_are_one_line(tmp_path: Path, command: list[str], workers: str) -> None:
+    from typer.testing import CliRunner
+
+    from training.cli import app
+
+    result = CliRunner().invoke(app, [*command, "--scenario", FAST, "--workers", workers, "--out", str(tmp_path)])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.strip() == f"error: --workers must be at least 1, got {workers}"
+    assert not (tmp_path / "results.json").exists()
+
+
+def test_cli_parity_workers_are_capped_in_one_line(tmp_path: Path, monkeypatch) -> None:
+    from typer.testing import CliRunner
+
+    from training import backends
+    from training.cli import app
+
+    monkeypatch.setattr(backends.os, "cpu_count", lambda: 1)
+    result = CliRunner().invoke(app, ["parity", "--agent", "line_advance", "--scenario", FAST, "--games", "2",
+                                      "--workers", "8", "--out", str(tmp_path)], env={"COLUMNS": "200"})
+    assert result.exit_code in (0, 1), result.output
+    assert result.stderr.splitlines()[0] == "warning: --workers 8: using 1 (the machine's CPU count)"
+    assert json.loads((tmp_path / "parity.json").read_text())["games"] == 2

@@ -11,6 +11,9 @@ Backends (:data:`BACKENDS`):
 * ``process`` — :class:`concurrent.futures.ProcessPoolExecutor` with
   ``workers`` processes started by a fork server (:data:`START_METHOD`);
   ``workers=1`` plays in this process.
+
+Callers size ``workers`` with :func:`worker_count`: at most one per game and
+one per CPU of this machine.
 * ``ray`` — one Ray task per game (``num_cpus=1`` each). An already initialised
   Ray is used as it is; otherwise ``ray.init(address=ray_address)`` joins a
   cluster, or, without an address, starts a local instance with ``workers``
@@ -21,6 +24,7 @@ Backends (:data:`BACKENDS`):
 from __future__ import annotations
 
 import multiprocessing
+import os
 import socket
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -39,6 +43,28 @@ START_METHOD = "forkserver"
 copies torch's OpenMP thread pool in whatever state the parent left it (the parent loads each ``model:PATH``
 entrant and runs its policy once to check it), and a forked worker's first policy forward then waits
 forever on that pool's barrier."""
+
+
+def worker_count(workers: int | None, games: int) -> tuple[int, str | None]:
+    """The workers to start for ``games`` games: ``workers`` (None: one per CPU) capped at ``games`` (more
+    would have no game to play) and at :func:`os.cpu_count` (more would only share the CPUs), and at least 1.
+    It sizes the process pool and a local Ray instance; a Ray cluster (``ray_address``) brings its own CPUs.
+
+    Returns:
+        The count, and why a requested ``workers`` was lowered ("the number of games", "the machine's CPU
+        count", or both joined by "and"); None when ``workers`` is None or not lowered.
+
+    Raises:
+        ValueError: ``workers`` < 1.
+    """
+    if workers is not None and workers < 1:
+        raise ValueError(f"workers must be at least 1, got {workers}")
+    cpus = os.cpu_count() or 1
+    caps = {"the number of games": max(1, games), "the machine's CPU count": cpus}
+    n = min(workers or cpus, *caps.values())
+    if workers is None or n == workers:
+        return n, None
+    return n, " and ".join(why for why, cap in caps.items() if cap == n)
 
 
 class Spec(Protocol):

@@ -393,6 +393,18 @@ def _check_run_options(workers: int | None, backend: str, ray_address: str | Non
             raise UserError(str(exc)) from None
 
 
+def _worker_count(workers: int | None, games: int, backend: str, ray_address: str | None) -> int:
+    """The workers for ``games`` games (:func:`training.backends.worker_count`: at most one per game and per CPU),
+    saying so on stderr (one line) when that lowers ``--workers``: "warning: --workers 64: using 2 (the machine's
+    CPU count)". A Ray cluster (``--ray-address``) brings its own CPUs, so nothing is said there."""
+    from training.backends import worker_count
+
+    n, why = worker_count(workers, games)
+    if why and not (backend == "ray" and ray_address):
+        err_console.print(Text(f"warning: --workers {workers}: using {n} ({why})", style="yellow"), soft_wrap=True)
+    return n
+
+
 @app.command()
 def tournament(
     scenario: Annotated[str, typer.Option(help="Scenario name in configs/scenarios, or a YAML path.")] = "pitched_battle",
@@ -406,7 +418,8 @@ def tournament(
     out: Annotated[Path, typer.Option(help="Output folder: results.json, results.csv, heatmap.png, "
                                            "fingerprint.png.")] = Path("out/t"),
     workers: Annotated[int | None, typer.Option(help="Worker processes, or a local Ray instance's CPUs "
-                                                     "(default: all cores).")] = None,
+                                                     "(default: all cores; at most one per game and per "
+                                                     "core).")] = None,
     blue_army: Annotated[str | None, typer.Option(help="Army list id for blue in every game, for entrants "
                                                        "without their own (agent@army).")] = None,
     red_army: Annotated[str | None, typer.Option(help="Army list id for red in every game, for entrants "
@@ -454,7 +467,7 @@ def tournament(
         _check_army_flags(blue_army, red_army)
         _check_run_options(workers, backend, ray_address)
         try:
-            schedule(names, games_per_pair, seed, pairing)
+            n_games = len(schedule(names, games_per_pair, seed, pairing))
         except ValueError as exc:
             raise UserError(str(exc)) from None
         for flag, army in (("--blue-army", blue_army), ("--red-army", red_army)):
@@ -470,8 +483,9 @@ def tournament(
             raise UserError(f"{'--armies' if armies else '--agents'}: {exc}") from None
         check_output("--out", out, folder=True)
     _warn_unpaired("--games-per-pair", games_per_pair)
+    workers = _worker_count(workers, n_games, backend, ray_address)
     with _user_errors(), writing("--out", out):
-        results = run_tournament(scenario, names, games_per_pair, seed, out, workers=workers or os.cpu_count(),
+        results = run_tournament(scenario, names, games_per_pair, seed, out, workers=workers,
                                  blue_army=blue_army, red_army=red_army, console=console, backend=backend,
                                  ray_address=ray_address, pairing=pairing)
     n = results["workers"]
@@ -491,7 +505,8 @@ def parity(
                                             "warning: the verdict cannot pass it).")] = 200,
     seed: Annotated[int, typer.Option(help="Base seed; each battle's seed derives from it.")] = 0,
     out: Annotated[Path, typer.Option(help="Output folder: parity.json, parity.csv.")] = Path("out/parity"),
-    workers: Annotated[int | None, typer.Option(help="Worker processes (default: all cores).")] = None,
+    workers: Annotated[int | None, typer.Option(help="Worker processes (default: all cores; at most one per "
+                                                     "game and per core).")] = None,
     backend: Annotated[str, typer.Option(help="process: a local process pool; ray: Ray tasks.")] = "process",
     ray_address: Annotated[str | None, typer.Option(help="Ray cluster address for --backend ray.")] = None,
 ) -> None:
@@ -515,8 +530,9 @@ def parity(
             raise UserError(f"--agent: {exc}") from None
         check_output("--out", out, folder=True)
     _warn_unpaired("--games", games)
+    workers = _worker_count(workers, games, backend, ray_address)
     with _user_errors(), writing("--out", out):
-        res = run_parity(scenario, agent, games, seed, out, workers=workers or os.cpu_count(), console=console,
+        res = run_parity(scenario, agent, games, seed, out, workers=workers, console=console,
                          backend=backend, ray_address=ray_address)
     if not res["games"]:  # every battle failed: there is no score to show
         raise _fail(f"no battle finished: all {res['games_failed']} failed (their errors are in "

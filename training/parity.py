@@ -10,7 +10,6 @@ beside it, since who moves first is rolled, not tied to a seat.
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections import Counter
 from pathlib import Path
@@ -18,7 +17,7 @@ from typing import Any
 
 from rich.console import Console
 
-from training.backends import run_games
+from training.backends import run_games, worker_count
 from training.tournament import (
     GameSpec,
     check_games_total,
@@ -98,12 +97,12 @@ def run_parity(
 
     Raises:
         ConfigError, UnknownAgentError: bad scenario or agent (checked before any game).
-        ValueError: ``games`` < 1 or an unknown backend.
+        ValueError: ``games`` < 1, ``workers`` < 1 or an unknown backend.
     """
     console = console or Console()
     validate_inputs(scenario, [agent], ())
     specs = parity_schedule(agent, games, seed)
-    workers = max(1, int(workers or os.cpu_count() or 1))
+    workers = worker_count(workers, len(specs))[0]
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()

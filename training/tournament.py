@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import time
 import traceback
 from dataclasses import asdict, dataclass
@@ -50,7 +49,7 @@ from rich.console import Console
 from rich.text import Text
 
 from env.rules.state import SIDES
-from training.backends import run_games
+from training.backends import run_games, worker_count
 from training.play import check_model_agents, make_agent, play_battle
 from training.tournament_report import (
     CSV_COLUMNS,
@@ -485,8 +484,9 @@ def run_tournament(
         games_per_pair: games for each pair, split across the seats.
         seed: the base seed (see :func:`game_seed`).
         out: output folder (created): results.json, results.csv, heatmap.png, fingerprint.png.
-        workers: worker processes, or a local Ray instance's CPUs (default ``os.cpu_count()``);
-            1 plays in this process with the process backend.
+        workers: worker processes, or a local Ray instance's CPUs (default ``os.cpu_count()``), at most one
+            per game and one per CPU (:func:`~training.backends.worker_count`); 1 plays in this process with
+            the process backend.
         blue_army, red_army: army-list ids overriding the scenario's, for entrants without an army.
         max_decisions: decision cap per game (see :func:`~training.play.play_battle`).
         console: where the progress bar and the tables go (default: stdout).
@@ -501,12 +501,12 @@ def run_tournament(
     Raises:
         ConfigError: the scenario or an army is invalid (checked before any game).
         UnknownAgentError: an agent name is not registered (checked before any game).
-        ValueError: see :func:`schedule`; an unknown backend.
+        ValueError: see :func:`schedule`; an unknown backend; ``workers`` < 1.
     """
     console = console or Console()
     validate_inputs(scenario, agents, (blue_army, red_army))
     games = schedule(agents, games_per_pair, seed, pairing, blue_army, red_army)
-    workers = max(1, int(workers or os.cpu_count() or 1))
+    workers = worker_count(workers, len(games))[0]
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
 
