@@ -11,14 +11,14 @@ Backends (:data:`BACKENDS`):
 * ``process`` — :class:`concurrent.futures.ProcessPoolExecutor` with
   ``workers`` processes started by a fork server (:data:`START_METHOD`);
   ``workers=1`` plays in this process.
-
-Callers size ``workers`` with :func:`worker_count`: at most one per game and
-one per CPU of this machine.
 * ``ray`` — one Ray task per game (``num_cpus=1`` each). An already initialised
   Ray is used as it is; otherwise ``ray.init(address=ray_address)`` joins a
   cluster, or, without an address, starts a local instance with ``workers``
   CPUs and no dashboard, shut down again at the end. The machines of a cluster
   need this package installed (``pip install -e .``).
+
+Callers size ``workers`` with :func:`worker_count`: at most one per game and
+one per CPU of this machine.
 """
 
 from __future__ import annotations
