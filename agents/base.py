@@ -42,6 +42,7 @@ from env.rules.actions import END_PHASE, Action
 from env.rules.charges import charge_facing, charge_reach, contact_placement
 from env.rules.state import UnitState
 from tactics.deployment import CENTRE, DeploymentPlan, choose_slot, is_fast
+from tactics.manoeuvres import can_threaten
 
 if TYPE_CHECKING:
     from shapely.geometry import Polygon
@@ -500,14 +501,15 @@ def charge_arc(battle: Battle, c: UnitState, t: UnitState) -> str:
 def charge_threat(battle: Battle, c: UnitState, t: UnitState, target: Polygon | None = None) -> tuple[float, str] | None:
     """Whether ``c`` could declare a charge on ``t`` next: (chance to reach, the facing of ``t`` it would hit), or None.
 
-    None when ``c`` cannot charge (M 0, engaged), ``t`` is beyond its reach
+    None when ``c`` could not declare a charge in its next movement phase
+    (:func:`tactics.manoeuvres.can_threaten`: fleeing, a war machine, M 0, engaged), ``t`` is beyond its reach
     (:func:`env.rules.charges.charge_reach`, inches, edge to edge) or not partly in
     its front vision arc (CORE.CHARGE.ELIGIBLE). The chance is the charge roll (the engine's charge M, flyers 10,
     + the higher of 2D6) reaching the gap (:func:`agents.estimates.charge_chance`, CORE.CHARGE.RANGE).
     ``target``: ``t``'s footprint when already built (``t`` may be a forecast copy).
     """
     reach = charge_reach(c)
-    if c.profile.M <= 0 or psychology.engaged(battle, c) or not space.near(c, t, reach):
+    if not can_threaten(battle, c) or not space.near(c, t, reach):
         return None
     target = space.footprint(t) if target is None else target
     dist = geo.distance(space.footprint(c), target)

@@ -36,7 +36,7 @@ from shapely.ops import nearest_points
 
 from env.rules import geometry as geo
 from env.rules import space
-from env.rules.charges import CHARGE_BONUS_REACH
+from env.rules.charges import CHARGE_BONUS_REACH, FLYER_CHARGE_REACH
 from env.rules.config import read_file_text
 from env.rules.state import SIDES, TerrainFeature, UnitState
 from env.rules.tables import MISSILE_WEAPONS
@@ -54,8 +54,6 @@ THIRD = 1.0 / 3.0
 """Lateral thirds (left u < 1/3, centre, right u > 2/3) for flank_teeth, refused_flank, weakened_flank."""
 FLANK_ARCS = frozenset({"left", "right", "rear"})
 """Arcs of a flank or rear charge (CORE.CHARGE.FACING)."""
-FLY_REACH = 16.0
-"""Charge reach of a flyer (CORE.CHARGE.ELIGIBLE)."""
 
 # flee_to_preserve / flee_viability_check (tactics.md §2.1)
 FLEE_STRENGTH_RATIO = 1.5
@@ -325,7 +323,7 @@ class UnitInfo:
     @property
     def reach(self) -> float:
         """Charge reach: M + 6", 16" for flyers (CORE.CHARGE.ELIGIBLE)."""
-        return FLY_REACH if "fly" in self.rules else self.M + CHARGE_BONUS_REACH
+        return FLYER_CHARGE_REACH if "fly" in self.rules else self.M + CHARGE_BONUS_REACH
 
     @property
     def war_machine(self) -> bool:
@@ -787,7 +785,7 @@ class BattleLog:
         its lasting spells give it then (e.g. Curse of Storms halves it and grounds flyers)."""
         u = self.units[uid]
         if "fly" in u.rules and uid not in snap.grounded:
-            return FLY_REACH
+            return FLYER_CHARGE_REACH
         return snap.moves.get(uid, u.M) + CHARGE_BONUS_REACH
 
     def threatens(self, snap: Snapshot, a: int, t: int) -> bool:

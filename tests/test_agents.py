@@ -231,3 +231,21 @@ def test_agent_estimates_use_the_engines_charge_m_and_swiftstride() -> None:
     assert estimates.charge_chance(walker, 13.0) == pytest.approx(8 / 9)
     assert estimates.is_swift(walker) == special_rules.swiftstride(walker) is True
     assert predict_pose(b, walker, "advance").y == pytest.approx(20.0)
+
+
+def test_charge_threat_counts_only_units_that_could_declare_a_charge() -> None:
+    """agents.base.charge_threat: orc warriors (M4) 6" away front to front reach blue's spearmen unless both
+    dice are 1 (CORE.CHARGE.RANGE, M + the higher of 2D6: 35/36), hitting their front. A fleeing unit and a
+    war machine (a rock lobber, M4 from its crew) in the same spot could declare no charge (CORE.CHARGE.ELIGIBLE)."""
+    from agents.base import charge_threat
+    from tests.setups import INFANTRY_BASE, battle, placement
+
+    front = 10 + 4 * INFANTRY_BASE + 6.0  # 20 spearmen in 5 files are 4 ranks deep
+    b = battle([placement("marcher_spearmen", 36, 10, 90)],
+               [placement("orc_warriors", 36, front, 270), placement("rock_lobber", 20, front, 270, models=3, files=1)])
+    spears, orcs, lobber = b.unit(0), b.unit(1), b.unit(2)
+    assert lobber.profile.M > 0
+    assert charge_threat(b, orcs, spears) == (pytest.approx(35 / 36), "front")
+    assert charge_threat(b, lobber, spears) is None
+    orcs.fleeing = True
+    assert charge_threat(b, orcs, spears) is None

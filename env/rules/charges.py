@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from env.rules.battle import Battle
 
 CHARGE_BONUS_REACH = 6.0  # CORE.CHARGE.ELIGIBLE: within M + 6"
+FLYER_CHARGE_REACH = 16.0  # CORE.CHARGE.ELIGIBLE: flyers within 16"
 FAVOUR = {"front": 0, "left": 1, "right": 1, "rear": 2}
 
 
@@ -226,7 +227,7 @@ def can_charge(battle: Battle, c: UnitState) -> bool:
 
 def charge_reach(c: UnitState) -> float:
     """The longest distance ``c`` may declare a charge at: M + 6", flyers 16" (CORE.CHARGE.ELIGIBLE)."""
-    return 16.0 if special_rules.flyer(c) else c.profile.M + CHARGE_BONUS_REACH
+    return FLYER_CHARGE_REACH if special_rules.flyer(c) else c.profile.M + CHARGE_BONUS_REACH
 
 
 def target_ok(battle: Battle, c: UnitState, t: UnitState) -> bool:
