@@ -466,6 +466,7 @@ def test_replay_png_of_a_hand_edited_state_is_one_line(runner, tmp_path, replay_
     (lambda s: s["units"][2].pop("uid"), "state.units[2]: missing field 'uid'"),
     (lambda s: s.pop("units"), "state: missing field 'units'"),
     (lambda s: s.update(units={"a": 1}), 'state.units: Input should be a valid array, got {"a": 1}'),
+    (lambda s: s["units"][0].update(facing=float("nan")), "state.units[0].facing: Input should be a finite number, got NaN"),
     (lambda s: s["terrain"][0].update(polygon=[[0.0, 0.0, 1.0]]),
      "state.terrain[0].polygon[0]: Tuple should have at most 2 items after validation, not 3, got [0.0, 0.0, 1.0]"),
 ])

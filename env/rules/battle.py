@@ -53,12 +53,20 @@ _QUOTED_CHARS = 60
 
 @functools.cache
 def _state_adapters() -> tuple[Any, Any]:
-    """pydantic TypeAdapters over :class:`BattleState` and a list of castle elements (built once: tens of ms)."""
-    from pydantic import TypeAdapter
+    """pydantic TypeAdapters over :class:`BattleState` and a list of castle elements (built once: tens of ms).
+
+    They check subclasses that add pydantic's ``allow_inf_nan=False`` (nested units, profiles and terrain
+    inherit it): the engine never saves NaN or an infinite number, so one is a hand edit that would break
+    the drawing or the rules later.
+    """
+    from pydantic import ConfigDict, TypeAdapter
 
     from env.rules.siege.castle import CastleElement
 
-    return TypeAdapter(BattleState), TypeAdapter(list[CastleElement])
+    finite = {"__pydantic_config__": ConfigDict(allow_inf_nan=False)}
+    state = type("FiniteBattleState", (BattleState,), finite)
+    castle = type("FiniteCastleElement", (CastleElement,), finite)
+    return TypeAdapter(state), TypeAdapter(list[castle])
 
 
 def state_type_error(state: dict[str, Any], where: str = "state") -> str | None:
@@ -68,9 +76,9 @@ def state_type_error(state: dict[str, Any], where: str = "state") -> str | None:
 
     pydantic checks ``state`` in strict JSON mode against the annotations of :class:`BattleState` (units,
     profiles, terrain, engagements) and, for ``castle``, of :class:`env.rules.siege.castle.CastleElement`: an
-    integer field takes no float, string or boolean; a float field takes an integer; a missing required
-    field is named ("state.units[3]: missing field 'uid'"). Unknown keys are not its concern. The cost is one
-    ``json.dumps`` of the state, not of the replay's events.
+    integer field takes no float, string or boolean; a float field takes an integer but no NaN or infinity;
+    a missing required field is named ("state.units[3]: missing field 'uid'"). Unknown keys are not its
+    concern. The cost is one ``json.dumps`` of the state, not of the replay's events.
     """
     from pydantic import ValidationError
 
