@@ -13,9 +13,10 @@ $(STAMP): pyproject.toml constraints.txt
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/python -m training.demo --out out/demo
+	$(BIN)/python -m battleline.training.demo --out out/demo
 
 test: $(STAMP)
+	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -n 2 tests
 
 bench: $(STAMP)

@@ -30,24 +30,24 @@ leaves two things to its subclasses: the deployment template
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Collection, Iterator, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from agents import magic_policy
-from agents import estimates
-from agents.steering import face_threat, moved_copy, off_axis, predict_pose, steer
-from env.rules import geometry as geo
-from env.rules import psychology, shooting, space
-from env.rules.actions import END_PHASE, Action
-from env.rules.charges import charge_facing, charge_reach, contact_placement
-from env.rules.state import UnitState
-from tactics.deployment import CENTRE, DeploymentPlan, choose_slot, is_fast
-from tactics.manoeuvres import can_threaten
+from battleline.agents import estimates, magic_policy
+from battleline.agents.steering import face_threat, moved_copy, off_axis, predict_pose, steer
+from battleline.env.rules import geometry as geo
+from battleline.env.rules import psychology, shooting, space
+from battleline.env.rules.actions import END_PHASE, Action
+from battleline.env.rules.charges import charge_facing, charge_reach, contact_placement
+from battleline.env.rules.state import UnitState
+from battleline.tactics.deployment import CENTRE, DeploymentPlan, choose_slot, is_fast
+from battleline.tactics.manoeuvres import can_threaten
 
 if TYPE_CHECKING:
     from shapely.geometry import Polygon
 
-    from env.rules.battle import Battle
+    from battleline.env.rules.battle import Battle
 
 
 @runtime_checkable
@@ -450,7 +450,8 @@ class ScriptedAgent:
         pace = "march" if space.unit_distance(u, anchor) > CLOSE else "advance"
         return steer(battle, u, goal, pace, options, approach=False) or face_threat(battle, u, options)
 
-    def flank_attack(self, battle: Battle, u: UnitState, e: UnitState, waypoint: tuple[float, float], options: Collection[str]) -> str | None:
+    def flank_attack(self, battle: Battle, u: UnitState, e: UnitState, waypoint: tuple[float, float],
+                     options: Collection[str]) -> str | None:
         """Go round ``e``: via ``waypoint`` while still in its front arc, then straight at it from the flank or rear."""
         if charge_arc(battle, u, e) != "front":
             return steer(battle, u, (e.x, e.y), "march", options, approach=True)

@@ -25,12 +25,13 @@ from typing import TYPE_CHECKING
 
 import shapely
 
-from env.rules import breath, combat, geometry as geo, psychology, shooting, space, special_rules, tables
-from env.rules.state import UnitState
-from tactics.manoeuvres import flee_distance_pmf
+from battleline.env.rules import breath, combat, psychology, shooting, space, special_rules, tables
+from battleline.env.rules import geometry as geo
+from battleline.env.rules.state import UnitState
+from battleline.tactics.manoeuvres import flee_distance_pmf
 
 if TYPE_CHECKING:
-    from env.rules.battle import Battle
+    from battleline.env.rules.battle import Battle
 
 MAX_RANK_BONUS = combat.MAX_RANK_BONUS
 RANK_MIN_MODELS = combat.RANK_MIN_MODELS

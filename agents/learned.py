@@ -22,15 +22,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from gymnasium import spaces
 
-from agents.pair_features import N_PAIR_FEAT, PAIRS_KEY, pair_features
-from env.encoding import ActionCodec
-from env.siege_encoding import ORDERS as SIEGE_ORDERS
-from env.siege_encoding import SiegeActionCodec
-from env.observation import Observer
-from env.rules.actions import Action
+from battleline.agents.pair_features import N_PAIR_FEAT, PAIRS_KEY, pair_features
+from battleline.env.encoding import ActionCodec
+from battleline.env.observation import Observer
+from battleline.env.rules.actions import Action
+from battleline.env.siege_encoding import ORDERS as SIEGE_ORDERS
+from battleline.env.siege_encoding import SiegeActionCodec
 
 if TYPE_CHECKING:
-    from env.rules.battle import Battle
+    from battleline.env.rules.battle import Battle
 
 _MODEL_CACHE: dict[tuple[str, int], Any] = {}
 _CACHE_SIZE = 8

@@ -20,16 +20,16 @@ points, more when it is engaged or near the enemy.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from typing import TYPE_CHECKING
 
-from env.rules import psychology, space, tables
-from env.rules.actions import END_PHASE, Action
-from env.rules.spells import SPELLS, Spell
-from env.rules.state import UnitState
+from battleline.env.rules import psychology, space, tables
+from battleline.env.rules.actions import END_PHASE, Action
+from battleline.env.rules.spells import SPELLS, Spell
+from battleline.env.rules.state import UnitState
 
 if TYPE_CHECKING:
-    from env.rules.battle import Battle
+    from battleline.env.rules.battle import Battle
 
 DIE_COST = 4.0
 """Points a power die is worth keeping for a later spell."""
@@ -45,7 +45,7 @@ NEAR = 12.0
 """Inches within which a unit counts as near the enemy."""
 
 
-@lru_cache(maxsize=None)
+@cache
 def _outcomes(n: int) -> dict[tuple[int, int, int], float]:
     """Distribution of (sum, min(sixes, 2), min(ones, 2)) for n D6."""
     dist = {(0, 0, 0): 1.0}
@@ -59,13 +59,13 @@ def _outcomes(n: int) -> dict[tuple[int, int, int], float]:
     return dist
 
 
-@lru_cache(maxsize=None)
+@cache
 def cast_chance(n: int, cv: int) -> float:
     """P(a spell of casting value ``cv`` is cast on n dice): two 6s always, two 1s never (CORE.MAGIC.CAST)."""
     return sum(p for (t, six, one), p in _outcomes(n).items() if six >= 2 or (one < 2 and t >= cv))
 
 
-@lru_cache(maxsize=None)
+@cache
 def dispel_chance(n: int, total: int) -> float:
     """P(n dispel dice dispel a casting total): two 1s never, two 6s always, else sum ≥ total (CORE.MAGIC.DISPEL)."""
     return sum(p for (t, six, one), p in _outcomes(n).items() if one < 2 and (six >= 2 or t >= total))

@@ -34,14 +34,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from agents import estimates
-from agents.base import charge_threat
-from env.encoding import side_units
-from env.rules import space
+from battleline.agents import estimates
+from battleline.agents.base import charge_threat
+from battleline.env.encoding import side_units
+from battleline.env.rules import space
 
 if TYPE_CHECKING:
-    from env.rules.battle import Battle
-    from env.rules.state import UnitState
+    from battleline.env.rules.battle import Battle
+    from battleline.env.rules.state import UnitState
 
 PAIR_FEATURES: tuple[str, ...] = (
     "valid", "distance", "reach", "arc_front", "arc_flank", "arc_rear", "cr_diff", "breaks_enemy", "breaks_own",

@@ -10,13 +10,13 @@ baseline), then the siege agents of ``agents/siege.py``.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
-from agents.base import Agent
-from agents.random_agent import RandomAgent
-from agents.scripted import LineAdvanceAgent, PincersAgent, RefusedFlankAgent
-from agents.siege import SiegeAttackerAgent, SiegeDefenderAgent
-from agents.tactical import TACTICAL_AGENTS
+from battleline.agents.base import Agent
+from battleline.agents.random_agent import RandomAgent
+from battleline.agents.scripted import LineAdvanceAgent, PincersAgent, RefusedFlankAgent
+from battleline.agents.siege import SiegeAttackerAgent, SiegeDefenderAgent
+from battleline.agents.tactical import TACTICAL_AGENTS
 
 AGENT_NAMES = ["random", "line_advance", "pincers", "refused_flank", *TACTICAL_AGENTS, "siege_attacker", "siege_defender"]
 """The registered agent names, in display order."""
@@ -65,9 +65,7 @@ def make_agent(name: str, seed: int = 0) -> Agent:
             at PATH is missing or not a policy.
     """
     if name.startswith(MODEL_PREFIX):
-        from agents.learned import ModelLoadError, PolicyAgent
-
-        from agents.learned import model_file_problem
+        from battleline.agents.learned import ModelLoadError, PolicyAgent, model_file_problem
 
         problem = model_file_problem(name[len(MODEL_PREFIX):])
         if problem is not None:

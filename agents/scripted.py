@@ -11,15 +11,16 @@ rules of :class:`agents.base.ScriptedAgent`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Collection
+from collections.abc import Collection
+from typing import TYPE_CHECKING
 
-from agents.base import CLOSE, MIN_REACH_FLANK, ChargeOption, ScriptedAgent
-from agents.steering import face_threat
-from env.rules import geometry as geo
-from env.rules import space
-from env.rules.charges import charge_reach
-from env.rules.state import UnitState
-from tactics.deployment import (
+from battleline.agents.base import CLOSE, MIN_REACH_FLANK, ChargeOption, ScriptedAgent
+from battleline.agents.steering import face_threat
+from battleline.env.rules import geometry as geo
+from battleline.env.rules import space
+from battleline.env.rules.charges import charge_reach
+from battleline.env.rules.state import UnitState
+from battleline.tactics.deployment import (
     LEFT,
     RIGHT,
     DeploymentPlan,
@@ -32,7 +33,7 @@ from tactics.deployment import (
 )
 
 if TYPE_CHECKING:
-    from env.rules.battle import Battle
+    from battleline.env.rules.battle import Battle
 
 
 class LineAdvanceAgent(ScriptedAgent):

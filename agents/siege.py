@@ -20,18 +20,19 @@ without a castle, where both play like ``line_advance``) is the base
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Collection
+from collections.abc import Collection
+from typing import TYPE_CHECKING
 
 from shapely.geometry import Point
 from shapely.ops import nearest_points
 
-from agents.base import ScriptedAgent
-from agents.steering import steer
-from env.rules import space
-from env.rules.actions import END_PHASE, Action
-from env.rules.siege import assault
-from env.rules.siege import equipment as eq
-from env.rules.siege.castle import (
+from battleline.agents.base import ScriptedAgent
+from battleline.agents.steering import steer
+from battleline.env.rules import space
+from battleline.env.rules.actions import END_PHASE, Action
+from battleline.env.rules.siege import assault
+from battleline.env.rules.siege import equipment as eq
+from battleline.env.rules.siege.castle import (
     NO_ENTRY_TYPES,
     CastleElement,
     castle_area,
@@ -40,14 +41,14 @@ from env.rules.siege.castle import (
     element_under,
     units_on,
 )
-from env.rules.siege.orders import OCCUPY, in_contact
-from env.rules.siege.orders import inside as in_castle
-from env.rules.siege.play import WALL_ROW, defender, door_element
-from env.rules.state import UnitState
-from tactics.deployment import DeploymentPlan, line_template
+from battleline.env.rules.siege.orders import OCCUPY, in_contact
+from battleline.env.rules.siege.orders import inside as in_castle
+from battleline.env.rules.siege.play import WALL_ROW, defender, door_element
+from battleline.env.rules.state import UnitState
+from battleline.tactics.deployment import DeploymentPlan, line_template
 
 if TYPE_CHECKING:
-    from env.rules.battle import Battle
+    from battleline.env.rules.battle import Battle
 
 ASSAULT_BONUS = 10.0
 """Added to the score of a charge by climbers on a wall's defenders: the attacker's main business."""
@@ -322,7 +323,7 @@ class SiegeDefenderAgent(_SiegeAgent):
         walls = [a for a in deploys if int(a.option) // n_cols == WALL_ROW and a.unit != reserve]
         if walls:
             centre = s.table_w / 2
-            from env.rules.deployment import COLUMNS
+            from battleline.env.rules.deployment import COLUMNS
 
             def col_x(a: Action) -> float:
                 return COLUMNS[int(a.option) % n_cols]

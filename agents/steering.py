@@ -20,15 +20,16 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import TYPE_CHECKING, Collection
+from collections.abc import Collection
+from typing import TYPE_CHECKING
 
-from env.rules import geometry as geo
-from env.rules import psychology, space
-from env.rules.movement import MIN_MOVE, WHEEL, furthest_legal, may_march, normal_move_allowance
-from env.rules.state import UnitState
+from battleline.env.rules import geometry as geo
+from battleline.env.rules import psychology, space
+from battleline.env.rules.movement import MIN_MOVE, WHEEL, furthest_legal, may_march, normal_move_allowance
+from battleline.env.rules.state import UnitState
 
 if TYPE_CHECKING:
-    from env.rules.battle import Battle
+    from battleline.env.rules.battle import Battle
 
 ON_AXIS = 20.0
 WHEEL_LIMIT = 60.0

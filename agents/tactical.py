@@ -46,24 +46,44 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from typing import TYPE_CHECKING, Collection
+from collections.abc import Collection
+from typing import TYPE_CHECKING
 
 import shapely
 
-from agents import estimates
-from agents.base import (CLOSE, DANGER_LIMIT, LIKELY_BREAK, MIN_REACH, MIN_REACH_FLANK, ChargeOption, ScriptedAgent,
-                         charge_arc, effort,
-                         room_to_flee)
-from agents.steering import (angle_diff, enemy_edge_facing, enemy_edge_sign, face_threat, forward_option, landing,
-                             moved_copy, off_axis, predict_pose, rotation_option, steer)
-from env.rules import geometry as geo
-from env.rules import psychology, space
-from env.rules.actions import END_PHASE, Action
-from env.rules.charges import charge_reach
-from env.rules.movement import can_move, normal_move_allowance
-from env.rules.state import UnitState
-from tactics import manoeuvres as mv
-from tactics.deployment import (
+from battleline.agents import estimates
+from battleline.agents.base import (
+    CLOSE,
+    DANGER_LIMIT,
+    LIKELY_BREAK,
+    MIN_REACH,
+    MIN_REACH_FLANK,
+    ChargeOption,
+    ScriptedAgent,
+    charge_arc,
+    effort,
+    room_to_flee,
+)
+from battleline.agents.steering import (
+    angle_diff,
+    enemy_edge_facing,
+    enemy_edge_sign,
+    face_threat,
+    landing,
+    moved_copy,
+    off_axis,
+    predict_pose,
+    rotation_option,
+    steer,
+)
+from battleline.env.rules import geometry as geo
+from battleline.env.rules import psychology, space
+from battleline.env.rules.actions import END_PHASE, Action
+from battleline.env.rules.charges import charge_reach
+from battleline.env.rules.movement import can_move, normal_move_allowance
+from battleline.env.rules.state import UnitState
+from battleline.tactics import manoeuvres as mv
+from battleline.tactics.deployment import (
     BACK,
     CENTRE,
     FRONT,
@@ -82,8 +102,8 @@ from tactics.deployment import (
     is_mobile,
     is_swarm,
     line_template,
-    other,
     open_half,
+    other,
     own_x,
     protected_bubble_template,
     sacrifice_template,
@@ -92,7 +112,7 @@ from tactics.deployment import (
 )
 
 if TYPE_CHECKING:
-    from env.rules.battle import Battle
+    from battleline.env.rules.battle import Battle
 
 ENGAGE_TURN = 3
 """From this turn on, units without a tactic job left go for the enemy."""

@@ -24,14 +24,14 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from agents.estimates import p_d6_at_least, p_save, p_shot_hits
-from env.rules import geometry as geo
-from env.rules import space, tables, templates, war_machines
-from env.rules.actions import Action
-from env.rules.state import UnitState
+from battleline.agents.estimates import p_d6_at_least, p_save, p_shot_hits
+from battleline.env.rules import geometry as geo
+from battleline.env.rules import space, tables, templates, war_machines
+from battleline.env.rules.actions import Action
+from battleline.env.rules.state import UnitState
 
 if TYPE_CHECKING:
-    from env.rules.battle import Battle
+    from battleline.env.rules.battle import Battle
 
 ARTILLERY = (2, 4, 6, 8, 10)  # CORE.DICE.ARTILLERY: the five number faces (MISFIRE is the sixth)
 P_FACE = 1 / 6
@@ -123,7 +123,7 @@ def stone_value(battle: Battle, u: UnitState, t: UnitState, aim: float, indirect
 
 def bolt_value(battle: Battle, u: UnitState, t: UnitState) -> float:
     """Expected worth of a bolt (CORE.WM.BOLT): the hit chance times the first two ranks."""
-    from env.rules import shooting
+    from battleline.env.rules import shooting
 
     mod, _ = shooting.to_hit_modifier(battle, u, t, False, False)
     p = p_shot_hits(tables.shooting_to_hit(u.profile.BS, mod))

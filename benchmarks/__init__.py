@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 
 @contextmanager
 def flag_errors() -> Iterator[None]:
     """Report a bad flag (a ConfigError or a ``training.cli.UserError``) as one line, ``error: ...`` on stderr,
     and exit with code 2, as the battleline CLI does."""
-    from env.rules.config import ConfigError
-    from training.cli import EXIT_USER_ERROR, UserError, print_error
+    from battleline.env.rules.config import ConfigError
+    from battleline.training.cli import EXIT_USER_ERROR, UserError, print_error
 
     try:
         yield
@@ -23,7 +23,7 @@ def flag_errors() -> Iterator[None]:
 def check_at_least(minimum: int, **flags: int | None) -> None:
     """Raise ``training.cli.UserError`` for the first flag below ``minimum``; keywords name flags, ``n_envs`` for
     ``--n-envs`` (None: not given)."""
-    from training.cli import UserError
+    from battleline.training.cli import UserError
 
     for name, value in flags.items():
         if value is not None and value < minimum:
@@ -32,8 +32,8 @@ def check_at_least(minimum: int, **flags: int | None) -> None:
 
 def check_scenario(scenario: str, siege: bool = False) -> None:
     """Load ``--scenario`` now (ConfigError, one line naming its file); ``siege``: it must take the siege module."""
-    from env.rules.config import load_scenario
-    from training.cli import UserError
+    from battleline.env.rules.config import load_scenario
+    from battleline.training.cli import UserError
 
     if not load_scenario(scenario).siege and siege:
         raise UserError(f"--scenario: '{scenario}' is not a siege (its modules do not include 'siege')")

@@ -27,14 +27,14 @@ import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
+from battleline.training.cli import OneLineArgumentParser  # noqa: E402
 from benchmarks import check_at_least, check_scenario, flag_errors  # noqa: E402
 from benchmarks.run import pin_to_one_core  # noqa: E402
-from training.cli import OneLineArgumentParser  # noqa: E402
 
 
 def battle_env_steps_per_second(scenario: str, steps: int, seed: int, planes: bool = False) -> float:
     """Learner steps per wall-clock second of :class:`BattleEnv` (resets included)."""
-    from env.battle_env import BattleEnv
+    from battleline.env.battle_env import BattleEnv
 
     env = BattleEnv(scenario, opponent="random", planes=planes)
     rng = np.random.default_rng(seed)
@@ -49,7 +49,7 @@ def battle_env_steps_per_second(scenario: str, steps: int, seed: int, planes: bo
 
 def aec_decisions_per_second(scenario: str, steps: int, seed: int) -> float:
     """Decisions per wall-clock second of :class:`BattleAECEnv` (``observe`` + ``step``; resets included)."""
-    from env.aec_env import BattleAECEnv
+    from battleline.env.aec_env import BattleAECEnv
 
     env = BattleAECEnv(scenario)
     rng = np.random.default_rng(seed)

@@ -81,8 +81,8 @@ def play_case(case: Case, dump: Path | None = None) -> dict[str, Any]:
     Raises:
         training.play.AgentError: an agent returned an illegal action.
     """
-    from env.rules.battle import Battle
-    from training.play import AgentError, agent_seed, make_agent
+    from battleline.env.rules.battle import Battle
+    from battleline.training.play import AgentError, agent_seed, make_agent
 
     agents = [make_agent(name, seed=agent_seed(case.seed, side)) for side, name in enumerate((case.blue, case.red))]
     battle = Battle.from_scenario(case.scenario, seed=case.seed)
@@ -137,7 +137,7 @@ def main(
     fixture: Annotated[Path, typer.Option(help="The digests file to compare with or write.")] = FIXTURE,
 ) -> None:
     """Play the golden cases; compare with (or, with --write, store) the fixture's digests."""
-    from training.cli import UserError
+    from battleline.training.cli import UserError
 
     with flag_errors():
         check_at_least(0, extra=extra)
@@ -175,6 +175,6 @@ def main(
 
 
 if __name__ == "__main__":
-    from training.cli import run_command
+    from battleline.training.cli import run_command
 
     run_command(main)

@@ -142,7 +142,7 @@ def _final_eval_spec(items: list[str]) -> dict[str, int]:
     Raises:
         training.cli.UserError: an item is malformed or names an unknown agent (one line naming it).
     """
-    from training.cli import UserError
+    from battleline.training.cli import UserError
 
     out: dict[str, int] = {}
     for item in items:
@@ -150,7 +150,7 @@ def _final_eval_spec(items: list[str]) -> dict[str, int]:
         if not name or not games.isdigit() or int(games) < 1:
             raise UserError(f"--final-eval: '{item}' is not OPPONENT=GAMES with GAMES >= 1")
         out[name] = int(games)
-    from agents.registry import UnknownAgentError, make_agent
+    from battleline.agents.registry import UnknownAgentError, make_agent
 
     for name in out:  # now, not after the training
         try:
@@ -168,7 +168,7 @@ def _weight_spec(items: list[str]) -> dict[str, float]:
         training.cli.UserError: an item is malformed, its weight is not a number above 0, or it names an
             agent outside :data:`OPPONENTS` (one line naming it).
     """
-    from training.cli import UserError
+    from battleline.training.cli import UserError
 
     out = dict.fromkeys(OPPONENTS, 1.0)
     for item in items:
@@ -191,7 +191,7 @@ def final_evaluation(model: Path, games: dict[str, int], scenario: str, seed: in
     with the per-opponent summaries of :func:`training.evaluate.summarise` (Wilson 95% intervals).
     The evaluation seeds (:func:`training.evaluate.eval_seed`) differ from the training episodes'.
     """
-    from training.evaluate import evaluate_model
+    from battleline.training.evaluate import evaluate_model
 
     t0 = time.perf_counter()
     out: dict[str, Any] = {"seed": seed, "opponents": {}, "decisions": 0, "illegal_actions": 0}
@@ -219,7 +219,7 @@ FLAGS = {
 
 def _config(data: dict[str, Any]) -> Any:
     """The run's :class:`training.config.TrainingConfig`; a bad value raises ConfigError naming its flag."""
-    from training.config import load_training_config
+    from battleline.training.config import load_training_config
 
     return load_training_config(data, flags=FLAGS)
 
@@ -240,7 +240,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         TrainingInterrupted: training was interrupted (Ctrl-C); the message
             names the checkpoint to resume from.
     """
-    from training.cli import OneLineArgumentParser
+    from battleline.training.cli import OneLineArgumentParser
 
     parser = OneLineArgumentParser(prog="python -m benchmarks.learning", description=__doc__.split("\n\n")[0])
     parser.add_argument("--minutes", type=float, default=60.0, help="wall-clock budget (default 60)")
@@ -282,7 +282,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                         help="observe the unit-pair features (agents.pair_features: charge reach, arcs, expected combat)")
     parser.add_argument("--note", default="", help="free text stored in learning.json (e.g. machine load)")
     args = parser.parse_args(argv)
-    from training.cli import EXIT_USER_ERROR, UserError, print_error
+    from battleline.training.cli import EXIT_USER_ERROR, UserError, print_error
 
     with flag_errors():
         if not args.minutes > 0:  # a budget of 0 or less would stop the run at once, and report nothing
@@ -290,8 +290,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         final_eval = _final_eval_spec(args.final_eval or ["random=100", "line_advance=40"])
         weights = _weight_spec(args.opponent_weight or [])
 
-    from training.config import load_training_config
-    from training.train import TrainingError, TrainingInterrupted, train
+    from battleline.training.config import load_training_config
+    from battleline.training.train import TrainingError, TrainingInterrupted, train
 
     base = load_training_config("ppo_vs_scripted").model_dump(mode="json")
     ppo = dict(base["ppo"], n_steps=args.n_steps, batch_size=min(args.batch_size, args.n_steps * args.n_envs),

@@ -31,7 +31,8 @@ import statistics  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
-from typing import Annotated, Any, Callable  # noqa: E402
+from collections.abc import Callable  # noqa: E402
+from typing import Annotated, Any  # noqa: E402
 
 import typer  # noqa: E402
 from rich.console import Console  # noqa: E402
@@ -53,7 +54,7 @@ def pin_to_one_core() -> str:
 
 def without_magic_and_war_machines(scenario: str) -> dict[str, Any]:
     """The scenario as a dict with ``magic: false`` and ``war_machines: false`` (env.rules.config.ScenarioConfig)."""
-    from env.rules.config import load_scenario
+    from battleline.env.rules.config import load_scenario
 
     return {**load_scenario(scenario).model_dump(mode="json"), "magic": False, "war_machines": False}
 
@@ -63,7 +64,7 @@ def battles_per_second(
     clock: Callable[[], float] = time.perf_counter,
 ) -> float:
     """Play ``battles`` battles (seeds seed0, seed0+1, ...) and return battles per wall-clock second."""
-    from training.play import play_battle
+    from battleline.training.play import play_battle
 
     t0 = clock()
     for k in range(battles):
@@ -73,7 +74,7 @@ def battles_per_second(
 
 def decisions_per_second(scenario: str, battles: int, seed0: int, clock: Callable[[], float] = time.perf_counter) -> float:
     """Engine decisions per second: time in ``legal_actions()`` + ``apply()`` over random battles."""
-    from env.rules.battle import Battle
+    from battleline.env.rules.battle import Battle
 
     engine_s, decisions = 0.0, 0
     for k in range(battles):
@@ -163,6 +164,6 @@ def main(
 
 
 if __name__ == "__main__":
-    from training.cli import run_command
+    from battleline.training.cli import run_command
 
     run_command(main)

@@ -20,11 +20,11 @@ from typing import Annotated, Any
 
 import typer
 
+from battleline.env.rules.battle import Battle
+from battleline.env.rules.state import SIDES
+from battleline.training.cli import UserError, check_output, writing
+from battleline.training.play import play_battle
 from benchmarks import check_at_least, check_scenario, flag_errors
-from env.rules.battle import Battle
-from env.rules.state import SIDES
-from training.cli import UserError, check_output, writing
-from training.play import play_battle
 
 PAIRINGS = (("siege_attacker", "attacker"), ("siege_defender", "defender"))
 """(agent, the role it plays); ``random`` plays the other role."""
@@ -80,6 +80,6 @@ def main(
 
 
 if __name__ == "__main__":
-    from training.cli import run_command
+    from battleline.training.cli import run_command
 
     run_command(main)

@@ -25,12 +25,12 @@ from typing import Annotated, Any
 
 import typer
 
-from agents.registry import make_agent
+from battleline.agents.registry import make_agent
+from battleline.env.rules.battle import Battle
+from battleline.env.rules.siege import castle as cs
+from battleline.training.cli import check_output, writing
+from battleline.training.play import agent_seed
 from benchmarks import check_at_least, check_scenario, flag_errors
-from env.rules.battle import Battle
-from env.rules.siege import castle as cs
-from training.cli import check_output, writing
-from training.play import agent_seed
 
 MAX_DECISIONS = 20000
 
@@ -117,6 +117,6 @@ def main(
 
 
 if __name__ == "__main__":
-    from training.cli import run_command
+    from battleline.training.cli import run_command
 
     run_command(main)

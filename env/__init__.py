@@ -14,10 +14,10 @@ Every keyword of :class:`~env.battle_env.BattleEnv` can be passed to
 
 from __future__ import annotations
 
-from pathlib import Path
+from battleline.env.rules.config import CONFIG_DIR
 
-SCENARIO_DIR = Path(__file__).resolve().parents[1] / "configs" / "scenarios"
-ENTRY_POINT = "env.battle_env:BattleEnv"
+SCENARIO_DIR = CONFIG_DIR / "scenarios"
+ENTRY_POINT = "battleline.env.battle_env:BattleEnv"
 
 
 def scenario_env_ids() -> dict[str, str]:

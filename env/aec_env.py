@@ -15,26 +15,26 @@ agents) truncates both agents without a reward.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
-
 import warnings
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv
 
-from env.battle_env import (
+from battleline.env.battle_env import (
     action_index,
     army_pool,
     check_common,
     reset_options,
     resolve_unit_slots,
 )
-from env.observation import Observer
-from env.siege_encoding import castle_elements, make_codec
-from env.rules.actions import IllegalActionError
-from env.rules.battle import Battle, check_seed
-from env.rules.state import SIDES
+from battleline.env.observation import Observer
+from battleline.env.rules.actions import IllegalActionError
+from battleline.env.rules.battle import Battle, check_seed
+from battleline.env.rules.state import SIDES
+from battleline.env.siege_encoding import castle_elements, make_codec
 
 
 class BattleAECEnv(AECEnv[str, dict[str, np.ndarray], int]):
@@ -226,7 +226,7 @@ class BattleAECEnv(AECEnv[str, dict[str, np.ndarray], int]):
         """With ``render_mode="rgb_array"``: the table as a uint8 (H, W, 3) RGB array; else None."""
         if self.render_mode != "rgb_array" or self.battle is None:
             return None
-        from env.render import render_battle
+        from battleline.env.render import render_battle
 
         return render_battle(self.battle)
 

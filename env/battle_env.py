@@ -18,18 +18,19 @@ from __future__ import annotations
 import math
 import numbers
 import os
-from typing import Any, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from env.encoding import ActionCodec
-from env.observation import Observer
-from env.siege_encoding import castle_elements, make_codec
-from env.rules.actions import Action, IllegalActionError
-from env.rules.battle import Battle
-from env.rules.state import SIDES
+from battleline.env.encoding import ActionCodec
+from battleline.env.observation import Observer
+from battleline.env.rules.actions import Action, IllegalActionError
+from battleline.env.rules.battle import Battle
+from battleline.env.rules.state import SIDES
+from battleline.env.siege_encoding import castle_elements, make_codec
 
 PolicyFn = Callable[[dict[str, np.ndarray], np.ndarray], int]
 """A policy callable: ``fn(observation, mask) -> action index``, both from its own side's view
@@ -197,7 +198,7 @@ def scenario_unit_slots(
     red_armies: Sequence[str] | None = None,
 ) -> int:
     """Unit slots a scenario needs: the most units any side can field (its army, or any listed army)."""
-    from env.rules.config import load_army
+    from battleline.env.rules.config import load_army
 
     battle = Battle.from_scenario(scenario, seed=0)
     counts = [sum(u.side == side for u in battle.state.units) for side in (0, 1)]
@@ -215,7 +216,7 @@ class _Opponent:
         if not (isinstance(spec, str) or hasattr(spec, "act") or callable(spec)):
             raise TypeError(f"opponent must be an agent name, an agent with reset/act, or a callable policy; got {spec!r}")
         if isinstance(spec, str):  # an unknown name fails here, not at the next reset
-            from agents import registry
+            from battleline.agents import registry
 
             if spec not in registry.AGENT_NAMES and not spec.startswith(registry.MODEL_PREFIX):
                 registry.make_agent(spec)  # raises UnknownAgentError, one line listing the known names
@@ -235,7 +236,7 @@ class _Opponent:
     def reset(self, battle: Battle, side: int, seed: int) -> None:
         self.side = side
         if isinstance(self.spec, str):
-            from agents.registry import make_agent
+            from battleline.agents.registry import make_agent
 
             self.agent = make_agent(self.spec, seed=seed)
         else:
@@ -384,7 +385,7 @@ class BattleEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         """:class:`_Opponent` for ``spec``; a ``model:PATH`` is loaded now and must fit the scenario and armies."""
         opponent = _Opponent(spec, self.codec, self.observer)
         if isinstance(spec, str):  # the CLI's and training configs' check; it loads nothing for other names
-            from training.play import check_model_agents  # training is a layer above env: imported on use
+            from battleline.training.play import check_model_agents  # training is a layer above env: imported on use
 
             check_model_agents(self.scenario, [spec], self.blue_armies, self.red_armies)
         return opponent
@@ -499,7 +500,7 @@ class BattleEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         """With ``render_mode="rgb_array"``: the table as a uint8 (H, W, 3) RGB array; else None."""
         if self.render_mode != "rgb_array" or self.battle is None:
             return None
-        from env.render import render_battle
+        from battleline.env.render import render_battle
 
         return render_battle(self.battle)
 
@@ -532,7 +533,7 @@ class BattleEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     def _vp_potential(self) -> float:
         if not self.reward_shaping or self.battle is None:
             return 0.0
-        from env.rules import victory
+        from battleline.env.rules import victory
 
         vp = [sum(p.values()) for p in victory.breakdown(self.battle)]
         return (vp[self.learner] - vp[1 - self.learner]) / self.battle.state.points_limit

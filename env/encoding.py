@@ -62,12 +62,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from env.rules.actions import END_PHASE, MOVE_OPTIONS, PURSUIT_CHOICES, REACTIONS, Action
-from env.rules.deployment import N_SLOTS
+from battleline.env.rules.actions import END_PHASE, MOVE_OPTIONS, PURSUIT_CHOICES, REACTIONS, Action
+from battleline.env.rules.deployment import N_SLOTS
 
 if TYPE_CHECKING:
-    from env.rules.battle import Battle
-    from env.rules.state import UnitState
+    from battleline.env.rules.battle import Battle
+    from battleline.env.rules.state import UnitState
 
 BLOCKS = (
     "end_phase", "deploy", "move", "charge", "react", "shoot", "pursue", "join", "leave", "challenge", "accept", "refuse",
@@ -406,7 +406,8 @@ class ActionCodec:
         if block == "cast":
             rest, t = divmod(index - L.cast, 2 * n)
             i, o = divmod(rest, CAST_OPTIONS)
-            what = f"bound item {o - CAST_SPELLS * CAST_DICE}" if o >= CAST_SPELLS * CAST_DICE else f"spell {o // CAST_DICE} on {o % CAST_DICE + 1} dice"
+            what = (f"bound item {o - CAST_SPELLS * CAST_DICE}" if o >= CAST_SPELLS * CAST_DICE
+                    else f"spell {o // CAST_DICE} on {o % CAST_DICE + 1} dice")
             return f"cast own {i} {what} -> {'own ' + str(t) if t < n else 'enemy ' + str(t - n)}"
         if block == "dispel":
             k = index - L.dispel

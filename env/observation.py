@@ -128,14 +128,14 @@ import numpy as np
 import shapely
 from gymnasium import spaces
 
-from env.encoding import CAST_BOUND, CAST_SPELLS, ActionCodec, mirror_pose, side_units
-from env.rules import magic
-from env.rules.config import TerrainKind, TroopType
-from env.rules.spells import SPELLS
-from env.rules.state import PHASES
+from battleline.env.encoding import CAST_BOUND, CAST_SPELLS, ActionCodec, mirror_pose, side_units
+from battleline.env.rules import magic
+from battleline.env.rules.config import TerrainKind, TroopType
+from battleline.env.rules.spells import SPELLS
+from battleline.env.rules.state import PHASES
 
 if TYPE_CHECKING:
-    from env.rules.battle import Battle
+    from battleline.env.rules.battle import Battle
 
 TROOP_TYPES: tuple[str, ...] = get_args(TroopType)
 TERRAIN_KINDS: tuple[str, ...] = get_args(TerrainKind)
@@ -307,7 +307,7 @@ class Observer:
 
     def global_features(self, battle: Battle, player: int) -> np.ndarray:
         """The global features: shape (N_GLOBAL_FEAT,), float32 (see the module table)."""
-        from env.rules import victory
+        from battleline.env.rules import victory
 
         s = battle.state
         out = np.zeros(N_GLOBAL_FEAT, dtype=np.float32)

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import math
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 from matplotlib import patheffects
@@ -21,7 +22,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import FancyArrowPatch, Patch, Polygon, Rectangle
 from matplotlib.text import Text
 
-from env.rules.state import SIDES, BattleState, UnitState
+from battleline.env.rules.state import SIDES, BattleState, UnitState
 
 SIDE_COLOURS = ("#2f6db5", "#c0392b")
 """Fill colour of blue's and red's units."""
@@ -266,7 +267,7 @@ def _draw_castle(ax: Any, state: BattleState, font: float) -> list[Patch]:
 
     Returns the legend handles of what was drawn.
     """
-    from env.rules.siege.castle import breach_gap, element_under
+    from battleline.env.rules.siege.castle import breach_gap, element_under
 
     drawn: dict[str, Patch] = {}
     for e in state.castle:
@@ -493,7 +494,7 @@ def turn_states(battle: Any) -> Iterator[Any]:
     Raises:
         env.rules.actions.IllegalActionError: a saved action is not legal on re-simulation.
     """
-    from env.rules.battle import Battle
+    from battleline.env.rules.battle import Battle
 
     shown, stage, sim = None, None, None
     for sim in Battle.replaying(battle.scenario, battle.seed, battle.actions):

@@ -35,12 +35,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from env.encoding import ActionCodec
-from env.rules.actions import Action
-from env.rules.siege.orders import DOUBLE_CHARGE, ELEMENT, GATE_CLOSE, GATE_OPEN, OCCUPY, THROUGH_GATE
+from battleline.env.encoding import ActionCodec
+from battleline.env.rules.actions import Action
+from battleline.env.rules.siege.orders import DOUBLE_CHARGE, ELEMENT, GATE_CLOSE, GATE_OPEN, OCCUPY, THROUGH_GATE
 
 if TYPE_CHECKING:
-    from env.rules.battle import Battle
+    from battleline.env.rules.battle import Battle
 
 ORDERS = (("shoot", ELEMENT), ("move", OCCUPY), ("move", GATE_OPEN), ("move", GATE_CLOSE), ("shoot", DOUBLE_CHARGE),
           ("move", THROUGH_GATE))
@@ -52,8 +52,8 @@ SIEGE_BLOCK = "siege"
 
 def castle_elements(scenario: str | dict[str, Any]) -> int:
     """How many castle elements a scenario's battle has (0 without the siege module)."""
-    from env.rules.config import load_scenario
-    from env.rules.siege.castle import build_castle
+    from battleline.env.rules.config import load_scenario
+    from battleline.env.rules.siege.castle import build_castle
 
     cfg = load_scenario(scenario)
     return len(build_castle(cfg)) if cfg.siege else 0

@@ -19,9 +19,9 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from env.rules.config import read_file_text
+from battleline.env.rules.config import package_data_dir, read_file_text
 
-CATALOGUE_PATH = Path(__file__).with_name("catalogue.yaml")
+CATALOGUE_PATH = package_data_dir(__package__) / "catalogue.yaml"
 """The YAML file holding the catalogue."""
 
 Kind = Literal["deployment", "manoeuvre", "magic", "principle"]

@@ -35,19 +35,20 @@ row for deep units and send shallow ones (shooters, characters) to the back.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from statistics import median
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import TYPE_CHECKING
 
 import shapely
 
-from env.rules import space, special_rules
-from env.rules.deployment import COLUMNS, ROWS, slot_pose
-from env.rules.geometry import EPS
-from env.rules.state import UnitState
+from battleline.env.rules import space, special_rules
+from battleline.env.rules.deployment import COLUMNS, ROWS, slot_pose
+from battleline.env.rules.geometry import EPS
+from battleline.env.rules.state import UnitState
 
 if TYPE_CHECKING:
-    from env.rules.battle import Battle
+    from battleline.env.rules.battle import Battle
 
 ELITE_FACTOR = 1.5
 """A unit is elite when its points per model reach this multiple of the army's median."""
@@ -268,7 +269,8 @@ def pack_centred(units: Sequence[UnitState], centre: float) -> dict[int, float]:
     return {uid: x + shift for uid, x in xs.items()}
 
 
-def beside(units: Sequence[UnitState], block: Sequence[UnitState], xs: dict[int, float], direction: int, default: float) -> dict[int, float]:
+def beside(units: Sequence[UnitState], block: Sequence[UnitState], xs: dict[int, float], direction: int,
+           default: float) -> dict[int, float]:
     """Units packed outwards from the right (+1) or left (−1) end of ``block`` (placed at ``xs``); from ``default`` without a block."""
     if not units or not block:
         return pack(units, default, direction)
@@ -561,7 +563,8 @@ def flank_teeth_template(army: Sequence[UnitState], table_w: float) -> Deploymen
     for wing, name in ((left, LEFT), (right, RIGHT)):
         edge, inward = edge_of(name)
         ordered = sorted(wing, key=lambda u: (not is_mobile(u), -u.points, u.uid))
-        fill_from_edge(plan, [u for u in ordered if not is_scout(u)], edge, inward, name, limit=table_w / 3 if name == LEFT else 2 * table_w / 3)
+        fill_from_edge(plan, [u for u in ordered if not is_scout(u)], edge, inward, name,
+                       limit=table_w / 3 if name == LEFT else 2 * table_w / 3)
         _place_scouts(plan, [u for u in ordered if is_scout(u)], table_w, (name,))
     centre_line = [u for u in screen if not is_scout(u)]
     plan.place(centre_line, pack_centred(centre_line, table_w / 2), FRONT, CENTRE)
@@ -775,7 +778,8 @@ def shooting_lines_template(
     shooters = [u for u in body if (is_shooter(u) or is_war_machine(u)) and not is_mobile(u) and not is_scout(u)]
     shooters.sort(key=lambda u: (not is_war_machine(u), -_range(u), -u.points, u.uid))
     guards: dict[int, UnitState] = {}
-    foot = sorted((u for u in body if u.troop_type == "infantry" and u not in shooters and not is_scout(u)), key=lambda u: (u.points, u.uid))
+    foot = sorted((u for u in body if u.troop_type == "infantry" and u not in shooters and not is_scout(u)),
+                  key=lambda u: (u.points, u.uid))
     for wm in (u for u in shooters if is_war_machine(u)):
         if foot and _points(guards.values()) + foot[0].points <= GUARD_SHARE * total:
             guards[wm.uid] = foot.pop(0)
@@ -785,9 +789,11 @@ def shooting_lines_template(
         plan.place([u], {u.uid: x}, row, "shooters")
         if u.uid in guards:
             g = guards[u.uid]
-            plan.place([g], {g.uid: x + STEP * (1 if x < table_w / 2 else -1) * math.ceil((u.width + g.width) / 2 / STEP + 1e-9)}, FRONT, "guard")
+            steps = math.ceil((u.width + g.width) / 2 / STEP + 1e-9)
+            plan.place([g], {g.uid: x + STEP * (1 if x < table_w / 2 else -1) * steps}, FRONT, "guard")
     line_shooters = shooters[len(spots):]
-    centre = strongest_in_middle([u for u in body if u not in shooters and u not in guards.values() and not is_mobile(u) and not is_scout(u)])
+    centre = strongest_in_middle([u for u in body if u not in shooters and u not in guards.values()
+                                  and not is_mobile(u) and not is_scout(u)])
     xs = pack_centred(centre, table_w / 2)
     plan.place(centre, xs, FRONT, CENTRE)
     rows = stagger_rows(line_shooters)
@@ -844,7 +850,7 @@ def fits_row(u: UnitState, row: int) -> bool:
 def _range(u: UnitState) -> float:
     if u.missile is None:
         return 0.0
-    from env.rules.tables import MISSILE_WEAPONS
+    from battleline.env.rules.tables import MISSILE_WEAPONS
 
     w = MISSILE_WEAPONS.get(u.missile)
     return float(w.range) if w is not None else 0.0

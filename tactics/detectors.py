@@ -25,24 +25,25 @@ from __future__ import annotations
 import json
 import math
 from collections import defaultdict
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import median
-from typing import Any, Callable, Iterable
+from typing import Any
 
 import numpy as np
 import shapely
 from shapely.ops import nearest_points
 
-from env.rules import geometry as geo
-from env.rules import space
-from env.rules.charges import CHARGE_BONUS_REACH, FLYER_CHARGE_REACH
-from env.rules.config import read_file_text
-from env.rules.state import SIDES, TerrainFeature, UnitState
-from env.rules.tables import MISSILE_WEAPONS
+from battleline.env.rules import geometry as geo
+from battleline.env.rules import space
+from battleline.env.rules.charges import CHARGE_BONUS_REACH, FLYER_CHARGE_REACH
+from battleline.env.rules.config import read_file_text
+from battleline.env.rules.state import SIDES, TerrainFeature, UnitState
+from battleline.env.rules.tables import MISSILE_WEAPONS
 
 try:  # war machines (CORE.WM.*) are newer than the rest of the engine
-    from env.rules.war_machines import MACHINES as _MACHINES
+    from battleline.env.rules.war_machines import MACHINES as _MACHINES
 except ImportError:  # pragma: no cover
     _MACHINES = {}
 
@@ -438,7 +439,7 @@ def _initial_files(scenario: dict[str, Any] | None, seed: int, units: list[UnitS
     if not scenario:
         return {}
     try:
-        from env.rules.battle import Battle
+        from battleline.env.rules.battle import Battle
 
         b = Battle.from_scenario(scenario, seed=seed)
     except Exception:  # noqa: BLE001 - a hand-made log may carry no buildable scenario
@@ -689,7 +690,7 @@ class BattleLog:
                 raise ValueError(f"not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
             return cls.from_any(data)
         if isinstance(battle_or_replay, dict):
-            from env.rules.state import BattleState
+            from battleline.env.rules.state import BattleState
 
             try:
                 state = BattleState.from_dict(battle_or_replay["state"])
@@ -909,7 +910,7 @@ def detect(battle_or_replay: Any, side: int | str) -> dict[str, Detection]:
     Returns:
         tactic id -> :class:`Detection` for every detectable tactic of the catalogue.
     """
-    from tactics.catalogue import detectable_ids
+    from battleline.tactics.catalogue import detectable_ids
 
     log = BattleLog.from_any(battle_or_replay)
     s = side_index(side)
@@ -1122,7 +1123,7 @@ def scout_decoy_jam(log: BattleLog, side: int) -> Detection:
     shooter standing in E's flank arc shoots E (CORE.SHOOT.ALLOCATE).
     """
     enemy = 1 - side
-    for uid, ev, pt, turn, followers in _scout_retreats(log, side):
+    for uid, _ev, _pt, turn, followers in _scout_retreats(log, side):
         for p in log.turns:
             if p.player != enemy or p.turn < turn or p.turn > turn + JAM_WINDOW or p.end is None:
                 continue
@@ -2087,7 +2088,7 @@ def weakened_flank(log: BattleLog, side: int) -> Detection:
         kind = "scouts" if has_scouts else "fast units"
         text = f"{len(units)} unit(s) ({_pct(thirds[weak])}) with {kind} on the {weak}, {_pct(halves[strong])} opposite"
         retreats = [r for r in _scout_retreats(log, side, lures)]
-        for uid, ev, pt, turn, follow in retreats:
+        for uid, ev, _pt, turn, follow in retreats:
             for e in sorted(follow):
                 hits = _flank_charges_on(log, side, e, ev, turn + BAIT_WINDOW, exclude=lures)
                 if hits:
@@ -2127,7 +2128,7 @@ def abandoned_flank(log: BattleLog, side: int) -> Detection:
         sign = 1.0 if y_half == "right" else -1.0
         decoys = [u.uid for u, _ in units]
 
-        def centroid(poses: dict[int, Pose]) -> float:
+        def centroid(poses: dict[int, Pose], decoys: list[int] = decoys) -> float:
             us = [(log.units[u], poses[u]) for u in decoys if u in poses]
             tot = sum(u.points for u, _ in us) or 1
             return sum(u.points * log.own_x(side, p.x) for u, p in us) / tot
@@ -2168,7 +2169,7 @@ def _approach_points(log: BattleLog, side: int) -> list[tuple[float, float]]:
     """Where the enemy can appear from: the near side of LOS-blocking or difficult features in no-man's land, and chokepoints."""
     lo, hi = log.zone_depth, log.table_h - log.zone_depth
     out = []
-    for t, poly in log.terrain_polys(space.IMPASSABLE | space.DIFFICULT | {"hill"}):
+    for _t, poly in log.terrain_polys(space.IMPASSABLE | space.DIFFICULT | {"hill"}):
         if not poly.intersects(shapely.box(0, lo, log.table_w, hi)):
             continue
         coords = list(poly.exterior.coords)
@@ -2227,7 +2228,7 @@ def sheltered_war_machine(log: BattleLog, side: int) -> Detection:
     for u, p in machines:
         fp = log.footprint(u.uid, p)
         arcs = set()
-        for t, poly in feats:
+        for _t, poly in feats:
             if fp.distance(poly) <= SHELTER_GAP:
                 near = nearest_points(fp, poly)[1]
                 arcs.add(log.arc(u.uid, p, near.x, near.y))

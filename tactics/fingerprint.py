@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from tactics.catalogue import detectable_ids
-from tactics.detectors import Detection, detect
+from battleline.tactics.catalogue import detectable_ids
+from battleline.tactics.detectors import Detection, detect
 
 
 def _sides(side: int | str | Sequence[int | str]) -> Iterable[int | str]:

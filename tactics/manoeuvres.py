@@ -39,19 +39,20 @@ Coordinates are table inches; facings degrees counter-clockwise from +x.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import shapely
 
-from env.rules import charges, movement, psychology, shooting, space, special_rules, victory
-from env.rules import geometry as geo
-from env.rules.combat import MAX_RANK_BONUS, RANK_MIN_MODELS
-from env.rules.state import Engagement, UnitState
+from battleline.env.rules import charges, movement, psychology, shooting, space, special_rules, victory
+from battleline.env.rules import geometry as geo
+from battleline.env.rules.combat import MAX_RANK_BONUS, RANK_MIN_MODELS
+from battleline.env.rules.state import Engagement, UnitState
 
 if TYPE_CHECKING:
-    from env.rules.battle import Battle
+    from battleline.env.rules.battle import Battle
 
 ARC_BONUS = {"front": 0, "left": 1, "right": 1, "rear": 2}
 """Combat-result bonus of a charge into each facing (CORE.CC.COMBAT_RESULT.FLANK / REAR)."""
@@ -788,7 +789,10 @@ def pursuit_exposure(
 
 
 def overextended(battle: Battle, pursuer: UnitState, fleer: UnitState) -> bool:
-    """Whether pursuing would leave ``pursuer`` cut off: charged by ≥ :data:`PURSUIT_THREATS` enemies, > :data:`PURSUIT_FRIEND_GAP`" from friends."""
+    """Whether pursuing would leave ``pursuer`` cut off.
+
+    Cut off: charged by ≥ :data:`PURSUIT_THREATS` enemies, > :data:`PURSUIT_FRIEND_GAP`" from friends.
+    """
     threats, gap = pursuit_exposure(battle, pursuer, fleer)
     return len(threats) >= PURSUIT_THREATS and gap > PURSUIT_FRIEND_GAP
 

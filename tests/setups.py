@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from env.rules.actions import END_PHASE
-from env.rules.battle import Battle
-from env.rules.dice import ScriptedDice
+from battleline.env.rules.actions import END_PHASE
+from battleline.env.rules.battle import Battle
+from battleline.env.rules.dice import ScriptedDice
 
 INFANTRY_BASE = 20 / 25.4  # inches
 

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from agents.base import Agent
-from agents.registry import AGENT_NAMES, UnknownAgentError, make_agent
-from env.rules.battle import Battle
-from env.rules.state import SIDES
+from battleline.agents.base import Agent
+from battleline.agents.registry import AGENT_NAMES, UnknownAgentError, make_agent
+from battleline.env.rules.battle import Battle
+from battleline.env.rules.state import SIDES
 
 SCENARIO = "pitched_battle"
 ARMIES = sorted(p.stem for p in (Path(__file__).resolve().parents[1] / "configs" / "armies").glob("*.yaml"))
@@ -138,7 +138,7 @@ def test_missing_model_file_says_so() -> None:
 def test_model_path_adds_zip_but_never_swaps_an_extension(tmp_path) -> None:
     """``run/model`` reads ``run/model.zip`` (as SB3's ``load`` does); ``run/model.backup`` and
     ``run/model.zip@army`` are other files, not ``run/model.zip``."""
-    from agents.learned import model_file, model_file_problem
+    from battleline.agents.learned import model_file, model_file_problem
 
     (tmp_path / "model.zip").write_bytes(b"PK")
     assert model_file(tmp_path / "model") == tmp_path / "model.zip"
@@ -217,9 +217,9 @@ def test_agent_estimates_use_the_engines_charge_m_and_swiftstride() -> None:
     is P(highest of 2D6 >= 3) = 1 - (2/6)^2 = 8/9 (with its own M 4 it would be P(>= 9) = 0); CORE.SR.SWIFTSTRIDE:
     a flyer flees with 3D6 drop the lowest in the agents' forecasts as in the engine; the forecast of an advance
     covers the 10" a flyer moves (CORE.MOVE.FLY)."""
-    from agents import estimates
-    from agents.steering import predict_pose
-    from env.rules import special_rules
+    from battleline.agents import estimates
+    from battleline.agents.steering import predict_pose
+    from battleline.env.rules import special_rules
     from tests.setups import battle, placement
 
     b = battle([placement("marcher_spearmen", 36, 10, 90)], [placement("orc_warriors", 36, 40, 270)])
@@ -237,7 +237,7 @@ def test_charge_threat_counts_only_units_that_could_declare_a_charge() -> None:
     """agents.base.charge_threat: orc warriors (M4) 6" away front to front reach blue's spearmen unless both
     dice are 1 (CORE.CHARGE.RANGE, M + the higher of 2D6: 35/36), hitting their front. A fleeing unit and a
     war machine (a rock lobber, M4 from its crew) in the same spot could declare no charge (CORE.CHARGE.ELIGIBLE)."""
-    from agents.base import charge_threat
+    from battleline.agents.base import charge_threat
     from tests.setups import INFANTRY_BASE, battle, placement
 
     front = 10 + 4 * INFANTRY_BASE + 6.0  # 20 spearmen in 5 files are 4 ranks deep

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from env.rules import army as A
-from env.rules.config import ArmyListConfig, ArmyUnitConfig, FactionConfig
+from battleline.env.rules import army as A
+from battleline.env.rules.config import ArmyListConfig, ArmyUnitConfig, FactionConfig
 
 PROFILE = {"M": 4, "WS": 3, "BS": 3, "S": 3, "T": 3, "W": 1, "I": 3, "A": 1, "Ld": 7}
 

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 import shapely
 
-from env.rules import geometry as geo
-from env.rules import space
-from env.rules.actions import Action, IllegalActionError
-from env.rules.battle import Battle
-from env.rules.victory import unit_vp
+from battleline.env.rules import geometry as geo
+from battleline.env.rules import space
+from battleline.env.rules.actions import Action, IllegalActionError
+from battleline.env.rules.battle import Battle
+from battleline.env.rules.victory import unit_vp
 
 
 def random_battle(seed: int, scenario: str = "pitched_battle", check: bool = False) -> Battle:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
@@ -63,7 +64,7 @@ def test_typer_scripts_report_usage_mistakes_in_one_line(capsys: pytest.CaptureF
                                                          args: list[str], message: str) -> None:
     import importlib
 
-    from training.cli import run_command
+    from battleline.training.cli import run_command
 
     main = importlib.import_module(f"benchmarks.{module}").main
     prog = f"python -m benchmarks.{module}"
@@ -108,9 +109,9 @@ def test_learning_benchmark_names_the_flags_of_a_check_across_fields(capsys: pyt
 ])
 def test_demo_refuses_bad_counts_in_one_line(capsys: pytest.CaptureFixture[str], args: list[str],
                                              message: str) -> None:
-    """``python -m training.demo`` before any game: a count below 1, or a run over the game limit."""
-    from training.cli import run_command
-    from training.demo import main
+    """``python -m battleline.training.demo`` before any game: a count below 1, or a run over the game limit."""
+    from battleline.training.cli import run_command
+    from battleline.training.demo import main
 
-    prog = "python -m training.demo"
+    prog = "python -m battleline.training.demo"
     assert _error(capsys, run_command, main, args, prog_name=prog) == f"error: {prog}: {message}\n"

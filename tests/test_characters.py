@@ -8,17 +8,16 @@ from __future__ import annotations
 
 import pytest
 
-from env.encoding import ActionCodec
-from env.rules import challenges, characters, combat, psychology, shooting, space, victory
-from env.rules import geometry as geo
-from env.rules.actions import END_PHASE, Action
-from env.rules.army import check_joins
-from env.rules.battle import Battle
-from env.rules.charges import contact_placement
-from env.rules.config import ArmyUnitConfig, ConfigError, load_faction, load_scenario
-from env.rules.state import Engagement
+from battleline.env.encoding import ActionCodec
+from battleline.env.rules import challenges, characters, combat, psychology, shooting, space, victory
+from battleline.env.rules import geometry as geo
+from battleline.env.rules.actions import END_PHASE, Action
+from battleline.env.rules.army import check_joins
+from battleline.env.rules.battle import Battle
+from battleline.env.rules.charges import contact_placement
+from battleline.env.rules.config import ArmyUnitConfig, ConfigError, load_faction, load_scenario
+from battleline.env.rules.state import Engagement
 from tests.setups import INFANTRY_BASE, battle, placement, scenario
-from tests.setups import rules as all_rules
 
 DEPTH4 = 4 * INFANTRY_BASE  # 20 infantry in 5 files
 FAR = 30.0  # red's y when it must stay out of every charge
@@ -387,7 +386,7 @@ def test_general_inspiring_presence_from_its_unit(gap: float, large: bool, ld: i
 # --------------------------------------------------------------------- casualties and flight
 def test_command_models_die_last_in_order() -> None:
     """CORE.CC.CASUALTIES: R&F first, then the musician, the standard bearer and the champion."""
-    from env.rules.casualties import apply_wounds
+    from battleline.env.rules.casualties import apply_wounds
 
     b = battle([placement("marcher_spearmen", 36, 10, 90, models=10, command=["champion", "standard", "musician"])],
                [placement("orc_warriors", 36, 40, 270)])
@@ -402,7 +401,7 @@ def test_command_models_die_last_in_order() -> None:
 
 def test_excess_wounds_are_lost_outside_a_duel() -> None:
     """CORE.WOUND.APPLY: a 2-wound captain alone takes 3 wounds: slain, the excess is lost (no overkill)."""
-    from env.rules.casualties import apply_wounds
+    from battleline.env.rules.casualties import apply_wounds
 
     b = battle([placement("marcher_captain", 36, 10, 90, models=1, files=1)], [placement("orc_warriors", 36, 40, 270)])
     assert apply_wounds(b, b.unit(0), 3, rule="CORE.CC.CASUALTIES") == 1
@@ -429,7 +428,7 @@ def test_character_fights_on_when_its_unit_is_wiped_out() -> None:
     """CORE.TYPE.CHARACTER: the last spearman slain, the captain stands alone and takes over the engagement."""
     b = _engaged_pair([placement("marcher_spearmen", 36, 10, 90, models=10, files=10), joined("marcher_captain", 0)],
                       [placement("orc_warriors", 36, FAR, 270)])
-    from env.rules.casualties import apply_wounds
+    from battleline.env.rules.casualties import apply_wounds
 
     apply_wounds(b, b.unit(0), 10, rule="CORE.CC.CASUALTIES")
     cap = b.unit(1)
@@ -467,7 +466,7 @@ def test_army_list_characters_deploy_with_their_units() -> None:
 
 
 def _no_slot_for(monkeypatch: pytest.MonkeyPatch, uid: int) -> None:
-    from env.rules import deployment
+    from battleline.env.rules import deployment
 
     legal = deployment._slot_legal
     monkeypatch.setattr(deployment, "_slot_legal", lambda battle, u, k, env=None: u.uid != uid and legal(battle, u, k, env))
@@ -484,7 +483,7 @@ def test_a_unit_that_finds_no_slot_takes_a_free_place_in_its_zone(monkeypatch: p
     """CORE.SETUP.DEPLOY / CORE.SETUP.ZONES: the Marcher Spearmen (uid 3, with the Marcher Captain) fit no slot:
     they deploy at the free place of the zone nearest the centre line (slot None), wholly inside the 12" zone,
     1" clear of every unit, the Captain with them."""
-    from env.rules import geometry as geo
+    from battleline.env.rules import geometry as geo
 
     _no_slot_for(monkeypatch, 3)
     b = _deploy_all()
@@ -501,7 +500,7 @@ def test_a_unit_that_finds_no_slot_takes_a_free_place_in_its_zone(monkeypatch: p
 def test_a_unit_with_no_room_in_its_zone_takes_its_joined_character_with_it(monkeypatch: pytest.MonkeyPatch) -> None:
     """CORE.SETUP.DEPLOY: when the zone has no free place either, the unit never arrives, and neither does the
     character joined to it (it used to stay undeployed and not removed)."""
-    from env.rules import deployment
+    from battleline.env.rules import deployment
 
     _no_slot_for(monkeypatch, 3)
     monkeypatch.setattr(deployment, "zone_spot", lambda battle, u: None)

@@ -11,8 +11,8 @@ import types
 import pytest
 from typer.testing import CliRunner
 
-from training.cli import app
-from training.tournament import schedule, wilson_interval
+from battleline.training.cli import app
+from battleline.training.tournament import schedule, wilson_interval
 
 SCENARIO = "skirmish_line"
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -20,7 +20,7 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 def _real_registry() -> bool:
     try:
-        from agents.registry import AGENT_NAMES  # noqa: F401
+        from battleline.agents.registry import AGENT_NAMES  # noqa: F401
     except ImportError:
         return False
     return True
@@ -42,7 +42,7 @@ class _StandInAgent:
 
 
 def _stand_in_registry() -> types.ModuleType:
-    mod = types.ModuleType("agents.registry")
+    mod = types.ModuleType("battleline.agents.registry")
     names = ["random", "line_advance", "pincers", "refused_flank"]
 
     class UnknownAgentError(ValueError):
@@ -61,7 +61,7 @@ def _stand_in_registry() -> types.ModuleType:
 def agents_available(monkeypatch):
     """Use agents/registry.py when it exists, otherwise a stand-in with the same names."""
     if not _real_registry():
-        monkeypatch.setitem(sys.modules, "agents.registry", _stand_in_registry())
+        monkeypatch.setitem(sys.modules, "battleline.agents.registry", _stand_in_registry())
 
 
 @pytest.fixture
@@ -156,10 +156,10 @@ def test_usage_mistake_run_as_a_module_is_one_line(tmp_path):
 
     root = Path(__file__).resolve().parent.parent
     env = dict(os.environ, PYTHONPATH=str(root))
-    done = subprocess.run([sys.executable, "-m", "training.cli", "play", "--seed", "abc"], cwd=root, env=env,
+    done = subprocess.run([sys.executable, "-m", "battleline.training.cli", "play", "--seed", "abc"], cwd=root, env=env,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 2
-    assert done.stderr == f"error: python -m training.cli play: Invalid value for '--seed': {NOT_AN_INT}\n"
+    assert done.stderr == f"error: python -m battleline.training.cli play: Invalid value for '--seed': {NOT_AN_INT}\n"
     assert done.stdout == ""
 
 
@@ -258,7 +258,7 @@ def test_tournament_writes_consistent_results(runner, tmp_path):
 
 @pytest.mark.skipif(not _real_registry(), reason="worker processes need agents/registry.py")
 def test_tournament_in_worker_processes_matches_one_process(tmp_path):
-    from training.tournament import run_tournament
+    from battleline.training.tournament import run_tournament
 
     kw = {"scenario": SCENARIO, "agents": ["random", "line_advance"], "games_per_pair": 2, "seed": 4,
           "progress": False}
@@ -301,7 +301,7 @@ def three_slot_model(tmp_path_factory):
     pytest.importorskip("sb3_contrib")
     from sb3_contrib import MaskablePPO
 
-    from env.battle_env import BattleEnv
+    from battleline.env.battle_env import BattleEnv
 
     path = tmp_path_factory.mktemp("model") / "model.zip"
     model = MaskablePPO("MultiInputPolicy", BattleEnv(SCENARIO, opponent="random"), n_steps=8, batch_size=8,
@@ -395,7 +395,7 @@ def test_missing_model_file_in_play_is_one_line(runner, tmp_path):
 
 
 def test_default_agents_follow_the_scenario():
-    from training.play import default_agents, expand_agent_names
+    from battleline.training.play import default_agents, expand_agent_names
 
     assert default_agents(SCENARIO) == default_agents("pitched_battle") == "all-field"
     assert not any(n.startswith("siege_") for n in expand_agent_names(default_agents(SCENARIO)))
@@ -403,8 +403,8 @@ def test_default_agents_follow_the_scenario():
 
 
 def test_tournament_without_agents_enters_the_field_agents(runner, tmp_path, monkeypatch):
-    import training.tournament as tournament
-    from training.cli import UserError
+    import battleline.training.tournament as tournament
+    from battleline.training.cli import UserError
 
     seen = {}
 
@@ -414,7 +414,7 @@ def test_tournament_without_agents_enters_the_field_agents(runner, tmp_path, mon
 
     monkeypatch.setattr(tournament, "run_tournament", fake_run)
     runner.invoke(app, ["tournament", "--scenario", SCENARIO, "--out", str(tmp_path / "t"), "--workers", "1"])
-    from training.play import expand_agent_names
+    from battleline.training.play import expand_agent_names
 
     assert seen["names"] == expand_agent_names("all-field")
 
@@ -431,8 +431,8 @@ def replay_text() -> str:
     import tempfile
     from pathlib import Path
 
-    from env.rules.battle import Battle
-    from training.cli import write_replay
+    from battleline.env.rules.battle import Battle
+    from battleline.training.cli import write_replay
 
     battle = Battle.from_scenario(SCENARIO, seed=5)
     rng = random.Random(5)
@@ -481,8 +481,8 @@ def test_a_saved_state_field_of_the_wrong_type_is_one_line(runner, tmp_path, rep
 
 
 def test_a_castle_element_field_of_the_wrong_type_is_one_line(runner, tmp_path):
-    from env.rules.battle import Battle
-    from training.cli import write_replay
+    from battleline.env.rules.battle import Battle
+    from battleline.training.cli import write_replay
 
     path = tmp_path / "siege.json"
     write_replay(Battle.from_scenario("gate_assault", seed=1), path, {"blue": "random", "red": "random"})
@@ -539,7 +539,7 @@ def test_out_folder_that_is_a_file_is_one_line(runner, tmp_path, command):
 def test_writing_names_the_flag_on_an_os_error(tmp_path):
     import typer
 
-    from training.cli import writing
+    from battleline.training.cli import writing
 
     target = tmp_path / "x.png"
     with pytest.raises(typer.Exit) as caught:
@@ -636,7 +636,7 @@ def siege_model(tmp_path_factory):
     pytest.importorskip("sb3_contrib")
     from sb3_contrib import MaskablePPO
 
-    from env.battle_env import BattleEnv
+    from battleline.env.battle_env import BattleEnv
 
     path = tmp_path_factory.mktemp("siege_model") / "model.zip"
     model = MaskablePPO("MultiInputPolicy", BattleEnv("gate_assault", opponent="random"), n_steps=8, batch_size=8,
@@ -692,8 +692,8 @@ def test_evaluate_checks_opponent_models_too(runner, three_slot_model, siege_mod
 
 
 def test_siege_model_with_too_few_castle_elements_is_refused():
-    from agents.learned import ModelLoadError
-    from training.play import require_unit_slots
+    from battleline.agents.learned import ModelLoadError
+    from battleline.training.play import require_unit_slots
 
     require_unit_slots(3, "m", "gate_assault", elements=10)
     with pytest.raises(ModelLoadError, match=r"^m: the model has 3 unit slots a side and siege orders for 4 castle "
@@ -736,7 +736,7 @@ def test_model_of_another_observation_is_one_line(runner, tmp_path, three_slot_m
     from gymnasium import spaces
     from sb3_contrib import MaskablePPO
 
-    from env.observation import N_UNIT_FEAT
+    from battleline.env.observation import N_UNIT_FEAT
 
     model = MaskablePPO.load(str(three_slot_model), device="cpu")
     obs, act = dict(model.observation_space.spaces), model.action_space
@@ -768,8 +768,8 @@ def test_evaluate_an_empty_model_path_is_one_line(runner):
 @pytest.fixture
 def unfinished_replay(tmp_path):
     """A skirmish_line replay saved after 10 random decisions, and its battle."""
-    from env.rules.battle import Battle
-    from training.cli import write_replay
+    from battleline.env.rules.battle import Battle
+    from battleline.training.cli import write_replay
 
     battle = Battle.from_scenario(SCENARIO, seed=5)
     rng = random.Random(5)
@@ -902,7 +902,7 @@ def test_tournament_refuses_an_army_flag_no_game_would_use(runner, tmp_path, fla
 ])
 def test_a_run_of_more_than_max_games_is_refused_at_once(runner, tmp_path, three_slot_model, args, message):
     """A mistyped count (--games-per-pair 1000000000) spent minutes and gigabytes on its schedule, silently."""
-    from training.coverage import corpus_games
+    from battleline.training.coverage import corpus_games
 
     out = [] if args[0] == "coverage" else ["--out", str(tmp_path / "o" / ("e.json" if args[0] == "evaluate" else ""))]
     result = runner.invoke(app, [a.replace("MODEL", str(three_slot_model)) for a in args] + out)
@@ -1080,7 +1080,7 @@ def test_an_empty_army_flag_is_named(runner, tmp_path, args, message):
 def test_an_army_flag_that_is_a_path_is_refused(runner, army):
     """An army flag takes an id in configs/armies: '../factions/men' read the men faction file as an army list, and
     a path was reported as 'configs/armies/<path>.yaml.yaml: file not found'."""
-    from env.rules.config import list_armies
+    from battleline.env.rules.config import list_armies
 
     result = runner.invoke(app, ["play", "--scenario", "pitched_battle", "--blue-army", army, "--max-decisions", "1"])
     assert result.exit_code == 2

@@ -10,9 +10,9 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
-from env.rules import config as C
-from env.rules.army import army_points, validate_army
-from env.rules.config import ConfigError, ScenarioConfig, UnitTypeConfig
+from battleline.env.rules import config as C
+from battleline.env.rules.army import army_points, validate_army
+from battleline.env.rules.config import ConfigError, ScenarioConfig, UnitTypeConfig
 
 FACTIONS = ["dwarfs", "elves", "men", "orcs"]
 ARMY_POINTS = {
@@ -146,7 +146,7 @@ def test_a_war_machines_machine_is_checked_against_machines(kit: dict, effect: d
 
 def test_a_war_machine_option_in_a_faction_file_names_the_file_and_unit(cfg: Path) -> None:
     """The faction file's error names the file, the unit entry and the option's bad value, on one line."""
-    from env.rules.war_machines import MACHINES
+    from battleline.env.rules.war_machines import MACHINES
 
     assert C.MACHINE_WEAPONS == set(MACHINES)  # the config's list of machine missiles is the engine's
     path = cfg / "factions" / "men.yaml"
@@ -315,7 +315,7 @@ def test_placements_on_one_side_only_are_rejected() -> None:
 
 
 def test_army_override_on_a_placed_scenario_is_rejected() -> None:
-    from env.rules.battle import Battle
+    from battleline.env.rules.battle import Battle
 
     with pytest.raises(C.ConfigError) as info:
         Battle.from_scenario("skirmish_line", seed=0, blue_army="dwarfs_iron_throng")
@@ -395,7 +395,7 @@ def test_error_oversized_unit_is_named_before_the_points_total(cfg: Path) -> Non
 
 def test_army_castle_equipment_reinforces_the_defenders_gate_and_only_there(cfg: Path) -> None:
     """SIEGE.EQUIP.REINFORCED_GATE bought in an army list's castle_equipment: it was paid for and never applied."""
-    from env.rules.siege.castle import build_castle
+    from battleline.env.rules.siege.castle import build_castle
 
     shutil.copytree(Path(C.__file__).resolve().parents[2] / "configs/siege", cfg / "siege")
     path = _write(cfg / "armies" / "men_rg.yaml", _men_army(id="men_rg", castle_equipment={"reinforced_gate": 1}))
@@ -419,7 +419,7 @@ def test_army_castle_equipment_reinforces_as_many_gates_as_it_buys(cfg: Path) ->
     """SIEGE.EQUIP.REINFORCED_GATE is bought per gate (siege.md §1.2, 20 points each): one bought reinforced every
     gate of a custom castle. ``n`` bought reinforce the first ``n`` gates the scenario leaves plain, in element
     order; more than that is refused, naming the army file and field."""
-    from env.rules.siege.castle import build_castle
+    from battleline.env.rules.siege.castle import build_castle
 
     root = Path(C.__file__).resolve().parents[2] / "configs"
     shutil.copytree(root / "siege", cfg / "siege")
@@ -718,7 +718,7 @@ def test_scenario_defaults() -> None:
 def test_scenario_switches_leave_out_magic_and_war_machines() -> None:
     """``magic: false`` leaves the Marcher Host's wizard out and strips bound spells and scrolls; ``war_machines:
     false`` leaves its great cannon out; the captain and the lord stay joined to their units; uids stay 0..n−1."""
-    from env.rules.battle import Battle
+    from battleline.env.rules.battle import Battle
 
     data = yaml.safe_load((C.CONFIG_DIR / "scenarios" / "pitched_battle.yaml").read_text())
     kinds = lambda b: [u.type_id for u in b.state.units if u.side == 0]  # noqa: E731

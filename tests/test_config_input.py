@@ -14,9 +14,9 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from env.rules import config as C
-from env.rules.battle import Battle
-from env.rules.config import ConfigError
+from battleline.env.rules import config as C
+from battleline.env.rules.battle import Battle
+from battleline.env.rules.config import ConfigError
 
 SCENARIOS = C.CONFIG_DIR / "scenarios"
 FIRE = [f"CORE.MAGIC.SPELL.FIRE.{n}" for n in (1, 2, 3, 4)]
@@ -169,7 +169,7 @@ def test_read_file_text_names_the_fault(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("command", [["play", "--scenario"], ["train", "--config"], ["replay"], ["detect"]])
 def test_cli_reports_unreadable_files_in_one_line(tmp_path: Path, command: list[str]) -> None:
-    from training.cli import app
+    from battleline.training.cli import app
 
     bad = tmp_path / "b.json"
     bad.write_bytes(b"\xff\xfe{}")
@@ -357,7 +357,7 @@ def test_a_section_that_is_no_mapping_says_what_it_got(value: object, got: str) 
 
 
 def test_a_training_opponent_given_as_a_name_says_what_it_got() -> None:
-    from training.config import load_training_config
+    from battleline.training.config import load_training_config
 
     data = yaml.safe_load((C.CONFIG_DIR / "training" / "quick.yaml").read_text())
     data["opponents"] = ["random"]

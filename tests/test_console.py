@@ -7,7 +7,7 @@ import io
 import pytest
 from rich.console import Console
 
-from training.console import PIPED_WIDTH, LoggedProgress, make_console
+from battleline.training.console import PIPED_WIDTH, LoggedProgress, make_console
 
 
 def test_a_piped_console_is_wide(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -5,19 +5,20 @@ from __future__ import annotations
 import pytest
 import shapely
 
-from agents.base import ChargeOption
-from agents.estimates import CombatEstimate
-from agents.registry import make_agent
-from agents.steering import predict_pose
-from agents.tactical import HILL_MARGIN, ControlZonesAgent
-from env.rules import geometry as geo
-from env.rules import space
-from env.rules.battle import Battle
-from env.rules.charges import charge_reach
-from env.rules.state import UnitState
-from tactics import manoeuvres as mv
-from tactics.deployment import FRONT
-from tests.setups import battle as setup, placement
+from battleline.agents.base import ChargeOption
+from battleline.agents.estimates import CombatEstimate
+from battleline.agents.registry import make_agent
+from battleline.agents.steering import predict_pose
+from battleline.agents.tactical import HILL_MARGIN, ControlZonesAgent
+from battleline.env.rules import geometry as geo
+from battleline.env.rules import space
+from battleline.env.rules.battle import Battle
+from battleline.env.rules.charges import charge_reach
+from battleline.env.rules.state import UnitState
+from battleline.tactics import manoeuvres as mv
+from battleline.tactics.deployment import FRONT
+from tests.setups import battle as setup
+from tests.setups import placement
 
 HILL = {"kind": "hill", "name": "Test Hill", "polygon": [[10, 20], [20, 20], [20, 28], [10, 28]]}
 FAR_HILL = {"kind": "hill", "name": "Corner Hill", "polygon": [[60, 40], [66, 40], [66, 46], [60, 46]]}
@@ -144,7 +145,7 @@ def test_unsafe_end_is_enemy_reach_or_running_into_an_enemy() -> None:
 
 
 def test_in_the_opening_no_unit_walks_into_enemy_reach() -> None:
-    from agents.tactical import CONTROL_ENGAGE_TURN
+    from battleline.agents.tactical import CONTROL_ENGAGE_TURN
 
     b = line_battle(30)
     agent = agent_for(b)
@@ -193,7 +194,7 @@ def test_covers_takes_footprints_as_well_as_points() -> None:
 
 
 def test_the_striker_is_a_unit_that_beats_the_enemy_on_the_hill(monkeypatch: pytest.MonkeyPatch) -> None:
-    from agents import estimates
+    from battleline.agents import estimates
 
     b = contested_hill()
     agent = agent_for(b)
@@ -214,7 +215,7 @@ def test_the_striker_is_a_unit_that_beats_the_enemy_on_the_hill(monkeypatch: pyt
 
 
 def test_no_move_of_ours_ends_on_the_key_hill(monkeypatch: pytest.MonkeyPatch) -> None:
-    from agents.tactical import TacticalAgent
+    from battleline.agents.tactical import TacticalAgent
 
     b = knights_at(10)
     agent = agent_for(b)

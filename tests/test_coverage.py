@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from env.rules.events import make_event
-from env.rules.ruleset import UnknownRuleError, core_rule_ids, rule_ids
-from training import coverage as cov
+from battleline.env.rules.events import make_event
+from battleline.env.rules.ruleset import UnknownRuleError, core_rule_ids, rule_ids
+from battleline.training import coverage as cov
 
 RULESET = Path(__file__).resolve().parents[2] / "shared" / "rules" / "RULESET.md"
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from training import demo
+from battleline.training import demo
 
 
 def test_launcher_is_the_bare_command_on_path(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -11,15 +11,15 @@ import warnings
 from typing import Any
 
 import gymnasium as gym
-from gymnasium.utils.env_checker import data_equivalence
 import numpy as np
 import pytest
+from gymnasium.utils.env_checker import data_equivalence
 
-import env  # noqa: F401 - registers the gymnasium ids
-from env.aec_env import BattleAECEnv
-from env.battle_env import BattleEnv
-from env.encoding import ActionCodec, mirror_pose
-from env.observation import (
+import battleline  # noqa: F401 - registers the gymnasium ids
+from battleline.env.aec_env import BattleAECEnv
+from battleline.env.battle_env import BattleEnv
+from battleline.env.encoding import ActionCodec, mirror_pose
+from battleline.env.observation import (
     GLOBAL_FEATURES,
     N_GLOBAL_FEAT,
     N_PLANES,
@@ -29,10 +29,10 @@ from env.observation import (
     UNIT_FEATURES,
     Observer,
 )
-from env.rules.actions import END_PHASE, MOVE_OPTIONS, Action, IllegalActionError
-from env.rules.battle import Battle
-from env.rules.deployment import N_SLOTS
-from env.rules.state import PHASES, SIDES
+from battleline.env.rules.actions import END_PHASE, MOVE_OPTIONS, Action, IllegalActionError
+from battleline.env.rules.battle import Battle
+from battleline.env.rules.deployment import N_SLOTS
+from battleline.env.rules.state import PHASES, SIDES
 
 SCENARIOS = ["pitched_battle", "skirmish_line", "siege"]
 ARMIES = [
@@ -248,7 +248,7 @@ def test_magic_features_while_a_spell_awaits_a_dispel() -> None:
 @pytest.mark.parametrize("scenario", SCENARIOS)
 def test_observation_is_the_same_once_mirrored(scenario: str) -> None:
     """A position and its mirror (sides swapped, table rotated) look the same to the matching side."""
-    from env.siege_encoding import castle_elements, make_codec
+    from battleline.env.siege_encoding import castle_elements, make_codec
 
     codec = make_codec(10, castle_elements(scenario))  # a siege's codec has the castle block
     observer = Observer(codec, planes=True)
@@ -565,7 +565,7 @@ def test_aec_misuse_gives_clear_errors() -> None:
     env_.reset(seed=0)
     with pytest.raises(ValueError, match="unknown agent 'green'; the agents are 'blue', 'red'"):
         env_.observe("green")
-    for agent in env_.agent_iter():
+    for _agent in env_.agent_iter():
         _, _, term, trunc, _ = env_.last()
         env_.step(None if term or trunc else 0)
     assert env_.agents == []

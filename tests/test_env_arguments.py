@@ -16,12 +16,12 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-import env  # noqa: F401 - registers the gymnasium ids
-from agents.learned import ModelLoadError
-from agents.registry import ModelAgentError
-from env.aec_env import BattleAECEnv
-from env.battle_env import BattleEnv
-from env.rules.battle import Battle
+import battleline  # noqa: F401 - registers the gymnasium ids
+from battleline.agents.learned import ModelLoadError
+from battleline.agents.registry import ModelAgentError
+from battleline.env.aec_env import BattleAECEnv
+from battleline.env.battle_env import BattleEnv
+from battleline.env.rules.battle import Battle
 
 
 @pytest.mark.parametrize(("value", "error", "message"), [
@@ -59,7 +59,7 @@ def test_scenario_must_be_a_name_path_or_dict(cls: type) -> None:
         with pytest.raises(TypeError, match="^scenario must be a scenario name, a YAML path or a dict, got "
                                             f"{re.escape(repr(bad))}$"):
             cls(bad)
-    path = Path(env.SCENARIO_DIR) / "skirmish_line.yaml"
+    path = Path(battleline.env.SCENARIO_DIR) / "skirmish_line.yaml"
     assert cls(path).codec.n == 3  # a Path is a YAML path
 
 

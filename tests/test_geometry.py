@@ -10,8 +10,8 @@ import shapely
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from env.rules import geometry as g
-from env.rules.geometry import EPS, Pose
+from battleline.env.rules import geometry as g
+from battleline.env.rules.geometry import EPS, Pose
 
 INF_BASE = 20 / 25.4  # 0.7874" (CORE.GEO.BASES, 20 mm)
 

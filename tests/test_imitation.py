@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 import yaml
 
-from env.battle_env import BattleEnv, scenario_unit_slots
-from training.config import ConfigError, load_training_config
-from training.imitation import DemonstrationError, Demonstrations, behaviour_clone, masked_accuracy, record_demonstrations
-from training.pool import TrainingEnv, build_pool
-from training.train import env_kwargs, policy_kwargs
+from battleline.env.battle_env import BattleEnv, scenario_unit_slots
+from battleline.training.config import ConfigError, load_training_config
+from battleline.training.imitation import DemonstrationError, Demonstrations, behaviour_clone, masked_accuracy, record_demonstrations
+from battleline.training.pool import TrainingEnv, build_pool
+from battleline.training.train import env_kwargs, policy_kwargs
 
 SCENARIO = "skirmish_line"
 
@@ -136,8 +136,8 @@ def test_imitation_config_errors_are_one_line(tmp_path: Path, imitation: dict[st
 def test_imitation_is_off_by_default_and_runs_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from rich.console import Console
 
-    import training.imitation
-    from training.train import train
+    import battleline.training.imitation as imitation_module
+    from battleline.training.train import train
 
     assert _config().imitation is None
     run = tmp_path / "run"
@@ -160,7 +160,7 @@ def test_imitation_is_off_by_default_and_runs_once(tmp_path: Path, monkeypatch: 
     def fail(*_a: Any, **_k: Any) -> None:
         raise AssertionError("cloned again on resume")
 
-    monkeypatch.setattr(training.imitation, "warm_start", fail)
+    monkeypatch.setattr(imitation_module, "warm_start", fail)
     resumed = train(config.model_copy(update={"total_timesteps": 512}), resume=True, console=quiet, progress=False)
     assert resumed["num_timesteps"] == 512 and resumed["imitation"] == report and resumed["imitation_seconds"] == 0.0
 
@@ -173,7 +173,7 @@ def test_shipped_warm_start_config() -> None:
 
 def test_any_order_labels_hold_every_units_wanted_order() -> None:
     """With ``any_order`` the label set is the expert's first choice plus each other unit's own order."""
-    from agents.base import ScriptedAgent
+    from battleline.agents.base import ScriptedAgent
 
     demos = record_demonstrations(_env(_config()), "line_advance", episodes=1, seed=7, any_order=True)
     single = record_demonstrations(_env(_config()), "line_advance", episodes=1, seed=7)
@@ -197,9 +197,9 @@ def test_any_order_labels_hold_every_units_wanted_order() -> None:
 def test_set_loss_is_the_log_of_the_sets_probability() -> None:
     import torch
 
-    from agents.base import best_per_unit
-    from env.rules.actions import Action
-    from training.imitation import _hits, _set_log_prob
+    from battleline.agents.base import best_per_unit
+    from battleline.env.rules.actions import Action
+    from battleline.training.imitation import _hits, _set_log_prob
 
     log_probs = torch.log(torch.tensor([[0.5, 0.3, 0.2], [0.1, 0.6, 0.3]]))
     sets = torch.tensor([[0, 2], [2, -1]])

@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 
-from env.rules import charges, config, magic, movement, space, spell_effects
-from env.rules.actions import END_PHASE, Action
-from env.rules.battle import Battle
-from env.rules.dice import ScriptedDice
-from env.rules.spells import FACTION_LORES, LORES, SPELLS, lore_spells
-from env.rules.state import PHASES, Engagement
+from battleline.env.rules import charges, config, magic, movement, space, spell_effects
+from battleline.env.rules.actions import END_PHASE, Action
+from battleline.env.rules.battle import Battle
+from battleline.env.rules.dice import ScriptedDice
+from battleline.env.rules.spells import FACTION_LORES, LORES, SPELLS, lore_spells
+from battleline.env.rules.state import PHASES, Engagement
 from tests.setups import battle, placement, rules, scenario
 
 A, SPEARS, B, ORCS, SHAMAN = 0, 1, 2, 3, 4
@@ -607,7 +607,7 @@ def test_heavens_attribute_adds_hits_on_flyers_and_light_on_undead() -> None:
 # --------------------------------------------------------------------- the scripted agents' magic policy
 def test_magic_policy_probabilities() -> None:
     """CORE.MAGIC.CAST / DISPEL odds: 2D6 ≥ 7 is 21/36; CV13 only on two 6s; 3 dice dispel a 4 unless two 1s."""
-    from agents.magic_policy import cast_chance, dispel_chance
+    from battleline.agents.magic_policy import cast_chance, dispel_chance
 
     assert cast_chance(2, 7) == pytest.approx(21 / 36) and cast_chance(1, 7) == 0.0
     assert cast_chance(2, 13) == pytest.approx(1 / 36)
@@ -616,7 +616,7 @@ def test_magic_policy_probabilities() -> None:
 
 def test_magic_policy_casts_and_dispels_from_legal_actions() -> None:
     """CORE.MAGIC.SEQUENCE: the policy picks a legal cast, dispels a strong spell and lets a weak one through."""
-    from agents.magic_policy import choose_cast, choose_dispel
+    from battleline.agents.magic_policy import choose_cast, choose_dispel
 
     b = _battle(dice=[4, 4, 3], a=("death", ["CORE.MAGIC.SPELL.DEATH.4"]))
     legal = b.legal_actions()
@@ -653,8 +653,8 @@ def test_spells_target_troops_on_a_wall_never_the_wall() -> None:
     Cast on [3, 4] = 7 ≥ CV5, not dispelled; D6 = 3 Flaming S4 hits wound on 4+ [4, 4, 4]: 3 spearmen die and
     wall S1 takes no damage roll. A ``cast`` naming no unit (an element) is illegal.
     """
-    from env.rules.actions import IllegalActionError
-    from env.rules.siege import castle
+    from battleline.env.rules.actions import IllegalActionError
+    from battleline.env.rules.siege import castle
     from tests.test_siege import siege_scenario
 
     blue = [placement("marcher_spearmen", 26.5, 17.0, 90, models=10, files=10)]

@@ -6,14 +6,14 @@ See :func:`env.rules.movement.legal`, :func:`env.rules.deployment.legal` and
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 import pytest
 
-from env.rules import deployment, movement
-from env.rules.actions import Action
-from env.rules.battle import Battle
+from battleline.env.rules import deployment, movement
+from battleline.env.rules.actions import Action
+from battleline.env.rules.battle import Battle
 from tests.setups import battle, end_declarations, placement
 
 DEPTH = 4 * 20 / 25.4  # a 20-model, 5-file unit of 20 mm bases, inches

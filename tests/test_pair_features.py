@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents import estimates
-from agents.pair_features import N_PAIR_FEAT, PAIR_FEATURES, PAIRS_KEY, pair_features
+from battleline.agents import estimates
+from battleline.agents.pair_features import N_PAIR_FEAT, PAIR_FEATURES, PAIRS_KEY, pair_features
 from tests.setups import INFANTRY_BASE, battle, placement
 
 DEPTH4 = 4 * INFANTRY_BASE  # 20 infantry models in 5 files
@@ -51,8 +51,8 @@ def test_pair_features_seen_from_the_other_side_swap_roles() -> None:
 def test_pair_observation_wraps_battle_env_and_passes_the_checkers() -> None:
     from gymnasium.utils.env_checker import check_env
 
-    from env.battle_env import BattleEnv
-    from training.pair_observation import PairObservation
+    from battleline.env.battle_env import BattleEnv
+    from battleline.training.pair_observation import PairObservation
 
     env = PairObservation(BattleEnv("skirmish_line", illegal_action="penalise"))
     check_env(env, skip_render_check=True)
@@ -68,11 +68,11 @@ def test_policy_agent_observes_pairs_when_its_model_does() -> None:
     """A model built on the wrapped env plays a whole battle through PolicyAgent with legal orders only."""
     from sb3_contrib import MaskablePPO
 
-    from agents.learned import PolicyAgent
-    from env.battle_env import BattleEnv
-    from training.features import MaskFreeExtractor
-    from training.pair_observation import PairObservation
-    from training.play import play_battle
+    from battleline.agents.learned import PolicyAgent
+    from battleline.env.battle_env import BattleEnv
+    from battleline.training.features import MaskFreeExtractor
+    from battleline.training.pair_observation import PairObservation
+    from battleline.training.play import play_battle
 
     env = PairObservation(BattleEnv("skirmish_line", illegal_action="penalise"))
     model = MaskablePPO("MultiInputPolicy", env, n_steps=64, batch_size=64, seed=0,
@@ -84,7 +84,7 @@ def test_policy_agent_observes_pairs_when_its_model_does() -> None:
 
 
 def test_pairs_need_the_mlp_policy() -> None:
-    from training.config import ConfigError, load_training_config
+    from battleline.training.config import ConfigError, load_training_config
 
     data = load_training_config("quick").model_dump(mode="json")
     data["pairs"] = True

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from env.battle_env import BattleEnv
-from env.observation import N_GLOBAL_FEAT, N_PLANES, N_UNIT_FEAT, PLANE_COLS, PLANE_ROWS
+from battleline.env.battle_env import BattleEnv
+from battleline.env.observation import N_GLOBAL_FEAT, N_PLANES, N_UNIT_FEAT, PLANE_COLS, PLANE_ROWS
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 
@@ -36,8 +36,8 @@ def test_readme_units_row_names_the_features(word: str) -> None:
 
 
 def test_readme_order_buckets_are_the_codec_blocks() -> None:
-    from env.encoding import BLOCKS
-    from training.callbacks import ORDER_BUCKETS
+    from battleline.env.encoding import BLOCKS
+    from battleline.training.callbacks import ORDER_BUCKETS
 
     assert ORDER_BUCKETS[: len(BLOCKS)] == BLOCKS
     row = next(line for line in README.read_text(encoding="utf-8").splitlines() if line.startswith("| `orders/<phase>`"))
@@ -64,7 +64,7 @@ def test_readme_layout_names_existing_files() -> None:
 def test_readme_imitation_block_shows_every_key_with_its_default() -> None:
     import yaml
 
-    from training.config import ImitationConfig
+    from battleline.training.config import ImitationConfig
 
     text = README.read_text(encoding="utf-8")
     block = text[text.index("```yaml\nimitation:") + len("```yaml\n"):]

@@ -7,10 +7,10 @@ import random
 import numpy as np
 import pytest
 
-from env.render import charge_paths, render_battle
-from env.rules.battle import Battle
-from env.rules.config import load_scenario
-from env.rules.setup import build_state
+from battleline.env.render import charge_paths, render_battle
+from battleline.env.rules.battle import Battle
+from battleline.env.rules.config import load_scenario
+from battleline.env.rules.setup import build_state
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -80,8 +80,8 @@ def test_siege_castle_drawn_with_damage_state_and_equipment():
     from matplotlib.figure import Figure
     from matplotlib.patches import Polygon as MplPolygon
 
-    from env.render import _draw_castle, castle_colour
-    from env.rules.siege import castle as cs
+    from battleline.env.render import _draw_castle, castle_colour
+    from battleline.env.rules.siege import castle as cs
 
     b = Battle.from_scenario("siege", seed=0)
     plain = render_battle(b)
@@ -102,7 +102,7 @@ def test_siege_castle_drawn_with_damage_state_and_equipment():
 
 @pytest.mark.parametrize(("dpi", "fps"), [(0, 1.0), (60, 0.0), (60, -1.0), (60, float("nan"))])
 def test_gif_needs_a_positive_dpi_and_fps(tmp_path, dpi, fps):
-    from env.render import render_gif
+    from battleline.env.render import render_gif
 
     battle = Battle.from_scenario("skirmish_line", seed=1)
     with pytest.raises(ValueError, match="dpi and fps must be positive"):
@@ -113,7 +113,7 @@ def test_gif_needs_a_positive_dpi_and_fps(tmp_path, dpi, fps):
 def test_gif_of_an_unplayed_placed_battle_is_its_set_up_table(tmp_path):
     from PIL import Image
 
-    from env.render import render_gif
+    from battleline.env.render import render_gif
 
     battle = Battle.from_scenario("skirmish_line", seed=1)
     assert render_gif(battle, tmp_path / "b.gif", dpi=20) == 1
@@ -126,7 +126,7 @@ def test_overlapping_unit_labels_are_moved_apart():
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    from env.render import separate_labels
+    from battleline.env.render import separate_labels
 
     fig = Figure(figsize=(6, 4), dpi=100)
     canvas = FigureCanvasAgg(fig)

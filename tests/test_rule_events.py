@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from env.rules import combat, psychology, shooting, special_rules, spell_effects, victory
-from env.rules.actions import Action
-from env.rules.battle import Battle
-from env.rules.spells import SPELLS
-from env.rules.state import Engagement, TerrainFeature
-from training.coverage import scenario_source
+from battleline.env.rules import combat, psychology, shooting, special_rules, spell_effects, victory
+from battleline.env.rules.actions import Action
+from battleline.env.rules.battle import Battle
+from battleline.env.rules.spells import SPELLS
+from battleline.env.rules.state import Engagement, TerrainFeature
+from battleline.training.coverage import scenario_source
 from tests.setups import INFANTRY_BASE, battle, end_declarations, placement, rules
 
 DEPTH4 = 4 * INFANTRY_BASE

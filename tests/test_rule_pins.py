@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from env.rules.actions import Action
-from env.rules.battle import Battle
+from battleline.env.rules.actions import Action
+from battleline.env.rules.battle import Battle
 from tests.setups import INFANTRY_BASE, battle, end_declarations, placement, rules
 
 DEPTH4 = 4 * INFANTRY_BASE
@@ -135,7 +135,7 @@ def test_reform_keeps_the_centre_changes_the_files_and_uses_the_whole_move() -> 
 
 def test_dangerous_terrain_wounds_on_each_1_without_armour_saves() -> None:
     """CORE.TERRAIN.DANGEROUS: 20 orcs (light armour, shields) roll a D6 each: three 1s, three dead, no save."""
-    from env.rules import psychology
+    from battleline.env.rules import psychology
 
     b = battle([placement("marcher_spearmen", 30, 10, 90)], [placement("orc_warriors", 36, 40, 270)], dice=[1, 1, 1] + [4] * 17)
     n = len(b.events)
@@ -149,8 +149,8 @@ def test_dangerous_terrain_wounds_on_each_1_without_armour_saves() -> None:
 def _broken_orcs(friend_gap: float | None = None, behind_at: float | None = None) -> Battle:
     """Blue spearmen in the front of 10 orcs (5×2), the orcs broken; optionally a second orc unit ``friend_gap``" to
     their side, or one at y = ``behind_at`` in the path of a pursuit."""
-    from env.rules.charges import contact_placement
-    from env.rules.state import Engagement
+    from battleline.env.rules.charges import contact_placement
+    from battleline.env.rules.state import Engagement
 
     red = [placement("orc_warriors", 36, 30, 90, models=10)]
     if friend_gap is not None:
@@ -175,7 +175,7 @@ def _broken_orcs(friend_gap: float | None = None, behind_at: float | None = None
 )
 def test_a_winner_that_declines_to_pursue_must_pass_leadership(faces: list[int], passed: bool, choice: str, destroyed: bool) -> None:
     """CORE.CC.PURSUE_CHOICE: declining to pursue needs a passed Ld test (2D6 ≤ 7), else the unit pursues anyway."""
-    from env.rules import combat
+    from battleline.env.rules import combat
 
     b = _broken_orcs()
     b.state.queue["pursuit"] = {"broken": [1], "ask": [0], "answers": {}, "winner": 0}
@@ -191,7 +191,7 @@ def test_a_winner_that_declines_to_pursue_must_pass_leadership(faces: list[int],
 @pytest.mark.parametrize(("gap", "tests"), [(3.0, True), (6.5, False)])
 def test_a_friend_breaking_within_6_inches_causes_a_panic_test(gap: float, tests: bool) -> None:
     """CORE.PSY.PANIC.TRIGGER_BREAK: orcs 3" beside the broken unit test Panic (2D6 = 3 ≤ Ld 7, passed); 6.5" away, none."""
-    from env.rules import combat
+    from battleline.env.rules import combat
 
     b = _broken_orcs(friend_gap=gap)
     b.state.queue["pursuit"] = {"broken": [1], "ask": [], "answers": {"0": "hold"}, "winner": 0}
@@ -237,8 +237,8 @@ def test_a_game_is_six_turns_of_blue_then_red_on_a_72_by_48_table() -> None:
 
 def test_an_engaged_unit_may_only_hold() -> None:
     """CORE.REACT.ENGAGED: orcs already fighting spearmen, charged in the flank by halberdiers, can only Hold."""
-    from env.rules.charges import contact_placement
-    from env.rules.state import Engagement
+    from battleline.env.rules.charges import contact_placement
+    from battleline.env.rules.state import Engagement
 
     blue = [placement("marcher_spearmen", 36, 10, 90), placement("marcher_halberdiers", 36 - 5 * INFANTRY_BASE / 2 - 6 - 2 * INFANTRY_BASE, 30, 0)]
     b = battle(blue, [placement("orc_warriors", 36, 30, 90, models=10)], dice=[3, 4])
@@ -292,7 +292,7 @@ def test_after_flee_every_later_reaction_is_flee_with_no_second_move() -> None:
 def test_a_war_machine_never_charges_marches_or_stands_and_shoots_and_is_charged_in_its_front() -> None:
     """CORE.TYPE.WAR_MACHINE: a cannon facing +x, charged by orcs from its left side, may only Hold;
     the contact counts as its front (no flank bonus); on its own turn it has no charge and no march."""
-    from env.rules.actions import END_PHASE
+    from battleline.env.rules.actions import END_PHASE
     from tests.test_war_machines import MUZZLE_Y, block, machine
     from tests.test_war_machines import battle as wm_battle
 
@@ -319,7 +319,7 @@ def test_a_war_machine_never_charges_marches_or_stands_and_shoots_and_is_charged
 
 def test_dice_helpers_read_d6_faces_and_name_their_die() -> None:
     """CORE.DICE.D6, CORE.DICE.D3, CORE.DICE.HIGHEST_2D6, CORE.DICE.SWIFT_3D6 on scripted faces."""
-    from env.rules.dice import ScriptedDice
+    from battleline.env.rules.dice import ScriptedDice
 
     used: list[tuple[str, str]] = []
     d = ScriptedDice([1, 2, 3, 4, 5, 6] + [2, 5] + [1, 4, 6] + [1, 4] + [3, 6, 2] + [5, 5])
@@ -341,7 +341,7 @@ def test_a_battle_records_its_seed_units_and_the_first_roll_of_each_die() -> Non
     The charge range (highest of 2D6) is the first roll of that die; the combat's
     to-hit D6 are the first D6; later rolls of the same die add no such record.
     """
-    from env.rules import geometry
+    from battleline.env.rules import geometry
 
     b, _ = _held_head_on_charge()
     (rng,) = rules(b, "CORE.DICE.RNG")
@@ -391,7 +391,7 @@ def test_two_chargers_of_one_target_roll_first_and_the_second_finds_no_room() ->
 def test_a_fleeing_friend_moving_through_a_unit_causes_a_panic_test(faces: list[int], through: bool) -> None:
     """CORE.PSY.PANIC.TRIGGER_FLED_THROUGH: orcs flee 10" straight through the orcs 6" behind them, which test
     Panic (2D6 = 3 ≤ Ld 7, passed); a 2" flee stops short of them and causes no test."""
-    from env.rules import psychology
+    from battleline.env.rules import psychology
 
     red = [placement("orc_warriors", 36, 20, 270, models=10), placement("orc_warriors", 36, 26, 270, models=10)]
     b = battle([placement("marcher_spearmen", 36, 10, 90)], red, dice=faces + [1, 2])
@@ -435,9 +435,9 @@ def test_a_multiple_combat_has_one_total_per_side_and_the_loser_tests_the_whole_
     Blue's one total: wounds 3 + charge 1 + ranks 3 (one rank bonus, not one per unit) + flank 1 +
     outnumber 1 = 9; the orcs 0. The orcs break-test against the whole 9: Ld 7 − 9, 2D6 = 12 fails.
     """
-    from env.rules import combat
-    from env.rules.charges import contact_placement
-    from env.rules.state import Engagement
+    from battleline.env.rules import combat
+    from battleline.env.rules.charges import contact_placement
+    from battleline.env.rules.state import Engagement
 
     blue = [placement("marcher_spearmen", 36, 10, 90), placement("marcher_halberdiers", 20, 30, 0)]
     b = battle(blue, [placement("orc_warriors", 36, 30, 90, models=10)], phase="combat")
@@ -462,10 +462,10 @@ def test_a_multiple_combat_has_one_total_per_side_and_the_loser_tests_the_whole_
 def test_a_pursuer_that_touches_a_fresh_enemy_starts_a_new_combat_as_charger() -> None:
     """CORE.CC.PURSUIT_CONTACT: orcs flee 2, the spearmen roll 12 and catch them, pursue straight on and
     touch the front of the orcs behind: a new engagement, the pursuer counting as charging."""
-    from env.rules import combat, geometry, space
+    from battleline.env.rules import combat, geometry, space
 
     b = _broken_orcs(behind_at=22)
-    a, d = b.unit(0), b.unit(1)
+    _a, _d = b.unit(0), b.unit(1)
     b.state.queue["pursuit"] = {"broken": [1], "ask": [], "answers": {"0": "pursue"}, "winner": 0}
     b.dice._script = [1, 1, 6, 6]
     combat._flee_and_pursue(b)
@@ -487,7 +487,7 @@ def test_the_game_end_records_each_victory_point_source_it_scores() -> None:
     Red loses 11 orcs (66 points, full) and 20 fleeing orcs (120 points, half: 60);
     blue holds both lower quarters (+100 each). Red scores nothing, so has no such records.
     """
-    from env.rules import victory
+    from battleline.env.rules import victory
 
     blue = [placement("marcher_spearmen", 20, 10, 90), placement("marcher_spearmen", 50, 10, 90)]
     red = [placement("orc_warriors", 20, 40, 270, models=11), placement("orc_warriors", 50, 40, 270)]
@@ -505,8 +505,8 @@ def test_a_reroll_replaces_each_missed_die_once() -> None:
     """CORE.DICE.REROLL: Portent of Fate on 10 crossbows (4+): eight 1s and two 4s; the 8 misses are re-rolled
     once (four 4s and four 1s): 6 hits, and the four 1s are not re-rolled again.
     ASF spearmen (4+) roll 2, 4, 6: the one miss is re-rolled once (6): 3 hits."""
-    from env.rules import magic
-    from env.rules.spells import SPELLS
+    from battleline.env.rules import magic
+    from battleline.env.rules.spells import SPELLS
     from tests.test_special_rules import _fight, _strike
 
     blue = [placement("marcher_crossbowmen", 36, 10, 90, models=10)]
@@ -538,8 +538,8 @@ def test_a_shrunken_front_rank_slides_to_keep_the_most_contacts() -> None:
     """CORE.CC.CONTACT_KEEP: 10 orcs in one rank overlap the 5-wide spearmen's front by 2 bases. 7 die: the 3
     left may stand at 8 file slots of the old front (offsets −3.5 … +3.5 bases); 3.5 bases towards their right
     (−x) keeps 3 models touching (2 along the edge, 1 at the corner); 2.5 bases would keep 2."""
-    from env.rules.casualties import apply_wounds
-    from env.rules.state import Engagement
+    from battleline.env.rules.casualties import apply_wounds
+    from battleline.env.rules.state import Engagement
 
     w = INFANTRY_BASE
     b = _one_rank_orcs([placement("marcher_spearmen", 36.0, 30.0 - w / 2 - DEPTH4 / 2, 90)], orcs_x=36.0 + 5.5 * w)
@@ -554,8 +554,8 @@ def test_a_shrunken_front_rank_slides_to_keep_the_most_contacts() -> None:
 def _flanked_orcs() -> Battle:
     """Blue spearmen (10 in one rank) on each flank of the 10 orcs: uid 0 on their left (+x), uid 1 on their right;
     2 orcs die, so the 8 left are 2 bases narrower."""
-    from env.rules.casualties import apply_wounds
-    from env.rules.state import Engagement
+    from battleline.env.rules.casualties import apply_wounds
+    from battleline.env.rules.state import Engagement
 
     w = INFANTRY_BASE
     blue = [placement("marcher_spearmen", 36.0 + 5.5 * w, 30.0, 180, models=10, files=10),
@@ -570,7 +570,7 @@ def _flanked_orcs() -> Battle:
 def test_units_that_lose_contact_close_up_when_the_winner_can_reach() -> None:
     """CORE.CC.CONTACT_KEEP: the 8 orcs left can keep only one flank; the tie goes to their left (slide −1 base),
     so the spearmen on their right are 2 bases (1.57") away. Blue wins: they close up 1.57" straight ahead."""
-    from env.rules import combat
+    from battleline.env.rules import combat
 
     w = INFANTRY_BASE
     b = _flanked_orcs()
@@ -585,7 +585,7 @@ def test_units_that_lose_contact_close_up_when_the_winner_can_reach() -> None:
 def test_units_that_lose_contact_disengage_when_the_winner_cannot_reach() -> None:
     """CORE.CC.CONTACT_KEEP: red wins; the orcs' 2" straight ahead (−y) never reach the spearmen on their
     right flank, so those two units disengage; the spearmen on their left stay engaged."""
-    from env.rules import combat
+    from battleline.env.rules import combat
 
     b = _flanked_orcs()
     combat.close_gaps(b, list(b.state.engagements), 1, set())
@@ -645,7 +645,7 @@ def _two_combats() -> Battle:
     blue = [placement("marcher_spearmen", 20, 20, 90), placement("marcher_spearmen", 50, 20, 90)]
     red = [placement("orc_warriors", 20, 20 + DEPTH4, 270), placement("orc_warriors", 50, 20 + DEPTH4, 270)]
     b = battle(blue, red)
-    from env.rules.state import Engagement
+    from battleline.env.rules.state import Engagement
 
     b.state.engagements = [Engagement(attacker=0, defender=2, facing="front", charged=False, turn=0),
                            Engagement(attacker=1, defender=3, facing="front", charged=False, turn=0)]
@@ -658,8 +658,8 @@ def _two_combats() -> Battle:
 def test_the_phasing_player_chooses_which_simultaneous_combat_resolves_first() -> None:
     """CORE.CONV.ORDER, CORE.CC.ROUNDS: with two combats waiting, blue chooses; naming uid 1 fights the x = 50
     combat first, then the other with no second choice (one combat left)."""
-    from env.encoding import ActionCodec
-    from env.observation import GLOBAL_FEATURES, Observer
+    from battleline.env.encoding import ActionCodec
+    from battleline.env.observation import GLOBAL_FEATURES, Observer
 
     b = _two_combats()
     assert b.pending.player == 0 and set(b.legal_actions()) == {Action("order", 0), Action("order", 1), Action("end_phase")}

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from env.rules import combat, geometry as geo, space
-from env.rules.actions import END_PHASE, Action
-from env.rules.charges import contact_placement
-from env.rules.dice import ScriptedDice
-from env.rules.state import Engagement
+from battleline.env.rules import combat, space
+from battleline.env.rules import geometry as geo
+from battleline.env.rules.actions import END_PHASE, Action
+from battleline.env.rules.charges import contact_placement
+from battleline.env.rules.dice import ScriptedDice
+from battleline.env.rules.state import Engagement
 from tests.setups import INFANTRY_BASE, battle, end_declarations, placement, rules
 
 DEPTH4 = 4 * INFANTRY_BASE  # 20 infantry models in 5 files

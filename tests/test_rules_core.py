@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from env.rules import combat, psychology, tables
-from env.rules.actions import Action, IllegalActionError
-from env.rules.state import Engagement
+from battleline.env.rules import combat, psychology, tables
+from battleline.env.rules.actions import Action, IllegalActionError
+from battleline.env.rules.state import Engagement
 from tests.setups import INFANTRY_BASE, battle, end_declarations, placement, rules
 
 DEPTH4 = 4 * INFANTRY_BASE  # 20 infantry models in 5 files
@@ -118,7 +118,7 @@ def test_illegal_action_leaves_battle_unchanged() -> None:
 # --------------------------------------------------------------------- combat result
 def _engaged(facing: str = "front", blue_models: int = 20, red_models: int = 20, **blue_kw: object):
     """Blue spearmen touching red orcs' ``facing`` (placed flush)."""
-    from env.rules.charges import contact_placement
+    from battleline.env.rules.charges import contact_placement
 
     b = battle([placement("marcher_spearmen", 36, 10, 90, models=blue_models, **blue_kw)],
                [placement("orc_warriors", 36, 30, 90, models=red_models)], phase="combat")
@@ -222,7 +222,7 @@ def test_one_inch_shift_takes_the_shortest_legal_spot_in_any_direction() -> None
     """CORE.CHARGE.ONE_INCH in a real game (pitched_battle, line_advance vs random, seed 0): in turn 4 the
     Outriders' rear charge stops 0.226" from the Tusk Guard, which has no legal spot straight away (the Orc
     Warriors and the table edge); it is shifted 0.9", the minimum distance needed, in another direction."""
-    from training.play import play_battle
+    from battleline.training.play import play_battle
 
     b = play_battle("pitched_battle", "line_advance", "random", 0)
     (ev,) = rules(b, "CORE.CHARGE.ONE_INCH")
@@ -258,8 +258,8 @@ def test_one_inch_rule_shifts_the_non_phasing_unit_after_a_charge() -> None:
     end_declarations(b)
     (shift,) = rules(b, "CORE.CHARGE.ONE_INCH")
     assert shift["unit"] == 2 and shift["charger"] == 0
-    from env.rules import geometry as geo
-    from env.rules import space
+    from battleline.env.rules import geometry as geo
+    from battleline.env.rules import space
 
     assert geo.distance(space.footprint(b.unit(0)), space.footprint(b.unit(2))) >= 1.0 - geo.EPS
 

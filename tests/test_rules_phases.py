@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from env.rules import combat, movement, psychology, shooting, space, victory
-from env.rules.actions import Action
-from env.rules.battle import Battle
-from env.rules.dice import ScriptedDice
+from battleline.env.rules import combat, psychology, shooting, space, victory
+from battleline.env.rules.actions import Action
+from battleline.env.rules.battle import Battle
+from battleline.env.rules.dice import ScriptedDice
 from tests.setups import INFANTRY_BASE, battle, end_declarations, placement, rules
 
 DEPTH4 = 4 * INFANTRY_BASE
@@ -165,8 +165,8 @@ def test_supporting_attacks_and_horde() -> None:
 
 def test_first_round_return_strike_loses_attacks_of_the_slain() -> None:
     """CORE.CC.STRIKE_ORDER.ROUND1, CORE.CC.RETURN_STRIKE: the charged unit strikes back with what survived."""
-    from env.rules.charges import contact_placement
-    from env.rules.state import Engagement
+    from battleline.env.rules.charges import contact_placement
+    from battleline.env.rules.state import Engagement
 
     b = battle([placement("marcher_spearmen", 36, 10, 90)], [placement("orc_warriors", 36, 30, 90, models=10)],
                phase="combat")
@@ -193,7 +193,7 @@ def test_deployment_slots_stay_in_the_zone() -> None:
     """CORE.SETUP.ZONES: every legal deployment lies wholly within 12" of the player's own edge."""
     b = Battle.from_scenario("pitched_battle", seed=4)
     assert b.pending.kind == "deploy"
-    from env.rules.deployment import slot_pose
+    from battleline.env.rules.deployment import slot_pose
 
     for act in b.legal_actions():
         if act.kind != "deploy":

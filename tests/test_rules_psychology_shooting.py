@@ -6,11 +6,11 @@ import dataclasses
 
 import pytest
 
-from env.rules import geometry as geo
-from env.rules import psychology, shooting, space
-from env.rules.actions import Action
-from env.rules.battle import Battle
-from env.rules.dice import ScriptedDice
+from battleline.env.rules import geometry as geo
+from battleline.env.rules import psychology, shooting, space
+from battleline.env.rules.actions import Action
+from battleline.env.rules.battle import Battle
+from battleline.env.rules.dice import ScriptedDice
 from tests.setups import INFANTRY_BASE, battle, placement, rules
 
 XBOW_DEPTH = 2 * INFANTRY_BASE  # 10 crossbowmen in 5 files
@@ -146,7 +146,7 @@ def test_multiple_shots_not_taken_when_they_cannot_hit() -> None:
 
 def test_shot_chance_table() -> None:
     """CORE.SHOOT.TO_HIT: the chance of one shot by the score needed (2+ is 5/6: a natural 1 misses)."""
-    from env.rules.tables import shot_chance
+    from battleline.env.rules.tables import shot_chance
 
     assert [shot_chance(n) for n in (1, 2, 4, 6, 7, 8, 9, 10)] == [5 / 6, 5 / 6, 3 / 6, 1 / 6, 3 / 36, 2 / 36, 1 / 36, 0]
 

@@ -10,12 +10,12 @@ import json
 
 import pytest
 
-from env.rules.battle import Battle
-from env.rules.config import ConfigError, load_scenario
-from env.rules.dice import ScriptedDice
-from env.rules.siege import castle as cs
-from env.rules.siege import damage as dmg
-from env.rules.state import BattleState
+from battleline.env.rules.battle import Battle
+from battleline.env.rules.config import ConfigError, load_scenario
+from battleline.env.rules.dice import ScriptedDice
+from battleline.env.rules.siege import castle as cs
+from battleline.env.rules.siege import damage as dmg
+from battleline.env.rules.state import BattleState
 from tests.setups import placement, rules
 
 BASE = 20 / 25.4
@@ -366,7 +366,7 @@ def test_ram_and_melee_blows():
 
 
 # ----------------------------------------------------------------------------- equipment
-from env.rules.siege import equipment as eq  # noqa: E402
+from battleline.env.rules.siege import equipment as eq  # noqa: E402
 
 
 def test_equipment_costs_from_configuration():
@@ -419,8 +419,8 @@ def test_placed_cauldrons_are_limited_per_castle_too():
 
 
 def test_army_validator_knows_siege_limits_and_points():
-    from env.rules.army import army_points, validate_army
-    from env.rules.config import ArmyListConfig, load_faction
+    from battleline.env.rules.army import army_points, validate_army
+    from battleline.env.rules.config import ArmyListConfig, load_faction
 
     men = load_faction("men")
     units = [{"unit": "lord_marshal", "models": 1, "general": True}] + [
@@ -449,7 +449,8 @@ def test_scenario_equipment_side_and_module():
 
 
 # ----------------------------------------------------------------------------- assault
-from env.rules.siege import assault as asl  # noqa: E402
+from battleline.env.rules.siege import assault as asl  # noqa: E402
+
 
 def _assault_battle(red_equipment: dict, blue_equipment: dict | None = None, red_models: int = 10, dice=None) -> Battle:
     """Spearmen (10, one rank) on S1; orcs (10 in one rank of 10) flush against S1's outer face (y = 18)."""
@@ -545,7 +546,7 @@ def test_at_a_siege_tower_bridge_onto_a_castle_tower_two_models_a_side_fight():
     """SIEGE.CC.RESULT, SIEGE.EQUIP.SIEGE_TOWER: spearmen on T1 (x 18–22, y 14–18) against orcs pushing a siege tower
     against its outer face: of 10 and 5 models in contact, 2 a side fight; without the siege tower the normal count
     stands (no climbing gear, no bridge)."""
-    from env.rules.siege import play
+    from battleline.env.rules.siege import play
 
     blue = [placement("marcher_spearmen", 20, 18 - BASE, 90, models=10, files=5)]
     red = [placement("orc_warriors", 20, 18 + BASE, 270, models=10, files=5, equipment={"siege_tower": 1})]

@@ -6,9 +6,9 @@ touch its east face (x = 24) with their front edge 0.5" away. Exact values with 
 
 from __future__ import annotations
 
-from env.rules.actions import END_PHASE, Action
-from env.rules.siege import castle as cs
-from env.rules.siege import play
+from battleline.env.rules.actions import END_PHASE, Action
+from battleline.env.rules.siege import castle as cs
+from battleline.env.rules.siege import play
 from tests.setups import placement, rules
 from tests.test_siege import BASE, feed, siege_battle
 
@@ -151,7 +151,7 @@ def test_a_winner_too_big_for_the_tower_stays_at_the_door():
 def test_the_siege_attacker_assaults_a_garrison_at_the_door_it_touches():
     """SIEGE.TOWER.ASSAULT: siege_attacker declares the door assault on C's garrison; far from the door, it
     makes for the citadel's door instead of waiting."""
-    from agents.siege import SiegeAttackerAgent
+    from battleline.agents.siege import SiegeAttackerAgent
 
     b = door_battle()
     agent = SiegeAttackerAgent()
@@ -170,7 +170,7 @@ def test_the_door_assault_is_a_charge_index_of_siege_v0s_mask():
     mask allows exactly the engine's legal set and the index decodes back to it."""
     import numpy as np
 
-    from env.siege_encoding import make_codec
+    from battleline.env.siege_encoding import make_codec
 
     b = door_battle()
     codec = make_codec(4, len(b.state.castle))

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from env.rules.actions import Action
-from env.rules.battle import IllegalActionError
-from env.rules.siege import castle as cs
-from env.rules.siege import orders
+from battleline.env.rules.actions import Action
+from battleline.env.rules.battle import IllegalActionError
+from battleline.env.rules.siege import castle as cs
 from tests.setups import end_declarations, placement, rules
 from tests.test_siege import feed, siege_battle
 
@@ -58,7 +57,7 @@ def test_cannon_double_charge_at_a_wall_adds_1_and_rolls_two_artillery_dice():
     misfire), D6 4: 4 + 10 + 1 = 15 heavily damaged (+1); nobody stands on S2, so no further dice."""
     import numpy as np
 
-    from env.siege_encoding import SiegeActionCodec
+    from battleline.env.siege_encoding import SiegeActionCodec
 
     b = red_castle([placement("great_cannon", 36, 10, 90, models=3, files=1)])
     opts = shots_at_elements(b)
@@ -155,7 +154,7 @@ def test_element_shots_need_range_and_only_the_enemy_castle():
 # ----------------------------------------------------------------------------- cover and 15-16
 def test_castle_cover_stone_hard_wood_soft_in_shooting():
     """SIEGE.CASTLE.WALL: shooters at troops on a stone parapet −2, wooden −1, once the parapet is destroyed 0."""
-    from env.rules import shooting
+    from battleline.env.rules import shooting
 
     for material, want in (("stone", -2), ("wood", -1)):
         b = siege_battle(red=[placement("orc_archers", 26.5, 30, 270, models=10, files=10)], material=material)
@@ -166,7 +165,7 @@ def test_castle_cover_stone_hard_wood_soft_in_shooting():
 
 def test_heavily_damaged_units_skip_their_next_shooting_phase():
     """SIEGE.DMG.WALL 15–16: a unit that rolled 4+ may not shoot in its next Shooting phase, then may again."""
-    from env.rules import shooting
+    from battleline.env.rules import shooting
 
     b = siege_battle(blue=[placement("marcher_crossbowmen", 26.5, 17.606, 90, models=10, files=10)],
                      red=[placement("orc_warriors", 26.5, 26, 270)], phase="shooting", player="blue")
@@ -186,7 +185,7 @@ def test_siege_codec_encodes_element_orders_exactly():
     """env.siege_encoding: the mask is exactly the legal set, element shots included, and decodes back."""
     import numpy as np
 
-    from env.siege_encoding import SiegeActionCodec, castle_elements
+    from battleline.env.siege_encoding import SiegeActionCodec, castle_elements
 
     b = siege_battle(red=[placement("rock_lobber", 36, 40, 270, models=3, files=1), placement("orc_warriors", 20, 30, 270)])
     codec = SiegeActionCodec(2, castle_elements("siege"))
@@ -201,7 +200,7 @@ def test_siege_codec_encodes_element_orders_exactly():
 
 
 def test_siege_attacker_bombards_the_gate_then_the_most_defended_wall():
-    from agents.siege import SiegeAttackerAgent
+    from battleline.agents.siege import SiegeAttackerAgent
 
     agent = SiegeAttackerAgent()
     chukka = siege_battle(red=[placement("spear_chukka", 36, 40, 270, models=2, files=1)])
@@ -320,7 +319,7 @@ def test_a_unit_in_an_open_gateway_stands_on_no_element():
 # ----------------------------------------------------------------------------- towers and walking the walls
 def test_undefended_citadel_entered_from_the_courtyard_wins_the_siege():
     """SIEGE.TOWER.ASSAULT: orcs at C's courtyard face enter it (7 files across its 6" top); SIEGE.SCEN.VICTORY."""
-    from env.rules.siege import play
+    from battleline.env.rules.siege import play
 
     orcs = placement("orc_warriors", 24 + 0.5 + 20 / 25.4, 3.0, 180, models=10, files=5)
     b = siege_battle(blue=[YARD], red=[orcs], phase="movement", player="red")
@@ -357,9 +356,9 @@ def test_policy_agent_reads_a_siege_action_mask():
 
     from gymnasium import spaces
 
-    from agents.learned import PolicyAgent
-    from env.observation import Observer
-    from env.siege_encoding import SiegeActionCodec
+    from battleline.agents.learned import PolicyAgent
+    from battleline.env.observation import Observer
+    from battleline.env.siege_encoding import SiegeActionCodec
 
     codec = SiegeActionCodec(6, 10)
     agent = PolicyAgent(SimpleNamespace(observation_space=Observer(codec).space(), action_space=spaces.Discrete(codec.size)))
@@ -381,7 +380,7 @@ def test_defenders_step_up_from_the_courtyard_onto_their_wall_for_half_movement(
     end_declarations(b)
     assert [o for o in moves(b, 0) if o.startswith("occupy")] == ["occupy:S1"]
     assert not any(o.startswith("occupy") for o in moves(b, 1) + moves(b, 2))
-    from env.siege_encoding import SiegeActionCodec
+    from battleline.env.siege_encoding import SiegeActionCodec
 
     codec = SiegeActionCodec(3, 10)  # Siege-v0's block: the step is its occupy order, and the mask is the legal set
     assert int(codec.mask(b, 0).sum()) == len(b.legal_actions())
@@ -432,7 +431,7 @@ def test_a_unit_wider_than_the_gateway_squeezes_in_and_reforms_behind_the_gate()
     in. 20 orcs in 2 ranks need 4.075": more than M4, so they do not get in."""
     import numpy as np
 
-    from env.siege_encoding import SiegeActionCodec
+    from battleline.env.siege_encoding import SiegeActionCodec
 
     b = siege_battle(blue=[YARD], red=[orcs_at_gate(10), placement("orc_warriors", 26.5, 19.7, 270, models=10, files=5)],
                      phase="movement", player="red")

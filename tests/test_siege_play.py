@@ -8,12 +8,12 @@ import random
 import pytest
 from shapely.geometry import box
 
-from agents.registry import make_agent
-from env.rules import space
-from env.rules.actions import Action
-from env.rules.battle import Battle
-from env.rules.dice import ScriptedDice
-from env.rules.siege import castle as cs
+from battleline.agents.registry import make_agent
+from battleline.env.rules import space
+from battleline.env.rules.actions import Action
+from battleline.env.rules.battle import Battle
+from battleline.env.rules.dice import ScriptedDice
+from battleline.env.rules.siege import castle as cs
 from tests.setups import placement
 from tests.test_siege import siege_scenario
 
@@ -171,7 +171,7 @@ def test_siege_victory_counts_the_castle():
     for e in s.castle:
         e.controller = 1
     assert cs.element(b.state, "C").controller == 1
-    from env.rules.siege import play
+    from battleline.env.rules.siege import play
 
     s.units[0].removed = True
     s.units[1].removed = True
@@ -197,7 +197,7 @@ def test_random_battles_checker_reports_clean_battles():
 
 def test_a_defender_fleeing_off_a_wall_moves_on_clear_of_it():
     """SIEGE.REACT.WALL: a diagonal flee from S3 that would end overhanging the wall moves on into the courtyard."""
-    from env.rules import psychology
+    from battleline.env.rules import psychology
 
     b = Battle.from_scenario(siege_scenario(
         [placement("marcher_halberdiers", 45.5, ON_S1, 90, models=10, files=10)],
@@ -215,8 +215,8 @@ def test_a_custom_castle_is_won_by_its_own_elements():
     """SIEGE.SCEN.VICTORY for a custom castle (DEFAULT): its citadel is the key, its walls and towers count, its
     gates do not, and the attacker needs the standard share, 5 of 9, of the counted elements, rounded up (here 3
     of 4), unless ``victory_needed`` or an element's ``victory`` says otherwise."""
-    from env.rules.config import ConfigError, load_scenario
-    from env.rules.siege import play
+    from battleline.env.rules.config import ConfigError, load_scenario
+    from battleline.env.rules.siege import play
 
     def rect(x0, x1, y0, y1):
         return [[x0, y0], [x1, y0], [x1, y1], [x0, y1]]

@@ -7,11 +7,11 @@ import random
 
 import pytest
 
-from env.rules import space
-from env.rules.battle import Battle
-from env.rules.config import ConfigError, load_scenario
-from env.rules.siege import castle as cs
-from env.rules.siege import room
+from battleline.env.rules import space
+from battleline.env.rules.battle import Battle
+from battleline.env.rules.config import ConfigError, load_scenario
+from battleline.env.rules.siege import castle as cs
+from battleline.env.rules.siege import room
 from tests.test_siege_play import ARMIES_SIEGE
 
 KNIGHTLY_SIEGE = {**ARMIES_SIEGE, "blue": {"faction": "men", "army": "men_knightly_order"}}

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from env.rules import breath, combat, deployment, psychology, shooting, space, special_rules
-from env.rules.actions import END_PHASE, Action
-from env.rules.battle import Battle
-from env.rules.charges import can_charge, charge_reach, contact_placement
-from env.rules.state import Engagement
+from battleline.env.rules import breath, combat, deployment, psychology, shooting, space, special_rules
+from battleline.env.rules.actions import END_PHASE, Action
+from battleline.env.rules.battle import Battle
+from battleline.env.rules.charges import can_charge, charge_reach, contact_placement
+from battleline.env.rules.state import Engagement
 from tests.setups import INFANTRY_BASE, battle, end_declarations, placement, rules
 
 DEPTH4 = 4 * INFANTRY_BASE  # 20 infantry models in 5 files
@@ -494,7 +494,7 @@ def test_breath_weapon_in_shooting_needs_a_model_under_the_template_and_a_use_le
 def test_breath_weapon_is_its_own_block_of_the_action_codec() -> None:
     """CORE.SR.BREATH_WEAPON: the breath (shoot option "breath") of own slot 0 at enemy slot 0 is index
     L.breathe + 0, decodes back, and the mask allows exactly it and end_phase."""
-    from env.encoding import ActionCodec
+    from battleline.env.encoding import ActionCodec
 
     b = _breathing_giant(20.6)
     codec = ActionCodec(10)
@@ -555,7 +555,7 @@ def test_poisoned_shots_wound_on_a_six_to_hit() -> None:
 def test_volley_fire_quick_to_fire_fast_cavalry_and_slow_to_fire() -> None:
     """CORE.SR.VOLLEY_FIRE: 20 models 5 wide: ranks 1–2 (10) shoot, plus half of the 10 behind (5).
     CORE.SR.QUICK_TO_FIRE / CORE.SR.FAST_CAVALRY: no −1 for moving. CORE.SR.SLOW_TO_FIRE: no Stand and Shoot."""
-    from env.rules.charges import can_stand_and_shoot
+    from battleline.env.rules.charges import can_stand_and_shoot
 
     b = _shooters()
     u, t = b.unit(0), b.unit(1)
@@ -653,7 +653,7 @@ def test_skirmishers_loose_order_no_rank_bonus_charged_in_front() -> None:
     assert "ranks" not in parts[0] and parts[1]["ranks"] == 3
     orcs.missile = "bow"
     assert shooting.to_hit_modifier(b, orcs, archers, False, False)[1]["skirmishers"] == -1
-    from env.rules.charges import charge_facing
+    from battleline.env.rules.charges import charge_facing
 
     orcs.x, orcs.y, orcs.facing = archers.x - 12, archers.y, 0.0  # off the archers' left flank
     assert charge_facing(b, orcs, archers, roll=True) == "front"
@@ -693,7 +693,7 @@ def test_regeneration_heals_a_wound_of_a_model_idle_all_turn() -> None:
 def test_scouts_deploy_more_than_12_inches_from_enemies() -> None:
     """CORE.SR.SCOUTS, CORE.SETUP.SCOUTS: a Scout slot is legal anywhere on the table more than 12" from every
     enemy, and never within 12"; other units stay in their zone."""
-    from env.rules import geometry as geo
+    from battleline.env.rules import geometry as geo
 
     blue = [placement("free_company_archers", 36, 6, 90, models=10, files=5), placement("marcher_spearmen", 12, 6, 90)]
     red = [placement("orc_warriors", 36, 32, 270)]
@@ -752,8 +752,8 @@ def test_fear_lasts_for_that_combat_only() -> None:
 
 def test_chariots_never_march_and_dwarfs_hate_orcs() -> None:
     """CORE.TYPE.CHARIOT: no march; CORE.SR.HATRED: the dwarf clan warriors' profile lists greenskins as hated."""
-    from env.rules import movement
-    from env.rules.config import load_faction
+    from battleline.env.rules import movement
+    from battleline.env.rules.config import load_faction
 
     b = _fight(placement("marcher_spearmen", 36, 10, 90), placement("orc_warriors", 36, 30, 270))
     u, orcs = b.unit(0), b.unit(1)
@@ -769,7 +769,7 @@ def test_chariots_never_march_and_dwarfs_hate_orcs() -> None:
 def test_aquatic_units_treat_water_as_open_ground() -> None:
     """CORE.SR.AQUATIC: a marsh ahead halves a normal unit's advance; an Aquatic unit crosses it at full M and may
     enter a lake (impassable to others), but never marches (CORE.MOVE.MARCH)."""
-    from env.rules import movement
+    from battleline.env.rules import movement
 
     marsh = {"kind": "marsh", "polygon": [[30, 13], [42, 13], [42, 20], [30, 20]]}
     blue = [placement("marcher_spearmen", 36, 10, 90)]

@@ -13,14 +13,14 @@ from statistics import median, pstdev
 
 import pytest
 
-from agents.base import ChargeOption
-from agents.registry import AGENT_NAMES, make_agent
-from agents.tactical import TACTICAL_AGENTS
-from env.rules import space
-from env.rules.battle import Battle
-from env.rules.state import SIDES
-from tactics import manoeuvres as mv
-from tactics.deployment import SCOUT_ROW, STRIKE_GAP, WEAK_EDGE_GAP, weak_wing_x, weakened_flank_template
+from battleline.agents.base import ChargeOption
+from battleline.agents.registry import AGENT_NAMES, make_agent
+from battleline.agents.tactical import TACTICAL_AGENTS
+from battleline.env.rules import space
+from battleline.env.rules.battle import Battle
+from battleline.env.rules.state import SIDES
+from battleline.tactics import manoeuvres as mv
+from battleline.tactics.deployment import SCOUT_ROW, STRIKE_GAP, WEAK_EDGE_GAP, weak_wing_x, weakened_flank_template
 
 SCENARIO = "pitched_battle"
 ARMIES = sorted(p.stem for p in (Path(__file__).resolve().parents[1] / "configs" / "armies").glob("*.yaml"))
@@ -159,7 +159,8 @@ def test_weakened_flank_leaves_one_or_two_cheap_units_on_the_weak_wing(army: str
 
 def test_weakened_flank_sends_scouts_to_the_weak_wing_clear_of_the_edges() -> None:
     """No army list fields Scouts yet: the template is applied to a placed army with a unit of Scouts."""
-    from tests.setups import battle as setup, placement
+    from tests.setups import battle as setup
+    from tests.setups import placement
 
     b = setup(
         [
@@ -234,7 +235,7 @@ def test_protected_bubble_rings_the_asset(army: str) -> None:
 
 def test_landing_forecasts_a_reform_in_place() -> None:
     """``steering.landing`` of reform_wide / reform_deep: the centre kept, two files more or fewer (CORE.MOVE.REFORM)."""
-    from agents.steering import landing
+    from battleline.agents.steering import landing
 
     battle = Battle.from_scenario(SCENARIO, seed=0)
     u = next(u for u in battle.state.units if u.models >= 20 and u.files >= 5)
@@ -247,7 +248,7 @@ def test_landing_forecasts_a_reform_in_place() -> None:
 def test_open_half_is_the_half_without_the_wood() -> None:
     """pitched_battle: the Thornwood stands in front of red's own left, Watch Hill (which helps) in front of
     blue's own left; a ring that closes in play forms where the bubble can move on (``open_half``)."""
-    from tactics.deployment import LEFT, RIGHT, open_half
+    from battleline.tactics.deployment import LEFT, RIGHT, open_half
 
     battle = Battle.from_scenario(SCENARIO, seed=0)
     assert open_half(battle, 0) == LEFT
@@ -257,8 +258,8 @@ def test_open_half_is_the_half_without_the_wood() -> None:
 def test_orc_bubble_forms_on_the_open_half_with_its_line_on_the_grid() -> None:
     """No shallow orc unit can stand in front of the asset at deployment: the bubble forms on red's own right
     (``open_half``); every line unit stands on a column of the grid clear of the fast units' wing columns."""
-    from env.rules.deployment import COLUMNS
-    from tactics.deployment import RIGHT, own_x
+    from battleline.env.rules.deployment import COLUMNS
+    from battleline.tactics.deployment import RIGHT, own_x
 
     battle, agent, units = deployed("protected_bubble", "orcs_tusk_horde", seat=1)
     asset = next(u for u in units if agent.group(u) == "asset")
@@ -311,7 +312,8 @@ def test_open_loop_loses_to_line_advance() -> None:
 def _flank_setup(orc_x: float = 36.0):
     """Men in their own zone (blue, facing up the table): two foot blocks, knights, archers (Scouts); one orc
     block at ``orc_x``, 40" up the table."""
-    from tests.setups import battle as setup, placement
+    from tests.setups import battle as setup
+    from tests.setups import placement
 
     return setup(
         [
@@ -354,7 +356,7 @@ def test_weakened_flank_war_machines_deploy_beyond_panic_range_of_the_strike_uni
 def test_war_machines_apart_keeps_a_deep_unit_between_them_and_the_line_end() -> None:
     """In the Marcher host's main line (strong edge first) the Great Cannon, cheapest, would close the line beside
     the knights; it moves just outside the innermost deep unit, the other units keeping their order."""
-    from tactics.deployment import fits_back_row, war_machines_apart
+    from battleline.tactics.deployment import fits_back_row, war_machines_apart
 
     b = Battle.from_scenario(SCENARIO, seed=0, blue_army="men_marcher_host", red_army="orcs_tusk_horde")
     line = sorted((u for u in b.state.units if u.side == 0 and not u.character and u.troop_type != "cavalry"),
@@ -369,7 +371,7 @@ def test_war_machines_apart_keeps_a_deep_unit_between_them_and_the_line_end() ->
 def _lure_setup():
     """The weakened_flank agent on blue in :func:`_flank_setup` (weak wing on the left): the knights are the
     only strike unit, the archers (Scouts) the lure, the orc block 30" straight ahead of the knights."""
-    from agents.tactical import WeakenedFlankAgent
+    from battleline.agents.tactical import WeakenedFlankAgent
 
     b = _flank_setup(orc_x=40.0)
     agent = WeakenedFlankAgent()
@@ -382,7 +384,7 @@ def _lure_setup():
 def test_weakened_flank_lure_post_beside_the_strike_unit() -> None:
     """The lure baits LURE_AHEAD (8") in front of the knights' front edge, up the table, and LURE_SIDE (12")
     to their weak-wing side (the own left): x 40 - 12 = 28", y 10 + half the knights' depth + 8."""
-    from agents.tactical import LURE_AHEAD, LURE_SIDE
+    from battleline.agents.tactical import LURE_AHEAD, LURE_SIDE
 
     b, agent, army = _lure_setup()
     knights = next(u for u in army if u.type_id == "order_knights")
@@ -394,7 +396,7 @@ def test_weakened_flank_lure_post_beside_the_strike_unit() -> None:
 def test_weakened_flank_lure_post_goes_out_to_the_edge_gap_near_the_edge() -> None:
     """A post within LURE_EDGE_SNAP (12") of the side edge goes out to LURE_EDGE_GAP (9") from it, where a chaser
     has no room to flee from the strike unit's charge; further in it stays LURE_SIDE from the strike unit."""
-    from agents.tactical import LURE_EDGE_GAP, LURE_EDGE_SNAP, LURE_SIDE
+    from battleline.agents.tactical import LURE_EDGE_GAP, LURE_EDGE_SNAP, LURE_SIDE
 
     b, agent, army = _lure_setup()
     knights = next(u for u in army if u.type_id == "order_knights")
@@ -409,8 +411,9 @@ def test_weakened_flank_lure_post_on_the_weak_wing_side_for_red() -> None:
     """Red (orcs, facing down the table) with the weak wing on its own left, the table's right: the lure's post
     lies LURE_SIDE towards the table's right of the boar riders (x 32 + 12 = 44") and LURE_AHEAD below
     their front edge, down the table."""
-    from agents.tactical import LURE_AHEAD, LURE_SIDE, WeakenedFlankAgent
-    from tests.setups import battle as setup, placement
+    from battleline.agents.tactical import LURE_AHEAD, LURE_SIDE, WeakenedFlankAgent
+    from tests.setups import battle as setup
+    from tests.setups import placement
 
     b = setup(
         [placement("marcher_spearmen", 32.0, 8, 90)],
@@ -434,8 +437,8 @@ def test_weakened_flank_lure_post_on_the_weak_wing_side_for_red() -> None:
 
 def test_weakened_flank_lure_does_not_charge_while_it_baits() -> None:
     """Up to LURE_TURNS the lure declines every charge; from the engage turn it charges as the tactical agents."""
-    from agents import estimates
-    from agents.tactical import LURE_TURNS, TacticalAgent
+    from battleline.agents import estimates
+    from battleline.agents.tactical import LURE_TURNS, TacticalAgent
 
     b, agent, army = _lure_setup()
     archers = next(u for u in army if u.type_id == "free_company_archers")
@@ -451,9 +454,9 @@ def test_weakened_flank_lure_does_not_charge_while_it_baits() -> None:
 def test_weakened_flank_strike_unit_takes_a_long_flank_charge_on_a_chaser() -> None:
     """While the lure baits, the knights charge a chaser of the lure in the flank at STRIKE_MIN_REACH to reach
     (below the tactical agents' MIN_REACH_FLANK), not below it, and never in its front."""
-    from agents import estimates
-    from agents.base import MIN_REACH_FLANK
-    from agents.tactical import LURE_TURNS, STRIKE_MIN_REACH
+    from battleline.agents import estimates
+    from battleline.agents.base import MIN_REACH_FLANK
+    from battleline.agents.tactical import LURE_TURNS, STRIKE_MIN_REACH
 
     b, agent, army = _lure_setup()
     knights = next(u for u in army if u.type_id == "order_knights")
@@ -471,8 +474,8 @@ def test_weakened_flank_chase_ends_run_on_past_the_lure() -> None:
     """The orcs (at y 40, facing down the table) have the lure 8" from their front, straight ahead: they are
     forecast where they meet it plus 3, 7 and 11" of pursuit (PURSUIT_RUNS), i.e. 11, 15 and 19" from their
     centre, still facing down the table (270°)."""
-    from agents.steering import moved_copy
-    from env.rules import geometry as geo
+    from battleline.agents.steering import moved_copy
+    from battleline.env.rules import geometry as geo
 
     b, agent, army = _lure_setup()
     archers = next(u for u in army if u.type_id == "free_company_archers")
@@ -489,8 +492,8 @@ def test_weakened_flank_strike_unit_flanks_a_chaser_crossing_its_front() -> None
     """Orcs 7" in front of the knights (M 7): crossing their front (facing 180°) they show the knights a flank
     that a charge reaches for sure; 12" away the charge needs the higher of 2D6 to be 5 or more; coming head on
     (270°) they show no flank."""
-    from agents.steering import moved_copy
-    from env.rules import geometry as geo
+    from battleline.agents.steering import moved_copy
+    from battleline.env.rules import geometry as geo
 
     b, agent, army = _lure_setup()
     knights = next(u for u in army if u.type_id == "order_knights")
@@ -519,8 +522,8 @@ def test_weakened_flank_lure_flees_only_into_the_strike_units_ambush() -> None:
     the table they would meet the knights head on: it holds, also right beside the knights (fleeing from a
     charger that close draws no pursuer). With the knights in the "strong" group instead of the strike group
     ("inner"), the lure holds as well."""
-    from agents.steering import moved_copy
-    from env.rules import geometry as geo
+    from battleline.agents.steering import moved_copy
+    from battleline.env.rules import geometry as geo
 
     b, agent, army = _lure_setup()
     b.state.turn = 1
@@ -542,9 +545,10 @@ def test_weakened_flank_lure_flees_only_into_the_strike_units_ambush() -> None:
 def _abandoned_setup():
     """Men with a deep infantry unit, a war machine, two shallow ones and two fast decoys; the plan puts the
     decoys on the right, the main body on the left."""
-    from agents.tactical import AbandonedFlankAgent
-    from tactics.deployment import abandoned_flank_template
-    from tests.setups import battle as setup, placement
+    from battleline.agents.tactical import AbandonedFlankAgent
+    from battleline.tactics.deployment import abandoned_flank_template
+    from tests.setups import battle as setup
+    from tests.setups import placement
 
     b = setup(
         [
@@ -568,7 +572,7 @@ def test_abandoned_flank_template_keeps_the_lane_behind_the_main_line_open() -> 
     """The decoys stand in the middle row (their lane behind the front row), every fourth column from the
     centre line outwards; the deep spearmen (4.7") and the cannon at the main body's outer end, the shallow
     units (3.1") at its inner end."""
-    from tactics.deployment import MIDDLE, FRONT, SlotTarget, clears_decoy_lane
+    from battleline.tactics.deployment import FRONT, MIDDLE, SlotTarget, clears_decoy_lane
 
     _, agent, units = _abandoned_setup()
     assert {t: clears_decoy_lane(u) for t, u in units.items()} == {
@@ -601,9 +605,10 @@ ROCKS = {"kind": "rocks", "name": "Test Crag", "polygon": [[38, 17.5], [48, 17.5
 def _one_unit_setup(agent_cls: type, group: str, blue: dict, red: dict, turn: int, terrain: list[dict] | None = None):
     """Blue's movement in game turn ``turn``: one blue unit (placement ``blue``) in ``group`` of an ``agent_cls``
     plan, one orc unit (placement ``red``); the agent, the unit and its legal move options."""
-    from agents.tactical import move_options
-    from tactics.deployment import DeploymentPlan
-    from tests.setups import battle as setup, end_declarations
+    from battleline.agents.tactical import move_options
+    from battleline.tactics.deployment import DeploymentPlan
+    from tests.setups import battle as setup
+    from tests.setups import end_declarations
 
     b = setup([blue], [red], terrain=terrain)
     b.state.turn = turn
@@ -619,8 +624,8 @@ def _blocked_setup(terrain: list[dict], unit: str = "sworn_greatswords", at: tup
                    orcs_x: float = 44):
     """Turn 3, blue's movement: ``unit`` (30 models, or 10 Outriders; five wide) at ``at`` (x, y, facing) in the
     shooting_lines line, orcs at (``orcs_x``, 40); the agent, the unit and its legal move options."""
-    from agents.tactical import ShootingLinesAgent
-    from tactics.deployment import CENTRE
+    from battleline.agents.tactical import ShootingLinesAgent
+    from battleline.tactics.deployment import CENTRE
     from tests.setups import placement
 
     models = 10 if unit == "marcher_outriders" else 30
@@ -665,8 +670,8 @@ def test_ring_posts_form_a_cross_round_the_asset(seat: int) -> None:
     """``ring_posts`` (Men, either seat): the front unit's rear edge RING_GAP ahead of the asset's front edge,
     the side units RING_GAP to either side of it with their front edges level with its front edge; with
     every unit at its post the ring is full (tactics.md: >= 270 degrees)."""
-    from agents.steering import moved_copy
-    from env.rules import geometry as geo
+    from battleline.agents.steering import moved_copy
+    from battleline.env.rules import geometry as geo
 
     battle, agent, units = deployed("protected_bubble", "men_marcher_host", seat=seat)
     asset = next(u for u in units if agent.group(u) == "asset")
@@ -692,7 +697,7 @@ def test_quarter_balance_counts_the_quarters_as_the_victory_rules_do() -> None:
     gives the balance its copy forecast."""
     import dataclasses
 
-    from env.rules import victory
+    from battleline.env.rules import victory
 
     def held(b: Battle, side: int) -> int:
         holders = victory.quarter_holders(b)
@@ -712,8 +717,8 @@ def test_quarter_balance_counts_the_quarters_as_the_victory_rules_do() -> None:
 def _wing_setup(unit: str, models: int):
     """Turn 2, blue's movement: a flank_teeth left-wing ``unit`` (five wide) at (20, 12) facing 90°, thirty Orc
     Warriors (ten wide) at (26, 34) facing it; the agent, the unit and its legal move options."""
-    from agents.tactical import FlankTeethAgent
-    from tactics.deployment import LEFT
+    from battleline.agents.tactical import FlankTeethAgent
+    from battleline.tactics.deployment import LEFT
     from tests.setups import placement
 
     return _one_unit_setup(FlankTeethAgent, LEFT, placement(unit, 20, 12, 90, models=models, files=5),
@@ -726,9 +731,9 @@ def test_flank_teeth_wing_detours_round_a_winning_charge_reach() -> None:
     the waypoint, at least DETOUR_GAIN nearer than standing; Spearmen, safe after the march, keep it."""
     import math
 
-    from agents.base import DANGER_LIMIT
-    from agents.steering import moved_copy, predict_pose
-    from agents.tactical import DETOUR_GAIN, DETOUR_OPTIONS
+    from battleline.agents.base import DANGER_LIMIT
+    from battleline.agents.steering import moved_copy, predict_pose
+    from battleline.agents.tactical import DETOUR_GAIN, DETOUR_OPTIONS
 
     waypoint = (38.0, 40.0)
     agent, b, riders, opts = _wing_setup("marcher_outriders", 10)
@@ -763,9 +768,10 @@ def test_move_forecasts_count_a_flyer_with_m1_as_10_inches() -> None:
     forecasts: ``worth_flanking`` reaches two marches, 4 x 10 = 40" (not 4"); ``covering_friends`` counts a friend
     within its charge reach plus a move, 16 + 10 = 26" (not 7 + 1 = 8"); ``speed_bump_point`` stands 10 + 2 = 12"
     ahead of the enemy (not 3")."""
-    from agents.tactical import FlankTeethAgent
-    from env.rules.movement import normal_move_allowance
-    from tests.setups import battle as setup, placement
+    from battleline.agents.tactical import FlankTeethAgent
+    from battleline.env.rules.movement import normal_move_allowance
+    from tests.setups import battle as setup
+    from tests.setups import placement
 
     b = setup([placement("marcher_spearmen", 36, 10, 90), placement("marcher_spearmen", 60, 10, 90)],
               [placement("orc_warriors", 36, 30, 270)])
@@ -791,7 +797,7 @@ def test_bubble_steps_by_its_slowest_members_real_move(monkeypatch) -> None:
     """The bubble's steps (:meth:`ProtectedBubbleAgent.plan_step`) are multiples of its slowest member's move as
     the engine allows it: members that fly with profile M 1 move 10", so the asset is asked to step a march
     (BUBBLE_MARCH x 10 = 20"), 10", 7.5", 5" and 5" to either side (not 2", 1", 0.75", 0.5")."""
-    from agents.tactical import BUBBLE_MARCH
+    from battleline.agents.tactical import BUBBLE_MARCH
 
     battle, agent, units = deployed("protected_bubble", "men_marcher_host", seat=0)
     members = [u for u in units if agent.group(u) in agent.ORDER]
@@ -817,8 +823,9 @@ def test_speed_bump_goes_for_the_enemy_fastest_by_its_real_move() -> None:
     """``bump_point`` (control_zones, ``swarm_speed_bump``) picks the fastest enemy by the engine's move: orcs
     flying with profile M 1 (10", CORE.MOVE.FLY) outrun wolf riders (M 9), so the bump stands on the orcs' path
     to the nearest friend, 10 + 2 = 12" ahead of them."""
-    from agents.tactical import ControlZonesAgent
-    from tests.setups import battle as setup, placement
+    from battleline.agents.tactical import ControlZonesAgent
+    from tests.setups import battle as setup
+    from tests.setups import placement
 
     b = setup([placement("marcher_spearmen", 20, 10, 90), placement("marcher_spearmen", 60, 10, 90)],
               [placement("orc_warriors", 20, 40, 270), placement("wolf_riders", 60, 40, 270, models=10)])

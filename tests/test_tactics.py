@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from env.rules.state import Profile, TerrainFeature, UnitState
-from tactics.catalogue import CatalogueError, catalogue, detectable_ids, load_catalogue
-from tactics.detectors import DETECTORS, BattleLog, Detection, detect
-from tactics.fingerprint import as_scalars, fingerprint, rates
+from battleline.env.rules.state import Profile, TerrainFeature, UnitState
+from battleline.tactics.catalogue import CatalogueError, catalogue, detectable_ids, load_catalogue
+from battleline.tactics.detectors import DETECTORS, BattleLog, Detection, detect
+from battleline.tactics.fingerprint import as_scalars, fingerprint, rates
 
 TACTICS_MD = Path(__file__).resolve().parents[1] / "shared" / "rules" / "tactics.md"
 if not TACTICS_MD.is_file():  # the shared folder sits beside the checkout
@@ -747,7 +747,7 @@ def test_area_control_lets_fast_units_close_up() -> None:
     """A cavalry unit (CAV: it claims space fastest, src L199) moving into the red block's reach does not count."""
     log = game([cav(0, 0), cav(2, 0), inf(1, 1)], [deploy(0, 0, 24, 20), deploy(2, 0, 48, 20), deploy(1, 1, 36, 46)],
                turn(1, 0), turn(1, 1), turn(2, 0, movement=[move(0, 34, 35, distance=17.0)]), *quiet((2, 1), (3, 0), (3, 1)))
-    from tactics.detectors import _entered_reach
+    from battleline.tactics.detectors import _entered_reach
 
     assert [_entered_reach(log, p, 0) for p in log.player_turns(0)] == [[], [0], []]
     assert check(log, "area_control") == Detection(
@@ -764,7 +764,7 @@ def test_area_control_reads_the_reach_a_lasting_spell_leaves() -> None:
     dep = [deploy(0, 0, 24, 20), deploy(2, 0, 48, 20), deploy(4, 0, 36, 8), deploy(1, 1, 36, 46)]
     log = game(units, dep, turn(1, 0, shooting=[started]), turn(1, 1),
                turn(2, 0, movement=[move(4, 36, 33, distance=25.0)], shooting=[ended]), *quiet((2, 1), (3, 0), (3, 1)))
-    from tactics.detectors import _entered_reach
+    from battleline.tactics.detectors import _entered_reach
 
     turns = log.player_turns(0)
     assert [log.reach(p.end, 1) for p in turns] == [8.0, 10.0, 10.0]
@@ -797,10 +797,10 @@ def test_empty_log_detects_nothing():
 # ============================================================================ real battles
 @pytest.fixture(scope="module")
 def real_battle():
-    from training.play import play_battle
+    from battleline.training.play import play_battle
 
     try:
-        from agents.registry import make_agent
+        from battleline.agents.registry import make_agent
     except ImportError:  # pragma: no cover
         pytest.skip("agents.registry is not available")
     return play_battle("pitched_battle", make_agent("pincers", 1), make_agent("refused_flank", 2), seed=3)
@@ -836,7 +836,7 @@ def test_fingerprint_is_the_share_of_battles(real_battle):
 
 
 def test_validation_table_marks_the_checks():
-    from tactics.validate import markdown
+    from battleline.tactics.validate import markdown
 
     rates_ = {tid: 0.0 for tid in detectable_ids()}
     result = {
@@ -857,7 +857,7 @@ def runner() -> CliRunner:
 
 
 def test_cli_tactics_lists_the_catalogue(runner):
-    from training.cli import app
+    from battleline.training.cli import app
 
     result = runner.invoke(app, ["tactics"], env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
@@ -866,9 +866,8 @@ def test_cli_tactics_lists_the_catalogue(runner):
 
 
 def test_cli_detect_prints_each_side(runner, real_battle, tmp_path):
-    from training.cli import app, write_replay
-
-    import training.cli as cli
+    import battleline.training.cli as cli
+    from battleline.training.cli import app, write_replay
 
     path = tmp_path / "r.json"
     write_replay(real_battle, path, {"blue": "pincers", "red": "refused_flank"})
@@ -893,7 +892,7 @@ def test_cli_detect_prints_each_side(runner, real_battle, tmp_path):
 
 @pytest.mark.parametrize("content", [None, "{not json", "[1, 2]", '{"format": 1}'])
 def test_cli_detect_errors_are_one_line_and_exit_2(runner, tmp_path, content):
-    from training.cli import app
+    from battleline.training.cli import app
 
     path = tmp_path / "bad.json"
     if content is not None:
@@ -989,9 +988,9 @@ def test_sacrifice_irritant_draws_enemy_movement_without_attacks():
 def test_refused_flank_plays_an_army_with_no_fighting_blocks() -> None:
     """An army of characters only has no wing to refuse (``refused_units`` of no units is none); the
     refused_flank agent deploys and plays it to the end instead of failing on an empty choice."""
-    from tactics.deployment import LEFT, refused_units
+    from battleline.tactics.deployment import LEFT, refused_units
+    from battleline.training.play import play_battle
     from tests.setups import placement, scenario
-    from training.play import play_battle
 
     assert refused_units([], 100, 72.0, LEFT) == []
     data = scenario([placement("lord_marshal", 36, 10, 90, models=1, files=1)],

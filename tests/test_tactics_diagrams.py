@@ -9,21 +9,21 @@ outcome depends on a roll; the other rolls come from the seeded generator.
 
 from __future__ import annotations
 
-import math
-from typing import Callable
+from collections.abc import Callable
 
 import pytest
 
-from agents.registry import make_agent
-from agents.tactical import TacticalAgent
-from env.rules import charges, shooting, space
-from env.rules.actions import END_PHASE, Action
-from env.rules.battle import Battle
-from env.rules.dice import ScriptedDice
-from env.rules.state import UnitState
-from tactics import manoeuvres as mv
-from tactics.deployment import DeploymentPlan
-from tests.setups import battle as setup, placement
+from battleline.agents.registry import make_agent
+from battleline.agents.tactical import TacticalAgent
+from battleline.env.rules import charges, shooting, space
+from battleline.env.rules.actions import END_PHASE, Action
+from battleline.env.rules.battle import Battle
+from battleline.env.rules.dice import ScriptedDice
+from battleline.env.rules.state import UnitState
+from battleline.tactics import manoeuvres as mv
+from battleline.tactics.deployment import DeploymentPlan
+from tests.setups import battle as setup
+from tests.setups import placement
 
 
 def load(name: str) -> Battle:

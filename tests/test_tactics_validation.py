@@ -1,6 +1,6 @@
 """The committed detector validation (``tactics/validation.json``) meets its targets and is not stale.
 
-The fixture is written by ``python -m tactics.validate --battles 20 --json tactics/validation.json
+The fixture is written by ``python -m battleline.tactics.validate --battles 20 --json tactics/validation.json
 --markdown docs/tactics_validation.md``. These tests check its rates against the targets of
 issue 6 (>= 80 % for the agent built on a tactic, <= 20 % for ``line_advance``), that the
 report is the one generated from it, and that the detectors still give the recorded verdicts
@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from tactics.catalogue import catalogue
-from tactics.detectors import detect
-from tactics.validate import BASELINE, TARGET_BASELINE, TARGET_OWN, agent_tactics, report, scripted_agents
+from battleline.tactics.catalogue import catalogue
+from battleline.tactics.detectors import detect
+from battleline.tactics.validate import BASELINE, TARGET_BASELINE, TARGET_OWN, agent_tactics, report, scripted_agents
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "tactics" / "validation.json"
@@ -79,7 +79,7 @@ def test_report_is_generated_from_the_fixture() -> None:
 
 @pytest.mark.parametrize("agent", ["refused_flank", "shooting_lines"])
 def test_detectors_reproduce_the_fixture_on_replayed_battles(agent: str) -> None:
-    from training.play import play_battle
+    from battleline.training.play import play_battle
 
     data = _fixture()
     game = next(b for b in data["battles"] if b["agent"] == agent)
@@ -98,10 +98,10 @@ def test_detectors_reproduce_the_fixture_on_replayed_battles(agent: str) -> None
     (["--json", "."], "--json .: is a directory (give a file name)"),
 ])
 def test_validate_rejects_bad_arguments_before_any_battle(args: list[str], message: str, capsys) -> None:
-    from tactics.validate import main
+    from battleline.tactics.validate import main
 
     with pytest.raises(SystemExit) as stop:
         main(["--battles", "1", *args])
     assert stop.value.code == 2
     lines = capsys.readouterr().err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith(f"error: python -m tactics.validate: {message}")
+    assert len(lines) == 1 and lines[0].startswith(f"error: python -m battleline.tactics.validate: {message}")

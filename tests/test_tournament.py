@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from tactics.catalogue import detectable_ids
-from training.parity import parity_schedule, parity_verdict, run_parity
-from training.tournament import (
+from battleline.tactics.catalogue import detectable_ids
+from battleline.training.parity import parity_schedule, parity_verdict, run_parity
+from battleline.training.tournament import (
     Entrant,
     cross_entrants,
     faction_summary,
@@ -40,7 +40,7 @@ def _row(index: int, blue: str, red: str, winner: str, first: str = "blue", fact
 # ----------------------------------------------------------------------------- first turn
 def test_first_turn_is_recorded_from_the_roll_off() -> None:
     """CORE.SETUP.FIRST_TURN: the row's ``first_turn`` is the side the roll-off put first."""
-    from training.play import play_battle
+    from battleline.training.play import play_battle
 
     spec = schedule(["line_advance", "pincers"], 1, seed=2)[0]
     row = play_game(spec, "pitched_battle")
@@ -203,7 +203,7 @@ def test_ray_backend_gives_the_process_pool_results(tmp_path: Path) -> None:
 def test_cli_parity_reports_blue_score_and_exits_by_the_verdict(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
-    from training.cli import app
+    from battleline.training.cli import app
 
     result = CliRunner().invoke(app, ["parity", "--agent", "line_advance", "--scenario", FAST, "--games", "4",
                                       "--workers", "1", "--out", str(tmp_path)], env={"COLUMNS": "200"})
@@ -222,10 +222,10 @@ def test_cli_parity_with_every_battle_failed_says_so(tmp_path: Path, monkeypatch
     """No battle finished (every one raised): one red line and exit 1, not a crash formatting a missing score."""
     from typer.testing import CliRunner
 
-    import training.parity
-    from training.cli import app
+    import battleline.training.parity as parity_module
+    from battleline.training.cli import app
 
-    monkeypatch.setattr(training.parity, "run_parity", lambda *a, **k: {"games": 0, "games_failed": 4})
+    monkeypatch.setattr(parity_module, "run_parity", lambda *a, **k: {"games": 0, "games_failed": 4})
     result = CliRunner().invoke(app, ["parity", "--agent", "line_advance", "--scenario", FAST, "--games", "4",
                                       "--workers", "1", "--out", str(tmp_path)], env={"COLUMNS": "300"})
     assert result.exit_code == 1, result.output
@@ -241,7 +241,7 @@ def test_cli_parity_with_every_battle_failed_says_so(tmp_path: Path, monkeypatch
 def test_cli_tournament_bad_entrants_are_one_line(tmp_path: Path, agents: str, extra: list[str], named: str) -> None:
     from typer.testing import CliRunner
 
-    from training.cli import app
+    from battleline.training.cli import app
 
     result = CliRunner().invoke(app, ["tournament", "--scenario", FAST, "--agents", agents, "--games-per-pair", "1",
                                       "--workers", "1", "--out", str(tmp_path), *extra])
@@ -251,8 +251,8 @@ def test_cli_tournament_bad_entrants_are_one_line(tmp_path: Path, agents: str, e
 
 
 def test_agent_groups() -> None:
-    from agents.registry import AGENT_NAMES
-    from training.play import expand_agent_names
+    from battleline.agents.registry import AGENT_NAMES
+    from battleline.training.play import expand_agent_names
 
     field = expand_agent_names("all-field")
     assert field == [n for n in AGENT_NAMES if n != "random" and not n.startswith("siege_")]
@@ -272,14 +272,14 @@ def test_agent_groups() -> None:
     (None, 3, 10, (1, "the machine's CPU count")),  # os.cpu_count() may not know
 ])
 def test_worker_count_caps_at_the_games_and_the_cpus(monkeypatch, cpus, workers, games, expected) -> None:
-    from training import backends
+    from battleline.training import backends
 
     monkeypatch.setattr(backends.os, "cpu_count", lambda: cpus)
     assert backends.worker_count(workers, games) == expected
 
 
 def test_worker_count_refuses_fewer_than_one() -> None:
-    from training.backends import worker_count
+    from battleline.training.backends import worker_count
 
     with pytest.raises(ValueError, match=r"^workers must be at least 1, got 0$"):
         worker_count(0, 4)
@@ -296,8 +296,8 @@ def test_cli_tournament_workers_are_capped_in_one_line(tmp_path: Path, monkeypat
     """--workers 100000 tried to start that many processes (or a local Ray instance of that many CPUs)."""
     from typer.testing import CliRunner
 
-    from training import backends
-    from training.cli import app
+    from battleline.training import backends
+    from battleline.training.cli import app
 
     monkeypatch.setattr(backends.os, "cpu_count", lambda: cpus)
     result = CliRunner().invoke(app, ["tournament", "--scenario", FAST, "--agents", "random,line_advance",
@@ -317,7 +317,7 @@ def test_cli_tournament_workers_are_capped_in_one_line(tmp_path: Path, monkeypat
 def test_cli_workers_below_one_are_one_line(tmp_path: Path, command: list[str], workers: str) -> None:
     from typer.testing import CliRunner
 
-    from training.cli import app
+    from battleline.training.cli import app
 
     result = CliRunner().invoke(app, [*command, "--scenario", FAST, "--workers", workers, "--out", str(tmp_path)])
     assert result.exit_code == 2, result.output
@@ -328,8 +328,8 @@ def test_cli_workers_below_one_are_one_line(tmp_path: Path, command: list[str], 
 def test_cli_parity_workers_are_capped_in_one_line(tmp_path: Path, monkeypatch) -> None:
     from typer.testing import CliRunner
 
-    from training import backends
-    from training.cli import app
+    from battleline.training import backends
+    from battleline.training.cli import app
 
     monkeypatch.setattr(backends.os, "cpu_count", lambda: 1)
     result = CliRunner().invoke(app, ["parity", "--agent", "line_advance", "--scenario", FAST, "--games", "2",

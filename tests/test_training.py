@@ -23,11 +23,11 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from env.battle_env import BattleEnv
-from env.rules.config import ConfigError
-from training.cli import app
-from training.config import TRAINING_CONFIG_DIR, load_training_config
-from training.pool import PoolEntry, TrainingEnv, build_pool
+from battleline.env.battle_env import BattleEnv
+from battleline.env.rules.config import ConfigError
+from battleline.training.cli import app
+from battleline.training.config import TRAINING_CONFIG_DIR, load_training_config
+from battleline.training.pool import PoolEntry, TrainingEnv, build_pool
 
 REPO = Path(__file__).resolve().parents[1]
 QUICK = TRAINING_CONFIG_DIR / "quick.yaml"
@@ -272,7 +272,7 @@ def quick_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     from rich.console import Console
 
-    from training.train import train
+    from battleline.training.train import train
 
     run = tmp_path_factory.mktemp("quick_run") / "run"
     train(load_training_config(QUICK, {"run_dir": str(run), "total_timesteps": 1}), console=Console(file=io.StringIO()),
@@ -341,7 +341,7 @@ def test_tournament_with_a_model_entrant_on_two_workers_finishes(tmp_path: Path,
     import subprocess
     import sys
 
-    cmd = [sys.executable, "-m", "training.cli", "tournament", "--scenario", "skirmish_line", "--agents",
+    cmd = [sys.executable, "-m", "battleline.training.cli", "tournament", "--scenario", "skirmish_line", "--agents",
            f"model:{quick_run / 'model.zip'},line_advance", "--games-per-pair", "2", "--workers", "2",
            "--out", str(tmp_path / "t")]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
@@ -410,8 +410,8 @@ def test_policy_reads_every_observation_key_but_the_mask() -> None:
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.torch_layers import CombinedExtractor
 
-    from training.features import MaskFreeExtractor
-    from training.train import policy_kwargs
+    from battleline.training.features import MaskFreeExtractor
+    from battleline.training.train import policy_kwargs
 
     env = BattleEnv("skirmish_line", opponent="random")
     space = env.observation_space
@@ -489,7 +489,7 @@ def _state(run: Path) -> dict[str, Any] | None:
 
 
 def _cli(*args: str) -> list[str]:
-    return [sys.executable, "-m", "training.cli", *args]
+    return [sys.executable, "-m", "battleline.training.cli", *args]
 
 
 def _stop_after_checkpoint(
@@ -604,12 +604,12 @@ def _check_tensorboard_charts(smoke_run: dict[str, Any]) -> None:
     assert all(e.value == 1.0 for e in acc.Scalars("checks/outcome_rewards_per_episode"))
     image = acc.Images("battle/final")[-1]
     assert image.width > 100 and image.height > 100
-    from training.callbacks import _fingerprint_fn
+    from battleline.training.callbacks import _fingerprint_fn
 
     fp = _fingerprint_fn()
     if fp is not None:
         try:
-            from training.play import play_battle
+            from battleline.training.play import play_battle
 
             works = bool(fp([play_battle("skirmish_line", "random", "random", 0)], 0))
         except Exception:  # noqa: BLE001 - the detectors are optional and may be mid-change
@@ -620,23 +620,23 @@ def _check_tensorboard_charts(smoke_run: dict[str, Any]) -> None:
 
 def _check_model_plays_with_masks_at_prediction(smoke_run: dict[str, Any]) -> None:
     """1,000+ decisions of model:PATH in evaluation games, none illegal; play and tournament accept it too."""
-    from agents.learned import PolicyAgent
-    from agents.registry import make_agent
-    from training.evaluate import evaluate_model
-    from training.tournament import run_tournament
+    from battleline.agents.learned import PolicyAgent
+    from battleline.agents.registry import make_agent
+    from battleline.training.evaluate import evaluate_model
+    from battleline.training.tournament import run_tournament
 
     model = smoke_run["run"] / "model.zip"
     agent = make_agent(f"model:{model}", seed=1)
     assert isinstance(agent, PolicyAgent)
     report = evaluate_model(model, ["random", "line_advance"], games=2)
     assert report["scenario"] == "skirmish_line" and report["illegal_actions"] == 0
-    from agents.learned import ModelLoadError
+    from battleline.agents.learned import ModelLoadError
 
     with pytest.raises(ModelLoadError, match="3 unit slots a side but scenario 'pitched_battle'"):
         evaluate_model(model, ["random"], games=1, scenario="pitched_battle")
     decisions = report["decisions"]
     games = 0
-    from training.evaluate import play_evaluation
+    from battleline.training.evaluate import play_evaluation
 
     sampled = PolicyAgent(model, deterministic=False, seed=5)
     while agent.decisions + sampled.decisions + decisions < 1000:
@@ -694,8 +694,8 @@ def test_evaluate_names_a_damaged_model_json(tmp_path: Path, quick_run: Path, te
 
 
 def test_key_events_and_deployment_snapshot() -> None:
-    from training.evaluate import deployment_battle, key_events
-    from training.play import play_battle
+    from battleline.training.evaluate import deployment_battle, key_events
+    from battleline.training.play import play_battle
 
     battle = play_battle("skirmish_line", "line_advance", "pincers", seed=5)
     text = key_events(battle)
@@ -708,12 +708,12 @@ def test_key_events_and_deployment_snapshot() -> None:
 
 def test_ctrl_c_during_the_warm_start_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Ctrl-C while the expert is being cloned: one yellow line, exit 130, and the run can start over."""
-    import training.imitation
+    import battleline.training.imitation as imitation_module
 
     def interrupted(*args: Any, **kwargs: Any) -> dict[str, Any]:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(training.imitation, "warm_start", interrupted)
+    monkeypatch.setattr(imitation_module, "warm_start", interrupted)
     data = _quick_data()
     data["imitation"] = {"episodes": 1, "epochs": 1}
     data["run_dir"] = str(tmp_path / "run")
@@ -730,7 +730,7 @@ def test_ctrl_c_stops_training_at_the_next_step_and_a_second_one_at_once() -> No
     import os
     import signal as sig
 
-    from training.callbacks import InterruptCallback
+    from battleline.training.callbacks import InterruptCallback
 
     callback = InterruptCallback()
     before = sig.getsignal(sig.SIGINT)

@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 import torch
 
-from env.battle_env import BattleEnv
-from env.encoding import CAST_OPTIONS, ActionCodec
-from env.rules.actions import MOVE_OPTIONS, REACTIONS
-from training.config import load_training_config
-from training.unit_pairs import POSE_FEATURES, UnitPairActionHead, pair_geometry
+from battleline.env.battle_env import BattleEnv
+from battleline.env.encoding import CAST_OPTIONS, ActionCodec
+from battleline.env.rules.actions import MOVE_OPTIONS, REACTIONS
+from battleline.training.config import load_training_config
+from battleline.training.unit_pairs import POSE_FEATURES, UnitPairActionHead, pair_geometry
 
 
 def _pose(x: float, y: float, facing: float, deployed: float = 1.0) -> list[float]:
@@ -106,7 +106,7 @@ def model() -> object:
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.vec_env import DummyVecEnv
 
-    from training.train import policy_class, policy_kwargs
+    from battleline.training.train import policy_class, policy_kwargs
 
     ppo = load_training_config("quick", {"ppo": {"policy": "unit_pairs", "embed_dim": 16, "net_arch": [32]}}).ppo
     env = DummyVecEnv([lambda: BattleEnv(scenario="skirmish_line", opponent="random")])
@@ -118,7 +118,7 @@ def model() -> object:
 def test_unit_pair_policy_trains_acts_legally_and_reloads(model: object, tmp_path: Path) -> None:
     from sb3_contrib import MaskablePPO
 
-    from training.unit_pairs import UnitPairPolicy
+    from battleline.training.unit_pairs import UnitPairPolicy
 
     assert isinstance(model.policy, UnitPairPolicy)  # type: ignore[attr-defined]
     before = [p.detach().clone() for p in model.policy.action_net.parameters()]  # type: ignore[attr-defined]
@@ -146,7 +146,7 @@ def test_unit_pair_policy_trains_acts_legally_and_reloads(model: object, tmp_pat
 
 
 def test_unknown_policy_is_a_config_error() -> None:
-    from training.config import ConfigError
+    from battleline.training.config import ConfigError
 
     with pytest.raises(ConfigError, match="ppo.policy"):
         load_training_config("quick", {"ppo": {"policy": "transformer"}})

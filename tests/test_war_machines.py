@@ -12,10 +12,10 @@ import math
 
 import pytest
 
-from env.rules import monsters, psychology, shooting, templates, war_machines
-from env.rules.actions import END_PHASE, Action, IllegalActionError
-from env.rules.battle import Battle
-from env.rules.dice import HIT, MISFIRE, Dice, ScriptedDice
+from battleline.env.rules import monsters, psychology, shooting, templates, war_machines
+from battleline.env.rules.actions import END_PHASE, Action, IllegalActionError
+from battleline.env.rules.battle import Battle
+from battleline.env.rules.dice import HIT, MISFIRE, Dice, ScriptedDice
 from tests.setups import INFANTRY_BASE, end_declarations, placement, rules
 from tests.setups import scenario as base_scenario
 
@@ -520,7 +520,7 @@ def _mortar_on(target: dict, dice: list[float], option: str) -> Battle:
 
 def test_fire_control_helper_picks_a_legal_aimed_shot() -> None:
     """CORE.WM.CANNON.SHOT, CORE.WM.STONE.AIM: agents.war_machine_policy returns an accepted ``shoot`` with its aim."""
-    from agents import war_machine_policy as policy
+    from battleline.agents import war_machine_policy as policy
 
     b = battle([machine("great_cannon"), machine("marcher_mortar", x=20)], [block("orc_warriors", 30.0)], [])
     shot = policy.best_shot(b, b.unit(0))

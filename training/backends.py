@@ -33,7 +33,7 @@ from typing import Any, Protocol
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from training.console import LoggedProgress
+from battleline.training.console import LoggedProgress
 
 BACKENDS = ("process", "ray")
 """The names :func:`run_games` accepts as ``backend``."""

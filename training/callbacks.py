@@ -39,17 +39,18 @@ import sys
 import threading
 import time
 from collections import Counter, defaultdict, deque
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.logger import Image
 
-from env.encoding import BLOCKS
-from env.rules.state import PHASES
-from env.siege_encoding import SIEGE_BLOCK
+from battleline.env.encoding import BLOCKS
+from battleline.env.rules.state import PHASES
+from battleline.env.siege_encoding import SIEGE_BLOCK
 
 ORDER_BUCKETS: tuple[str, ...] = (*BLOCKS, SIEGE_BLOCK)
 """The ``orders/<phase>`` histogram buckets: bucket k = the k-th block of the action codec
@@ -62,7 +63,7 @@ NOT_STDOUT = ("stdout", "log", "json", "csv")
 def _fingerprint_fn() -> Callable[[list[Any], list[int]], dict[str, float]] | None:
     """``tactics.fingerprint.fingerprint`` when that module exists, else None."""
     try:
-        from tactics.fingerprint import fingerprint
+        from battleline.tactics.fingerprint import fingerprint
     except Exception:  # noqa: BLE001 - optional module, absent or broken: no fingerprint
         return None
     return fingerprint
@@ -218,7 +219,7 @@ class EvaluationCallback(BaseCallback):
 
     # ------------------------------------------------------------------ helpers
     def _agent(self) -> Any:
-        from agents.learned import PolicyAgent
+        from battleline.agents.learned import PolicyAgent
 
         return PolicyAgent(self.model, deterministic=True, seed=self.seed, name="learner")
 
@@ -250,7 +251,7 @@ class EvaluationCallback(BaseCallback):
 
     def evaluate(self) -> dict[str, Any]:
         """Play the evaluation games now and record their statistics; returns the per-opponent summary."""
-        from training.evaluate import play_evaluation, summarise
+        from battleline.training.evaluate import play_evaluation, summarise
 
         agent = self._agent()
         t0 = time.perf_counter()
@@ -293,8 +294,8 @@ class EvaluationCallback(BaseCallback):
 
     def battle_pictures(self) -> None:
         """Play one evaluation battle and log its deployment and final table (images) and key events (text)."""
-        from env.render import render_battle
-        from training.evaluate import deployment_battle, key_events, play_evaluation
+        from battleline.env.render import render_battle
+        from battleline.training.evaluate import deployment_battle, key_events, play_evaluation
 
         opp = self.opponents[self.images_done % len(self.opponents)]
         agent = self._agent()
@@ -427,7 +428,7 @@ class RichProgressCallback(BaseCallback):
     def _on_training_start(self) -> None:
         from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-        from training.console import LoggedProgress
+        from battleline.training.console import LoggedProgress
 
         self.progress = LoggedProgress(TextColumn("[bold]training"), BarColumn(), MofNCompleteColumn(),
                                  TextColumn("{task.fields[rate]}"),

@@ -12,9 +12,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any, Callable, Iterator, NoReturn
+from typing import Annotated, Any, NoReturn
 
 import typer
 from rich import box
@@ -30,9 +31,9 @@ except ImportError:  # pragma: no cover - an older typer runs on Click itself (N
     UsageError = click.exceptions.UsageError  # type: ignore[misc]
     NoArgsIsHelpError = getattr(click.exceptions, "NoArgsIsHelpError", ())  # type: ignore[misc]
 
-from env.rules.config import ConfigError, read_file_text
-from env.rules.state import SIDES
-from training.console import LoggedProgress, make_console
+from battleline.env.rules.config import ConfigError, read_file_text
+from battleline.env.rules.state import SIDES
+from battleline.training.console import LoggedProgress, make_console
 
 EXIT_USER_ERROR = 2
 EXIT_CHECK_FAILED = 1
@@ -127,13 +128,13 @@ class UserError(Exception):
 def _user_error_types() -> tuple[type[BaseException], ...]:
     types: list[type[BaseException]] = [ConfigError, UserError]
     try:
-        from agents.registry import UnknownAgentError
+        from battleline.agents.registry import UnknownAgentError
 
         types.append(UnknownAgentError)
     except ImportError:  # pragma: no cover - the agents package is optional for `scenarios`
         pass
     try:
-        from agents.learned import ModelLoadError
+        from battleline.agents.learned import ModelLoadError
 
         types.append(ModelLoadError)
     except ImportError:  # pragma: no cover - the learning stack is optional for the other commands
@@ -159,7 +160,7 @@ def _user_errors() -> Iterator[None]:
 def _agent_flag(flag: str) -> Iterator[None]:
     """Name the flag that gave an unknown agent, or a ``model:`` agent whose file is bad (UserError, one line):
     "--blue: unknown agent 'nope'; known agents: ..."."""
-    from agents.registry import UnknownAgentError
+    from battleline.agents.registry import UnknownAgentError
 
     try:
         yield
@@ -224,8 +225,8 @@ def check_distinct(*outputs: tuple[str, Path | None], reads: tuple[str, Path] | 
 def _check_not_model(output: tuple[str, Path | None], what: str, model: str | Path) -> None:
     """Reject an output that is the model file being played or the ``model.json`` beside it (one line, UserError):
     "--out run/model.json: the same file as --model's model.json"."""
-    from agents.learned import model_file
-    from training.evaluate import metadata_path
+    from battleline.agents.learned import model_file
+    from battleline.training.evaluate import metadata_path
 
     path = model_file(model)
     check_distinct(output, reads=(what, path))
@@ -260,13 +261,13 @@ def write_replay(battle: Any, path: Path, players: dict[str, str]) -> None:
 
 
 def _summary_table(battle: Any, players: dict[str, str] | None) -> Table:
-    from training.play import battle_summary
+    from battleline.training.play import battle_summary
 
     s = battle_summary(battle)
     table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
     for col in ("side", "agent", "army", "VP", "units destroyed"):
         table.add_column(col, justify="right" if col in ("VP", "units destroyed") else "left")
-    for i, side in enumerate(SIDES):
+    for _i, side in enumerate(SIDES):
         army = (battle.scenario.get(side) or {}).get("army") or "placements"
         table.add_row(Text(side, style=side), (players or {}).get(side, "?"), army, str(s["vp"][side]),
                       f"{s['destroyed'][side]}/{s['units'][side]}")
@@ -276,7 +277,7 @@ def _summary_table(battle: Any, players: dict[str, str] | None) -> Table:
 def print_result(battle: Any, players: dict[str, str] | None, written: list[tuple[str, Path]]) -> None:
     """Print the winner, VP, turns, units destroyed per side and the files written (to stdout); a battle not over
     (a replay saved mid-battle) says so instead of naming a winner."""
-    from training.play import battle_summary
+    from battleline.training.play import battle_summary
 
     s = battle_summary(battle)
     winner = s["winner"]
@@ -310,7 +311,7 @@ def play(
     max_decisions: Annotated[int, typer.Option(help="Give up after this many decisions.")] = 20000,
 ) -> None:
     """Play one battle and print the winner and the victory points."""
-    from training.play import PlayError, check_model_agents, play_battle
+    from battleline.training.play import PlayError, check_model_agents, play_battle
 
     with _user_errors():
         _check_seed(seed)
@@ -321,8 +322,8 @@ def play(
             if path is not None:
                 check_output(flag, path, suffix=suffix)
         check_distinct(("--replay", replay), ("--png", png))
-        from agents.registry import MODEL_PREFIX, make_agent
-        from env.rules.battle import Battle
+        from battleline.agents.registry import MODEL_PREFIX, make_agent
+        from battleline.env.rules.battle import Battle
 
         models = [(flag, name) for flag, name in (("--blue", blue), ("--red", red)) if name.startswith(MODEL_PREFIX)]
         for flag, name in (("--blue", blue), ("--red", red)):
@@ -349,7 +350,7 @@ def play(
             write_replay(battle, replay, players)
         written.append(("replay", replay))
     if png is not None:
-        from env.render import render_battle
+        from battleline.env.render import render_battle
 
         with writing("--png", png):
             render_battle(battle, png, title=f"{blue} (blue) vs {red} (red), seed {seed}")
@@ -380,7 +381,7 @@ def _warn_unpaired(flag: str, games: int) -> None:
 def _check_run_options(workers: int | None, backend: str, ray_address: str | None = None) -> None:
     """Reject ``--workers`` below 1, an unknown ``--backend`` and, with ``--backend ray``, a ``--ray-address``
     where no cluster answers (UserError, one line)."""
-    from training.backends import BACKENDS, check_ray_address
+    from battleline.training.backends import BACKENDS, check_ray_address
 
     if workers is not None and workers < 1:
         raise UserError(f"--workers must be at least 1, got {workers}")
@@ -397,7 +398,7 @@ def _worker_count(workers: int | None, games: int, backend: str, ray_address: st
     """The workers for ``games`` games (:func:`training.backends.worker_count`: at most one per game and per CPU),
     saying so on stderr (one line) when that lowers ``--workers``: "warning: --workers 64: using 2 (the machine's
     CPU count)". A Ray cluster (``--ray-address``) brings its own CPUs, so nothing is said there."""
-    from training.backends import worker_count
+    from battleline.training.backends import worker_count
 
     n, why = worker_count(workers, games)
     if why and not (backend == "ray" and ray_address):
@@ -434,8 +435,8 @@ def tournament(
         help="Ray cluster address for --backend ray (default: start a local instance).")] = None,
 ) -> None:
     """Round robin between agents: ratings with a first-turn term, win rates, fingerprints, CSV and charts."""
-    from training.play import default_agents, expand_agent_names
-    from training.tournament import Entrant, cross_entrants, run_tournament, schedule, validate_inputs
+    from battleline.training.play import default_agents, expand_agent_names
+    from battleline.training.tournament import Entrant, cross_entrants, run_tournament, schedule, validate_inputs
 
     with _user_errors():
         if agents is None:  # an empty --agents "" is a mistake, not the default
@@ -511,8 +512,8 @@ def parity(
     ray_address: Annotated[str | None, typer.Option(help="Ray cluster address for --backend ray.")] = None,
 ) -> None:
     """Seat-parity check: an agent against itself; exit 1 when 0.5 is outside blue's 95% interval (unfair)."""
-    from training.parity import MIN_PARITY_GAMES, run_parity
-    from training.tournament import MAX_GAMES, validate_inputs
+    from battleline.training.parity import MIN_PARITY_GAMES, run_parity
+    from battleline.training.tournament import MAX_GAMES, validate_inputs
 
     with _user_errors():
         if games < 1:
@@ -606,7 +607,7 @@ def _first_difference(a: Any, b: Any, path: str = "") -> str | None:
 
 
 def _load_replay(path: Path) -> tuple[Any, str, dict[str, Any]]:
-    from env.rules.battle import Battle
+    from battleline.env.rules.battle import Battle
 
     text = read_file_text(path, UserError)  # one line: FILE: file not found / is a directory / not UTF-8 text
     try:
@@ -666,7 +667,7 @@ def replay_cmd(
                                         "verify the final state, events and dice match.")] = False,
 ) -> None:
     """Reload a replay, optionally re-simulate it to check it, and redraw it (PNG) or animate it (GIF)."""
-    from env.rules.battle import Battle
+    from battleline.env.rules.battle import Battle
 
     with _user_errors():
         for flag, out, suffix in (("--png", png, ".png"), ("--gif", gif, ".gif")):
@@ -691,7 +692,7 @@ def replay_cmd(
     written: list[tuple[str, Path]] = []
     title = f"{players['blue']} (blue) vs {players['red']} (red), seed {battle.seed}" if players else None
     if png is not None:
-        from env.render import render_battle
+        from battleline.env.render import render_battle
 
         try:
             with writing("--png", png):
@@ -701,7 +702,7 @@ def replay_cmd(
                         EXIT_USER_ERROR) from None
         written.append(("png", png))
     if gif is not None:
-        from env.render import render_gif
+        from battleline.env.render import render_gif
 
         try:
             with writing("--gif", gif):
@@ -716,8 +717,8 @@ def replay_cmd(
 @app.command()
 def scenarios() -> None:
     """List the scenarios and army lists in configs/."""
-    from env.rules.army import army_points
-    from env.rules.config import list_armies, list_factions, load_army, load_faction, load_scenario, list_scenarios
+    from battleline.env.rules.army import army_points
+    from battleline.env.rules.config import list_armies, list_factions, list_scenarios, load_army, load_faction, load_scenario
 
     table = Table(title="Scenarios (configs/scenarios)", header_style="bold", box=box.SIMPLE_HEAD, pad_edge=False)
     for col in ("id", "table", "turns", "points", "blue", "red"):
@@ -753,8 +754,8 @@ def coverage_cmd(
     show: Annotated[str, typer.Option(help="Rows to list: missing, all.")] = "missing",
 ) -> None:
     """Rule coverage: tests pinning each core rule ID and how often it fires in a fixed fuzz corpus."""
-    from training import coverage as cov
-    from training.tournament import check_games_total
+    from battleline.training import coverage as cov
+    from battleline.training.tournament import check_games_total
 
     with _user_errors():
         if battles < 1:
@@ -796,7 +797,7 @@ def coverage_cmd(
 @app.command("tactics")
 def tactics_cmd() -> None:
     """List the tactics catalogue (tactics/catalogue.yaml, drawn from tactics.md): id, kind, playable, title."""
-    from tactics.catalogue import CatalogueError, catalogue
+    from battleline.tactics.catalogue import CatalogueError, catalogue
 
     with _user_errors():
         try:
@@ -820,7 +821,7 @@ def detect_cmd(
     all_tactics: Annotated[bool, typer.Option("--all", help="Also list the tactics not detected.")] = False,
 ) -> None:
     """Detect the tactics each side used in a replay, with the turn and the evidence."""
-    from tactics.detectors import detect
+    from battleline.tactics.detectors import detect
 
     with _user_errors():
         battle, _, data = _load_replay(path)
@@ -858,8 +859,8 @@ def train_cmd(
     progress: Annotated[bool, typer.Option(help="Show the progress bar.")] = True,
 ) -> None:
     """Train a MaskablePPO policy against the config's opponent pool (checkpoints, TensorBoard in run_dir/tb)."""
-    from training.config import load_training_config
-    from training.train import TrainingError, TrainingInterrupted, train
+    from battleline.training.config import load_training_config
+    from battleline.training.train import TrainingError, TrainingInterrupted, train
 
     overrides: dict[str, Any] = {}
     if run_dir is not None:
@@ -901,10 +902,10 @@ def evaluate_cmd(
     out: Annotated[Path | None, typer.Option(help="Also write the results as JSON here.")] = None,
 ) -> None:
     """Win/draw/loss rates of a trained policy against opponents, with Wilson 95% intervals (masks at prediction)."""
-    from agents.learned import ModelLoadError, model_file_problem
-    from training.evaluate import evaluate_model, model_metadata
-    from training.play import check_model_agents, default_agents, expand_agent_names
-    from training.tournament import check_games_total
+    from battleline.agents.learned import ModelLoadError, model_file_problem
+    from battleline.training.evaluate import evaluate_model, model_metadata
+    from battleline.training.play import check_model_agents, default_agents, expand_agent_names
+    from battleline.training.tournament import check_games_total
 
     with _user_errors():
         # before any progress bar; a missing model (or '', the current folder) is reported by make_agent below
@@ -926,7 +927,7 @@ def evaluate_cmd(
         if out is not None:
             check_output("--out", out)
             _check_not_model(("--out", out), "--model", model)  # the results would replace it
-        from agents.registry import MODEL_PREFIX, make_agent
+        from battleline.agents.registry import MODEL_PREFIX, make_agent
 
         for name in names:
             with _agent_flag("--opponents"):

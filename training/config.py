@@ -18,11 +18,11 @@ from typing import Any, Literal
 
 from pydantic import Field, StrictInt, field_validator, model_validator
 
-from env.rules.config import (
+from battleline.env.rules.config import (
     CONFIG_DIR,
-    ConfigModel,
     REPO_ROOT,
     ConfigError,
+    ConfigModel,
     display_path,
     is_scenario,
     list_armies,
@@ -64,12 +64,12 @@ class OpponentConfig(ConfigModel):
     @field_validator("agent")
     @classmethod
     def _known_agent(cls, v: str) -> str:
-        from agents.registry import AGENT_NAMES, MODEL_PREFIX
+        from battleline.agents.registry import AGENT_NAMES, MODEL_PREFIX
 
         if v == SELF or v in AGENT_NAMES:
             return v
         if v.startswith(MODEL_PREFIX) and v[len(MODEL_PREFIX):]:
-            from agents.learned import model_file_problem
+            from battleline.agents.learned import model_file_problem
 
             problem = model_file_problem(v[len(MODEL_PREFIX):])
             if problem is not None:
@@ -179,7 +179,7 @@ class ImitationConfig(ConfigModel):
     @field_validator("expert")
     @classmethod
     def _registered_agent(cls, v: str) -> str:
-        from agents.registry import AGENT_NAMES
+        from battleline.agents.registry import AGENT_NAMES
 
         if v not in AGENT_NAMES:
             raise ValueError(f"unknown expert '{v}'; known agents: {', '.join(AGENT_NAMES)}")
@@ -298,7 +298,7 @@ class TrainingConfig(ConfigModel):
     @property
     def scripted_opponents(self) -> list[str]:
         """Names of the pool's registered (non-``self``, non-model) opponents, in pool order."""
-        from agents.registry import AGENT_NAMES
+        from battleline.agents.registry import AGENT_NAMES
 
         return [o.agent for o in self.opponents if o.agent in AGENT_NAMES]
 
@@ -365,8 +365,8 @@ def check_scenario_fit(config: TrainingConfig, shown: str = "<dict>") -> None:
     Raises:
         ConfigError: one line ``<file>: <field path>: <problem>`` (``armies.blue``, ``opponents[i].agent``).
     """
-    from agents.registry import MODEL_PREFIX, make_agent
-    from env.rules.config import load_scenario
+    from battleline.agents.registry import MODEL_PREFIX, make_agent
+    from battleline.env.rules.config import load_scenario
 
     scenario = load_scenario(config.scenario)
     for side in ("blue", "red"):
@@ -376,9 +376,9 @@ def check_scenario_fit(config: TrainingConfig, shown: str = "<dict>") -> None:
                               f"army lists cannot be replaced", file=shown, where=f"armies.{side}")
     if not any(o.agent.startswith(MODEL_PREFIX) for o in config.opponents):
         return
-    from agents.learned import ModelLoadError
-    from agents.registry import UnknownAgentError
-    from training.play import require_policy_fits
+    from battleline.agents.learned import ModelLoadError
+    from battleline.agents.registry import UnknownAgentError
+    from battleline.training.play import require_policy_fits
 
     for i, opponent in enumerate(config.opponents):
         if opponent.agent.startswith(MODEL_PREFIX):

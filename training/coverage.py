@@ -21,15 +21,14 @@ from pathlib import Path
 
 import yaml
 
-from env.rules.config import read_file_text
-from env.rules.ruleset import core_rule_ids, rule_ids
+from battleline.env.rules.config import CONFIG_DIR, REPO_ROOT, read_file_text
+from battleline.env.rules.ruleset import core_rule_ids, rule_ids
 
-ROOT = Path(__file__).resolve().parents[1]
-TESTS_DIR = ROOT / "tests"
-EXCEPTIONS_FILE = ROOT / "configs" / "coverage_exceptions.yaml"
+TESTS_DIR = REPO_ROOT / "tests"
+EXCEPTIONS_FILE = CONFIG_DIR / "coverage_exceptions.yaml"
 ID_PATTERN = re.compile(r"CORE(?:\.[A-Z0-9_]+)+(?:\.\*)?")
 CORPUS_SCENARIOS = ("pitched_battle", "skirmish_line")
-COVERAGE_SCENARIO_DIR = ROOT / "configs" / "scenarios" / "coverage"
+COVERAGE_SCENARIO_DIR = CONFIG_DIR / "scenarios" / "coverage"
 SCRIPTED = ("line_advance", "pincers", "refused_flank")
 COVERAGE_SEEDS = 2
 """Seeds per ``battles`` of each coverage set-up (see :func:`corpus_games`)."""
@@ -98,7 +97,7 @@ def corpus_games(battles: int) -> list[tuple[str, str, str, str | None, str | No
     (:func:`coverage_scenarios`), small and fast, gets :data:`COVERAGE_SEEDS`
     times as many seeds, so that its rare dice outcomes come up.
     """
-    from env.rules.config import list_armies
+    from battleline.env.rules.config import list_armies
 
     armies = list_armies()
     games: list[tuple[str, str, str, str | None, str | None, int]] = []
@@ -114,7 +113,7 @@ def corpus_games(battles: int) -> list[tuple[str, str, str, str | None, str | No
 
 def fuzz_corpus_counts(battles: int = 12, progress: Callable[[int], None] | None = None) -> Counter[str]:
     """Rule IDs fired in the fixed corpus of :func:`corpus_games` (count of events per ID)."""
-    from training.play import play_battle
+    from battleline.training.play import play_battle
 
     counts: Counter[str] = Counter()
     for scenario, blue, red, blue_army, red_army, seed in corpus_games(battles):

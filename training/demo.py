@@ -1,6 +1,6 @@
 """The demo behind ``make demo``: a small tournament and one drawn battle.
 
-``python -m training.demo --out out/demo`` runs a round robin of every
+``python -m battleline.training.demo --out out/demo`` runs a round robin of every
 field-battle agent (the scripted ones and random; not the siege roles) on ``pitched_battle``, then
 plays line_advance (blue) against pincers (red) with seed 7 and saves its
 replay and picture. Outputs::
@@ -21,7 +21,7 @@ from typing import Annotated
 import typer
 from rich.text import Text
 
-from training.console import make_console
+from battleline.training.console import make_console
 
 console = make_console()
 
@@ -50,10 +50,10 @@ def main(
     seed: Annotated[int, typer.Option(help="Tournament base seed.")] = 0,
 ) -> None:
     """Run the demo tournament and battle and print where the files are."""
-    from env.render import render_battle
-    from training.cli import print_result, write_replay
-    from training.play import agent_names, play_battle
-    from training.tournament import run_tournament, schedule
+    from battleline.env.render import render_battle
+    from battleline.training.cli import print_result, write_replay
+    from battleline.training.play import agent_names, play_battle
+    from battleline.training.tournament import run_tournament, schedule
 
     t0 = time.perf_counter()
     # Every field-battle agent; the siege roles belong to the siege scenario.
@@ -93,6 +93,6 @@ def main(
 
 
 if __name__ == "__main__":
-    from training.cli import run_command
+    from battleline.training.cli import run_command
 
     run_command(main)

@@ -14,17 +14,18 @@ The same functions serve the evaluations logged during training
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 
-from env.rules.battle import Battle
-from env.rules.config import ConfigError, is_scenario, read_file_text
-from env.rules.state import SIDES
-from training.play import agent_seed, check_model_agents, make_agent, play_battle, require_policy_fits
-from training.tournament import wilson_interval
+from battleline.env.rules.battle import Battle
+from battleline.env.rules.config import ConfigError, is_scenario, read_file_text
+from battleline.env.rules.state import SIDES
+from battleline.training.play import agent_seed, check_model_agents, make_agent, play_battle, require_policy_fits
+from battleline.training.tournament import wilson_interval
 
 KEY_RULES: dict[str, str] = {
     "CORE.CHARGE.DECLARE": "charges",
@@ -206,7 +207,7 @@ def evaluate_model(
         ConfigError: ``scenario`` is None and the ``model.json`` beside the model is damaged
             (:func:`model_metadata`).
     """
-    from agents.learned import PolicyAgent
+    from battleline.agents.learned import PolicyAgent
 
     scenario = scenario or model_metadata(model_path).get("scenario") or "pitched_battle"
     agent = PolicyAgent(model_path, deterministic=deterministic, seed=seed, name=f"model:{model_path}")

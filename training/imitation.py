@@ -31,13 +31,14 @@ decisions whose masked argmax equals the expert's index.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
-from training.config import ImitationConfig, TrainingConfig
-from training.pool import PoolEntry, TrainingEnv, build_pool
+from battleline.training.config import ImitationConfig, TrainingConfig
+from battleline.training.pool import PoolEntry, TrainingEnv, build_pool
 
 
 class DemonstrationError(RuntimeError):
@@ -139,7 +140,7 @@ def record_demonstrations(
         DemonstrationError: the expert's action encodes to an index its mask forbids.
         ValueError: ``episodes`` < 1 or an unknown expert name (from ``make_agent``).
     """
-    from agents.registry import make_agent
+    from battleline.agents.registry import make_agent
 
     if episodes < 1:
         raise ValueError(f"episodes must be at least 1, got {episodes}")
@@ -320,7 +321,7 @@ def warm_start(
         (``round``, ``episodes``, ``policy_wins``, ``decisions``, ``accuracy_on_new`` — the
         policy's agreement with the expert on the round's states before it is cloned again).
     """
-    from training.train import battle_env, env_kwargs
+    from battleline.training.train import battle_env, env_kwargs
 
     imitation: ImitationConfig | None = config.imitation
     if imitation is None:
@@ -367,7 +368,8 @@ def warm_start(
         writer.add_scalar("imitation/final_accuracy", after, 0)
         writer.flush()
     return {
-        "expert": imitation.expert, "any_order": imitation.any_order, "episodes": demos.episodes, "decisions": len(demos), "expert_wins": expert_wins,
+        "expert": imitation.expert, "any_order": imitation.any_order, "episodes": demos.episodes, "decisions": len(demos),
+        "expert_wins": expert_wins,
         "accuracy_before": round(before, 4), "accuracy": round(after, 4),
         "loss": round(history[-1]["loss"], 4) if history else None,
         "record_seconds": round(demos.seconds, 2),

@@ -15,7 +15,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from agents.pair_features import N_PAIR_FEAT, PAIRS_KEY, pair_features
+from battleline.agents.pair_features import N_PAIR_FEAT, PAIRS_KEY, pair_features
 
 
 def pair_space(slots: int) -> spaces.Box:

@@ -17,8 +17,8 @@ from typing import Any
 
 from rich.console import Console
 
-from training.backends import run_games, worker_count
-from training.tournament import (
+from battleline.training.backends import run_games, worker_count
+from battleline.training.tournament import (
     GameSpec,
     check_games_total,
     first_mover_record,
@@ -28,8 +28,7 @@ from training.tournament import (
     record_of,
     validate_inputs,
 )
-from training.tournament_report import write_csv
-
+from battleline.training.tournament_report import write_csv
 
 MIN_PARITY_GAMES = 200
 """Battles the seat-parity check needs: an agent against itself must score 0.5 within blue's

@@ -7,17 +7,18 @@ engine applies it and runs the rules to the next decision, until the game ends.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from env.rules.battle import Battle
-from env.rules.state import SIDES
+from battleline.env.rules.battle import Battle
+from battleline.env.rules.state import SIDES
 
 if TYPE_CHECKING:
-    from agents.base import Agent
-    from agents.learned import PolicyAgent
+    from battleline.agents.base import Agent
+    from battleline.agents.learned import PolicyAgent
 
 
 class PlayError(RuntimeError):
@@ -44,14 +45,14 @@ def make_agent(name: str, seed: int = 0) -> Agent:
         UnknownAgentError: ``name`` is not a registered agent (a ValueError
             whose one-line message lists the known names).
     """
-    from agents.registry import make_agent as _make
+    from battleline.agents.registry import make_agent as _make
 
     return _make(name, seed=seed)
 
 
 def agent_names() -> list[str]:
     """The registered agent names (``agents.registry.AGENT_NAMES``)."""
-    from agents.registry import AGENT_NAMES
+    from battleline.agents.registry import AGENT_NAMES
 
     return list(AGENT_NAMES)
 
@@ -103,9 +104,9 @@ def require_unit_slots(
         agents.learned.ModelLoadError: too few slots or castle elements (one line naming
             ``label``, what the model was trained with and what the scenario needs).
     """
-    from agents.learned import ModelLoadError
-    from env.battle_env import scenario_unit_slots
-    from env.siege_encoding import castle_elements
+    from battleline.agents.learned import ModelLoadError
+    from battleline.env.battle_env import scenario_unit_slots
+    from battleline.env.siege_encoding import castle_elements
 
     needs: list[str] = []
     needed = scenario_unit_slots(scenario, blue_armies, red_armies)
@@ -135,7 +136,7 @@ def require_policy_fits(
     Raises:
         agents.learned.ModelLoadError: the policy's action codec cannot play ``scenario``.
     """
-    from env.siege_encoding import SiegeActionCodec
+    from battleline.env.siege_encoding import SiegeActionCodec
 
     elements = agent.codec.elements if isinstance(agent.codec, SiegeActionCodec) else 0
     require_unit_slots(agent.n, label, scenario, blue_armies, red_armies, elements=elements)
@@ -156,8 +157,8 @@ def check_model_agents(
         agents.learned.ModelLoadError: a model has too few unit slots for the scenario, or lacks
             the siege orders (castle elements) its castle needs.
     """
-    from agents.learned import PolicyAgent
-    from agents.registry import MODEL_PREFIX
+    from battleline.agents.learned import PolicyAgent
+    from battleline.agents.registry import MODEL_PREFIX
 
     for name in dict.fromkeys(n for n in names if n.startswith(MODEL_PREFIX)):
         agent = make_agent(name)
@@ -172,7 +173,7 @@ def default_agents(scenario: str | Path | dict[str, Any]) -> str:
     Raises:
         ConfigError: the scenario is invalid.
     """
-    from env.rules.config import load_scenario
+    from battleline.env.rules.config import load_scenario
 
     if load_scenario(scenario).siege:
         return ",".join(n for n in agent_names() if n.startswith("siege_"))

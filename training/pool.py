@@ -31,8 +31,8 @@ from typing import Any, Literal
 import gymnasium as gym
 import numpy as np
 
-from agents.registry import MODEL_PREFIX
-from training.config import SELF, TrainingConfig
+from battleline.agents.registry import MODEL_PREFIX
+from battleline.training.config import SELF, TrainingConfig
 
 
 @dataclass(frozen=True)
@@ -132,7 +132,7 @@ class TrainingEnv(gym.Wrapper):
     def _opponent(self, entry: PoolEntry) -> Any:
         if entry.kind == "agent":
             return entry.spec
-        from agents.learned import PolicyAgent
+        from battleline.agents.learned import PolicyAgent
 
         return PolicyAgent(entry.spec, deterministic=entry.deterministic, seed=int(self.rng.integers(2**31)),
                            name=entry.label)

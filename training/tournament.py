@@ -38,20 +38,21 @@ import json
 import math
 import time
 import traceback
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from functools import cache
 from itertools import combinations
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 from rich.console import Console
 from rich.text import Text
 
-from env.rules.state import SIDES
-from training.backends import run_games, worker_count
-from training.play import check_model_agents, make_agent, play_battle
-from training.tournament_report import (
+from battleline.env.rules.state import SIDES
+from battleline.training.backends import run_games, worker_count
+from battleline.training.play import check_model_agents, make_agent, play_battle
+from battleline.training.tournament_report import (
     CSV_COLUMNS,
     faction_table,
     results_table,
@@ -207,7 +208,7 @@ def play_game(spec: GameSpec, scenario: str, max_decisions: int = 20000, tactics
     :func:`tactics.detectors.detect`); or, when the game raised, ``error`` (the exception in
     one line) and ``traceback`` instead of the result fields.
     """
-    from env.rules.state import SIDES
+    from battleline.env.rules.state import SIDES
 
     row: dict[str, Any] = asdict(spec)
     t0 = time.perf_counter()
@@ -222,8 +223,8 @@ def play_game(spec: GameSpec, scenario: str, max_decisions: int = 20000, tactics
             row[f"{side}_army"] = battle.scenario[side].get("army")
             row[f"{side}_faction"] = battle.scenario[side]["faction"]
         if tactics:
-            from tactics.detectors import detect
-            from tactics.fingerprint import used_ids
+            from battleline.tactics.detectors import detect
+            from battleline.tactics.fingerprint import used_ids
 
             for i, side in enumerate(SIDES):
                 row[f"tactics_{side}"] = used_ids(detect(battle, i))
@@ -364,7 +365,7 @@ def pair_table(rows: list[dict[str, Any]], agents: list[str]) -> tuple[list[dict
 
 def fingerprints(rows: list[dict[str, Any]], agents: list[str]) -> dict[str, dict[str, float]]:
     """Entrant -> tactic id -> share of its finished games in which the tactic was detected for its side."""
-    from tactics.fingerprint import shares
+    from battleline.tactics.fingerprint import shares
 
     done = [r for r in rows if "error" not in r and "tactics_blue" in r]
     return {a: {t: round(v, 4) for t, v in shares(r[f"tactics_{_side_of(r, a)}"] for r in done
@@ -418,7 +419,7 @@ def summarise(rows: list[dict[str, Any]], agents: list[str]) -> dict[str, Any]:
 # ----------------------------------------------------------------------------- running
 @cache
 def _check_army(army: str) -> str:
-    from env.rules.config import load_army
+    from battleline.env.rules.config import load_army
 
     return load_army(army).faction
 
@@ -433,7 +434,7 @@ def validate_inputs(scenario: str | Path, agents: list[str], armies: tuple[str |
     A ``model:`` agent must also have unit slots for the largest army of the
     scenario, the entrants and the overrides (:func:`~training.play.check_model_agents`).
     """
-    from env.rules.config import ConfigError, load_scenario
+    from battleline.env.rules.config import ConfigError, load_scenario
 
     cfg = load_scenario(scenario)
     placed = [side for side in SIDES if cfg.side(side).placements is not None]

@@ -71,8 +71,8 @@ def write_heatmap(agents: list[str], matrix: list[list[float | None]], pairs: li
             if np.isnan(data[i, j]):
                 ax.text(j, i, "n/a", ha="center", va="center", color="#888888", fontsize=8)
                 continue
-            w, d, l = wdl.get((agents[i], agents[j]), (0, 0, 0))
-            ax.text(j, i, f"{data[i, j]:.2f}\n{w}-{d}-{l}", ha="center", va="center", fontsize=8.5,
+            won, drawn, lost = wdl.get((agents[i], agents[j]), (0, 0, 0))
+            ax.text(j, i, f"{data[i, j]:.2f}\n{won}-{drawn}-{lost}", ha="center", va="center", fontsize=8.5,
                     color="black" if 0.2 < data[i, j] < 0.8 else "white")
     cbar = fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
     cbar.set_label("score of row agent: (wins + draws/2) / games", fontsize=8)

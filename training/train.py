@@ -41,16 +41,17 @@ import json
 import os
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError
 
-from env.rules.config import read_file_text
-from training.config import PPOConfig, TrainingConfig
-from training.pool import PoolEntry, TrainingEnv, build_pool
+from battleline.env.rules.config import read_file_text
+from battleline.training.config import PPOConfig, TrainingConfig
+from battleline.training.pool import PoolEntry, TrainingEnv, build_pool
 
 STATE_VERSION = 1
 
@@ -129,11 +130,11 @@ def env_kwargs(config: TrainingConfig, unit_slots: int) -> dict[str, Any]:
 def battle_env(kwargs: dict[str, Any], pairs: bool = False) -> Any:
     """A :class:`BattleEnv` from :func:`env_kwargs`, wrapped in :class:`training.pair_observation.PairObservation`
     when the run observes unit pairs (``pairs``)."""
-    from env.battle_env import BattleEnv
+    from battleline.env.battle_env import BattleEnv
 
     env = BattleEnv(**kwargs)
     if pairs:
-        from training.pair_observation import PairObservation
+        from battleline.training.pair_observation import PairObservation
 
         return PairObservation(env)
     return env
@@ -167,7 +168,7 @@ def make_vec_env(config: TrainingConfig, pool: list[PoolEntry], unit_slots: int)
 
 def _table_size(config: TrainingConfig) -> tuple[float, float]:
     """The scenario's table (width, height) in inches."""
-    from env.rules.battle import Battle
+    from battleline.env.rules.battle import Battle
 
     state = Battle.from_scenario(config.scenario, seed=0).state
     return float(state.table_w), float(state.table_h)
@@ -176,7 +177,7 @@ def _table_size(config: TrainingConfig) -> tuple[float, float]:
 def policy_class(ppo: PPOConfig) -> Any:
     """The MaskablePPO policy ``ppo.policy`` names: ``"MultiInputPolicy"`` or :class:`training.unit_pairs.UnitPairPolicy`."""
     if ppo.policy == "unit_pairs":
-        from training.unit_pairs import UnitPairPolicy
+        from battleline.training.unit_pairs import UnitPairPolicy
 
         return UnitPairPolicy
     return "MultiInputPolicy"
@@ -192,7 +193,7 @@ def policy_kwargs(ppo: PPOConfig, table: tuple[float, float] = (72.0, 48.0)) -> 
         return {"embed_dim": ppo.embed_dim, "table_w": table[0], "table_h": table[1], "value_arch": list(ppo.net_arch)}
     kwargs: dict[str, Any] = {"net_arch": list(ppo.net_arch)}
     if not ppo.mask_features:
-        from training.features import MaskFreeExtractor
+        from battleline.training.features import MaskFreeExtractor
 
         kwargs["features_extractor_class"] = MaskFreeExtractor
     return kwargs
@@ -404,15 +405,19 @@ def train(
             or holds none / an incompatible one (with ``resume``).
         TrainingInterrupted: Ctrl-C; the message names the last checkpoint.
     """
+    import torch
     from rich.console import Console
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.callbacks import CallbackList
 
-    from env.battle_env import scenario_unit_slots
-    from training.callbacks import (EpisodeStatsCallback, EvaluationCallback, InterruptCallback, PeriodicCallback,
-                                    RichProgressCallback)
-
-    import torch
+    from battleline.env.battle_env import scenario_unit_slots
+    from battleline.training.callbacks import (
+        EpisodeStatsCallback,
+        EvaluationCallback,
+        InterruptCallback,
+        PeriodicCallback,
+        RichProgressCallback,
+    )
 
     torch.set_num_threads(config.torch_threads)
     torch.distributions.Distribution.set_default_validate_args(False)  # masks are exact: skip the checks (~2x faster)
@@ -526,7 +531,7 @@ def train(
 
     imitation_seconds = 0.0
     if config.imitation is not None and imitation is None and not resume:
-        from training.imitation import warm_start
+        from battleline.training.imitation import warm_start
 
         im = config.imitation
         dagger = (f", then {im.dagger_rounds} DAgger round(s) of {im.dagger_episodes} game(s) each"

@@ -38,10 +38,10 @@ from sb3_contrib.common.maskable.policies import MaskableMultiInputActorCriticPo
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from torch import nn
 
-from env.encoding import CAST_OPTIONS, DISPEL_OPTIONS, ActionCodec
-from env.observation import UNIT_FEATURES
-from env.rules.actions import MOVE_OPTIONS, PURSUIT_CHOICES, REACTIONS
-from env.rules.deployment import N_SLOTS
+from battleline.env.encoding import CAST_OPTIONS, DISPEL_OPTIONS, ActionCodec
+from battleline.env.observation import UNIT_FEATURES
+from battleline.env.rules.actions import MOVE_OPTIONS, PURSUIT_CHOICES, REACTIONS
+from battleline.env.rules.deployment import N_SLOTS
 
 POSE_FEATURES = ("x", "y", "sin_facing", "cos_facing", "deployed", "alive", "present")
 """Unit columns the pair geometry reads, in this order."""

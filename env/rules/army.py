@@ -7,9 +7,10 @@ Each ``check_*`` function returns a list of error strings ``"<field path>: <mess
 from __future__ import annotations
 
 from collections import Counter
-from typing import Protocol, Sequence
+from collections.abc import Sequence
+from typing import Protocol
 
-from env.rules.config import ArmyListConfig, FactionConfig, UnitTypeConfig
+from battleline.env.rules.config import ArmyListConfig, FactionConfig, UnitTypeConfig
 
 
 class UnitEntry(Protocol):
@@ -47,7 +48,7 @@ def unit_points(entry: UnitEntry, unit_type: UnitTypeConfig) -> int:
         total += opt.points_per_model * entry.models + opt.points
     equipment = getattr(entry, "equipment", None)
     if equipment:  # SIEGE.EQUIP.TABLE: siege equipment comes out of army points
-        from env.rules.siege.equipment import points
+        from battleline.env.rules.siege.equipment import points
 
         total += points(equipment, entry.models)
     return total
@@ -72,7 +73,7 @@ def army_points(army: ArmyListConfig, faction: FactionConfig) -> int:
     for unknown units."""
     total = entries_points(army.units, faction)
     if getattr(army, "castle_equipment", None):
-        from env.rules.siege.equipment import castle_points
+        from battleline.env.rules.siege.equipment import castle_points
 
         total += castle_points(army.castle_equipment)
     return total
@@ -135,7 +136,7 @@ def check_magic(where: str, entry: UnitEntry, unit_type: UnitTypeConfig) -> list
     hand: at most L of them, and at most L−1 when spell #1 is not among them. Only a wizard takes
     ``lore`` or ``spells``.
     """
-    from env.rules.spells import SPELLS, lore_spells
+    from battleline.env.rules.spells import SPELLS, lore_spells
 
     lore = getattr(entry, "lore", None)
     if lore is not None and lore not in unit_type.lores:
@@ -359,6 +360,6 @@ def check_siege_equipment(army: ArmyListConfig, faction: FactionConfig) -> list[
     """Siege equipment limits per unit and per castle (SIEGE.EQUIP.TABLE, SIEGE.EQUIP.OIL)."""
     if not any(e.equipment for e in army.units) and not army.castle_equipment:
         return []
-    from env.rules.siege.equipment import check_army
+    from battleline.env.rules.siege.equipment import check_army
 
     return check_army(army, faction)

@@ -33,17 +33,31 @@ import copy
 import functools
 import json
 import numbers
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any
 
-from env.rules import charges, combat, deployment, magic, movement, psychology, shooting, special_rules, victory
-from env.rules import challenges, characters
-from env.rules import geometry, muster, war_machines
-from env.rules.actions import END_PHASE, Action, IllegalActionError, Pending
-from env.rules.dice import Dice, ScriptedDice
-from env.rules.events import EVENT_FIELDS, Event, make_event
-from env.rules.setup import build_state
-from env.rules.state import SIDES, BattleState, UnitState
+from battleline.env.rules import (
+    challenges,
+    characters,
+    charges,
+    combat,
+    deployment,
+    geometry,
+    magic,
+    movement,
+    muster,
+    psychology,
+    shooting,
+    special_rules,
+    victory,
+    war_machines,
+)
+from battleline.env.rules.actions import END_PHASE, Action, IllegalActionError, Pending
+from battleline.env.rules.dice import Dice, ScriptedDice
+from battleline.env.rules.events import EVENT_FIELDS, Event, make_event
+from battleline.env.rules.setup import build_state
+from battleline.env.rules.state import SIDES, BattleState, UnitState
 
 FORMAT_VERSION = 1
 
@@ -61,7 +75,7 @@ def _state_adapters() -> tuple[Any, Any]:
     """
     from pydantic import ConfigDict, TypeAdapter
 
-    from env.rules.siege.castle import CastleElement
+    from battleline.env.rules.siege.castle import CastleElement
 
     finite = {"__pydantic_config__": ConfigDict(allow_inf_nan=False)}
     state = type("FiniteBattleState", (BattleState,), finite)
@@ -82,7 +96,7 @@ def state_type_error(state: dict[str, Any], where: str = "state") -> str | None:
     """
     from pydantic import ValidationError
 
-    from env.rules.config import loc_text
+    from battleline.env.rules.config import loc_text
 
     battle_state, castle = _state_adapters()
     checks = [(battle_state, state, (where,))]
@@ -172,7 +186,7 @@ class Battle:
                 side the scenario places.
             ValueError: without ``dice``, a ``seed`` that is not an integer >= 0 (:func:`check_seed`).
         """
-        from env.rules.config import load_scenario, scenario_file
+        from battleline.env.rules.config import load_scenario, scenario_file
 
         if dice is None:
             check_seed(seed)
@@ -180,7 +194,7 @@ class Battle:
         data = cfg.model_dump(mode="json")
         for side, army in (("blue", blue_army), ("red", red_army)):
             if army is not None:
-                from env.rules.config import ConfigError, load_army
+                from battleline.env.rules.config import ConfigError, load_army
 
                 if cfg.side(side).placements is not None:
                     raise ConfigError(f"{side} army '{army}': scenario '{cfg.id}' places its units explicitly "
@@ -587,8 +601,5 @@ class Battle:
             IllegalActionError: a saved action is not legal on re-simulation.
         """
         data = cls._replay_data(text)
-        battle = None
-        for battle in cls.replaying(data["scenario"], data["seed"], cls._replay_actions(data)):
-            pass
-        assert battle is not None  # replaying always yields the set-up battle
+        *_, battle = cls.replaying(data["scenario"], data["seed"], cls._replay_actions(data))  # the last state
         return battle

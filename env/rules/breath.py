@@ -30,13 +30,13 @@ from typing import TYPE_CHECKING
 
 from shapely.geometry import Polygon
 
-from env.rules import geometry as geo
-from env.rules import psychology, space, special_rules, tables, templates, war_machines
-from env.rules.actions import Action
-from env.rules.state import UnitState
+from battleline.env.rules import geometry as geo
+from battleline.env.rules import psychology, space, special_rules, tables, templates, war_machines
+from battleline.env.rules.actions import Action
+from battleline.env.rules.state import UnitState
 
 if TYPE_CHECKING:
-    from env.rules.battle import Battle
+    from battleline.env.rules.battle import Battle
 
 RULE = "CORE.SR.BREATH_WEAPON"
 OPTION = "breath"  # the ``shoot`` action's option that makes it a breath attack

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from env.rules import geometry as geo
-from env.rules.state import UnitState
+from battleline.env.rules import geometry as geo
+from battleline.env.rules.state import UnitState
 
 if TYPE_CHECKING:
-    from env.rules.battle import Battle
+    from battleline.env.rules.battle import Battle
 
 
 def command_models(u: UnitState) -> int:
@@ -46,7 +46,7 @@ def apply_wounds(battle: Battle, u: UnitState, wounds: int, rule: str, **info: o
     u.flags["lost_this_phase"] = u.flags.get("lost_this_phase", 0) + killed
     battle.emit("CORE.CC.CASUALTIES", unit=u.uid, wounds=wounds, killed=killed, models=u.models, cause=rule, **info)
     if u.models == 0:
-        from env.rules.psychology import destroy
+        from battleline.env.rules.psychology import destroy
 
         destroy(battle, u, rule, wiped_out=True)
     return killed
@@ -67,7 +67,7 @@ def slay_champion(battle: Battle, u: UnitState, rule: str, **info: object) -> No
     u.flags["lost_this_phase"] = u.flags.get("lost_this_phase", 0) + 1
     battle.emit("CORE.CC.CASUALTIES", unit=u.uid, wounds=1, killed=1, models=u.models, cause=rule, champion=True, **info)
     if u.models == 0:
-        from env.rules.psychology import destroy
+        from battleline.env.rules.psychology import destroy
 
         destroy(battle, u, rule, wiped_out=True)
 
@@ -89,7 +89,7 @@ def _close_up(battle: Battle, u: UnitState, old_depth: float, old_width: float) 
 def contacts(battle: Battle, u: UnitState, pose: geo.Pose | None = None) -> int:
     """Models of ``u`` (its front rank, at ``pose`` or where it stands) in base contact with an enemy it is
     engaged with, counted once per enemy unit touched (CORE.CC.CONTACT_KEEP)."""
-    from env.rules import space
+    from battleline.env.rules import space
 
     pose = pose or space.pose(u)
     engaged = [battle.unit(e.defender if e.attacker == u.uid else e.attacker) for e in battle.state.engagements

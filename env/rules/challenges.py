@@ -29,13 +29,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from env.rules import characters, tables
-from env.rules.actions import Action, Pending
-from env.rules.casualties import apply_wounds, slay_champion
-from env.rules.state import BattleState, UnitState
+from battleline.env.rules import characters, tables
+from battleline.env.rules.actions import Action, Pending
+from battleline.env.rules.casualties import apply_wounds, slay_champion
+from battleline.env.rules.state import BattleState, UnitState
 
 if TYPE_CHECKING:
-    from env.rules.battle import Battle
+    from battleline.env.rules.battle import Battle
 
 MAX_DUEL_ROUNDS = 10  # CORE.CC.CHALLENGE.DUEL: the duel stops after 10 rounds
 OVERKILL_CAP = 5  # CORE.CC.CHALLENGE.OVERKILL
@@ -138,7 +138,7 @@ def legal(battle: Battle) -> list[Action]:
 
 def apply(battle: Battle, action: Action) -> None:
     """Issue (or pass), accept or refuse; once decided, the round goes on (:func:`env.rules.combat.resume_round`)."""
-    from env.rules.combat import resume_round
+    from battleline.env.rules.combat import resume_round
 
     s = battle.state
     q = s.queue["challenge"]
@@ -225,7 +225,7 @@ def fight_duel(battle: Battle, duel: list[int], charged_units: set[int], wounds_
     Returns:
         Overkill per side, [blue, red].
     """
-    from env.rules.combat import Strike, _attacks, resolve_strike
+    from battleline.env.rules.combat import Strike, _attacks, resolve_strike
 
     a, b = battle.unit(duel[0]), battle.unit(duel[1])
     taken: dict[int, int] = {}

@@ -24,13 +24,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from env.rules import geometry as geo
-from env.rules import space
-from env.rules.actions import Action
-from env.rules.state import BattleState, Engagement, UnitState
+from battleline.env.rules import geometry as geo
+from battleline.env.rules import space
+from battleline.env.rules.actions import Action
+from battleline.env.rules.state import BattleState, Engagement, UnitState
 
 if TYPE_CHECKING:
-    from env.rules.battle import Battle
+    from battleline.env.rules.battle import Battle
 
 MAX_JOINED = 2  # CORE.MOVE.JOIN: at most 2 characters in a unit
 LEAVE_GAP = 1.0  # CORE.MOVE.LEAVE: at least 1" from the unit
@@ -179,7 +179,7 @@ def legal_moves(battle: Battle) -> list[Action]:
     a joined character that did not join this phase, whose host has not moved
     and is not engaged, when :func:`leave_pose` finds a spot.
     """
-    from env.rules.movement import can_move
+    from battleline.env.rules.movement import can_move
 
     s = battle.state
     acts: list[Action] = []
@@ -246,7 +246,7 @@ def on_removed(battle: Battle, u: UnitState, rule: str) -> None:
     for c in chars:
         detach(s, c)
         if not wiped_out:
-            from env.rules.psychology import destroy
+            from battleline.env.rules.psychology import destroy
 
             c.fled_off = u.fled_off
             destroy(battle, c, rule, panic=False, with_unit=u.uid)
@@ -349,7 +349,7 @@ def shoot_character(battle: Battle, shooter: UnitState, c: UnitState, hits: int,
     CORE.SAVE.NONE; its ward save and Regeneration; Flammable), then its
     wounds (CORE.WOUND.APPLY). Returns the wounds inflicted.
     """
-    from env.rules import special_rules, tables
+    from battleline.env.rules import special_rules, tables
 
     res = special_rules.wound_and_save(battle, shooter, c, hits, strength, armour_piercing=armour_piercing,
                                        wound_rule="CORE.SHOOT.TO_WOUND")
@@ -415,7 +415,7 @@ def refresh_sides(battle: Battle, sides: dict[int, list[int]]) -> dict[int, list
     for u in battle.state.units:
         host = u.flags.get("inherited")
         if host is not None and u.alive:
-            for side, uids in out.items():
+            for _side, uids in out.items():
                 if host in uids and u.uid not in uids:
                     uids.append(u.uid)
     return out

@@ -17,14 +17,13 @@ from typing import TYPE_CHECKING, Any
 import shapely.ops
 from shapely.geometry import Polygon
 
-from env.rules import geometry as geo
-from env.rules import psychology, shooting, space, special_rules
-from env.rules import magic
-from env.rules.actions import REACTIONS, Action
-from env.rules.state import Engagement, UnitState
+from battleline.env.rules import geometry as geo
+from battleline.env.rules import magic, psychology, shooting, space, special_rules
+from battleline.env.rules.actions import REACTIONS, Action
+from battleline.env.rules.state import Engagement, UnitState
 
 if TYPE_CHECKING:
-    from env.rules.battle import Battle
+    from battleline.env.rules.battle import Battle
 
 CHARGE_BONUS_REACH = 6.0  # CORE.CHARGE.ELIGIBLE: within M + 6"
 FLYER_CHARGE_REACH = 16.0  # CORE.CHARGE.ELIGIBLE: flyers within 16"
@@ -246,7 +245,7 @@ def target_ok(battle: Battle, c: UnitState, t: UnitState) -> bool:
     if not space.line_of_sight(battle.state, c, t):
         return False
     if battle.state.castle:  # SIEGE.ASSAULT.CHARGE: climbing gear to charge defenders on the walls
-        from env.rules.siege import play
+        from battleline.env.rules.siege import play
 
         if not play.charge_target_ok(battle.state, c, t):
             return False
@@ -258,7 +257,7 @@ def _door(battle: Battle, c: UnitState, t: UnitState):
     """The tower or citadel at whose door ``c`` may assault ``t`` (SIEGE.TOWER.ASSAULT), else None."""
     if not battle.state.castle:
         return None
-    from env.rules.siege import play
+    from battleline.env.rules.siege import play
 
     return play.door_element(battle.state, c, t)
 
@@ -355,7 +354,7 @@ def can_stand_and_shoot(battle: Battle, t: UnitState, c: UnitState, start_distan
     boiling oil or stones from a wall (SIEGE.REACT.WALL), with or without missiles.
     """
     if battle.state.castle and not psychology.engaged(battle, t) and not t.flags.get("stood_and_shot"):
-        from env.rules.siege import play
+        from battleline.env.rules.siege import play
 
         if play.wall_reaction_gear(battle.state, t, c) is not None:
             return True  # SIEGE.REACT.WALL: oil or stones, with or without missiles
@@ -470,8 +469,8 @@ def resolve_all(battle: Battle) -> None:
 def _arrive_at_door(battle: Battle, c: UnitState, t: UnitState, eid: str) -> None:
     """SIEGE.TOWER.ASSAULT: a door assault needs no charge roll; it engages if the door is still there to
     fight at (both alive, the garrison still in the tower, the attacker still touching it)."""
-    from env.rules.siege import play
-    from env.rules.siege.castle import element
+    from battleline.env.rules.siege import play
+    from battleline.env.rules.siege.castle import element
 
     if c.alive and not c.fleeing and t.alive and play.door_element(battle.state, c, t) is element(battle.state, eid):
         play.engage_at_door(battle, c, t, element(battle.state, eid))
@@ -524,7 +523,7 @@ def _resolve_one(battle: Battle, ch: dict[str, Any]) -> None:
     c.flags["charged_into"] = t.uid
     c.flags["charge_start_distance"] = ch["start_distance"]  # CORE.SR.IMPACT_HITS: charged from more than M away
     if ch["reaction"] == "stand_and_shoot" and battle.state.castle:  # SIEGE.REACT.WALL: oil or stones at the wall
-        from env.rules.siege import play
+        from battleline.env.rules.siege import play
 
         play.wall_reaction(battle, t, c)
 
@@ -577,7 +576,7 @@ def _failed_move(battle: Battle, c: UnitState, t: UnitState, high: int, aim: tup
 
 def _move_towards(battle: Battle, c: UnitState, aim: tuple[float, float], allowance: float, stop_gap: float) -> float:
     """Wheel to face ``aim`` (paying W·θ) then move straight, stopping ``stop_gap``" from units."""
-    from env.rules.movement import furthest_legal
+    from battleline.env.rules.movement import furthest_legal
 
     heading = geo.facing_towards((c.x, c.y), aim)
     turn = abs((heading - c.facing + 180.0) % 360.0 - 180.0)

@@ -17,17 +17,14 @@ from typing import TYPE_CHECKING, Any
 
 import shapely
 
-from env.rules import geometry as geo
-from env.rules import psychology, space, special_rules, tables
-from env.rules import challenges, characters
-from env.rules import magic
-from env.rules import war_machines
-from env.rules.actions import PURSUIT_CHOICES, Action
-from env.rules.charges import charge_facing, contact_placement, edge_frame
-from env.rules.state import Engagement, UnitState
+from battleline.env.rules import challenges, characters, magic, psychology, space, special_rules, tables, war_machines
+from battleline.env.rules import geometry as geo
+from battleline.env.rules.actions import PURSUIT_CHOICES, Action
+from battleline.env.rules.charges import charge_facing, contact_placement, edge_frame
+from battleline.env.rules.state import Engagement, UnitState
 
 if TYPE_CHECKING:
-    from env.rules.battle import Battle
+    from battleline.env.rules.battle import Battle
 
 MAX_RANK_BONUS = 3  # CORE.CC.COMBAT_RESULT.RANKS
 RANK_MIN_MODELS = 4
@@ -138,7 +135,7 @@ def _collect_strikes(battle: Battle, group: list[Engagement], charged_units: set
         a, d = battle.unit(e.attacker), battle.unit(e.defender)
         a_n, d_n = fighters(battle, e)
         if battle.state.castle:  # SIEGE.ASSAULT.CLIMB: only the climbers fight the wall's defenders
-            from env.rules.siege import play
+            from battleline.env.rules.siege import play
 
             a_n, d_n = play.fighters(battle, a, d, a_n, d_n)
         strikes.append(Strike(a.uid, d.uid, a_n, 0, True, a.profile.I))
@@ -154,7 +151,7 @@ def _collect_strikes(battle: Battle, group: list[Engagement], charged_units: set
             st.support = supporters(battle, u, min(front_counts.get(u.uid, 0), u.models_in_rank(1)), u.uid in charged_units)
             done.add(st.unit)
     if battle.state.castle:  # SIEGE.ASSAULT.CLIMB: only climbers and the defenders they touch fight
-        from env.rules.siege import play
+        from battleline.env.rules.siege import play
 
         for st in strikes:  # and at a tower's door only the 2 models there (SIEGE.TOWER.ASSAULT)
             if play.no_support(battle.state, battle.unit(st.unit), battle.unit(st.target)):
@@ -207,7 +204,7 @@ def resolve_strike(
     needed_hit = tables.cc_to_hit(ws, target_ws)
     sixes_only = round_one and (u.uid, t.uid) in defended
     if battle.state.castle and not sixes_only:  # SIEGE.CC.DEFENDER_BONUS: climbers hit only on a natural 6
-        from env.rules.siege import play
+        from battleline.env.rules.siege import play
 
         if play.to_hit(battle.state, u, t, needed_hit) == 6 and play.wall_fight(battle.state, u, t):
             sixes_only = True
@@ -279,7 +276,7 @@ def start(battle: Battle) -> None:
     """Open the Close Combat phase and fight every combat (CORE.CC.ROUNDS)."""
     s = battle.state
     if s.castle:  # SIEGE.EQUIP.RAM, SIEGE.DMG.MELEE: unengaged units strike the castle elements they touch
-        from env.rules.siege.orders import structure_blows
+        from battleline.env.rules.siege.orders import structure_blows
 
         structure_blows(battle)
     for e in s.engagements:
@@ -445,7 +442,7 @@ def fight_blows(
     champion_used: set[int] = set(out_champions)
     wall_first: set[int] = set()
     if s.castle:  # SIEGE.CC.DEFENDER_BONUS: a wall's defenders strike first against climbers, every round
-        from env.rules.siege import play
+        from battleline.env.rules.siege import play
 
         wall_first = {id(st) for st in strikes if play.strikes_first(s, battle.unit(st.unit), battle.unit(st.target))}
     if r1:
@@ -477,7 +474,7 @@ def fight_blows(
         e.rounds += 1
     pursuing = _result_and_break(battle, group, sides, wounds_by_side, r1, charging_side, overkill)
     if s.castle:  # SIEGE.TOWER.ASSAULT: the winner of a fight at a door moves into the emptied tower
-        from env.rules.siege import play
+        from battleline.env.rules.siege import play
 
         play.settle_doors(battle)
     return pursuing
@@ -558,7 +555,8 @@ def _side_bonus(battle: Battle, side_units: list[int], enemy_units: list[int], g
     live = [battle.unit(i) for i in side_units if battle.unit(i).alive and not battle.unit(i).fleeing]
     parts: dict[str, int] = {}
     eligible = [u for u in live if not flank_or_rear_engaged(battle, u) and not u.has("skirmishers")]
-    ranks = max((min(MAX_RANK_BONUS, sum(1 for r in range(2, u.ranks + 1) if u.models_in_rank(r) >= RANK_MIN_MODELS)) for u in eligible), default=0)
+    ranks = max((min(MAX_RANK_BONUS, sum(1 for r in range(2, u.ranks + 1) if u.models_in_rank(r) >= RANK_MIN_MODELS))
+                 for u in eligible), default=0)
     if ranks:
         parts["ranks"] = ranks
     if any(u.standard for u in live):
@@ -606,7 +604,7 @@ def combat_result(
     if models[0] != models[1]:
         parts[0 if models[0] > models[1] else 1]["outnumber"] = 1
     if battle.state.castle:  # SIEGE.CC.RESULT: no ranks or outnumber at a wall
-        from env.rules.siege import play
+        from battleline.env.rules.siege import play
 
         units = [[battle.unit(i) for i in sides[side]] for side in (0, 1)]
         parts = [play.result_parts(battle.state, units[0], units[1], p) for p in parts]
@@ -702,7 +700,7 @@ def _result_and_break(
     battle.emit("CORE.CC.COMBAT_RESULT.COMPARE", totals=totals, winner=winner, difference=diff)
     losers = [battle.unit(i) for i in alive[1 - winner]]
     if s.castle:  # SIEGE.CAPTURE.PARAPET
-        from env.rules.siege import play
+        from battleline.env.rules.siege import play
 
         play.round_won(battle, [battle.unit(i) for i in alive[winner]], losers)
     special_rules.lose_frenzy(battle, losers)
@@ -720,7 +718,7 @@ def _result_and_break(
                 s.captured_standards[winner] += 1
                 battle.emit("CORE.VP.STANDARD", unit=u.uid, captured_by=winner)
     if broken and s.castle:  # SIEGE.BREAK.ATTACKER, SIEGE.BREAK.DEFENDER, SIEGE.TOWER.ASSAULT: no pursuit
-        from env.rules.siege import play
+        from battleline.env.rules.siege import play
 
         broken = play.breaks_at_wall(battle, play.breaks_at_door(battle, broken))
     close_gaps(battle, group, winner, set(broken))  # CORE.CC.CONTACT_KEEP
@@ -754,7 +752,7 @@ def close_gaps(battle: Battle, group: list[Engagement], side: int, broken: set[i
     distance up to CLOSE_UP inches that touches the other again, for free,
     through no unit or impassable terrain; if none does, the engagement ends.
     """
-    from env.rules.casualties import CONTACT_GAP
+    from battleline.env.rules.casualties import CONTACT_GAP
 
     shrank = {i for e in group for i in (e.attacker, e.defender) if battle.unit(i).flags.pop("front_shrank", False)}
     for e in [e for e in group if {e.attacker, e.defender} & shrank]:
@@ -777,7 +775,7 @@ def close_gaps(battle: Battle, group: list[Engagement], side: int, broken: set[i
 
 
 def _at_door(battle: Battle, a: UnitState, d: UnitState) -> bool:
-    from env.rules.siege import play
+    from battleline.env.rules.siege import play
 
     return play.door_fight(battle.state, a, d) is not None
 

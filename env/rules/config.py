@@ -11,25 +11,53 @@ from __future__ import annotations
 
 import math
 import re
+from importlib.resources import files
 from pathlib import Path
 from types import UnionType
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_args, get_origin
 
 import yaml
-from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, Strict, ValidationError, ValidationInfo,
-                      field_validator, model_validator)
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    Strict,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from shapely import affinity, union_all
 from shapely.geometry import LinearRing, Polygon, box
 
-from env.rules.spells import FACTION_LORES, LORES, SPELLS
+from battleline.env.rules.spells import FACTION_LORES, LORES, SPELLS
 
 if TYPE_CHECKING:
-    from env.rules.state import BattleState
+    from battleline.env.rules.state import BattleState
 
-CONFIG_DIR: Path = Path(__file__).resolve().parents[2] / "configs"
-"""The repository's ``configs/`` folder (factions/, armies/, scenarios/)."""
+
+
+def package_data_dir(package: str) -> Path:
+    """The folder of an installed ``battleline`` package, for the data files shipped in it.
+
+    Read through :func:`importlib.resources.files`, so the shipped data is found from any
+    working folder, in a wheel install as in an editable one.
+
+    Raises:
+        RuntimeError: the package is not installed as plain files (a zip import).
+    """
+    root = files(package)
+    if not isinstance(root, Path):  # pragma: no cover - battleline is never installed zipped
+        raise RuntimeError(f"{package}: installed as {type(root).__name__}, not as files; reinstall with pip")
+    return root
+
+
+CONFIG_DIR: Path = package_data_dir("battleline.configs")
+"""The shipped data, ``battleline.configs`` (the repository's ``configs/``: factions/, armies/, scenarios/, ...)."""
 
 REPO_ROOT: Path = CONFIG_DIR.parent
+"""Where shown paths are relative to: the folder that holds ``configs/`` (the repository, or the installed package)."""
 MM_PER_INCH = 25.4
 EPS = 0.01
 """Geometric tolerance in inches (CORE.CONV.UNITS)."""
@@ -380,7 +408,7 @@ class UnitTypeConfig(ConfigModel):
         Raises:
             ValueError: no machine, a weapon that is not one, or another crew than min_size = max_size.
         """
-        from env.rules.war_machines import MACHINES
+        from battleline.env.rules.war_machines import MACHINES
 
         where = f"option '{option.id}': " if option is not None else ""
         if missile not in MACHINES:
@@ -693,7 +721,7 @@ class CastleConfig(ConfigModel):
         if self.victory_needed is not None:
             if self.layout == "standard":
                 raise ValueError("the standard castle takes no 'victory_needed' (5 of its 9 elements, SIEGE.SCEN.VICTORY)")
-            from env.rules.siege.castle import element_victory
+            from battleline.env.rules.siege.castle import element_victory
 
             counted = [e.id for e in self.elements if element_victory(e)]
             if self.victory_needed > len(counted):
@@ -1056,7 +1084,7 @@ def load_army(army_id: str, validate: bool = True) -> ArmyListConfig:
     if army.faction not in list_factions():
         raise ConfigError(f"unknown faction '{army.faction}'", file=shown, where="faction")
     if validate:
-        from env.rules.army import validate_army
+        from battleline.env.rules.army import validate_army
 
         errors = validate_army(army, load_faction(army.faction))
         if errors:
@@ -1139,7 +1167,7 @@ def scenario_errors(s: ScenarioConfig) -> list[Problem]:
 
     Raises ConfigError when a referenced faction file is itself broken.
     """
-    from env.rules.siege.castle import build_castle
+    from battleline.env.rules.siege.castle import build_castle
 
     problems: list[Problem] = [(None, p) for p in _table_errors(s)]
     shapes: list[tuple[str, Polygon]] = []
@@ -1159,7 +1187,7 @@ def _room_errors(s: ScenarioConfig) -> list[Problem]:
     (:func:`_zone_fit_errors`). Explicit placements need neither."""
     if any(s.side(n).placements is not None for n in ("blue", "red")):
         return []
-    from env.rules.setup import build_state
+    from battleline.env.rules.setup import build_state
 
     state = build_state(s)
     defender = (s.castle.defender if s.castle is not None else "blue") if s.siege else None
@@ -1188,7 +1216,7 @@ def _castle_room_errors(state: BattleState, defender: str | None) -> list[Proble
     (SIEGE.SCEN.DEPLOY: courtyard or front walls; :func:`env.rules.siege.room.plan`), or the scenario is refused."""
     if defender is None:
         return []
-    from env.rules.siege import room
+    from battleline.env.rules.siege import room
 
     crowded = room.plan(state)[1]
     return [] if crowded is None else [(None, f"{defender}.army: {room.no_room_text(crowded)}")]
@@ -1242,7 +1270,7 @@ def _deployment_grid_errors(s: ScenarioConfig) -> list[str]:
 
 def _side_errors(s: ScenarioConfig, name: str, shapes: list[tuple[str, Polygon]], castle: list[Any]) -> list[Problem]:
     """Problems of one side; appends the placements' footprints to ``shapes``."""
-    from env.rules.army import army_points, check_entry, check_joins, check_labels, entries_points, validate_army
+    from battleline.env.rules.army import army_points, check_entry, check_joins, check_labels, entries_points, validate_army
 
     side = s.side(name)
     if side.faction is None:  # an army list without a faction whose file is missing (SideConfig)
@@ -1275,7 +1303,7 @@ def _side_errors(s: ScenarioConfig, name: str, shapes: list[tuple[str, Polygon]]
             continue
         problems += [(None, e) for e in check_entry(where, p, unit_type)]
         if p.equipment:  # SIEGE.EQUIP.TABLE
-            from env.rules.siege.equipment import check_unit
+            from battleline.env.rules.siege.equipment import check_unit
 
             problems += [(None, e) for e in check_unit(where, p.equipment, p.models, unit_type.troop_type, faction.id)]
         if p.general and not unit_type.character:
@@ -1330,7 +1358,7 @@ def _castle_placement_errors(castle: list[Any], troop_type: str, ranks: int, x: 
     A unit whose centre is over a gate stands in the gateway, below the parapet."""
     from shapely.geometry import Point
 
-    from env.rules.siege.castle import MACHINE_SLOTS, NO_ENTRY_TYPES, NO_WALL_TYPES
+    from battleline.env.rules.siege.castle import MACHINE_SLOTS, NO_ENTRY_TYPES, NO_WALL_TYPES
 
     centre, inner = Point(x, y), fp.buffer(-0.02, join_style="mitre")
     gate = next((g for g in castle if g.kind == "gate" and g.shape().covers(centre)), None)
@@ -1368,7 +1396,7 @@ def _castle_errors(s: ScenarioConfig, shapes: list[tuple[str, Polygon]], castle:
     ``shapes``: the placements' footprints from :func:`_side_errors`; ``castle``: the scenario's castle elements
     (:func:`env.rules.siege.castle.build_castle`, built once by :func:`scenario_errors`; empty outside a siege).
     """
-    from env.rules.siege.equipment import cauldron_errors, side_errors
+    from battleline.env.rules.siege.equipment import cauldron_errors, side_errors
 
     errors: list[Problem] = []
     defender = s.castle.defender if s.castle is not None else "blue"
@@ -1386,7 +1414,7 @@ def _castle_errors(s: ScenarioConfig, shapes: list[tuple[str, Polygon]], castle:
                 "castle equipment needs the siege module" if not s.siege
                 else f"castle equipment is the defender's ({defender}), and this side is the attacker")))
         elif in_army and s.siege and role == "defender":
-            from env.rules.siege.castle import bought_gate_errors
+            from battleline.env.rules.siege.castle import bought_gate_errors
 
             errors += [(None, f"{army_file}: {p}") for p in bought_gate_errors(s)]
         for i, e in enumerate(entries):

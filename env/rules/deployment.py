@@ -18,13 +18,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from env.rules import characters, space, special_rules
-from env.rules import geometry as geo
-from env.rules.actions import Action
-from env.rules.state import UnitState
+from battleline.env.rules import characters, space, special_rules
+from battleline.env.rules import geometry as geo
+from battleline.env.rules.actions import Action
+from battleline.env.rules.state import UnitState
 
 if TYPE_CHECKING:
-    from env.rules.battle import Battle
+    from battleline.env.rules.battle import Battle
 
 COLUMNS = tuple(6.0 * i for i in range(1, 12))
 ROWS = (11.0, 7.0, 3.0, 17.0, 23.0)
@@ -38,7 +38,7 @@ def slot_pose(battle: Battle, u: UnitState, slot: int) -> geo.Pose:
     """The pose of unit ``u`` deployed in ``slot`` (inches, degrees)."""
     s = battle.state
     if s.castle:  # SIEGE.SCEN.DEPLOY
-        from env.rules.siege import play
+        from battleline.env.rules.siege import play
 
         return play.deploy_pose(s, u, slot, COLUMNS, ROWS)
     row, col = divmod(slot, len(COLUMNS))
@@ -52,9 +52,7 @@ def slot_pose(battle: Battle, u: UnitState, slot: int) -> geo.Pose:
 def _slot_legal(battle: Battle, u: UnitState, slot: int, env: space.Surroundings | None = None) -> bool:
     s = battle.state
     if s.castle:  # SIEGE.SCEN.DEPLOY: the defender in the castle, the attacker at his edge, no Scouts
-        from env.rules.siege import play
-
-        from env.rules.siege import room
+        from battleline.env.rules.siege import play, room
 
         files = play.deploy_files(s, u, slot, len(COLUMNS))
         poly = space.footprint_at(u, slot_pose(battle, u, slot), files)
@@ -105,8 +103,8 @@ def start(battle: Battle) -> None:
     # The winner keeps its long edge (the scenario's) and the other deploys first.
     battle.state.queue["deploy_next"] = 1 - winner
     if battle.state.castle:  # SIEGE.SCEN.DEPLOY: the defender deploys everything first, with room for all
-        from env.rules.config import ConfigError
-        from env.rules.siege import room
+        from battleline.env.rules.config import ConfigError
+        from battleline.env.rules.siege import room
 
         battle.state.queue["deploy_next"] = battle.state.castle[0].defender
         crowded = room.replan(battle.state)
@@ -146,7 +144,7 @@ def legal(battle: Battle) -> list[Action]:
                 d = known.get(slot)
                 if d is None or not d.holds(units, u.uid):
                     env = env or space.Surroundings(s, u)
-                    d = space.decide(lambda: _slot_legal(battle, u, slot, env), env, units)
+                    d = space.decide(lambda: _slot_legal(battle, u, slot, env), env, units)  # noqa: B023 - called at once
                 decided[slot] = d
             cache[u.uid] = (context, decided)
             slots = [slot for slot in range(N_SLOTS) if decided[slot].legal]
@@ -158,7 +156,7 @@ def _place(battle: Battle, u: UnitState, slot: int) -> None:
     p = slot_pose(battle, u, slot)
     files = u.files
     if battle.state.castle:  # SIEGE.CASTLE.WALL: one rank on a wall
-        from env.rules.siege import play
+        from battleline.env.rules.siege import play
 
         files = play.deploy_files(battle.state, u, slot, len(COLUMNS)) or u.files
     _put(battle, u, p, files, _deploy_rule(u), slot)
@@ -176,7 +174,7 @@ def _put(battle: Battle, u: UnitState, p: geo.Pose, files: int, rule: str, slot:
     characters.sync(battle.state)  # a joined character deploys with its unit (CORE.SETUP.DEPLOY)
     battle.emit(rule, unit=u.uid, side=u.side, slot=slot, x=p.x, y=p.y, facing=p.facing, files=u.files, joined=list(u.joined))
     if battle.state.castle and u.side == battle.state.castle[0].defender:  # SIEGE.SCEN.DEPLOY: room for the rest
-        from env.rules.siege import room
+        from battleline.env.rules.siege import room
 
         room.replan(battle.state)
 
@@ -221,7 +219,7 @@ def _auto_deploy(battle: Battle, side: int) -> None:
         if slot is not None:
             _place(battle, u, slot)
         elif castle:
-            from env.rules.siege import room
+            from battleline.env.rules.siege import room
 
             pose, files = room.planned(battle.state, u)
             _put(battle, u, pose, files, "SIEGE.SCEN.DEPLOY", None)
@@ -292,7 +290,7 @@ def _vanguard_plan(battle: Battle, u: UnitState, option: str) -> dict | None:
     from copy import copy
     from dataclasses import replace
 
-    from env.rules import movement
+    from battleline.env.rules import movement
 
     shadow = copy(u)
     shadow.profile = replace(u.profile, M=VANGUARD_MOVE)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from env.rules.ruleset import check_rule_id
+from battleline.env.rules.ruleset import check_rule_id
 
 Event = dict[str, Any]
 

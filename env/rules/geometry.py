@@ -26,8 +26,8 @@ shapely 2 is used for distances and intersections of polygons.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 import shapely

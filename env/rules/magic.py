@@ -48,14 +48,14 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from env.rules import geometry as geo
-from env.rules import psychology, space, tables
-from env.rules.actions import Action
-from env.rules.spells import SPELLS, Spell, lore_spells
-from env.rules.state import BattleState, UnitState
+from battleline.env.rules import geometry as geo
+from battleline.env.rules import psychology, space, tables
+from battleline.env.rules.actions import Action
+from battleline.env.rules.spells import SPELLS, Spell, lore_spells
+from battleline.env.rules.state import BattleState, UnitState
 
 if TYPE_CHECKING:
-    from env.rules.battle import Battle
+    from battleline.env.rules.battle import Battle
 
 MAX_POOL = 12  # CORE.MAGIC.POWER_DICE, DISPEL_DICE, ATTR.DEATH
 BASE_POOL = 2
@@ -156,7 +156,7 @@ def legal_casts(battle: Battle) -> list[Action]:
     m = _queue(battle)
     acts: list[Action] = []
     if m.get("swap") is not None:
-        from env.rules.spell_effects import shadow_partners
+        from battleline.env.rules.spell_effects import shadow_partners
 
         w = battle.unit(m["swap"])
         acts += [Action("swap", w.uid, p.uid) for p in shadow_partners(battle, w)]
@@ -238,7 +238,7 @@ def apply(battle: Battle, action: Action) -> None:
         return
     m = _queue(battle)
     if action.kind == "swap":
-        from env.rules.spell_effects import shadow_swap
+        from battleline.env.rules.spell_effects import shadow_swap
 
         m["swap"] = None
         shadow_swap(battle, battle.unit(action.unit), battle.unit(action.target))
@@ -317,7 +317,7 @@ def _troops_on_castle(battle: Battle, u: UnitState, sid: str, t: UnitState) -> N
     :func:`targets` lists units only), so the spell's effects fall on the
     unit and never on the element it stands on; this records that element.
     """
-    from env.rules.siege import castle, damage
+    from battleline.env.rules.siege import castle, damage
 
     e = castle.element_under(battle.state, t)
     if e is not None and not damage.spell_may_target(e):
@@ -337,7 +337,7 @@ def miscast_roll(battle: Battle, u: UnitState) -> int:
     (no saves) and the phase ends; 4–5: the wizard may not cast again; 6: no
     further effect.
     """
-    from env.rules import spell_effects
+    from battleline.env.rules import spell_effects
 
     m = _queue(battle)
     face = battle.dice.d6("CORE.MAGIC.MISCAST")[0]
@@ -350,7 +350,7 @@ def miscast_roll(battle: Battle, u: UnitState) -> int:
             spell_effects.damage(battle, u, other, n, 4, rule="CORE.MAGIC.MISCAST")
         m["power"] = 0
     elif face in (2, 3):
-        from env.rules.casualties import apply_wounds
+        from battleline.env.rules.casualties import apply_wounds
 
         apply_wounds(battle, u, 1, rule="CORE.MAGIC.MISCAST")
         end_phase(battle, reason="miscast")
@@ -410,7 +410,7 @@ def _answer_dispel(battle: Battle, action: Action) -> None:
 
 def _resolve(battle: Battle, pend: dict[str, Any]) -> None:
     """The spell takes effect (CORE.MAGIC.DAMAGE, DURATION, lore attributes)."""
-    from env.rules import spell_effects
+    from battleline.env.rules import spell_effects
 
     caster, sp = battle.unit(pend["caster"]), SPELLS[pend["spell"]]
     wounds = spell_effects.resolve(battle, caster, sp, battle.unit(pend["target"]))

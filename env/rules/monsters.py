@@ -24,11 +24,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from env.rules import special_rules, tables
-from env.rules.state import UnitState
+from battleline.env.rules import special_rules, tables
+from battleline.env.rules.state import UnitState
 
 if TYPE_CHECKING:
-    from env.rules.battle import Battle
+    from battleline.env.rules.battle import Battle
 
 RIDER_FACES = (5, 6)  # CORE.SHOOT.ALLOCATE: the rider takes the hit on 5–6
 RIDDEN_TYPES = ("monster", "chariot")

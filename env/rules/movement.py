@@ -14,16 +14,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, NamedTuple
 
-from env.rules import geometry as geo
-from env.rules import psychology, space, special_rules
-from env.rules import characters
-from env.rules import magic
-from env.rules import war_machines
-from env.rules.actions import MOVE_OPTIONS, Action
-from env.rules.state import UnitState
+from battleline.env.rules import characters, magic, psychology, space, special_rules, war_machines
+from battleline.env.rules import geometry as geo
+from battleline.env.rules.actions import MOVE_OPTIONS, Action
+from battleline.env.rules.state import UnitState
 
 if TYPE_CHECKING:
-    from env.rules.battle import Battle
+    from battleline.env.rules.battle import Battle
 
 MIN_MOVE = 0.25  # inches
 MARCH_BLOCK_RANGE = 8.0  # CORE.MOVE.MARCH_BLOCK
@@ -136,7 +133,7 @@ def _plan(
     first MIN_MOVE inches are) and the returned dict may be empty.
     """
     if battle.state.castle:  # SIEGE.CASTLE.WALL: one rank on a wall
-        from env.rules.siege import play
+        from battleline.env.rules.siege import play
 
         if not play.move_option_ok(battle.state, u, option):
             return None
@@ -303,7 +300,7 @@ def legal(battle: Battle) -> list[Action]:
             cache[u.uid] = _Entry(key, options, context, decisions)
         acts.extend(Action("move", u.uid, None, o) for o in options)
     if battle.state.castle:  # SIEGE.CASTLE.GATE, SIEGE.CAPTURE.UNDEFENDED: gate and occupy orders
-        from env.rules.siege.orders import legal_moves
+        from battleline.env.rules.siege.orders import legal_moves
 
         acts += legal_moves(battle)
     return acts + characters.legal_moves(battle)
@@ -325,7 +322,7 @@ def apply(battle: Battle, action: Action) -> None:
         characters.apply_move(battle, action)  # CORE.MOVE.JOIN / CORE.MOVE.LEAVE
         return
     if battle.state.castle:  # SIEGE.CASTLE.GATE, SIEGE.CAPTURE.UNDEFENDED
-        from env.rules.siege import orders
+        from battleline.env.rules.siege import orders
 
         if orders.is_siege_move(action.option):
             orders.apply_move(battle, action)

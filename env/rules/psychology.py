@@ -9,13 +9,12 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from env.rules import geometry as geo
-from env.rules import space, special_rules
-from env.rules import characters
-from env.rules.state import UnitState
+from battleline.env.rules import characters, space, special_rules
+from battleline.env.rules import geometry as geo
+from battleline.env.rules.state import UnitState
 
 if TYPE_CHECKING:
-    from env.rules.battle import Battle
+    from battleline.env.rules.battle import Battle
 
 INSPIRING_RANGE = 12.0  # CORE.SR.INSPIRING_PRESENCE
 LARGE_TARGET_INSPIRING_RANGE = 18.0  # CORE.SR.LARGE_TARGET: a Large Target General's reach
@@ -209,7 +208,7 @@ def flee(
     """
     s = battle.state
     if u.troop_type == "war_machine":
-        from env.rules import war_machines
+        from battleline.env.rules import war_machines
 
         war_machines.crew_stands(battle, u, rule)  # CORE.WM.PANIC: the crew does not flee
         return 0
@@ -301,7 +300,7 @@ def _dangerous_terrain(battle: Battle, u: UnitState, **info: object) -> None:
 
     A chariot's D6 wounds all go to the model that rolled the 1; the excess is lost (CORE.WOUND.APPLY).
     """
-    from env.rules.casualties import apply_wounds
+    from battleline.env.rules.casualties import apply_wounds
 
     faces = battle.dice.d6("CORE.TERRAIN.DANGEROUS", u.models)
     failed = sum(1 for f in faces if f == 1)
@@ -432,7 +431,7 @@ def stupidity_move(battle: Battle, u: UnitState) -> float:
     The unit turns about its centre to face the enemy (where that footprint is
     legal), then moves straight, stopping 1" from any unit. Returns the distance moved.
     """
-    from env.rules.movement import furthest_legal
+    from battleline.env.rules.movement import furthest_legal
 
     roll = battle.dice.d6("CORE.PSY.STUPIDITY")[0]
     enemy = closest_enemy(battle, u, non_fleeing=False)

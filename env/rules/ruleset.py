@@ -9,9 +9,9 @@ fails loudly").
 from __future__ import annotations
 
 from functools import lru_cache
-from pathlib import Path
+from importlib.resources import files
 
-RULE_IDS_FILE = Path(__file__).with_name("rule_ids.txt")
+RULE_IDS_FILE = files(__package__) / "rule_ids.txt"
 
 
 class UnknownRuleError(ValueError):

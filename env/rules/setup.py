@@ -4,11 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from env.rules import special_rules
-from env.rules import characters
-from env.rules import monsters, war_machines
-from env.rules.army import join_target, unit_points
-from env.rules.config import (
+from battleline.env.rules import characters, monsters, special_rules, war_machines
+from battleline.env.rules.army import join_target, unit_points
+from battleline.env.rules.config import (
     ArmyUnitConfig,
     FactionConfig,
     PlacementConfig,
@@ -17,7 +15,7 @@ from env.rules.config import (
     load_army,
     load_faction,
 )
-from env.rules.state import MM_PER_INCH, SIDES, BattleState, Profile, TerrainFeature, UnitState
+from battleline.env.rules.state import MM_PER_INCH, SIDES, BattleState, Profile, TerrainFeature, UnitState
 
 DEFAULT_FILES = {"infantry": 5, "monstrous_infantry": 3, "cavalry": 5, "monster": 1, "chariot": 1, "war_machine": 1}
 
@@ -133,7 +131,6 @@ def build_state(cfg: ScenarioConfig) -> BattleState:
     for side, name in enumerate(SIDES):
         side_cfg = getattr(cfg, name)
         faction = load_faction(side_cfg.faction)
-        first = len(units)
         entries: list[Any] = list(side_cfg.placements or load_army(side_cfg.army).units)
         uid_of: dict[int, int] = {}  # entry index -> uid, for the entries the scenario's switches keep
         for i, entry in enumerate(entries):
@@ -164,7 +161,7 @@ def build_state(cfg: ScenarioConfig) -> BattleState:
         terrain=[TerrainFeature(kind=t.kind, polygon=[tuple(p) for p in t.polygon], name=t.name) for t in cfg.terrain],
     )
     if cfg.siege:  # SIEGE.SCEN.CASTLE
-        from env.rules.siege.castle import build_castle
+        from battleline.env.rules.siege.castle import build_castle
 
         state.castle = build_castle(cfg)
         if cfg.castle is not None and cfg.castle.victory_needed is not None:  # SIEGE.SCEN.VICTORY

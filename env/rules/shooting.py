@@ -7,16 +7,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 import shapely
 
-from env.rules import geometry as geo
-from env.rules import psychology, space, special_rules, tables
-from env.rules import characters
-from env.rules import magic
-from env.rules import breath, monsters, templates, war_machines
-from env.rules.actions import Action
-from env.rules.state import UnitState
+from battleline.env.rules import breath, characters, magic, monsters, psychology, space, special_rules, tables, templates, war_machines
+from battleline.env.rules import geometry as geo
+from battleline.env.rules.actions import Action
+from battleline.env.rules.state import UnitState
 
 if TYPE_CHECKING:
-    from env.rules.battle import Battle
+    from battleline.env.rules.battle import Battle
 
 
 def weapon(u: UnitState) -> tables.MissileWeapon:
@@ -30,7 +27,7 @@ def start(battle: Battle) -> None:
         u.flags["front_rank_at_phase"] = u.models_in_rank(1)
         u.flags["lost_this_phase"] = 0
     if battle.state.castle:  # SIEGE.DMG.WALL / TOWER 15–16: units that may not shoot this phase
-        from env.rules.siege.orders import start_shooting
+        from battleline.env.rules.siege.orders import start_shooting
 
         start_shooting(battle)
     battle.set_stage("shoot")
@@ -123,7 +120,7 @@ def apply(battle: Battle, action: Action) -> None:
         battle.finish_phase()
         return
     if action.target is None and battle.state.castle:  # SIEGE.DMG.*: a war machine fires at a castle element
-        from env.rules.siege.orders import fire_order
+        from battleline.env.rules.siege.orders import fire_order
 
         battle.unit(action.unit).flags["shot"] = True
         fire_order(battle, battle.unit(action.unit), action.option)  # "element:<id>" or "double_charge:<id>"
@@ -166,7 +163,7 @@ def cover(battle: Battle, shooter: UnitState, t: UnitState) -> int:
         if 2 * int(covered.sum()) >= len(centres):
             best = value
     if battle.state.castle:  # SIEGE.CASTLE.WALL / TOWER: stone hard, wood soft, ruins hard
-        from env.rules.siege.castle import cover_for
+        from battleline.env.rules.siege.castle import cover_for
 
         best = max(best, -(cover_for(battle.state, t) or 0))
     return -best

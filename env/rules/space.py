@@ -6,16 +6,17 @@ rank, so polygons are cached by ``(x, y, facing, width, depth)``.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from functools import lru_cache
-from typing import Callable, NamedTuple, Sequence
+from typing import NamedTuple
 
 import numpy as np
 import shapely
 from shapely.geometry import Polygon
 
-from env.rules import geometry as geo
-from env.rules import special_rules
-from env.rules.state import BattleState, TerrainFeature, UnitState
+from battleline.env.rules import geometry as geo
+from battleline.env.rules import special_rules
+from battleline.env.rules.state import BattleState, TerrainFeature, UnitState
 
 IMPASSABLE = frozenset({"building", "rocks", "lake"})
 DIFFICULT = frozenset({"woods", "marsh", "ford", "rubble"})
@@ -142,7 +143,7 @@ def castle_blocks(state: BattleState, u: UnitState) -> list[Polygon]:
     """The castle outlines ``u`` may not enter (SIEGE.SCEN.CASTLE); empty outside a siege."""
     if not state.castle:
         return []
-    from env.rules.siege.castle import impassable_shapes
+    from battleline.env.rules.siege.castle import impassable_shapes
 
     return impassable_shapes(state, u)
 
@@ -151,7 +152,7 @@ def castle_end_ok(state: BattleState, u: UnitState, poly: Polygon) -> bool:
     """Whether ``u`` may end at footprint ``poly`` as far as the castle goes (SIEGE.SCEN.CASTLE, SIEGE.MOVE.WALLS)."""
     if not state.castle:
         return True
-    from env.rules.siege.play import end_check
+    from battleline.env.rules.siege.play import end_check
 
     if any(geo.overlaps(poly, b) for b in castle_blocks(state, u)):
         return False
@@ -307,10 +308,10 @@ class Surroundings:
         castle: list[Polygon] = []
         self.castle_end = None
         if state.castle:  # SIEGE.SCEN.CASTLE: walls, towers and closed gates block units not standing on them
-            from env.rules.siege.castle import impassable_shapes
+            from battleline.env.rules.siege.castle import impassable_shapes
 
             castle = impassable_shapes(state, u)
-            from env.rules.siege.play import end_check
+            from battleline.env.rules.siege.play import end_check
 
             self.castle_end = end_check(state, u)  # a unit on the walls: where its moves may end
         self.impassable = np.array(terrain + castle, dtype=object)

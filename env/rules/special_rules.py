@@ -25,14 +25,14 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from env.rules import tables
-from env.rules.casualties import apply_wounds
-from env.rules.state import BattleState, UnitState
+from battleline.env.rules import tables
+from battleline.env.rules.casualties import apply_wounds
+from battleline.env.rules.state import BattleState, UnitState
 
 if TYPE_CHECKING:
-    from env.rules.battle import Battle
-    from env.rules.geometry import Pose
-    from env.rules.state import Engagement
+    from battleline.env.rules.battle import Battle
+    from battleline.env.rules.geometry import Pose
+    from battleline.env.rules.state import Engagement
 
 RULE_IDS: dict[str, str] = {
     "always_strikes_first": "CORE.SR.ASF",
@@ -207,8 +207,8 @@ def log_move(battle: Battle, u: UnitState, start: Pose | None = None, option: st
     """
     if not u.flags.get("moved") or not u.alive:
         return
-    from env.rules import geometry as geo
-    from env.rules import space
+    from battleline.env.rules import geometry as geo
+    from battleline.env.rules import space
 
     if start is not None and option in STRAIGHT_MOVES and (start.x, start.y) != (u.x, u.y):
         rough = space.DIFFICULT | space.OBSTACLES
@@ -419,7 +419,7 @@ def before_blows(battle: Battle, group: list[Engagement], round_one: bool, charg
     Wounds count for the result; casualties are removed at once and count as
     killed this round (CORE.CC.RETURN_STRIKE).
     """
-    from env.rules.combat import fighters
+    from battleline.env.rules.combat import fighters
 
     if round_one:
         for e in group:
@@ -474,7 +474,8 @@ def use_breath(battle: Battle, u: UnitState) -> int:
 def _auto_hits(battle: Battle, u: UnitState, t: UnitState, hits: int, rule: str, wounds_by_side: list[int]) -> None:
     """Resolve automatic hits at the model's S (to wound, saves), apply them and count them for the result."""
     res = wound_and_save(battle, u, t, hits, _strength(u), wound_rule=rule, save_rule="CORE.SAVE.MODIFIERS")
-    battle.emit("CORE.CC.TO_WOUND", unit=u.uid, target=t.uid, strength=_strength(u), needed=tables.to_wound(_strength(u), t.profile.T), wounds=res.wounds, source=rule)
+    battle.emit("CORE.CC.TO_WOUND", unit=u.uid, target=t.uid, strength=_strength(u),
+                needed=tables.to_wound(_strength(u), t.profile.T), wounds=res.wounds, source=rule)
     if not res.any or not t.alive:
         return
     inflicted, killed = apply_result(battle, t, res, "CORE.CC.CASUALTIES", attacker=u.uid)
@@ -504,7 +505,7 @@ IDLE_FLAGS = ("moved", "marched", "charged", "declared_charge", "failed_charge",
 
 def end_of_player_turn(battle: Battle) -> None:
     """CORE.SR.REGENERATION healing: a wounded model of the phasing player idle all turn rolls X+ to regain 1 W."""
-    from env.rules.psychology import engaged
+    from battleline.env.rules.psychology import engaged
 
     s = battle.state
     for u in s.units:

@@ -16,15 +16,14 @@ from typing import TYPE_CHECKING
 import numpy as np
 import shapely
 
-from env.rules import geometry as geo
-from env.rules import magic, movement, psychology, space, tables
-from env.rules import war_machines
-from env.rules.casualties import apply_wounds
-from env.rules.spells import Spell
-from env.rules.state import UnitState
+from battleline.env.rules import geometry as geo
+from battleline.env.rules import magic, movement, psychology, space, tables, war_machines
+from battleline.env.rules.casualties import apply_wounds
+from battleline.env.rules.spells import Spell
+from battleline.env.rules.state import UnitState
 
 if TYPE_CHECKING:
-    from env.rules.battle import Battle
+    from battleline.env.rules.battle import Battle
 
 COMET_REACH = 3.0  # CORE.MAGIC.SPELL.HEAVENS.4
 LIFE_REACH = 12.0  # CORE.MAGIC.ATTR.LIFE

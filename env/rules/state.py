@@ -328,7 +328,7 @@ class BattleState:
         kw["terrain"] = [TerrainFeature.from_dict(t) for t in d["terrain"]]
         kw["engagements"] = [Engagement(**e) for e in d.get("engagements", [])]
         if d.get("castle"):
-            from env.rules.siege.castle import CastleElement
+            from battleline.env.rules.siege.castle import CastleElement
 
             kw["castle"] = [CastleElement.from_dict(c) for c in d["castle"]]
         return cls(**kw)

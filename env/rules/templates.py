@@ -27,9 +27,9 @@ import numpy as np
 import shapely
 from shapely.geometry import LineString, Point, Polygon
 
-from env.rules import geometry as geo
-from env.rules import space
-from env.rules.state import UnitState
+from battleline.env.rules import geometry as geo
+from battleline.env.rules import space
+from battleline.env.rules.state import UnitState
 
 SMALL_RADIUS = 1.5  # CORE.WM.TEMPLATES: a 3" circle
 TEARDROP_LENGTH = 8.0

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Mapping
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
-from env.rules import characters, space
-from env.rules.geometry import EPS
-from env.rules.state import SIDES, UnitState
+from battleline.env.rules import characters, space
+from battleline.env.rules.geometry import EPS
+from battleline.env.rules.state import SIDES, UnitState
 
 if TYPE_CHECKING:
-    from env.rules.battle import Battle
+    from battleline.env.rules.battle import Battle
 
 BONUS = 100  # CORE.VP.STANDARD / GENERAL / BSB / QUARTERS (DEFAULT)
 
@@ -110,7 +111,7 @@ def result(battle: Battle) -> dict[str, Any]:
     margin = vp["blue"] - vp["red"]
     winner: str | None = None
     if s.over and s.castle:  # SIEGE.SCEN.VICTORY: the castle decides, not the VP margin
-        from env.rules.siege import play
+        from battleline.env.rules.siege import play
 
         winner = SIDES[play.winner(s)]
     elif s.over:
@@ -147,7 +148,7 @@ def end_game(battle: Battle, reason: str) -> None:
     s.over = True
     s.stage = "over"
     if s.castle:  # SIEGE.SCEN.VICTORY: who controls each element at the end
-        from env.rules.siege import play
+        from battleline.env.rules.siege import play
 
         play.update_control(battle)
     res = result(battle)

@@ -55,15 +55,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from env.rules import geometry as geo
-from env.rules import characters, psychology, space, special_rules, tables, templates
-from env.rules.actions import Action
-from env.rules.casualties import apply_wounds, slay_champion
-from env.rules.dice import HIT, MISFIRE
-from env.rules.state import Engagement, UnitState
+from battleline.env.rules import characters, psychology, space, special_rules, tables, templates
+from battleline.env.rules import geometry as geo
+from battleline.env.rules.actions import Action
+from battleline.env.rules.casualties import apply_wounds, slay_champion
+from battleline.env.rules.dice import HIT, MISFIRE
+from battleline.env.rules.state import Engagement, UnitState
 
 if TYPE_CHECKING:
-    from env.rules.battle import Battle
+    from battleline.env.rules.battle import Battle
 
 
 # --------------------------------------------------------------------- profiles
@@ -223,7 +223,7 @@ def _far_distance(point: tuple[float, float], t: UnitState) -> float:
 
 
 def _basic_target(battle: Battle, u: UnitState, t: UnitState) -> bool:
-    from env.rules import shooting
+    from battleline.env.rules import shooting
 
     return (
         t.alive
@@ -271,7 +271,7 @@ def legal_shots(battle: Battle, u: UnitState) -> list[Action]:
         return []
     acts = [Action("shoot", u.uid, t.uid) for t in space.alive_units(battle.state, 1 - u.side) if modes(battle, u, t)]
     if battle.state.castle:  # SIEGE.DMG.*: shots at the enemy castle's elements ("element:<id>")
-        from env.rules.siege.orders import element_shots
+        from battleline.env.rules.siege.orders import element_shots
 
         acts += element_shots(battle, u)
     return acts
@@ -459,7 +459,7 @@ def resolve_hits(
     character's or the champion's slot takes Look Out Sir! (CORE.SR.LOOK_OUT_SIR);
     a failed roll leaves the hit on that model.
     """
-    from env.rules import monsters
+    from battleline.env.rules import monsters
 
     if hits <= 0 or not t.in_play:
         return 0
@@ -667,7 +667,7 @@ def stone_misfire(battle: Battle, u: UnitState) -> None:
 def bolt_shot(battle: Battle, u: UnitState, t: UnitState) -> None:
     """CORE.WM.BOLT: one BS roll with the normal modifiers; then one model per rank (files through a flank) at S6,
     S−1 per rank after the first, until a model survives or S reaches 0. Never misfires (CORE.WM.MISFIRE.BOLT)."""
-    from env.rules import shooting
+    from battleline.env.rules import shooting
 
     m = machine(u)
     battle.emit("CORE.WM.MISFIRE.BOLT", unit=u.uid, artillery_die=False)
@@ -791,7 +791,7 @@ def fight_assaults(battle: Battle, group: list[Engagement]) -> list[Engagement]:
 
 
 def _assault_round(battle: Battle, m: UnitState, engs: list[Engagement]) -> None:
-    from env.rules import combat
+    from battleline.env.rules import combat
 
     chargers = [battle.unit(e.attacker if e.defender == m.uid else e.defender) for e in engs]
     chargers = [c for c in chargers if c.alive]
@@ -854,7 +854,7 @@ def _assault_round(battle: Battle, m: UnitState, engs: list[Engagement]) -> None
 
 
 def _assault_outcome(battle: Battle, m: UnitState, chargers: list[UnitState], wounds: dict[str, int], charge: bool) -> None:
-    from env.rules import combat
+    from battleline.env.rules import combat
 
     team_parts = {"wounds": wounds["team"]}
     if charge:

@@ -25,14 +25,14 @@ from typing import TYPE_CHECKING, Any
 
 from shapely.geometry import Point
 
-from env.rules import tables
-from env.rules.siege import equipment as eq
-from env.rules.siege.castle import CastleElement, units_on
-from env.rules.siege.damage import hit_models
+from battleline.env.rules import tables
+from battleline.env.rules.siege import equipment as eq
+from battleline.env.rules.siege.castle import CastleElement, units_on
+from battleline.env.rules.siege.damage import hit_models
 
 if TYPE_CHECKING:
-    from env.rules.battle import Battle
-    from env.rules.state import UnitState
+    from battleline.env.rules.battle import Battle
+    from battleline.env.rules.state import UnitState
 
 OIL_TEMPLATE = 3.0
 """SIEGE.EQUIP.OIL: a 3" template under the cauldron, touching the wall's outer face."""
@@ -130,8 +130,8 @@ def template_centre(e: CastleElement, along: float) -> tuple[float, float]:
 
 def models_under(u: UnitState, centre: tuple[float, float], diameter: float = OIL_TEMPLATE) -> int:
     """Models of ``u`` whose base the circular template touches."""
-    from env.rules import geometry as geo
-    from env.rules import space
+    from battleline.env.rules import geometry as geo
+    from battleline.env.rules import space
 
     pts = geo.model_centres(space.pose(u), u.files, u.models, u.base_w, u.base_d)
     c = Point(centre).buffer(diameter / 2)
@@ -170,7 +170,7 @@ def pour(battle: Battle, crew: UnitState, e: CastleElement, target: UnitState, a
     c = _cauldron_of(e, crew)
     c["last_used"] = battle.state.turn
     if variant == "blood" and target.alive and target.models < before:
-        from env.rules import psychology
+        from battleline.env.rules import psychology
 
         psychology.panic_test(battle, target, (crew.x, crew.y), "CORE.PSY.PANIC.TRIGGER_CASUALTIES", source=crew.uid)
     return wounds

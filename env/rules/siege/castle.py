@@ -32,7 +32,7 @@ from typing import Any
 import shapely
 from shapely.geometry import LineString, Point, Polygon, box
 
-from env.rules.state import BattleState, UnitState
+from battleline.env.rules.state import BattleState, UnitState
 
 KINDS = ("wall", "tower", "gate", "citadel")
 MATERIALS = ("stone", "wood")
@@ -370,7 +370,7 @@ def in_gateway(state: BattleState, e: CastleElement, u: UnitState) -> bool:
         return False
     if not hasattr(u, "files"):
         return False
-    from env.rules import space
+    from battleline.env.rules import space
 
     walls = shapely.union_all([o.shape() for o in state.castle if o.kind != "gate" and o.standing])
     return not walls.buffer(0.01, join_style="mitre").covers(space.footprint(u))
@@ -395,7 +395,7 @@ def units_in(state: BattleState, e: CastleElement) -> list[UnitState]:
 
 def units_within(state: BattleState, e: CastleElement, dist: float) -> list[UnitState]:
     """Alive units within ``dist`` inches of ``e`` but not on or in it (collapse hits)."""
-    from env.rules import space
+    from battleline.env.rules import space
 
     shape = e.shape()
     mine = {u.uid for u in units_in(state, e)}
@@ -487,7 +487,7 @@ def check_invariants(state: BattleState, before: list[CastleElement] | None = No
         order = {"closed": 0, "open": 0, "smashed": 1, "destroyed": 2}
         if e.kind == "gate" and order[e.gate] < order[p.gate]:
             problems.append(f"{e.id}: gate went from {p.gate} to {e.gate}")
-    from env.rules import space
+    from battleline.env.rules import space
 
     for u in state.units:
         if not u.alive:
@@ -516,7 +516,7 @@ def snapshot(state: BattleState) -> list[CastleElement]:
 def bought_gates(cfg: Any) -> int:
     """How many gates the defender's army list reinforces: its ``castle_equipment: {reinforced_gate: n}``, 20 points
     each, one gate each (SIEGE.EQUIP.REINFORCED_GATE; siege.md §1.2: per gate). 0 without such a list."""
-    from env.rules.config import list_armies, load_army
+    from battleline.env.rules.config import list_armies, load_army
 
     side = cfg.side(cfg.castle.defender if cfg.castle is not None else "blue")
     if side.army is None or side.army not in list_armies():  # a missing list is reported by the scenario's checks

@@ -32,13 +32,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from env.rules import tables
-from env.rules.casualties import apply_wounds
-from env.rules.siege.castle import CastleElement, element, units_in, units_on, units_within
+from battleline.env.rules import tables
+from battleline.env.rules.casualties import apply_wounds
+from battleline.env.rules.siege.castle import CastleElement, element, units_in, units_on, units_within
 
 if TYPE_CHECKING:
-    from env.rules.battle import Battle
-    from env.rules.state import UnitState
+    from battleline.env.rules.battle import Battle
+    from battleline.env.rules.state import UnitState
 
 # rows: (name, bonus) ------------------------------------------------------------
 NO_EFFECT = "no_effect"
@@ -147,7 +147,7 @@ def hit_models(
     ``flaming`` denies Regeneration only (no regeneration rolls are made here).
     Returns the unsaved wounds.
     """
-    from env.rules import special_rules
+    from battleline.env.rules import special_rules
 
     if hits <= 0 or not u.in_play:
         return 0
@@ -261,7 +261,7 @@ def _initiative_or_hit(battle: Battle, e: CastleElement, rule: str) -> None:
 
 def _ruins(battle: Battle, e: CastleElement) -> None:
     """The ruins: a hard-cover defended obstacle and difficult terrain (rubble, CORE.TERRAIN.TYPES)."""
-    from env.rules.state import TerrainFeature
+    from battleline.env.rules.state import TerrainFeature
 
     e.collapsed = True
     e.no_shoot = []
@@ -276,7 +276,7 @@ def _wall_collapse(battle: Battle, e: CastleElement) -> None:
     _each_model(battle, on, COLLAPSE_ON_S, "SIEGE.DMG.WALL", element=e.id)
     _each_model(battle, near, COLLAPSE_NEAR_S, "SIEGE.DMG.WALL", element=e.id)
     _ruins(battle, e)
-    from env.rules.siege.castle import gate_of
+    from battleline.env.rules.siege.castle import gate_of
 
     g = gate_of(battle.state, e)
     if g is not None and g.gate != "destroyed":
@@ -391,7 +391,7 @@ def machine_hit(battle: Battle, shooter: UnitState, e: CastleElement, hole_on_el
     (SIEGE.DMG.TEMPLATE); bolt throwers: D3 + S. Grapeshot and flame cannons do no castle damage.
     A gate is resolved through :func:`gate_shot`.
     """
-    from env.rules.war_machines import MACHINES
+    from battleline.env.rules.war_machines import MACHINES
 
     kind = str(shooter.missile)
     m = MACHINES[kind]
@@ -423,7 +423,7 @@ def ram_blow(battle: Battle, e: CastleElement, unit: int | None = None, protecte
 
 def melee_base(u: UnitState) -> int:
     """SIEGE.DMG.MELEE: one model's blow: S (with weapon) + its wounds per hit (1)."""
-    from env.rules.tables import melee_effect
+    from battleline.env.rules.tables import melee_effect
 
     bonus = melee_effect(u.melee, u.troop_type, round_one=True, charged=False).strength_bonus
     return tables.clamp_characteristic(u.profile.S + bonus, "S") + 1

@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from env.rules.config import CONFIG_DIR
+from battleline.env.rules.config import CONFIG_DIR
 
 EQUIPMENT_FILE = CONFIG_DIR / "siege" / "equipment.yaml"
 CAULDRONS = ("oil", "blood", "metal", "alchemical")

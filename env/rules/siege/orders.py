@@ -73,12 +73,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 from shapely.geometry import LineString, Point
 
-from env.rules import geometry as geo
-from env.rules import space
-from env.rules.actions import Action
-from env.rules.siege import damage as dmg
-from env.rules.siege import equipment as eq
-from env.rules.siege.castle import (
+from battleline.env.rules import geometry as geo
+from battleline.env.rules import space
+from battleline.env.rules.actions import Action
+from battleline.env.rules.siege import damage as dmg
+from battleline.env.rules.siege import equipment as eq
+from battleline.env.rules.siege.castle import (
     NO_ENTRY_TYPES,
     NO_WALL_TYPES,
     CastleElement,
@@ -91,8 +91,8 @@ from env.rules.siege.castle import (
 )
 
 if TYPE_CHECKING:
-    from env.rules.battle import Battle
-    from env.rules.state import UnitState
+    from battleline.env.rules.battle import Battle
+    from battleline.env.rules.state import UnitState
 
 ELEMENT = "element:"
 """Option prefix of a war machine's shot at a castle element."""
@@ -155,7 +155,7 @@ def element_modes(battle: Battle, u: UnitState, e: CastleElement) -> list[str]:
     cannons and bolt throwers (SIEGE.DMG.GATE_SHOTS); in range; in sight
     except for a stone thrower's indirect fire.
     """
-    from env.rules.war_machines import MACHINES
+    from battleline.env.rules.war_machines import MACHINES
 
     kind = str(u.missile)
     if e.defender == u.side or not e.standing or kind not in MACHINES:
@@ -210,8 +210,8 @@ def fire_at_element(battle: Battle, u: UnitState, eid: str, double_charge: bool 
     SIEGE.DMG.TEMPLATE on the element under the hole (the gate's section for
     a gate), else on the aimed-at element on a 4+.
     """
-    from env.rules import war_machines as wm
-    from env.rules.dice import HIT, MISFIRE
+    from battleline.env.rules import war_machines as wm
+    from battleline.env.rules.dice import HIT, MISFIRE
 
     e = element(battle.state, eid)
     ms = element_modes(battle, u, e)
@@ -297,7 +297,7 @@ def inside(state, u: UnitState) -> bool:
 
 
 def _can_order(battle: Battle, u: UnitState) -> bool:
-    from env.rules import psychology
+    from battleline.env.rules import psychology
 
     return u.alive and not u.fleeing and not psychology.engaged(battle, u) and not u.flags.get("siege_order")
 
@@ -335,7 +335,7 @@ def squeeze(battle: Battle, u: UnitState, g: CastleElement) -> tuple[geo.Pose, f
     ``u`` must be wider than the gateway, in contact with one face of a passable gate, the gateway free of
     other units and the far-side place clear; going in it must have the movement to clear the gate.
     """
-    from env.rules.siege.castle import passable
+    from battleline.env.rules.siege.castle import passable
 
     s = battle.state
     if g.kind != "gate" or not passable(g) or u.width <= g.length + geo.EPS or element_under(s, u) is not None:
@@ -377,7 +377,7 @@ def in_contact(u: UnitState, e: CastleElement) -> bool:
 def _may_take(battle: Battle, u: UnitState, barred: frozenset[str]) -> bool:
     """Whether ``u`` may take an element this Movement phase: a unit (no character, war machine or troop type
     in ``barred``) that may still move (CORE.MOVE.REMAINING) and give an order."""
-    from env.rules.movement import can_move
+    from battleline.env.rules.movement import can_move
 
     if u.troop_type in barred or u.troop_type == "war_machine" or u.character:
         return False
@@ -506,7 +506,7 @@ def apply_move(battle: Battle, action: Action) -> None:
     if eid is None:
         raise ValueError(f"not a siege order: {opt!r}")
     e = element(battle.state, eid)
-    from env.rules import characters
+    from battleline.env.rules import characters
 
     if e.is_tower:
         placed = _tower_pose(battle, e, u)
@@ -540,7 +540,7 @@ def apply_move(battle: Battle, action: Action) -> None:
 
 def _squeeze_through(battle: Battle, u: UnitState, g: CastleElement) -> None:
     """siege.md §3.3, SIEGE.CASTLE.GATE: ``u`` squeezes through gate ``g`` and re-forms on the far side."""
-    from env.rules import characters
+    from battleline.env.rules import characters
 
     how = squeeze(battle, u, g)
     if how is None:
@@ -557,7 +557,7 @@ def _squeeze_through(battle: Battle, u: UnitState, g: CastleElement) -> None:
 
 def _step_up(battle: Battle, e: CastleElement, u: UnitState) -> None:
     """SIEGE.MOVE.WALLS: ``u`` steps up from the courtyard onto wall section ``e`` in one rank (M/2; its move ends)."""
-    from env.rules import characters
+    from battleline.env.rules import characters
 
     pose = _placement(battle, e, u)
     if pose is None:
@@ -572,7 +572,7 @@ def _step_up(battle: Battle, e: CastleElement, u: UnitState) -> None:
 
 def _placement(battle: Battle, e: CastleElement, u: UnitState) -> geo.Pose | None:
     """Where ``u`` stands on wall ``e`` in one rank, nearest its position; None when that place is not clear."""
-    from env.rules.siege.play import wall_pose
+    from battleline.env.rules.siege.play import wall_pose
 
     pose = wall_pose(e, u, inward=e.defender != u.side)
     return pose if _clear_up_there(battle, u, pose, u.models) else None
@@ -623,7 +623,7 @@ def structure_blows(battle: Battle) -> None:
     chariot or war machine, not fleeing) makes one automatic blow per model in
     contact (SIEGE.DMG.MELEE), on a gate before a wall.
     """
-    from env.rules import psychology
+    from battleline.env.rules import psychology
 
     s = battle.state
     for u in space.alive_units(s, s.active):

@@ -28,9 +28,9 @@ from __future__ import annotations
 import copy
 from typing import TYPE_CHECKING
 
-from env.rules import geometry as geo
-from env.rules.siege import assault
-from env.rules.siege.castle import (
+from battleline.env.rules import geometry as geo
+from battleline.env.rules.siege import assault
+from battleline.env.rules.siege.castle import (
     NO_WALL_TYPES,
     CastleElement,
     courtyard,
@@ -41,9 +41,9 @@ from env.rules.siege.castle import (
 )
 
 if TYPE_CHECKING:
-    from env.rules import space
-    from env.rules.battle import Battle
-    from env.rules.state import BattleState, UnitState
+    from battleline.env.rules import space
+    from battleline.env.rules.battle import Battle
+    from battleline.env.rules.state import BattleState, UnitState
 
 WALL_ROW = 0
 """Slot row 0 of the defender is a place on the front walls (SIEGE.SCEN.DEPLOY)."""
@@ -298,7 +298,7 @@ def fighters(battle: Battle, a: UnitState, d: UnitState, a_n: int, d_n: int) -> 
 
 def _fall_back(battle: Battle, u: UnitState, e: CastleElement, away_from: int, **info: object) -> None:
     """SIEGE.BREAK.ATTACKER: broken attacker ``u`` falls back 2D6" away from element ``e``, fleeing, unpursued."""
-    from env.rules import psychology
+    from battleline.env.rules import psychology
 
     c = e.shape().centroid
     roll, _ = battle.dice.flee_roll("SIEGE.BREAK.ATTACKER", False)
@@ -314,7 +314,7 @@ def breaks_at_wall(battle: Battle, broken: list[int]) -> list[int]:
     climbers): each climbing unit rolls 2D6 and destroys it on a higher roll
     (CORE.CC.CAUGHT; a tie escapes), without a pursuit move.
     """
-    from env.rules import psychology
+    from battleline.env.rules import psychology
 
     s = battle.state
     rest: list[int] = []
@@ -357,7 +357,7 @@ def charge_target_ok(state: BattleState, c: UnitState, t: UnitState) -> bool:
     e = element_under(state, t)
     if e is None:
         return True
-    from env.rules.siege import equipment as eq
+    from battleline.env.rules.siege import equipment as eq
 
     if c.troop_type in NO_WALL_TYPES or not eq.has_climbing_gear(c):
         return False
@@ -371,7 +371,7 @@ def wall_reaction_gear(state: BattleState, t: UnitState, c: UnitState) -> str | 
     ``t`` must stand on a wall section, ``c`` come off the walls with ladders or
     hooks (never a siege tower); a cauldron must be ready (SIEGE.EQUIP.CAULDRON_USE).
     """
-    from env.rules.siege import equipment as eq
+    from battleline.env.rules.siege import equipment as eq
 
     e = element_under(state, t)
     if e is None or e.kind != "wall" or element_under(state, c) is not None:
@@ -472,7 +472,7 @@ def wall_pose(e: CastleElement, u: UnitState, inward: bool = False) -> geo.Pose:
 def take_section(battle: Battle, e: CastleElement, attacker: UnitState) -> None:
     """SIEGE.CAPTURE.PARAPET: a wall section left without defenders belongs to the attacker, who steps onto
     it in one rank facing the courtyard (:func:`wall_pose`) where the whole unit fits."""
-    from env.rules.siege.orders import _placement
+    from battleline.env.rules.siege.orders import _placement
 
     s = battle.state
     if any(o.side != attacker.side for o in units_on(s, e)) or not attacker.alive:
@@ -483,7 +483,7 @@ def take_section(battle: Battle, e: CastleElement, attacker: UnitState) -> None:
         return
     pose = _placement(battle, e, attacker)
     if pose is not None:
-        from env.rules import characters
+        from battleline.env.rules import characters
 
         attacker.x, attacker.y, attacker.facing, attacker.files = pose.x, pose.y, pose.facing, attacker.models
         characters.sync(s)
@@ -500,9 +500,9 @@ def door_element(state: BattleState, c: UnitState, t: UnitState) -> CastleElemen
     wall section its side holds that adjoins the tower, and touches the tower (within
     :data:`env.rules.siege.orders.CONTACT` inches: DEFAULT, the door is wherever the unit touches it).
     """
-    from env.rules import space
-    from env.rules.siege.castle import NO_ENTRY_TYPES
-    from env.rules.siege.orders import CONTACT, in_courtyard
+    from battleline.env.rules import space
+    from battleline.env.rules.siege.castle import NO_ENTRY_TYPES
+    from battleline.env.rules.siege.orders import CONTACT, in_courtyard
 
     if not state.castle or c.side == t.side or c.troop_type in NO_ENTRY_TYPES or c.troop_type == "war_machine":
         return None
@@ -534,7 +534,7 @@ def door_fight(state: BattleState, a: UnitState, d: UnitState) -> CastleElement 
 def engage_at_door(battle: Battle, c: UnitState, t: UnitState, e: CastleElement) -> None:
     """SIEGE.TOWER.ASSAULT: ``c``'s assault on ``t`` at ``e``'s door arrives: no charge move (``c`` already
     touches the door); the two are engaged, ``c`` as the charger, without base contact (a door fight)."""
-    from env.rules.state import Engagement
+    from battleline.env.rules.state import Engagement
 
     c.flags["charged"] = True
     c.flags["charged_into"] = t.uid
@@ -580,7 +580,7 @@ def breaks_at_door(battle: Battle, broken: list[int]) -> list[int]:
     A broken garrison (a unit on or in the tower) is destroyed. A broken attacker falls back 2D6" away from
     the tower, fleeing, and is not pursued (DEFAULT: as at a wall).
     """
-    from env.rules import psychology
+    from battleline.env.rules import psychology
 
     s = battle.state
     pairs = {uid: (e, p) for e in s.castle for p in e.door_fights for uid in p}
@@ -598,8 +598,8 @@ def settle_doors(battle: Battle) -> None:
     the tower holds no enemy of the attacker any more), the winner enters the tower (SIEGE.TOWER.ASSAULT)
     if it is not fleeing, fights nobody else and the whole unit fits on the top (SIEGE.CASTLE.TOWER;
     DEFAULT: a unit is never split, so a unit too big for the tower stays at the door)."""
-    from env.rules import characters, psychology
-    from env.rules.siege.orders import _tower_pose
+    from battleline.env.rules import characters, psychology
+    from battleline.env.rules.siege.orders import _tower_pose
 
     s = battle.state
     live = {(g.attacker, g.defender) for g in s.engagements}

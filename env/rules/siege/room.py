@@ -24,13 +24,13 @@ from shapely import affinity
 from shapely.geometry import Point, Polygon, box
 from shapely.ops import nearest_points
 
-from env.rules import geometry as geo
-from env.rules import space
-from env.rules.siege import play
-from env.rules.siege.castle import courtyard
+from battleline.env.rules import geometry as geo
+from battleline.env.rules import space
+from battleline.env.rules.siege import play
+from battleline.env.rules.siege.castle import courtyard
 
 if TYPE_CHECKING:
-    from env.rules.state import BattleState, UnitState
+    from battleline.env.rules.state import BattleState, UnitState
 
 KEY = "castle_room"
 """``state.queue`` key of the plan: ``{uid: [x, y, facing, files]}`` (inches, degrees)."""
@@ -84,7 +84,7 @@ def _spot(state: BattleState, u: UnitState, env: space.Surroundings) -> Place | 
 
 def _wall_slot(state: BattleState, u: UnitState, env: space.Surroundings) -> Place | None:
     """The first legal front-wall slot for ``u`` (one rank), from the centre out; None when none is."""
-    from env.rules.deployment import COLUMNS, ROWS
+    from battleline.env.rules.deployment import COLUMNS, ROWS
 
     for col in sorted(range(len(COLUMNS)), key=lambda c: (abs(c - len(COLUMNS) // 2), c)):
         slot = play.WALL_ROW * len(COLUMNS) + col
