@@ -16,6 +16,14 @@ so ``gymnasium.make("battleline:battleline/PitchedBattle-v0")`` works without a 
 from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+_SOURCE_ROOT = Path(__file__).resolve().parent.parent
+if (_SOURCE_ROOT / "pyproject.toml").is_file() and (_SOURCE_ROOT / "env" / "rules").is_dir():
+    # A source checkout: env/, agents/, tactics/, training/ and configs/ stand beside this folder
+    # (the wheel puts them inside it), so the checkout itself is importable, whatever install
+    # the environment holds.
+    __path__.append(str(_SOURCE_ROOT))
 
 try:
     __version__ = version("battleline")
