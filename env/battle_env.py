@@ -19,7 +19,9 @@ Illegal actions (an index the action mask forbids), by ``illegal_action``
 * ``"lose"`` (the default): the game ends at once as a loss for the learner
   (``terminated``, reward :data:`LOSS_REWARD`, ``info["illegal"]`` True and
   ``info["illegal_reason"]`` a one-line reason naming the index), a warning is
-  logged (logger ``battleline.env.battle_env``), and the battle is not changed;
+  logged (logger ``battleline.env.battle_env``), and the battle is not changed
+  (this holds on the step that only collects a finished game's result too: its
+  mask allows index 0 alone);
 * ``"penalise"``: reward :data:`ILLEGAL_PENALTY`, the battle does not change and
   the game goes on (``info["illegal"]`` True);
 * ``"raise"`` (for debugging): :class:`~env.rules.actions.IllegalActionError`,
