@@ -325,6 +325,11 @@ def test_game_over_before_the_learner_decides() -> None:
     winner = env_.battle.result["winner"]
     assert term and not trunc and info["winner"] == winner
     assert r == (0.0 if winner == "draw" else (1.0 if winner == "blue" else -1.0))
+    env_.reset(seed=0)  # the same finished game, but an index the mask forbids: the learner loses it
+    play_random(env_.battle, np.random.default_rng(0), env_.codec)
+    env_._observe()
+    _, r, term, _, info = env_.step(1)
+    assert (r, term, info["illegal"], info["winner"]) == (-1.0, True, True, "red")
 
 
 def test_reward_shaping_sums_to_vp_difference() -> None:
