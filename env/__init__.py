@@ -1,15 +1,19 @@
-"""battleline environments: the rules engine (``env.rules``) and the Gymnasium / PettingZoo envs over it.
+"""battleline environments: the rules engine (``battleline.env.rules``) and the Gymnasium / PettingZoo envs over it.
 
-Importing ``env`` registers, with Gymnasium (when it is installed):
+Importing ``battleline`` (or ``battleline.env``) registers, with Gymnasium (when it is installed):
 
-* ``battleline/Battle-v0``: :class:`env.battle_env.BattleEnv`, any scenario
+* ``battleline/Battle-v0``: :class:`battleline.env.battle_env.BattleEnv`, any scenario
   (``gymnasium.make("battleline/Battle-v0", scenario="skirmish_line")``);
 * one id per scenario file in ``configs/scenarios``, named from the file name in
   CamelCase: ``pitched_battle.yaml`` → ``battleline/PitchedBattle-v0``,
   ``skirmish_line.yaml`` → ``battleline/SkirmishLine-v0``.
 
-Every keyword of :class:`~env.battle_env.BattleEnv` can be passed to
-``gymnasium.make``. The engine itself does not need Gymnasium.
+Every keyword of :class:`~battleline.env.battle_env.BattleEnv` can be passed to
+``gymnasium.make``; with the defaults, Gymnasium's and SB3's ``check_env`` pass (an
+illegal index ends the game as the learner's loss). ``gymnasium.make("battleline:battleline/PitchedBattle-v0")``
+imports ``battleline`` itself. The PettingZoo environment is
+:mod:`battleline.env.aec_env` (``env()`` with PettingZoo's standard wrappers, ``raw_env()``).
+The engine itself does not need Gymnasium.
 """
 
 from __future__ import annotations

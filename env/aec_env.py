@@ -11,10 +11,25 @@ Rewards: +1 to the winner and −1 to the loser (0 each for a draw), set once on
 the step that ends the game; each agent then reads its reward once from
 ``last()`` and answers with ``step(None)``. ``max_steps`` (decisions of both
 agents) truncates both agents without a reward.
+
+Illegal actions, by ``illegal_action`` (:data:`AEC_ILLEGAL_ACTION_MODES`):
+``"lose"`` (the default, PettingZoo's classic-games convention) ends the game at
+once as a loss for the agent that chose an index its mask forbids (−1 to it, +1
+to the other, every agent terminated; each agent's info has ``illegal`` True,
+``illegal_agent`` and ``illegal_reason``, a one line reason naming the index), a
+warning is logged (logger ``battleline.env.aec_env``) and the battle is not
+changed; ``"raise"`` (for debugging) raises
+:class:`~env.rules.actions.IllegalActionError` and changes nothing.
+
+Module conventions of PettingZoo: :func:`env` is the raw environment inside
+PettingZoo's standard wrappers (``AssertOutOfBoundsWrapper``: an index outside
+the action space is an ``AssertionError``; ``OrderEnforcingWrapper``), and
+:func:`raw_env` the bare :class:`BattleAECEnv`.
 """
 
 from __future__ import annotations
 
+import logging
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -22,11 +37,14 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
 
 from battleline.env.battle_env import (
     action_index,
     army_pool,
     check_common,
+    check_illegal_action,
+    outcome_reward,
     reset_options,
     resolve_unit_slots,
 )
@@ -35,6 +53,12 @@ from battleline.env.rules.actions import IllegalActionError
 from battleline.env.rules.battle import Battle, check_seed
 from battleline.env.rules.state import SIDES
 from battleline.env.siege_encoding import castle_elements, make_codec
+
+AEC_ILLEGAL_ACTION_MODES = ("lose", "raise")
+"""The values of :class:`BattleAECEnv`'s ``illegal_action``; the first is the default."""
+
+logger = logging.getLogger(__name__)
+"""Logs a warning for every illegal index with ``illegal_action="lose"``."""
 
 
 class BattleAECEnv(AECEnv[str, dict[str, np.ndarray], int]):
@@ -48,6 +72,11 @@ class BattleAECEnv(AECEnv[str, dict[str, np.ndarray], int]):
         render_mode: None or "rgb_array".
         planes: add the raster ``planes`` to observations.
         unit_slots: unit slots per side, at least the scenario's need (None: that need).
+        illegal_action: "lose" (default): an index the agent's mask forbids (or one outside
+            the action space) ends the game as a loss for that agent (reward −1, +1 to the
+            other, every agent terminated, ``illegal``/``illegal_agent``/``illegal_reason``
+            in every agent's info, a logged warning; the battle is not changed); "raise"
+            (for debugging): :class:`IllegalActionError`, nothing changes.
 
     Raises:
         ValueError / TypeError: a bad argument (named in the message).
@@ -74,9 +103,11 @@ class BattleAECEnv(AECEnv[str, dict[str, np.ndarray], int]):
         render_mode: str | None = None,
         planes: bool = False,
         unit_slots: int | None = None,
+        illegal_action: str = "lose",
     ) -> None:
         super().__init__()
         planes = check_common(render_mode, max_steps, unit_slots, scenario, planes)
+        self.illegal_action = check_illegal_action(illegal_action, AEC_ILLEGAL_ACTION_MODES)
         self.scenario = scenario
         self.blue_armies = army_pool(blue_army, "blue_army")
         self.red_armies = army_pool(red_army, "red_army")
@@ -182,7 +213,9 @@ class BattleAECEnv(AECEnv[str, dict[str, np.ndarray], int]):
         Raises:
             RuntimeError: before :meth:`reset`.
             TypeError: ``action`` is neither None nor an integer.
-            IllegalActionError: the agent's mask forbids ``action`` (nothing changes).
+            IllegalActionError: the agent's mask forbids ``action``, with ``illegal_action="raise"``
+                (nothing changes; with "lose" the game ends as that agent's loss), or ``action``
+                is None for an agent still playing.
         """
         self._check_reset("step")
         if not self.agents:
@@ -200,10 +233,12 @@ class BattleAECEnv(AECEnv[str, dict[str, np.ndarray], int]):
         index = action_index(action)
         mask = self._mask(player)
         if not (0 <= index < self.codec.size and mask[index]):
-            raise IllegalActionError(
-                f"action index {index} is not allowed for {agent} now ({int(mask.sum())} allowed, "
-                f"pending {self.battle.pending.kind})"
-            )
+            reason = (f"action index {index} is not allowed for {agent} now ({self._describe(index)}; "
+                      f"{int(mask.sum())} allowed, pending {self.battle.pending.kind})")
+            if self.illegal_action == "raise":
+                raise IllegalActionError(reason)
+            self._lose_by_illegal_action(agent, reason)
+            return
         self._cumulative_rewards[agent] = 0.0
         self._clear_rewards()
         self.battle.apply(self.codec.decode(index, self.battle, player))
@@ -211,7 +246,7 @@ class BattleAECEnv(AECEnv[str, dict[str, np.ndarray], int]):
         if self.battle.is_over:
             winner = self.battle.result["winner"]
             for a in self.agents:
-                self.rewards[a] = 0.0 if winner == "draw" else (1.0 if a == winner else -1.0)
+                self.rewards[a] = outcome_reward(winner, a)
             self.terminations = dict.fromkeys(self.agents, True)
             self.agent_selection = SIDES[1 - player]
         elif self.max_steps is not None and self._steps >= self.max_steps:
@@ -234,14 +269,58 @@ class BattleAECEnv(AECEnv[str, dict[str, np.ndarray], int]):
         """Nothing to release."""
 
     # ------------------------------------------------------------------ helpers
+    def _lose_by_illegal_action(self, agent: str, reason: str) -> None:
+        """End the game as ``agent``'s loss for an illegal index (``illegal_action="lose"``); the battle is kept."""
+        logger.warning("illegal action: the game ends as a loss for %s: %s", agent, reason)
+        self._cumulative_rewards[agent] = 0.0
+        self._clear_rewards()
+        self._steps += 1
+        other = SIDES[1 - SIDES.index(agent)]
+        for a in self.agents:
+            self.rewards[a] = outcome_reward(other, a)
+        self.terminations = dict.fromkeys(self.agents, True)
+        self._update_infos()
+        for a in self.agents:
+            self.infos[a].update(illegal=True, illegal_agent=agent, illegal_reason=reason, winner=other)
+        self.agent_selection = other
+        self._accumulate_rewards()
+
+    def _describe(self, index: int) -> str:
+        if not 0 <= index < self.codec.size:
+            return f"outside 0..{self.codec.size - 1}"
+        return self.codec.describe(index)
+
     def _update_infos(self) -> None:
         assert self.battle is not None
         pending = self.battle.pending
         result = self.battle.result if self.battle.is_over else None
         for a in self.agents:
-            info: dict[str, Any] = {"turn": self.battle.state.turn, "pending": pending.kind}
+            info: dict[str, Any] = {"turn": self.battle.state.turn, "pending": pending.kind, "illegal": False}
             if pending.player == SIDES.index(a):
                 info["legal_count"] = len(self.battle.legal_actions())
             if result is not None:
                 info.update(winner=result["winner"], vp=dict(result["vp"]))
             self.infos[a] = info
+
+
+def raw_env(**kwargs: Any) -> BattleAECEnv:
+    """The bare :class:`BattleAECEnv` (PettingZoo's ``raw_env`` convention); ``kwargs`` are its arguments.
+
+    Raises:
+        ValueError / TypeError: a bad argument (named in the message).
+    """
+    return BattleAECEnv(**kwargs)
+
+
+def env(**kwargs: Any) -> AECEnv[str, dict[str, np.ndarray], int]:
+    """:func:`raw_env` inside PettingZoo's standard wrappers (``AssertOutOfBoundsWrapper``,
+    ``OrderEnforcingWrapper``), as PettingZoo's own environments' ``env()``.
+
+    The illegal-move wrapper is not added: the raw environment's default ``illegal_action="lose"``
+    already ends the game as the offender's loss, and gives the other agent the win.
+
+    Raises:
+        ValueError / TypeError: a bad argument (named in the message).
+    """
+    wrapped: AECEnv[str, dict[str, np.ndarray], int] = wrappers.AssertOutOfBoundsWrapper(raw_env(**kwargs))
+    return wrappers.OrderEnforcingWrapper(wrapped)

@@ -6,15 +6,34 @@ inside the environment, whenever the engine's pending player is not the
 learner. Observations and actions are those of :mod:`env.observation` and
 :mod:`env.encoding`, always from the learner's side.
 
-Rewards: +1 win, 0 draw, −1 loss, delivered once, on the step that ends the
-game (``terminated``), plus, with ``reward_shaping = w > 0``, on every step
+Rewards: +1 win, 0 draw, −1 loss (:data:`WIN_REWARD`, :data:`DRAW_REWARD`,
+:data:`LOSS_REWARD`), delivered once, on the step that ends the game
+(``terminated``), plus, with ``reward_shaping = w > 0``, on every step
 ``w · Δ(VP_own − VP_enemy) / points_limit`` (the change since the learner's
 previous step, so the shaping sums to ``w · final VP difference / points_limit``).
 ``truncated`` only comes from ``max_steps`` (learner steps).
+
+Illegal actions (an index the action mask forbids), by ``illegal_action``
+(:data:`ILLEGAL_ACTION_MODES`), as PettingZoo's classic games treat them by default:
+
+* ``"lose"`` (the default): the game ends at once as a loss for the learner
+  (``terminated``, reward :data:`LOSS_REWARD`, ``info["illegal"]`` True and
+  ``info["illegal_reason"]`` a one-line reason naming the index), a warning is
+  logged (logger ``battleline.env.battle_env``), and the battle is not changed
+  (this holds on the step that only collects a finished game's result too: its
+  mask allows index 0 alone);
+* ``"penalise"``: reward :data:`ILLEGAL_PENALTY`, the battle does not change and
+  the game goes on (``info["illegal"]`` True);
+* ``"raise"`` (for debugging): :class:`~env.rules.actions.IllegalActionError`,
+  nothing changes.
+
+So ``gymnasium.utils.env_checker.check_env`` and SB3's ``check_env``, which step
+with unmasked random indices, pass with the default arguments.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 import numbers
 import os
@@ -36,8 +55,42 @@ PolicyFn = Callable[[dict[str, np.ndarray], np.ndarray], int]
 """A policy callable: ``fn(observation, mask) -> action index``, both from its own side's view
 (``mask`` is bool of shape (size,)), e.g. ``lambda o, m: int(model.predict(o, action_masks=m)[0])``."""
 
+WIN_REWARD = 1.0
+"""Outcome reward of a won battle."""
+
+DRAW_REWARD = 0.0
+"""Outcome reward of a drawn battle."""
+
+LOSS_REWARD = -1.0
+"""Outcome reward of a lost battle, an illegal index with ``illegal_action="lose"`` included."""
+
 ILLEGAL_PENALTY = -1.0
 """Reward of an illegal index with ``illegal_action="penalise"`` (the battle does not change)."""
+
+ILLEGAL_ACTION_MODES = ("lose", "penalise", "raise")
+"""The values of :class:`BattleEnv`'s ``illegal_action``; the first is the default."""
+
+logger = logging.getLogger(__name__)
+"""Logs a warning for every illegal index with ``illegal_action="lose"``."""
+
+
+def check_illegal_action(value: Any, modes: Sequence[str] = ILLEGAL_ACTION_MODES) -> str:
+    """``illegal_action`` checked against ``modes``; returns it.
+
+    Raises:
+        ValueError: any other value (one line listing the modes).
+    """
+    if not isinstance(value, str) or value not in modes:
+        listed = ", ".join(repr(m) for m in modes)
+        raise ValueError(f"illegal_action must be one of {listed}, got {value!r}")
+    return value
+
+
+def outcome_reward(winner: str, side: str) -> float:
+    """The outcome reward of ``side`` ("blue"/"red") when ``winner`` ("blue", "red" or "draw") won."""
+    if winner == "draw":
+        return DRAW_REWARD
+    return WIN_REWARD if winner == side else LOSS_REWARD
 
 NOT_RUNNING = "the episode has ended (or never started): call reset() first"
 """The RuntimeError's message of ``step`` (and ``action_masks``) when no episode is running."""
@@ -291,10 +344,12 @@ class BattleEnv(gym.Env[dict[str, np.ndarray], np.int64]):
             (0 = terminal reward only).
         max_steps: truncate after this many learner steps (None: never).
         render_mode: None or "rgb_array".
-        illegal_action: "raise" (an index the mask forbids raises
-            :class:`IllegalActionError`) or "penalise" (reward
-            :data:`ILLEGAL_PENALTY`, nothing changes, ``info["illegal"]`` True).
-            Checkers that step with unmasked random actions need "penalise".
+        illegal_action: what an index the mask forbids (or one outside the action space) does;
+            the battle is never changed by it:
+            "lose" (default, PettingZoo's classic-games convention): the game ends as a loss for
+            the learner (``terminated``, reward :data:`LOSS_REWARD`, ``info["illegal"]`` True,
+            ``info["illegal_reason"]`` naming the index, a logged warning); "penalise": reward
+            :data:`ILLEGAL_PENALTY`, the game goes on (``info["illegal"]`` True); "raise" (for debugging): :class:`IllegalActionError`.
         planes: add the raster ``planes`` to the observation (True or False).
         unit_slots: unit slots per side, at least the scenario's need (None: :func:`scenario_unit_slots`);
             set it to share one action space between scenarios or army pools.
@@ -316,7 +371,9 @@ class BattleEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     ``learner_side`` ("blue"/"red"), ``opponent``, ``turn``, ``pending``
     (kind of the learner's next decision); at the end also ``winner``,
     ``vp`` {side: points}, ``margin`` (learner VP − enemy VP) and
-    ``is_success`` (the learner won).
+    ``is_success`` (the learner won); after an illegal index also
+    ``illegal_reason`` (one line naming the index; with "lose" ``winner`` is the
+    opponent's side and ``vp`` the standing when the game was lost).
     """
 
     metadata = {"render_modes": ["rgb_array"], "render_fps": 2}
@@ -331,14 +388,13 @@ class BattleEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         reward_shaping: float = 0.0,
         max_steps: int | None = None,
         render_mode: str | None = None,
-        illegal_action: str = "raise",
+        illegal_action: str = "lose",
         planes: bool = False,
         unit_slots: int | None = None,
     ) -> None:
         if learner_side not in ("random", "blue", "red"):
             raise ValueError(f"learner_side must be 'random', 'blue' or 'red', got {learner_side!r}")
-        if illegal_action not in ("raise", "penalise"):
-            raise ValueError(f"illegal_action must be 'raise' or 'penalise', got {illegal_action!r}")
+        check_illegal_action(illegal_action)
         planes = check_common(render_mode, max_steps, unit_slots, scenario, planes)
         self.scenario = scenario
         self.learner_side_mode = learner_side
@@ -439,9 +495,10 @@ class BattleEnv(gym.Env[dict[str, np.ndarray], np.int64]):
 
         Raises:
             TypeError: ``action`` is not an integer (see :func:`action_index`).
-            IllegalActionError: the mask forbids ``action`` (with ``illegal_action="raise"``;
-                nothing changes), or the opponent chose an illegal action (the episode
-                is then abandoned: call :meth:`reset`).
+            IllegalActionError: the mask forbids ``action`` (only with ``illegal_action="raise"``;
+                nothing changes; with "lose" the game ends as a loss, with "penalise" it goes on),
+                or the opponent chose an illegal action (the episode is then abandoned: call
+                :meth:`reset`).
             RuntimeError: the episode has ended or was abandoned; call :meth:`reset`.
         """
         if self._abandoned is not None:
@@ -451,14 +508,7 @@ class BattleEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         index = action_index(action)
         battle = self.battle
         if not (0 <= index < self.codec.size and self._mask[index]):
-            msg = (
-                f"action index {index} is not allowed now ({self._describe(index)}; "
-                f"{int(self._mask.sum())} allowed, pending {battle.pending.kind})"
-            )
-            if self.illegal_action == "raise":
-                raise IllegalActionError(msg)
-            self._illegal += 1
-            return self._observe(), ILLEGAL_PENALTY, False, False, self._info(illegal=True)
+            return self._illegal_step(index)
         if not battle.is_over:  # over already: index 0 only collects the result
             battle.apply(self.codec.decode(index, battle, self.learner))
             self._play_opponent()
@@ -473,18 +523,42 @@ class BattleEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         obs = self._observe()
         info = self._info(illegal=False)
         if terminated:
-            result = battle.result
-            winner = result["winner"]
-            reward += 0.0 if winner == "draw" else (1.0 if winner == SIDES[self.learner] else -1.0)
-            me, them = SIDES[self.learner], SIDES[1 - self.learner]
-            info.update(
-                winner=winner,
-                vp=dict(result["vp"]),
-                margin=result["vp"][me] - result["vp"][them],
-                is_success=winner == me,
-            )
+            winner = battle.result["winner"]
+            reward += outcome_reward(winner, SIDES[self.learner])
+            info.update(self._outcome_info(winner))
         self._done = terminated or truncated
         return obs, float(reward), terminated, truncated, info
+
+    def _illegal_step(self, index: int) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
+        """The step of an index the mask forbids, by ``illegal_action``; the battle is not changed.
+
+        Raises:
+            IllegalActionError: with ``illegal_action="raise"`` (nothing changes).
+        """
+        assert self.battle is not None
+        reason = (
+            f"action index {index} is not allowed now ({self._describe(index)}; "
+            f"{int(self._mask.sum())} allowed, pending {self.battle.pending.kind})"
+        )
+        if self.illegal_action == "raise":
+            raise IllegalActionError(reason)
+        self._illegal += 1
+        info = self._info(illegal=True)
+        info["illegal_reason"] = reason
+        if self.illegal_action == "penalise":
+            return self._observe(), ILLEGAL_PENALTY, False, False, info
+        logger.warning("illegal action: the game ends as a loss for %s: %s", SIDES[self.learner], reason)
+        self._steps += 1
+        self._done = True
+        info.update(self._outcome_info(SIDES[1 - self.learner]))
+        return self._observe(), LOSS_REWARD, True, False, info
+
+    def _outcome_info(self, winner: str) -> dict[str, Any]:
+        """The end-of-game info keys: ``winner``, ``vp`` (the standing now), ``margin``, ``is_success``."""
+        assert self.battle is not None
+        vp = self.battle.result["vp"]
+        me, them = SIDES[self.learner], SIDES[1 - self.learner]
+        return {"winner": winner, "vp": dict(vp), "margin": vp[me] - vp[them], "is_success": winner == me}
 
     def action_masks(self) -> np.ndarray:
         """The learner's current mask, bool of shape (size,) (for sb3-contrib's MaskablePPO).

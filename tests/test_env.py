@@ -7,6 +7,7 @@ that the mask allows exactly the encoded legal actions.
 
 from __future__ import annotations
 
+import logging
 import warnings
 from typing import Any
 
@@ -17,7 +18,7 @@ from gymnasium.utils.env_checker import data_equivalence
 
 import battleline  # noqa: F401 - registers the gymnasium ids
 from battleline.env.aec_env import BattleAECEnv
-from battleline.env.battle_env import BattleEnv
+from battleline.env.battle_env import LOSS_REWARD, BattleEnv
 from battleline.env.encoding import ActionCodec, mirror_pose
 from battleline.env.observation import (
     GLOBAL_FEATURES,
@@ -278,16 +279,17 @@ def test_observation_is_the_same_once_mirrored(scenario: str) -> None:
 
 # ---------------------------------------------------------------------- BattleEnv
 @pytest.mark.parametrize("scenario", SCENARIOS)
-def test_gymnasium_and_sb3_check_env(scenario: str) -> None:
+def test_gymnasium_and_sb3_check_env_with_planes_and_render(scenario: str) -> None:
+    """The checkers with the non-default observation (``planes``) and rendering; the defaults: test_checkers.py."""
     from gymnasium.utils.env_checker import check_env as gym_check_env
     from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        gym_check_env(BattleEnv(scenario, illegal_action="penalise", planes=True), skip_render_check=True)
-        sb3_check_env(BattleEnv(scenario, illegal_action="penalise"), warn=False)
+        gym_check_env(BattleEnv(scenario, planes=True), skip_render_check=True)
+        sb3_check_env(BattleEnv(scenario, planes=True), warn=False)
         env_id = f"battleline/{''.join(w.capitalize() for w in scenario.split('_'))}-v0"
-        made = gym.make(env_id, illegal_action="penalise", render_mode="rgb_array" if scenario == "skirmish_line" else None)
+        made = gym.make(env_id, render_mode="rgb_array" if scenario == "skirmish_line" else None)
         gym_check_env(made.unwrapped, skip_render_check=scenario != "skirmish_line")
 
 
@@ -323,6 +325,11 @@ def test_game_over_before_the_learner_decides() -> None:
     winner = env_.battle.result["winner"]
     assert term and not trunc and info["winner"] == winner
     assert r == (0.0 if winner == "draw" else (1.0 if winner == "blue" else -1.0))
+    env_.reset(seed=0)  # the same finished game, but an index the mask forbids: the learner loses it
+    play_random(env_.battle, np.random.default_rng(0), env_.codec)
+    env_._observe()
+    _, r, term, _, info = env_.step(1)
+    assert (r, term, info["illegal"], info["winner"]) == (-1.0, True, True, "red")
 
 
 def test_reward_shaping_sums_to_vp_difference() -> None:
@@ -348,19 +355,60 @@ def test_same_seed_same_episode_and_sides() -> None:
     assert BattleEnv("skirmish_line", learner_side="red").reset(seed=0)[1]["learner_side"] == "red"
 
 
-def test_illegal_actions_raise_or_penalise() -> None:
+def first_masked_out(obs: dict[str, np.ndarray]) -> int:
+    """The lowest index the observation's action mask forbids."""
+    return int(np.flatnonzero(obs["action_mask"] == 0)[0])
+
+
+def test_illegal_action_loses_the_game_by_default(caplog: pytest.LogCaptureFixture) -> None:
+    """PettingZoo's classic-games convention: terminated, the loss reward, info says why, a warning, battle unchanged."""
     env_ = BattleEnv("skirmish_line", learner_side="blue")
+    assert env_.illegal_action == "lose"
+    for bad in ("masked", "outside"):
+        obs, _ = env_.reset(seed=0)
+        index = first_masked_out(obs) if bad == "masked" else env_.codec.size
+        before, actions = env_.battle.to_json(), len(env_.battle.actions)
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="battleline.env.battle_env"):
+            obs2, r, term, trunc, info = env_.step(index)
+        assert (r, term, trunc) == (LOSS_REWARD, True, False) and LOSS_REWARD == -1.0
+        assert info["illegal"] is True and info["illegal_count"] == 1
+        assert info["illegal_reason"].startswith(f"action index {index} is not allowed now (")
+        assert ("outside 0.." in info["illegal_reason"]) == (bad == "outside")
+        assert info["winner"] == "red" and info["is_success"] is False
+        assert info["vp"] == env_.battle.result["vp"] and info["margin"] == info["vp"]["blue"] - info["vp"]["red"]
+        assert env_.battle.to_json() == before and len(env_.battle.actions) == actions and same(obs, obs2)
+        warned = [rec for rec in caplog.records if rec.name == "battleline.env.battle_env"]
+        assert len(warned) == 1 and warned[0].levelno == logging.WARNING
+        assert f"loss for blue: action index {index} is not allowed" in warned[0].getMessage()
+        with pytest.raises(RuntimeError, match="reset"):
+            env_.step(0)
+
+
+def test_illegal_action_lost_as_red_gives_red_the_loss() -> None:
+    env_ = BattleEnv("skirmish_line", learner_side="red", reward_shaping=0.5)
+    obs, _ = env_.reset(seed=1)
+    _, r, term, _, info = env_.step(first_masked_out(obs))
+    assert (r, term, info["winner"], info["learner_side"]) == (-1.0, True, "blue", "red")
+
+
+def test_illegal_actions_raise_or_penalise() -> None:
+    env_ = BattleEnv("skirmish_line", learner_side="blue", illegal_action="raise")
     obs, _ = env_.reset(seed=0)
-    bad = int(np.flatnonzero(obs["action_mask"] == 0)[0])
+    bad = first_masked_out(obs)
+    before = env_.battle.to_json()
     with pytest.raises(IllegalActionError, match=f"action index {bad} is not allowed"):
         env_.step(bad)
     with pytest.raises(IllegalActionError, match="outside"):
         env_.step(env_.codec.size)
+    assert env_.battle.to_json() == before
+    env_.step(0)  # the episode goes on
     pen = BattleEnv("skirmish_line", learner_side="blue", illegal_action="penalise")
     obs, _ = pen.reset(seed=0)
     before = pen.battle.to_json()
     obs2, r, term, trunc, info = pen.step(bad)
     assert (r, term, trunc, info["illegal"], info["illegal_count"]) == (-1.0, False, False, True, 1)
+    assert info["illegal_reason"].startswith(f"action index {bad} is not allowed now")
     assert pen.battle.to_json() == before and same(obs, obs2)
 
 
@@ -460,16 +508,46 @@ def test_aec_terminal_rewards_exactly_once() -> None:
             assert seen[agent][-1] == expected and all(x == 0 for x in seen[agent][:-1])
 
 
-def test_aec_illegal_action_raises() -> None:
-    env_ = BattleAECEnv("skirmish_line")
+def test_aec_illegal_action_raises_when_asked() -> None:
+    env_ = BattleAECEnv("skirmish_line", illegal_action="raise")
     env_.reset(seed=0)
     obs = env_.observe(env_.agent_selection)
     other = "red" if env_.agent_selection == "blue" else "blue"
     assert env_.observe(other)["action_mask"].sum() == 1
-    bad = int(np.flatnonzero(obs["action_mask"] == 0)[0])
-    with pytest.raises(IllegalActionError):
+    bad = first_masked_out(obs)
+    with pytest.raises(IllegalActionError, match=f"action index {bad} is not allowed for {env_.agent_selection} now"):
         env_.step(bad)
     assert env_.battle.actions == []  # nothing was applied
+    assert env_.terminations == {"blue": False, "red": False}
+
+
+def test_aec_illegal_action_loses_the_game_by_default(caplog: pytest.LogCaptureFixture) -> None:
+    """The offender gets −1, the other +1, both are terminated, infos say why, a warning, the battle is unchanged."""
+    env_ = BattleAECEnv("skirmish_line")
+    assert env_.illegal_action == "lose"
+    env_.reset(seed=0)
+    env_.step(int(np.flatnonzero(env_.observe(env_.agent_selection)["action_mask"])[0]))  # one legal decision first
+    offender = env_.agent_selection
+    other = "red" if offender == "blue" else "blue"
+    bad = first_masked_out(env_.observe(offender))
+    before, actions = env_.battle.to_json(), len(env_.battle.actions)
+    with caplog.at_level(logging.WARNING, logger="battleline.env.aec_env"):
+        env_.step(bad)
+    assert env_.battle.to_json() == before and len(env_.battle.actions) == actions and not env_.battle.is_over
+    assert env_.terminations == {"blue": True, "red": True} and env_.truncations == {"blue": False, "red": False}
+    assert env_.rewards == {offender: -1.0, other: 1.0}
+    for agent in SIDES:
+        info = env_.infos[agent]
+        assert (info["illegal"], info["illegal_agent"], info["winner"]) == (True, offender, other)
+        assert info["illegal_reason"].startswith(f"action index {bad} is not allowed for {offender} now (")
+    warned = [rec for rec in caplog.records if rec.name == "battleline.env.aec_env"]
+    assert len(warned) == 1 and f"loss for {offender}: action index {bad}" in warned[0].getMessage()
+    seen = {}
+    for agent in env_.agent_iter():
+        _, r, term, trunc, _ = env_.last()
+        seen[agent] = (r, term, trunc)
+        env_.step(None)
+    assert seen == {offender: (-1.0, True, False), other: (1.0, True, False)} and env_.agents == []
 
 
 # ---------------------------------------------------------------------- misuse

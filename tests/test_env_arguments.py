@@ -1,6 +1,6 @@
 """Argument checks of BattleEnv and BattleAECEnv: bad input fails at once, in one line naming the argument.
 
-Covers ``reward_shaping``, ``planes`` and ``scenario`` at construction, ``reset``'s
+Covers ``reward_shaping``, ``planes``, ``scenario`` and ``illegal_action`` at construction, ``reset``'s
 ``options``, an opponent policy's returned action, ``action_masks`` before
 ``reset``, and ``model:PATH`` opponents that cannot play the scenario (checked
 when the env is built, as the CLI and training configs check them).
@@ -61,6 +61,20 @@ def test_scenario_must_be_a_name_path_or_dict(cls: type) -> None:
             cls(bad)
     path = Path(battleline.env.SCENARIO_DIR) / "skirmish_line.yaml"
     assert cls(path).codec.n == 3  # a Path is a YAML path
+
+
+@pytest.mark.parametrize(("cls", "modes"), [
+    (BattleEnv, "'lose', 'penalise', 'raise'"),
+    (BattleAECEnv, "'lose', 'raise'"),
+])
+def test_illegal_action_must_be_a_known_mode(cls: type, modes: str) -> None:
+    for bad in ("bogus", "Raise", "", None, 1):
+        with pytest.raises(ValueError, match=f"^illegal_action must be one of {re.escape(modes)}, got "
+                                             f"{re.escape(repr(bad))}$"):
+            cls("skirmish_line", illegal_action=bad)
+    for mode in modes.replace("'", "").split(", "):
+        assert cls("skirmish_line", illegal_action=mode).illegal_action == mode
+    assert cls("skirmish_line").illegal_action == "lose"
 
 
 @pytest.mark.parametrize(("options", "error", "message"), [
