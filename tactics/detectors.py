@@ -254,6 +254,13 @@ POSITION_RULES = frozenset({
 """Events whose x, y and facing (``heading`` for CORE.CHARGE.MOVE) are the unit's new position."""
 MOVE_RULES = frozenset({"CORE.MOVE.NORMAL", "CORE.MOVE.MARCH", "CORE.MOVE.WHEEL", "CORE.MOVE.TURN", "CORE.MOVE.REFORM"})
 DESTROY_RULES = frozenset({"CORE.CC.CAUGHT", "CORE.PSY.FLEE.DESTROYED", "CORE.CHARGE.VS_FLEEING"})
+"""Events that remove a unit; SIEGE.BREAK.DEFENDER does too when it says ``destroyed`` (:func:`_destroys`)."""
+
+
+def _destroys(e: dict[str, Any]) -> bool:
+    """Whether event ``e`` removes its unit: a DESTROY_RULES event, or a wall's broken defender caught by the
+    climbers (SIEGE.BREAK.DEFENDER with ``destroyed``; its roll event has none)."""
+    return e["rule"] in DESTROY_RULES or (e["rule"] == "SIEGE.BREAK.DEFENDER" and e.get("destroyed") is True)
 
 
 # ============================================================================ results
@@ -658,9 +665,9 @@ class BattleLog:
                 poses[uid] = Pose(p.x, p.y, p.facing, p.files, models, p.fleeing)
                 if models <= 0:
                     self.destroyed.append((i, uid, rule, False))
-            if rule in DESTROY_RULES and uid in self.units:
+            if _destroys(e) and uid in self.units:
                 self.destroyed.append((i, uid, rule, bool(e.get("off_table"))))
-            if (rule in DESTROY_RULES or (rule == "CORE.CC.CASUALTIES" and e.get("models", 1) <= 0)) and uid in poses:
+            if (_destroys(e) or (rule == "CORE.CC.CASUALTIES" and e.get("models", 1) <= 0)) and uid in poses:
                 del poses[uid]
                 drop(uid)
         if current is None:

@@ -131,6 +131,7 @@ def test_non_finite_numbers_are_rejected(tmp_path: Path, path: tuple, value: str
                                                     "(an integer) or its label, got 1.0"),
         (("magic",), "yes", "magic: Input should be a valid boolean, got the string 'yes'"),  # YAML 1.2 booleans
         (("war_machines",), "off", "war_machines: Input should be a valid boolean, got the string 'off'"),
+        (("champion_attack",), "1", "champion_attack: Input should be a valid boolean, got 1"),
     ],
 )
 def test_numbers_and_booleans_are_strict(tmp_path: Path, path: tuple, value: str, message: str) -> None:

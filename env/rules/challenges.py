@@ -234,7 +234,7 @@ def fight_duel(battle: Battle, duel: list[int], charged_units: set[int], wounds_
         attacks = {}
         for m, other in ((a, b), (b, a)):
             st = Strike(m.uid, other.uid, 1, 0, True, m.profile.I)
-            attacks[m.uid] = (st, _attacks(m, st, duel_round == 1, m.uid in charged_units, set()))
+            attacks[m.uid] = (st, _attacks(battle, m, st, duel_round == 1, m.uid in charged_units, set()))
         if all(n <= 0 for _, n in attacks.values()):
             battle.emit("CORE.CC.CHALLENGE.DUEL", units=duel, round=duel_round, stopped="no attacks")
             break

@@ -159,13 +159,21 @@ def _collect_strikes(battle: Battle, group: list[Engagement], charged_units: set
     return strikes
 
 
-def _attacks(u: UnitState, st: Strike, round_one: bool, charged: bool, champion_used: set[int]) -> int:
+def champion_attack_on(battle: Battle) -> bool:
+    """Whether the scenario plays CORE.CC.CHAMPION_ATTACK (DEFAULT, on; ``champion_attack: false`` turns it off)."""
+    return bool(battle.state.queue.get("champion_attack", True))
+
+
+def _attacks(battle: Battle, u: UnitState, st: Strike, round_one: bool, charged: bool, champion_used: set[int]) -> int:
+    """The attacks of strike ``st`` (CORE.CC.ATTACKS): fighters × A (weapon, Extra Attack, Frenzy) plus support,
+    plus the champion's one extra attack once per round while it fights (CORE.CC.CHAMPION_ATTACK, emitted)."""
     eff = tables.melee_effect(u.melee, u.troop_type, round_one, charged)
     a = u.profile.A + eff.extra_attacks + (1 if u.has("extra_attack") else 0) + (1 if u.has("frenzy") else 0)
     total = st.fighters * a + st.support
-    if u.champion and u.uid not in champion_used and st.fighters > 0:
-        total += 1  # the champion's extra attack (CORE.CC.ATTACKS; champions have +1 A)
+    if u.champion and u.uid not in champion_used and st.fighters > 0 and champion_attack_on(battle):
+        total += 1
         champion_used.add(u.uid)
+        battle.emit("CORE.CC.CHAMPION_ATTACK", unit=u.uid, target=st.target, extra_attacks=1)
     return total
 
 
@@ -539,7 +547,7 @@ def _strike_step(
         u = battle.unit(st.unit)
         if not u.in_play or not battle.unit(st.target).alive or u.fleeing:
             continue
-        attacks = _attacks(u, st, r1, u.uid in charged_units, champion_used)
+        attacks = _attacks(battle, u, st, r1, u.uid in charged_units, champion_used)
         pending.append((st, resolve_strike(battle, st, attacks, r1, charged_units, defended)))
     for st, wounds in pending:
         t = battle.unit(st.target)

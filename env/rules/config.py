@@ -753,7 +753,9 @@ class ScenarioConfig(ConfigModel):
     and no unit keeps a bound spell or a dispel scroll, so the Magic phase has
     no caster (CORE.MAGIC.*). ``war_machines: false`` leaves the war machines
     out (CORE.WM.*). Both default to true; they are switches for experiments
-    (for example the benchmark with and without them).
+    (for example the benchmark with and without them). ``champion_attack:
+    false`` takes the champion's extra attack away (CORE.CC.CHAMPION_ATTACK, a
+    DEFAULT of the genre the text is silent on; default true).
 
     In a siege ``points_limit`` is the defender's; the attacker may field
     ``attacker_points_ratio`` times as much (SIEGE.SCEN.POINTS, DEFAULT 1.5:
@@ -776,6 +778,7 @@ class ScenarioConfig(ConfigModel):
     castle: CastleConfig | None = None
     magic: bool = True
     war_machines: bool = True
+    champion_attack: bool = True
     attacker_points_ratio: float = Field(default=1.5, gt=0)
 
     @model_validator(mode="after")

@@ -170,6 +170,8 @@ def build_state(cfg: ScenarioConfig) -> BattleState:
                                        "attacker": SIDES.index(cfg.attacker()), "ratio": cfg.attacker_points_ratio}
     state.queue["zone_depth"] = cfg.zone_depth
     state.queue["victory_margin"] = cfg.victory_margin
+    if not cfg.champion_attack:  # CORE.CC.CHAMPION_ATTACK switched off (on unless the queue says false)
+        state.queue["champion_attack"] = False
     for c, h in joins:  # CORE.SETUP.DEPLOY: a joined character deploys with its unit
         characters.attach(state, units[c], units[h])
     if cfg.start is None or not all(u.deployed for u in units):

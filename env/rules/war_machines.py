@@ -825,7 +825,7 @@ def _assault_round(battle: Battle, m: UnitState, engs: list[Engagement]) -> None
             return
         if st.unit == m.uid:
             st.fighters = m.models  # the crew alive now strikes
-        attacks = combat._attacks(u, st, r1, u.uid in charged, used)
+        attacks = combat._attacks(battle, u, st, r1, u.uid in charged, used)
         combat.resolve_strike(battle, st, attacks, r1, charged, set())
 
     def land(st: combat.Strike) -> None:

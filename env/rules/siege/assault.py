@@ -3,7 +3,8 @@
 Rule functions for the assault on a wall section, used by the engine hooks:
 
 * who may charge a section and with what (:func:`can_charge`, :func:`assault_mode`);
-* how many climbers fight (:func:`climbers`, SIEGE.ASSAULT.CLIMB);
+* how many climbers fight (:func:`climbers`) and how many defenders touch them
+  (:func:`defenders_touching`), SIEGE.ASSAULT.CLIMB;
 * the defenders' advantages (:func:`climber_to_hit`, :func:`defenders_strike_first`,
   SIEGE.CC.DEFENDER_BONUS) and the combat result at a wall (:func:`wall_result_parts`,
   SIEGE.CC.RESULT);
@@ -78,6 +79,34 @@ def climbers(u: UnitState, in_contact: int) -> int:
     if mode == "ladders":
         return min(eq.carried(u)["ladders"], in_contact)
     return 0
+
+
+def defenders_touching(climbers: int, climber_w: float, defender_w: float, defenders: int) -> int:
+    """SIEGE.ASSAULT.CLIMB, CORE.GEO.CONTACT: the wall's defenders in base contact with ``climbers`` climbers.
+
+    The climbers stand side by side in the attacker lane, facing the defenders'
+    single rank (SIEGE.CASTLE.WALL), the first one's edge on a defender's file
+    edge (files line up as in any engagement). Their joint front is
+    ``climbers * climber_w`` inches long; every defender base that touches it,
+    corner to corner included, is in base contact: the defenders along the
+    front plus one at each end touching only a corner. With equal bases one
+    climber touches 3 defenders (the one opposite and its two neighbours),
+    two climbers 4, k climbers k + 2 — never more than the ``defenders`` in
+    the rank.
+
+    Args:
+        climbers: models on the parapet (:func:`climbers`), ≥ 0.
+        climber_w, defender_w: base widths in inches (> 0).
+        defenders: the defending unit's models in its rank on the wall.
+
+    Returns:
+        The defenders that fight the climbers (0 without climbers).
+    """
+    if climbers <= 0 or defenders <= 0:
+        return 0
+    front = climbers * climber_w
+    # defender j spans [j*w, (j+1)*w] with the front on [0, front]: they touch for j = -1 .. floor(front / w)
+    return min(defenders, math.floor(front / defender_w + 1e-6) + 2)
 
 
 def defender_bonus(mode: str | None, e: CastleElement) -> bool:

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 
 from battleline.env.rules import geometry as geo
 from battleline.env.rules.siege import assault
+from battleline.env.rules.siege import equipment as eq
 from battleline.env.rules.siege.castle import (
     NO_WALL_TYPES,
     CastleElement,
@@ -268,7 +269,11 @@ def fighters(battle: Battle, a: UnitState, d: UnitState, a_n: int, d_n: int) -> 
     """SIEGE.ASSAULT.CLIMB, SIEGE.CC.RESULT: fighting models of an engagement ``a`` → ``d`` at a wall or tower.
 
     The unit off the wall fights with its climbers only (none without gear;
-    at most 2 at a siege tower's bridge, and 2 defenders there). Across a
+    at most 2 at a siege tower's bridge, and 2 defenders there). Against
+    ladder or hook climbers only the defenders touching them fight
+    (:func:`env.rules.siege.assault.defenders_touching`: 3 for one climber
+    with equal bases), logged as SIEGE.ASSAULT.CLIMB with the element, the
+    climbing unit, its target, the mode, its ladders and both counts. Across a
     siege tower's bridge onto a tower or the citadel, at most 2 models per
     side fight (:func:`bridge_at_tower`; event SIEGE.CC.RESULT), and so at a tower's door
     (:func:`door_fighters`, SIEGE.TOWER.ASSAULT), where there is no base contact.
@@ -292,6 +297,10 @@ def fighters(battle: Battle, a: UnitState, d: UnitState, a_n: int, d_n: int) -> 
         n_off = assault.climbers(off, n_off)
         if mode == "siege_tower":
             n_on = min(n_on, assault.DOOR_FIGHTERS)
+        elif mode in ("ladders", "hooks"):
+            n_on = assault.defenders_touching(n_off, off.base_w, on.base_w, on.models_in_rank(1))
+            battle.emit("SIEGE.ASSAULT.CLIMB", element=e.id, unit=off.uid, target=on.uid, mode=mode,
+                        ladders=eq.carried(off).get("ladders", 0), climbers=n_off, defenders=n_on)
         return (n_on, n_off) if swap else (n_off, n_on)
     return a_n, d_n
 
@@ -310,9 +319,12 @@ def breaks_at_wall(battle: Battle, broken: list[int]) -> list[int]:
     """SIEGE.BREAK.ATTACKER / DEFENDER for units broken in a fight at a wall; returns the others.
 
     A broken attacker falls back 2D6" away from the wall, fleeing, and is not
-    pursued. A broken defender flees into the courtyard (away from the
-    climbers): each climbing unit rolls 2D6 and destroys it on a higher roll
-    (CORE.CC.CAUGHT; a tie escapes), without a pursuit move.
+    pursued. A broken defender flees 2D6" into the courtyard (away from the
+    climbers; CORE.CC.FLEE): each climbing unit rolls 2D6 and destroys it
+    only on a higher roll — a tie escapes (SIEGE.BREAK.DEFENDER, RULESET.md
+    conflict 8, unlike CORE.CC.CAUGHT in the field) — without a pursuit
+    move. The rolls, the verdict and the destruction are all logged under
+    SIEGE.BREAK.DEFENDER (``roll``, ``pursuit_rolls``, ``caught``).
     """
     from battleline.env.rules import psychology
 
@@ -332,12 +344,12 @@ def breaks_at_wall(battle: Battle, broken: list[int]) -> list[int]:
         elif on:  # u stands on the wall: a broken defender
             e = element_under(s, u)
             flee_roll, _ = battle.dice.flee_roll("SIEGE.BREAK.DEFENDER", False)
-            rolls = {o.uid: battle.dice.flee_roll("CORE.CC.CAUGHT", False)[0] for o in on}
+            rolls = {str(o.uid): battle.dice.flee_roll("SIEGE.BREAK.DEFENDER", False)[0] for o in on}
+            caught = any(r > flee_roll for r in rolls.values())  # a tie escapes
             battle.emit("SIEGE.BREAK.DEFENDER", unit=uid, element=e.id if e else None, roll=flee_roll,
-                        pursuit_rolls={str(k): v for k, v in rolls.items()})
-            if any(r > flee_roll for r in rolls.values()):
-                psychology.destroy(battle, u, "CORE.CC.CAUGHT", flee_roll=flee_roll,
-                                   pursuit_rolls={str(k): v for k, v in rolls.items()})
+                        pursuit_rolls=rolls, caught=caught)
+            if caught:
+                psychology.destroy(battle, u, "SIEGE.BREAK.DEFENDER", flee_roll=flee_roll, pursuit_rolls=rolls)
             else:
                 src = on[0]
                 psychology.flee(battle, u, (src.x, src.y), "CORE.CC.FLEE", roll=flee_roll, away_from=src.uid)
@@ -357,8 +369,6 @@ def charge_target_ok(state: BattleState, c: UnitState, t: UnitState) -> bool:
     e = element_under(state, t)
     if e is None:
         return True
-    from battleline.env.rules.siege import equipment as eq
-
     if c.troop_type in NO_WALL_TYPES or not eq.has_climbing_gear(c):
         return False
     mode = assault.assault_mode(c)
@@ -371,8 +381,6 @@ def wall_reaction_gear(state: BattleState, t: UnitState, c: UnitState) -> str | 
     ``t`` must stand on a wall section, ``c`` come off the walls with ladders or
     hooks (never a siege tower); a cauldron must be ready (SIEGE.EQUIP.CAULDRON_USE).
     """
-    from battleline.env.rules.siege import equipment as eq
-
     e = element_under(state, t)
     if e is None or e.kind != "wall" or element_under(state, c) is not None:
         return None
