@@ -12,6 +12,7 @@ from battleline.env.rules.events import make_event
 from battleline.env.rules.ruleset import UnknownRuleError, core_rule_ids, rule_ids
 from battleline.training import coverage as cov
 
+
 def _find_ruleset() -> Path:
     """shared/rules/RULESET.md in the nearest folder above this checkout that has one (a second checkout beside
     the first finds the same file); the path beside the checkout when there is none."""
