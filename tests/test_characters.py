@@ -16,6 +16,7 @@ from battleline.env.rules.army import check_joins
 from battleline.env.rules.battle import Battle
 from battleline.env.rules.charges import contact_placement
 from battleline.env.rules.config import ArmyUnitConfig, ConfigError, load_faction, load_scenario
+from battleline.env.rules.dice import ScriptedDice
 from battleline.env.rules.state import Engagement
 from tests.setups import INFANTRY_BASE, battle, placement, scenario
 
@@ -35,13 +36,19 @@ def joined(unit: str, host: int, **kw: object) -> dict:
     return placement(unit, 0, 0, 90, models=1, files=1, joins=host, **kw)
 
 
-def _combat(blue: list[dict], red: list[dict], dice: list[int], red_host: int | None = None) -> Battle:
+def _combat(blue: list[dict], red: list[dict], dice: list[int], red_host: int | None = None,
+            **switches: object) -> Battle:
     """Blue uid 0 has charged red ``red_host`` (default: red's first unit) in the front this turn; fight the phase.
 
     Red's combat phase passes first (nothing engaged), so blue is the phasing
     player; the Close Combat phase then runs with ``dice`` scripted.
+    ``switches`` are scenario fields (``champion_attack=False``).
     """
-    b = battle(blue, red, phase="combat", player="red")
+    if switches:
+        b = Battle.from_scenario({**scenario(blue, red, phase="combat", player="red"), **switches}, seed=0,
+                                 dice=ScriptedDice([], then_seed=0))
+    else:
+        b = battle(blue, red, phase="combat", player="red")
     s = b.state
     red_host = red_host if red_host is not None else len(blue)
     a, d = b.unit(0), b.unit(red_host)
@@ -221,12 +228,29 @@ def test_surrounded_unit_and_lone_character_must_accept() -> None:
 
 
 def test_champion_adds_one_attack() -> None:
-    """CORE.CC.ATTACKS: a champion has +1 A: 5 fighters + 5 supporters + 1 = 11 attacks."""
+    """CORE.CC.CHAMPION_ATTACK, CORE.CC.ATTACKS: the champion makes one attack more: 5 fighters + 5 supporters
+    + 1 = 11 attacks, logged once under its own ID; CORE.CC.ATTACKS itself gives no bonus."""
     blue = [placement("marcher_spearmen", 36, 10, 90, command=["champion"])]
     red = [placement("orc_warriors", 36, FAR, 270)]
     b = _combat(blue, red, [1] * 11 + [1] * 10 + [1, 1])
     assert b.pending.kind != "challenge"  # no character or champion to challenge
     assert rules(b, "CORE.CC.TO_HIT")[0]["attacks"] == 11
+    assert [(e["unit"], e["target"], e["extra_attacks"]) for e in rules(b, "CORE.CC.CHAMPION_ATTACK")] == [(0, 1, 1)]
+    assert [(e["unit"], e["fighters"], e["support"], e["attacks"]) for e in rules(b, "CORE.CC.ATTACKS")] == [
+        (0, 5, 5, 11), (1, 5, 5, 10)]
+
+
+def test_champion_attack_switched_off() -> None:
+    """CORE.CC.CHAMPION_ATTACK is a DEFAULT and a scenario switch: with ``champion_attack: false`` the champion
+    strikes with its profile's A: 5 fighters + 5 supporters = 10 attacks, and no CORE.CC.CHAMPION_ATTACK."""
+    blue = [placement("marcher_spearmen", 36, 10, 90, command=["champion"])]
+    red = [placement("orc_warriors", 36, FAR, 270)]
+    b = _combat(blue, red, [1] * 10 + [1] * 10 + [1, 1], champion_attack=False)
+    assert b.state.queue["champion_attack"] is False
+    assert [e["attacks"] for e in rules(b, "CORE.CC.TO_HIT")] == [10, 10]
+    assert rules(b, "CORE.CC.CHAMPION_ATTACK") == []
+    with pytest.raises(ConfigError, match="champion_attack: Input should be a valid boolean, got the string 'no'"):
+        load_scenario({**scenario(blue, red, phase="combat", player="red"), "champion_attack": "no"})
 
 
 # --------------------------------------------------------------------- shooting

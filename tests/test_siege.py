@@ -474,6 +474,22 @@ def test_assault_modes_climbers_and_charge_targets():
     assert asl.assault_mode(orcs) is None and asl.climbers(orcs, 10) == 0
 
 
+@pytest.mark.parametrize(("climbers", "climber_mm", "defender_mm", "defenders", "touching"), [
+    (1, 20, 20, 10, 3),  # the defender opposite and its two neighbours at the corners (CORE.GEO.CONTACT)
+    (2, 20, 20, 10, 4),
+    (3, 20, 20, 10, 5),
+    (1, 20, 20, 2, 2),  # never more than the rank on the wall
+    (1, 40, 20, 10, 4),  # a 40 mm climber spans two 20 mm defenders, plus one at each corner
+    (1, 25, 20, 10, 3),  # 25 mm: two along its front (the second partly), one at a corner
+    (1, 20, 40, 10, 2),  # 20 mm against 40 mm: the one opposite and one at a corner
+    (0, 20, 20, 10, 0),  # no climber, no fight
+])
+def test_defenders_touching_the_climbers(climbers, climber_mm, defender_mm, defenders, touching):
+    """SIEGE.ASSAULT.CLIMB, CORE.GEO.CONTACT: climbers side by side in the attacker lane, the first one's edge on
+    a defender's file edge; the defenders whose bases touch them, corner to corner included, fight."""
+    assert asl.defenders_touching(climbers, climber_mm / 25.4, defender_mm / 25.4, defenders) == touching
+
+
 def test_defender_bonus_to_hit_and_strike_first():
     b = _assault_battle({"ladders": 2})
     s1 = cs.element(b.state, "S1")

@@ -118,6 +118,81 @@ def test_ladder_assault_defenders_strike_first_climbers_hit_only_on_6s():
     assert "CORE.CC.COMBAT_RESULT.RANKS" not in parts and "CORE.CC.COMBAT_RESULT.OUTNUMBER" not in parts
     assert next(e for e in first_round if e["rule"] == "CORE.CC.COMBAT_RESULT.COMPARE")["totals"] == [0, 1]
     assert cs.element(b.state, "S1").parapet_taken, "the climbers won the round (SIEGE.CAPTURE.PARAPET)"
+    (climb,) = [e for e in first_round if e["rule"] == "SIEGE.ASSAULT.CLIMB"]
+    assert (climb["climbers"], climb["defenders"]) == (3, 5), "3 climbers side by side touch 5 spearmen"
+
+
+def _ladder_charge(ladders: int, script: list[int]) -> tuple[Battle, list[dict]]:
+    """Orcs (15 in 5 files, ``ladders`` ladders) charge 10 spearmen in one rank on S1; the spearmen hold and the
+    Close Combat phase runs with ``script`` (then seeded dice). Returns the battle and the events of the charge."""
+    blue = [placement("marcher_spearmen", 26.5, ON_S1, 90, models=10, files=10)]
+    red = [placement("orc_warriors", 26.5, 18 + 1.5 * BASE + 4, 270, models=15, files=5,
+                     equipment={"ladders": ladders})]
+    b = Battle.from_scenario(siege_scenario(blue, red, phase="movement", player="red"), seed=0)
+    b.apply(Action("charge", 1, 0, None))
+    b.dice = ScriptedDice(script, then_seed=0)
+    b.dice.log = b._log_roll
+    start = len(b.events)
+    b.apply(Action("react", 0, 1, "hold"))
+    return b, b.events[start:]
+
+
+def _strikes(events: list[dict]) -> list[tuple[int, int, int, int]]:
+    """(unit, attacks, needed, hits) of each CORE.CC.TO_HIT strike, in order."""
+    return [(e["unit"], e["attacks"], e["needed"], e["hits"]) for e in events
+            if e["rule"] == "CORE.CC.TO_HIT" and e.get("kind") != "dice"]
+
+
+@pytest.mark.parametrize(("ladders", "script", "defenders", "strikes"), [
+    # 1 ladder: 1 climber touches 3 spearmen (the one opposite and, at its corners, its two neighbours)
+    (1, [5, 4] + [6, 6, 6] + [6, 6, 6] + [6, 6, 6] + [5] + [1, 1], 3, [(0, 3, 4, 3), (1, 1, 6, 0)]),
+    # 2 ladders: 2 climbers side by side touch 4 spearmen; the climbers' 6 hits, wounds, and is saved
+    (2, [5, 4] + [6, 6, 6, 6] + [6, 6, 6, 6] + [6, 6, 6, 6] + [6, 5] + [6] + [6] + [1, 1], 4,
+     [(0, 4, 4, 4), (1, 2, 6, 1)]),
+])
+def test_ladder_climbers_fight_only_the_defenders_they_touch(ladders, script, defenders, strikes):
+    """SIEGE.ASSAULT.CLIMB, CORE.GEO.CONTACT: of 5 spearmen facing the orcs' front, only those touching the
+    climbers (1 per ladder) fight: 20 mm bases, 1 climber → 3 defenders, 2 climbers → 4 (not 5 and 5).
+    Dice: charge 5+4; the defenders strike first (SIEGE.CC.DEFENDER_BONUS): all hit (WS3 v WS3: 4+), wound, and the orcs
+    save every wound on 6s; the climbers hit only on 6s; the spearmen pass their break test (1, 1)."""
+    _b, events = _ladder_charge(ladders, script)
+    events = events[: next(i for i, e in enumerate(events) if e["rule"] == "CORE.CC.COMBAT_RESULT.COMPARE")]
+    (climb,) = [e for e in events if e["rule"] == "SIEGE.ASSAULT.CLIMB"]
+    assert {k: climb[k] for k in ("element", "unit", "target", "mode", "ladders", "climbers", "defenders")} == {
+        "element": "S1", "unit": 1, "target": 0, "mode": "ladders", "ladders": ladders, "climbers": ladders,
+        "defenders": defenders}
+    assert _strikes(events) == strikes
+    assert not [e for e in events if e["rule"] == "CORE.CC.CASUALTIES"], "every wound saved"
+
+
+@pytest.mark.parametrize(("pursuit", "caught"), [([4, 3], False), ([4, 4], True)])
+def test_a_broken_wall_defender_escapes_a_tied_pursuit(pursuit, caught):
+    """SIEGE.BREAK.DEFENDER (RULESET.md conflict 8): a broken defender on a wall is destroyed only if a climbing
+    unit rolls more than its flee roll; a tie escapes (unlike CORE.CC.CAUGHT in the field, where a tie catches).
+    Dice: charge 5+4; the 3 spearmen touching the climber miss (1, 1, 1); the climber hits (6), wounds (6) and
+    the spearman's save fails (1); red wins 2 (1 wound + charge) to 0; the spearmen's break test 6+6 fails;
+    flee 3+4 = 7 against the orcs' pursuit roll 4+3 = 7 (escapes) or 4+4 = 8 (caught)."""
+    b, events = _ladder_charge(1, [5, 4] + [1, 1, 1] + [6, 6, 1] + [6, 6] + [3, 4] + pursuit)
+    events = events[: next(i for i, e in enumerate(events) if e["rule"] == "CORE.GAME.LENGTH")]  # this turn only
+    compare = next(e for e in events if e["rule"] == "CORE.CC.COMBAT_RESULT.COMPARE")
+    assert compare["totals"] == [0, 2]
+    breaks = [e for e in events if e["rule"] == "SIEGE.BREAK.DEFENDER" and e.get("kind") != "dice"]
+    rolls = [e for e in events if e["rule"] == "SIEGE.BREAK.DEFENDER" and e.get("kind") == "dice"]
+    assert [r["result"] for r in rolls] == [7, sum(pursuit)]
+    assert {k: breaks[0][k] for k in ("unit", "element", "roll", "pursuit_rolls", "caught")} == {
+        "unit": 0, "element": "S1", "roll": 7, "pursuit_rolls": {"1": sum(pursuit)}, "caught": caught}
+    assert not [e for e in events if e["rule"] == "CORE.CC.CAUGHT"], "no field pursuit at a wall"
+    flees = [e for e in events if e["rule"] == "CORE.CC.FLEE" and e.get("flee")]
+    if caught:
+        assert breaks[1]["destroyed"] is True and breaks[1]["flee_roll"] == 7 and b.unit(0).removed
+        assert flees == []
+    else:
+        assert len(breaks) == 1 and not [e for e in events if e.get("destroyed")]
+        (flee,) = flees
+        assert (flee["unit"], flee["roll"], flee["distance"]) == (0, 7, 7.0)
+        assert flee["y"] < 16, "fled off S1 (y 16-18) into the courtyard"
+    taken = [e for e in events if e["rule"] == "SIEGE.CAPTURE.PARAPET"][-1]  # the round won, then the section
+    assert (taken["element"], taken["unit"], taken["controller"]) == ("S1", 1, 1)
 
 
 def test_no_climbing_gear_no_charge_at_the_wall():
