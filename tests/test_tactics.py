@@ -997,3 +997,17 @@ def test_refused_flank_plays_an_army_with_no_fighting_blocks() -> None:
                     [placement("orc_warriors", 36, 38, 270)])
     battle = play_battle(data, "refused_flank", "random", seed=0)
     assert battle.result["winner"] in ("blue", "red", "draw") and battle.state.turn >= 1
+
+
+def test_a_caught_wall_defender_counts_as_destroyed_and_an_escaped_one_does_not() -> None:
+    """SIEGE.BREAK.DEFENDER: the detectors count a broken wall defender as destroyed only from the event that says
+    ``destroyed`` (caught: a climber rolled more); the roll event of a tie (escaped) removes nobody."""
+    log = game([inf(0, 0), inf(1, 1)], [deploy(0, 0, 36, 9), deploy(1, 1, 36, 40)],
+               turn(1, 0, combat=[E("SIEGE.BREAK.DEFENDER", unit=1, element="S1", roll=7, pursuit_rolls={"0": 7},
+                                    caught=False)]),
+               turn(1, 1),
+               turn(2, 0, combat=[E("SIEGE.BREAK.DEFENDER", unit=1, element="S1", roll=7, pursuit_rolls={"0": 8},
+                                    caught=True),
+                                  E("SIEGE.BREAK.DEFENDER", unit=1, side=1, destroyed=True, flee_roll=7,
+                                    pursuit_rolls={"0": 8})]))
+    assert [(uid, rule, off) for _, uid, rule, off in log.destroyed] == [(1, "SIEGE.BREAK.DEFENDER", False)]
