@@ -490,6 +490,23 @@ def test_defenders_touching_the_climbers(climbers, climber_mm, defender_mm, defe
     assert asl.defenders_touching(climbers, climber_mm / 25.4, defender_mm / 25.4, defenders) == touching
 
 
+def test_hook_climbers_fight_the_defenders_they_touch():
+    """SIEGE.ASSAULT.CLIMB, SIEGE.EQUIP.HOOKS: every hook-armed model in contact climbs (5 of the orcs' front), and
+    the 7 spearmen touching those 5 (20 mm bases, corners included) fight; with 2 ladders 2 climb and 4 fight.
+    Either way round of the engagement gives the same counts."""
+    from battleline.env.rules.siege import play
+
+    b = _assault_battle({"hooks": 1})
+    spears, orcs = b.unit(0), b.unit(1)
+    assert play.fighters(b, orcs, spears, 5, 5) == (5, 7) and play.fighters(b, spears, orcs, 5, 5) == (7, 5)
+    ev = rules(b, "SIEGE.ASSAULT.CLIMB")[0]
+    assert (ev["element"], ev["unit"], ev["target"], ev["mode"], ev["ladders"], ev["climbers"], ev["defenders"]) == (
+        "S1", 1, 0, "hooks", 0, 5, 7)
+    orcs.marks["siege"] = {"ladders": 2}
+    assert play.fighters(b, orcs, spears, 5, 5) == (2, 4)
+    assert (rules(b, "SIEGE.ASSAULT.CLIMB")[-1]["ladders"], rules(b, "SIEGE.ASSAULT.CLIMB")[-1]["climbers"]) == (2, 2)
+
+
 def test_defender_bonus_to_hit_and_strike_first():
     b = _assault_battle({"ladders": 2})
     s1 = cs.element(b.state, "S1")
