@@ -2,8 +2,8 @@
 
 ``python -m benchmarks.fuzz --battles 10000 --workers 2 --seed 0 --out benchmarks/results/fuzz.json``
 
-Battles (:func:`plan_cases`) go round every shipped scenario (``configs/scenarios``, and with
-``--coverage`` its ``coverage/`` folder too), each with its own battle seed (``--seed`` + its index).
+Battles (:func:`plan_cases`) go round every shipped scenario (``configs/scenarios`` and its
+``coverage/`` folder, which ``--no-coverage`` leaves out), each with its own battle seed (``--seed`` + its index).
 The agents cycle through three modes: ``random`` against ``random``; ``scripted`` against ``scripted``
 (line_advance, pincers, refused_flank and the tactical agents in the field; in a siege
 ``siege_attacker`` attacking against ``siege_defender`` defending); and ``mixed``, one scripted agent
@@ -97,7 +97,7 @@ class Case:
 
 
 # --------------------------------------------------------------------- the plan
-def shipped_scenarios(coverage: bool = False) -> list[str]:
+def shipped_scenarios(coverage: bool = True) -> list[str]:
     """The scenario ids in ``configs/scenarios`` (sorted), and with ``coverage`` those of its ``coverage/``
     folder as ``coverage/<id>``."""
     from battleline.env.rules.config import CONFIG_DIR, list_scenarios
@@ -380,8 +380,8 @@ def main(
     max_decisions: Annotated[int, typer.Option(help="decisions a battle may take before it is a hang")] = MAX_DECISIONS,
     scenario: Annotated[list[str] | None, typer.Option(help="only these scenarios (repeat the flag); default: "
                                                        "every shipped one")] = None,
-    coverage: Annotated[bool, typer.Option("--coverage", help="also the scenarios of configs/scenarios/"
-                                           "coverage")] = False,
+    coverage: Annotated[bool, typer.Option("--coverage/--no-coverage", help="with the scenarios of "
+                                           "configs/scenarios/coverage")] = True,
     replay: Annotated[str | None, typer.Option("--replay-case", help="replay one case from the report (its JSON) "
                                                "and print what it breaks")] = None,
     battle_out: Annotated[Path | None, typer.Option(help="with --replay-case: save the battle as it stood at the "
