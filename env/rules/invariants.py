@@ -89,8 +89,6 @@ DECISION_RULES = {
 FORCED_STAGES = frozenset({"react", "pursue", "accept"})
 """Stages the engine always stops at (``Battle._advance``): the stage's own actions, end_phase aside, must exist."""
 
-_UNIT_FIELDS = ("unit", "target", "charger", "attacker", "defender")
-"""Event fields that name a unit (for the last event of a violation's units)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,8 +100,8 @@ class Violation:
         rule: the RULESET.md rule ID the state breaks.
         units: (uid, label) of each unit concerned, label "Name (side)"; empty for the castle or a decision.
         message: what is wrong, with the numbers (inches, square inches, counts).
-        last_event: the last event before the check that names one of ``units`` (else the battle's last
-            event), as "RULE.ID (turn T, phase)"; "" for a battle without events.
+        last_event: the last event before the check whose acting ``unit`` is one of ``units`` (dice rolls
+            aside; else the battle's last event), as "RULE.ID (turn T, phase)"; "" for a battle without events.
     """
 
     kind: str
@@ -131,12 +129,12 @@ def label(u: UnitState) -> str:
 
 
 def _last_event(events: list[dict[str, Any]], uids: tuple[int, ...]) -> str:
-    """The last non-dice event naming one of ``uids`` (else the last event), as "RULE (turn T, phase)"."""
+    """The last non-dice event whose ``unit`` is one of ``uids`` (else the last event), as "RULE (turn T, phase)"."""
     chosen = None
     for ev in reversed(events):
         if ev.get("kind") == "dice":
             continue
-        if not uids or any(ev.get(f) in uids for f in _UNIT_FIELDS):
+        if not uids or ev.get("unit") in uids:
             chosen = ev
             break
     if chosen is None and events:
