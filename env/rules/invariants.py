@@ -114,7 +114,7 @@ class Violation:
         """The violation as one line: kind, rule, units, message, last event.
 
         e.g. ``overlap CORE.MOVE.ONE_INCH [#3 Spearmen (blue), #7 Orc Boyz (red)]: footprints overlap by
-        2.000 sq in; last event CORE.CHARGE.ALIGN (turn 2, movement)``.
+        2.0000 sq in; last event CORE.CHARGE.ALIGN (turn 2, movement)``.
         """
         who = f" [{', '.join(f'#{uid} {label}' for uid, label in self.units)}]" if self.units else ""
         return f"{self.kind} {self.rule}{who}: {self.message}; last event {self.last_event or 'none'}"
@@ -176,7 +176,7 @@ def _check_overlaps(found: _Found, units: list[UnitState], polys: np.ndarray) ->
         if i < j and geo.overlaps(polys[i], polys[j]):
             a, b = units[i], units[j]
             area = shapely.area(shapely.intersection(polys[i], polys[j]))
-            found.add("overlap", "CORE.MOVE.ONE_INCH", [a, b], f"footprints overlap by {area:.3f} sq in")
+            found.add("overlap", "CORE.MOVE.ONE_INCH", [a, b], f"footprints overlap by {area:.4f} sq in")
 
 
 def _check_table(found: _Found, units: list[UnitState], polys: np.ndarray) -> None:
@@ -206,7 +206,7 @@ def _check_terrain(found: _Found, units: list[UnitState], polys: np.ndarray) -> 
                 area = shapely.area(shapely.intersection(p, tp))
                 name = f" '{t.name}'" if t.name else ""
                 found.add("impassable", "CORE.TERRAIN.TYPES", [u],
-                          f"footprint overlaps {t.kind}{name} by {area:.3f} sq in")
+                          f"footprint overlaps {t.kind}{name} by {area:.4f} sq in")
 
 
 def _check_castle_places(found: _Found, units: list[UnitState], polys: np.ndarray) -> None:
@@ -236,7 +236,7 @@ def _check_castle_places(found: _Found, units: list[UnitState], polys: np.ndarra
             if inside:
                 area = sum(shapely.area(shapely.intersection(p, b)) for b in inside)
                 found.add("in_castle", "SIEGE.SCEN.CASTLE", [u],
-                          f"footprint overlaps the castle's walls, towers or closed gates by {area:.3f} sq in "
+                          f"footprint overlaps the castle's walls, towers or closed gates by {area:.4f} sq in "
                           f"with its centre ({u.x:.3f}, {u.y:.3f}) on no element")
             continue
         ok = end_check(s, u)
