@@ -212,40 +212,36 @@ def test_every_decision_of_short_battles_is_clean(case: Case) -> None:
     assert (row["violations"], row["error"], row["hang"]) == ({}, None, None)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 27 defect 1: after CORE.CHARGE.ALIGN a charger overlaps a second unit "
-                   "(here #0 Marcher Spearmen inside #4 Orc Archers by 5.244 sq in at decision 26)")
-def test_a_charge_ending_inside_another_unit() -> None:
-    row, _ = play_checked(Case(0, "skirmish_line", "random", "random", 63))
-    assert "overlap" not in row["violations"], row["violations"]["overlap"]["line"]
+def defect(reason: str, kind: str, case: Case) -> object:
+    """A battle that breaks invariant ``kind`` because of a known engine defect: a strict xfail naming it."""
+    return pytest.param(kind, case, marks=pytest.mark.xfail(strict=True, reason=reason),
+                        id=f"{kind}-{case.scenario}-{case.seed}")
 
 
-@pytest.mark.xfail(strict=True, reason="issue 27 defect 3: a pursuer ends off the table (CORE.CC.PURSUIT_MOVE; "
-                   "#3 C's footprint 1.403\" past the y = 0 edge at decision 31)")
-def test_a_pursuer_off_the_table() -> None:
-    row, _ = play_checked(Case(0, "diagram_speed_bump", "random", "abandoned_flank", 88))
-    assert "off_table" not in row["violations"], row["violations"]["off_table"]["line"]
+DEFECTS = [
+    defect("issue 27 defect 1: after CORE.CHARGE.ALIGN a charger overlaps a second unit (here #0 Marcher Spearmen "
+           "inside #4 Orc Archers by 5.2443 sq in at decision 26)",
+           "overlap", Case(0, "skirmish_line", "random", "random", 63)),
+    defect("issue 27 defect 3: a pursuer ends off the table (CORE.CC.PURSUIT_MOVE; #3 C's footprint 1.403\" past the "
+           "y = 0 edge at decision 31)",
+           "off_table", Case(0, "diagram_speed_bump", "random", "abandoned_flank", 88)),
+    defect("issue 27 defect 3, turning in place: a pursuer that turns to follow (pursuit distance 0.0, "
+           "CORE.CC.PURSUIT_MOVE) swings its footprint into rocks ('Split Crag', 0.0555 sq in, #13 Clan Warriors at "
+           "decision 86)",
+           "impassable", Case(0, "pitched_battle", "random", "open_loop", 2488, "orcs_boar_warband",
+                              "dwarfs_hold_warband")),
+    defect("issue 27 defect 4: engaged without contact after casualties remove a rank (CORE.CC.CONTACT_KEEP; #3 D2 "
+           "0.787\" from #1 A2 at decision 15)",
+           "detached", Case(0, "diagram_flank_charge", "random", "random", 0)),
+    defect("not in issue 27's list: a joined character left alone when its host is wiped out (CORE.TYPE.CHARACTER "
+           "alone) stands at the dead host's centre, not its front rank, and keeps the host's engagement 0.394\" "
+           "from the enemy (#8 Battle Wizard, #0 Kindred Spearmen, decision 24)",
+           "detached", Case(0, "coverage/coverage_magic_c", "bait_and_flank", "weakened_flank", 45)),
+]
 
 
-@pytest.mark.xfail(strict=True, reason="issue 27 defect 4: engaged without contact after casualties remove a rank "
-                   "(CORE.CC.CONTACT_KEEP; #3 D2 0.787\" from #1 A2 at decision 15)")
-def test_engaged_units_out_of_contact() -> None:
-    row, _ = play_checked(Case(0, "diagram_flank_charge", "random", "random", 0))
-    assert "detached" not in row["violations"], row["violations"]["detached"]["line"]
-
-
-
-@pytest.mark.xfail(strict=True, reason="issue 27 defect 3, turning in place: a pursuer that turns to follow (pursuit "
-                   "distance 0.0, CORE.CC.PURSUIT_MOVE) swings its footprint into rocks ('Split Crag', 0.0555 sq in, "
-                   "#13 Clan Warriors at decision 86)")
-def test_a_pursuer_turning_into_impassable_terrain() -> None:
-    row, _ = play_checked(Case(0, "pitched_battle", "random", "open_loop", 2488, "orcs_boar_warband",
-                               "dwarfs_hold_warband"))
-    assert "impassable" not in row["violations"], row["violations"]["impassable"]["line"]
-
-
-@pytest.mark.xfail(strict=True, reason="not in issue 27's list: a joined character left alone when its host is wiped "
-                   "out (CORE.TYPE.CHARACTER alone) stands at the dead host's centre, not its front rank, and keeps "
-                   "the host's engagement 0.394\" from the enemy (#8 Battle Wizard, #0 Kindred Spearmen, decision 24)")
-def test_a_character_left_alone_keeps_contact() -> None:
-    row, _ = play_checked(Case(0, "coverage/coverage_magic_c", "bait_and_flank", "weakened_flank", 45))
-    assert "detached" not in row["violations"], row["violations"]["detached"]["line"]
+@pytest.mark.parametrize(("kind", "case"), DEFECTS)
+def test_known_defects(kind: str, case: Case) -> None:
+    """Each battle stays clean of the invariant its defect breaks (a strict xfail until the defect is fixed)."""
+    row, _ = play_checked(case)
+    assert kind not in row["violations"], row["violations"][kind]["line"]
