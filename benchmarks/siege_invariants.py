@@ -1,70 +1,59 @@
-"""Random siege battles with the castle invariants checked after every decision.
+"""Random siege battles with the table's invariants checked after every decision.
 
 ``python -m benchmarks.siege_invariants --seeds 300 --scenario siege --out benchmarks/results/siege_invariants.json``
 
 Each battle is ``random`` against ``random`` (the registry's agents, seeded as
-in :func:`training.play.play_battle`), dice seed = battle seed. After every
-decision :func:`env.rules.siege.castle.check_invariants` compares the castle
-with its state before the decision:
+in :func:`training.play.play_battle`), dice seed = battle seed, played by
+:func:`benchmarks.fuzz.play_checked`: after set-up and after every decision
+:class:`env.rules.invariants.InvariantTracker` checks the state, the castle
+included:
 
 * damage never decreases (each element's bonus, results so far, parapet /
-  breach / collapse flags, the gate's damage state);
-* no unit stands inside a standing wall section (off the parapet: only in an
-  open gateway or a breach);
-* a unit on a wall section stands in one rank (SIEGE.CASTLE.WALL).
+  breach / collapse flags, the gate's damage state; SIEGE.DMG.VALUE);
+* no unit stands inside a standing wall, tower or closed gate it may not
+  enter (SIEGE.SCEN.CASTLE);
+* a unit up on the castle stands wholly on it, in one rank on a wall section
+  (SIEGE.MOVE.WALLS, SIEGE.CASTLE.WALL);
+* and the checks of every battle: overlaps, the table edge, base contact of
+  engaged units, models and wounds, the pending decision.
+
+``python -m benchmarks.fuzz`` runs the same checks over every scenario and agent.
 """
 
 from __future__ import annotations
 
 import json
 import time
-import traceback
 from collections import Counter
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from battleline.agents.registry import make_agent
-from battleline.env.rules.battle import Battle
-from battleline.env.rules.siege import castle as cs
 from battleline.training.cli import check_output, writing
-from battleline.training.play import agent_seed
 from benchmarks import check_at_least, check_scenario, flag_errors
-
-MAX_DECISIONS = 20000
+from benchmarks.fuzz import MAX_DECISIONS, Case, play_checked
 
 
 def checked_random_battle(scenario: str | dict[str, Any], seed: int, max_decisions: int = MAX_DECISIONS) -> dict[str, Any]:
-    """Play one random-vs-random battle, checking the castle invariants after each decision.
+    """Play one random-vs-random battle, checking the invariants after each decision (:func:`benchmarks.fuzz.play_checked`).
 
     Returns a dict: ``seed``, ``winner`` ("blue"/"red", None when it did not
-    finish), ``decisions``, ``turn``, ``problems`` (the first invariant
-    problems, with the decision number), ``error`` (the exception text, or
-    None), ``siege_rules`` (SIEGE.* rule id → events), ``castle`` (element id →
-    damage bonus, results, gate state).
+    finish), ``decisions``, ``turn``, ``problems`` (per kind of violation, the
+    first: its decision number and line), ``error`` (the exception text, or
+    None; a battle without an end within ``max_decisions`` is one), ``siege_rules``
+    (SIEGE.* rule id → events), ``castle`` (element id → damage bonus, results, gate state).
     """
-    out: dict[str, Any] = {"seed": seed, "winner": None, "decisions": 0, "turn": 0, "problems": [], "error": None}
-    battle: Battle | None = None
-    try:
-        battle = Battle.from_scenario(scenario, seed=seed)
-        agents = [make_agent("random", seed=agent_seed(seed, side)) for side in (0, 1)]
-        for side, agent in enumerate(agents):
-            agent.reset(battle, side)
-        while not battle.is_over:
-            if out["decisions"] >= max_decisions:
-                raise RuntimeError(f"no end within {max_decisions} decisions")
-            before = cs.snapshot(battle.state)
-            battle.apply(agents[battle.pending.player].act(battle))
-            out["decisions"] += 1
-            problems = cs.check_invariants(battle.state, before)
-            if problems:
-                out["problems"].append({"decision": out["decisions"], "problems": problems})
-                break
-        out["winner"] = battle.result["winner"] if battle.is_over else None
-    except Exception as exc:  # noqa: BLE001 - the report records any failure
-        out["error"] = "".join(traceback.format_exception_only(exc)).strip()
-        out["traceback"] = traceback.format_exc(limit=6)
+    row, battle = play_checked(Case(0, scenario, "random", "random", seed), seconds=0, max_decisions=max_decisions)
+    out: dict[str, Any] = {"seed": seed, "winner": row["winner"], "decisions": row["decisions"], "turn": 0,
+                           "problems": [{"decision": v["decision"], "problems": [v["line"]]}
+                                        for v in row["violations"].values()],
+                           "error": None}
+    if row["error"]:
+        out["error"] = row["error"]["error"]
+        out["traceback"] = "\n".join(row["error"]["traceback"])
+    elif row["hang"]:
+        out["error"] = f"RuntimeError: {row['hang']['why']}"
     if battle is not None:
         out["turn"] = battle.state.turn
         out["siege_rules"] = dict(Counter(e["rule"] for e in battle.events if e["rule"].startswith("SIEGE.")))

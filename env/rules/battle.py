@@ -469,6 +469,18 @@ class Battle:
         """The unit with ``uid``."""
         return self.state.units[uid]
 
+    def check_invariants(self, castle_before: list[Any] | None = None) -> list[Any]:
+        """The table's invariants broken now (:func:`env.rules.invariants.check_invariants`): overlapping or
+        off-table footprints, impassable terrain, engaged units out of contact, inconsistent models and wounds, a
+        decision without a choice; with ``castle_before`` (a castle snapshot) damage that went down.
+
+        Returns:
+            A list of :class:`env.rules.invariants.Violation` (empty when all hold); the battle is not changed.
+        """
+        from battleline.env.rules.invariants import check_invariants
+
+        return check_invariants(self, castle_before)
+
     def clone(self) -> Battle:
         """An independent copy (state, dice, events, actions)."""
         other = Battle.__new__(Battle)
