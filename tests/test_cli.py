@@ -1127,3 +1127,80 @@ def test_an_unknown_agent_names_its_flag(runner, args, flag):
     result = runner.invoke(app, args)
     assert result.exit_code == 2
     assert _one_error_line(result).startswith(f"error: {flag}: unknown agent 'nope'; known agents: random, ")
+
+
+# ----------------------------------------------------------------------------- rules reference, --version
+def test_rules_prints_one_rule_with_its_section(runner):
+    result = runner.invoke(app, ["rules", "CORE.CC.BREAK_TEST"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout == (
+        "CORE.CC.BREAK_TEST  (RULESET.md, 3.7 Close combat)\n"
+        "A losing unit passes if 2D6 ≤ Ld − difference. A natural double 1 always passes. "
+        "(src: 000:L992-L996, L1010-L1014)\n"
+    )
+
+
+def test_rules_prints_a_rule_with_its_table_and_a_table_row(runner):
+    result = runner.invoke(app, ["rules", "siege.dmg.gate"])  # case does not matter
+    assert result.exit_code == 0, result.output
+    assert result.stdout == (
+        "SIEGE.DMG.GATE  (RULESET.md, 5. Siege module (SIEGE; on CORE))\n"
+        "Gate damage table. (src: 000:L78-L84)\n"
+        "\n"
+        "| Value | Result |\n"
+        "|---|---|\n"
+        "| ≤10 | no effect |\n"
+        "| 11–12 | +1 |\n"
+        "| 13–14 | +2 |\n"
+        "| 15 | Smashed (half speed). +3. |\n"
+        "| 16+ | Destroyed, open. |\n"
+    )
+    row = runner.invoke(app, ["rules", "CORE.MAGIC.SPELL.FIRE.1"])
+    assert row.exit_code == 0, row.output
+    assert row.stdout == (
+        "CORE.MAGIC.SPELL.FIRE.1  (RULESET.md, 3.3 Magic)\n"
+        "Name: Fireball\nCV: 5\nR\": 24\nType: M\nEffect: D6 S4 hits\n"
+        "(a row of the table of CORE.MAGIC.SPELLS: Each lore has four spells (the source has none). (DEFAULT))\n"
+    )
+
+
+def test_rules_prefix_prints_every_matching_rule_with_its_id(runner):
+    result = runner.invoke(app, ["rules", "SIEGE.DMG"])
+    assert result.exit_code == 0, result.output
+    headings = [line.split("  (")[0] for line in result.stdout.splitlines() if line.startswith("SIEGE.DMG.")]
+    assert headings == ["SIEGE.DMG.VALUE", "SIEGE.DMG.WALL", "SIEGE.DMG.TOWER", "SIEGE.DMG.GATE", "SIEGE.DMG.CANNON",
+                        "SIEGE.DMG.TEMPLATE", "SIEGE.DMG.GATE_SHOTS", "SIEGE.DMG.MELEE"]
+    assert result.stdout.endswith("\n8 rules under SIEGE.DMG\n")
+    assert runner.invoke(app, ["rules", "SIEGE.DMG.*"]).stdout == result.stdout
+
+
+def test_rules_unknown_id_is_one_line_with_close_ids(runner):
+    result = runner.invoke(app, ["rules", "CORE.CC.BRAKE_TEST"])
+    assert result.exit_code == 2
+    assert _one_error_line(result) == ("error: unknown rule ID 'CORE.CC.BRAKE_TEST'; close IDs: CORE.CC.BREAK_TEST, "
+                                       "CORE.CC.BREAK_ORDER, CORE.CC.COMBAT_RESULT")
+    assert result.stdout == ""
+    far = runner.invoke(app, ["rules", "NOTHING.LIKE.IT"])
+    assert far.exit_code == 2
+    assert _one_error_line(far) == "error: unknown rule ID 'NOTHING.LIKE.IT'; 'battleline rules' lists every rule ID"
+
+
+def test_rules_without_an_id_lists_every_rule(runner):
+    from battleline.env.rules.ruleset import rule_ids
+
+    result = runner.invoke(app, ["rules"])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    listed = {line.split("  ")[0] for line in lines[:-1]}
+    assert listed >= set(rule_ids())
+    assert "CORE.CC.BREAK_TEST  A losing unit passes if 2D6 ≤ Ld − difference. A natural double 1 always passes…" in lines
+    assert lines[-1] == (f"{len(lines) - 1} rules; 'battleline rules ID' prints one, "
+                         "'battleline rules CORE.CC' every rule under a prefix")
+
+
+def test_version_prints_the_installed_distribution_version(runner):
+    from importlib.metadata import version
+
+    result = runner.invoke(app, ["--version"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout == f"battleline {version('battleline')}\n"

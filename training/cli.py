@@ -121,6 +121,23 @@ app = typer.Typer(
 console = make_console()
 
 
+def _print_version(value: bool) -> None:
+    """``--version``: print ``battleline <version>`` (the installed distribution's, importlib.metadata) and exit 0."""
+    if value:
+        from battleline import __version__
+
+        console.print(f"battleline {__version__}", soft_wrap=True, highlight=False)
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[bool, typer.Option("--version", help="Print the version and exit.", is_eager=True,
+                                          callback=_print_version)] = False,
+) -> None:
+    """Play, replay and rank agents on the battleline rank-and-file wargame engine."""
+
+
 class UserError(Exception):
     """A user mistake reported as one line (exit code 2)."""
 
@@ -760,21 +777,21 @@ def coverage_cmd(
     with _user_errors():
         if battles < 1:
             raise UserError(f"--battles must be at least 1, got {battles}")
-        per = len(cov.corpus_games(1))  # the corpus' set-ups: battles each
-        try:
-            check_games_total(per * battles, f"--battles {battles:,} × {per} set-ups")
-        except ValueError as exc:
-            raise UserError(str(exc)) from None
         if show not in ("missing", "all"):
             raise UserError(f"--show must be 'missing' or 'all', got '{show}'")
-        try:
+        try:  # every empty case (no tests, no index, no army list, no core rule) is one line, before any battle
+            per = len(cov.corpus_games(1))  # the corpus' set-ups: battles each
+            check_games_total(per * battles, f"--battles {battles:,} × {per} set-ups")
             exceptions = cov.load_exceptions()
-        except ValueError as exc:
+            tests, source = cov.known_tests()
+        except ValueError as exc:  # CoverageError included
             raise UserError(str(exc)) from None
-    with LoggedProgress(console=console, transient=True, unit="games") as progress:
+        if not cov.core_rule_ids():
+            raise UserError("no core rule ID to report: the rule-ID list names none")
+    with _user_errors(), LoggedProgress(console=console, transient=True, unit="games") as progress:
         task = progress.add_task("fuzz corpus", total=len(cov.corpus_games(battles)))
         counts = cov.fuzz_corpus_counts(battles, progress=lambda n: progress.advance(task, n))
-    rows = cov.coverage(counts, cov.tests_by_rule(), exceptions)
+    rows = cov.coverage(counts, tests, exceptions)
     table = Table(title="Core rule coverage", header_style="bold", box=box.SIMPLE_HEAD, pad_edge=False)
     for col in ("rule", "tests", "fired", "status"):
         table.add_column(col)
@@ -788,10 +805,42 @@ def coverage_cmd(
     s = cov.summary(rows)
     console.print(
         f"{s['tested_and_fired']}/{s['rules']} core rule IDs tested and firing ({s['share']:.0%}); "
-        f"{s['tested']} tested, {s['fired']} fired, {s['excused']} excused."
+        f"{s['tested']} tested, {s['fired']} fired, {s['excused']} excused.", soft_wrap=True
     )
+    console.print(f"tests read from {source}", soft_wrap=True, highlight=False)
     if any(not r.ok for r in rows):
         raise typer.Exit(EXIT_CHECK_FAILED)
+
+
+@app.command("rules")
+def rules_cmd(
+    rule: Annotated[str | None, typer.Argument(
+        help="A rule ID (CORE.CC.BREAK_TEST) or the start of IDs (SIEGE.DMG, CORE.CC); none lists every ID.")
+    ] = None,
+) -> None:
+    """Print a rule's text from the shipped rules document (RULESET.md), or every rule under a prefix."""
+    from battleline.env.rules.reference import UnknownRuleQuery, lookup, normalize_query, ruleset_rules, summary
+
+    if rule is None:
+        for r in ruleset_rules().values():
+            console.print(Text(f"{r.id}  {summary(r)}"), soft_wrap=True)
+        console.print(f"{len(ruleset_rules())} rules; 'battleline rules ID' prints one, "
+                      f"'battleline rules CORE.CC' every rule under a prefix", soft_wrap=True, highlight=False)
+        return
+    try:
+        found = lookup(rule)
+    except UnknownRuleQuery as exc:
+        raise _fail(str(exc), EXIT_USER_ERROR) from None
+    for i, r in enumerate(found):
+        if i:
+            console.print()
+        heading = Text(r.id, style="bold")
+        heading.append(f"  (RULESET.md, {r.section})", style="dim")
+        console.print(heading, soft_wrap=True)
+        console.print(Text(r.text), soft_wrap=True)
+    if len(found) > 1:
+        console.print()
+        console.print(f"{len(found)} rules under {normalize_query(rule)}", soft_wrap=True, highlight=False)
 
 
 @app.command("tactics")
