@@ -28,7 +28,7 @@ from pathlib import Path
 
 import yaml
 
-from battleline.env.rules.config import CONFIG_DIR, REPO_ROOT, package_data_dir, read_file_text
+from battleline.env.rules.config import CONFIG_DIR, NESTED_TOO_DEEPLY, REPO_ROOT, package_data_dir, read_file_text
 from battleline.env.rules.ruleset import core_rule_ids, rule_ids
 
 TESTS_DIR = REPO_ROOT / "tests"
@@ -102,6 +102,8 @@ def load_test_index(path: Path = TEST_INDEX_FILE) -> dict[str, list[str]]:
         data = json.loads(read_file_text(path, CoverageError))
     except json.JSONDecodeError as exc:
         raise CoverageError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+    except RecursionError:
+        raise CoverageError(f"{path}: {NESTED_TOO_DEEPLY}") from None
     if not (isinstance(data, dict) and all(isinstance(v, list) and all(isinstance(t, str) for t in v)
                                            for v in data.values())):
         raise CoverageError(f"{path}: expected an object mapping rule IDs to lists of test names")
