@@ -1,4 +1,5 @@
-"""The ``battleline`` command line: play, tournament, parity, replay, scenarios.
+"""The ``battleline`` command line: play, tournament, parity, replay, detect, train, evaluate, scenarios, tactics,
+rules (the rules reference), coverage; ``battleline --version``.
 
 User errors (a bad scenario or army file, an unknown agent, a missing or
 unreadable replay) print one red line ``error: <message>`` on stderr and exit
