@@ -1039,7 +1039,7 @@ def test_tournament_armies_must_name_an_army(runner, tmp_path):
     result = runner.invoke(app, ["tournament", "--scenario", "pitched_battle", "--agents", "line_advance,random",
                                  "--armies", ",", "--out", str(tmp_path / "o")])
     assert result.exit_code == 2
-    assert _one_error_line(result) == "error: --armies: no army list named in ','"
+    assert _one_error_line(result) == "error: --armies ',': army list 1 is empty"
 
 
 def test_tournament_armies_may_not_repeat_an_army(runner, tmp_path):
@@ -1127,3 +1127,194 @@ def test_an_unknown_agent_names_its_flag(runner, args, flag):
     result = runner.invoke(app, args)
     assert result.exit_code == 2
     assert _one_error_line(result).startswith(f"error: {flag}: unknown agent 'nope'; known agents: random, ")
+
+
+# ----------------------------------------------------------------------------- rules reference, --version
+def test_rules_prints_one_rule_with_its_section(runner):
+    result = runner.invoke(app, ["rules", "CORE.CC.BREAK_TEST"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout == (
+        "CORE.CC.BREAK_TEST  (RULESET.md, 3.7 Close combat)\n"
+        "A losing unit passes if 2D6 ≤ Ld − difference. A natural double 1 always passes. "
+        "(src: 000:L992-L996, L1010-L1014)\n"
+    )
+
+
+def test_rules_prints_a_rule_with_its_table_and_a_table_row(runner):
+    result = runner.invoke(app, ["rules", "siege.dmg.gate"])  # case does not matter
+    assert result.exit_code == 0, result.output
+    assert result.stdout == (
+        "SIEGE.DMG.GATE  (RULESET.md, 5. Siege module (SIEGE; on CORE))\n"
+        "Gate damage table. (src: 000:L78-L84)\n"
+        "\n"
+        "| Value | Result |\n"
+        "|---|---|\n"
+        "| ≤10 | no effect |\n"
+        "| 11–12 | +1 |\n"
+        "| 13–14 | +2 |\n"
+        "| 15 | Smashed (half speed). +3. |\n"
+        "| 16+ | Destroyed, open. |\n"
+    )
+    row = runner.invoke(app, ["rules", "CORE.MAGIC.SPELL.FIRE.1"])
+    assert row.exit_code == 0, row.output
+    assert row.stdout == (
+        "CORE.MAGIC.SPELL.FIRE.1  (RULESET.md, 3.3 Magic)\n"
+        "Name: Fireball\nCV: 5\nR\": 24\nType: M\nEffect: D6 S4 hits\n"
+        "(a row of the table of CORE.MAGIC.SPELLS: Each lore has four spells (the source has none). (DEFAULT))\n"
+    )
+
+
+def test_rules_prefix_prints_every_matching_rule_with_its_id(runner):
+    result = runner.invoke(app, ["rules", "SIEGE.DMG"])
+    assert result.exit_code == 0, result.output
+    headings = [line.split("  (")[0] for line in result.stdout.splitlines() if line.startswith("SIEGE.DMG.")]
+    assert headings == ["SIEGE.DMG.VALUE", "SIEGE.DMG.WALL", "SIEGE.DMG.TOWER", "SIEGE.DMG.GATE", "SIEGE.DMG.CANNON",
+                        "SIEGE.DMG.TEMPLATE", "SIEGE.DMG.GATE_SHOTS", "SIEGE.DMG.MELEE"]
+    assert result.stdout.endswith("\n8 rules under SIEGE.DMG\n")
+    assert runner.invoke(app, ["rules", "SIEGE.DMG.*"]).stdout == result.stdout
+
+
+def test_rules_unknown_id_is_one_line_with_close_ids(runner):
+    result = runner.invoke(app, ["rules", "CORE.CC.BRAKE_TEST"])
+    assert result.exit_code == 2
+    assert _one_error_line(result) == ("error: unknown rule ID 'CORE.CC.BRAKE_TEST'; close IDs: CORE.CC.BREAK_TEST, "
+                                       "CORE.CC.BREAK_ORDER, CORE.CC.COMBAT_RESULT")
+    assert result.stdout == ""
+    far = runner.invoke(app, ["rules", "NOTHING.LIKE.IT"])
+    assert far.exit_code == 2
+    assert _one_error_line(far) == "error: unknown rule ID 'NOTHING.LIKE.IT'; 'battleline rules' lists every rule ID"
+
+
+def test_rules_without_an_id_lists_every_rule(runner):
+    from battleline.env.rules.ruleset import rule_ids
+
+    result = runner.invoke(app, ["rules"])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    listed = {line.split("  ")[0] for line in lines[:-1]}
+    assert listed >= set(rule_ids())
+    assert "CORE.CC.BREAK_TEST  A losing unit passes if 2D6 ≤ Ld − difference. A natural double 1 always passes…" in lines
+    assert lines[-1] == (f"{len(lines) - 1} rules; 'battleline rules ID' prints one, "
+                         "'battleline rules CORE.CC' every rule under a prefix")
+
+
+def test_version_prints_the_installed_distribution_version(runner):
+    from importlib.metadata import version
+
+    result = runner.invoke(app, ["--version"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout == f"battleline {version('battleline')}\n"
+
+
+# ----------------------------------------------------------------------------- outputs checked before any work
+TOO_LONG = "x" * 300  # a file name over the 255 bytes file systems allow: unwritable for every user, root included
+
+
+def test_play_with_an_unwritable_png_overwrites_no_replay(runner, tmp_path):
+    """Every output is opened for writing before the battle: the replay named beside a PNG that cannot be
+    written keeps its old contents."""
+    replay, png = tmp_path / "r.json", tmp_path / f"{TOO_LONG}.png"
+    replay.write_text("old replay")
+    result = runner.invoke(app, ["play", "--scenario", SCENARIO, "--replay", str(replay), "--png", str(png)])
+    assert result.exit_code == 2, result.output
+    assert _one_error_line(result) == f"error: --png {png}: cannot write {png} (file name too long)"
+    assert result.stdout == "" and replay.read_text() == "old replay"
+
+
+def test_replay_with_an_unwritable_gif_writes_no_png(runner, tmp_path, replay_text):
+    path, png, gif = tmp_path / "r.json", tmp_path / "r.png", tmp_path / f"{TOO_LONG}.gif"
+    path.write_text(replay_text)
+    png.write_bytes(b"old picture")
+    result = runner.invoke(app, ["replay", str(path), "--png", str(png), "--gif", str(gif)])
+    assert result.exit_code == 2, result.output
+    assert _one_error_line(result) == f"error: --gif {gif}: cannot write {gif} (file name too long)"
+    assert png.read_bytes() == b"old picture"
+
+
+def test_an_output_folder_where_no_file_can_be_made_is_refused_before_any_game(runner, tmp_path, monkeypatch):
+    """tournament --out: a file is made and removed in the folder first (here the file system refuses it)."""
+    import tempfile
+
+    out = tmp_path / "t"
+
+    def refuse(*args, **kwargs):
+        raise PermissionError(13, "Permission denied", str(kwargs["dir"]))
+
+    monkeypatch.setattr(tempfile, "TemporaryFile", refuse)
+    result = runner.invoke(app, ["tournament", "--scenario", SCENARIO, "--agents", "random,line_advance",
+                                 "--games-per-pair", "2", "--out", str(out), "--workers", "1"])
+    assert result.exit_code == 2, result.output
+    assert _one_error_line(result) == f"error: --out {out}: cannot write {out} (permission denied)"
+    assert list(out.iterdir()) == []
+
+
+def test_an_existing_output_is_checked_without_being_changed(tmp_path):
+    from battleline.training.cli import check_output
+
+    png = tmp_path / "old.png"
+    png.write_bytes(b"old picture")
+    before = png.stat().st_mtime_ns
+    check_output("--png", png, suffix=".png")
+    check_output("--out", tmp_path, folder=True)
+    assert png.read_bytes() == b"old picture" and png.stat().st_mtime_ns == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["old.png"]  # the probe file is gone
+    new = tmp_path / "sub" / "new.png"
+    check_output("--png", new, suffix=".png")
+    assert not new.exists() and new.parent.is_dir()
+
+
+# ----------------------------------------------------------------------------- files nested too deeply
+NESTED = "error: {}: nested too deeply to read (lists or mappings inside one another beyond Python's recursion limit)"
+
+
+def test_a_scenario_nested_1000_levels_deep_is_one_line(runner, tmp_path):
+    deep = tmp_path / "deep.yaml"
+    deep.write_text("id: deep\nturns: " + "[" * 1000 + "]" * 1000 + "\n")
+    result = runner.invoke(app, ["play", "--scenario", str(deep)])
+    assert result.exit_code == 2, result.output
+    assert _one_error_line(result) == NESTED.format(deep)
+    mapping = tmp_path / "mapping.yaml"
+    mapping.write_text("id: deep\nnotes: " + "{a: " * 1000 + "1" + "}" * 1000 + "\n")
+    result = runner.invoke(app, ["tournament", "--scenario", str(mapping), "--agents", "random,line_advance",
+                                 "--out", str(tmp_path / "t")])
+    assert result.exit_code == 2, result.output
+    assert _one_error_line(result) == NESTED.format(mapping)
+
+
+def test_a_scenario_dict_too_deep_to_check_is_one_line(monkeypatch):
+    """A RecursionError while the schema is checked (a dict handed in, e.g. a replay's saved scenario) names the file."""
+    from battleline.env.rules.config import ConfigError, ScenarioConfig, parse
+
+    def recurse(data):
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setattr(ScenarioConfig, "model_validate", recurse)
+    with pytest.raises(ConfigError) as info:
+        parse(ScenarioConfig, {"id": "x"}, "r.json")
+    assert str(info.value) == NESTED.format("r.json").removeprefix("error: ")
+
+
+@pytest.mark.parametrize("command", ["replay", "detect"])
+def test_a_replay_nested_1000_levels_deep_is_one_line(runner, tmp_path, command):
+    deep = tmp_path / "deep.json"
+    deep.write_text('{"format": 1, "scenario": ' + "[" * 1000 + "]" * 1000 + "}")
+    result = runner.invoke(app, [command, str(deep)])
+    assert result.exit_code == 2, result.output
+    assert _one_error_line(result) == NESTED.format(deep)
+
+
+# ----------------------------------------------------------------------------- empty list entries
+@pytest.mark.parametrize(("args", "message"), [
+    (["tournament", "--agents", "random,,line_advance"], "error: --agents 'random,,line_advance': entrant 2 is empty"),
+    (["tournament", "--agents", "random,line_advance,"], "error: --agents 'random,line_advance,': entrant 3 is empty"),
+    (["tournament", "--agents", "random,line_advance", "--armies", ",men_marcher_host"],
+     "error: --armies ',men_marcher_host': army list 1 is empty"),
+    (["evaluate", "--model", "m.zip", "--opponents", "random, ,line_advance"],
+     "error: --opponents 'random, ,line_advance': opponent 2 is empty"),
+])
+def test_an_empty_entry_of_a_list_is_refused(runner, tmp_path, args, message):
+    result = runner.invoke(app, [*args, "--scenario", "pitched_battle", *(["--out", str(tmp_path / "o")]
+                                                                         if args[0] == "tournament" else [])])
+    assert result.exit_code == 2, result.output
+    assert _one_error_line(result) == message
+    assert not (tmp_path / "o").exists()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -12,19 +13,20 @@ from battleline.env.rules.events import make_event
 from battleline.env.rules.ruleset import UnknownRuleError, core_rule_ids, rule_ids
 from battleline.training import coverage as cov
 
-
-def _find_ruleset() -> Path:
-    """shared/rules/RULESET.md in the nearest folder above this checkout that has one (a second checkout beside
-    the first finds the same file); the path beside the checkout when there is none."""
-    here = Path(__file__).resolve()
-    for folder in here.parents:
-        candidate = folder / "shared" / "rules" / "RULESET.md"
-        if candidate.exists():
-            return candidate
-    return here.parents[2] / "shared" / "rules" / "RULESET.md"
+ROOT = Path(__file__).resolve().parents[1]
 
 
-RULESET = _find_ruleset()
+def _shared_ruleset() -> Path:
+    """shared/rules/RULESET.md in the folder beside the checkout (or above it: a worktree of it)."""
+    for folder in ROOT.parents:
+        if (folder / "shared" / "rules" / "RULESET.md").is_file():
+            return folder / "shared" / "rules" / "RULESET.md"
+    return ROOT.parent / "shared" / "rules" / "RULESET.md"
+
+
+RULESET = _shared_ruleset()
+SHIPPED_RULESET = ROOT / "env" / "rules" / "RULESET.md"
+
 
 
 @pytest.mark.skipif(not RULESET.exists(), reason="shared/rules/RULESET.md is not above the checkout")
@@ -96,3 +98,95 @@ def test_every_core_rule_is_tested_and_firing_or_excused() -> None:
     stale = [r.rule for r in rows if r.tests and r.fired and r.exception is not None]
     assert stale == [], f"tested and firing, so remove from {cov.EXCEPTIONS_FILE.name}: {stale}"
     assert set(exceptions) <= set(core_rule_ids())
+
+
+@pytest.mark.skipif(not RULESET.exists(), reason="shared/rules/RULESET.md is not beside the checkout")
+def test_shipped_ruleset_is_the_shared_one() -> None:
+    """env/rules/RULESET.md, which `battleline rules` reads, is a copy of the authoritative shared/rules/RULESET.md."""
+    assert SHIPPED_RULESET.read_bytes() == RULESET.read_bytes(), f"copy {RULESET} to {SHIPPED_RULESET}"
+
+
+def test_shipped_ruleset_gives_the_text_of_every_rule_id() -> None:
+    from battleline.env.rules.reference import RULESET_FILE, ruleset_rules
+
+    assert str(RULESET_FILE) == str(SHIPPED_RULESET)
+    rules = ruleset_rules()
+    assert set(rule_ids()) <= set(rules)
+    assert all(rules[r].text.strip() and rules[r].section for r in rule_ids())
+
+
+def test_parse_ruleset_bullets_continuations_tables_and_rows() -> None:
+    from battleline.env.rules.reference import UnknownRuleQuery, lookup, parse_ruleset
+
+    text = (
+        "# Title\n- Rule ID = `AREA.TOPIC.NAME`.\n## 2. Part\n"
+        "- **A.B.ONE**: First.\n  - sub item;\n\n  (src: x)\n"
+        "- **A.B.TWO**: Table.\n\n| ID | Name | Cost |\n|---|---|---|\n| **A.B.ROW** | Oil | 25 |\n\n"
+        "Closing prose at column 0.\n## 3. Next\n- **A.C.THREE**: Last.\n"
+    )
+    rules = parse_ruleset(text)
+    assert list(rules) == ["A.B.ONE", "A.B.TWO", "A.B.ROW", "A.C.THREE"]
+    assert rules["A.B.ONE"].text == "First.\n- sub item;\n\n(src: x)"
+    assert (rules["A.B.ONE"].section, rules["A.B.ONE"].line) == ("2. Part", 4)
+    assert rules["A.B.TWO"].text == "Table.\n\n| ID | Name | Cost |\n|---|---|---|\n| **A.B.ROW** | Oil | 25 |"
+    assert rules["A.B.ROW"].text == "Name: Oil\nCost: 25\n(a row of the table of A.B.TWO: Table.)"
+    assert rules["A.C.THREE"].section == "3. Next"
+    assert [r.id for r in lookup("a.b", rules)] == ["A.B.ONE", "A.B.TWO", "A.B.ROW"]
+    assert [r.id for r in lookup("A.*", rules)] == list(rules)
+    with pytest.raises(UnknownRuleQuery, match=r"^unknown rule ID 'A.B.ONES'; close IDs: A.B.ONE, A.B.TWO, A.B.ROW$"):
+        lookup("A.B.ONES", rules)
+    other = replace(rules["A.B.ONE"], id="A.BC.X")
+    with pytest.raises(UnknownRuleQuery, match=r"^unknown rule ID 'A.B'; close IDs: A.BC, A.BC.X$"):
+        lookup("A.B", {"A.BC.X": other})  # a prefix matches whole parts only: A.B is not the start of A.BC.X
+
+
+def test_shipped_test_index_matches_the_tests() -> None:
+    """training/test_index.json, which an installed package's `battleline coverage` reads, equals what tests/ says."""
+    assert cov.has_tests(cov.TESTS_DIR)
+    shipped, found = cov.load_test_index(), cov.tests_by_rule()
+    stale = sorted(r for r in set(shipped) | set(found) if shipped.get(r) != found.get(r))
+    assert stale == [], f"the test index is stale for {stale}: run python -m battleline.training.coverage --write-index"
+
+
+def test_known_tests_read_tests_then_the_index_and_say_which(tmp_path: Path) -> None:
+    tests_dir = tmp_path / "tests"
+    tests_dir.mkdir()
+    (tests_dir / "test_x.py").write_text('def test_a():\n    """CORE.CC.BREAK_TEST"""\n')
+    index = tmp_path / "test_index.json"
+    index.write_text('{"CORE.CC.FLEE": ["test_y.py::test_b"]}')
+    assert cov.known_tests(tests_dir, index) == ({"CORE.CC.BREAK_TEST": ["test_x.py::test_a"]}, f"{tests_dir} (1 files)")
+    (tests_dir / "test_x.py").unlink()  # an installed package: no tests beside it
+    assert cov.known_tests(tests_dir, index) == ({"CORE.CC.FLEE": ["test_y.py::test_b"]}, "the shipped index test_index.json")
+    index.write_text('{"CORE.CC.FLEE": "test_y.py::test_b"}')
+    with pytest.raises(cov.CoverageError, match=r"test_index.json: expected an object mapping rule IDs to lists of test names$"):
+        cov.known_tests(tests_dir, index)
+    index.write_text("{")
+    with pytest.raises(cov.CoverageError, match=r"test_index.json: not valid JSON \(Expecting property name"):
+        cov.known_tests(tests_dir, index)
+    index.unlink()
+    with pytest.raises(cov.CoverageError, match=f"^no tests found: no test_\\*.py in {tests_dir} and no test index {index}$"):
+        cov.known_tests(tests_dir, index)
+    with pytest.raises(cov.CoverageError, match="the index is written from a source checkout"):
+        cov.write_test_index(index, tests_dir)
+    assert not index.exists()
+
+
+def test_coverage_command_without_tests_or_index_is_one_line(monkeypatch, tmp_path: Path) -> None:
+    """An installed package whose index is gone, or a data folder without army lists: one line, exit 2, no battle."""
+    from typer.testing import CliRunner
+
+    from battleline.training.cli import app
+
+    monkeypatch.setattr(cov, "TESTS_DIR", tmp_path / "tests")
+    monkeypatch.setattr(cov.known_tests, "__defaults__", (tmp_path / "tests", tmp_path / "test_index.json"))
+    monkeypatch.setattr(cov, "fuzz_corpus_counts", lambda *a, **k: pytest.fail("no battle may be played"))
+    result = CliRunner().invoke(app, ["coverage", "--battles", "1"])
+    assert result.exit_code == 2, result.output
+    assert result.stderr == (f"error: no tests found: no test_*.py in {tmp_path / 'tests'} and no test index "
+                             f"{tmp_path / 'test_index.json'}\n")
+    import battleline.env.rules.config as config
+
+    monkeypatch.setattr(config, "list_armies", lambda faction=None: [])
+    result = CliRunner().invoke(app, ["coverage", "--battles", "1"])
+    assert result.exit_code == 2, result.output
+    assert result.stderr == f"error: no army list in {cov.CONFIG_DIR / 'armies'}: the corpus' pitched battles need one\n"

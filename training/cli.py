@@ -1,4 +1,5 @@
-"""The ``battleline`` command line: play, tournament, parity, replay, scenarios.
+"""The ``battleline`` command line: play, tournament, parity, replay, detect, train, evaluate, scenarios, tactics,
+rules (the rules reference), coverage; ``battleline --version``.
 
 User errors (a bad scenario or army file, an unknown agent, a missing or
 unreadable replay) print one red line ``error: <message>`` on stderr and exit
@@ -12,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -31,7 +33,7 @@ except ImportError:  # pragma: no cover - an older typer runs on Click itself (N
     UsageError = click.exceptions.UsageError  # type: ignore[misc]
     NoArgsIsHelpError = getattr(click.exceptions, "NoArgsIsHelpError", ())  # type: ignore[misc]
 
-from battleline.env.rules.config import ConfigError, read_file_text
+from battleline.env.rules.config import NESTED_TOO_DEEPLY, ConfigError, read_file_text
 from battleline.env.rules.state import SIDES
 from battleline.training.console import LoggedProgress, make_console
 
@@ -121,6 +123,23 @@ app = typer.Typer(
 console = make_console()
 
 
+def _print_version(value: bool) -> None:
+    """``--version``: print ``battleline <version>`` (the installed distribution's, importlib.metadata) and exit 0."""
+    if value:
+        from battleline import __version__
+
+        console.print(f"battleline {__version__}", soft_wrap=True, highlight=False)
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[bool, typer.Option("--version", help="Print the version and exit.", is_eager=True,
+                                          callback=_print_version)] = False,
+) -> None:
+    """Play, replay and rank agents on the battleline rank-and-file wargame engine."""
+
+
 class UserError(Exception):
     """A user mistake reported as one line (exit code 2)."""
 
@@ -191,11 +210,16 @@ def check_output(flag: str, path: Path, folder: bool = False, suffix: str | None
     created. ``suffix`` (".png", ".gif"): the file name must end in it (the picture is written in that format).
     Raises :class:`UserError` (one line naming ``flag``): "--replay /tmp: is a directory",
     "--out f.json: not a directory", "--png /proc/x/y.png: cannot create /proc/x (no such file or directory)",
-    "--png r.txt: the file name must end in .png".
+    "--png r.txt: the file name must end in .png", "--png ro/p.png: cannot write ro/p.png (permission denied)"
+    (:func:`_probe_writable`: the file, or a file in the folder, is opened for writing and nothing is changed).
     """
-    if folder and path.exists() and not path.is_dir():
+    try:
+        exists, is_dir = path.exists(), path.is_dir()
+    except OSError as exc:  # e.g. a name too long for the file system
+        raise UserError(f"{flag} {path}: cannot write {path} ({_os_reason(exc)})") from None
+    if folder and exists and not is_dir:
         raise UserError(f"{flag} {path}: not a directory (a file of that name exists)")
-    if not folder and path.is_dir():
+    if not folder and is_dir:
         raise UserError(f"{flag} {path}: is a directory (give a file name)")
     if suffix is not None and path.suffix.lower() != suffix:  # before any folder is made
         raise UserError(f"{flag} {path}: the file name must end in {suffix}")
@@ -205,6 +229,24 @@ def check_output(flag: str, path: Path, folder: bool = False, suffix: str | None
     except OSError as exc:
         where = exc.filename or target
         raise UserError(f"{flag} {path}: cannot create {where} ({_os_reason(exc)})") from None
+    try:
+        _probe_writable(path, folder)
+    except OSError as exc:
+        raise UserError(f"{flag} {path}: cannot write {exc.filename or path} ({_os_reason(exc)})") from None
+
+
+def _probe_writable(path: Path, folder: bool) -> None:
+    """Raise the OSError that writing ``path`` would raise, changing nothing: an existing file is opened for
+    appending (not truncated) and closed; a new file, or a file in the folder ``path``, is created and removed.
+    A real attempt, not a permission check, so it holds for every user (root included) and file system."""
+    if folder:
+        with tempfile.TemporaryFile(dir=path):
+            return
+    if path.exists():  # O_NONBLOCK: a named pipe without a reader fails at once instead of waiting
+        os.close(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NONBLOCK))
+        return
+    os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL))
+    path.unlink()
 
 
 def check_distinct(*outputs: tuple[str, Path | None], reads: tuple[str, Path] | None = None) -> None:
@@ -358,6 +400,16 @@ def play(
     print_result(battle, players, written)
 
 
+def _check_list(flag: str, spec: str, what: str) -> None:
+    """Refuse an empty entry of a comma-separated list (UserError, one line): "--agents 'random,,line_advance':
+    entrant 2 is empty" — a comma too many would otherwise drop an entry silently. ``what``: an entry's name."""
+    if "," not in spec:  # a single name: its own checks say what is wrong with ""
+        return
+    for i, entry in enumerate(spec.split(","), start=1):
+        if not entry.strip():
+            raise UserError(f"{flag} '{spec}': {what} {i} is empty")
+
+
 def _check_seed(seed: int) -> None:
     """Reject a negative ``--seed`` (UserError, one line): seeds feed numpy's SeedSequence, which takes none."""
     if seed < 0:
@@ -441,8 +493,10 @@ def tournament(
     with _user_errors():
         if agents is None:  # an empty --agents "" is a mistake, not the default
             agents = default_agents(scenario)
+        _check_list("--agents", agents, "entrant")
         names = expand_agent_names(agents)
         if armies is not None:
+            _check_list("--armies", armies, "army list")
             army_ids = [a.strip() for a in armies.split(",") if a.strip()]
             if not army_ids:
                 raise UserError(f"--armies: no army list named in '{armies}'")
@@ -614,10 +668,14 @@ def _load_replay(path: Path) -> tuple[Any, str, dict[str, Any]]:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise UserError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+    except RecursionError:  # 1,000 nested arrays exhaust the decoder
+        raise UserError(f"{path}: {NESTED_TOO_DEEPLY}") from None
     if not isinstance(data, dict):
         raise UserError(f"{path}: not a battleline replay (expected a JSON object)")
     try:
         battle = Battle.from_json(text)
+    except RecursionError:  # a value the checks follow level by level
+        raise UserError(f"{path}: {NESTED_TOO_DEEPLY}") from None
     except (KeyError, TypeError, ValueError) as exc:
         if isinstance(exc, ConfigError):
             raise
@@ -760,21 +818,21 @@ def coverage_cmd(
     with _user_errors():
         if battles < 1:
             raise UserError(f"--battles must be at least 1, got {battles}")
-        per = len(cov.corpus_games(1))  # the corpus' set-ups: battles each
-        try:
-            check_games_total(per * battles, f"--battles {battles:,} × {per} set-ups")
-        except ValueError as exc:
-            raise UserError(str(exc)) from None
         if show not in ("missing", "all"):
             raise UserError(f"--show must be 'missing' or 'all', got '{show}'")
-        try:
+        try:  # every empty case (no tests, no index, no army list, no core rule) is one line, before any battle
+            per = len(cov.corpus_games(1))  # the corpus' set-ups: battles each
+            check_games_total(per * battles, f"--battles {battles:,} × {per} set-ups")
             exceptions = cov.load_exceptions()
-        except ValueError as exc:
+            tests, source = cov.known_tests()
+        except ValueError as exc:  # CoverageError included
             raise UserError(str(exc)) from None
-    with LoggedProgress(console=console, transient=True, unit="games") as progress:
+        if not cov.core_rule_ids():
+            raise UserError("no core rule ID to report: the rule-ID list names none")
+    with _user_errors(), LoggedProgress(console=console, transient=True, unit="games") as progress:
         task = progress.add_task("fuzz corpus", total=len(cov.corpus_games(battles)))
         counts = cov.fuzz_corpus_counts(battles, progress=lambda n: progress.advance(task, n))
-    rows = cov.coverage(counts, cov.tests_by_rule(), exceptions)
+    rows = cov.coverage(counts, tests, exceptions)
     table = Table(title="Core rule coverage", header_style="bold", box=box.SIMPLE_HEAD, pad_edge=False)
     for col in ("rule", "tests", "fired", "status"):
         table.add_column(col)
@@ -788,10 +846,42 @@ def coverage_cmd(
     s = cov.summary(rows)
     console.print(
         f"{s['tested_and_fired']}/{s['rules']} core rule IDs tested and firing ({s['share']:.0%}); "
-        f"{s['tested']} tested, {s['fired']} fired, {s['excused']} excused."
+        f"{s['tested']} tested, {s['fired']} fired, {s['excused']} excused.", soft_wrap=True
     )
+    console.print(f"tests read from {source}", soft_wrap=True, highlight=False)
     if any(not r.ok for r in rows):
         raise typer.Exit(EXIT_CHECK_FAILED)
+
+
+@app.command("rules")
+def rules_cmd(
+    rule: Annotated[str | None, typer.Argument(
+        help="A rule ID (CORE.CC.BREAK_TEST) or the start of IDs (SIEGE.DMG, CORE.CC); none lists every ID.")
+    ] = None,
+) -> None:
+    """Print a rule's text from the shipped rules document (RULESET.md), or every rule under a prefix."""
+    from battleline.env.rules.reference import UnknownRuleQuery, lookup, normalize_query, ruleset_rules, summary
+
+    if rule is None:
+        for r in ruleset_rules().values():
+            console.print(Text(f"{r.id}  {summary(r)}"), soft_wrap=True)
+        console.print(f"{len(ruleset_rules())} rules; 'battleline rules ID' prints one, "
+                      f"'battleline rules CORE.CC' every rule under a prefix", soft_wrap=True, highlight=False)
+        return
+    try:
+        found = lookup(rule)
+    except UnknownRuleQuery as exc:
+        raise _fail(str(exc), EXIT_USER_ERROR) from None
+    for i, r in enumerate(found):
+        if i:
+            console.print()
+        heading = Text(r.id, style="bold")
+        heading.append(f"  (RULESET.md, {r.section})", style="dim")
+        console.print(heading, soft_wrap=True)
+        console.print(Text(r.text), soft_wrap=True)
+    if len(found) > 1:
+        console.print()
+        console.print(f"{len(found)} rules under {normalize_query(rule)}", soft_wrap=True, highlight=False)
 
 
 @app.command("tactics")
@@ -914,6 +1004,7 @@ def evaluate_cmd(
         scenario = scenario or trained_on or "pitched_battle"
         if opponents is None:  # an empty --opponents "" is a mistake, not the default
             opponents = default_agents(scenario)
+        _check_list("--opponents", opponents, "opponent")
         names = expand_agent_names(opponents)
         if not names:
             raise UserError(f"--opponents: no agent named in '{opponents}'")

@@ -8,11 +8,18 @@ coverage set-ups of ``configs/scenarios/coverage/``, whose armies hold the
 wizards, war machines, monsters and special rules that ordinary battles rarely
 bring together). A rule that is not both tested and firing must be listed with
 a reason in ``configs/coverage_exceptions.yaml``.
+
+The tests are read from the repository's ``tests/`` when it is there (a source
+checkout); an installed package has no ``tests/`` and reads the index shipped
+beside this module, ``test_index.json`` (rule ID → test names), which
+``python -m battleline.training.coverage --write-index`` regenerates from
+``tests/`` and ``tests/test_coverage.py`` keeps equal to it.
 """
 
 from __future__ import annotations
 
 import ast
+import json
 import re
 from collections import Counter
 from collections.abc import Callable
@@ -21,10 +28,13 @@ from pathlib import Path
 
 import yaml
 
-from battleline.env.rules.config import CONFIG_DIR, REPO_ROOT, read_file_text
+from battleline.env.rules.config import CONFIG_DIR, NESTED_TOO_DEEPLY, REPO_ROOT, package_data_dir, read_file_text
 from battleline.env.rules.ruleset import core_rule_ids, rule_ids
 
 TESTS_DIR = REPO_ROOT / "tests"
+"""The repository's tests (absent from an installed package)."""
+TEST_INDEX_FILE = package_data_dir(__package__) / "test_index.json"
+"""The shipped index of :func:`tests_by_rule` over :data:`TESTS_DIR`, read when ``tests/`` is absent."""
 EXCEPTIONS_FILE = CONFIG_DIR / "coverage_exceptions.yaml"
 ID_PATTERN = re.compile(r"CORE(?:\.[A-Z0-9_]+)+(?:\.\*)?")
 CORPUS_SCENARIOS = ("pitched_battle", "skirmish_line")
@@ -32,6 +42,10 @@ COVERAGE_SCENARIO_DIR = CONFIG_DIR / "scenarios" / "coverage"
 SCRIPTED = ("line_advance", "pincers", "refused_flank")
 COVERAGE_SEEDS = 2
 """Seeds per ``battles`` of each coverage set-up (see :func:`corpus_games`)."""
+
+
+class CoverageError(ValueError):
+    """The coverage report cannot be made (no tests found, no index, no army list for the corpus): one line."""
 
 
 @dataclass(frozen=True)
@@ -76,6 +90,60 @@ def tests_by_rule(tests_dir: Path = TESTS_DIR) -> dict[str, list[str]]:
     return out
 
 
+def load_test_index(path: Path = TEST_INDEX_FILE) -> dict[str, list[str]]:
+    """The shipped index {rule ID: ``file::test`` names}, as :func:`write_test_index` wrote it.
+
+    Raises:
+        CoverageError: the file is missing, not JSON, or not an object of lists of names (one line naming it).
+    """
+    if not path.is_file():
+        raise CoverageError(f"{path}: test index not found")
+    try:
+        data = json.loads(read_file_text(path, CoverageError))
+    except json.JSONDecodeError as exc:
+        raise CoverageError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+    except RecursionError:
+        raise CoverageError(f"{path}: {NESTED_TOO_DEEPLY}") from None
+    if not (isinstance(data, dict) and all(isinstance(v, list) and all(isinstance(t, str) for t in v)
+                                           for v in data.values())):
+        raise CoverageError(f"{path}: expected an object mapping rule IDs to lists of test names")
+    return data
+
+
+def has_tests(tests_dir: Path = TESTS_DIR) -> bool:
+    """Whether ``tests_dir`` holds test files (``test_*.py``): a source checkout, not an installed package."""
+    return tests_dir.is_dir() and any(tests_dir.glob("test_*.py"))
+
+
+def known_tests(tests_dir: Path = TESTS_DIR, index: Path = TEST_INDEX_FILE) -> tuple[dict[str, list[str]], str]:
+    """The tests naming each rule ID, and where they were read: ``tests_dir`` when it holds test files
+    (:func:`tests_by_rule`), else the shipped ``index`` (:func:`load_test_index`).
+
+    Returns ({rule ID: ``file::test`` names}, a few words naming the source, e.g. "tests/ (47 files)").
+
+    Raises:
+        CoverageError: neither the folder nor the index is there, or the index is invalid.
+    """
+    if has_tests(tests_dir):
+        return tests_by_rule(tests_dir), f"{tests_dir} ({sum(1 for _ in tests_dir.glob('test_*.py'))} files)"
+    if not index.is_file():
+        raise CoverageError(f"no tests found: no test_*.py in {tests_dir} and no test index {index}")
+    return load_test_index(index), f"the shipped index {index.name}"
+
+
+def write_test_index(path: Path = TEST_INDEX_FILE, tests_dir: Path = TESTS_DIR) -> dict[str, list[str]]:
+    """Write :func:`tests_by_rule` of ``tests_dir`` to ``path`` as JSON (keys sorted) and return it.
+
+    Raises:
+        CoverageError: ``tests_dir`` holds no test files (an installed package cannot regenerate its index).
+    """
+    if not has_tests(tests_dir):
+        raise CoverageError(f"no test_*.py in {tests_dir}: the index is written from a source checkout")
+    index = tests_by_rule(tests_dir)
+    path.write_text(json.dumps(index, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    return index
+
+
 def coverage_scenarios() -> list[str]:
     """Names of the coverage set-ups, the ``*.yaml`` files of ``configs/scenarios/coverage/``, sorted."""
     return sorted(p.stem for p in COVERAGE_SCENARIO_DIR.glob("*.yaml"))
@@ -100,6 +168,8 @@ def corpus_games(battles: int) -> list[tuple[str, str, str, str | None, str | No
     from battleline.env.rules.config import list_armies
 
     armies = list_armies()
+    if not armies:  # the pitched battles cycle through the army lists
+        raise CoverageError(f"no army list in {CONFIG_DIR / 'armies'}: the corpus' pitched battles need one")
     games: list[tuple[str, str, str, str | None, str | None, int]] = []
     for scenario in (*CORPUS_SCENARIOS, *coverage_scenarios()):
         seeds = battles if scenario in CORPUS_SCENARIOS else COVERAGE_SEEDS * battles
@@ -163,3 +233,23 @@ def summary(rows: list[RuleCoverage]) -> dict[str, float]:
         "excused": sum(1 for r in rows if r.exception is not None and not (r.tests and r.fired)),
         "share": full / len(rows) if rows else 0.0,
     }
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m battleline.training.coverage --write-index``: regenerate :data:`TEST_INDEX_FILE` from ``tests/``."""
+    from battleline.training.cli import OneLineArgumentParser, print_error
+
+    parser = OneLineArgumentParser(prog="python -m battleline.training.coverage", description=main.__doc__)
+    parser.add_argument("--write-index", action="store_true", required=True,
+                        help="write the rule ID → tests index shipped in the package")
+    parser.parse_args(argv)
+    try:
+        index = write_test_index()
+    except CoverageError as exc:
+        print_error(str(exc))
+        raise SystemExit(2) from None
+    print(f"{TEST_INDEX_FILE}: {len(index)} rule IDs, {sum(map(len, index.values()))} test mentions")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -997,13 +997,19 @@ def read_file_text(path: Path | str, error: type[Exception] | None = None) -> st
     raise error(f"{shown}: {problem}")
 
 
+NESTED_TOO_DEEPLY = "nested too deeply to read (lists or mappings inside one another beyond Python's recursion limit)"
+"""The problem a YAML or JSON file (a scenario, a replay) gets when its nesting exhausts the parser's recursion."""
+
+
 def read_yaml(path: Path) -> dict[str, Any]:
     """The YAML mapping in ``path``. Raises ConfigError (see :func:`read_file_text`; invalid YAML,
-    a duplicate key, not a mapping)."""
+    a duplicate key, not a mapping, nested too deeply for the parser: :data:`NESTED_TOO_DEEPLY`)."""
     shown = display_path(path)
     text = read_file_text(path)
     try:
         data = _load_yaml(text)
+    except RecursionError:  # e.g. 1,000 nested lists: the parser recurses once a level
+        raise ConfigError(NESTED_TOO_DEEPLY, file=shown) from None
     except DuplicateKeyError as exc:
         raise ConfigError(str(exc), file=shown) from None
     except yaml.YAMLError as exc:
@@ -1019,11 +1025,13 @@ def read_yaml(path: Path) -> dict[str, Any]:
 
 
 def parse(model: type[BaseModel], data: dict[str, Any], file: str) -> Any:
-    """``model.model_validate(data)``, errors converted to :class:`ConfigError` naming ``file``."""
+    """``model.model_validate(data)``, errors (a RecursionError too) converted to :class:`ConfigError` naming ``file``."""
     try:
         return model.model_validate(data)
     except ValidationError as exc:
         raise from_validation_error(exc, file) from None
+    except RecursionError:  # values nested deeper than the checks can follow
+        raise ConfigError(NESTED_TOO_DEEPLY, file=file) from None
 
 
 _CACHE: dict[tuple[Path, int], Any] = {}
