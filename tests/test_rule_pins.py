@@ -576,7 +576,7 @@ def test_units_that_lose_contact_close_up_when_the_winner_can_reach() -> None:
     b = _flanked_orcs()
     (slide,) = rules(b, "CORE.CC.CONTACT_KEEP")
     assert (slide["slide"], slide["contacts"]) == pytest.approx((-w, 1))
-    combat.close_gaps(b, list(b.state.engagements), 0, set())
+    combat.close_gaps(b, list(b.state.engagements), 0)
     ev = rules(b, "CORE.CC.CONTACT_KEEP")[-1]
     assert ev["unit"] == 1 and ev["closed"] and ev["moved"] == pytest.approx(2 * w, abs=1e-6)
     assert b.unit(1).x == pytest.approx(36.0 - 3.5 * w, abs=1e-6) and len(b.state.engagements) == 2
@@ -588,7 +588,7 @@ def test_units_that_lose_contact_disengage_when_the_winner_cannot_reach() -> Non
     from battleline.env.rules import combat
 
     b = _flanked_orcs()
-    combat.close_gaps(b, list(b.state.engagements), 1, set())
+    combat.close_gaps(b, list(b.state.engagements), 1)
     ev = rules(b, "CORE.CC.CONTACT_KEEP")[-1]
     assert (ev["unit"], ev["target"], ev["closed"], ev["disengaged"]) == (2, 1, False, True)
     assert [(e.attacker, e.defender) for e in b.state.engagements] == [(0, 2)]
