@@ -653,6 +653,27 @@ def test_a_rear_charger_left_apart_by_a_lost_rank_disengages_when_it_loses_and_s
     assert b.unit(1).y == pytest.approx(30.0 - w / 2) and b.state.engagements == []
 
 
+def test_a_winner_held_from_behind_does_not_close_up_and_disengages() -> None:
+    """CORE.CC.CONTACT_KEEP: as above, but a second orc unit is engaged with the spearmen's rear. Closing up
+    1 base straight ahead would take the spearmen out of contact with it, so they cannot reach: they stay at
+    y = 30 + 4 bases and disengage from the orcs in front; the fight with the orcs behind goes on."""
+    from battleline.env.rules import combat
+    from battleline.env.rules.casualties import apply_wounds
+    from battleline.env.rules.state import Engagement
+
+    w = INFANTRY_BASE
+    red = [placement("orc_warriors", 36.0, 30.0, 270), placement("orc_warriors", 36.0, 30.0 + 2 * DEPTH4, 270)]
+    b = battle([placement("marcher_spearmen", 36.0, 30.0 + DEPTH4, 270)], red, phase="combat")
+    b.state.engagements = [Engagement(attacker=0, defender=1, facing="rear", charged=True, turn=b.state.turn),
+                           Engagement(attacker=2, defender=0, facing="rear", charged=True, turn=b.state.turn)]
+    apply_wounds(b, b.unit(1), 5, rule="CORE.CC.CASUALTIES")
+    combat.close_gaps(b, list(b.state.engagements), 0)
+    (ev,) = rules(b, "CORE.CC.CONTACT_KEEP")
+    assert (ev["unit"], ev["target"], ev["closed"], ev["disengaged"]) == (0, 1, False, True)
+    assert b.unit(0).y == pytest.approx(30.0 + 4 * w)
+    assert [(e.attacker, e.defender) for e in b.state.engagements] == [(2, 0)]
+
+
 # --------------------------------------------------------------------- CORE.CHARGE.MULTI_TARGET
 def _charge_past_a_neighbour(neighbour_fleeing: bool = False) -> Battle:
     """Blue spearmen (5 wide) 8.43" from 10 orcs in 2 files (uid 1, front edge at y = 20); a second orc unit (uid 2)
