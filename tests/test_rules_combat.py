@@ -168,6 +168,22 @@ def test_pursuer_stops_exactly_one_inch_from_a_friend_and_at_the_table_edge() ->
     assert ev["distance"] == pytest.approx(3.2, abs=0.0101)
 
 
+def test_a_pursuer_does_not_turn_into_impassable_terrain() -> None:
+    """CORE.CC.PURSUIT_MOVE, CORE.TERRAIN.TYPES: rocks 0.23" to the right of the pursuer (x ≥ 38.2, y 4..9.9).
+    Turned about its centre to the flee direction 45°, its front-right corner would stand at (38.50, 9.72), in
+    the rocks; so it does not turn, and, starting within 1" of the rocks, it does not move: it stays at (36, 10)
+    facing 90°, clear of them."""
+    rocks = {"kind": "rocks", "polygon": [[38.2, 4.0], [42.0, 4.0], [42.0, 9.9], [38.2, 9.9]]}
+    b, c = _pursuer(terrain=[rocks])
+    combat.pursuit_move(b, c, 45.0, 10, escaped=None)
+    (ev,) = rules(b, "CORE.CC.PURSUIT_MOVE")
+    assert (ev["distance"], ev["x"], ev["y"], ev["facing"]) == (0.0, 36.0, 10.0, 90.0)
+    assert not geo.overlaps(space.footprint(c), space.terrain_poly(b.state.terrain[0]))
+    turned = space.footprint_at(c, geo.Pose(36.0, 10.0, 45.0))
+    assert turned.bounds[2] == pytest.approx(36 + (2.5 + 2) * INFANTRY_BASE * 2 ** -0.5)
+    assert geo.overlaps(turned, space.terrain_poly(b.state.terrain[0]))
+
+
 def test_a_pursuer_with_no_room_on_the_table_to_turn_pursues_straight_ahead() -> None:
     """CORE.CC.PURSUIT_MOVE, CORE.MOVE.TABLE_EDGE: spearmen (5 wide) flush with the right table edge (x = 72) beat
     10 orcs standing 1.5" to their left. The flee direction (from the spearmen's centre to the orcs', 122.4°)

@@ -936,7 +936,8 @@ def pursuit_move(
     """CORE.CC.PURSUIT_MOVE: face the flee direction and move the roll straight ahead.
 
     The pursuer first turns about its centre to face ``heading``. Where the
-    turned footprint would overlap a unit, stand in the castle, or cross the
+    turned footprint would overlap a unit or impassable terrain
+    (CORE.TERRAIN.TYPES), stand in the castle, or cross the
     table edge (CORE.MOVE.TABLE_EDGE: a pursuer never leaves the table; it
     stops at the edge, and a turn that pokes past the edge is not a pursuit
     off the table), it has no room to turn and pursues straight ahead in its
@@ -957,7 +958,8 @@ def pursuit_move(
     if not geo.within_table(first, s.table_w, s.table_h):
         battle.emit("CORE.MOVE.TABLE_EDGE", unit=c.uid, move="CORE.CC.PURSUIT_MOVE", turned=False, heading=heading)
         start = space.pose(c)  # no room to turn on the table: pursue straight ahead
-    elif env.overlapping(first, env.polys).any() or not space.castle_end_ok(s, c, first):
+    elif (env.overlapping(first, env.polys).any() or env.overlapping(first, env.impassable).any()
+          or not space.castle_end_ok(s, c, first)):
         start = space.pose(c)  # no room to turn about: pursue straight ahead
     impassable = [space.terrain_poly(t) for t in space.terrain_of(s, space.IMPASSABLE)]
     nearby = [o for o in space.alive_units(s) if o.uid != c.uid and space.near(o, c, roll + 2.0)]
