@@ -98,9 +98,6 @@ def test_replay_case_prints_and_saves_the_battle(tmp_path: Path, capsys: pytest.
                                        "(missing 'blue')\n")
 
 
-@pytest.mark.xfail(strict=True, reason="issue 27 defect 4: engaged without contact after casualties (here the flank "
-                   "charger #4 Orc Warriors slid by CORE.CC.CONTACT_KEEP to 1.756\" from #3 Sworn Greatswords, "
-                   "siege seed 5, decision 48)")
 def test_a_small_fuzz_is_clean() -> None:
     """Six battles over four scenarios, random, scripted and siege agents: no violation, error or hang."""
     result = fuzz.fuzz(6, seed=0, scenarios=SMALL, progress=False)

@@ -222,17 +222,6 @@ DEFECTS = [
     defect("issue 27 defect 1: after CORE.CHARGE.ALIGN a charger overlaps a second unit (here #0 Marcher Spearmen "
            "inside #4 Orc Archers by 5.2443 sq in at decision 26)",
            "overlap", Case(0, "skirmish_line", "random", "random", 63)),
-    defect("issue 27 defect 3: a pursuer ends off the table (CORE.CC.PURSUIT_MOVE; #3 C's footprint 1.403\" past the "
-           "y = 0 edge at decision 31)",
-           "off_table", Case(0, "diagram_speed_bump", "random", "abandoned_flank", 88)),
-    defect("issue 27 defect 3, turning in place: a pursuer that turns to follow (pursuit distance 0.0, "
-           "CORE.CC.PURSUIT_MOVE) swings its footprint into rocks ('Split Crag', 0.0555 sq in, #13 Clan Warriors at "
-           "decision 86)",
-           "impassable", Case(0, "pitched_battle", "random", "open_loop", 2488, "orcs_boar_warband",
-                              "dwarfs_hold_warband")),
-    defect("issue 27 defect 4: engaged without contact after casualties remove a rank (CORE.CC.CONTACT_KEEP; #3 D2 "
-           "0.787\" from #1 A2 at decision 15)",
-           "detached", Case(0, "diagram_flank_charge", "random", "random", 0)),
     defect("not in issue 27's list: a joined character left alone when its host is wiped out (CORE.TYPE.CHARACTER "
            "alone) stands at the dead host's centre, not its front rank, and keeps the host's engagement 0.394\" "
            "from the enemy (#8 Battle Wizard, #0 Kindred Spearmen, decision 24)",
@@ -245,3 +234,25 @@ def test_known_defects(kind: str, case: Case) -> None:
     """Each battle stays clean of the invariant its defect breaks (a strict xfail until the defect is fixed)."""
     row, _ = play_checked(case)
     assert kind not in row["violations"], row["violations"][kind]["line"]
+
+
+FIXED = [
+    # issue 27 defect 3: a pursuer turned to follow with its footprint past the y = 0 edge (#3 C, 1.403", decision 31)
+    pytest.param("off_table", Case(0, "diagram_speed_bump", "random", "abandoned_flank", 88),
+                 id="off_table-diagram_speed_bump-88"),
+    # issue 27 defect 3, turning in place: a pursuer (pursuit distance 0.0) swung into rocks ('Split Crag', #13 Clan
+    # Warriors, decision 86)
+    pytest.param("impassable", Case(0, "pitched_battle", "random", "open_loop", 2488, "orcs_boar_warband",
+                                    "dwarfs_hold_warband"), id="impassable-pitched_battle-2488"),
+    # issue 27 defect 4: engaged units left 0.787" apart when casualties removed a rank (#3 D2, #1 A2, decision 15)
+    pytest.param("detached", Case(0, "diagram_flank_charge", "random", "random", 0), id="detached-diagram_flank_charge-0"),
+]
+
+
+@pytest.mark.parametrize(("kind", "case"), FIXED)
+def test_fixed_defects_stay_fixed(kind: str, case: Case) -> None:
+    """CORE.CC.PURSUIT_MOVE, CORE.MOVE.TABLE_EDGE, CORE.CC.CONTACT_KEEP: battles that once broke invariant ``kind``
+    (a pursuer turning in place off the table or into rocks; engaged units left apart when a rank was lost) are clean of
+    it after every decision."""
+    row, _ = play_checked(case)
+    assert row["decisions"] > 0 and kind not in row["violations"], row["violations"].get(kind)

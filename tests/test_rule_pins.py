@@ -576,7 +576,7 @@ def test_units_that_lose_contact_close_up_when_the_winner_can_reach() -> None:
     b = _flanked_orcs()
     (slide,) = rules(b, "CORE.CC.CONTACT_KEEP")
     assert (slide["slide"], slide["contacts"]) == pytest.approx((-w, 1))
-    combat.close_gaps(b, list(b.state.engagements), 0, set())
+    combat.close_gaps(b, list(b.state.engagements), 0)
     ev = rules(b, "CORE.CC.CONTACT_KEEP")[-1]
     assert ev["unit"] == 1 and ev["closed"] and ev["moved"] == pytest.approx(2 * w, abs=1e-6)
     assert b.unit(1).x == pytest.approx(36.0 - 3.5 * w, abs=1e-6) and len(b.state.engagements) == 2
@@ -588,11 +588,90 @@ def test_units_that_lose_contact_disengage_when_the_winner_cannot_reach() -> Non
     from battleline.env.rules import combat
 
     b = _flanked_orcs()
-    combat.close_gaps(b, list(b.state.engagements), 1, set())
+    combat.close_gaps(b, list(b.state.engagements), 1)
     ev = rules(b, "CORE.CC.CONTACT_KEEP")[-1]
     assert (ev["unit"], ev["target"], ev["closed"], ev["disengaged"]) == (2, 1, False, True)
     assert [(e.attacker, e.defender) for e in b.state.engagements] == [(0, 2)]
     assert b.unit(2).y == pytest.approx(30.0)
+
+
+def _rear_charged_orcs_lose_a_rank() -> Battle:
+    """Blue spearmen (uid 0, 5×4) touching the rear of 20 orcs (uid 1, 5×4, facing 270 at y = 30); 5 orcs die:
+    their last rank goes and their front edge stays, so their rear edge moves 1 base (0.787") away from the
+    spearmen, who are still engaged with them."""
+    from battleline.env.rules.casualties import apply_wounds
+    from battleline.env.rules.state import Engagement
+
+    b = battle([placement("marcher_spearmen", 36.0, 30.0 + DEPTH4, 270)], [placement("orc_warriors", 36.0, 30.0, 270)],
+               phase="combat")
+    b.state.engagements = [Engagement(attacker=0, defender=1, facing="rear", charged=True, turn=b.state.turn)]
+    apply_wounds(b, b.unit(1), 5, rule="CORE.CC.CASUALTIES")
+    return b
+
+
+def test_a_rear_charger_left_apart_by_a_lost_rank_closes_up_when_it_wins() -> None:
+    """CORE.CC.CONTACT_KEEP, CORE.CC.CASUALTIES (000:L968: the last rank goes, the front line stays closed;
+    000:L906: only models in base contact fight): the orcs' rear edge is 0.787" from the spearmen, from
+    y = 30 + 2 bases to y = 30 + 1 base. Blue wins the round: the spearmen close up 1 base (0.787") straight
+    ahead (−y), from y = 30 + 4 bases to y = 30 + 3 bases, and touch the orcs' rear again."""
+    from battleline.env.rules import combat, geometry, space
+
+    w = INFANTRY_BASE
+    b = _rear_charged_orcs_lose_a_rank()
+    orcs, spears = b.unit(1), b.unit(0)
+    assert (orcs.models, orcs.ranks, orcs.y) == (15, 3, pytest.approx(30.0 - w / 2))
+    assert geometry.distance(space.footprint(spears), space.footprint(orcs)) == pytest.approx(w)
+    combat.close_gaps(b, list(b.state.engagements), 0)
+    (ev,) = rules(b, "CORE.CC.CONTACT_KEEP")
+    assert (ev["unit"], ev["target"], ev["closed"]) == (0, 1, True)
+    assert (ev["moved"], ev["x"], ev["y"]) == pytest.approx((w, 36.0, 30.0 + 3 * w), abs=1e-6)
+    assert (spears.x, spears.y, spears.facing) == pytest.approx((36.0, 30.0 + 3 * w, 270.0), abs=1e-6)
+    assert geometry.distance(space.footprint(spears), space.footprint(orcs)) <= geometry.EPS
+    assert [(e.attacker, e.defender) for e in b.state.engagements] == [(0, 1)]
+
+
+def test_a_rear_charger_left_apart_by_a_lost_rank_disengages_when_it_loses_and_still_flees() -> None:
+    """CORE.CC.CONTACT_KEEP, CORE.CC.FLEE: as above, but red wins by 12 − 7 = 5 (blue: charge 1, ranks 3, rear 2,
+    outnumber 1). The orcs' 2" straight ahead (−y) lead away from the spearmen behind them, so the two
+    disengage; the spearmen (inspired, Ld 7) roll 12 and break, and still flee from the orcs they fought:
+    6" straight away from them, to y = 30 + 4 bases + 6, facing 90°."""
+    from battleline.env.rules import combat
+
+    w = INFANTRY_BASE
+    b = _rear_charged_orcs_lose_a_rank()
+    b.events.clear()
+    b.dice._script = [6, 6, 3, 3]  # break test 12; flee 6
+    assert combat._result_and_break(b, list(b.state.engagements), {0: [0], 1: [1]}, [0, 12], True, 0) is False
+    (compare,) = rules(b, "CORE.CC.COMBAT_RESULT.COMPARE")
+    assert (compare["totals"], compare["winner"]) == ([7, 12], 1)
+    (keep,) = rules(b, "CORE.CC.CONTACT_KEEP")
+    assert (keep["unit"], keep["target"], keep["closed"], keep["disengaged"]) == (1, 0, False, True)
+    (flee,) = rules(b, "CORE.CC.FLEE")
+    assert (flee["unit"], flee["away_from"], flee["roll"], flee["distance"]) == (0, 1, 6, 6.0)
+    spears = b.unit(0)
+    assert spears.fleeing and (spears.x, spears.y, spears.facing) == pytest.approx((36.0, 30.0 + 4 * w + 6.0, 90.0))
+    assert b.unit(1).y == pytest.approx(30.0 - w / 2) and b.state.engagements == []
+
+
+def test_a_winner_held_from_behind_does_not_close_up_and_disengages() -> None:
+    """CORE.CC.CONTACT_KEEP: as above, but a second orc unit is engaged with the spearmen's rear. Closing up
+    1 base straight ahead would take the spearmen out of contact with it, so they cannot reach: they stay at
+    y = 30 + 4 bases and disengage from the orcs in front; the fight with the orcs behind goes on."""
+    from battleline.env.rules import combat
+    from battleline.env.rules.casualties import apply_wounds
+    from battleline.env.rules.state import Engagement
+
+    w = INFANTRY_BASE
+    red = [placement("orc_warriors", 36.0, 30.0, 270), placement("orc_warriors", 36.0, 30.0 + 2 * DEPTH4, 270)]
+    b = battle([placement("marcher_spearmen", 36.0, 30.0 + DEPTH4, 270)], red, phase="combat")
+    b.state.engagements = [Engagement(attacker=0, defender=1, facing="rear", charged=True, turn=b.state.turn),
+                           Engagement(attacker=2, defender=0, facing="rear", charged=True, turn=b.state.turn)]
+    apply_wounds(b, b.unit(1), 5, rule="CORE.CC.CASUALTIES")
+    combat.close_gaps(b, list(b.state.engagements), 0)
+    (ev,) = rules(b, "CORE.CC.CONTACT_KEEP")
+    assert (ev["unit"], ev["target"], ev["closed"], ev["disengaged"]) == (0, 1, False, True)
+    assert b.unit(0).y == pytest.approx(30.0 + 4 * w)
+    assert [(e.attacker, e.defender) for e in b.state.engagements] == [(2, 0)]
 
 
 # --------------------------------------------------------------------- CORE.CHARGE.MULTI_TARGET

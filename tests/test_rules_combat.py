@@ -168,6 +168,47 @@ def test_pursuer_stops_exactly_one_inch_from_a_friend_and_at_the_table_edge() ->
     assert ev["distance"] == pytest.approx(3.2, abs=0.0101)
 
 
+def test_a_pursuer_does_not_turn_into_impassable_terrain() -> None:
+    """CORE.CC.PURSUIT_MOVE, CORE.TERRAIN.TYPES: rocks 0.23" to the right of the pursuer (x ≥ 38.2, y 4..9.9).
+    Turned about its centre to the flee direction 45°, its front-right corner would stand at (38.50, 9.72), in
+    the rocks; so it does not turn, and, starting within 1" of the rocks, it does not move: it stays at (36, 10)
+    facing 90°, clear of them."""
+    rocks = {"kind": "rocks", "polygon": [[38.2, 4.0], [42.0, 4.0], [42.0, 9.9], [38.2, 9.9]]}
+    b, c = _pursuer(terrain=[rocks])
+    combat.pursuit_move(b, c, 45.0, 10, escaped=None)
+    (ev,) = rules(b, "CORE.CC.PURSUIT_MOVE")
+    assert (ev["distance"], ev["x"], ev["y"], ev["facing"]) == (0.0, 36.0, 10.0, 90.0)
+    assert not geo.overlaps(space.footprint(c), space.terrain_poly(b.state.terrain[0]))
+    turned = space.footprint_at(c, geo.Pose(36.0, 10.0, 45.0))
+    assert turned.bounds[2] == pytest.approx(36 + (2.5 + 2) * INFANTRY_BASE * 2 ** -0.5)
+    assert geo.overlaps(turned, space.terrain_poly(b.state.terrain[0]))
+
+
+def test_a_pursuer_with_no_room_on_the_table_to_turn_pursues_straight_ahead() -> None:
+    """CORE.CC.PURSUIT_MOVE, CORE.MOVE.TABLE_EDGE: spearmen (5 wide) flush with the right table edge (x = 72) beat
+    10 orcs standing 1.5" to their left. The flee direction (from the spearmen's centre to the orcs', 122.4°)
+    would turn the spearmen about their centre past the edge (to x = 72.54), so they do not turn: they pursue
+    their roll of 12 straight ahead (+y), from y = 10 to y = 22, and stay wholly on the table."""
+    x = 72 - 2.5 * INFANTRY_BASE
+    b = battle([placement("marcher_spearmen", x, 10, 90)],
+               [placement("orc_warriors", x - 1.5, 10 + 3 * INFANTRY_BASE, 270, models=10)], phase="combat")
+    b.state.engagements = [Engagement(0, 1, "front", charged=True, turn=b.state.turn)]
+    b.state.queue["pursuit"] = {"broken": [1], "ask": [], "answers": {"0": "pursue"}, "winner": 0}
+    b.events.clear()
+    b.dice._script = [1, 1, 6, 6]  # flee 2, pursuit 12: caught
+    combat._flee_and_pursue(b)
+    (edge,) = rules(b, "CORE.MOVE.TABLE_EDGE")
+    assert (edge["unit"], edge["move"], edge["turned"]) == (0, "CORE.CC.PURSUIT_MOVE", False)
+    assert edge["heading"] == pytest.approx(geo.facing_towards((x, 10), (x - 1.5, 10 + 3 * INFANTRY_BASE)))
+    assert edge["heading"] == pytest.approx(122.4155473)
+    (move,) = rules(b, "CORE.CC.PURSUIT_MOVE")
+    assert (move["roll"], move["distance"], move["facing"]) == (12, 12.0, 90.0)
+    c = b.unit(0)
+    assert (c.x, c.y, c.facing) == pytest.approx((x, 22.0, 90.0))
+    assert space.footprint(c).bounds == pytest.approx((72 - 5 * INFANTRY_BASE, 22 - 2 * INFANTRY_BASE, 72.0,
+                                                       22 + 2 * INFANTRY_BASE))
+
+
 # --------------------------------------------------------------------- CORE.CC.FLEE
 @pytest.mark.parametrize(("faces", "source"), [([2, 5], 1), ([6, 1], 0), ([3, 3, 1, 4], 1)])
 def test_broken_unit_flees_from_a_random_one_of_tied_contacts(faces: list[int], source: int) -> None:

@@ -90,6 +90,29 @@ def test_rally_with_musician_and_automatic_failure_below_quarter() -> None:
     assert auto["automatic"] and not auto["passed"]
 
 
+def test_a_rallied_unit_at_the_table_edge_keeps_its_facing_and_no_turn_leaves_the_table() -> None:
+    """CORE.PSY.RALLY, CORE.MOVE.TABLE_EDGE, CORE.MOVE.REFORM, CORE.MOVE.WHEEL: spearmen (5 wide) flush with the
+    right table edge rally (2D6 = 6 ≤ Ld 7). Facing the nearest orcs (146.3°) would turn them about their centre
+    past the edge, so they keep facing 270° where they stand. Unrallied, facing 270° there, they may not
+    reform to face the orcs, reform wider or wheel right (each would cross the edge); turns and a wheel left
+    stay legal."""
+    x = 72 - 2.5 * INFANTRY_BASE
+    red = [placement("orc_warriors", 40, 40, 270)]
+    b = battle([placement("marcher_spearmen", x, 20, 270, fleeing=True)], red, dice=[3, 3], phase="start")
+    (edge,) = rules(b, "CORE.MOVE.TABLE_EDGE")
+    assert (edge["unit"], edge["move"], edge["turned"]) == (0, "CORE.PSY.RALLY", False)
+    assert edge["heading"] == pytest.approx(146.3376753)
+    reform = rules(b, "CORE.PSY.RALLY")[-1]
+    assert reform["rallied"] and (reform["x"], reform["y"], reform["facing"]) == pytest.approx((x, 20.0, 270.0))
+    u = b.unit(0)
+    assert not u.fleeing and (u.x, u.y, u.facing) == pytest.approx((x, 20.0, 270.0))
+    assert space.footprint(u).bounds[2] == pytest.approx(72.0)
+    options = {a.option for a in battle([placement("marcher_spearmen", x, 20, 270)], red).legal_actions()
+               if a.kind == "move"}
+    assert not options & {"reform_face", "reform_wide", "wheel_right", "wheel_right_short"}
+    assert {"turn_left", "turn_right", "about_face", "wheel_left", "reform_deep"} <= options
+
+
 def test_march_blocked_by_failed_leadership_test() -> None:
     """CORE.MOVE.MARCH_BLOCK: an enemy within 8" forces a Ld test; on 2D6 = 11 > 7 the unit moves only M (4")."""
     blue = [placement("marcher_spearmen", 20, 10, 90)]

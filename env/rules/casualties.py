@@ -72,9 +72,21 @@ def slay_champion(battle: Battle, u: UnitState, rule: str, **info: object) -> No
         destroy(battle, u, rule, wiped_out=True)
 
 
+SHRANK = "footprint_shrank"
+"""The unit flag set when an engaged unit's footprint shrinks (CORE.CC.CONTACT_KEEP); read by
+:func:`env.rules.combat.close_gaps` at the end of the combat round."""
+
+
 def _close_up(battle: Battle, u: UnitState, old_depth: float, old_width: float) -> None:
-    """After casualties: the front edge stays where it was when the last rank goes; a front rank that
-    shrank slides to keep its contacts (:func:`keep_contacts`)."""
+    """After casualties (CORE.CC.CASUALTIES, 000:L968: removed from the last rank so the front line stays
+    closed): the front edge stays where it was when the last rank goes; a front rank that shrank slides to
+    keep its contacts (:func:`keep_contacts`).
+
+    An engaged unit whose footprint shrank, by a rank or by files, is flagged
+    (:data:`SHRANK`): an enemy touching its rear or the back of a flank may no
+    longer touch it, and the round's winner closes up at the end of the round
+    (CORE.CC.CONTACT_KEEP, :func:`env.rules.combat.close_gaps`).
+    """
     if not u.models:
         return
     if u.depth < old_depth:
@@ -84,6 +96,9 @@ def _close_up(battle: Battle, u: UnitState, old_depth: float, old_width: float) 
         u.y += fy * shift
     if u.width < old_width - 1e-9:
         keep_contacts(battle, u, old_width)
+    engaged = any(u.uid in (e.attacker, e.defender) for e in battle.state.engagements)
+    if engaged and (u.depth < old_depth - 1e-9 or u.width < old_width - 1e-9):
+        u.flags[SHRANK] = True
 
 
 def contacts(battle: Battle, u: UnitState, pose: geo.Pose | None = None) -> int:
@@ -127,5 +142,4 @@ def keep_contacts(battle: Battle, u: UnitState, old_width: float) -> None:
         options.append((-contacts(battle, u, moved), round(abs(off), 9), off, moved))
     best = min(options, key=lambda o: o[:3])
     u.x, u.y = best[3].x, best[3].y
-    u.flags["front_shrank"] = True
     battle.emit("CORE.CC.CONTACT_KEEP", unit=u.uid, slide=best[2], contacts=-best[0], old_width=old_width, width=u.width)

@@ -701,7 +701,7 @@ def _result_and_break(
     _emit_parts(battle, parts)
     if totals[0] == totals[1]:
         battle.emit("CORE.CC.COMBAT_RESULT.COMPARE", totals=totals, winner=None)
-        close_gaps(battle, group, s.active, set())  # CORE.CC.CONTACT_KEEP: a draw, the phasing player's units close up
+        close_gaps(battle, group, s.active)  # CORE.CC.CONTACT_KEEP: a draw, the phasing player's units close up
         return False
     winner = 0 if totals[0] > totals[1] else 1
     diff = abs(totals[0] - totals[1])
@@ -729,7 +729,8 @@ def _result_and_break(
         from battleline.env.rules.siege import play
 
         broken = play.breaks_at_wall(battle, play.breaks_at_door(battle, broken))
-    close_gaps(battle, group, winner, set(broken))  # CORE.CC.CONTACT_KEEP
+    fought = {str(b): sorted(_contacts(battle, b)) for b in broken}  # CORE.CC.FLEE: whom each flees from
+    close_gaps(battle, group, winner)  # CORE.CC.CONTACT_KEEP
     if not broken:
         return False
     ask = []
@@ -738,7 +739,7 @@ def _result_and_break(
         contacts = _contacts(battle, w)
         if contacts and contacts <= set(broken) and not wu.fleeing:
             ask.append(w)
-    s.queue["pursuit"] = {"broken": broken, "ask": ask, "answers": {}, "winner": winner}
+    s.queue["pursuit"] = {"broken": broken, "ask": ask, "answers": {}, "winner": winner, "fought": fought}
     if ask:
         return True
     _flee_and_pursue(battle)
@@ -750,22 +751,32 @@ CLOSE_UP = 2.0  # CORE.CC.CONTACT_KEEP: the winner closes up to 2" straight ahea
 CLOSE_UP_STEP = 0.05  # inches between the positions tried before the exact contact distance is found
 
 
-def close_gaps(battle: Battle, group: list[Engagement], side: int, broken: set[int]) -> None:
-    """CORE.CC.CONTACT_KEEP: units of ``group`` that lost contact when a front rank shrank close up or disengage.
+def close_gaps(battle: Battle, group: list[Engagement], side: int) -> None:
+    """CORE.CC.CONTACT_KEEP: units of ``group`` that lost contact when a footprint shrank close up or disengage.
 
-    For each engagement with a unit whose front rank shrank this round
-    (:func:`env.rules.casualties.keep_contacts`) whose footprints no longer
-    touch, neither unit broken nor fleeing: the unit of ``side`` (the round's
-    winner; in a draw the phasing player's) moves straight ahead by the least
-    distance up to CLOSE_UP inches that touches the other again, for free,
-    through no unit or impassable terrain; if none does, the engagement ends.
+    Casualties come off the last rank and the front line stays closed
+    (000:L968): a unit that lost a rank keeps its front edge, so an enemy in
+    its rear is left a rank's depth away, and a front rank that lost files
+    slides (:func:`env.rules.casualties.keep_contacts`), which may leave a
+    flank enemy apart. Only models in base contact fight (000:L906), so for
+    each engagement with a unit whose footprint shrank this round
+    (:data:`env.rules.casualties.SHRANK`) whose footprints no longer touch
+    (within :data:`env.rules.casualties.CONTACT_GAP` inches), neither unit
+    fleeing: the unit of ``side`` (the round's winner; in a draw the phasing
+    player's) moves straight ahead by the least distance up to CLOSE_UP
+    inches that touches the other again, for free (:func:`_close_up_distance`).
+    If none does (for instance a winner whose enemy stands behind it), the
+    engagement ends. Units that failed their break test are closed up to as
+    well, so the winner may pursue them; one that can no longer be reached
+    still flees from the units it fought (:func:`_flee_and_pursue`). Each
+    close-up or disengagement emits CORE.CC.CONTACT_KEEP.
     """
-    from battleline.env.rules.casualties import CONTACT_GAP
+    from battleline.env.rules.casualties import CONTACT_GAP, SHRANK
 
-    shrank = {i for e in group for i in (e.attacker, e.defender) if battle.unit(i).flags.pop("front_shrank", False)}
+    shrank = {i for e in group for i in (e.attacker, e.defender) if battle.unit(i).flags.pop(SHRANK, False)}
     for e in [e for e in group if {e.attacker, e.defender} & shrank]:
         a, d = battle.unit(e.attacker), battle.unit(e.defender)
-        if not (a.alive and d.alive) or a.fleeing or d.fleeing or {a.uid, d.uid} & broken:
+        if not (a.alive and d.alive) or a.fleeing or d.fleeing or e not in battle.state.engagements:
             continue
         if geo.distance(space.footprint(a), space.footprint(d)) <= CONTACT_GAP:
             continue
@@ -789,11 +800,23 @@ def _at_door(battle: Battle, a: UnitState, d: UnitState) -> bool:
 
 
 def _close_up_distance(battle: Battle, u: UnitState, other: UnitState) -> float | None:
-    """The least distance (inches, ≤ CLOSE_UP) ``u`` moves straight ahead to touch ``other``, or None."""
+    """The least distance (inches, ≤ CLOSE_UP) ``u`` moves straight ahead to touch ``other``, or None.
+
+    None also when the move there is not possible: its end overlaps ``other``,
+    its swept path overlaps another unit or impassable terrain, it ends in
+    the castle or off the table (CORE.MOVE.TABLE_EDGE), or it would take
+    ``u`` out of contact with another enemy it is engaged with.
+    """
+    from battleline.env.rules.casualties import CONTACT_GAP
+
+    s = battle.state
     target = space.footprint(other)
     start = space.pose(u)
-    blockers = [space.footprint(o) for o in space.alive_units(battle.state) if o.uid not in (u.uid, other.uid)]
-    blockers += [space.terrain_poly(t) for t in space.terrain_of(battle.state, space.IMPASSABLE)]
+    start_poly = space.footprint(u)
+    blockers = [space.footprint(o) for o in space.alive_units(s) if o.uid not in (u.uid, other.uid)]
+    blockers += [space.terrain_poly(t) for t in space.terrain_of(s, space.IMPASSABLE)]
+    held = [space.footprint(o) for o in map(battle.unit, _contacts(battle, u.uid))
+            if o.uid != other.uid and o.alive and geo.distance(start_poly, space.footprint(o)) <= CONTACT_GAP]
 
     def apart(dist: float) -> float:
         return geo.distance(space.footprint_at(u, geo.move_straight(start, dist)), target)
@@ -810,7 +833,12 @@ def _close_up_distance(battle: Battle, u: UnitState, other: UnitState) -> float 
         mid = (lo + hi) / 2
         lo, hi = (lo, mid) if apart(mid) <= 1e-9 else (mid, hi)
     poly = space.footprint_at(u, geo.move_straight(start, hi))
-    if geo.overlaps(poly, target) or any(geo.overlaps(poly, b) for b in blockers):
+    path = geo.swept_area(start_poly, poly)
+    if not geo.within_table(poly, s.table_w, s.table_h) or not space.castle_end_ok(s, u, poly):
+        return None
+    if geo.overlaps(poly, target) or any(geo.overlaps(path, b) for b in blockers):
+        return None
+    if any(geo.distance(poly, h) > CONTACT_GAP for h in held):
         return None
     return hi
 
@@ -868,6 +896,8 @@ def _flee_and_pursue(battle: Battle) -> None:
         if not u.alive:
             continue
         contacts = [battle.unit(i) for i in sorted(_contacts(battle, uid))]
+        if not contacts:  # CORE.CC.CONTACT_KEEP disengaged it: it still flees from the units it fought
+            contacts = [battle.unit(i) for i in p.get("fought", {}).get(str(uid), []) if battle.unit(i).alive]
         if not contacts:
             continue
         source = flee_source(battle, uid, contacts)
@@ -905,19 +935,31 @@ def pursuit_move(
 ) -> None:
     """CORE.CC.PURSUIT_MOVE: face the flee direction and move the roll straight ahead.
 
-    Stops exactly 1" from friends and from impassable terrain, at the table
-    edge, or touching an escaped fleer (distances are not rounded,
-    CORE.CONV.UNITS: the move is tried in 0.5" steps, and the last step up to
-    a stop is found by bisection). A unit that starts within 1" of a friend or
-    of impassable terrain does not move. Touching a fresh enemy starts a new
-    combat (CORE.CC.PURSUIT_CONTACT) in which the pursuer counts as charging
-    next phase.
+    The pursuer first turns about its centre to face ``heading``. Where the
+    turned footprint would overlap a unit or impassable terrain
+    (CORE.TERRAIN.TYPES), stand in the castle, or cross the
+    table edge (CORE.MOVE.TABLE_EDGE: a pursuer never leaves the table; it
+    stops at the edge, and a turn that pokes past the edge is not a pursuit
+    off the table), it has no room to turn and pursues straight ahead in its
+    current facing instead (an event CORE.MOVE.TABLE_EDGE with
+    ``turned=False`` says so for the edge). It then stops exactly 1" from
+    friends and from impassable terrain, at the table edge, or touching an
+    escaped fleer (distances are not rounded, CORE.CONV.UNITS: the move is
+    tried in 0.5" steps, and the last step up to a stop is found by
+    bisection). A unit that starts within 1" of a friend or of impassable
+    terrain does not move. Touching a fresh enemy starts a new combat
+    (CORE.CC.PURSUIT_CONTACT) in which the pursuer counts as charging next
+    phase.
     """
     s = battle.state
     start = geo.Pose(c.x, c.y, heading)
     env = space.Surroundings(s, c)
     first = space.footprint_at(c, start)
-    if env.overlapping(first, env.polys).any() or not space.castle_end_ok(s, c, first):
+    if not geo.within_table(first, s.table_w, s.table_h):
+        battle.emit("CORE.MOVE.TABLE_EDGE", unit=c.uid, move="CORE.CC.PURSUIT_MOVE", turned=False, heading=heading)
+        start = space.pose(c)  # no room to turn on the table: pursue straight ahead
+    elif (env.overlapping(first, env.polys).any() or env.overlapping(first, env.impassable).any()
+          or not space.castle_end_ok(s, c, first)):
         start = space.pose(c)  # no room to turn about: pursue straight ahead
     impassable = [space.terrain_poly(t) for t in space.terrain_of(s, space.IMPASSABLE)]
     nearby = [o for o in space.alive_units(s) if o.uid != c.uid and space.near(o, c, roll + 2.0)]

@@ -377,14 +377,28 @@ def start_of_turn(battle: Battle) -> None:
             u.flags["rallied"] = True
             u.flags["moved"] = True
             enemy = nearest_enemy(battle, u)
-            if enemy is not None:
-                turned = geo.Pose(u.x, u.y, geo.facing_towards((u.x, u.y), (enemy.x, enemy.y)))
-                poly = space.footprint_at(u, turned)
-                if not space.Surroundings(battle.state, u).blocked(poly, poly):
-                    u.facing = turned.facing  # the free reform, where it is legal
+            if enemy is not None:  # the free reform, where it is legal
+                u.facing = turn_in_place(battle, u, geo.facing_towards((u.x, u.y), (enemy.x, enemy.y)),
+                                         "CORE.PSY.RALLY").facing
             battle.emit("CORE.PSY.RALLY", unit=u.uid, rallied=True, x=u.x, y=u.y, facing=u.facing)
         else:
             u.flags["failed_rally"] = True
+
+
+def turn_in_place(battle: Battle, u: UnitState, facing: float, move: str) -> geo.Pose:
+    """The pose of ``u`` turned about its centre to ``facing`` (degrees) where that footprint is legal
+    (CORE.MOVE.ONE_INCH, CORE.MOVE.TABLE_EDGE, terrain), else its current pose.
+
+    A turn refused because the footprint would cross the table edge emits
+    CORE.MOVE.TABLE_EDGE (``move``: the rule ID of the move, ``turned=False``).
+    """
+    turned = geo.Pose(u.x, u.y, facing)
+    poly = space.footprint_at(u, turned)
+    s = battle.state
+    if not geo.within_table(poly, s.table_w, s.table_h):
+        battle.emit("CORE.MOVE.TABLE_EDGE", unit=u.uid, move=move, turned=False, heading=facing)
+        return space.pose(u)
+    return space.pose(u) if space.Surroundings(s, u).blocked(poly, poly) else turned
 
 
 def compulsory_moves(battle: Battle) -> None:
@@ -437,10 +451,7 @@ def stupidity_move(battle: Battle, u: UnitState) -> float:
     enemy = closest_enemy(battle, u, non_fleeing=False)
     start = space.pose(u)
     if enemy is not None:
-        turned = geo.Pose(u.x, u.y, geo.facing_towards((u.x, u.y), (enemy.x, enemy.y)))
-        poly = space.footprint_at(u, turned)
-        if not space.Surroundings(battle.state, u).blocked(poly, poly):
-            start = turned
+        start = turn_in_place(battle, u, geo.facing_towards((u.x, u.y), (enemy.x, enemy.y)), "CORE.PSY.STUPIDITY")
     dist = furthest_legal(battle, u, start, float(roll), gap=1.0) or 0.0
     end = geo.move_straight(start, dist)
     u.x, u.y, u.facing = end.x, end.y, end.facing % 360.0
