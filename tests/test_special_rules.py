@@ -156,13 +156,13 @@ def test_frenzy_gives_an_attack_and_is_lost_when_the_unit_loses_a_round() -> Non
     spearmen = b.unit(0)
     spearmen.special_rules.append("frenzy")
     st = combat.Strike(0, 1, 5, 0, True, 3)
-    assert combat._attacks(spearmen, st, False, False, set()) == 10
+    assert combat._attacks(b, spearmen, st, False, False, set()) == 10
     b.dice._script = [1, 2]  # break test: 3 ≤ Ld 7 − 3
     group = b.state.engagements
     combat._result_and_break(b, group, {0: [0], 1: [1]}, [0, 3], False, None)
     (lost,) = rules(b, "CORE.SR.FRENZY")
     assert lost["lost"] and not spearmen.has("frenzy")
-    assert combat._attacks(spearmen, st, False, False, set()) == 5
+    assert combat._attacks(b, spearmen, st, False, False, set()) == 5
 
 
 def test_hatred_rerolls_misses_in_round_one_against_hated_enemies_only() -> None:
@@ -719,9 +719,9 @@ def test_extra_attack_and_extra_rank() -> None:
     b = _fight(placement("marcher_halberdiers", 36, 10, 90), placement("orc_warriors", 36, 30, 270))
     u = b.unit(0)
     st = combat.Strike(0, 1, 5, 0, True, 3)
-    assert combat._attacks(u, st, False, False, set()) == 5
+    assert combat._attacks(b, u, st, False, False, set()) == 5
     u.special_rules.append("extra_attack")
-    assert combat._attacks(u, st, False, False, set()) == 10
+    assert combat._attacks(b, u, st, False, False, set()) == 10
     assert combat.supporters(b, u, 5, charged=True) == 5
     u.special_rules.append("extra_rank")
     assert combat.supporters(b, u, 5, charged=True) == 10
