@@ -461,6 +461,22 @@ def test_character_fights_on_when_its_unit_is_wiped_out() -> None:
     assert geo.distance(space.footprint(cap), space.footprint(b.unit(2))) <= geo.EPS
 
 
+def test_character_left_alone_stands_in_the_front_rank_it_fought_in() -> None:
+    """CORE.TYPE.CHARACTER: 20 spearmen in 4 ranks of 5 (front edge at y = 28.43) all slain at once: the captain
+    stands in its front-rank slot, (36, 28.03) facing 90°, touching the orcs, not in the middle of the dead unit."""
+    b = _engaged_pair([placement("marcher_spearmen", 36, 10, 90, models=20, files=5), joined("marcher_captain", 0)],
+                      [placement("orc_warriors", 36, FAR, 270)])
+    from battleline.env.rules.casualties import apply_wounds
+
+    assert b.unit(0).y == pytest.approx(26.8504, abs=1e-4) and b.unit(0).depth == pytest.approx(4 * INFANTRY_BASE)
+    apply_wounds(b, b.unit(0), 20, rule="CORE.CC.CASUALTIES")
+    cap = b.unit(1)
+    assert cap.alive and (cap.x, round(cap.y, 4), cap.facing) == (36.0, 28.0315, 90.0)
+    assert [(e.attacker, e.defender, e.facing) for e in b.state.engagements] == [(1, 2, "front")]
+    assert geo.distance(space.footprint(cap), space.footprint(b.unit(2))) <= geo.EPS
+    assert b.check_invariants() == []
+
+
 def test_character_is_caught_with_its_unit() -> None:
     """CORE.CC.CAUGHT: the orcs flee 5, the pursuit rolls 6: the orcs and their Big Boss are destroyed."""
     b = _engaged_pair([placement("marcher_spearmen", 36, 10, 90)],

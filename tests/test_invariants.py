@@ -222,10 +222,6 @@ DEFECTS = [
     defect("issue 27 defect 1: after CORE.CHARGE.ALIGN a charger overlaps a second unit (here #0 Marcher Spearmen "
            "inside #4 Orc Archers by 5.2443 sq in at decision 26)",
            "overlap", Case(0, "skirmish_line", "random", "random", 63)),
-    defect("not in issue 27's list: a joined character left alone when its host is wiped out (CORE.TYPE.CHARACTER "
-           "alone) stands at the dead host's centre, not its front rank, and keeps the host's engagement 0.394\" "
-           "from the enemy (#8 Battle Wizard, #0 Kindred Spearmen, decision 24)",
-           "detached", Case(0, "coverage/coverage_magic_c", "bait_and_flank", "weakened_flank", 45)),
 ]
 
 
@@ -246,6 +242,10 @@ FIXED = [
                                     "dwarfs_hold_warband"), id="impassable-pitched_battle-2488"),
     # issue 27 defect 4: engaged units left 0.787" apart when casualties removed a rank (#3 D2, #1 A2, decision 15)
     pytest.param("detached", Case(0, "diagram_flank_charge", "random", "random", 0), id="detached-diagram_flank_charge-0"),
+    # CORE.TYPE.CHARACTER: a joined character left alone when its host was wiped out stood at the dead host's centre,
+    # 0.394" from the enemy it inherited (#8 Battle Wizard, #0 Kindred Spearmen, decision 24)
+    pytest.param("detached", Case(0, "coverage/coverage_magic_c", "bait_and_flank", "weakened_flank", 45),
+                 id="detached-coverage_magic_c-45"),
 ]
 
 

@@ -36,6 +36,8 @@ def apply_wounds(battle: Battle, u: UnitState, wounds: int, rule: str, **info: o
     u.wounds_taken = total % w if killed < u.models else 0
     before = u.models
     old_depth, old_width = u.depth, u.width
+    if killed == before and u.joined:
+        _place_joined(battle, u)
     u.models -= killed
     rnf_left = before - command_models(u) - killed
     for attr in ("musician", "standard", "champion"):
@@ -61,6 +63,8 @@ def slay_champion(battle: Battle, u: UnitState, rule: str, **info: object) -> No
     if not u.champion or not u.in_play:
         return
     old_depth, old_width = u.depth, u.width
+    if u.models == 1 and u.joined:
+        _place_joined(battle, u)
     u.champion = False
     u.models -= 1
     _close_up(battle, u, old_depth, old_width)
@@ -75,6 +79,15 @@ def slay_champion(battle: Battle, u: UnitState, rule: str, **info: object) -> No
 SHRANK = "footprint_shrank"
 """The unit flag set when an engaged unit's footprint shrinks (CORE.CC.CONTACT_KEEP); read by
 :func:`env.rules.combat.close_gaps` at the end of the combat round."""
+
+
+def _place_joined(battle: Battle, u: UnitState) -> None:
+    """Before the last models of ``u`` go: its joined characters stand in their front-rank slots as the unit
+    stands now, where they fight on alone (CORE.TYPE.CHARACTER; :func:`characters.sync` leaves a wiped-out
+    host's characters where they are)."""
+    from battleline.env.rules import characters
+
+    characters.sync(battle.state)
 
 
 def _close_up(battle: Battle, u: UnitState, old_depth: float, old_width: float) -> None:

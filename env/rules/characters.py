@@ -97,6 +97,8 @@ def sync(state: BattleState) -> None:
         if not h.joined:
             continue
         h.joined = [c for c in h.joined if not state.units[c].removed]
+        if h.models <= 0:
+            continue  # wiped out: no front rank is left, its characters keep the slots they stood in (CORE.TYPE.CHARACTER)
         for i, cid in enumerate(h.joined):
             c = state.units[cid]
             p = slot_pose(h, i)
