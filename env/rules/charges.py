@@ -7,6 +7,14 @@ edge flush against the facing of the target fixed at declaration
 (CORE.CHARGE.FACING), slid along that edge by the shortest distance that gives
 the most models in contact (CORE.CHARGE.CLOSE_DOOR, CORE.CHARGE.ALIGN); if
 that spot is blocked it re-positions along the edge (CORE.CHARGE.BLOCKED).
+
+A spot is blocked when the charger there would leave the table, stand in
+impassable terrain or the castle, overlap any unit (the target included),
+touch a friend or touch an enemy that is not a target of the charge
+(CORE.CHARGE.MOVE, 004:L70), or when no route to it is clear (see
+:func:`route_clear`). Coming within 1" of another unit does not block a spot:
+the charger ignores the 1" rule and the enemies left within 1" are shifted
+clear afterwards (CORE.CHARGE.ONE_INCH, 004:L48).
 """
 
 from __future__ import annotations
@@ -14,6 +22,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import shapely.ops
 from shapely.geometry import Polygon
 
@@ -59,9 +68,17 @@ def flush_pose(t: UnitState, facing: str, c: UnitState, offset: float) -> geo.Po
     return geo.Pose(cx, cy, math.degrees(math.atan2(-oy, -ox)) % 360.0)
 
 
-def _touched(battle: Battle, c: UnitState, target: UnitState, p: geo.Pose, ignore: set[int]) -> set[int] | None:
-    """The enemy units other than ``target`` that ``c``'s footprint at ``p`` would touch; None when the spot
-    is off the table, in impassable terrain or the castle, or touches a friendly unit (CORE.CHARGE.MOVE)."""
+def _touched(
+    battle: Battle, c: UnitState, target: UnitState, p: geo.Pose, ignore: set[int], route: ChargeRoute | None = None,
+) -> set[int] | None:
+    """The enemy units other than ``target`` that ``c``'s footprint at ``p`` would touch, or None when the spot
+    is not a legal end of the charge move (CORE.CHARGE.MOVE).
+
+    None when the spot is off the table, in impassable terrain or the castle,
+    overlaps any unit by more than EPS (the target included: a unit never
+    ends inside another), touches a friendly unit, or (with ``route``) when
+    no route from the charger's place to it is clear (:func:`route_clear`).
+    """
     s = battle.state
     poly = space.footprint_at(c, p)
     if not geo.within_table(poly, s.table_w, s.table_h):
@@ -71,17 +88,112 @@ def _touched(battle: Battle, c: UnitState, target: UnitState, p: geo.Pose, ignor
             return None
     if not space.castle_end_ok(s, c, poly):  # SIEGE.SCEN.CASTLE, SIEGE.MOVE.WALLS
         return None
+    if geo.overlaps(poly, space.footprint(target)):
+        return None
     touched: set[int] = set()
     for o in s.units:
         if not o.alive or o.uid == c.uid or o.uid == target.uid or o.uid in ignore:
             continue
         if not space.near(o, c, 0.5) and not space.near(o, target, c.width + c.depth):
             continue
-        if geo.distance(poly, space.footprint(o)) <= geo.EPS:
-            if o.side == c.side:
+        op = space.footprint(o)
+        if geo.distance(poly, op) <= geo.EPS:
+            if o.side == c.side or geo.overlaps(poly, op):
                 return None
             touched.add(o.uid)
+    if route is not None and not route_clear(route, p):
+        return None
     return touched
+
+
+class ChargeRoute:
+    """What a charger's route must keep clear of, from its place now (CORE.CHARGE.MOVE, CORE.CHARGE.FEASIBLE).
+
+    Built once per charger and target; :func:`route_clear` tests a route to
+    one end spot. The obstacles are impassable terrain and the castle (as for
+    any move, :class:`space.Surroundings`) and every unit but the charger, the
+    target and the uids in ``ignore``. Obstacles the charger's footprint
+    already overlaps where it stands are not counted (the route cannot make
+    that worse). Flyers and Ethereal units ignore terrain and units en route
+    (CORE.MOVE.FLY, CORE.SR.ETHEREAL): only their end spot counts.
+
+    Args:
+        battle: the battle.
+        c: the charger, at the place it charges from.
+        target: the charged unit.
+        ignore: further uids to leave out.
+    """
+
+    def __init__(self, battle: Battle, c: UnitState, target: UnitState, ignore: set[int] | frozenset[int] = frozenset()) -> None:
+        self.unit = c
+        self.start = space.pose(c)
+        self.start_poly = space.footprint(c)
+        self.table = (battle.state.table_w, battle.state.table_h)
+        env = space.Surroundings(battle.state, c, exclude=frozenset({target.uid, *ignore}))
+        self.flies = env.over_units
+        polys = np.concatenate([env.impassable, env.polys])
+        self.obstacles = polys[~env.overlapping(self.start_poly, polys)]
+        """Impassable terrain, castle outlines and unit footprints the route may not overlap: object array (n,)."""
+        self.boxes = space.bounds_of(self.obstacles).tolist()
+
+
+def _sweep_clear(route: ChargeRoute, sweep: space.Sweep) -> bool:
+    """Whether ``sweep`` stays on the table and overlaps no obstacle of ``route`` by more than EPS."""
+    minx, miny, maxx, maxy = sweep.bounds
+    w, h = route.table
+    if minx < -geo.EPS or miny < -geo.EPS or maxx > w + geo.EPS or maxy > h + geo.EPS:
+        return False
+    meet = space.boxes_meeting(sweep.bounds, route.boxes)
+    return not (meet and space.Surroundings.overlapping(sweep.geom, route.obstacles[meet]).any())
+
+
+def _legs(c: UnitState, start: geo.Pose, start_poly: Polygon, end: geo.Pose) -> list[list[space.Sweep]]:
+    """The modelled routes from ``start`` to ``end``, each a list of swept areas (see :func:`route_clear`)."""
+    end_poly = space.footprint_at(c, end)
+    routes = [[space.Sweep(start_poly, end_poly)]]
+    turn = (end.facing - start.facing + 180.0) % 360.0 - 180.0
+    if geo.EPS < abs(turn) <= MAX_FREE_WHEEL:
+        first = geo.wheel(start, c.width, turn, c.depth)
+        routes.append([space.Sweep(geo.wheel_swept_area(start, c.width, c.depth, turn)),
+                       space.Sweep(space.footprint_at(c, first), end_poly)])
+        last = geo.wheel(end, c.width, -turn, c.depth, pivot="left" if turn >= 0 else "right")
+        routes.append([space.Sweep(start_poly, space.footprint_at(c, last)),
+                       space.Sweep(geo.wheel_swept_area(last, c.width, c.depth, turn))])
+    return routes
+
+
+MAX_FREE_WHEEL = 90.0
+"""Degrees: the largest free wheel of a charge move (CORE.CHARGE.MOVE, 004:L46)."""
+
+
+def route_clear(route: ChargeRoute, end: geo.Pose) -> bool:
+    """CORE.CHARGE.MOVE / CORE.CHARGE.FEASIBLE: whether the charger can reach ``end`` by a clear route.
+
+    The charge move is straight with one free wheel of up to
+    :data:`MAX_FREE_WHEEL` degrees at any point (004:L40-L46), then closes the
+    door and aligns. Three routes are modelled, each by the engine's swept
+    areas (a straight move sweeps the convex hull of its start and end
+    footprints, :class:`space.Sweep`; a wheel about a front corner sweeps
+    :func:`geo.wheel_swept_area`), and one clear route is enough:
+
+    1. the straight corridor: the hull of the start and end footprints (the
+       move, the close-the-door pivot and the align slide in one);
+    2. wheel first: the whole change of facing as the free wheel at the
+       start, then the hull from there to ``end``;
+    3. wheel last: the hull to the pose from which the free wheel ends at
+       ``end``, then that wheel.
+
+    Routes 2 and 3 are tried only when the change of facing is at most
+    :data:`MAX_FREE_WHEEL` degrees. A route is clear when it stays on the
+    table and overlaps (by more than EPS) neither impassable terrain, nor
+    the castle, nor any unit but the charger and the target: no unit moves
+    through another (CORE.MOVE.ONE_INCH), friends and incidental targets
+    included; touching is not overlapping. Flyers and Ethereal units skip
+    the test.
+    """
+    if route.flies:
+        return True
+    return any(all(_sweep_clear(route, s) for s in legs) for legs in _legs(route.unit, route.start, route.start_poly, end))
 
 
 def _candidate_offsets(c: UnitState, t: UnitState, facing: str) -> tuple[list[float], float]:
@@ -125,9 +237,10 @@ def contact_placement(
     ignore = ignore or set()
     length = edge_frame(t, facing)[6]
     candidates, proj = _candidate_offsets(c, t, facing)
+    route = ChargeRoute(battle, c, t, ignore)
     for off in candidates:
         p = flush_pose(t, facing, c, off)
-        touched = _touched(battle, c, t, p, ignore)
+        touched = _touched(battle, c, t, p, ignore, route)
         if touched is not None and touched <= allowed:
             overlap = min(off + c.width / 2, length / 2) - max(off - c.width / 2, -length / 2)
             return p, max(0.0, overlap), abs(off - proj)
@@ -141,8 +254,9 @@ def incidental_targets(battle: Battle, c: UnitState, t: UnitState, facing: str) 
     common to all of them, or when no spot is free.
     """
     common: set[int] | None = None
+    route = ChargeRoute(battle, c, t)
     for off in _candidate_offsets(c, t, facing)[0]:
-        touched = _touched(battle, c, t, flush_pose(t, facing, c, off), set())
+        touched = _touched(battle, c, t, flush_pose(t, facing, c, off), set(), route)
         if touched is None:
             continue
         common = touched if common is None else common & touched
