@@ -159,7 +159,7 @@ def _broken_orcs(friend_gap: float | None = None, behind_at: float | None = None
         red.append(placement("orc_warriors", 36, behind_at, 90, models=10))
     b = battle([placement("marcher_spearmen", 36, 10, 90)], red, phase="combat")
     a, d = b.unit(0), b.unit(1)
-    pose, _, _ = contact_placement(b, a, d, "front")
+    pose, _, _ = contact_placement(b, a, d, "front", route=False)  # put in contact, not charged there
     a.x, a.y, a.facing = pose.x, pose.y, pose.facing
     b.state.engagements = [Engagement(0, 1, "front", charged=True, turn=b.state.turn)]
     b.events.clear()

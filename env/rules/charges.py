@@ -19,7 +19,9 @@ clear afterwards (CORE.CHARGE.ONE_INCH, 004:L48).
 
 from __future__ import annotations
 
+import itertools
 import math
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -121,11 +123,17 @@ class ChargeRoute:
         battle: the battle.
         c: the charger, at the place it charges from.
         target: the charged unit.
+        facing: the charged edge of ``target``: "front", "left", "right" or "rear".
         ignore: further uids to leave out.
     """
 
-    def __init__(self, battle: Battle, c: UnitState, target: UnitState, ignore: set[int] | frozenset[int] = frozenset()) -> None:
+    def __init__(
+        self, battle: Battle, c: UnitState, target: UnitState, facing: str, ignore: set[int] | frozenset[int] = frozenset(),
+    ) -> None:
         self.unit = c
+        self.edge = edge_frame(target, facing)
+        """The charged edge: (mid_x, mid_y, along_x, along_y, out_x, out_y, length), see :func:`edge_frame`."""
+        self.max_slide = 2.0 * c.profile.M  # CORE.CHARGE.ALIGN
         self.start = space.pose(c)
         self.start_poly = space.footprint(c)
         self.table = (battle.state.table_w, battle.state.table_h)
@@ -164,6 +172,51 @@ def _legs(c: UnitState, start: geo.Pose, start_poly: Polygon, end: geo.Pose) -> 
 
 MAX_FREE_WHEEL = 90.0
 """Degrees: the largest free wheel of a charge move (CORE.CHARGE.MOVE, 004:L46)."""
+WHEEL_STEP = 15.0
+"""Degrees between the free-wheel angles tried by the wheel-and-close-the-door route (:func:`route_clear`)."""
+
+
+def _door_routes(route: ChargeRoute, end: geo.Pose) -> Iterator[list[space.Sweep]]:
+    """Route 4 of :func:`route_clear`, one list of swept areas per free-wheel angle, smallest wheel first.
+
+    For each wheel angle φ (multiples of :data:`WHEEL_STEP` up to
+    :data:`MAX_FREE_WHEEL` either way) the charger wheels φ at the start,
+    moves straight ahead until its leading front corner meets the charged
+    edge's line, inside the edge (first contact), closes the door about that
+    corner (CORE.CHARGE.CLOSE_DOOR) and aligns along the edge to ``end``
+    (CORE.CHARGE.ALIGN, at most 2×M). Angles whose straight move never meets
+    the edge are skipped.
+    """
+    c, start = route.unit, route.start
+    mx, my, ax, ay, ox, oy, length = route.edge
+    steps = int(MAX_FREE_WHEEL // WHEEL_STEP)
+    for phi in sorted((k * WHEEL_STEP for k in range(-steps, steps + 1)), key=abs):
+        wheeled = geo.wheel(start, c.width, phi, c.depth) if phi else start
+        fx, fy = math.cos(math.radians(wheeled.facing)), math.sin(math.radians(wheeled.facing))
+        closing = fx * ox + fy * oy  # < 0: moving towards the edge's line
+        if closing > -geo.EPS:
+            continue
+        corners = {side: geo.to_world(wheeled, lx, c.depth / 2) for side, lx in (("left", -c.width / 2), ("right", c.width / 2))}
+        lead = min(corners, key=lambda k: (corners[k][0] - mx) * ox + (corners[k][1] - my) * oy)
+        kx, ky = corners[lead]
+        dist = -((kx - mx) * ox + (ky - my) * oy) / closing
+        along = (kx + fx * dist - mx) * ax + (ky + fy * dist - my) * ay
+        if dist < -geo.EPS or abs(along) > length / 2 + geo.EPS:
+            continue
+        touch = geo.move_straight(wheeled, max(0.0, dist))
+        door = (end.facing - touch.facing + 180.0) % 360.0 - 180.0
+        if abs(door) > geo.EPS and (door > 0) != (lead == "left"):
+            continue  # the leading corner is the pivot; this would turn the unit away from the edge
+        flush = geo.wheel(touch, c.width, door, c.depth) if abs(door) > geo.EPS else touch
+        if math.hypot(flush.x - end.x, flush.y - end.y) > route.max_slide + geo.EPS:
+            continue
+        legs = [space.Sweep(route.start_poly, space.footprint_at(c, touch))] if not phi else [
+            space.Sweep(geo.wheel_swept_area(start, c.width, c.depth, phi)),
+            space.Sweep(space.footprint_at(c, wheeled), space.footprint_at(c, touch))]
+        if abs(door) > geo.EPS:
+            legs.append(space.Sweep(geo.wheel_swept_area(touch, c.width, c.depth, door)))
+        legs.append(space.Sweep(space.footprint_at(c, flush), space.footprint_at(c, end)))
+        yield legs
 
 
 def route_clear(route: ChargeRoute, end: geo.Pose) -> bool:
@@ -181,10 +234,16 @@ def route_clear(route: ChargeRoute, end: geo.Pose) -> bool:
     2. wheel first: the whole change of facing as the free wheel at the
        start, then the hull from there to ``end``;
     3. wheel last: the hull to the pose from which the free wheel ends at
-       ``end``, then that wheel.
+       ``end``, then that wheel;
+    4. wheel, move, close the door, align: a free wheel at the start, a
+       straight move to first contact with the charged edge, the
+       close-the-door pivot about the touching corner and the align slide
+       (at most 2×M) to ``end`` (:func:`_door_routes`), which lets a charge
+       go round a unit or terrain beside the direct corridor.
 
     Routes 2 and 3 are tried only when the change of facing is at most
-    :data:`MAX_FREE_WHEEL` degrees. A route is clear when it stays on the
+    :data:`MAX_FREE_WHEEL` degrees; each route only when those before it
+    are blocked. A route is clear when it stays on the
     table and overlaps (by more than EPS) neither impassable terrain, nor
     the castle, nor any unit but the charger and the target: no unit moves
     through another (CORE.MOVE.ONE_INCH), friends and incidental targets
@@ -193,7 +252,8 @@ def route_clear(route: ChargeRoute, end: geo.Pose) -> bool:
     """
     if route.flies:
         return True
-    return any(all(_sweep_clear(route, s) for s in legs) for legs in _legs(route.unit, route.start, route.start_poly, end))
+    routes = itertools.chain(_legs(route.unit, route.start, route.start_poly, end), _door_routes(route, end))
+    return any(all(_sweep_clear(route, s) for s in legs) for legs in routes)
 
 
 def _candidate_offsets(c: UnitState, t: UnitState, facing: str) -> tuple[list[float], float]:
@@ -223,7 +283,7 @@ def _candidate_offsets(c: UnitState, t: UnitState, facing: str) -> tuple[list[fl
 
 def contact_placement(
     battle: Battle, c: UnitState, t: UnitState, facing: str, ignore: set[int] | None = None,
-    allowed: frozenset[int] = frozenset(),
+    allowed: frozenset[int] = frozenset(), route: bool = True,
 ) -> tuple[geo.Pose, float, float] | None:
     """Where a charger ends in contact: (pose, overlap in inches, slide in inches), or None.
 
@@ -232,15 +292,18 @@ def contact_placement(
     replaced by the nearest free offset along the edge, even with fewer
     contacts (CORE.CHARGE.BLOCKED). A spot may touch the enemy units in
     ``allowed`` (incidental targets, CORE.CHARGE.MULTI_TARGET) but no other
-    unit. Returns None when no spot is free (CORE.CHARGE.FEASIBLE).
+    unit. A spot also needs a clear route from where ``c`` stands
+    (:func:`route_clear`); ``route=False`` skips that test (a unit put in
+    contact without a charge move). Returns None when no spot is free
+    (CORE.CHARGE.FEASIBLE).
     """
     ignore = ignore or set()
     length = edge_frame(t, facing)[6]
     candidates, proj = _candidate_offsets(c, t, facing)
-    route = ChargeRoute(battle, c, t, ignore)
+    path = ChargeRoute(battle, c, t, facing, ignore) if route else None
     for off in candidates:
         p = flush_pose(t, facing, c, off)
-        touched = _touched(battle, c, t, p, ignore, route)
+        touched = _touched(battle, c, t, p, ignore, path)
         if touched is not None and touched <= allowed:
             overlap = min(off + c.width / 2, length / 2) - max(off - c.width / 2, -length / 2)
             return p, max(0.0, overlap), abs(off - proj)
@@ -254,7 +317,7 @@ def incidental_targets(battle: Battle, c: UnitState, t: UnitState, facing: str) 
     common to all of them, or when no spot is free.
     """
     common: set[int] | None = None
-    route = ChargeRoute(battle, c, t)
+    route = ChargeRoute(battle, c, t, facing)
     for off in _candidate_offsets(c, t, facing)[0]:
         touched = _touched(battle, c, t, flush_pose(t, facing, c, off), set(), route)
         if touched is None:
@@ -615,8 +678,9 @@ def _resolve_one(battle: Battle, ch: dict[str, Any]) -> None:
     allowed = _reachable_incidental(battle, c, t, ch) if incidental else frozenset()
     placed = contact_placement(battle, c, t, ch["facing"], allowed=allowed)
     if placed is None:
-        if incidental:
+        if len(allowed) < len(incidental):
             battle.emit("CORE.CHARGE.MULTI_TARGET", unit=c.uid, target=t.uid, stage="failed", no_path_avoids_dropped=True)
+        battle.emit("CORE.CHARGE.FEASIBLE", unit=c.uid, target=t.uid, possible=False, reason="no clear spot or route")
         battle.emit("CORE.CHARGE.BLOCKED", unit=c.uid, target=t.uid)
         _failed_move(battle, c, t, ch["high"], (t.x, t.y))
         return
