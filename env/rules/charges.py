@@ -155,19 +155,27 @@ def _sweep_clear(route: ChargeRoute, sweep: space.Sweep) -> bool:
     return not (meet and space.Surroundings.overlapping(sweep.geom, route.obstacles[meet]).any())
 
 
-def _legs(c: UnitState, start: geo.Pose, start_poly: Polygon, end: geo.Pose) -> list[list[space.Sweep]]:
-    """The modelled routes from ``start`` to ``end``, each a list of swept areas (see :func:`route_clear`)."""
+def _legs(c: UnitState, start: geo.Pose, start_poly: Polygon, end: geo.Pose) -> Iterator[Iterator[space.Sweep]]:
+    """Routes 1-3 of :func:`route_clear` from ``start`` to ``end``, each as its swept areas, built lazily."""
     end_poly = space.footprint_at(c, end)
-    routes = [[space.Sweep(start_poly, end_poly)]]
+    yield iter([space.Sweep(start_poly, end_poly)])
     turn = (end.facing - start.facing + 180.0) % 360.0 - 180.0
     if geo.EPS < abs(turn) <= MAX_FREE_WHEEL:
-        first = geo.wheel(start, c.width, turn, c.depth)
-        routes.append([space.Sweep(geo.wheel_swept_area(start, c.width, c.depth, turn)),
-                       space.Sweep(space.footprint_at(c, first), end_poly)])
-        last = geo.wheel(end, c.width, -turn, c.depth, pivot="left" if turn >= 0 else "right")
-        routes.append([space.Sweep(start_poly, space.footprint_at(c, last)),
-                       space.Sweep(geo.wheel_swept_area(last, c.width, c.depth, turn))])
-    return routes
+        yield _wheel_first(c, start, turn, end_poly)
+        yield _wheel_last(c, start_poly, end, turn)
+
+
+def _wheel_first(c: UnitState, start: geo.Pose, turn: float, end_poly: Polygon) -> Iterator[space.Sweep]:
+    """Route 2 of :func:`route_clear`: the free wheel of ``turn`` degrees at ``start``, then the hull to the end."""
+    yield space.Sweep(geo.wheel_swept_area(start, c.width, c.depth, turn))
+    yield space.Sweep(space.footprint_at(c, geo.wheel(start, c.width, turn, c.depth)), end_poly)
+
+
+def _wheel_last(c: UnitState, start_poly: Polygon, end: geo.Pose, turn: float) -> Iterator[space.Sweep]:
+    """Route 3 of :func:`route_clear`: the hull to the pose that a free wheel of ``turn`` degrees takes to ``end``."""
+    last = geo.wheel(end, c.width, -turn, c.depth, pivot="left" if turn >= 0 else "right")
+    yield space.Sweep(start_poly, space.footprint_at(c, last))
+    yield space.Sweep(geo.wheel_swept_area(last, c.width, c.depth, turn))
 
 
 MAX_FREE_WHEEL = 90.0
@@ -176,8 +184,8 @@ WHEEL_STEP = 15.0
 """Degrees between the free-wheel angles tried by the wheel-and-close-the-door route (:func:`route_clear`)."""
 
 
-def _door_routes(route: ChargeRoute, end: geo.Pose) -> Iterator[list[space.Sweep]]:
-    """Route 4 of :func:`route_clear`, one list of swept areas per free-wheel angle, smallest wheel first.
+def _door_routes(route: ChargeRoute, end: geo.Pose) -> Iterator[Iterator[space.Sweep]]:
+    """Route 4 of :func:`route_clear`, the swept areas of one route per free-wheel angle, smallest wheel first.
 
     For each wheel angle φ (multiples of :data:`WHEEL_STEP` up to
     :data:`MAX_FREE_WHEEL` either way) the charger wheels φ at the start,
@@ -210,13 +218,20 @@ def _door_routes(route: ChargeRoute, end: geo.Pose) -> Iterator[list[space.Sweep
         flush = geo.wheel(touch, c.width, door, c.depth) if abs(door) > geo.EPS else touch
         if math.hypot(flush.x - end.x, flush.y - end.y) > route.max_slide + geo.EPS:
             continue
-        legs = [space.Sweep(route.start_poly, space.footprint_at(c, touch))] if not phi else [
-            space.Sweep(geo.wheel_swept_area(start, c.width, c.depth, phi)),
-            space.Sweep(space.footprint_at(c, wheeled), space.footprint_at(c, touch))]
-        if abs(door) > geo.EPS:
-            legs.append(space.Sweep(geo.wheel_swept_area(touch, c.width, c.depth, door)))
-        legs.append(space.Sweep(space.footprint_at(c, flush), space.footprint_at(c, end)))
-        yield legs
+        yield _door_legs(route, phi, wheeled, touch, door, flush, end)
+
+
+def _door_legs(
+    route: ChargeRoute, phi: float, wheeled: geo.Pose, touch: geo.Pose, door: float, flush: geo.Pose, end: geo.Pose,
+) -> Iterator[space.Sweep]:
+    """The swept areas of one route of :func:`_door_routes`, each built only once those before it are clear."""
+    c = route.unit
+    if phi:
+        yield space.Sweep(geo.wheel_swept_area(route.start, c.width, c.depth, phi))
+    yield space.Sweep(space.footprint_at(c, wheeled), space.footprint_at(c, touch))
+    if abs(door) > geo.EPS:
+        yield space.Sweep(geo.wheel_swept_area(touch, c.width, c.depth, door))
+    yield space.Sweep(space.footprint_at(c, flush), space.footprint_at(c, end))
 
 
 def route_clear(route: ChargeRoute, end: geo.Pose) -> bool:
