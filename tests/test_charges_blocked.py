@@ -99,7 +99,7 @@ def test_a_charge_wheels_round_terrain_beside_its_path_and_ends_where_it_would_w
         c, t = b.unit(0), b.unit(1)
         route = charges.ChargeRoute(b, c, t, "front")
         end = charges.flush_pose(t, "front", c, 0.0)
-        straight = charges._legs(c, route.start, route.start_poly, end)
+        straight = charges._legs(route, end)
         assert [all(charges._sweep_clear(route, s) for s in legs) for legs in straight] == [lake is None]
         b.apply(Action("charge", 0, 1))
         b.apply(Action("react", 1, 0, "hold"))

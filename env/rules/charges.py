@@ -143,6 +143,17 @@ class ChargeRoute:
         self.obstacles = polys[~env.overlapping(self.start_poly, polys)]
         """Impassable terrain, castle outlines and unit footprints the route may not overlap: object array (n,)."""
         self.boxes = space.bounds_of(self.obstacles).tolist()
+        self.wheel_first_clear: dict[float, bool] = {}
+        """Route 2's free wheel at the start, by angle (degrees): whether its swept area is clear."""
+        self._contacts: list[geo.Pose] | None = None
+
+    @property
+    def contacts(self) -> list[geo.Pose]:
+        """Route 4's flush poses on the charged edge, smallest free wheel first, reached by a clear wheel, move and
+        close-the-door pivot (see :func:`_door_routes`); worked out on first use, the same for every end spot."""
+        if self._contacts is None:
+            self._contacts = [flush for legs, flush in _door_contacts(self) if all(_sweep_clear(self, s) for s in legs)]
+        return self._contacts
 
 
 def _sweep_clear(route: ChargeRoute, sweep: space.Sweep) -> bool:
@@ -155,20 +166,30 @@ def _sweep_clear(route: ChargeRoute, sweep: space.Sweep) -> bool:
     return not (meet and space.Surroundings.overlapping(sweep.geom, route.obstacles[meet]).any())
 
 
-def _legs(c: UnitState, start: geo.Pose, start_poly: Polygon, end: geo.Pose) -> Iterator[Iterator[space.Sweep]]:
-    """Routes 1-3 of :func:`route_clear` from ``start`` to ``end``, each as its swept areas, built lazily."""
+def _legs(route: ChargeRoute, end: geo.Pose) -> Iterator[Iterator[space.Sweep]]:
+    """Routes 1-3 of :func:`route_clear` to ``end``, each as its swept areas, built lazily."""
+    c, start, start_poly = route.unit, route.start, route.start_poly
     end_poly = space.footprint_at(c, end)
     yield iter([space.Sweep(start_poly, end_poly)])
     turn = (end.facing - start.facing + 180.0) % 360.0 - 180.0
     if geo.EPS < abs(turn) <= MAX_FREE_WHEEL:
-        yield _wheel_first(c, start, turn, end_poly)
+        if _wheel_first_clear(route, turn):  # route 2: then the hull from there to the end
+            wheeled = geo.wheel(start, c.width, turn, c.depth)
+            yield iter([space.Sweep(space.footprint_at(c, wheeled), end_poly)])
         yield _wheel_last(c, start_poly, end, turn)
 
 
-def _wheel_first(c: UnitState, start: geo.Pose, turn: float, end_poly: Polygon) -> Iterator[space.Sweep]:
-    """Route 2 of :func:`route_clear`: the free wheel of ``turn`` degrees at ``start``, then the hull to the end."""
-    yield space.Sweep(geo.wheel_swept_area(start, c.width, c.depth, turn))
-    yield space.Sweep(space.footprint_at(c, geo.wheel(start, c.width, turn, c.depth)), end_poly)
+def _wheel_first_clear(route: ChargeRoute, turn: float) -> bool:
+    """Route 2 of :func:`route_clear`: whether the free wheel of ``turn`` degrees at the start is clear.
+
+    The wheel does not depend on the end spot: the answer is kept in
+    :attr:`ChargeRoute.wheel_first_clear`.
+    """
+    if turn not in route.wheel_first_clear:
+        c = route.unit
+        sweep = space.Sweep(geo.wheel_swept_area(route.start, c.width, c.depth, turn))
+        route.wheel_first_clear[turn] = _sweep_clear(route, sweep)
+    return route.wheel_first_clear[turn]
 
 
 def _wheel_last(c: UnitState, start_poly: Polygon, end: geo.Pose, turn: float) -> Iterator[space.Sweep]:
@@ -184,19 +205,20 @@ WHEEL_STEP = 15.0
 """Degrees between the free-wheel angles tried by the wheel-and-close-the-door route (:func:`route_clear`)."""
 
 
-def _door_routes(route: ChargeRoute, end: geo.Pose) -> Iterator[Iterator[space.Sweep]]:
-    """Route 4 of :func:`route_clear`, the swept areas of one route per free-wheel angle, smallest wheel first.
+def _door_contacts(route: ChargeRoute) -> Iterator[tuple[Iterator[space.Sweep], geo.Pose]]:
+    """Route 4 of :func:`route_clear` up to the close-the-door pivot: (swept areas, flush pose) per free-wheel angle.
 
     For each wheel angle φ (multiples of :data:`WHEEL_STEP` up to
-    :data:`MAX_FREE_WHEEL` either way) the charger wheels φ at the start,
-    moves straight ahead until its leading front corner meets the charged
-    edge's line, inside the edge (first contact), closes the door about that
-    corner (CORE.CHARGE.CLOSE_DOOR) and aligns along the edge to ``end``
-    (CORE.CHARGE.ALIGN, at most 2×M). Angles whose straight move never meets
-    the edge are skipped.
+    :data:`MAX_FREE_WHEEL` either way, smallest first) the charger wheels φ
+    at the start, moves straight ahead until its leading front corner meets
+    the charged edge's line, inside the edge (first contact), and closes the
+    door about that corner (CORE.CHARGE.CLOSE_DOOR), ending flush. Angles
+    whose straight move never meets the edge are skipped. None of this
+    depends on the end spot, which the align slide then reaches.
     """
     c, start = route.unit, route.start
     mx, my, ax, ay, ox, oy, length = route.edge
+    flush_facing = math.degrees(math.atan2(-oy, -ox)) % 360.0
     steps = int(MAX_FREE_WHEEL // WHEEL_STEP)
     for phi in sorted((k * WHEEL_STEP for k in range(-steps, steps + 1)), key=abs):
         wheeled = geo.wheel(start, c.width, phi, c.depth) if phi else start
@@ -212,26 +234,30 @@ def _door_routes(route: ChargeRoute, end: geo.Pose) -> Iterator[Iterator[space.S
         if dist < -geo.EPS or abs(along) > length / 2 + geo.EPS:
             continue
         touch = geo.move_straight(wheeled, max(0.0, dist))
-        door = (end.facing - touch.facing + 180.0) % 360.0 - 180.0
+        door = (flush_facing - touch.facing + 180.0) % 360.0 - 180.0
         if abs(door) > geo.EPS and (door > 0) != (lead == "left"):
             continue  # the leading corner is the pivot; this would turn the unit away from the edge
         flush = geo.wheel(touch, c.width, door, c.depth) if abs(door) > geo.EPS else touch
-        if math.hypot(flush.x - end.x, flush.y - end.y) > route.max_slide + geo.EPS:
-            continue
-        yield _door_legs(route, phi, wheeled, touch, door, flush, end)
+        yield _door_legs(route, phi, wheeled, touch, door), flush
 
 
-def _door_legs(
-    route: ChargeRoute, phi: float, wheeled: geo.Pose, touch: geo.Pose, door: float, flush: geo.Pose, end: geo.Pose,
-) -> Iterator[space.Sweep]:
-    """The swept areas of one route of :func:`_door_routes`, each built only once those before it are clear."""
+def _door_legs(route: ChargeRoute, phi: float, wheeled: geo.Pose, touch: geo.Pose, door: float) -> Iterator[space.Sweep]:
+    """The swept areas of one route of :func:`_door_contacts`, each built only once those before it are clear."""
     c = route.unit
     if phi:
         yield space.Sweep(geo.wheel_swept_area(route.start, c.width, c.depth, phi))
     yield space.Sweep(space.footprint_at(c, wheeled), space.footprint_at(c, touch))
     if abs(door) > geo.EPS:
         yield space.Sweep(geo.wheel_swept_area(touch, c.width, c.depth, door))
-    yield space.Sweep(space.footprint_at(c, flush), space.footprint_at(c, end))
+
+
+def _door_routes(route: ChargeRoute, end: geo.Pose) -> Iterator[Iterator[space.Sweep]]:
+    """Route 4 of :func:`route_clear` to ``end``: from each of :attr:`ChargeRoute.contacts` within 2×M of ``end``
+    (CORE.CHARGE.ALIGN), the align slide along the edge."""
+    end_poly = space.footprint_at(route.unit, end)
+    for flush in route.contacts:
+        if math.hypot(flush.x - end.x, flush.y - end.y) <= route.max_slide + geo.EPS:
+            yield iter([space.Sweep(space.footprint_at(route.unit, flush), end_poly)])
 
 
 def route_clear(route: ChargeRoute, end: geo.Pose) -> bool:
@@ -253,7 +279,7 @@ def route_clear(route: ChargeRoute, end: geo.Pose) -> bool:
     4. wheel, move, close the door, align: a free wheel at the start, a
        straight move to first contact with the charged edge, the
        close-the-door pivot about the touching corner and the align slide
-       (at most 2×M) to ``end`` (:func:`_door_routes`), which lets a charge
+       (at most 2×M) to ``end`` (:func:`_door_contacts`), which lets a charge
        go round a unit or terrain beside the direct corridor.
 
     Routes 2 and 3 are tried only when the change of facing is at most
@@ -267,7 +293,7 @@ def route_clear(route: ChargeRoute, end: geo.Pose) -> bool:
     """
     if route.flies:
         return True
-    routes = itertools.chain(_legs(route.unit, route.start, route.start_poly, end), _door_routes(route, end))
+    routes = itertools.chain(_legs(route, end), _door_routes(route, end))
     return any(all(_sweep_clear(route, s) for s in legs) for legs in routes)
 
 
