@@ -212,27 +212,10 @@ def test_every_decision_of_short_battles_is_clean(case: Case) -> None:
     assert (row["violations"], row["error"], row["hang"]) == ({}, None, None)
 
 
-def defect(reason: str, kind: str, case: Case) -> object:
-    """A battle that breaks invariant ``kind`` because of a known engine defect: a strict xfail naming it."""
-    return pytest.param(kind, case, marks=pytest.mark.xfail(strict=True, reason=reason),
-                        id=f"{kind}-{case.scenario}-{case.seed}")
-
-
-DEFECTS = [
-    defect("issue 27 defect 1: after CORE.CHARGE.ALIGN a charger overlaps a second unit (here #0 Marcher Spearmen "
-           "inside #4 Orc Archers by 5.2443 sq in at decision 26)",
-           "overlap", Case(0, "skirmish_line", "random", "random", 63)),
-]
-
-
-@pytest.mark.parametrize(("kind", "case"), DEFECTS)
-def test_known_defects(kind: str, case: Case) -> None:
-    """Each battle stays clean of the invariant its defect breaks (a strict xfail until the defect is fixed)."""
-    row, _ = play_checked(case)
-    assert kind not in row["violations"], row["violations"][kind]["line"]
-
-
 FIXED = [
+    # issue 27 defect 1: after CORE.CHARGE.ALIGN a charger stood inside a second unit, an "incidental target" it
+    # overlapped (#0 Marcher Spearmen inside #4 Orc Archers by 5.2443 sq in at decision 26)
+    pytest.param("overlap", Case(0, "skirmish_line", "random", "random", 63), id="overlap-skirmish_line-63"),
     # issue 27 defect 3: a pursuer turned to follow with its footprint past the y = 0 edge (#3 C, 1.403", decision 31)
     pytest.param("off_table", Case(0, "diagram_speed_bump", "random", "abandoned_flank", 88),
                  id="off_table-diagram_speed_bump-88"),
@@ -251,8 +234,8 @@ FIXED = [
 
 @pytest.mark.parametrize(("kind", "case"), FIXED)
 def test_fixed_defects_stay_fixed(kind: str, case: Case) -> None:
-    """CORE.CC.PURSUIT_MOVE, CORE.MOVE.TABLE_EDGE, CORE.CC.CONTACT_KEEP: battles that once broke invariant ``kind``
-    (a pursuer turning in place off the table or into rocks; engaged units left apart when a rank was lost) are clean of
-    it after every decision."""
+    """CORE.CHARGE.MOVE, CORE.CC.PURSUIT_MOVE, CORE.MOVE.TABLE_EDGE, CORE.CC.CONTACT_KEEP: battles that once broke
+    invariant ``kind`` (a charger ending inside another unit; a pursuer turning in place off the table or into rocks;
+    engaged units left apart when a rank was lost) are clean of it after every decision."""
     row, _ = play_checked(case)
     assert row["decisions"] > 0 and kind not in row["violations"], row["violations"].get(kind)
