@@ -150,7 +150,7 @@ class ChargeRoute:
     @property
     def contacts(self) -> list[geo.Pose]:
         """Route 4's flush poses on the charged edge, smallest free wheel first, reached by a clear wheel, move and
-        close-the-door pivot (see :func:`_door_routes`); worked out on first use, the same for every end spot."""
+        close-the-door pivot (see :func:`_door_contacts`); worked out on first use, the same for every end spot."""
         if self._contacts is None:
             self._contacts = [flush for legs, flush in _door_contacts(self) if all(_sweep_clear(self, s) for s in legs)]
         return self._contacts
