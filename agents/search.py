@@ -125,16 +125,18 @@ class SearchSpec:
         """The spec of ``search`` or ``search:KEY=VALUE:...``.
 
         Raises:
-            SearchSpecError: not a search name, a parameter without ``=``, an unknown or repeated key,
+            SearchSpecError: not a search name, an empty parameter, a parameter without ``=``, an unknown or repeated key,
                 ``sims`` not an integer >= 1, ``horizon`` not an integer >= 0, an ``opponent`` or a
                 ``portfolio`` entry that is not a registered agent (or is a search or ``model:`` agent),
                 an empty or repeated ``portfolio`` entry.
         """
-        head, _, rest = name.partition(PARAM_SEP)
+        head, sep, rest = name.partition(PARAM_SEP)
         if head != SEARCH_NAME:
             raise SearchSpecError(f"not a search agent name: '{name}'")
         values: dict[str, Any] = {}
-        for item in rest.split(PARAM_SEP) if rest else []:
+        for item in rest.split(PARAM_SEP) if sep else []:
+            if not item:
+                raise SearchSpecError(f"empty parameter; give KEY=VALUE after each '{PARAM_SEP}'")
             key, eq, value = item.partition("=")
             if not eq:
                 raise SearchSpecError(f"parameter '{item}' needs a value, as KEY=VALUE")
