@@ -139,7 +139,7 @@ def test_same_seed_same_choices_different_seed_other_rollouts() -> None:
 def test_plain_name_gives_the_defaults() -> None:
     agent = make_agent("search", seed=0)
     assert isinstance(agent, SearchAgent) and agent.name == "search"
-    assert agent.spec == SearchSpec(sims=64, horizon=4, opponent="line_advance", portfolio=DEFAULT_PORTFOLIO)
+    assert agent.spec == SearchSpec(sims=64, horizon=0, opponent="line_advance", portfolio=DEFAULT_PORTFOLIO)
     assert "open_loop" not in DEFAULT_PORTFOLIO and DEFAULT_PORTFOLIO[0] == "line_advance"
 
 
