@@ -6,6 +6,10 @@
 first, then the tactical agents of ``agents/tactical.py`` (deployment
 templates with their manoeuvres, the manoeuvre agents and the ``open_loop``
 baseline), then the siege agents of ``agents/siege.py``.
+
+Two families of parametrised names are built by :func:`make_agent` without
+being listed in :data:`AGENT_NAMES` (so ``all`` and ``all-scripted`` stay the
+fixed agents): ``model:PATH`` and ``search`` / ``search:KEY=VALUE:...``.
 """
 
 from __future__ import annotations
@@ -31,6 +35,9 @@ _FACTORIES: dict[str, Callable[[int], Agent]] = {
     "siege_defender": SiegeDefenderAgent,
 }
 
+SEARCH_NAME = "search"
+"""Names ``search`` and ``search:KEY=VALUE:...`` build the search agent (:class:`agents.search.SearchAgent`)."""
+
 MODEL_PREFIX = "model:"
 """Names ``model:PATH`` load the trained policy saved at PATH (:class:`agents.learned.PolicyAgent`)."""
 
@@ -51,18 +58,29 @@ class ModelAgentError(UnknownAgentError):
         self.args = (f"{reason} (agent '{name}')",)
 
 
+class SearchAgentError(UnknownAgentError):
+    """A ``search:...`` name with a bad parameter; one line, the reason first."""
+
+    def __init__(self, name: str, reason: str) -> None:
+        super().__init__(name)
+        self.args = (f"{reason} (agent '{name}')",)
+
+
 def make_agent(name: str, seed: int = 0) -> Agent:
     """A new agent called ``name``, seeded with ``seed``.
 
     ``model:PATH`` builds a :class:`agents.learned.PolicyAgent` playing the
     saved MaskablePPO policy at PATH deterministically, masks passed at
-    prediction (models are cached per process).
+    prediction (models are cached per process). ``search`` and
+    ``search:KEY=VALUE:...`` build a :class:`agents.search.SearchAgent`
+    (portfolio search over the scripted plans; see :mod:`agents.search`).
 
     Raises:
         UnknownAgentError: ``name`` is not in :data:`AGENT_NAMES`;
             :class:`ModelAgentError` (a subclass, "model file not found: PATH"
             or the loader's reason) when ``name`` is ``model:PATH`` and the file
-            at PATH is missing or not a policy.
+            at PATH is missing or not a policy; :class:`SearchAgentError` (a subclass, the
+            parameter's fault first) when ``name`` is ``search:...`` with a bad parameter.
     """
     if name.startswith(MODEL_PREFIX):
         from battleline.agents.learned import ModelLoadError, PolicyAgent, model_file_problem
@@ -74,6 +92,13 @@ def make_agent(name: str, seed: int = 0) -> Agent:
             return PolicyAgent(name[len(MODEL_PREFIX):], deterministic=True, seed=seed, name=name)
         except ModelLoadError as exc:
             raise ModelAgentError(name, str(exc)) from None
+    if name == SEARCH_NAME or name.startswith(SEARCH_NAME + ":"):
+        from battleline.agents.search import SearchSpecError, make_search_agent
+
+        try:
+            return make_search_agent(name, seed=seed)
+        except SearchSpecError as exc:
+            raise SearchAgentError(name, str(exc)) from None
     factory = _FACTORIES.get(name)
     if factory is None:
         raise UnknownAgentError(name)

@@ -481,11 +481,24 @@ class Battle:
 
         return check_invariants(self, castle_before)
 
-    def clone(self) -> Battle:
-        """An independent copy (state, dice, events, actions)."""
+    def clone(self, reseed: int | None = None) -> Battle:
+        """An independent copy (state, dice, events, actions).
+
+        Args:
+            reseed: None copies the dice's generator, so the copy rolls exactly the
+                dice this battle would (a replay of its future). An integer >= 0 gives
+                the copy fresh dice seeded with it instead (CORE.DICE.RNG), so a
+                look-ahead on the copy never sees this battle's future rolls; scripted
+                dice (:class:`ScriptedDice`) never pass into a copy either way.
+
+        Raises:
+            ValueError: ``reseed`` is not None and not an integer >= 0 (:func:`check_seed`).
+        """
+        if reseed is not None:
+            check_seed(reseed)
         other = Battle.__new__(Battle)
         other.state = copy.deepcopy(self.state)
-        other.dice = Dice(copy.deepcopy(self.dice.state))
+        other.dice = Dice(copy.deepcopy(self.dice.state) if reseed is None else int(reseed))
         other.dice.log = other._log_roll
         other.dice.on_die = other._note_die
         other._die_kinds = None
