@@ -477,6 +477,23 @@ def test_character_left_alone_stands_in_the_front_rank_it_fought_in() -> None:
     assert b.check_invariants() == []
 
 
+def test_two_characters_left_alone_stand_side_by_side() -> None:
+    """CORE.TYPE.CHARACTER: a captain and a lord marshal in spearmen cut down to one model, then wiped out: the
+    captain stands in the centre slot (36, 28.03), the marshal one base (0.79") to its right, both touching the
+    orcs, not on one spot (they overlapped by 0.62 sq in)."""
+    b = _engaged_pair([placement("marcher_spearmen", 36, 10, 90, models=10, files=5), joined("marcher_captain", 0),
+                       joined("lord_marshal", 0)], [placement("orc_warriors", 36, FAR, 270)])
+    from battleline.env.rules.casualties import apply_wounds
+
+    apply_wounds(b, b.unit(0), 9, rule="CORE.CC.CASUALTIES")
+    apply_wounds(b, b.unit(0), 1, rule="CORE.CC.CASUALTIES")
+    captain, marshal = b.unit(1), b.unit(2)
+    assert (captain.x, round(captain.y, 4)) == (36.0, 28.0315)
+    assert (round(marshal.x, 4), round(marshal.y, 4)) == (round(36 + INFANTRY_BASE, 4), 28.0315)
+    assert sorted((e.attacker, e.defender) for e in b.state.engagements) == [(1, 3), (2, 3)]
+    assert b.check_invariants() == []
+
+
 def test_character_is_caught_with_its_unit() -> None:
     """CORE.CC.CAUGHT: the orcs flee 5, the pursuit rolls 6: the orcs and their Big Boss are destroyed."""
     b = _engaged_pair([placement("marcher_spearmen", 36, 10, 90)],

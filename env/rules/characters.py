@@ -68,8 +68,12 @@ def _engaged(state: BattleState, uid: int) -> bool:
 
 # --------------------------------------------------------------------- slots
 def slot_file(host: UnitState, index: int) -> int:
-    """The front-rank file (0 = leftmost) of the ``index``-th joined character: the centre file, then its right and left."""
-    files = max(1, min(host.files, host.models))
+    """The front-rank file (0 = leftmost) of the ``index``-th joined character: the centre file, then its right and left.
+
+    A front rank narrower than the characters it holds (one model left with two characters) widens by their files,
+    so no two characters share a base's spot (CORE.TYPE.CHARACTER: each stands alone if the unit is wiped out).
+    """
+    files = max(1, min(host.files, max(host.models, len(host.joined))))
     centre = (files - 1) // 2
     order = [centre]
     for k in range(1, files):
