@@ -1318,3 +1318,21 @@ def test_an_empty_entry_of_a_list_is_refused(runner, tmp_path, args, message):
     assert result.exit_code == 2, result.output
     assert _one_error_line(result) == message
     assert not (tmp_path / "o").exists()
+
+
+def test_the_tensorboard_hint_names_this_environments_script(tmp_path, monkeypatch):
+    """'train' ends with how to start TensorBoard: the script beside the running Python (an installed wheel's venv
+    has no '.venv/bin/tensorboard' in the user's folder), relative to the current folder when inside it."""
+    from battleline.training.cli import tensorboard_command
+
+    venv_bin = tmp_path / "venv" / "bin"
+    venv_bin.mkdir(parents=True)
+    monkeypatch.setattr(sys, "executable", str(venv_bin / "python"))
+    monkeypatch.chdir(tmp_path)
+    assert tensorboard_command() == "tensorboard"  # no script there: the plain command
+    (venv_bin / "tensorboard").write_text("#!/bin/sh\n")
+    assert tensorboard_command() == "venv/bin/tensorboard"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    assert tensorboard_command() == str(venv_bin / "tensorboard")

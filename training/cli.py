@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -972,7 +973,20 @@ def train_cmd(
                   f"{summary['seconds']:.1f} s: {summary['steps_per_second']:.1f} steps/s; "
                   f"{summary['episodes']} episodes, illegal actions: {summary['illegal_actions']}", soft_wrap=True)
     console.print(f"model: {_shown(Path(summary['model']))}", soft_wrap=True)
-    console.print(f"tensorboard: .venv/bin/tensorboard --logdir {_shown(cfg.run_path() / 'tb')}", soft_wrap=True)
+    console.print(f"tensorboard: {tensorboard_command()} --logdir {_shown(cfg.run_path() / 'tb')}", soft_wrap=True)
+
+
+def tensorboard_command() -> str:
+    """How to start TensorBoard in this environment: the ``tensorboard`` script beside the running Python, relative
+    to the current folder when inside it (``.venv/bin/tensorboard`` from the repository), else its absolute path;
+    plain ``tensorboard`` when there is no such script."""
+    script = Path(sys.executable).parent / "tensorboard"
+    if not script.is_file():
+        return "tensorboard"
+    try:
+        return script.relative_to(Path.cwd()).as_posix()
+    except ValueError:
+        return str(script)
 
 
 @app.command("evaluate")
