@@ -11,6 +11,7 @@ import types
 import pytest
 from typer.testing import CliRunner
 
+from battleline.env.rules.config import list_armies, list_scenarios
 from battleline.training.cli import app
 from battleline.training.tournament import schedule, wilson_interval
 
@@ -332,7 +333,7 @@ def test_model_with_too_few_unit_slots_fails_before_playing(runner, tmp_path, th
 
 
 @pytest.mark.parametrize(("scenario", "problem"), [
-    ("atlantis", "configs/scenarios/atlantis.yaml: file not found"),
+    ("atlantis", f"unknown scenario 'atlantis'; shipped: {', '.join(list_scenarios())} (a scenario of your own: its YAML path)"),
     ("pitched_battle", "model:MODEL: " + SLOTS_ERROR),
 ])
 def test_evaluate_refuses_a_bad_scenario_before_its_progress_bar(runner, three_slot_model, scenario, problem):
@@ -857,10 +858,10 @@ def test_coverage_rejects_a_negative_battle_count(runner):
     (["--agents", "random,line_advance@men_marcher_host"],
      "error: --agents: entrant 'line_advance@men_marcher_host': scenario 'skirmish_line' places its units "
      "explicitly (placements), so its army lists cannot be replaced"),
-    (["--agents", "random@nope,line_advance"], "error: --agents: entrant 'random@nope': configs/armies/nope.yaml: "
-                                               "file not found"),
+    (["--agents", "random@nope,line_advance"],
+     f"error: --agents: entrant 'random@nope': unknown army list 'nope'; known: {', '.join(list_armies())}"),
     (["--agents", "random,line_advance", "--armies", "nope"],
-     "error: --armies: entrant 'random@nope': configs/armies/nope.yaml: file not found"),
+     f"error: --armies: entrant 'random@nope': unknown army list 'nope'; known: {', '.join(list_armies())}"),
     (["--agents", "random,line_advance", "--blue-army", "men_marcher_host"],
      "error: blue army 'men_marcher_host': scenario 'skirmish_line' places its units explicitly (placements), "
      "so its army lists cannot be replaced"),
