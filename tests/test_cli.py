@@ -1337,3 +1337,13 @@ def test_the_tensorboard_hint_names_this_environments_script(tmp_path, monkeypat
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)
     assert tensorboard_command() == str(venv_bin / "tensorboard")
+
+
+def test_a_truncated_replay_is_one_line_with_the_json_fault(runner, tmp_path):
+    """A cut-off replay names the decoder's fault and where ('...starting at at line' read twice before)."""
+    path = tmp_path / "cut.json"
+    path.write_text('{"format": 1, "scenario": "ab', encoding="utf-8")
+    for command in (["replay", str(path), "--check"], ["detect", str(path)]):
+        result = runner.invoke(app, command)
+        assert result.exit_code == 2
+        assert _one_error_line(result) == f"error: {path}: not valid JSON (Unterminated string starting at: line 1 column 27)"

@@ -668,7 +668,7 @@ def _load_replay(path: Path) -> tuple[Any, str, dict[str, Any]]:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise UserError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+        raise UserError(f"{path}: not valid JSON ({exc.msg}: line {exc.lineno} column {exc.colno})") from None
     except RecursionError:  # 1,000 nested arrays exhaust the decoder
         raise UserError(f"{path}: {NESTED_TOO_DEEPLY}") from None
     if not isinstance(data, dict):
