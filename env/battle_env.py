@@ -23,7 +23,7 @@ Illegal actions (an index the action mask forbids), by ``illegal_action``
   (this holds on the step that only collects a finished game's result too: its
   mask allows index 0 alone);
 * ``"penalise"``: reward :data:`ILLEGAL_PENALTY`, the battle does not change and
-  the game goes on (``info["illegal"]`` True);
+  the game goes on (``info["illegal"]`` True); the step counts towards ``max_steps``;
 * ``"raise"`` (for debugging): :class:`~env.rules.actions.IllegalActionError`,
   nothing changes.
 
@@ -349,7 +349,8 @@ class BattleEnv(gym.Env[dict[str, np.ndarray], np.int64]):
             "lose" (default, PettingZoo's classic-games convention): the game ends as a loss for
             the learner (``terminated``, reward :data:`LOSS_REWARD`, ``info["illegal"]`` True,
             ``info["illegal_reason"]`` naming the index, a logged warning); "penalise": reward
-            :data:`ILLEGAL_PENALTY`, the game goes on (``info["illegal"]`` True); "raise" (for debugging): :class:`IllegalActionError`.
+            :data:`ILLEGAL_PENALTY`, the game goes on (``info["illegal"]`` True; the step counts towards
+            ``max_steps``); "raise" (for debugging): :class:`IllegalActionError`.
         planes: add the raster ``planes`` to the observation (True or False).
         unit_slots: unit slots per side, at least the scenario's need (None: :func:`scenario_unit_slots`);
             set it to share one action space between scenarios or army pools.
@@ -545,8 +546,11 @@ class BattleEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         self._illegal += 1
         info = self._info(illegal=True)
         info["illegal_reason"] = reason
-        if self.illegal_action == "penalise":
-            return self._observe(), ILLEGAL_PENALTY, False, False, info
+        if self.illegal_action == "penalise":  # a learner step all the same: max_steps still truncates
+            self._steps += 1
+            truncated = self.max_steps is not None and self._steps >= self.max_steps
+            self._done = truncated
+            return self._observe(), ILLEGAL_PENALTY, False, truncated, info
         logger.warning("illegal action: the game ends as a loss for %s: %s", SIDES[self.learner], reason)
         self._steps += 1
         self._done = True

@@ -694,7 +694,7 @@ class BattleLog:
             try:
                 data = json.loads(battle_or_replay)
             except json.JSONDecodeError as exc:
-                raise ValueError(f"not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+                raise ValueError(f"not valid JSON ({exc.msg}: line {exc.lineno} column {exc.colno})") from None
             return cls.from_any(data)
         if isinstance(battle_or_replay, dict):
             from battleline.env.rules.state import BattleState

@@ -11,6 +11,7 @@ import types
 import pytest
 from typer.testing import CliRunner
 
+from battleline.env.rules.config import list_armies, list_scenarios
 from battleline.training.cli import app
 from battleline.training.tournament import schedule, wilson_interval
 
@@ -332,7 +333,7 @@ def test_model_with_too_few_unit_slots_fails_before_playing(runner, tmp_path, th
 
 
 @pytest.mark.parametrize(("scenario", "problem"), [
-    ("atlantis", "configs/scenarios/atlantis.yaml: file not found"),
+    ("atlantis", f"unknown scenario 'atlantis'; shipped: {', '.join(list_scenarios())} (a scenario of your own: its YAML path)"),
     ("pitched_battle", "model:MODEL: " + SLOTS_ERROR),
 ])
 def test_evaluate_refuses_a_bad_scenario_before_its_progress_bar(runner, three_slot_model, scenario, problem):
@@ -857,10 +858,10 @@ def test_coverage_rejects_a_negative_battle_count(runner):
     (["--agents", "random,line_advance@men_marcher_host"],
      "error: --agents: entrant 'line_advance@men_marcher_host': scenario 'skirmish_line' places its units "
      "explicitly (placements), so its army lists cannot be replaced"),
-    (["--agents", "random@nope,line_advance"], "error: --agents: entrant 'random@nope': configs/armies/nope.yaml: "
-                                               "file not found"),
+    (["--agents", "random@nope,line_advance"],
+     f"error: --agents: entrant 'random@nope': unknown army list 'nope'; known: {', '.join(list_armies())}"),
     (["--agents", "random,line_advance", "--armies", "nope"],
-     "error: --armies: entrant 'random@nope': configs/armies/nope.yaml: file not found"),
+     f"error: --armies: entrant 'random@nope': unknown army list 'nope'; known: {', '.join(list_armies())}"),
     (["--agents", "random,line_advance", "--blue-army", "men_marcher_host"],
      "error: blue army 'men_marcher_host': scenario 'skirmish_line' places its units explicitly (placements), "
      "so its army lists cannot be replaced"),
@@ -1318,3 +1319,31 @@ def test_an_empty_entry_of_a_list_is_refused(runner, tmp_path, args, message):
     assert result.exit_code == 2, result.output
     assert _one_error_line(result) == message
     assert not (tmp_path / "o").exists()
+
+
+def test_the_tensorboard_hint_names_this_environments_script(tmp_path, monkeypatch):
+    """'train' ends with how to start TensorBoard: the script beside the running Python (an installed wheel's venv
+    has no '.venv/bin/tensorboard' in the user's folder), relative to the current folder when inside it."""
+    from battleline.training.cli import tensorboard_command
+
+    venv_bin = tmp_path / "venv" / "bin"
+    venv_bin.mkdir(parents=True)
+    monkeypatch.setattr(sys, "executable", str(venv_bin / "python"))
+    monkeypatch.chdir(tmp_path)
+    assert tensorboard_command() == "tensorboard"  # no script there: the plain command
+    (venv_bin / "tensorboard").write_text("#!/bin/sh\n")
+    assert tensorboard_command() == "venv/bin/tensorboard"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    assert tensorboard_command() == str(venv_bin / "tensorboard")
+
+
+def test_a_truncated_replay_is_one_line_with_the_json_fault(runner, tmp_path):
+    """A cut-off replay names the decoder's fault and where ('...starting at at line' read twice before)."""
+    path = tmp_path / "cut.json"
+    path.write_text('{"format": 1, "scenario": "ab', encoding="utf-8")
+    for command in (["replay", str(path), "--check"], ["detect", str(path)]):
+        result = runner.invoke(app, command)
+        assert result.exit_code == 2
+        assert _one_error_line(result) == f"error: {path}: not valid JSON (Unterminated string starting at: line 1 column 27)"

@@ -657,8 +657,11 @@ def test_a_sieges_attacker_may_field_one_and_a_half_times_the_defenders_points(t
 
 def test_error_file_not_found(tmp_path: Path) -> None:
     assert _error(C.load_scenario, tmp_path / "nope.yaml") == f"{tmp_path / 'nope.yaml'}: file not found"
-    assert _error(C.load_faction, "undead") == "configs/factions/undead.yaml: file not found"
-    assert _error(C.load_scenario, "no_such_scenario") == "configs/scenarios/no_such_scenario.yaml: file not found"
+    # an id no shipped file has is named as such, not as a missing "configs/..." file the user never gave
+    assert _error(C.load_faction, "undead") == "unknown faction 'undead'; known: dwarfs, elves, men, orcs"
+    assert _error(C.load_army, "nope") == f"unknown army list 'nope'; known: {', '.join(C.list_armies())}"
+    assert _error(C.load_scenario, "no_such_scenario") == (
+        f"unknown scenario 'no_such_scenario'; shipped: {', '.join(C.list_scenarios())} (a scenario of your own: its YAML path)")
 
 
 def test_error_invalid_yaml(tmp_path: Path) -> None:

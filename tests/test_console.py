@@ -63,3 +63,23 @@ def test_logged_progress_is_rich_alone_on_a_terminal_and_silent_when_disabled() 
     with LoggedProgress(console=console, interval=0.0, disable=True) as bar:
         bar.advance(bar.add_task("x", total=1))
     assert piped.getvalue() == ""
+
+
+@pytest.mark.parametrize("encoding", ["ascii", "latin-1", "cp1252"])
+def test_a_console_on_a_narrow_encoding_replaces_what_it_cannot_write(monkeypatch: pytest.MonkeyPatch,
+                                                                      encoding: str) -> None:
+    """Output redirected under an ASCII locale or a Windows code page: the rules' '≤' and '−' print as '?'
+    ('battleline rules CORE.CC.BREAK_TEST' ended in a UnicodeEncodeError traceback)."""
+    raw = io.BytesIO()
+    stream = io.TextIOWrapper(raw, encoding=encoding)
+    monkeypatch.setattr("sys.stdout", stream)
+    make_console().print("2D6 ≤ Ld − difference", soft_wrap=True)
+    stream.flush()
+    assert raw.getvalue().decode(encoding) == "2D6 ? Ld ? difference\n"
+
+
+def test_a_utf8_stream_is_left_strict(monkeypatch: pytest.MonkeyPatch) -> None:
+    stream = io.TextIOWrapper(io.BytesIO(), encoding="UTF8")
+    monkeypatch.setattr("sys.stdout", stream)
+    make_console()
+    assert stream.errors == "strict"

@@ -412,6 +412,20 @@ def test_illegal_actions_raise_or_penalise() -> None:
     assert pen.battle.to_json() == before and same(obs, obs2)
 
 
+def test_penalised_illegal_steps_count_towards_max_steps() -> None:
+    """A learner that only picks masked-out indices under "penalise" is still truncated at max_steps
+    (it was not: the illegal step did not count, so such an episode never ended)."""
+    pen = BattleEnv("skirmish_line", learner_side="blue", illegal_action="penalise", max_steps=2)
+    obs, _ = pen.reset(seed=0)
+    bad = first_masked_out(obs)
+    before = pen.battle.to_json()
+    assert pen.step(bad)[1:4] == (-1.0, False, False)
+    assert pen.step(bad)[1:4] == (-1.0, False, True)
+    assert pen.battle.to_json() == before
+    with pytest.raises(RuntimeError, match="call reset"):
+        pen.step(bad)
+
+
 def test_opponents_and_set_opponent() -> None:
     calls: list[int] = []
 

@@ -127,6 +127,16 @@ def test_readme_commands_and_options_exist() -> None:
         assert used <= options, (line, used - options)
 
 
+def test_docs_battleline_commands_name_shipped_data_by_id() -> None:
+    """A ``battleline`` command in the README's or docs' code blocks names shipped data by its id, not by a
+    ``configs/`` path: an installed wheel's user has no such folder ('--config configs/training/quick.yaml'
+    failed from any folder but the repository's)."""
+    commands = [line for path in _markdown_files() for line in _code_lines(path.read_text(encoding="utf-8"))
+                if line.startswith("battleline ")]
+    assert len(commands) >= 10
+    assert [line for line in commands if "configs/" in line] == []
+
+
 def test_docs_python_m_modules_are_battleline_or_benchmarks() -> None:
     """``python -m X`` in the README and docs/ names a battleline.* module or a repository benchmark script."""
     import importlib.util

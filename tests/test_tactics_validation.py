@@ -92,7 +92,7 @@ def test_detectors_reproduce_the_fixture_on_replayed_battles(agent: str) -> None
 @pytest.mark.parametrize(("args", "message"), [
     (["--agents", "nope"], "--agents: unknown agent 'nope'; known agents: random, "),
     (["--agents", ","], "--agents: no agent named"),
-    (["--scenario", "nope"], "--scenario: configs/scenarios/nope.yaml: file not found"),
+    (["--scenario", "nope"], "--scenario: unknown scenario 'nope'; shipped: "),
     (["--seed", "-1"], "--seed must be at least 0, got -1"),
     (["--seed", "x"], "argument --seed: invalid int value: 'x'"),
     (["--json", "."], "--json .: is a directory (give a file name)"),

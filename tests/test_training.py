@@ -139,6 +139,11 @@ def test_config_missing_field_and_bad_yaml(tmp_path: Path) -> None:
         load_training_config(bad)
     with pytest.raises(ConfigError, match=r"nothing\.yaml: file not found"):
         load_training_config(tmp_path / "nothing.yaml")
+    # a name is a shipped config: not "configs/training/nope.yaml: file not found", a file the user never gave
+    with pytest.raises(ConfigError) as unknown:
+        load_training_config("nope")
+    assert str(unknown.value) == ("unknown training config 'nope'; shipped: bc_warm_start, ppo_vs_scripted, quick, selfplay "
+                                  "(a config of your own: its YAML path)")
 
 
 def test_cli_train_config_error_is_one_red_line(tmp_path: Path) -> None:

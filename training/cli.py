@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -667,7 +668,7 @@ def _load_replay(path: Path) -> tuple[Any, str, dict[str, Any]]:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise UserError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+        raise UserError(f"{path}: not valid JSON ({exc.msg}: line {exc.lineno} column {exc.colno})") from None
     except RecursionError:  # 1,000 nested arrays exhaust the decoder
         raise UserError(f"{path}: {NESTED_TOO_DEEPLY}") from None
     if not isinstance(data, dict):
@@ -972,7 +973,20 @@ def train_cmd(
                   f"{summary['seconds']:.1f} s: {summary['steps_per_second']:.1f} steps/s; "
                   f"{summary['episodes']} episodes, illegal actions: {summary['illegal_actions']}", soft_wrap=True)
     console.print(f"model: {_shown(Path(summary['model']))}", soft_wrap=True)
-    console.print(f"tensorboard: .venv/bin/tensorboard --logdir {_shown(cfg.run_path() / 'tb')}", soft_wrap=True)
+    console.print(f"tensorboard: {tensorboard_command()} --logdir {_shown(cfg.run_path() / 'tb')}", soft_wrap=True)
+
+
+def tensorboard_command() -> str:
+    """How to start TensorBoard in this environment: the ``tensorboard`` script beside the running Python, relative
+    to the current folder when inside it (``.venv/bin/tensorboard`` from the repository), else its absolute path;
+    plain ``tensorboard`` when there is no such script."""
+    script = Path(sys.executable).parent / "tensorboard"
+    if not script.is_file():
+        return "tensorboard"
+    try:
+        return script.relative_to(Path.cwd()).as_posix()
+    except ValueError:
+        return str(script)
 
 
 @app.command("evaluate")

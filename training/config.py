@@ -334,12 +334,16 @@ def load_training_config(
             "--total-timesteps"}``): an error in such a field names the flag, not the file.
 
     Raises:
-        ConfigError: one line ``<file>: <field path>: <problem>``, or ``<flag>: <problem>``.
+        ConfigError: one line ``<file>: <field path>: <problem>``, or ``<flag>: <problem>``; a name no
+            shipped config has: "unknown training config 'x'; shipped: bc_warm_start, ...".
     """
     if isinstance(source, dict):
         data, shown = dict(source), "<dict>"
     else:
         path = training_config_path(source)
+        if path != Path(source) and not path.exists():  # a name no shipped config has (a path is read as given)
+            shipped = ", ".join(sorted(p.stem for p in TRAINING_CONFIG_DIR.glob("*.yaml")))
+            raise ConfigError(f"unknown training config '{source}'; shipped: {shipped} (a config of your own: its YAML path)")
         data, shown = read_yaml(path), display_path(path)
     data.update(overrides or {})
     try:

@@ -3,6 +3,8 @@ that still reports to a log file."""
 
 from __future__ import annotations
 
+import codecs
+import io
 import os
 import sys
 import time
@@ -23,8 +25,23 @@ def make_console(stderr: bool = False) -> Console:
     :data:`PIPED_WIDTH` columns (tables are only as wide as their content needs).
     """
     stream = sys.stderr if stderr else sys.stdout
+    replace_unencodable(stream)
     piped = not stream.isatty() and "COLUMNS" not in os.environ
     return Console(stderr=stderr, highlight=False, width=PIPED_WIDTH if piped else None)
+
+
+def replace_unencodable(stream: object) -> None:
+    """Let a text stream whose encoding is not UTF-8 (an ASCII locale, a Windows code page when the output is
+    redirected) write a character it cannot encode as ``?`` instead of raising UnicodeEncodeError: the rules'
+    text (``≤``, ``−``) and the result lines (``—``) would otherwise end the command in a traceback."""
+    if not isinstance(stream, io.TextIOWrapper) or stream.errors != "strict":
+        return
+    try:
+        utf8 = codecs.lookup(stream.encoding).name == "utf-8"
+    except LookupError:
+        utf8 = False
+    if not utf8:
+        stream.reconfigure(errors="replace")
 
 
 PIPED_INTERVAL = 30.0

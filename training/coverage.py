@@ -101,7 +101,7 @@ def load_test_index(path: Path = TEST_INDEX_FILE) -> dict[str, list[str]]:
     try:
         data = json.loads(read_file_text(path, CoverageError))
     except json.JSONDecodeError as exc:
-        raise CoverageError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+        raise CoverageError(f"{path}: not valid JSON ({exc.msg}: line {exc.lineno} column {exc.colno})") from None
     except RecursionError:
         raise CoverageError(f"{path}: {NESTED_TOO_DEEPLY}") from None
     if not (isinstance(data, dict) and all(isinstance(v, list) and all(isinstance(t, str) for t in v)

@@ -1042,12 +1042,15 @@ def _load(kind: str, ident: str, model: type[BaseModel]) -> Any:
 
     Raises:
         ConfigError: ``ident`` is not a plain file name without ``.yaml`` (a path such as
-            ``../factions/men`` would read another folder's file), or the file is missing or invalid.
+            ``../factions/men`` would read another folder's file), no shipped file has that id
+            ("unknown army list 'x'; known: ..."), or the file is invalid.
     """
     if not ident or ident != Path(ident).name or ident.startswith(".") or "\\" in ident or ident.endswith(".yaml"):
         raise ConfigError(f"'{ident}' is not an id in configs/{kind} (a file name without '.yaml', not a path); "
                           f"known: {', '.join(_ids(kind))}")
     path = CONFIG_DIR / kind / f"{ident}.yaml"
+    if not path.exists():  # an id no shipped file has: say so, not "configs/<kind>/<id>.yaml: file not found"
+        raise ConfigError(f"unknown {_KIND_NOUNS.get(kind, kind)} '{ident}'; known: {', '.join(_ids(kind))}")
     try:
         key = (path, path.stat().st_mtime_ns)
     except OSError:
@@ -1060,6 +1063,10 @@ def _load(kind: str, ident: str, model: type[BaseModel]) -> Any:
     if key is not None:
         _CACHE[key] = obj
     return obj
+
+
+_KIND_NOUNS = {"factions": "faction", "armies": "army list", "scenarios": "scenario"}
+"""What an id of each folder of ``configs/`` names, for "unknown army list 'x'" errors."""
 
 
 def _check_id(found: str, ident: str, shown: str) -> None:
@@ -1121,7 +1128,8 @@ def load_scenario(source: str | Path | dict[str, Any], file: str | None = None) 
 
     ``file``: the name errors give a dict (e.g. the file it was read from; default ``<dict>``).
 
-    Checks (raising ConfigError naming the file and field): the schema; terrain inside
+    Checks (raising ConfigError naming the file and field): a name is a shipped scenario
+    ("unknown scenario 'x'; shipped: ..." otherwise); the schema; terrain inside
     the table; factions and army lists exist, match and are valid (CORE.SETUP.ARMIES)
     and fit the scenario's points limit; explicit placements use known units, lie
     wholly on the table, are clear of impassable terrain (CORE.TERRAIN.TYPES) and of
@@ -1134,6 +1142,9 @@ def load_scenario(source: str | Path | dict[str, Any], file: str | None = None) 
         if not str(source).strip():
             raise ConfigError("no scenario named (an empty name); give a name in configs/scenarios or a YAML path")
         path = scenario_path(source)
+        if path != Path(source) and not path.exists():  # a name no shipped scenario has (a path is read as given)
+            raise ConfigError(f"unknown scenario '{source}'; shipped: {', '.join(list_scenarios())} "
+                              "(a scenario of your own: its YAML path)")
         data, shown = read_yaml(path), display_path(path)
     scenario: ScenarioConfig = parse(ScenarioConfig, data, shown)
     if not isinstance(source, dict) and Path(source) != path:  # named by its id, not by a path
