@@ -494,6 +494,32 @@ def test_two_characters_left_alone_stand_side_by_side() -> None:
     assert b.check_invariants() == []
 
 
+def test_characters_left_alone_widen_away_from_an_enemy_on_the_flank() -> None:
+    """CORE.TYPE.CHARACTER, CORE.CC.CONTACT_KEEP: spearmen (10 in 2 files) with a captain and a lord marshal, orcs in
+    front and more orcs touching their right flank; cut to one model, it slides 0.394" right to keep both contacts
+    (36.394, 28.03); wiped out, the rank widens to the left, clear of the flank orcs: the captain at (35.606, 28.03),
+    the marshal at (36.394, 28.03), not at 37.181, inside the flank orcs by 0.62 sq in."""
+    from battleline.env.rules.casualties import apply_wounds
+
+    b = _engaged_pair([placement("marcher_spearmen", 36, 10, 90, models=10, files=2), joined("marcher_captain", 0),
+                       joined("lord_marshal", 0)],
+                      [placement("orc_warriors", 36, FAR, 270), placement("orc_warriors", 60, FAR, 180, files=5)])
+    host, flank = b.unit(0), b.unit(4)
+    flank.x = host.x + host.width / 2 + flank.depth / 2  # its front on the spearmen's right side
+    flank.y = host.y + host.depth / 2 - flank.width / 2  # its left end level with the spearmen's front
+    b.state.engagements.append(Engagement(4, 0, "right", charged=False, turn=b.state.turn))
+    assert b.check_invariants() == []
+    apply_wounds(b, host, 9, rule="CORE.CC.CASUALTIES")
+    assert (round(host.x, 4), round(host.y, 4), host.models) == (36.3937, 28.0315, 1)
+    assert rules(b, "CORE.CC.CONTACT_KEEP")[-1]["contacts"] == 2
+    assert characters.widen_shift(b.state, host) == -1
+    apply_wounds(b, host, 1, rule="CORE.CC.CASUALTIES")
+    captain, marshal = b.unit(1), b.unit(2)
+    assert host.removed and captain.alive and marshal.alive
+    assert [(round(c.x, 4), round(c.y, 4)) for c in (captain, marshal)] == [(35.6063, 28.0315), (36.3937, 28.0315)]
+    assert b.check_invariants() == []
+
+
 def test_character_is_caught_with_its_unit() -> None:
     """CORE.CC.CAUGHT: the orcs flee 5, the pursuit rolls 6: the orcs and their Big Boss are destroyed."""
     b = _engaged_pair([placement("marcher_spearmen", 36, 10, 90)],

@@ -229,6 +229,14 @@ FIXED = [
     # 0.394" from the enemy it inherited (#8 Battle Wizard, #0 Kindred Spearmen, decision 24)
     pytest.param("detached", Case(0, "coverage/coverage_magic_c", "bait_and_flank", "weakened_flank", 45),
                  id="detached-coverage_magic_c-45"),
+    # CORE.TYPE.CHARACTER: two characters left alone by a wiped-out host that had slid towards an enemy on its flank
+    # (CORE.CC.CONTACT_KEEP) widened its front rank into that enemy (#0 Oathbound Slayers, #14 Orc Big Boss, 0.62 sq in,
+    # decision 83)
+    pytest.param("overlap", Case(0, "coverage/coverage_wild_hold", "sacrifice_for_deployment", "random", 2024),
+                 id="overlap-coverage_wild_hold-2024"),
+    # SIEGE.CASTLE.WALL: greatswords holding the open gate, cut down to 2 ranks that fit within the wall's 2" depth,
+    # were taken to stand on wall S2 in 2 ranks (#3 Sworn Greatswords, decision 43)
+    pytest.param("on_walls", Case(0, "siege", "random", "siege_attacker", 4864), id="on_walls-siege-4864"),
 ]
 
 

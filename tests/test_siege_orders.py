@@ -316,6 +316,30 @@ def test_a_unit_in_an_open_gateway_stands_on_no_element():
     assert cs.check_invariants(b.state) == ["unit 1 (Orc Warriors) is on wall S2 in 2 ranks"]
 
 
+def test_a_unit_cut_down_in_the_gateway_stays_below_the_parapet():
+    """SIEGE.CASTLE.WALL, SIEGE.CASTLE.GATE: greatswords (15 in 3 files, 5 ranks) hold the open gate, front on its
+    outer face (y = 18), against orcs outside; 9 slain, 6 are left in 2 ranks, 2.36" x 1.57", front still at y = 18
+    (centre 17.213), wholly within the 3" x 2" gateway: below the parapet, on no element, so the fight is no wall
+    assault (before, they stood on wall S2 in 2 ranks and the orcs could take its parapet)."""
+    from battleline.env.rules.casualties import apply_wounds
+    from battleline.env.rules.siege import play
+    from battleline.env.rules.state import Engagement
+
+    depth = 5 * 20 / 25.4
+    b = siege_battle(blue=[placement("sworn_greatswords", 36, 18 - depth / 2, 90, models=15, files=3)],
+                     red=[placement("orc_warriors", 36, 18 + 20 / 25.4, 270, models=10, files=5)], phase="combat",
+                     player="red")
+    cs.element(b.state, "G").gate = "open"
+    gs, orcs = b.unit(0), b.unit(1)
+    b.state.engagements = [Engagement(1, 0, "front", charged=True, turn=b.state.turn)]
+    assert cs.element_under(b.state, gs) is None and b.check_invariants() == []
+    apply_wounds(b, gs, 9, rule="CORE.CC.CASUALTIES")
+    assert (gs.models, gs.ranks, gs.x, round(gs.y, 4)) == (6, 2, 36.0, 17.2126)
+    assert cs.element_under(b.state, gs) is None and cs.units_on(b.state, cs.element(b.state, "S2")) == []
+    assert play.at_wall(b.state, [gs], [orcs]) is None
+    assert cs.check_invariants(b.state) == [] and b.check_invariants() == []
+
+
 # ----------------------------------------------------------------------------- towers and walking the walls
 def test_undefended_citadel_entered_from_the_courtyard_wins_the_siege():
     """SIEGE.TOWER.ASSAULT: orcs at C's courtyard face enter it (7 files across its 6" top); SIEGE.SCEN.VICTORY."""

@@ -83,12 +83,35 @@ def slot_file(host: UnitState, index: int) -> int:
     return order[min(index, len(order) - 1)]
 
 
-def slot_pose(host: UnitState, index: int) -> geo.Pose:
-    """Pose (inches, degrees) of the ``index``-th joined character's base in the host's front rank."""
-    lx = (slot_file(host, index) + 0.5) * host.base_w - host.width / 2
+def slot_pose(host: UnitState, index: int, shift: int = 0) -> geo.Pose:
+    """Pose (inches, degrees) of the ``index``-th joined character's base in the host's front rank, its file moved
+    ``shift`` files to the right (negative: left; see :func:`widen_shift`)."""
+    lx = (slot_file(host, index) + shift + 0.5) * host.base_w - host.width / 2
     ly = host.depth / 2 - host.base_d / 2
     x, y = geo.to_world(space.pose(host), lx, ly)
     return geo.Pose(x, y, host.facing)
+
+
+def widen_shift(state: BattleState, host: UnitState) -> int:
+    """Files (≤ 0: to the left) by which a front rank widened for its characters (:func:`slot_file`) moves.
+
+    The rank widens by the files the host's models no longer fill; those files
+    go to the right first, then as far left as needed, so that no character's
+    base overlaps another unit on the table (an enemy touching the host's flank,
+    CORE.TYPE.CHARACTER: a character left alone stands where it fought, never
+    inside another unit). 0 when the rank does not widen or no side is clear.
+    """
+    front = min(host.files, max(1, host.models))
+    extra = max(1, min(host.files, max(host.models, len(host.joined)))) - front
+    if extra <= 0:
+        return 0
+    own = {host.uid, *host.joined}
+    others = [space.footprint(o) for o in state.units if o.alive and o.uid not in own]
+    for shift in range(0, -extra - 1, -1):
+        bases = [geo.footprint(slot_pose(host, i, shift), host.base_w, host.base_d) for i in range(len(host.joined))]
+        if not any(geo.overlaps(b, o) for b in bases for o in others):
+            return shift
+    return 0
 
 
 def sync(state: BattleState) -> None:
@@ -103,9 +126,10 @@ def sync(state: BattleState) -> None:
         h.joined = [c for c in h.joined if not state.units[c].removed]
         if h.models <= 0:
             continue  # wiped out: no front rank is left, its characters keep the slots they stood in (CORE.TYPE.CHARACTER)
+        shift = widen_shift(state, h)
         for i, cid in enumerate(h.joined):
             c = state.units[cid]
-            p = slot_pose(h, i)
+            p = slot_pose(h, i, shift)
             c.x, c.y, c.facing = p.x, p.y, p.facing
             c.deployed = h.deployed
             c.fleeing = h.fleeing

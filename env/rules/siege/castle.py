@@ -364,16 +364,20 @@ def element_under(state: BattleState, u: UnitState) -> CastleElement | None:
 
 def in_gateway(state: BattleState, e: CastleElement, u: UnitState) -> bool:
     """Whether ``u`` stands in the gateway of a gate set in wall section ``e``, below the parapet: its centre
-    over the gate and its footprint not wholly on the walls and towers (a bare position: never)."""
+    over the gate and its footprint not wholly on the walls and towers, or wholly within the gateway in more
+    than one rank (SIEGE.CASTLE.WALL: up on a wall a unit stands in one rank, so a deeper one that fits the
+    gateway, say one whose rear ranks fell there, stands below; a bare position: never)."""
     pt = Point(u.x, u.y)
-    if not any(g.kind == "gate" and g.parent == e.id and g.shape().covers(pt) for g in state.castle):
-        return False
-    if not hasattr(u, "files"):
+    gates = [g for g in state.castle if g.kind == "gate" and g.parent == e.id and g.shape().covers(pt)]
+    if not gates or not hasattr(u, "files"):
         return False
     from battleline.env.rules import space
 
+    foot = space.footprint(u)
+    if u.ranks > 1 and gates[0].shape().buffer(0.01, join_style="mitre").covers(foot):
+        return True
     walls = shapely.union_all([o.shape() for o in state.castle if o.kind != "gate" and o.standing])
-    return not walls.buffer(0.01, join_style="mitre").covers(space.footprint(u))
+    return not walls.buffer(0.01, join_style="mitre").covers(foot)
 
 
 def units_on(state: BattleState, e: CastleElement) -> list[UnitState]:
