@@ -261,11 +261,17 @@ def _check_castle_damage(found: _Found, before: list[CastleElement] | None) -> N
 def _check_engagements(found: _Found) -> None:
     """CORE.GEO.CONTACT, CORE.CC.CONTACT_KEEP: engaged units are enemies on the table, in base contact (within EPS).
 
-    Exemption: a fight at a tower's door (SIEGE.TOWER.ASSAULT, :func:`env.rules.siege.play.door_fight`) is an
-    engagement without base contact. Climbers on ladders fight from the foot of the wall, touching the
-    defenders' front on the parapet (SIEGE.ASSAULT.CLIMB): no exemption.
+    Exemptions: a fight at a tower's door (SIEGE.TOWER.ASSAULT, :func:`env.rules.siege.play.door_fight`) is an
+    engagement without base contact. A round paused for a challenge (``state.queue["challenge"]``) after
+    casualties shrank a unit of its combat (impact hits, a breath weapon: the unit carries
+    :data:`env.rules.casualties.SHRANK`): CORE.CC.CONTACT_KEEP has the round's winner close up, so the gap
+    stands until the round's result (:func:`env.rules.combat.close_gaps`). Climbers on ladders fight from the
+    foot of the wall, touching the defenders' front on the parapet (SIEGE.ASSAULT.CLIMB): no exemption.
     """
+    from battleline.env.rules.casualties import SHRANK
+
     s = found.state
+    paused = set(s.queue.get("challenge", {}).get("combat", []))
     for e in s.engagements:
         a, d = s.units[e.attacker], s.units[e.defender]
         gone = [u for u in (a, d) if not u.alive]
@@ -280,6 +286,8 @@ def _check_engagements(found: _Found) -> None:
         gap = geo.distance(space.footprint(a), space.footprint(d))
         if gap <= geo.EPS:
             continue
+        if {a.uid, d.uid} <= paused and (a.flags.get(SHRANK) or d.flags.get(SHRANK)):
+            continue  # CORE.CC.CONTACT_KEEP: the close-up waits for the round's winner
         if s.castle:
             from battleline.env.rules.siege.play import door_fight
 
