@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 from battleline.env.rules import geometry as geo
 from battleline.env.rules import space
 from battleline.env.rules.actions import Action
-from battleline.env.rules.casualties import SHRANK
+from battleline.env.rules.casualties import flag_shrank
 from battleline.env.rules.state import BattleState, Engagement, UnitState
 
 if TYPE_CHECKING:
@@ -266,8 +266,7 @@ def on_removed(battle: Battle, u: UnitState, rule: str) -> None:
                 s.engagements.append(Engagement(c.uid, e.defender, e.facing, e.charged, e.turn, e.rounds))
             elif e.defender == u.uid and e.facing == "front":
                 s.engagements.append(Engagement(e.attacker, c.uid, e.facing, e.charged, e.turn, e.rounds))
-        if _engaged(s, c.uid):
-            c.flags[SHRANK] = True  # CORE.CC.CONTACT_KEEP: the enemies of the host's front may not touch its slot
+        flag_shrank(s, c)  # CORE.CC.CONTACT_KEEP: the enemies of the host's front may not touch its slot
         battle.emit("CORE.TYPE.CHARACTER", unit=c.uid, host=u.uid, alone=True, x=c.x, y=c.y)
     u.joined = []
 
