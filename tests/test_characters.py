@@ -494,6 +494,7 @@ def test_two_characters_left_alone_stand_side_by_side() -> None:
     assert b.check_invariants() == []
 
 
+<<<<<<< HEAD
 def test_characters_left_alone_widen_away_from_an_enemy_on_the_flank() -> None:
     """CORE.TYPE.CHARACTER, CORE.CC.CONTACT_KEEP: spearmen (10 in 2 files) with a captain and a lord marshal, orcs in
     front and more orcs touching their right flank; cut to one model, it slides 0.394" right to keep both contacts
@@ -517,6 +518,40 @@ def test_characters_left_alone_widen_away_from_an_enemy_on_the_flank() -> None:
     captain, marshal = b.unit(1), b.unit(2)
     assert host.removed and captain.alive and marshal.alive
     assert [(round(c.x, 4), round(c.y, 4)) for c in (captain, marshal)] == [(35.6063, 28.0315), (36.3937, 28.0315)]
+=======
+def test_character_left_alone_apart_from_an_inherited_enemy_disengages_at_the_round_result() -> None:
+    """CORE.TYPE.CHARACTER, CORE.CC.CONTACT_KEEP: 10 spearmen in one rank (36, 20) facing 90° with a captain in the
+    centre slot (x 35.21..36.00); orcs in 2 files touch only their files 8-9 (x 38.36..39.94). The spearmen are
+    wiped out: the captain stands alone in his slot, 3 bases (2.362") from the orcs, with the spearmen's
+    engagement. Red wins 4 − 0 (3 wounds, outnumber): the orcs' 2" straight ahead (−y) never reach him, so they
+    disengage; the captain breaks on Ld 8 − 4 (rolls 3 + 3) and flees 2 + 2 = 4" away from the orcs he fought."""
+    from battleline.env.rules.casualties import SHRANK, apply_wounds
+
+    w = INFANTRY_BASE
+    b = battle([placement("marcher_spearmen", 36, 20, 90, models=10, files=10), joined("marcher_captain", 0)],
+               [placement("orc_warriors", 36 + 4 * w, 20 + 3 * w, 270, models=10, files=2)], phase="combat",
+               player="red")
+    group = [Engagement(0, 2, "front", charged=True, turn=b.state.turn)]
+    b.state.engagements = list(group)
+    apply_wounds(b, b.unit(0), 10, rule="CORE.CC.CASUALTIES")
+    cap, orcs = b.unit(1), b.unit(2)
+    assert (cap.x, cap.y, cap.flags[SHRANK]) == (pytest.approx(36 - w / 2), 20.0, [2])
+    assert [(e.attacker, e.defender) for e in b.state.engagements] == [(1, 2)]
+    assert geo.distance(space.footprint(cap), space.footprint(orcs)) == pytest.approx(3 * w)
+    b.events.clear()
+    b.dice._script = [3, 3, 2, 2]
+    assert combat._result_and_break(b, group, {0: [0], 1: [2]}, [0, 3], False, None) is False
+    (compare,) = rules(b, "CORE.CC.COMBAT_RESULT.COMPARE")
+    assert (compare["totals"], compare["winner"]) == ([0, 4], 1)
+    (bt,) = rules(b, "CORE.CC.BREAK_TEST")
+    assert (bt["unit"], bt["ld"], bt["roll"], bt["passed"]) == (1, 4, 6, False)
+    (keep,) = rules(b, "CORE.CC.CONTACT_KEEP")
+    assert (keep["unit"], keep["target"], keep["closed"], keep["disengaged"]) == (2, 1, False, True)
+    (flee,) = rules(b, "CORE.CC.FLEE")
+    assert (flee["unit"], flee["away_from"], flee["roll"], flee["distance"]) == (1, 2, 4, 4.0)
+    assert cap.fleeing and b.state.engagements == [] and SHRANK not in cap.flags
+    assert (orcs.x, orcs.y) == pytest.approx((36 + 4 * w, 20 + 3 * w))
+>>>>>>> detach2
     assert b.check_invariants() == []
 
 

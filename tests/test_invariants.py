@@ -110,6 +110,24 @@ def test_an_engaged_pair_moved_apart() -> None:
                         f"{LAST}"]
 
 
+def test_a_gap_left_by_casualties_waits_for_the_round_result() -> None:
+    """CORE.CC.CONTACT_KEEP: blue spearmen touch the rear of 20 orcs (5 files, facing 270° at y = 30); a breath
+    weapon before the round's blows (or a spell in the Magic phase) kills 5 orcs, their last rank goes and their
+    front edge stays, so their rear edge is 1 base (0.787") from the spearmen. The round's winner closes up at
+    the round's result: while the orcs' flag names the spearmen the gap is not reported; a flag that names
+    another unit (left from an earlier fight) does not excuse it."""
+    from battleline.env.rules.casualties import SHRANK, apply_wounds
+
+    b = battle([placement("marcher_spearmen", 36.0, 30.0 + DEPTH, 270)], [placement("orc_warriors", 36.0, 30.0, 270)])
+    b.state.engagements = [Engagement(attacker=0, defender=1, facing="rear", charged=True, turn=1)]
+    assert b.check_invariants() == []
+    apply_wounds(b, b.unit(1), 5, rule="CORE.SR.BREATH_WEAPON")
+    assert b.unit(1).flags[SHRANK] == [0] and b.check_invariants() == []
+    b.unit(1).flags[SHRANK] = [5]
+    assert lines(b) == [f"detached CORE.CC.CONTACT_KEEP [{SPEARMEN}, {ORCS}]: engaged (rear, round 0) but 0.787\" apart; "
+                        "last event CORE.CC.CASUALTIES (turn 1, movement)"]
+
+
 def test_an_engagement_with_a_unit_gone() -> None:
     """CORE.GEO.CONTACT: an engagement that outlived its defender's removal."""
     b = two_units()
@@ -237,6 +255,30 @@ FIXED = [
     # SIEGE.CASTLE.WALL: greatswords holding the open gate, cut down to 2 ranks that fit within the wall's 2" depth,
     # were taken to stand on wall S2 in 2 ranks (#3 Sworn Greatswords, decision 43)
     pytest.param("on_walls", Case(0, "siege", "random", "siege_attacker", 4864), id="on_walls-siege-4864"),
+    # CORE.CC.CONTACT_KEEP: a breath weapon before the challenge took a rank off the unit a flyer charged in the rear
+    # (#4 F, #0 I1, 0.787", decision 15) or flank (0.394", decision 22), or off pikemen (#3 Moon Drake Rider, #8
+    # Marcher Pikemen, 0.787", decision 42): the gap waits for the round's winner to close up (it was reported)
+    pytest.param("detached", Case(0, "diagram_flyer_feint", "protected_bubble", "line_advance", 2279),
+                 id="detached-diagram_flyer_feint-2279"),
+    pytest.param("detached", Case(0, "diagram_flyer_feint", "open_loop", "refused_flank", 1004),
+                 id="detached-diagram_flyer_feint-1004"),
+    pytest.param("detached", Case(0, "coverage/coverage_forest_march", "line_advance", "open_loop", 2741),
+                 id="detached-coverage_forest_march-2741"),
+    # CORE.CC.CONTACT_KEEP: a miscast in the Magic phase wiped out a shaman's host engaged with the rear of Oathbound
+    # Slayers and took a file off them; the gap waits for the Close Combat round (#12 Goblin Shaman, #0 Oathbound
+    # Slayers, 0.787", decision 68)
+    pytest.param("detached", Case(0, "coverage/coverage_wild_hold", "protected_bubble", "protected_bubble", 40499),
+                 id="detached-coverage_wild_hold-40499"),
+    # CORE.TYPE.CHARACTER, CORE.CC.CONTACT_KEEP: a character left alone by its wiped-out host inherited an enemy its
+    # slot did not touch, and the round's result never closed up to it (#5 Kindred Noble, #9 Battle Wizard, 1.575",
+    # decision 32; #1 Tree Kin, #14 Battle Wizard, 0.787", decision 53; #14 Battle Wizard, #0 Glade Wisps, 0.287",
+    # decision 58)
+    pytest.param("detached", Case(0, "coverage/coverage_magic_b", "random", "control_zones", 3594),
+                 id="detached-coverage_magic_b-3594"),
+    pytest.param("detached", Case(0, "coverage/coverage_forest_march", "abandoned_flank", "sacrifice_for_deployment",
+                                  4841), id="detached-coverage_forest_march-4841"),
+    pytest.param("detached", Case(0, "coverage/coverage_forest_march", "bait_and_flank", "sacrifice_for_deployment",
+                                  5966), id="detached-coverage_forest_march-5966"),
 ]
 
 

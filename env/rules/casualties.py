@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from battleline.env.rules import geometry as geo
-from battleline.env.rules.state import UnitState
+from battleline.env.rules.state import BattleState, UnitState
 
 if TYPE_CHECKING:
     from battleline.env.rules.battle import Battle
@@ -77,8 +77,18 @@ def slay_champion(battle: Battle, u: UnitState, rule: str, **info: object) -> No
 
 
 SHRANK = "footprint_shrank"
-"""The unit flag set when an engaged unit's footprint shrinks (CORE.CC.CONTACT_KEEP); read by
-:func:`env.rules.combat.close_gaps` at the end of the combat round."""
+"""The unit flag set when an engaged unit's footprint shrinks (CORE.CC.CONTACT_KEEP): the sorted uids of the
+enemies it was engaged with then (list[int]); read and cleared by :func:`env.rules.combat.close_gaps` at the
+round's result."""
+
+
+def flag_shrank(state: BattleState, u: UnitState) -> None:
+    """Flag ``u`` :data:`SHRANK` with the enemies it is engaged with now (added to any already flagged); nothing
+    if it is engaged with none (CORE.CC.CONTACT_KEEP)."""
+    enemies = {e.defender if e.attacker == u.uid else e.attacker for e in state.engagements
+               if u.uid in (e.attacker, e.defender)}
+    if enemies:
+        u.flags[SHRANK] = sorted(enemies | set(u.flags.get(SHRANK, [])))
 
 
 def _place_joined(battle: Battle, u: UnitState) -> None:
@@ -109,9 +119,8 @@ def _close_up(battle: Battle, u: UnitState, old_depth: float, old_width: float) 
         u.y += fy * shift
     if u.width < old_width - 1e-9:
         keep_contacts(battle, u, old_width)
-    engaged = any(u.uid in (e.attacker, e.defender) for e in battle.state.engagements)
-    if engaged and (u.depth < old_depth - 1e-9 or u.width < old_width - 1e-9):
-        u.flags[SHRANK] = True
+    if u.depth < old_depth - 1e-9 or u.width < old_width - 1e-9:
+        flag_shrank(battle.state, u)
 
 
 def contacts(battle: Battle, u: UnitState, pose: geo.Pose | None = None) -> int:

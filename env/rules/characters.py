@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 from battleline.env.rules import geometry as geo
 from battleline.env.rules import space
 from battleline.env.rules.actions import Action
+from battleline.env.rules.casualties import flag_shrank
 from battleline.env.rules.state import BattleState, Engagement, UnitState
 
 if TYPE_CHECKING:
@@ -261,7 +262,9 @@ def on_removed(battle: Battle, u: UnitState, rule: str) -> None:
     A removed character leaves its host. A removed host whose models were all
     slain while not fleeing leaves its characters on the table: each stands in
     its slot as a unit of its own and takes over the host's engagements in
-    which the host's front rank fought (CORE.TYPE.CHARACTER). A host caught,
+    which the host's front rank fought (CORE.TYPE.CHARACTER); the footprint has shrunk to its base, so it is
+    flagged :data:`env.rules.casualties.SHRANK` and an enemy left apart is closed up to, or disengages, at the
+    round's result (CORE.CC.CONTACT_KEEP, :func:`env.rules.combat.close_gaps`). A host caught,
     fled off the table or destroyed while fleeing takes its characters with
     it (CORE.CC.CAUGHT, CORE.PSY.FLEE.DESTROYED).
     """
@@ -287,6 +290,7 @@ def on_removed(battle: Battle, u: UnitState, rule: str) -> None:
                 s.engagements.append(Engagement(c.uid, e.defender, e.facing, e.charged, e.turn, e.rounds))
             elif e.defender == u.uid and e.facing == "front":
                 s.engagements.append(Engagement(e.attacker, c.uid, e.facing, e.charged, e.turn, e.rounds))
+        flag_shrank(s, c)  # CORE.CC.CONTACT_KEEP: the enemies of the host's front may not touch its slot
         battle.emit("CORE.TYPE.CHARACTER", unit=c.uid, host=u.uid, alone=True, x=c.x, y=c.y)
     u.joined = []
 

@@ -770,9 +770,16 @@ def close_gaps(battle: Battle, group: list[Engagement], side: int) -> None:
     well, so the winner may pursue them; one that can no longer be reached
     still flees from the units it fought (:func:`_flee_and_pursue`). Each
     close-up or disengagement emits CORE.CC.CONTACT_KEEP.
+
+    A character left alone when its host was wiped out this round
+    (CORE.TYPE.CHARACTER, :func:`characters.on_removed`) stands in its slot
+    with the host's engagements: its engagements are those of the combat too.
     """
     from battleline.env.rules.casualties import CONTACT_GAP, SHRANK
 
+    uids = {i for e in group for i in (e.attacker, e.defender)}
+    uids |= {u.uid for u in battle.state.units if u.flags.get("inherited") in uids}
+    group = [e for e in battle.state.engagements if e.attacker in uids or e.defender in uids]
     shrank = {i for e in group for i in (e.attacker, e.defender) if battle.unit(i).flags.pop(SHRANK, False)}
     for e in [e for e in group if {e.attacker, e.defender} & shrank]:
         a, d = battle.unit(e.attacker), battle.unit(e.defender)

@@ -261,10 +261,16 @@ def _check_castle_damage(found: _Found, before: list[CastleElement] | None) -> N
 def _check_engagements(found: _Found) -> None:
     """CORE.GEO.CONTACT, CORE.CC.CONTACT_KEEP: engaged units are enemies on the table, in base contact (within EPS).
 
-    Exemption: a fight at a tower's door (SIEGE.TOWER.ASSAULT, :func:`env.rules.siege.play.door_fight`) is an
-    engagement without base contact. Climbers on ladders fight from the foot of the wall, touching the
-    defenders' front on the parapet (SIEGE.ASSAULT.CLIMB): no exemption.
+    Exemptions: a fight at a tower's door (SIEGE.TOWER.ASSAULT, :func:`env.rules.siege.play.door_fight`) is an
+    engagement without base contact. A pair of which a unit lost models before its combat's round had a result
+    (impact hits or a breath weapon before a challenge, a spell or a miscast in the Magic phase; its host wiped
+    out, a character left alone): the unit carries :data:`env.rules.casualties.SHRANK` naming the other, and
+    CORE.CC.CONTACT_KEEP has the round's winner close up, so the gap stands until that round's result
+    (:func:`env.rules.combat.close_gaps`, which clears the flag). Climbers on ladders fight from the foot of the
+    wall, touching the defenders' front on the parapet (SIEGE.ASSAULT.CLIMB): no exemption.
     """
+    from battleline.env.rules.casualties import SHRANK
+
     s = found.state
     for e in s.engagements:
         a, d = s.units[e.attacker], s.units[e.defender]
@@ -280,6 +286,8 @@ def _check_engagements(found: _Found) -> None:
         gap = geo.distance(space.footprint(a), space.footprint(d))
         if gap <= geo.EPS:
             continue
+        if d.uid in a.flags.get(SHRANK, ()) or a.uid in d.flags.get(SHRANK, ()):
+            continue  # CORE.CC.CONTACT_KEEP: the close-up waits for the round's winner
         if s.castle:
             from battleline.env.rules.siege.play import door_fight
 
