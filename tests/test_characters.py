@@ -494,7 +494,6 @@ def test_two_characters_left_alone_stand_side_by_side() -> None:
     assert b.check_invariants() == []
 
 
-<<<<<<< HEAD
 def test_characters_left_alone_widen_away_from_an_enemy_on_the_flank() -> None:
     """CORE.TYPE.CHARACTER, CORE.CC.CONTACT_KEEP: spearmen (10 in 2 files) with a captain and a lord marshal, orcs in
     front and more orcs touching their right flank; cut to one model, it slides 0.394" right to keep both contacts
@@ -518,7 +517,9 @@ def test_characters_left_alone_widen_away_from_an_enemy_on_the_flank() -> None:
     captain, marshal = b.unit(1), b.unit(2)
     assert host.removed and captain.alive and marshal.alive
     assert [(round(c.x, 4), round(c.y, 4)) for c in (captain, marshal)] == [(35.6063, 28.0315), (36.3937, 28.0315)]
-=======
+    assert b.check_invariants() == []
+
+
 def test_character_left_alone_apart_from_an_inherited_enemy_disengages_at_the_round_result() -> None:
     """CORE.TYPE.CHARACTER, CORE.CC.CONTACT_KEEP: 10 spearmen in one rank (36, 20) facing 90° with a captain in the
     centre slot (x 35.21..36.00); orcs in 2 files touch only their files 8-9 (x 38.36..39.94). The spearmen are
@@ -551,7 +552,6 @@ def test_character_left_alone_apart_from_an_inherited_enemy_disengages_at_the_ro
     assert (flee["unit"], flee["away_from"], flee["roll"], flee["distance"]) == (1, 2, 4, 4.0)
     assert cap.fleeing and b.state.engagements == [] and SHRANK not in cap.flags
     assert (orcs.x, orcs.y) == pytest.approx((36 + 4 * w, 20 + 3 * w))
->>>>>>> detach2
     assert b.check_invariants() == []
 
 
