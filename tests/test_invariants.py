@@ -3,6 +3,8 @@ clean battles report nothing after any decision, and checking changes nothing.""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from battleline.env.rules.battle import Battle
@@ -289,3 +291,14 @@ def test_fixed_defects_stay_fixed(kind: str, case: Case) -> None:
     engaged units left apart when a rank was lost) are clean of it after every decision."""
     row, _ = play_checked(case)
     assert row["decisions"] > 0 and kind not in row["violations"], row["violations"].get(kind)
+
+
+def test_an_engaged_attacker_takes_the_parapet_without_stepping_off_its_fight() -> None:
+    """SIEGE.CAPTURE.PARAPET, CORE.CC.CONTACT_KEEP: siege seed 29 (random v random), turn 2: the Orc Warriors (#4)
+    break and destroy the last defenders of wall S2 while the Marcher Spearmen (#0) fight their right flank. S2 is
+    the orcs' (controller 1), but they stay in contact instead of stepping onto the wall, which left them 1.606"
+    from the spearmen and still engaged."""
+    row, b = play_checked(Case(0, "siege", "random", "random", 29))
+    taken = [e for e in json.loads(b.to_json())["events"] if e["rule"] == "SIEGE.CAPTURE.PARAPET" and e["turn"] == 2]
+    assert [(e["element"], e["unit"], e["controller"], e["stepped"], e["engaged"]) for e in taken] == [("S2", 4, 1, False, [0])]
+    assert row["violations"] == {}

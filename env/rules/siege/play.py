@@ -479,7 +479,12 @@ def wall_pose(e: CastleElement, u: UnitState, inward: bool = False) -> geo.Pose:
 
 def take_section(battle: Battle, e: CastleElement, attacker: UnitState) -> None:
     """SIEGE.CAPTURE.PARAPET: a wall section left without defenders belongs to the attacker, who steps onto
-    it in one rank facing the courtyard (:func:`wall_pose`) where the whole unit fits."""
+    it in one rank facing the courtyard (:func:`wall_pose`) where the whole unit fits.
+
+    An attacker still engaged with another enemy unit stays where it fights (a unit in combat does not move
+    out of base contact, CORE.CC.CONTACT_KEEP): the section is its side's, and the event says ``stepped``
+    False with ``engaged`` naming the enemies.
+    """
     from battleline.env.rules.siege.orders import _placement
 
     s = battle.state
@@ -488,6 +493,12 @@ def take_section(battle: Battle, e: CastleElement, attacker: UnitState) -> None:
     e.controller = attacker.side
     if attacker.troop_type in NO_WALL_TYPES:
         battle.emit("SIEGE.CAPTURE.PARAPET", element=e.id, unit=attacker.uid, controller=e.controller, stepped=False)
+        return
+    engaged = sorted(g.defender if g.attacker == attacker.uid else g.attacker for g in s.engagements
+                     if attacker.uid in (g.attacker, g.defender))
+    if engaged:
+        battle.emit("SIEGE.CAPTURE.PARAPET", element=e.id, unit=attacker.uid, controller=e.controller, stepped=False,
+                    engaged=engaged)
         return
     pose = _placement(battle, e, attacker)
     if pose is not None:
