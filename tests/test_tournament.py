@@ -174,10 +174,12 @@ def test_results_hold_fingerprints_and_the_first_turn_term(army_tournament) -> N
 
 def test_open_loop_loses_to_line_advance_in_a_paired_tournament(tmp_path: Path) -> None:
     """The open-loop baseline (orders by turn number only) scores below 0.5 against ``line_advance`` in a paired
-    tournament (both seats per seed); the 20-battle count of wins is in test_tactical_agents."""
-    res = run_tournament("pitched_battle", ["line_advance", "open_loop"], 4, 0, tmp_path, workers=1, progress=False)
+    tournament (both seats per seed); the 20-battle count of wins is in test_tactical_agents. 20 games: at the
+    40-game pairing's 27-5-8 (score 0.74, docs/tournament) a score of 0.5 or less in 20 games has under a 1% chance
+    (normal approximation); 4 games came out 1-1-2 once charges needed a clear route."""
+    res = run_tournament("pitched_battle", ["line_advance", "open_loop"], 20, 0, tmp_path, workers=1, progress=False)
     [pair] = res["pairs"]
-    assert pair["agent"] == "line_advance" and pair["games"] == 4
+    assert pair["agent"] == "line_advance" and pair["games"] == 20
     assert pair["wins"] > pair["losses"] and pair["score"] > 0.5
 
 
