@@ -36,8 +36,10 @@ def apply_wounds(battle: Battle, u: UnitState, wounds: int, rule: str, **info: o
     u.wounds_taken = total % w if killed < u.models else 0
     before = u.models
     old_depth, old_width = u.depth, u.width
-    if killed == before and u.joined:
-        _place_joined(battle, u)
+    if killed == before and u.joined:  # its characters stand in their slots as the unit stands now, and fight on
+        from battleline.env.rules import characters  # alone there (CORE.TYPE.CHARACTER: sync leaves a wiped-out
+
+        characters.sync(battle.state)  # host's characters where they are)
     u.models -= killed
     rnf_left = before - command_models(u) - killed
     for attr in ("musician", "standard", "champion"):
@@ -63,8 +65,10 @@ def slay_champion(battle: Battle, u: UnitState, rule: str, **info: object) -> No
     if not u.champion or not u.in_play:
         return
     old_depth, old_width = u.depth, u.width
-    if u.models == 1 and u.joined:
-        _place_joined(battle, u)
+    if u.models == 1 and u.joined:  # as above: the characters stand where the last model's rank stood
+        from battleline.env.rules import characters
+
+        characters.sync(battle.state)
     u.champion = False
     u.models -= 1
     _close_up(battle, u, old_depth, old_width)
@@ -89,15 +93,6 @@ def flag_shrank(state: BattleState, u: UnitState) -> None:
                if u.uid in (e.attacker, e.defender)}
     if enemies:
         u.flags[SHRANK] = sorted(enemies | set(u.flags.get(SHRANK, [])))
-
-
-def _place_joined(battle: Battle, u: UnitState) -> None:
-    """Before the last models of ``u`` go: its joined characters stand in their front-rank slots as the unit
-    stands now, where they fight on alone (CORE.TYPE.CHARACTER; :func:`characters.sync` leaves a wiped-out
-    host's characters where they are)."""
-    from battleline.env.rules import characters
-
-    characters.sync(battle.state)
 
 
 def _close_up(battle: Battle, u: UnitState, old_depth: float, old_width: float) -> None:

@@ -68,13 +68,19 @@ def _engaged(state: BattleState, uid: int) -> bool:
 
 
 # --------------------------------------------------------------------- slots
+def rank_files(host: UnitState) -> int:
+    """Files of the host's front rank as its characters stand in it: its models' files, widened to hold every
+    joined character when fewer models than characters are left (CORE.TYPE.CHARACTER), at most ``host.files``."""
+    return max(1, min(host.files, max(host.models, len(host.joined))))
+
+
 def slot_file(host: UnitState, index: int) -> int:
     """The front-rank file (0 = leftmost) of the ``index``-th joined character: the centre file, then its right and left.
 
     A front rank narrower than the characters it holds (one model left with two characters) widens by their files,
     so no two characters share a base's spot (CORE.TYPE.CHARACTER: each stands alone if the unit is wiped out).
     """
-    files = max(1, min(host.files, max(host.models, len(host.joined))))
+    files = rank_files(host)
     centre = (files - 1) // 2
     order = [centre]
     for k in range(1, files):
@@ -103,7 +109,7 @@ def widen_shift(state: BattleState, host: UnitState) -> int:
     inside another unit). 0 when the rank does not widen or no side is clear.
     """
     front = min(host.files, max(1, host.models))
-    extra = max(1, min(host.files, max(host.models, len(host.joined)))) - front
+    extra = rank_files(host) - front
     if extra <= 0:
         return 0
     own = {host.uid, *host.joined}

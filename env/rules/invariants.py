@@ -57,6 +57,7 @@ import shapely
 
 from battleline.env.rules import geometry as geo
 from battleline.env.rules import space
+from battleline.env.rules.characters import MAX_JOINED
 from battleline.env.rules.state import SIDES, BattleState, UnitState
 
 if TYPE_CHECKING:
@@ -66,9 +67,6 @@ if TYPE_CHECKING:
 KINDS = ("overlap", "off_table", "impassable", "in_castle", "on_walls", "castle_damage", "detached", "engagement",
          "models", "wounds", "formation", "joined", "decision")
 """Every violation kind, in the order :func:`check_invariants` looks for them."""
-
-MAX_JOINED = 2
-"""CORE.MOVE.JOIN: at most 2 characters in a unit."""
 
 DECISION_RULES = {
     "deploy": "CORE.SETUP.DEPLOY",
