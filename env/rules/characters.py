@@ -25,7 +25,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from battleline.env.rules import geometry as geo
-from battleline.env.rules import space
+from battleline.env.rules import kernel, space
 from battleline.env.rules.actions import Action
 from battleline.env.rules.casualties import flag_shrank
 from battleline.env.rules.state import BattleState, Engagement, UnitState
@@ -197,6 +197,14 @@ def leave_pose(battle: Battle, c: UnitState) -> geo.Pose | None:
         spots.append((k * c.base_w, front_y, 0.0))
     side_x = h.width / 2 + d_out + c.base_w / 2
     spots += [(side_x, 0.0, 0.0), (-side_x, 0.0, 0.0), (0.0, -(h.depth / 2 + d_out + c.base_d / 2), 0.0)]
+    scene = kernel.scene(s, c)
+    if scene is not None:  # the compiled core: the same tests, no polygons built
+        for lx, ly, _ in spots:
+            x, y = geo.to_world(hp, lx, ly)
+            if not scene.blocked_at(x, y, h.facing, c.width, c.depth, LEAVE_GAP) and kernel.native.footprint_distance(
+                    x, y, h.facing, c.width, c.depth, h.x, h.y, h.facing, h.width, h.depth) >= LEAVE_GAP - geo.EPS:
+                return geo.Pose(x, y, h.facing)
+        return None
     env = space.Surroundings(s, c, exclude=frozenset())
     for lx, ly, _ in spots:
         x, y = geo.to_world(hp, lx, ly)

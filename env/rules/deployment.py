@@ -16,9 +16,11 @@ player may deploy anywhere wholly inside it (CORE.SETUP.ZONES).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from battleline.env.rules import characters, space, special_rules
+import numpy as np
+
+from battleline.env.rules import characters, kernel, space, special_rules
 from battleline.env.rules import geometry as geo
 from battleline.env.rules.actions import Action
 from battleline.env.rules.state import UnitState
@@ -131,7 +133,10 @@ def legal(battle: Battle) -> list[Action]:
     acts = []
     for u in _deployable(battle, side):
         env = None
-        if s.castle or u.has("scouts"):
+        scene = None if s.castle or u.has("scouts") else kernel.scene(s, u)
+        if scene is not None:  # the compiled core: every slot afresh, in one call
+            slots = _slots_native(battle, u, scene)
+        elif s.castle or u.has("scouts"):
             env = space.Surroundings(s, u)
             slots = [slot for slot in range(N_SLOTS) if _slot_legal(battle, u, slot, env)]
         else:
@@ -150,6 +155,24 @@ def legal(battle: Battle) -> list[Action]:
             slots = [slot for slot in range(N_SLOTS) if decided[slot].legal]
         acts.extend(Action("deploy", u.uid, None, str(slot)) for slot in slots)
     return acts
+
+
+def _slots_native(battle: Battle, u: UnitState, scene: Any) -> list[int]:
+    """The slots :func:`_slot_legal` allows a unit that is not a Scout outside a siege, the footprints
+    tested by the compiled core (:func:`kernel.scene`) in one call."""
+    s = battle.state
+    zone = s.queue.get("zone_depth", 12.0)
+    slots, poses = [], []
+    for slot in range(ZONE_ROWS * len(COLUMNS)):
+        p = slot_pose(battle, u, slot)
+        ys = [y for _, y in geo.corner_list(p, u.width, u.depth)]
+        if (max(ys) <= zone + geo.EPS) if u.side == 0 else (min(ys) >= s.table_h - zone - geo.EPS):
+            slots.append(slot)
+            poses.append((p.x, p.y, p.facing))
+    if not slots:
+        return []
+    blocked = scene.blocked_at_many(np.array(poses, dtype=np.float64), u.width, u.depth)
+    return [slot for slot, b in zip(slots, blocked) if not b]
 
 
 def _place(battle: Battle, u: UnitState, slot: int) -> None:

@@ -194,6 +194,11 @@ def _corner_list(pose: Pose, width: float, depth: float) -> list[tuple[float, fl
     ]
 
 
+def corner_list(pose: Pose, width: float, depth: float) -> list[tuple[float, float]]:
+    """Footprint corners [FL, FR, RR, RL] as Python float pairs (inches): :func:`corners` without numpy."""
+    return _corner_list(pose, width, depth)
+
+
 def footprint(pose: Pose, width: float, depth: float) -> Polygon:
     """The footprint rectangle W x D centred on the pose (CORE.GEO.FOOTPRINT).
 

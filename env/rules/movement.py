@@ -12,9 +12,9 @@ when the new footprint is legal).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from battleline.env.rules import characters, magic, psychology, space, special_rules, war_machines
+from battleline.env.rules import characters, kernel, magic, psychology, space, special_rules, war_machines
 from battleline.env.rules import geometry as geo
 from battleline.env.rules.actions import MOVE_OPTIONS, Action
 from battleline.env.rules.state import UnitState
@@ -29,6 +29,22 @@ WHEEL = {"wheel_left": 45.0, "wheel_right": -45.0, "wheel_left_short": 22.5, "wh
 
 
 # --------------------------------------------------------------------- legality
+Scene = space.Surroundings | Any
+"""What a moving unit keeps clear of: the compiled core's scene (:func:`kernel.scene`) or the shapely reference."""
+
+
+def surroundings(battle: Battle, u: UnitState) -> Scene:
+    """The compiled scene for ``u`` where the core applies, else :class:`space.Surroundings` (the reference)."""
+    return kernel.scene(battle.state, u) or space.Surroundings(battle.state, u)
+
+
+def _dims(u: UnitState, files: int | None = None) -> tuple[float, float]:
+    """The footprint (width, depth) in inches :func:`space.footprint_at` gives ``u`` with ``files`` files."""
+    if files is None or u.troop_type == "war_machine":
+        return u.width, u.depth
+    return min(files, u.models) * u.base_w, -(-u.models // files) * u.base_d
+
+
 def furthest_legal(
     battle: Battle,
     u: UnitState,
@@ -36,7 +52,7 @@ def furthest_legal(
     allowance: float,
     gap: float = 1.0,
     pass_friends: bool = False,
-    env: space.Surroundings | None = None,
+    env: Scene | None = None,
     refine: bool = True,
 ) -> float | None:
     """The furthest straight move (inches, ≥ 0) from ``start`` within ``allowance``.
@@ -48,9 +64,13 @@ def furthest_legal(
     overlaps or touches a unit or leaves the table; 0.0 when no distance of at
     least MIN_MOVE is legal. With ``refine=False`` some legal distance
     (≥ MIN_MOVE) is returned, not necessarily the furthest: enough to decide
-    whether the move can be made at all.
+    whether the move can be made at all. ``env``: the unit's scene
+    (:func:`surroundings`), built if not given; the compiled core answers when
+    it is a compiled scene.
     """
-    env = env or space.Surroundings(battle.state, u)
+    env = env or surroundings(battle, u)
+    if not isinstance(env, space.Surroundings):
+        return env.furthest_legal(start.x, start.y, start.facing, u.width, u.depth, allowance, gap, pass_friends, refine)
     start_poly = space.footprint_at(u, start)
     if env.blocked(start_poly, start_poly, 2 * geo.EPS, pass_friends):
         return None
@@ -122,7 +142,7 @@ def _plan(
     battle: Battle,
     u: UnitState,
     option: str,
-    env: space.Surroundings,
+    env: Scene,
     marching: bool | None = None,
     check_only: bool = False,
     memo: dict[tuple[str, float], bool] | None = None,
@@ -174,6 +194,10 @@ def _plan(
         key = ("wheel", angle)
         if memo is not None and key in memo:
             blocked = memo[key]
+        elif not isinstance(env, space.Surroundings):
+            blocked = env.wheel_blocked(start.x, start.y, start.facing, u.width, u.depth, angle)
+            if memo is not None:
+                memo[key] = blocked
         else:
             sweep = geo.wheel_swept_area(start, u.width, u.depth, angle)
             blocked = env.blocked(space.footprint_at(u, after), sweep, start=space.footprint_at(u, start))
@@ -189,12 +213,11 @@ def _plan(
         angle = {"turn_left": 90.0, "turn_right": -90.0, "about_face": 180.0}[option]
         files = u.files if option == "about_face" else min(u.models, u.ranks)
         after = geo.turn(start, angle)
-        poly = space.footprint_at(u, after, files)
-        if env.blocked(poly, poly, 2 * geo.EPS):
+        if _blocked_at(env, u, after, files, 2 * geo.EPS):
             return None  # no room to turn about the centre
         shadow = _with_files(u, files)
         d = furthest_legal(battle, shadow, after, 0.75 * m, env=env, refine=not check_only) or 0.0
-        if d < MIN_MOVE and env.blocked(poly, poly):
+        if d < MIN_MOVE and _blocked_at(env, u, after, files):
             return None  # it could only end where it turned, within 1" of a unit
         if check_only:
             return {}
@@ -216,11 +239,18 @@ def _plan(
         if files == u.files and facing == u.facing:
             return None
         after = geo.Pose(u.x, u.y, facing)
-        poly = space.footprint_at(u, after, files)
-        if env.blocked(poly, poly):
+        if _blocked_at(env, u, after, files):
             return None
         return {"pose": after, "distance": 0.0, "files": files, "reform": True}
     raise ValueError(f"unknown move option {option!r}")
+
+
+def _blocked_at(env: Scene, u: UnitState, p: geo.Pose, files: int, gap: float = 1.0) -> bool:
+    """Whether ``u`` with ``files`` files may not stand at pose ``p`` (CORE.MOVE.ONE_INCH, CORE.MOVE.TABLE_EDGE)."""
+    if not isinstance(env, space.Surroundings):
+        return env.blocked_at(p.x, p.y, p.facing, *_dims(u, files), gap)
+    poly = space.footprint_at(u, p, files)
+    return env.blocked(poly, poly, gap)
 
 
 def _with_files(u: UnitState, files: int) -> UnitState:
@@ -258,9 +288,16 @@ class _Entry(NamedTuple):
     decisions: dict[str, space.Decision]
 
 
-def _decide(battle: Battle, u: UnitState, option: str, env: space.Surroundings, units: space.UnitsOnTable) -> space.Decision:
+def _decide(battle: Battle, u: UnitState, option: str, env: Scene, units: space.UnitsOnTable) -> space.Decision:
     """Decide whether ``option`` is legal for ``u`` now, recording the units that decision looked at."""
-    return space.decide(lambda: _plan(battle, u, option, env, check_only=True) is not None, env, units)
+    if isinstance(env, space.Surroundings):
+        return space.decide(lambda: _plan(battle, u, option, env, check_only=True) is not None, env, units)
+    env.record()
+    try:
+        legal = _plan(battle, u, option, env, check_only=True) is not None
+    finally:
+        region = env.take_region()
+    return space.Decision(legal, region, units.meeting(region, u.uid))
 
 
 def legal(battle: Battle) -> list[Action]:
@@ -272,7 +309,14 @@ def legal(battle: Battle) -> list[Action]:
     again only if a unit has moved into, out of or within the region its last
     decision looked at (:class:`space.Decision`); outside a siege, where the
     castle may change, the answers are those of deciding every option afresh.
+
+    Where the compiled core applies (:func:`kernel.terrain_table`: no siege,
+    convex terrain) every option of every unit is decided afresh in one
+    native call (:func:`kernel.move_options`), with the same answers.
     """
+    terrain = None if battle.state.castle or not kernel.available() else kernel.terrain_table(battle.state)
+    if terrain is not None:
+        return _legal_native(battle, terrain) + characters.legal_moves(battle)
     cache: dict[int, _Entry] = battle.__dict__.setdefault("_move_cache", {})
     acts = []
     units: space.UnitsOnTable | None = None
@@ -287,13 +331,13 @@ def legal(battle: Battle) -> list[Action]:
             units = units or space.UnitsOnTable(battle.state)
             context = _own_context(battle, u, key[1])
             known = hit.decisions if hit is not None and hit.context == context and not battle.state.castle else {}
-            env: space.Surroundings | None = None
+            env: Scene | None = None
             candidates = war_machines.move_options(u, list(MOVE_OPTIONS)) if u.troop_type == "war_machine" else MOVE_OPTIONS
             decisions = {}
             for o in candidates:
                 d = known.get(o)
                 if d is None or not d.holds(units, u.uid):
-                    env = env or space.Surroundings(battle.state, u)
+                    env = env or surroundings(battle, u)
                     d = _decide(battle, u, o, env, units)
                 decisions[o] = d
             options = [o for o in candidates if decisions[o].legal]
@@ -304,6 +348,81 @@ def legal(battle: Battle) -> list[Action]:
 
         acts += legal_moves(battle)
     return acts + characters.legal_moves(battle)
+
+
+_STRAIGHT = {"advance": 1.0, "advance_half": 0.5, "backward": -0.5, "march": 2.0}
+_TURNS = {"turn_left": 90.0, "turn_right": -90.0, "about_face": 180.0}
+
+
+def _option_request(battle: Battle, u: UnitState, option: str, m: float, march_ok: bool) -> tuple | None:
+    """The native request deciding ``option`` for ``u`` as ``_plan(check_only=True)`` does; None if it is
+    illegal before any geometry (a march it may not make, a wheel it cannot afford, a reform that changes nothing)."""
+    if option.startswith("march") and not march_ok:
+        return None
+    if option in _STRAIGHT:
+        return (kernel.native.STRAIGHT, _STRAIGHT[option] * m, 0.0, 0.0, 0.0)
+    if option in WHEEL:
+        angle = WHEEL[option]
+        if geo.wheel_distance(u.width, angle) > (2 * m if option.startswith("march") else m) + geo.EPS:
+            return None
+        return (kernel.native.WHEEL, angle, 0.0, 0.0, 0.0)
+    if option in _TURNS:
+        files = u.files if option == "about_face" else min(u.models, u.ranks)
+        return (kernel.native.TURN, _TURNS[option], *_dims(u, files), 0.75 * m)
+    if option in ("reform_wide", "reform_deep", "reform_face"):
+        files, facing = u.files, u.facing
+        if option == "reform_wide":
+            files = min(u.models, u.files + 2)
+        elif option == "reform_deep":
+            files = max(1, u.files - 2)
+        else:
+            enemy = psychology.nearest_enemy(battle, u)
+            if enemy is None:
+                return None
+            facing = geo.facing_towards((u.x, u.y), (enemy.x, enemy.y))
+            if abs((facing - u.facing + 180.0) % 360.0 - 180.0) < 1.0:
+                return None
+        if files == u.files and facing == u.facing:
+            return None
+        return (kernel.native.REFORM, facing, *_dims(u, files), 0.0)
+    raise ValueError(f"unknown move option {option!r}")
+
+
+def _legal_native(battle: Battle, terrain: list) -> list[Action]:
+    """:func:`legal`'s move actions (characters' aside) decided by the compiled core, all units in one call."""
+    s = battle.state
+    on_table = [o for o in s.units if o.alive]
+    row = {o.uid: i for i, o in enumerate(on_table)}
+    requests, asked, plans = [], [], []
+    for u in on_table:
+        if u.side != s.active or not can_move(battle, u):
+            continue
+        if u.troop_type == "war_machine":  # pivots and short moves: one scene, option by option (CORE.WM.MOVE)
+            env = kernel.scene(s, u)
+            plans.append((u, [o for o in war_machines.move_options(u, list(MOVE_OPTIONS))
+                              if _plan(battle, u, o, env, check_only=True) is not None]))
+            continue
+        m = normal_move_allowance(u)
+        march_ok = may_march(u) and not magic.forbids(battle, u, "march")
+        names, specs = [], []
+        for o in MOVE_OPTIONS:
+            spec = _option_request(battle, u, o, m, march_ok)
+            if spec is not None:
+                names.append(o)
+                specs.append(spec)
+        requests.append((row[u.uid], special_rules.moves_over_units(u), u.has("skirmishers"), u.has("aquatic"),
+                         u.profile.M / 2.0, specs))
+        asked.append(names)
+        plans.append((u, None))
+    answers = iter(kernel.move_options(kernel.unit_table(on_table), terrain, float(s.table_w), float(s.table_h), requests)
+                   if requests else [])
+    asked_iter = iter(asked)
+    acts = []
+    for u, options in plans:
+        if options is None:
+            options = [o for o, ok in zip(next(asked_iter), next(answers)) if ok]
+        acts.extend(Action("move", u.uid, None, o) for o in options)
+    return acts
 
 
 def _enemy_within(battle: Battle, u: UnitState, reach: float) -> bool:
@@ -334,7 +453,7 @@ def apply(battle: Battle, action: Action) -> None:
         marching = True
         if _enemy_within(battle, u, MARCH_BLOCK_RANGE):
             marching = psychology.test_ld(battle, u, characters.unit_ld(battle, u), "CORE.MOVE.MARCH_BLOCK")
-    plan = _plan(battle, u, option, space.Surroundings(battle.state, u), marching)
+    plan = _plan(battle, u, option, surroundings(battle, u), marching)
     if plan is None:  # the march failed its test and the normal move is blocked
         u.flags["moved"] = True
         battle.emit("CORE.MOVE.MARCH_BLOCK", unit=u.uid, moved=False)

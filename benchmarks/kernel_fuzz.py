@@ -1,0 +1,387 @@
+"""The compiled core against the shapely reference: ``python -m benchmarks.kernel_fuzz [--queries N] [--seed S]``.
+
+Random scenes (a moving unit, 0-12 other units, 0-4 convex terrain features,
+a 72" x 48" table) are asked the same question by the compiled core
+(:mod:`env.rules.kernel`) and by the reference (:class:`env.rules.space.Surroundings`,
+:func:`env.rules.movement.furthest_legal`, shapely). Many units stand at the
+tolerance edges on purpose: touching, 1" apart, EPS (0.01") either side of
+those, a micro-inch either side of EPS. Query kinds:
+
+* ``footprint``: the corners, bit for bit;
+* ``wheel_pose``: the pose after a wheel, bit for bit;
+* ``overlaps``: overlap by more than EPS of two convex polygons (CORE.CONV.UNITS);
+* ``distance``: footprint distance within 1e-9" (only the comparisons the rules make must agree);
+* ``furthest``: the furthest legal straight move (CORE.MOVE.ONE_INCH, CORE.MOVE.TABLE_EDGE,
+  CORE.TERRAIN.COST), both refined and not, bit for bit;
+* ``wheel``: whether a wheel is blocked (CORE.MOVE.WHEEL);
+* ``stand``: whether a footprint may stand where it is (``blocked_at``);
+* ``legal``: whole legal move sets of battles in play (``movement.legal``), core on and off.
+
+Each kind reports queries and disagreements; the exit code is 1 on any
+disagreement. Results go to ``--out`` (JSON), with a reproducer per
+disagreement (kind, seed, index).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Annotated, Any
+
+import numpy as np
+import shapely
+import typer
+from rich.console import Console
+from rich.progress import Progress
+
+console = Console(highlight=False)
+EPS = 0.01
+TABLE = (72.0, 48.0)
+EDGE_GAPS = (0.0, EPS / 2, EPS, 2 * EPS, 1.0 - EPS, 1.0, 1.0 + EPS, 2 * EPS + 1e-6, 1.0 - EPS - 1e-6, 1.0 - EPS + 1e-6)
+"""Gaps (inches) at which units are set beside the mover: the thresholds the rules compare with, and just around them."""
+KINDS = ("footprint", "wheel_pose", "overlaps", "distance", "furthest", "wheel", "stand", "legal")
+TERRAIN_KINDS = ("rocks", "woods", "hedge", "lake", "marsh")
+
+
+def _native() -> Any:
+    from battleline.env.rules import kernel
+
+    if kernel.native is None:
+        raise RuntimeError("the compiled core is not built (pip install -e . builds battleline.env.rules._kernel)")
+    return kernel.native
+
+
+def _facing(rng: np.random.Generator) -> float:
+    """Facings the engine produces: multiples of 90°, of 22.5° and 45° (wheels), and arbitrary ones (charges)."""
+    pick = rng.integers(4)
+    if pick == 0:
+        return float(90 * rng.integers(4))
+    if pick == 1:
+        return float(22.5 * rng.integers(16))
+    return float(rng.uniform(-360.0, 720.0))
+
+
+def _dims(rng: np.random.Generator) -> tuple[float, float]:
+    files = int(rng.integers(1, 8))
+    ranks = int(rng.integers(1, 5))
+    base = float(rng.choice([1.0, 20 / 25.4, 25 / 25.4, 40 / 25.4, 2.0]))
+    return files * base, ranks * float(rng.choice([base, 2.0 * base]))
+
+
+def _ring(pose: tuple[float, float, float], w: float, d: float) -> np.ndarray:
+    from battleline.env.rules import geometry as geo
+
+    return np.array(geo.corner_list(geo.Pose(*pose), w, d), dtype=np.float64)
+
+
+def random_scene(rng: np.random.Generator) -> dict[str, Any]:
+    """A mover (pose, width, depth, flags), other units (rows x, y, facing, width, depth, enemy) and convex terrain."""
+    w, d = _dims(rng)
+    facing = _facing(rng)
+    mover = (float(rng.uniform(2, TABLE[0] - 2)), float(rng.uniform(2, TABLE[1] - 2)), facing)
+    if rng.random() < 0.2:  # at the table edge, within EPS either way
+        mover = (w / 2 + float(rng.choice([0.0, EPS, -EPS / 2, 1e-7])), mover[1], 0.0 if rng.random() < 0.5 else 90.0)
+    rows = []
+    for _ in range(int(rng.integers(0, 9))):
+        ow, od = _dims(rng)
+        if rng.random() < 0.3:  # beside the mover at a tolerance edge, square to it
+            gap = float(rng.choice(EDGE_GAPS))
+            side = int(rng.integers(4))
+            f = mover[2] + 90.0 * int(rng.integers(4))
+            from battleline.env.rules import geometry as geo
+
+            half_along = {0: d / 2, 1: w / 2, 2: d / 2, 3: w / 2}[side]
+            other_half = od / 2 if (f - mover[2]) % 180 == 0 else ow / 2
+            if side in (1, 3):
+                other_half = ow / 2 if (f - mover[2]) % 180 == 0 else od / 2
+            off = half_along + gap + other_half
+            lx, ly = {0: (0.0, off), 1: (off, 0.0), 2: (0.0, -off), 3: (-off, 0.0)}[side]
+            lx += float(rng.uniform(-w / 2, w / 2)) if side in (0, 2) else 0.0
+            ly += float(rng.uniform(-d / 2, d / 2)) if side in (1, 3) else 0.0
+            x, y = geo.to_world(geo.Pose(*mover), lx, ly)
+            rows.append((x, y, f, ow, od, float(rng.random() < 0.6)))
+        else:
+            near = rng.random() < 0.8
+            cx = mover[0] + float(rng.uniform(-16, 16)) if near else float(rng.uniform(0, TABLE[0]))
+            cy = mover[1] + float(rng.uniform(-16, 16)) if near else float(rng.uniform(0, TABLE[1]))
+            rows.append((cx, cy, _facing(rng), ow, od, float(rng.random() < 0.6)))
+    terrain = []
+    for _ in range(int(rng.integers(0, 4))):
+        kind = str(rng.choice(TERRAIN_KINDS))
+        cx = mover[0] + float(rng.uniform(-16, 16))
+        cy = mover[1] + float(rng.uniform(-16, 16))
+        n = int(rng.integers(3, 9))
+        angles = np.sort(rng.uniform(0, 2 * np.pi, n))
+        r = float(rng.uniform(0.5, 5.0))
+        pts = np.column_stack([cx + r * np.cos(angles), cy + r * np.sin(angles)])
+        if kind == "hedge":  # a thin obstacle
+            pts = np.array([[cx, cy], [cx + r * 2, cy], [cx + r * 2, cy + 0.5], [cx, cy + 0.5]])
+        hull = shapely.convex_hull(shapely.multipoints(pts))
+        if hull.geom_type != "Polygon":
+            continue
+        terrain.append((kind, [tuple(p) for p in np.asarray(hull.exterior.coords)[:-1]]))
+    flags = {"over_units": bool(rng.random() < 0.1), "skirmishers": bool(rng.random() < 0.1),
+             "aquatic": bool(rng.random() < 0.1), "M": float(rng.choice([3.0, 4.0, 5.0, 6.0, 8.0]))}
+    return {"mover": mover, "w": w, "d": d, "rows": rows, "terrain": terrain, "flags": flags}
+
+
+def _split_terrain(scene: dict[str, Any]) -> tuple[list, list, list]:
+    from battleline.env.rules.space import DIFFICULT, IMPASSABLE, OBSTACLES, WATER
+
+    water = WATER if scene["flags"]["aquatic"] else frozenset()
+    imp = [np.array(p) for k, p in scene["terrain"] if k in IMPASSABLE - water]
+    dif = [np.array(p) for k, p in scene["terrain"] if k in DIFFICULT - water]
+    obs = [np.array(p) for k, p in scene["terrain"] if k in OBSTACLES]
+    return imp, dif, obs
+
+
+def native_scene(scene: dict[str, Any]) -> Any:
+    """The compiled :class:`_kernel.Scene` of a :func:`random_scene`."""
+    imp, dif, obs = _split_terrain(scene)
+    table = np.array(scene["rows"], dtype=np.float64).reshape(len(scene["rows"]), 6)
+    f = scene["flags"]
+    return _native().Scene(table, imp, dif, obs, *TABLE, f["over_units"], f["over_units"], f["skirmishers"], f["M"] / 2)
+
+
+def reference_scene(scene: dict[str, Any]) -> Any:
+    """The reference :class:`space.Surroundings` of a :func:`random_scene`, set up field by field as its __init__ does."""
+    from battleline.env.rules import space
+
+    imp, dif, obs = _split_terrain(scene)
+    env = space.Surroundings.__new__(space.Surroundings)
+    env.uid = -1
+    env.table = TABLE
+    polys = [space.geo.footprint(space.geo.Pose(x, y, f), w, d) for x, y, f, w, d, _ in scene["rows"]]
+    env.uids = np.arange(len(polys), dtype=np.int64)
+    env.polys = np.array(polys, dtype=object)
+    env.enemy = np.array([e != 0 for *_, e in scene["rows"]], dtype=bool)
+    env.bounds = space.bounds_of(env.polys)
+    env.terrain_impassable = np.array([shapely.Polygon(p) for p in imp], dtype=object)
+    env.castle_end = None
+    env.impassable = env.terrain_impassable
+    env.difficult = np.array([shapely.Polygon(p) for p in dif], dtype=object)
+    env.obstacles = np.array([shapely.Polygon(p) for p in obs], dtype=object)
+    env._difficult_boxes = space.bounds_of(env.difficult).tolist()
+    env._obstacle_boxes = space.bounds_of(env.obstacles).tolist()
+    f = scene["flags"]
+    env.ignores_terrain = env.over_units = f["over_units"]
+    env.skirmishers = f["skirmishers"]
+    env.half_m = f["M"] / 2.0
+    env.queried = None
+    return env
+
+
+def _stub(w: float, d: float) -> Any:
+    return SimpleNamespace(width=w, depth=d, troop_type="infantry")
+
+
+# ------------------------------------------------------------------ one query of each kind
+def q_footprint(rng: np.random.Generator) -> tuple[bool, str]:
+    from battleline.env.rules import geometry as geo
+
+    w, d = _dims(rng)
+    p = (float(rng.uniform(-10, 80)), float(rng.uniform(-10, 60)), _facing(rng))
+    ref = np.asarray(geo.footprint(geo.Pose(*p), w, d).exterior.coords)[:-1]
+    got = _native().footprint(*p, w, d)
+    return bool(np.array_equal(ref, got)), f"{p} {w} {d}"
+
+
+def q_wheel_pose(rng: np.random.Generator) -> tuple[bool, str]:
+    from battleline.env.rules import geometry as geo
+
+    w, d = _dims(rng)
+    p = (float(rng.uniform(-10, 80)), float(rng.uniform(-10, 60)), _facing(rng))
+    angle = float(rng.choice([45.0, -45.0, 22.5, -22.5, rng.uniform(-180, 180)]))
+    ref = geo.wheel(geo.Pose(*p), w, angle, d)
+    got = _native().wheel_pose(*p, w, d, angle)
+    return (ref.x, ref.y, ref.facing) == got, f"{p} {w} {d} {angle}"
+
+
+def _polygon_pair(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    scene = random_scene(rng)
+    a = _ring(scene["mover"], scene["w"], scene["d"])
+    if scene["rows"] and rng.random() < 0.8:
+        x, y, f, w, d, _ = scene["rows"][int(rng.integers(len(scene["rows"])))]
+        b = _ring((x, y, f), w, d)
+    elif scene["terrain"]:
+        b = np.array(scene["terrain"][0][1])
+    else:
+        b = _ring((scene["mover"][0] + 3, scene["mover"][1], 0.0), 2.0, 2.0)
+    if rng.random() < 0.3:  # a swept hull on one side
+        shift = rng.uniform(-6, 6, 2)
+        a = np.asarray(shapely.convex_hull(shapely.multipoints(np.vstack([a, a + shift]))).exterior.coords)[:-1]
+    return a, b
+
+
+def q_overlaps(rng: np.random.Generator) -> tuple[bool, str]:
+    from battleline.env.rules import space
+
+    a, b = _polygon_pair(rng)
+    ref = bool(space.Surroundings.overlapping(shapely.Polygon(a), np.array([shapely.Polygon(b)], dtype=object))[0])
+    return ref == _native().overlaps(a, b), f"{a.tolist()} {b.tolist()}"
+
+
+def q_distance(rng: np.random.Generator) -> tuple[bool, str]:
+    a, b = _polygon_pair(rng)
+    ref = float(shapely.distance(shapely.Polygon(a), shapely.Polygon(b)))
+    got = _native().distance(a, b)
+    return abs(ref - got) <= 1e-9, f"{ref} {got}"
+
+
+def q_furthest(rng: np.random.Generator) -> tuple[bool, str]:
+    from battleline.env.rules import geometry as geo
+    from battleline.env.rules import movement
+
+    scene = random_scene(rng)
+    allowance = float(rng.choice([scene["flags"]["M"], scene["flags"]["M"] / 2, -scene["flags"]["M"] / 2,
+                                  2 * scene["flags"]["M"], rng.uniform(-3, 16)]))
+    gap = float(rng.choice([1.0, 1.0, 2 * EPS, 0.5]))
+    pass_friends = bool(rng.random() < 0.2)
+    refine = bool(rng.random() < 0.5)
+    start = geo.Pose(*scene["mover"])
+    ref = movement.furthest_legal(None, _stub(scene["w"], scene["d"]), start, allowance, gap, pass_friends,  # type: ignore[arg-type]
+                                  env=reference_scene(scene), refine=refine)
+    got = native_scene(scene).furthest_legal(*scene["mover"], scene["w"], scene["d"], allowance, gap, pass_friends, refine)
+    return ref == got, f"ref={ref} core={got} allowance={allowance} gap={gap} refine={refine}"
+
+
+def q_wheel(rng: np.random.Generator) -> tuple[bool, str]:
+    from battleline.env.rules import geometry as geo
+    from battleline.env.rules import space
+
+    scene = random_scene(rng)
+    angle = float(rng.choice([45.0, -45.0, 22.5, -22.5]))
+    start = geo.Pose(*scene["mover"])
+    w, d = scene["w"], scene["d"]
+    after = geo.wheel(start, w, angle, d)
+    ref = reference_scene(scene).blocked(space.geo.footprint(after, w, d), geo.wheel_swept_area(start, w, d, angle),
+                                         start=geo.footprint(start, w, d))
+    got = native_scene(scene).wheel_blocked(*scene["mover"], w, d, angle)
+    return bool(ref) == got, f"ref={ref} core={got} angle={angle}"
+
+
+def q_stand(rng: np.random.Generator) -> tuple[bool, str]:
+    from battleline.env.rules import geometry as geo
+
+    scene = random_scene(rng)
+    gap = float(rng.choice([1.0, 2 * EPS, 0.5]))
+    poly = geo.footprint(geo.Pose(*scene["mover"]), scene["w"], scene["d"])
+    ref = reference_scene(scene).blocked(poly, poly, gap)
+    got = native_scene(scene).blocked_at(*scene["mover"], scene["w"], scene["d"], gap)
+    return bool(ref) == got, f"ref={ref} core={got} gap={gap}"
+
+
+QUERIES: dict[str, Callable[[np.random.Generator], tuple[bool, str]]] = {
+    "footprint": q_footprint, "wheel_pose": q_wheel_pose, "overlaps": q_overlaps, "distance": q_distance,
+    "furthest": q_furthest, "wheel": q_wheel, "stand": q_stand,
+}
+
+
+def legal_move_states(scenario: str, seed: int, limit: int) -> list[tuple[Any, list, list]]:
+    """Up to ``limit`` Movement-phase decisions of a random battle: (battle, core's legal set, reference's)."""
+    import random
+
+    from battleline.env.rules.battle import Battle
+
+    battle = Battle.from_scenario(scenario, seed=seed)
+    pick = random.Random(seed)
+    out = []
+    while not battle.state.over and len(out) < limit:
+        acts = battle.legal_actions()
+        if battle.state.stage == "move":
+            out.append(_both_legal(battle))
+        battle.apply(acts[pick.randrange(len(acts))])
+    return out
+
+
+def _both_legal(battle: Any) -> tuple[Any, list, list]:
+    from battleline.env.rules import movement
+
+    old = os.environ.get("BATTLELINE_KERNEL")
+    try:
+        os.environ["BATTLELINE_KERNEL"] = "native"
+        core = movement.legal(battle)
+        os.environ["BATTLELINE_KERNEL"] = "reference"
+        battle.__dict__.pop("_move_cache", None)
+        ref = movement.legal(battle)
+    finally:
+        if old is None:
+            os.environ.pop("BATTLELINE_KERNEL", None)
+        else:
+            os.environ["BATTLELINE_KERNEL"] = old
+    return battle, core, ref
+
+
+def run_kind(kind: str, queries: int, seed: int, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+    """Ask ``queries`` random questions of one kind of both implementations; returns counts and reproducers."""
+    found: list[dict[str, Any]] = []
+    asked = 0
+    if kind == "legal":
+        from battleline.env.rules.config import list_scenarios
+
+        scenarios = [s for s in list_scenarios() if "siege" not in s and "gate" not in s]
+        k = 0
+        while asked < queries:
+            scenario = scenarios[k % len(scenarios)]
+            for battle, core, ref in legal_move_states(scenario, seed + k, queries - asked):
+                asked += 1
+                if core != ref and len(found) < 20:
+                    found.append({"kind": kind, "scenario": scenario, "seed": seed + k, "decision": len(battle.actions),
+                                  "only_core": [str(a) for a in core if a not in ref],
+                                  "only_reference": [str(a) for a in ref if a not in core]})
+                if progress:
+                    progress(1)
+            k += 1
+        return {"queries": asked, "disagreements": len(found), "examples": found}
+    ask = QUERIES[kind]
+    bad = 0
+    for i in range(queries):
+        ok, detail = ask(np.random.default_rng([seed, i]))
+        if not ok:
+            bad += 1
+            if len(found) < 20:
+                found.append({"kind": kind, "seed": seed, "index": i, "detail": detail})
+        if progress:
+            progress(1)
+    return {"queries": queries, "disagreements": bad, "examples": found}
+
+
+def main(
+    queries: Annotated[int, typer.Option(help="random queries of each geometric kind")] = 100_000,
+    legal_states: Annotated[int, typer.Option(help="Movement-phase states whose whole legal sets are compared")] = 2_000,
+    seed: Annotated[int, typer.Option(help="first seed")] = 0,
+    kinds: Annotated[str, typer.Option(help="comma-separated kinds, or 'all'")] = "all",
+    out: Annotated[Path, typer.Option(help="JSON report")] = Path("benchmarks/results/kernel_fuzz.json"),
+) -> None:
+    """Fuzz the compiled core against the shapely reference; exit 1 on any disagreement."""
+    chosen = list(KINDS) if kinds == "all" else [k.strip() for k in kinds.split(",")]
+    unknown = [k for k in chosen if k not in KINDS]
+    if unknown:
+        console.print(f"error: --kinds: unknown kind {unknown[0]!r} (kinds: {', '.join(KINDS)})")
+        raise SystemExit(2)
+    _native()
+    report: dict[str, Any] = {"command": " ".join(["python -m benchmarks.kernel_fuzz", *sys.argv[1:]]), "seed": seed,
+                              "kinds": {}}
+    t0 = time.time()
+    with Progress(console=console) as bar:
+        for kind in chosen:
+            n = legal_states if kind == "legal" else queries
+            task = bar.add_task(kind, total=n)
+            report["kinds"][kind] = run_kind(kind, n, seed, lambda k, t=task: bar.advance(t, k))
+    report["seconds"] = round(time.time() - t0, 1)
+    total_bad = sum(r["disagreements"] for r in report["kinds"].values())
+    for kind, r in report["kinds"].items():
+        console.print(f"{kind:11s} {r['queries']:8d} queries  {r['disagreements']} disagreements")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=1) + "\n")
+    console.print(f"wrote {out} ({report['seconds']} s)")
+    raise SystemExit(1 if total_bad else 0)
+
+
+if __name__ == "__main__":
+    typer.run(main)

@@ -1,0 +1,144 @@
+"""The compiled core's Python face: movement scenes answered in C++ (DESIGN: the compiled core).
+
+:class:`space.Surroundings` answers "may this unit end here, having swept
+there?" (CORE.MOVE.ONE_INCH, CORE.MOVE.TABLE_EDGE, CORE.TERRAIN.COST) with
+shapely polygons. The extension ``battleline.env.rules._kernel`` (C++,
+pybind11, sources in env/rules/native/) answers the same questions over
+convex polygons, term for term as the reference does, thousands of times
+faster per question. :func:`scene` builds one for a moving unit, or returns
+None where only the reference applies:
+
+* in a siege (the castle's walls, gates and wall-top end checks are Python);
+* with a terrain feature that is not convex;
+* when the extension is not built, or ``BATTLELINE_KERNEL=reference`` is set
+  in the environment (the reference is then used everywhere; the differential
+  tests and ``benchmarks.kernel_fuzz`` compare the two).
+
+Lengths are inches, angles degrees, as everywhere in the engine.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from battleline.env.rules import special_rules
+from battleline.env.rules.space import DIFFICULT, IMPASSABLE, OBSTACLES, WATER
+
+if TYPE_CHECKING:
+    from battleline.env.rules.state import BattleState, TerrainFeature, UnitState
+
+try:
+    from battleline.env.rules import _kernel as native
+except ImportError:  # not built: the shapely reference answers everything
+    native = None  # type: ignore[assignment]
+
+ENV_SWITCH = "BATTLELINE_KERNEL"
+"""Environment variable: ``reference`` switches the compiled core off."""
+
+
+def available() -> bool:
+    """Whether the compiled core is built and switched on (``BATTLELINE_KERNEL`` is not ``reference``)."""
+    return native is not None and os.environ.get(ENV_SWITCH, "native") != "reference"
+
+
+@lru_cache(maxsize=512)
+def _ring(points: tuple[tuple[float, float], ...]) -> tuple[np.ndarray, bool]:
+    arr = np.array(points, dtype=np.float64)
+    return arr, bool(native.is_convex(arr))
+
+
+def _terrain(t: TerrainFeature) -> tuple[np.ndarray, bool]:
+    return _ring(tuple((float(p[0]), float(p[1])) for p in t.polygon))
+
+
+def scene(state: BattleState, u: UnitState, exclude: frozenset[int] = frozenset()) -> Any | None:
+    """What ``u`` must keep clear of, as a compiled :class:`_kernel.Scene`; None where only the reference applies.
+
+    The scene holds the footprints of every unit on the table but ``u`` and
+    ``exclude`` (an (n, 6) float64 table: x, y, facing, width, depth, enemy),
+    the impassable, difficult and obstacle terrain for ``u`` (water is open to
+    Aquatic units, CORE.SR.AQUATIC), and ``u``'s own exemptions (CORE.MOVE.FLY,
+    CORE.SR.ETHEREAL, CORE.TYPE.SKIRMISHERS), exactly as
+    :class:`space.Surroundings` does. Methods: ``furthest_legal``,
+    ``wheel_blocked``, ``blocked_at``, ``record`` / ``take_region``.
+    """
+    if state.castle or not available():
+        return None
+    impassable_kinds = IMPASSABLE - (WATER if u.has("aquatic") else frozenset())
+    difficult_kinds = DIFFICULT - (WATER if u.has("aquatic") else frozenset())
+    impassable, difficult, obstacles = [], [], []
+    for t in state.terrain:
+        bucket = impassable if t.kind in impassable_kinds else difficult if t.kind in difficult_kinds else (
+            obstacles if t.kind in OBSTACLES else None)
+        if bucket is None:
+            continue
+        ring, convex = _terrain(t)
+        if not convex:
+            return None
+        bucket.append(ring)
+    rows = [(o.x, o.y, o.facing, o.width, o.depth, float(o.side != u.side))
+            for o in state.units if o.alive and o.uid != u.uid and o.uid not in exclude]
+    table = np.array(rows, dtype=np.float64).reshape(len(rows), 6)
+    moves_over = special_rules.moves_over_units(u)
+    return native.Scene(table, impassable, difficult, obstacles, float(state.table_w), float(state.table_h),
+                        moves_over, moves_over, u.has("skirmishers"), u.profile.M / 2.0)
+
+
+_TERRAIN_CLASS = {
+    **{k: 0 for k in IMPASSABLE - WATER},  # impassable to all
+    **{k: 1 for k in IMPASSABLE & WATER},  # lake: impassable but to Aquatic units (CORE.SR.AQUATIC)
+    **{k: 2 for k in DIFFICULT - WATER},
+    **{k: 3 for k in DIFFICULT & WATER},  # marsh, ford: difficult but to Aquatic units
+    **{k: 4 for k in OBSTACLES},
+}
+
+
+def terrain_table(state: BattleState) -> list[tuple[int, np.ndarray]] | None:
+    """The terrain the move options read, as (class, (k, 2) ring) pairs; None if a feature is not convex.
+
+    Classes: 0 impassable, 1 lake, 2 difficult, 3 marsh or ford, 4 obstacle
+    (CORE.TERRAIN.TYPES); hills and open kinds are left out.
+    """
+    out = []
+    for t in state.terrain:
+        cls = _TERRAIN_CLASS.get(t.kind)
+        if cls is None:
+            continue
+        ring, convex = _terrain(t)
+        if not convex:
+            return None
+        out.append((cls, ring))
+    return out
+
+
+def unit_table(units: list[UnitState]) -> np.ndarray:
+    """The struct-of-arrays table of ``units``: float64, shape (n, 6): x, y, facing, width, depth, side."""
+    rows = [(o.x, o.y, o.facing, o.width, o.depth, float(o.side)) for o in units]
+    return np.array(rows, dtype=np.float64).reshape(len(rows), 6)
+
+
+def move_options(table: np.ndarray, terrain: list[tuple[int, np.ndarray]], table_w: float, table_h: float,
+                 requests: list[tuple]) -> list[list[bool]]:
+    """Whether each requested move option is legal, for several units in one native call.
+
+    Args:
+        table: :func:`unit_table` of the units on the table.
+        terrain: :func:`terrain_table`.
+        table_w, table_h: the table in inches.
+        requests: one per moving unit: (row in ``table``, moves over units (CORE.MOVE.FLY,
+            CORE.SR.ETHEREAL), skirmishers, aquatic, M/2 in inches, options), each option a
+            (kind, a, b, c, e) tuple: (STRAIGHT, allowance), (WHEEL, angle), (TURN, angle, width,
+            depth, allowance), (REFORM, facing, width, depth), unused slots 0.0.
+
+    Returns:
+        One list of booleans per request, one per option, as ``movement._plan(check_only=True)``
+        would decide them (CORE.MOVE.ONE_INCH, CORE.MOVE.TABLE_EDGE, CORE.TERRAIN.COST).
+
+    Raises:
+        ValueError: a malformed table, ring, row or option kind.
+    """
+    return native.move_options(table, terrain, table_w, table_h, requests)

@@ -1,0 +1,434 @@
+// The compiled core's movement scene and its Python binding (module battleline.env.rules._kernel).
+//
+// A Scene is what one moving unit must keep clear of (space.Surroundings in the
+// shapely reference): the other units' footprints, impassable, difficult and
+// obstacle terrain, the table. Its questions are those of CORE.MOVE.ONE_INCH,
+// CORE.MOVE.TABLE_EDGE and CORE.TERRAIN.COST, answered as the reference answers
+// them, term for term, over convex polygons.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cmath>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+
+#include "geometry.hpp"
+
+namespace py = pybind11;
+using namespace battleline;
+
+namespace {
+
+constexpr double MIN_MOVE = 0.25;       // movement.MIN_MOVE (inches)
+constexpr double QUERY_SLACK = 1e-6;    // space.QUERY_SLACK
+
+using Array = py::array_t<double, py::array::c_style | py::array::forcecast>;
+
+Ring ring_of(const Array& a, const char* what) {
+    if (a.ndim() != 2 || a.shape(1) != 2) throw std::invalid_argument(std::string(what) + ": expected an (n, 2) array");
+    Ring r;
+    auto v = a.unchecked<2>();
+    for (py::ssize_t i = 0; i < v.shape(0); ++i) r.push_back({v(i, 0), v(i, 1)});
+    if (r.size() > 1 && r.front().x == r.back().x && r.front().y == r.back().y) r.pop_back();
+    if (r.size() < 3) throw std::invalid_argument(std::string(what) + ": a polygon needs at least 3 points");
+    return ccw(r);
+}
+
+py::array_t<double> array_of(const Ring& r) {
+    py::array_t<double> out({static_cast<py::ssize_t>(r.size()), static_cast<py::ssize_t>(2)});
+    auto v = out.mutable_unchecked<2>();
+    for (size_t i = 0; i < r.size(); ++i) v(i, 0) = r[i].x, v(i, 1) = r[i].y;
+    return out;
+}
+
+struct Shape {
+    Ring ring;
+    Ring shrunk;  // eroded by EPS/2
+    Box box;
+    bool enemy = false;
+    explicit Shape(Ring r, bool foe = false) : ring(std::move(r)), shrunk(erode(ring, EPS / 2)), box(bounds(ring)), enemy(foe) {}
+};
+
+// space.Sweep: a straight move's hull of two footprints (built on first use), or one ready polygon.
+class Sweep {
+   public:
+    Sweep(const Ring* start, const Ring& end) : start_(start), end_(&end) {
+        Box a = bounds(*start), b = bounds(end);
+        box = {std::min(a.x0, b.x0), std::min(a.y0, b.y0), std::max(a.x1, b.x1), std::max(a.y1, b.y1)};
+    }
+    explicit Sweep(const Ring& poly) : start_(nullptr), end_(&poly), box(bounds(poly)) {}
+    const Ring* origin() const { return start_; }
+    const Ring& geom() {
+        if (start_ == nullptr) return *end_;
+        if (!built_) {
+            std::vector<Vec> pts(start_->begin(), start_->end());
+            pts.insert(pts.end(), end_->begin(), end_->end());
+            hull_ = convex_hull(pts);
+            built_ = true;
+        }
+        return hull_;
+    }
+    const Ring& shrunk() {
+        if (!shrunk_built_) {
+            shrunk_ = erode(geom(), EPS / 2);
+            shrunk_built_ = true;
+        }
+        return shrunk_;
+    }
+
+   private:
+    const Ring* start_;
+    const Ring* end_;
+    Ring hull_, shrunk_;
+    bool built_ = false, shrunk_built_ = false;
+
+   public:
+    Box box;
+};
+
+// space.Surroundings.overlapping for one polygon: overlap by more than EPS (both shrunk by EPS/2).
+bool overlaps(Sweep& s, const Shape& p) { return intersects(s.geom(), p.ring) && intersects(s.shrunk(), p.shrunk); }
+
+class Scene {
+   public:
+    Scene(const Array& units, const std::vector<Array>& impassable, const std::vector<Array>& difficult,
+          const std::vector<Array>& obstacles, double table_w, double table_h, bool over_units, bool ignores_terrain,
+          bool skirmishers, double half_m)
+        : table_w_(table_w), table_h_(table_h), over_units_(over_units), ignores_terrain_(ignores_terrain),
+          skirmishers_(skirmishers), half_m_(half_m) {
+        if (units.ndim() != 2 || (units.shape(0) > 0 && units.shape(1) != 6))
+            throw std::invalid_argument("units: expected an (n, 6) array of x, y, facing, width, depth, enemy");
+        auto u = units.unchecked<2>();
+        for (py::ssize_t i = 0; i < units.shape(0); ++i)
+            units_.emplace_back(footprint({u(i, 0), u(i, 1), u(i, 2)}, u(i, 3), u(i, 4)), u(i, 5) != 0.0);
+        for (const auto& a : impassable) impassable_.emplace_back(ring_of(a, "impassable"));
+        for (const auto& a : difficult) difficult_.emplace_back(ring_of(a, "difficult"));
+        for (const auto& a : obstacles) obstacles_.emplace_back(ring_of(a, "obstacles"));
+    }
+
+    // A scene over ready shapes (move_options): every unit but ``self_index``, enemies by ``side``.
+    Scene(const std::vector<Shape>& all, const std::vector<int>& sides, size_t self_index, int side,
+          std::vector<Shape> impassable, std::vector<Shape> difficult, std::vector<Shape> obstacles, double table_w,
+          double table_h, bool over_units, bool skirmishers, double half_m)
+        : impassable_(std::move(impassable)), difficult_(std::move(difficult)), obstacles_(std::move(obstacles)),
+          table_w_(table_w), table_h_(table_h), over_units_(over_units), ignores_terrain_(over_units),
+          skirmishers_(skirmishers), half_m_(half_m) {
+        for (size_t i = 0; i < all.size(); ++i) {
+            if (i == self_index) continue;
+            units_.push_back(all[i]);
+            units_.back().enemy = sides[i] != side;
+        }
+    }
+
+    // --- region recording (space.decide)
+    void record() {
+        recording_ = true;
+        region_.reset();
+    }
+    std::optional<std::tuple<double, double, double, double>> take_region() {
+        recording_ = false;
+        if (!region_) return std::nullopt;
+        return std::make_tuple(region_->x0, region_->y0, region_->x1, region_->y1);
+    }
+
+    // space.Surroundings.terrain_cost: (multiplier, extra inches).
+    std::pair<double, double> terrain_cost(Sweep& s) {
+        if (ignores_terrain_) return {1.0, 0.0};
+        double mult = 1.0;
+        if (!skirmishers_ && overlaps_any(s, difficult_)) mult = 2.0;
+        int n = 0;
+        for (const Shape& o : obstacles_)
+            if (boxes_meet(s.box, o.box) && overlaps(s, o)) ++n;
+        return {mult, half_m_ * n};
+    }
+
+    // space.Surroundings.blocked.
+    bool blocked(const Ring& end, Sweep& path, double gap, bool pass_friends, const Ring* start) {
+        Sweep end_only(end);
+        Sweep& s = over_units_ ? end_only : path;
+        Box eb = bounds(end);
+        if (eb.x0 < -EPS || eb.y0 < -EPS || eb.x1 > table_w_ + EPS || eb.y1 > table_h_ + EPS) return true;
+        if (overlaps_any(s, impassable_)) return true;
+        near_.clear();
+        near_box(s.box, gap);
+        if (near_.empty()) return false;
+        for (const Shape* o : near_)
+            if (distance(end, o->ring) < gap - EPS) return true;
+        if (start == nullptr) start = path.origin();
+        for (const Shape* o : near_) {
+            if (!o->enemy) continue;
+            double floor = gap;
+            if (start != nullptr) floor = std::min(floor, distance(*start, o->ring));
+            if (distance(s.geom(), o->ring) < floor - EPS) return true;
+        }
+        if (!pass_friends)
+            for (const Shape* o : near_)
+                if (!o->enemy && boxes_meet(s.box, o->box) && overlaps(s, *o)) return true;
+        return false;
+    }
+
+    // movement.furthest_legal: NaN for None (the start itself is illegal).
+    double furthest_legal(const Pose& start, double width, double depth, double allowance, double gap, bool pass_friends,
+                          bool refine) {
+        Ring start_poly = footprint(start, width, depth);
+        {
+            Sweep here(start_poly);
+            if (blocked(start_poly, here, 2 * EPS, pass_friends, nullptr)) return NAN;
+        }
+        double sign = allowance >= 0 ? 1.0 : -1.0;
+        double full = std::fabs(allowance);
+        if (full < MIN_MOVE) return 0.0;
+        auto ok = [&](double d) {
+            Ring end_poly = footprint(move_straight(start, sign * d), width, depth);
+            Sweep path(&start_poly, end_poly);
+            auto [mult, extra] = terrain_cost(path);
+            return d * mult + extra <= full + EPS && !blocked(end_poly, path, gap, pass_friends, nullptr);
+        };
+        if (ok(full)) return full;
+        if (!refine && ok(MIN_MOVE)) return MIN_MOVE;
+        Ring end_poly = footprint(move_straight(start, sign * full), width, depth);
+        Sweep whole(&start_poly, end_poly);
+        auto [mult, extra] = terrain_cost(whole);
+        double affordable = (full - extra) / mult;
+        if (MIN_MOVE <= affordable && affordable < full && ok(affordable)) return affordable;
+        double top = affordable >= MIN_MOVE ? std::min(full, affordable) : full;
+        std::vector<double> grid;
+        for (int k = 7; k >= 1; --k) {
+            double d = top * static_cast<double>(k) / 8.0;
+            if (d >= MIN_MOVE) grid.push_back(d);
+        }
+        grid.push_back(MIN_MOVE);
+        double lo = NAN;
+        for (double d : grid)
+            if (ok(d)) {
+                lo = d;
+                break;
+            }
+        if (std::isnan(lo)) return 0.0;
+        if (!refine) return lo;
+        double hi = INFINITY;
+        if (top > lo) hi = top;
+        for (double d : grid)
+            if (d > lo) hi = std::min(hi, d);
+        if (std::isinf(hi)) hi = lo;
+        for (int i = 0; i < 10; ++i) {
+            double mid = (lo + hi) / 2;
+            if (ok(mid))
+                lo = mid;
+            else
+                hi = mid;
+        }
+        return lo;
+    }
+
+    // The wheel test of movement._plan: ending at the wheeled footprint after sweeping the wheel's area.
+    bool wheel_blocked(const Pose& start, double width, double depth, double angle) {
+        Ring end = footprint(wheel(start, width, angle, depth), width, depth);
+        Ring area = wheel_swept_area(start, width, depth, angle);
+        Ring from = footprint(start, width, depth);
+        Sweep s(area);
+        return blocked(end, s, 1.0, false, &from);
+    }
+
+    // Surroundings.blocked(poly, poly, gap, pass_friends): standing at a footprint.
+    bool blocked_at(const Pose& p, double width, double depth, double gap, bool pass_friends) {
+        Ring poly = footprint(p, width, depth);
+        Sweep s(poly);
+        return blocked(poly, s, gap, pass_friends, nullptr);
+    }
+
+   private:
+    bool overlaps_any(Sweep& s, const std::vector<Shape>& shapes) {
+        for (const Shape& o : shapes)
+            if (boxes_meet(s.box, o.box) && overlaps(s, o)) return true;
+        return false;
+    }
+
+    // space.Surroundings._near_box: units whose boxes lie within ``reach`` of ``box``.
+    void near_box(const Box& q, double reach) {
+        if (recording_) {
+            double r = reach + QUERY_SLACK;
+            Box b{q.x0 - r, q.y0 - r, q.x1 + r, q.y1 + r};
+            if (!region_)
+                region_ = b;
+            else
+                region_ = Box{std::min(region_->x0, b.x0), std::min(region_->y0, b.y0), std::max(region_->x1, b.x1),
+                              std::max(region_->y1, b.y1)};
+        }
+        for (const Shape& o : units_) {
+            double dx = std::max(0.0, std::max(o.box.x0 - q.x1, q.x0 - o.box.x1));
+            double dy = std::max(0.0, std::max(o.box.y0 - q.y1, q.y0 - o.box.y1));
+            if (dx * dx + dy * dy < reach * reach) near_.push_back(&o);
+        }
+    }
+
+    std::vector<Shape> units_, impassable_, difficult_, obstacles_;
+    std::vector<const Shape*> near_;
+    double table_w_, table_h_;
+    bool over_units_, ignores_terrain_, skirmishers_;
+    double half_m_;
+    bool recording_ = false;
+    std::optional<Box> region_;
+};
+
+Pose pose_of(double x, double y, double facing) { return {x, y, facing}; }
+
+// Option kinds of move_options (movement._plan with check_only=True).
+enum Kind { STRAIGHT = 0, WHEEL = 1, TURN = 2, REFORM = 3 };
+
+// Terrain classes of move_options: impassable, lake (impassable but to Aquatic units), difficult,
+// marsh/ford (difficult but to Aquatic units), obstacle (CORE.TERRAIN.TYPES, CORE.SR.AQUATIC).
+enum TerrainClass { IMPASSABLE = 0, IMPASSABLE_WATER = 1, DIFFICULT = 2, DIFFICULT_WATER = 3, OBSTACLE = 4 };
+
+// Whether one option of one unit is legal, as movement._plan(check_only=True) decides it.
+bool option_legal(Scene& s, const Pose& start, double width, double depth, int kind, double a, double b, double c,
+                  double e) {
+    switch (kind) {
+        case STRAIGHT: {  // a: allowance (negative: backwards)
+            double d = s.furthest_legal(start, width, depth, a, 1.0, false, false);
+            return !std::isnan(d) && d >= MIN_MOVE;
+        }
+        case WHEEL:  // a: angle; the cost check is made by the caller
+            return !s.wheel_blocked(start, width, depth, a);
+        case TURN: {  // a: angle, b, c: the turned footprint's width and depth, e: allowance after the turn
+            Pose after{start.x, start.y, norm_deg(start.facing + a)};
+            if (s.blocked_at(after, b, c, 2 * EPS, false)) return false;
+            double d = s.furthest_legal(after, b, c, e, 1.0, false, false);
+            if (std::isnan(d)) d = 0.0;
+            return !(d < MIN_MOVE && s.blocked_at(after, b, c, 1.0, false));
+        }
+        case REFORM:  // a: new facing, b, c: the new width and depth
+            return !s.blocked_at({start.x, start.y, a}, b, c, 1.0, false);
+        default:
+            throw std::invalid_argument("move_options: unknown option kind " + std::to_string(kind));
+    }
+}
+
+// All the move options of several units in one call: see kernel.move_options.
+std::vector<std::vector<bool>> move_options(const Array& units, const std::vector<std::pair<int, Array>>& terrain,
+                                            double table_w, double table_h, const std::vector<py::tuple>& requests) {
+    if (units.ndim() != 2 || (units.shape(0) > 0 && units.shape(1) != 6))
+        throw std::invalid_argument("units: expected an (n, 6) array of x, y, facing, width, depth, side");
+    auto u = units.unchecked<2>();
+    std::vector<Shape> all;
+    std::vector<int> sides;
+    for (py::ssize_t i = 0; i < units.shape(0); ++i) {
+        all.emplace_back(footprint({u(i, 0), u(i, 1), u(i, 2)}, u(i, 3), u(i, 4)));
+        sides.push_back(static_cast<int>(u(i, 5)));
+    }
+    std::vector<std::pair<int, Shape>> shapes;
+    for (const auto& [cls, ring] : terrain) shapes.emplace_back(cls, Shape(ring_of(ring, "terrain")));
+    std::vector<std::vector<bool>> out;
+    for (const py::tuple& req : requests) {
+        auto row = req[0].cast<size_t>();
+        bool over_units = req[1].cast<bool>(), skirmishers = req[2].cast<bool>(), aquatic = req[3].cast<bool>();
+        auto half_m = req[4].cast<double>();
+        auto options = req[5].cast<std::vector<std::tuple<int, double, double, double, double>>>();
+        if (row >= all.size()) throw std::invalid_argument("move_options: unit row out of range");
+        std::vector<Shape> impassable, difficult, obstacles;
+        for (const auto& [cls, shape] : shapes) {
+            if (cls == IMPASSABLE || (cls == IMPASSABLE_WATER && !aquatic)) impassable.push_back(shape);
+            else if (cls == DIFFICULT || (cls == DIFFICULT_WATER && !aquatic)) difficult.push_back(shape);
+            else if (cls == OBSTACLE) obstacles.push_back(shape);
+        }
+        Scene scene(all, sides, row, sides[row], impassable, difficult, obstacles, table_w, table_h, over_units,
+                    skirmishers, half_m);
+        Pose start{u(row, 0), u(row, 1), u(row, 2)};
+        std::vector<bool> legal;
+        for (const auto& [kind, a, b, c, e] : options)
+            legal.push_back(option_legal(scene, start, u(row, 3), u(row, 4), kind, a, b, c, e));
+        out.push_back(std::move(legal));
+    }
+    return out;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_kernel, m) {
+    m.doc() = "battleline's compiled core: convex-polygon geometry and the movement scene (see battleline.env.rules.kernel).";
+    m.attr("EPS") = EPS;
+    m.attr("MIN_MOVE") = MIN_MOVE;
+
+    m.def("footprint", [](double x, double y, double facing, double w, double d) { return array_of(footprint(pose_of(x, y, facing), w, d)); },
+          py::arg("x"), py::arg("y"), py::arg("facing"), py::arg("width"), py::arg("depth"));
+    m.def("wheel_pose", [](double x, double y, double facing, double w, double d, double angle) {
+              Pose p = wheel(pose_of(x, y, facing), w, angle, d);
+              return std::make_tuple(p.x, p.y, p.facing);
+          },
+          py::arg("x"), py::arg("y"), py::arg("facing"), py::arg("width"), py::arg("depth"), py::arg("angle"));
+    m.def("wheel_swept_area", [](double x, double y, double facing, double w, double d, double angle) {
+              return array_of(wheel_swept_area(pose_of(x, y, facing), w, d, angle));
+          },
+          py::arg("x"), py::arg("y"), py::arg("facing"), py::arg("width"), py::arg("depth"), py::arg("angle"));
+    m.def("convex_hull", [](const Array& a) {
+              Ring r;
+              auto v = a.unchecked<2>();
+              for (py::ssize_t i = 0; i < v.shape(0); ++i) r.push_back({v(i, 0), v(i, 1)});
+              return array_of(convex_hull(r));
+          },
+          py::arg("points"));
+    m.def("overlaps", [](const Array& a, const Array& b) {
+              Ring ra = ring_of(a, "a"), rb = ring_of(b, "b");
+              return intersects(ra, rb) && intersects(erode(ra, EPS / 2), erode(rb, EPS / 2));
+          },
+          py::arg("a"), py::arg("b"));
+    m.def("distance", [](const Array& a, const Array& b) { return distance(ring_of(a, "a"), ring_of(b, "b")); }, py::arg("a"),
+          py::arg("b"));
+    m.def("footprint_distance",
+          [](double x1, double y1, double f1, double w1, double d1, double x2, double y2, double f2, double w2, double d2) {
+              return distance(footprint(pose_of(x1, y1, f1), w1, d1), footprint(pose_of(x2, y2, f2), w2, d2));
+          },
+          py::arg("x1"), py::arg("y1"), py::arg("facing1"), py::arg("width1"), py::arg("depth1"), py::arg("x2"), py::arg("y2"),
+          py::arg("facing2"), py::arg("width2"), py::arg("depth2"));
+    m.def("is_convex", [](const Array& a) { return is_convex(ring_of(a, "polygon")); }, py::arg("polygon"));
+
+    m.def("move_options", &move_options, py::arg("units"), py::arg("terrain"), py::arg("table_w"), py::arg("table_h"),
+          py::arg("requests"),
+          "Legality of move options of several units in one call (see battleline.env.rules.kernel.move_options).");
+    m.attr("STRAIGHT") = static_cast<int>(STRAIGHT);
+    m.attr("WHEEL") = static_cast<int>(WHEEL);
+    m.attr("TURN") = static_cast<int>(TURN);
+    m.attr("REFORM") = static_cast<int>(REFORM);
+
+    py::class_<Scene>(m, "Scene")
+        .def(py::init<const Array&, const std::vector<Array>&, const std::vector<Array>&, const std::vector<Array>&, double,
+                      double, bool, bool, bool, double>(),
+             py::arg("units"), py::arg("impassable"), py::arg("difficult"), py::arg("obstacles"), py::arg("table_w"),
+             py::arg("table_h"), py::arg("over_units"), py::arg("ignores_terrain"), py::arg("skirmishers"), py::arg("half_m"))
+        .def("record", &Scene::record)
+        .def("take_region", &Scene::take_region)
+        .def("furthest_legal",
+             [](Scene& s, double x, double y, double facing, double w, double d, double allowance, double gap, bool pass_friends,
+                bool refine) -> std::optional<double> {
+                 double r = s.furthest_legal(pose_of(x, y, facing), w, d, allowance, gap, pass_friends, refine);
+                 if (std::isnan(r)) return std::nullopt;
+                 return r;
+             },
+             py::arg("x"), py::arg("y"), py::arg("facing"), py::arg("width"), py::arg("depth"), py::arg("allowance"),
+             py::arg("gap") = 1.0, py::arg("pass_friends") = false, py::arg("refine") = true)
+        .def("wheel_blocked",
+             [](Scene& s, double x, double y, double facing, double w, double d, double angle) {
+                 return s.wheel_blocked(pose_of(x, y, facing), w, d, angle);
+             },
+             py::arg("x"), py::arg("y"), py::arg("facing"), py::arg("width"), py::arg("depth"), py::arg("angle"))
+        .def("blocked_at",
+             [](Scene& s, double x, double y, double facing, double w, double d, double gap, bool pass_friends) {
+                 return s.blocked_at(pose_of(x, y, facing), w, d, gap, pass_friends);
+             },
+             py::arg("x"), py::arg("y"), py::arg("facing"), py::arg("width"), py::arg("depth"), py::arg("gap") = 1.0,
+             py::arg("pass_friends") = false)
+        .def("blocked_at_many",
+             [](Scene& s, const Array& poses, double w, double d, double gap, bool pass_friends) {
+                 if (poses.ndim() != 2 || (poses.shape(0) > 0 && poses.shape(1) != 3))
+                     throw std::invalid_argument("poses: expected an (n, 3) array of x, y, facing");
+                 auto p = poses.unchecked<2>();
+                 std::vector<bool> out;
+                 for (py::ssize_t i = 0; i < poses.shape(0); ++i)
+                     out.push_back(s.blocked_at(pose_of(p(i, 0), p(i, 1), p(i, 2)), w, d, gap, pass_friends));
+                 return out;
+             },
+             py::arg("poses"), py::arg("width"), py::arg("depth"), py::arg("gap") = 1.0, py::arg("pass_friends") = false);
+}

@@ -1,0 +1,135 @@
+"""The compiled core (battleline.env.rules._kernel) against the shapely reference, and pinned values.
+
+The differential part asks a few hundred random questions of each kind
+(benchmarks/kernel_fuzz.py asks 100,000); the pins check the rules' own
+numbers through both implementations.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from battleline.env.rules import geometry as geo
+from battleline.env.rules import kernel, movement
+from benchmarks import kernel_fuzz
+
+pytestmark = pytest.mark.skipif(kernel.native is None, reason="the compiled core is not built")
+
+
+@pytest.mark.parametrize("kind", [k for k in kernel_fuzz.KINDS if k != "legal"])
+def test_core_agrees_with_reference(kind: str) -> None:
+    result = kernel_fuzz.run_kind(kind, 400, seed=11)
+    assert result["queries"] == 400
+    assert result["disagreements"] == 0, result["examples"][:3]
+
+
+def test_furthest_queries_cover_every_outcome() -> None:
+    """The random scenes reach every answer a straight move can have, so agreement means something."""
+    seen = set()
+    for i in range(300):
+        scene = kernel_fuzz.random_scene(np.random.default_rng([3, i]))
+        m = scene["flags"]["M"]
+        d = kernel_fuzz.native_scene(scene).furthest_legal(*scene["mover"], scene["w"], scene["d"], m)
+        seen.add("none" if d is None else "zero" if d == 0.0 else "full" if d == m else "partial")
+    assert seen == {"none", "zero", "full", "partial"}
+
+
+def test_legal_move_sets_agree_in_play() -> None:
+    result = kernel_fuzz.run_kind("legal", 120, seed=5)
+    assert result["queries"] == 120
+    assert result["disagreements"] == 0, result["examples"][:3]
+
+
+def _scene(rows: list[tuple], terrain: list[tuple[str, list]] | None = None, m: float = 5.0) -> dict:
+    return {"mover": (20.0, 10.0, 90.0), "w": 5.0, "d": 2.0, "rows": rows, "terrain": terrain or [],
+            "flags": {"over_units": False, "skirmishers": False, "aquatic": False, "M": m}}
+
+
+def _furthest_both(scene: dict, allowance: float) -> tuple[float | None, float | None]:
+    ref = movement.furthest_legal(None, kernel_fuzz._stub(scene["w"], scene["d"]), geo.Pose(*scene["mover"]),  # type: ignore[arg-type]
+                                  allowance, env=kernel_fuzz.reference_scene(scene))
+    core = kernel_fuzz.native_scene(scene).furthest_legal(*scene["mover"], scene["w"], scene["d"], allowance)
+    return ref, core
+
+
+def test_one_inch_rule_stops_a_move_one_inch_short() -> None:
+    """CORE.MOVE.ONE_INCH: a 5" x 2" unit facing an enemy 4" ahead (front edge to front edge) may close to 1"."""
+    enemy = (20.0, 10.0 + 1.0 + 4.0 + 1.0, 270.0, 5.0, 2.0, 1.0)  # its front edge 4" beyond the mover's
+    ref, core = _furthest_both(_scene([enemy]), 5.0)
+    assert ref == core
+    # 1" less EPS counts as 1" (CORE.CONV.UNITS): the furthest is 3.01", found by bisection to 0.625/2**10"
+    assert 3.0 + geo.EPS - 0.625 / 1024 <= core <= 3.0 + geo.EPS
+
+
+def test_difficult_terrain_doubles_the_cost() -> None:
+    """CORE.TERRAIN.COST: through woods every inch costs two, so 6" of allowance moves 3"."""
+    woods = ("woods", [(0.0, 0.0), (40.0, 0.0), (40.0, 40.0), (0.0, 40.0)])
+    ref, core = _furthest_both(_scene([], [woods]), 6.0)
+    assert ref == core == 3.0
+
+
+def test_table_edge_stops_a_move() -> None:
+    """CORE.MOVE.TABLE_EDGE: a unit whose front edge is 2" from the table's edge moves no further than that."""
+    scene = _scene([])
+    scene["mover"] = (20.0, 48.0 - 1.0 - 2.0, 90.0)
+    ref, core = _furthest_both(scene, 5.0)
+    assert ref == core
+    assert 2.0 - 5e-3 <= core <= 2.0 + geo.EPS
+
+
+def test_impassable_start_is_none() -> None:
+    """A unit standing in rocks (CORE.TERRAIN.TYPES: impassable) has no legal straight move at all: None."""
+    rocks = ("rocks", [(18.0, 8.0), (22.0, 8.0), (22.0, 12.0), (18.0, 12.0)])
+    assert _furthest_both(_scene([], [rocks]), 5.0) == (None, None)
+
+
+def test_touching_is_not_overlapping() -> None:
+    """CORE.CONV.UNITS: footprints that share an edge touch but do not overlap; EPS/2 deeper they still do not."""
+    a = kernel.native.footprint(10.0, 10.0, 0.0, 4.0, 2.0)
+    for depth, expected in ((0.0, False), (geo.EPS / 2, False), (2 * geo.EPS, True)):
+        b = kernel.native.footprint(10.0 + 2.0 - depth, 10.0, 0.0, 4.0, 2.0)  # facing 0: the depth runs along x
+        assert kernel.native.overlaps(a, b) is expected
+        assert kernel.native.distance(a, b) == 0.0
+
+
+def test_footprint_and_wheel_are_bit_identical() -> None:
+    p = geo.Pose(12.5, 7.25, 33.0)
+    ref = np.asarray(geo.footprint(p, 5.0, 3.0).exterior.coords)[:-1]
+    assert np.array_equal(kernel.native.footprint(12.5, 7.25, 33.0, 5.0, 3.0), ref)
+    w = geo.wheel(p, 5.0, -45.0, 3.0)
+    assert kernel.native.wheel_pose(12.5, 7.25, 33.0, 5.0, 3.0, -45.0) == (w.x, w.y, w.facing)
+
+
+def test_bad_arrays_raise_value_error() -> None:
+    with pytest.raises(ValueError, match=r"\(n, 2\)"):
+        kernel.native.distance(np.zeros((3, 3)), np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]]))
+    with pytest.raises(ValueError, match="at least 3 points"):
+        kernel.native.overlaps(np.zeros((2, 2)), np.zeros((3, 2)))
+    with pytest.raises(ValueError, match=r"\(n, 6\)"):
+        kernel.native.Scene(np.zeros((2, 5)), [], [], [], 72.0, 48.0, False, False, False, 2.5)
+    with pytest.raises(ValueError, match="unknown option kind"):
+        kernel.native.move_options(np.zeros((1, 6)), [], 72.0, 48.0, [(0, False, False, False, 2.5, [(9, 0, 0, 0, 0)])])
+
+
+def test_switch_selects_the_reference(monkeypatch: pytest.MonkeyPatch) -> None:
+    from battleline.env.rules.battle import Battle
+
+    battle = Battle.from_scenario("pitched_battle", seed=1)
+    u = battle.state.units[0]
+    monkeypatch.setenv(kernel.ENV_SWITCH, "reference")
+    assert not kernel.available()
+    assert kernel.scene(battle.state, u) is None
+    monkeypatch.setenv(kernel.ENV_SWITCH, "native")
+    assert kernel.available()
+    assert kernel.scene(battle.state, u) is not None
+
+
+def test_non_convex_terrain_falls_back_to_the_reference() -> None:
+    from battleline.env.rules.battle import Battle
+    from battleline.env.rules.state import TerrainFeature
+
+    battle = Battle.from_scenario("pitched_battle", seed=1)
+    battle.state.terrain.append(TerrainFeature("rocks", [(0, 0), (4, 0), (4, 4), (2, 1), (0, 4)]))
+    assert kernel.terrain_table(battle.state) is None
+    assert kernel.scene(battle.state, battle.state.units[0]) is None
