@@ -1,7 +1,8 @@
 """The option caches of movement and deployment give the legal actions a fresh computation gives.
 
 See :func:`env.rules.movement.legal`, :func:`env.rules.deployment.legal` and
-:class:`env.rules.space.Decision`.
+:class:`env.rules.space.Decision`. The caches serve the shapely reference (the
+compiled core decides every option afresh), so these tests run on the reference.
 """
 
 from __future__ import annotations
@@ -11,10 +12,16 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from battleline.env.rules import deployment, movement
+from battleline.env.rules import deployment, kernel, movement
 from battleline.env.rules.actions import Action
 from battleline.env.rules.battle import Battle
 from tests.setups import battle, end_declarations, placement
+
+
+@pytest.fixture(autouse=True)
+def _reference(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(kernel.ENV_SWITCH, "reference")
+
 
 DEPTH = 4 * 20 / 25.4  # a 20-model, 5-file unit of 20 mm bases, inches
 CACHES: dict[str, tuple[str, Callable[[Battle], list[Action]]]] = {
