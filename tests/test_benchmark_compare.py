@@ -44,6 +44,7 @@ def test_bad_flags_are_one_line(capsys: pytest.CaptureFixture[str], tmp_path: Pa
     assert not report.exists()
 
 
+@pytest.mark.slow  # 15-30 s: ten measuring processes on a busy machine
 @pytest.mark.skipif(not _in_git_checkout(), reason="needs the git checkout to make a worktree of HEAD")
 def test_quick_head_against_head(tmp_path: Path) -> None:
     out = tmp_path / "compare.json"
