@@ -1,0 +1,80 @@
+"""benchmarks.compare: the side-by-side harness runs both trees in their own processes and reports finite ratios."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from benchmarks.compare import FIGURES, TREE
+
+BARS = {"battles_line_advance": 5.0, "battles_random": 5.0, "decisions": 8.0, "env_steps": 5.0, "ppo_steps": 3.0}
+
+
+def _in_git_checkout() -> bool:
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=TREE, capture_output=True, timeout=10, check=False)
+    except OSError:
+        return False
+    return out.returncode == 0
+
+
+def test_bad_flags_are_one_line(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    from benchmarks.compare import main
+
+    report = tmp_path / "r.json"
+    for kwargs, message in [
+        ({"repetitions": 0, "out": report}, "error: --repetitions must be at least 1, got 0\n"),
+        ({"ppo_steps": 4, "out": report}, "error: --ppo-steps must be at least 8, got 4\n"),
+        ({"baseline_dir": tmp_path / "nope", "out": report}, f"error: --baseline-dir {tmp_path / 'nope'}: not a directory\n"),
+        ({"out": tmp_path}, f"error: --out {tmp_path}: is a directory (give a file name)\n"),
+    ]:
+        with pytest.raises(SystemExit) as info:
+            main(**kwargs)
+        assert info.value.code == 2
+        assert capsys.readouterr().err == message
+    if _in_git_checkout():
+        with pytest.raises(SystemExit):
+            main(baseline="no-such-commit-zz", out=report)
+        assert capsys.readouterr().err == f"error: --baseline no-such-commit-zz: not a commit of {TREE}\n"
+    assert not report.exists()
+
+
+@pytest.mark.slow  # 15-30 s: ten measuring processes on a busy machine
+@pytest.mark.skipif(not _in_git_checkout(), reason="needs the git checkout to make a worktree of HEAD")
+def test_quick_head_against_head(tmp_path: Path) -> None:
+    out = tmp_path / "compare.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "benchmarks.compare", "--baseline", "HEAD", "--quick", "--repetitions", "1",
+         "--out", str(out)],
+        cwd=TREE, capture_output=True, text=True, timeout=600, check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert report["command"] == f"python -m benchmarks.compare --baseline HEAD --quick --repetitions 1 --out {out}"
+    assert report["quick"] is True and report["repetitions"] == 1
+    assert report["clock"].startswith("time.process_time")
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=TREE, capture_output=True, text=True, check=True)
+    assert report["old"]["commit"] == report["new"]["commit"] == head.stdout.strip()
+    # each side imported its own files: the old one from the temporary worktree, the new one from this tree
+    assert not Path(report["old"]["engine_file"]).is_relative_to(TREE)
+    assert Path(report["new"]["engine_file"]).is_relative_to(TREE)
+    assert Path(report["old"]["benchmarks_file"]).name == "run.py"
+    assert [row["figure"] for row in report["figures"]] == [f.key for f in FIGURES] == list(BARS)
+    for row in report["figures"]:
+        assert row["bar"] == BARS[row["figure"]]
+        for side in ("old", "new"):
+            assert len(row[side]["values"]) == 1 and row[side]["median"] > 0
+        assert math.isfinite(row["ratio"])
+        assert row["ratio"] == pytest.approx(row["new"]["median"] / row["old"]["median"])
+        assert 0.25 < row["ratio"] < 4.0, row  # the same code on both sides: near 1, loosely (not a timing test)
+        assert row["met"] is (row["ratio"] >= row["bar"])
+    assert report["bars_met"] == sum(row["met"] for row in report["figures"])
+    assert "ratio" in proc.stdout and "bars met" in proc.stdout
+    # the temporary worktree is gone
+    listing = subprocess.run(["git", "worktree", "list"], cwd=TREE, capture_output=True, text=True, check=True).stdout
+    assert str(Path(report["old"]["engine_file"]).parents[2]) not in listing
