@@ -211,17 +211,25 @@ class UnitState:
     rider: dict[str, Any] | None = None
 
     # ----- derived quantities -------------------------------------------
+    # ranks, width and depth are read some 25,000 times a battle (every footprint): they compare
+    # instead of calling max/min, with the same values as max(1, ...) and min(F, ...).
     @property
     def ranks(self) -> int:
-        """R = ceil(N / F) (CORE.GEO.FORMATION)."""
+        """R = ceil(N / max(1, F)), at least 1 (CORE.GEO.FORMATION)."""
         if self.troop_type == "war_machine":
             return 1  # the crew is abstracted into one base (CORE.GEO.BASES)
-        return max(1, math.ceil(self.models / max(1, self.files)))
+        f = self.files
+        r = math.ceil(self.models / (f if f > 1 else 1))
+        return r if r > 1 else 1
 
     @property
     def width(self) -> float:
-        """Footprint width W = F·w in inches (CORE.GEO.FOOTPRINT)."""
-        return min(self.files, max(1, self.models)) * self.base_w
+        """Footprint width W = min(F, max(1, N))·w in inches (CORE.GEO.FOOTPRINT)."""
+        n = self.models
+        if n < 1:
+            n = 1
+        f = self.files
+        return (f if f <= n else n) * self.base_w
 
     @property
     def depth(self) -> float:
