@@ -29,7 +29,6 @@ panic) is resolved automatically with the battle's dice.
 
 from __future__ import annotations
 
-import copy
 import functools
 import json
 import numbers
@@ -497,8 +496,8 @@ class Battle:
         if reseed is not None:
             check_seed(reseed)
         other = Battle.__new__(Battle)
-        other.state = copy.deepcopy(self.state)
-        other.dice = Dice(copy.deepcopy(self.dice.state) if reseed is None else int(reseed))
+        other.state = self.state.copy()
+        other.dice = Dice(self.dice.state if reseed is None else int(reseed))  # ``state`` is a fresh dict each read
         other.dice.log = other._log_roll
         other.dice.on_die = other._note_die
         other._die_kinds = None
