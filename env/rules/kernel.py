@@ -142,3 +142,34 @@ def move_options(table: np.ndarray, terrain: list[tuple[int, np.ndarray]], table
         ValueError: a malformed table, ring, row or option kind.
     """
     return native.move_options(table, terrain, table_w, table_h, requests)
+
+
+OPTION_CODES = {name: code for code, name in enumerate((
+    "advance", "advance_half", "march", "backward", "wheel_left", "wheel_right", "wheel_left_short", "wheel_right_short",
+    "march_wheel_left", "march_wheel_right", "turn_left", "turn_right", "about_face", "reform_wide", "reform_deep",
+    "reform_face"))}
+"""The compiled core's code of each move option (actions.MOVE_OPTIONS)."""
+
+
+def unit_moves(table: np.ndarray, terrain: list[tuple[int, np.ndarray]], table_w: float, table_h: float,
+               requests: list[tuple]) -> list[list[bool]]:
+    """Which move options of several units are legal, decided in one native call as ``movement._plan`` decides them.
+
+    Args:
+        table: :func:`unit_table` of the units on the table.
+        terrain: :func:`terrain_table`.
+        table_w, table_h: the table in inches.
+        requests: one per moving unit, a 13-tuple: (row in ``table``, moves over units (CORE.MOVE.FLY,
+            CORE.SR.ETHEREAL), skirmishers (CORE.TYPE.SKIRMISHERS), aquatic (CORE.SR.AQUATIC), M/2, the normal
+            move allowance in inches, may march (CORE.MOVE.MARCH), files, models, base width, base depth,
+            war machine, (option codes (:data:`OPTION_CODES`), facing towards the nearest enemy in degrees or
+            NaN for none)).
+
+    Returns:
+        One list of booleans per request, one per option code asked (CORE.MOVE.ONE_INCH,
+        CORE.MOVE.TABLE_EDGE, CORE.TERRAIN.COST, CORE.MOVE.WHEEL, CORE.MOVE.TURN, CORE.MOVE.REFORM).
+
+    Raises:
+        ValueError: a malformed table, ring, request or option code.
+    """
+    return native.unit_moves(table, terrain, table_w, table_h, requests)

@@ -12,6 +12,7 @@ when the new footprint is legal).
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from battleline.env.rules import characters, kernel, magic, psychology, space, special_rules, war_machines
@@ -350,79 +351,27 @@ def legal(battle: Battle) -> list[Action]:
     return acts + characters.legal_moves(battle)
 
 
-_STRAIGHT = {"advance": 1.0, "advance_half": 0.5, "backward": -0.5, "march": 2.0}
-_TURNS = {"turn_left": 90.0, "turn_right": -90.0, "about_face": 180.0}
-
-
-def _option_request(battle: Battle, u: UnitState, option: str, m: float, march_ok: bool) -> tuple | None:
-    """The native request deciding ``option`` for ``u`` as ``_plan(check_only=True)`` does; None if it is
-    illegal before any geometry (a march it may not make, a wheel it cannot afford, a reform that changes nothing)."""
-    if option.startswith("march") and not march_ok:
-        return None
-    if option in _STRAIGHT:
-        return (kernel.native.STRAIGHT, _STRAIGHT[option] * m, 0.0, 0.0, 0.0)
-    if option in WHEEL:
-        angle = WHEEL[option]
-        if geo.wheel_distance(u.width, angle) > (2 * m if option.startswith("march") else m) + geo.EPS:
-            return None
-        return (kernel.native.WHEEL, angle, 0.0, 0.0, 0.0)
-    if option in _TURNS:
-        files = u.files if option == "about_face" else min(u.models, u.ranks)
-        return (kernel.native.TURN, _TURNS[option], *_dims(u, files), 0.75 * m)
-    if option in ("reform_wide", "reform_deep", "reform_face"):
-        files, facing = u.files, u.facing
-        if option == "reform_wide":
-            files = min(u.models, u.files + 2)
-        elif option == "reform_deep":
-            files = max(1, u.files - 2)
-        else:
-            enemy = psychology.nearest_enemy(battle, u)
-            if enemy is None:
-                return None
-            facing = geo.facing_towards((u.x, u.y), (enemy.x, enemy.y))
-            if abs((facing - u.facing + 180.0) % 360.0 - 180.0) < 1.0:
-                return None
-        if files == u.files and facing == u.facing:
-            return None
-        return (kernel.native.REFORM, facing, *_dims(u, files), 0.0)
-    raise ValueError(f"unknown move option {option!r}")
-
-
 def _legal_native(battle: Battle, terrain: list) -> list[Action]:
     """:func:`legal`'s move actions (characters' aside) decided by the compiled core, all units in one call."""
     s = battle.state
     on_table = [o for o in s.units if o.alive]
-    row = {o.uid: i for i, o in enumerate(on_table)}
-    requests, asked, plans = [], [], []
-    for u in on_table:
+    requests, asked = [], []
+    for row, u in enumerate(on_table):
         if u.side != s.active or not can_move(battle, u):
             continue
-        if u.troop_type == "war_machine":  # pivots and short moves: one scene, option by option (CORE.WM.MOVE)
-            env = kernel.scene(s, u)
-            plans.append((u, [o for o in war_machines.move_options(u, list(MOVE_OPTIONS))
-                              if _plan(battle, u, o, env, check_only=True) is not None]))
-            continue
-        m = normal_move_allowance(u)
+        war_machine = u.troop_type == "war_machine"
+        names = war_machines.move_options(u, list(MOVE_OPTIONS)) if war_machine else MOVE_OPTIONS
+        enemy = psychology.nearest_enemy(battle, u) if "reform_face" in names else None
+        face = math.nan if enemy is None else geo.facing_towards((u.x, u.y), (enemy.x, enemy.y))
         march_ok = may_march(u) and not magic.forbids(battle, u, "march")
-        names, specs = [], []
-        for o in MOVE_OPTIONS:
-            spec = _option_request(battle, u, o, m, march_ok)
-            if spec is not None:
-                names.append(o)
-                specs.append(spec)
-        requests.append((row[u.uid], special_rules.moves_over_units(u), u.has("skirmishers"), u.has("aquatic"),
-                         u.profile.M / 2.0, specs))
-        asked.append(names)
-        plans.append((u, None))
-    answers = iter(kernel.move_options(kernel.unit_table(on_table), terrain, float(s.table_w), float(s.table_h), requests)
-                   if requests else [])
-    asked_iter = iter(asked)
-    acts = []
-    for u, options in plans:
-        if options is None:
-            options = [o for o, ok in zip(next(asked_iter), next(answers)) if ok]
-        acts.extend(Action("move", u.uid, None, o) for o in options)
-    return acts
+        requests.append((row, special_rules.moves_over_units(u), u.has("skirmishers"), u.has("aquatic"), u.profile.M / 2.0,
+                         normal_move_allowance(u), march_ok, u.files, u.models, u.base_w, u.base_d, war_machine,
+                         ([kernel.OPTION_CODES[o] for o in names], face)))
+        asked.append((u.uid, names))
+    if not requests:
+        return []
+    answers = kernel.unit_moves(kernel.unit_table(on_table), terrain, float(s.table_w), float(s.table_h), requests)
+    return [Action("move", uid, None, o) for (uid, names), legal in zip(asked, answers) for o, ok in zip(names, legal) if ok]
 
 
 def _enemy_within(battle: Battle, u: UnitState, reach: float) -> bool:

@@ -307,6 +307,121 @@ bool option_legal(Scene& s, const Pose& start, double width, double depth, int k
     }
 }
 
+// One unit's own figures for unit_moves (movement._plan's inputs besides the table).
+struct Mover {
+    size_t row;
+    bool over_units, skirmishers, aquatic, march_ok, war_machine;
+    double half_m, m;
+    long files, models;
+    double x, y, facing, base_w, base_d, width, depth, face;  // face: towards the nearest enemy, NaN for none
+};
+
+// Option codes of unit_moves: kernel.OPTION_CODES gives each of actions.MOVE_OPTIONS one.
+enum Code { ADVANCE = 0, ADVANCE_HALF, MARCH, BACKWARD, WHEEL_L, WHEEL_R, WHEEL_L_SHORT, WHEEL_R_SHORT, MARCH_WHEEL_L,
+            MARCH_WHEEL_R, TURN_L, TURN_R, ABOUT_FACE, REFORM_WIDE, REFORM_DEEP, REFORM_FACE, N_CODES };
+
+// ceil(a / b) for a >= 0, b >= 1, as Python's -(-a // b).
+long ceil_div(long a, long b) { return (a + b - 1) / b; }
+
+// space.footprint_at(u, pose, files): (width, depth).
+std::pair<double, double> stand_dims(const Mover& u, long files) {
+    if (u.war_machine) return {u.width, u.depth};
+    return {static_cast<double>(std::min(files, u.models)) * u.base_w, static_cast<double>(ceil_div(u.models, files)) * u.base_d};
+}
+
+// The footprint of movement._with_files(u, files) (UnitState.width, UnitState.depth).
+std::pair<double, double> shadow_dims(const Mover& u, long files) {
+    double w = static_cast<double>(std::min(files, std::max(1L, u.models))) * u.base_w;
+    long ranks = u.war_machine ? 1 : std::max(1L, ceil_div(u.models, std::max(1L, files)));
+    return {w, static_cast<double>(ranks) * u.base_d};
+}
+
+// movement._plan(check_only=True) for one option code: whether it is legal.
+bool code_legal(Scene& s, const Mover& u, int code) {
+    const Pose start{u.x, u.y, u.facing};
+    static const double straight[] = {1.0, 0.5, 2.0, -0.5};
+    static const double wheels[] = {45.0, -45.0, 22.5, -22.5, 45.0, -45.0};
+    bool is_march = code == MARCH || code == MARCH_WHEEL_L || code == MARCH_WHEEL_R;
+    if (is_march && !u.march_ok) return false;
+    const double m = u.m;
+    if (code <= BACKWARD) return option_legal(s, start, u.width, u.depth, STRAIGHT, straight[code] * m, 0, 0, 0);
+    if (code <= MARCH_WHEEL_R) {
+        double angle = wheels[code - WHEEL_L];
+        if (wheel_distance(u.width, angle) > (is_march ? 2 * m : m) + EPS) return false;
+        return option_legal(s, start, u.width, u.depth, WHEEL, angle, 0, 0, 0);
+    }
+    if (code <= ABOUT_FACE) {
+        double angle = code == TURN_L ? 90.0 : code == TURN_R ? -90.0 : 180.0;
+        long ranks = u.war_machine ? 1 : std::max(1L, ceil_div(u.models, std::max(1L, u.files)));
+        long files = code == ABOUT_FACE ? u.files : std::min(u.models, ranks);
+        auto [sw, sd] = stand_dims(u, files);
+        auto [mw, md] = shadow_dims(u, files);
+        Pose after{u.x, u.y, norm_deg(u.facing + angle)};
+        if (s.blocked_at(after, sw, sd, 2 * EPS, false)) return false;
+        double d = s.furthest_legal(after, mw, md, 0.75 * m, 1.0, false, false);
+        if (std::isnan(d)) d = 0.0;
+        return !(d < MIN_MOVE && s.blocked_at(after, sw, sd, 1.0, false));
+    }
+    long files = u.files;
+    double facing = u.facing;
+    if (code == REFORM_WIDE) {
+        files = std::min(u.models, u.files + 2);
+    } else if (code == REFORM_DEEP) {
+        files = std::max(1L, u.files - 2);
+    } else if (code == REFORM_FACE) {
+        if (std::isnan(u.face)) return false;
+        facing = u.face;
+        if (std::fabs(py_mod(facing - u.facing + 180.0, 360.0) - 180.0) < 1.0) return false;
+    } else {
+        throw std::invalid_argument("unit_moves: unknown option code " + std::to_string(code));
+    }
+    if (files == u.files && facing == u.facing) return false;
+    auto [w, d] = stand_dims(u, files);
+    return !s.blocked_at({u.x, u.y, facing}, w, d, 1.0, false);
+}
+
+// All the move options of several units in one call: see kernel.unit_moves.
+std::vector<std::vector<bool>> unit_moves(const Array& units, const std::vector<std::pair<int, Array>>& terrain,
+                                          double table_w, double table_h, const std::vector<py::tuple>& requests) {
+    if (units.ndim() != 2 || (units.shape(0) > 0 && units.shape(1) != 6))
+        throw std::invalid_argument("units: expected an (n, 6) array of x, y, facing, width, depth, side");
+    auto t = units.unchecked<2>();
+    std::vector<Shape> all;
+    std::vector<int> sides;
+    for (py::ssize_t i = 0; i < units.shape(0); ++i) {
+        all.emplace_back(footprint({t(i, 0), t(i, 1), t(i, 2)}, t(i, 3), t(i, 4)));
+        sides.push_back(static_cast<int>(t(i, 5)));
+    }
+    std::vector<std::pair<int, Shape>> shapes;
+    for (const auto& [cls, ring] : terrain) shapes.emplace_back(cls, Shape(ring_of(ring, "terrain")));
+    std::vector<std::vector<bool>> out;
+    for (const py::tuple& req : requests) {
+        if (req.size() != 13) throw std::invalid_argument("unit_moves: a request has 13 fields");
+        Mover u{};
+        u.row = req[0].cast<size_t>();
+        if (u.row >= all.size()) throw std::invalid_argument("unit_moves: unit row out of range");
+        u.over_units = req[1].cast<bool>(), u.skirmishers = req[2].cast<bool>(), u.aquatic = req[3].cast<bool>();
+        u.half_m = req[4].cast<double>(), u.m = req[5].cast<double>(), u.march_ok = req[6].cast<bool>();
+        u.files = req[7].cast<long>(), u.models = req[8].cast<long>();
+        u.base_w = req[9].cast<double>(), u.base_d = req[10].cast<double>(), u.war_machine = req[11].cast<bool>();
+        u.x = t(u.row, 0), u.y = t(u.row, 1), u.facing = t(u.row, 2), u.width = t(u.row, 3), u.depth = t(u.row, 4);
+        auto codes_face = req[12].cast<std::pair<std::vector<int>, double>>();
+        u.face = codes_face.second;
+        std::vector<Shape> impassable, difficult, obstacles;
+        for (const auto& [cls, shape] : shapes) {
+            if (cls == IMPASSABLE || (cls == IMPASSABLE_WATER && !u.aquatic)) impassable.push_back(shape);
+            else if (cls == DIFFICULT || (cls == DIFFICULT_WATER && !u.aquatic)) difficult.push_back(shape);
+            else if (cls == OBSTACLE) obstacles.push_back(shape);
+        }
+        Scene scene(all, sides, u.row, sides[u.row], impassable, difficult, obstacles, table_w, table_h, u.over_units,
+                    u.skirmishers, u.half_m);
+        std::vector<bool> legal;
+        for (int code : codes_face.first) legal.push_back(code_legal(scene, u, code));
+        out.push_back(std::move(legal));
+    }
+    return out;
+}
+
 // All the move options of several units in one call: see kernel.move_options.
 std::vector<std::vector<bool>> move_options(const Array& units, const std::vector<std::pair<int, Array>>& terrain,
                                             double table_w, double table_h, const std::vector<py::tuple>& requests) {
@@ -388,6 +503,9 @@ PYBIND11_MODULE(_kernel, m) {
     m.def("move_options", &move_options, py::arg("units"), py::arg("terrain"), py::arg("table_w"), py::arg("table_h"),
           py::arg("requests"),
           "Legality of move options of several units in one call (see battleline.env.rules.kernel.move_options).");
+    m.def("unit_moves", &unit_moves, py::arg("units"), py::arg("terrain"), py::arg("table_w"), py::arg("table_h"),
+          py::arg("requests"), "Legal move options of several units in one call (see battleline.env.rules.kernel.unit_moves).");
+    m.attr("N_CODES") = static_cast<int>(N_CODES);
     m.attr("STRAIGHT") = static_cast<int>(STRAIGHT);
     m.attr("WHEEL") = static_cast<int>(WHEEL);
     m.attr("TURN") = static_cast<int>(TURN);
