@@ -318,8 +318,7 @@ def _vanguard_plan(battle: Battle, u: UnitState, option: str) -> dict | None:
     shadow = copy(u)
     shadow.profile = replace(u.profile, M=VANGUARD_MOVE)
     shadow.special_rules = [r for r in u.special_rules if r not in ("fly", "hover")]
-    env = space.Surroundings(battle.state, u)
-    plan = movement._plan(battle, shadow, option, env, marching=False)
+    plan = movement._plan(battle, shadow, option, movement.surroundings(battle, u), marching=False)
     if plan is None:
         return None
     enemies = [space.footprint(e) for e in space.alive_units(battle.state, 1 - u.side)]
