@@ -83,7 +83,7 @@ def test_quick_config_fits_ci() -> None:
         ({"ppo": {"net_arch": [10**11]}}, "ppo.net_arch", "layer widths from 1 to 65536"),
         ({"seed": 2**32}, "seed", "less than or equal to 4294967295"),
         ({"id": ".."}, "id", "'..' is not a name"),
-        ({"vec_env": "threads"}, "vec_env", "Input should be 'subproc' or 'dummy', got 'threads'"),
+        ({"vec_env": "threads"}, "vec_env", "Input should be 'dummy' or 'subproc', got 'threads'"),
     ],
 )
 def test_config_errors_are_one_line_naming_file_and_field(tmp_path: Path, change: dict[str, Any], where: str | None,
@@ -473,8 +473,8 @@ def _vec_rollout(vec_env: Any, steps: int) -> list[Any]:
 
 
 def test_vec_env_dummy_runs_n_envs_in_one_process_like_subproc() -> None:
-    """``vec_env: dummy`` steps ``n_envs`` battles in the learner's process; the rollouts are those of
-    ``subproc`` (one worker process each), so the choice changes speed only."""
+    """``vec_env: dummy`` (the default) steps ``n_envs`` battles in the learner's process; the rollouts are
+    those of ``subproc`` (one worker process each), so the choice changes speed only."""
     from gymnasium.utils.env_checker import data_equivalence
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
@@ -482,9 +482,9 @@ def test_vec_env_dummy_runs_n_envs_in_one_process_like_subproc() -> None:
 
     data = {**_quick_data(), "n_envs": 2}
     pool, slots = build_pool(load_training_config(data), []), scenario_unit_slots(data["scenario"])
-    dummy = make_vec_env(load_training_config({**data, "vec_env": "dummy"}), pool, slots)
-    subproc = make_vec_env(load_training_config(data), pool, slots)  # the default
-    one = make_vec_env(load_training_config({**data, "n_envs": 1}), pool, slots)
+    dummy = make_vec_env(load_training_config(data), pool, slots)  # the default
+    subproc = make_vec_env(load_training_config({**data, "vec_env": "subproc"}), pool, slots)
+    one = make_vec_env(load_training_config({**data, "n_envs": 1, "vec_env": "subproc"}), pool, slots)
     assert isinstance(dummy, DummyVecEnv) and isinstance(subproc, SubprocVecEnv) and isinstance(one, DummyVecEnv)
     assert dummy.num_envs == subproc.num_envs == 2 and one.num_envs == 1
     one.close()

@@ -3,9 +3,9 @@
 The learner is sb3-contrib's ``MaskablePPO`` with a ``MultiInputPolicy`` over
 :class:`env.battle_env.BattleEnv`'s ``Dict`` observation; the action mask goes
 to the policy at every rollout step (``action_masks()``), so illegal orders have
-zero probability. Environments are vectorised (``SubprocVecEnv`` when
-``n_envs > 1`` and ``vec_env`` is ``subproc``, else ``DummyVecEnv``, all in the learner's
-process); each draws, per episode, its opponent from
+zero probability. The ``n_envs`` environments are vectorised by ``vec_env``: ``DummyVecEnv``
+(all in the learner's process; the default) or ``SubprocVecEnv`` (a worker process each when
+``n_envs > 1``); each draws, per episode, its opponent from
 the pool (:mod:`training.pool`), its seat and its army lists.
 
 A run directory (``runs/<id>`` by default) holds::
