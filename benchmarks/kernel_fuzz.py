@@ -13,6 +13,7 @@ those, a micro-inch either side of EPS. Query kinds:
 * ``distance``: footprint distance within 1e-9" (only the comparisons the rules make must agree);
 * ``furthest``: the furthest legal straight move (CORE.MOVE.ONE_INCH, CORE.MOVE.TABLE_EDGE,
   CORE.TERRAIN.COST), both refined and not, bit for bit;
+* ``cost``: the terrain cost of a straight move's swept area (CORE.TERRAIN.COST), bit for bit;
 * ``wheel``: whether a wheel is blocked (CORE.MOVE.WHEEL);
 * ``stand``: whether a footprint may stand where it is (``blocked_at``);
 * ``legal``: whole legal move sets of battles in play (``movement.legal``), core on and off.
@@ -44,7 +45,7 @@ EPS = 0.01
 TABLE = (72.0, 48.0)
 EDGE_GAPS = (0.0, EPS / 2, EPS, 2 * EPS, 1.0 - EPS, 1.0, 1.0 + EPS, 2 * EPS + 1e-6, 1.0 - EPS - 1e-6, 1.0 - EPS + 1e-6)
 """Gaps (inches) at which units are set beside the mover: the thresholds the rules compare with, and just around them."""
-KINDS = ("footprint", "wheel_pose", "overlaps", "distance", "furthest", "wheel", "stand", "legal")
+KINDS = ("footprint", "wheel_pose", "overlaps", "distance", "furthest", "cost", "wheel", "stand", "legal")
 TERRAIN_KINDS = ("rocks", "woods", "hedge", "lake", "marsh")
 
 
@@ -250,6 +251,18 @@ def q_furthest(rng: np.random.Generator) -> tuple[bool, str]:
     return ref == got, f"ref={ref} core={got} allowance={allowance} gap={gap} refine={refine}"
 
 
+def q_cost(rng: np.random.Generator) -> tuple[bool, str]:
+    from battleline.env.rules import geometry as geo
+
+    scene = random_scene(rng)
+    start = geo.Pose(*scene["mover"])
+    end = geo.move_straight(start, float(rng.uniform(-8, 16)))
+    w, d = scene["w"], scene["d"]
+    ref = reference_scene(scene).terrain_cost(geo.swept_area(geo.footprint(start, w, d), geo.footprint(end, w, d)))
+    got = native_scene(scene).terrain_cost(start.x, start.y, start.facing, end.x, end.y, end.facing, w, d)
+    return tuple(ref) == tuple(got), f"ref={ref} core={got}"
+
+
 def q_wheel(rng: np.random.Generator) -> tuple[bool, str]:
     from battleline.env.rules import geometry as geo
     from battleline.env.rules import space
@@ -278,7 +291,7 @@ def q_stand(rng: np.random.Generator) -> tuple[bool, str]:
 
 QUERIES: dict[str, Callable[[np.random.Generator], tuple[bool, str]]] = {
     "footprint": q_footprint, "wheel_pose": q_wheel_pose, "overlaps": q_overlaps, "distance": q_distance,
-    "furthest": q_furthest, "wheel": q_wheel, "stand": q_stand,
+    "furthest": q_furthest, "cost": q_cost, "wheel": q_wheel, "stand": q_stand,
 }
 
 
