@@ -392,16 +392,7 @@ def charge_spot(
     enemies every spot touches become incidental targets and the charge may
     end touching them (CORE.CHARGE.DECLARE, CORE.CHARGE.MULTI_TARGET).
     """
-    spots = _spots(battle, c, t, facing, frozenset(), True)
-    placed = spots.placement(frozenset())
-    if placed is not None:
-        return placed, frozenset()
-    incidental = spots.incidental()
-    if incidental:
-        placed = spots.placement(incidental)
-        if placed is not None:
-            return placed, incidental
-    return None
+    return _spots(battle, c, t, facing, frozenset(), True).charge_spot()
 
 
 def _table_key(state: BattleState) -> tuple | None:
@@ -545,6 +536,18 @@ class _Spots:
                 return self.pose(i), max(0.0, overlap), abs(off - self.proj)
         return None
 
+    def charge_spot(self) -> tuple[tuple[geo.Pose, float, float], frozenset[int]] | None:
+        """:func:`charge_spot`: the placement touching no other unit, else the one allowed the incidental targets."""
+        placed = self.placement(frozenset())
+        if placed is not None:
+            return placed, frozenset()
+        incidental = self.incidental()
+        if incidental:
+            placed = self.placement(incidental)
+            if placed is not None:
+                return placed, incidental
+        return None
+
     def incidental(self) -> frozenset[int]:
         """:func:`incidental_targets` (the route always tested)."""
         if self._incidental is None:
@@ -620,14 +623,31 @@ def charge_reach(c: UnitState) -> float:
 
 def target_ok(battle: Battle, c: UnitState, t: UnitState) -> bool:
     """CORE.CHARGE.ELIGIBLE / FEASIBLE for one target: arc, LOS, reach, a free contact spot."""
+    return _target_ok(battle, c, t, _memo(battle))
+
+
+def _target_ok(battle: Battle, c: UnitState, t: UnitState, memo: _Memo | None) -> bool:
+    """:func:`target_ok`, the geometry kept in ``memo`` (the battle's :func:`_memo`, or None for none)."""
     if not t.alive or t.side == c.side:
         return False
     if _door(battle, c, t) is not None:
         return True  # SIEGE.TOWER.ASSAULT: an assault at a tower's door the unit touches
-    if not space.near(c, t, charge_reach(c)):
+    if memo is None:
+        return _target_geometry_ok(battle, c, t, None)
+    key = (_unit_key(c), _unit_key(t))
+    ok = memo.targets.get(key)
+    if ok is None:
+        ok = memo.targets[key] = _target_geometry_ok(battle, c, t, memo)
+    return ok
+
+
+def _target_geometry_ok(battle: Battle, c: UnitState, t: UnitState, memo: _Memo | None) -> bool:
+    """The tests of :func:`target_ok` after the target's side and a tower door: reach, arc, LOS, a free spot."""
+    reach = charge_reach(c)
+    if not space.near(c, t, reach):
         return False
     ct, tt = space.footprint(c), space.footprint(t)
-    if geo.distance(ct, tt) > charge_reach(c):
+    if geo.distance(ct, tt) > reach:
         return False
     if not geo.partly_in_vision_arc(space.pose(c), c.width, c.depth, tt):
         return False
@@ -639,7 +659,9 @@ def target_ok(battle: Battle, c: UnitState, t: UnitState) -> bool:
         if not play.charge_target_ok(battle.state, c, t):
             return False
     facing = charge_facing(battle, c, t, roll=False)
-    return facing is not None and charge_spot(battle, c, t, facing) is not None
+    if facing is None:
+        return False
+    return _spots(battle, c, t, facing, frozenset(), True, memo).charge_spot() is not None
 
 
 def _door(battle: Battle, c: UnitState, t: UnitState):
@@ -677,11 +699,12 @@ def legal_declarations(battle: Battle) -> list[Action]:
     """Legal ``charge`` actions of the phasing player."""
     acts = []
     enemies = space.alive_units(battle.state, 1 - battle.state.active)
+    memo = _memo(battle)
     for c in space.alive_units(battle.state, battle.state.active):
         if not can_charge(battle, c):
             continue
         for t in enemies:
-            if target_ok(battle, c, t):
+            if _target_ok(battle, c, t, memo):
                 acts.append(Action("charge", c.uid, t.uid))
     return acts
 

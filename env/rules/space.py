@@ -114,28 +114,19 @@ BLOCKING = frozenset({"building", "rocks"})
 
 def line_of_sight(state: BattleState, viewer: UnitState, target: UnitState) -> bool:
     """CORE.GEO.LOS between two units: third units and blocking features obstruct; woods block after 2"."""
-    blockers = [
-        footprint(o)
-        for o in state.units
-        if o.alive and o.uid not in (viewer.uid, target.uid) and _between(viewer, target, o)
-    ]
-    if target.has("large_target") or viewer.has("large_target"):
-        blockers = [
-            footprint(o)
-            for o in state.units
-            if o.alive and o.uid not in (viewer.uid, target.uid) and o.has("large_target") and _between(viewer, target, o)
-        ]
+    large = target.has("large_target") or viewer.has("large_target")
+    x0, x1 = min(viewer.x, target.x), max(viewer.x, target.x)
+    y0, y1 = min(viewer.y, target.y), max(viewer.y, target.y)
+    reach = max(radius(viewer), radius(target))
+    blockers = []
+    for o in state.units:  # units near the box between the two centres, padded by the radii
+        if o.alive and o.uid != viewer.uid and o.uid != target.uid and (not large or o.has("large_target")):
+            pad = radius(o) + reach
+            if x0 - pad <= o.x <= x1 + pad and y0 - pad <= o.y <= y1 + pad:
+                blockers.append(footprint(o))
     blockers += [terrain_poly(t) for t in state.terrain if t.kind in BLOCKING]
     woods = [terrain_poly(t) for t in state.terrain if t.kind == "woods"]
     return geo.has_los(pose(viewer), viewer.width, viewer.depth, pose(target), target.width, target.depth, blockers, woods)
-
-
-def _between(a: UnitState, b: UnitState, o: UnitState) -> bool:
-    """Cheap test: could ``o`` lie between ``a`` and ``b`` (within the segment's bounding box, padded)?"""
-    pad = radius(o) + max(radius(a), radius(b))
-    return (
-        min(a.x, b.x) - pad <= o.x <= max(a.x, b.x) + pad and min(a.y, b.y) - pad <= o.y <= max(a.y, b.y) + pad
-    )
 
 
 
