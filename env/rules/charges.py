@@ -170,12 +170,13 @@ class ChargeRoute:
         self.start = space.pose(c)
         self.start_poly = space.footprint(c)
         self.table = (battle.state.table_w, battle.state.table_h)
-        env = space.Surroundings(battle.state, c, exclude=frozenset({target.uid, *ignore}))
-        self.flies = env.over_units
-        polys = np.concatenate([env.impassable, env.polys])
-        self.obstacles = polys[~env.overlapping(self.start_poly, polys)]
+        self.flies = special_rules.moves_over_units(c)
+        polys = _route_obstacles(battle.state, c, frozenset({target.uid, *ignore}))
+        self.obstacles = polys[~_overlapping(self.start_poly, polys)]
         """Impassable terrain, castle outlines and unit footprints the route may not overlap: object array (n,)."""
         self.boxes = space.bounds_of(self.obstacles).tolist()
+        self._cores: list[Polygon | None] = [None] * len(self.obstacles)
+        """Each obstacle shrunk by EPS/2 (:func:`_shrink`), once it is needed."""
         self.wheel_first_clear: dict[float, bool] = {}
         """Route 2's free wheel at the start, by angle (degrees): whether its swept area is clear."""
         self._contacts: list[geo.Pose] | None = None
@@ -188,6 +189,46 @@ class ChargeRoute:
             self._contacts = [flush for legs, flush in _door_contacts(self) if all(_sweep_clear(self, s) for s in legs)]
         return self._contacts
 
+    def overlaps_any(self, geom: Polygon, idx: list[int]) -> bool:
+        """Whether ``geom`` overlaps any of the obstacles ``idx`` by more than EPS (as :func:`_overlapping`)."""
+        hit = shapely.intersects(geom, self.obstacles[idx])
+        if not hit.any():
+            return False
+        cores = []
+        for i in np.asarray(idx)[hit].tolist():
+            if self._cores[i] is None:
+                self._cores[i] = _shrink(self.obstacles[i])
+            cores.append(self._cores[i])
+        return bool(shapely.intersects(_shrink(geom), np.array(cores, dtype=object)).any())
+
+
+def _shrink(geom: Polygon) -> Polygon:
+    """``geom`` shrunk by EPS/2 (mitred corners): two geometries overlap by more than EPS iff theirs intersect."""
+    return shapely.buffer(geom, -geo.EPS / 2, join_style="mitre")
+
+
+def _overlapping(geom: Polygon, polys: np.ndarray) -> np.ndarray:
+    """Which of ``polys`` (object array (n,)) overlap ``geom`` by more than EPS: bool array (n,).
+
+    Touching is not overlapping: both sides are shrunk by EPS/2 (:func:`_shrink`) and tested for intersection,
+    as :meth:`space.Surroundings.overlapping` does.
+    """
+    out = shapely.intersects(geom, polys) if len(polys) else np.zeros(0, dtype=bool)
+    if out.any():
+        out[out] = shapely.intersects(_shrink(geom), shapely.buffer(polys[out], -geo.EPS / 2, join_style="mitre"))
+    return out
+
+
+def _route_obstacles(state: BattleState, c: UnitState, exclude: frozenset[int]) -> np.ndarray:
+    """What a move of ``c`` may not pass through, as :class:`space.Surroundings` has it: impassable terrain (water
+    not for Aquatic units, CORE.SR.AQUATIC), the castle outlines (SIEGE.SCEN.CASTLE), then the footprints of the
+    units on the table but ``c`` and ``exclude``. Object array (n,) of polygons."""
+    water = space.WATER if c.has("aquatic") else frozenset()
+    polys = [space.terrain_poly(t) for t in state.terrain if t.kind in space.IMPASSABLE - water]
+    polys += space.castle_blocks(state, c)
+    polys += [space.footprint(o) for o in state.units if o.alive and o.uid != c.uid and o.uid not in exclude]
+    return np.array(polys, dtype=object)
+
 
 def _sweep_clear(route: ChargeRoute, sweep: space.Sweep) -> bool:
     """Whether ``sweep`` stays on the table and overlaps no obstacle of ``route`` by more than EPS."""
@@ -196,7 +237,7 @@ def _sweep_clear(route: ChargeRoute, sweep: space.Sweep) -> bool:
     if minx < -geo.EPS or miny < -geo.EPS or maxx > w + geo.EPS or maxy > h + geo.EPS:
         return False
     meet = space.boxes_meeting(sweep.bounds, route.boxes)
-    return not (meet and space.Surroundings.overlapping(sweep.geom, route.obstacles[meet]).any())
+    return not (meet and route.overlaps_any(sweep.geom, meet))
 
 
 def _legs(route: ChargeRoute, end: geo.Pose) -> Iterator[Iterator[space.Sweep]]:
