@@ -380,11 +380,10 @@ class ScriptedAgent:
         enemies in ``ignore`` are left out.
         """
         worst = 0.0
-        target = space.footprint(u)
         for e in self.enemies(battle):
             if e.uid in ignore:
                 continue
-            threat = charge_threat(battle, e, u, target)
+            threat = charge_threat(battle, e, u)
             if threat is None:
                 continue
             p, facing = threat
@@ -508,9 +507,36 @@ def charge_threat(battle: Battle, c: UnitState, t: UnitState, target: Polygon | 
     its front vision arc (CORE.CHARGE.ELIGIBLE). The chance is the charge roll (the engine's charge M, flyers 10,
     + the higher of 2D6) reaching the gap (:func:`agents.estimates.charge_chance`, CORE.CHARGE.RANGE).
     ``target``: ``t``'s footprint when already built (``t`` may be a forecast copy).
+    The geometry (:func:`_threat_geometry`) is kept for the same places of ``c`` and ``t``.
     """
+    if not can_threaten(battle, c):
+        return None
+    if target is not None:
+        return _threat_geometry(battle, c, t, target)
+    key = _threat_key(c, t)
+    if key not in _THREATS:
+        if len(_THREATS) >= THREAT_MEMO_SIZE:
+            _THREATS.clear()
+        _THREATS[key] = _threat_geometry(battle, c, t, None)
+    return _THREATS[key]
+
+
+THREAT_MEMO_SIZE = 65536
+"""Most (charger, target) places :func:`charge_threat` keeps its geometry for (then it starts afresh)."""
+_THREATS: dict[tuple, tuple[float, str] | None] = {}
+
+
+def _threat_key(c: UnitState, t: UnitState) -> tuple:
+    """All :func:`_threat_geometry` reads of ``c`` and ``t``: places, formations, bases, M and special rules."""
+    return (c.x, c.y, c.facing, c.files, c.models, c.base_w, c.base_d, c.troop_type, c.profile.M, tuple(c.special_rules),
+            t.x, t.y, t.facing, t.files, t.models, t.base_w, t.base_d, t.troop_type, tuple(t.special_rules))
+
+
+def _threat_geometry(battle: Battle, c: UnitState, t: UnitState, target: Polygon | None) -> tuple[float, str] | None:
+    """:func:`charge_threat` once ``c`` can threaten: reach, front arc, chance and facing (geometry of ``c`` and
+    ``t`` alone; ``battle`` is not read, ``target`` as there)."""
     reach = charge_reach(c)
-    if not can_threaten(battle, c) or not space.near(c, t, reach):
+    if not space.near(c, t, reach):
         return None
     target = space.footprint(t) if target is None else target
     dist = geo.distance(space.footprint(c), target)
