@@ -221,7 +221,7 @@ class ScriptedAgent:
     def nearest_enemy(self, battle: Battle, u: UnitState) -> UnitState | None:
         """The enemy nearest ``u`` (edge to edge), non-fleeing ones preferred."""
         pool = self.enemies(battle) or self.enemies(battle, fleeing=True)
-        return min(pool, key=lambda e: (space.unit_distance(u, e), e.uid), default=None)
+        return min(pool, key=lambda e: (gap(u, e), e.uid), default=None)
 
     def target_for(self, battle: Battle, u: UnitState) -> UnitState | None:
         """The enemy ``u`` can reach with least effort: distance plus the wheel needed to face it (W·θ).
@@ -417,7 +417,7 @@ class ScriptedAgent:
     def enemy_distance(self, battle: Battle, u: UnitState) -> float:
         """Edge-to-edge distance from ``u`` to the nearest enemy (inf if none)."""
         e = self.nearest_enemy(battle, u)
-        return space.unit_distance(u, e) if e is not None else float("inf")
+        return gap(u, e) if e is not None else float("inf")
 
     def holds_to_shoot(self, battle: Battle, u: UnitState) -> bool:
         """A foot shooter with a target in range and sight stays put (moving spoils or forbids its shot)."""
@@ -483,7 +483,28 @@ def best_per_unit(values: dict[Action, float]) -> list[Action]:
 
 def effort(u: UnitState, e: UnitState) -> float:
     """Inches of movement for ``u`` to reach ``e``: the gap plus the wheel that faces it (W·θ)."""
-    return space.unit_distance(u, e) + geo.wheel_distance(u.width, off_axis(u, (e.x, e.y)))
+    return gap(u, e) + geo.wheel_distance(u.width, off_axis(u, (e.x, e.y)))
+
+
+GAP_MEMO_SIZE = 65536
+"""Most pairs of unit places :func:`gap` keeps distances for (then it starts afresh)."""
+_GAPS: dict[tuple, float] = {}
+
+
+def gap(u: UnitState, e: UnitState) -> float:
+    """:func:`space.unit_distance` of ``u`` and ``e`` (inches, edge to edge), kept per pair of footprints.
+
+    The footprints are keyed by what they are built from: centre, facing,
+    files, models, bases and troop type (CORE.GEO.FOOTPRINT).
+    """
+    key = (u.x, u.y, u.facing, u.files, u.models, u.base_w, u.base_d, u.troop_type,
+           e.x, e.y, e.facing, e.files, e.models, e.base_w, e.base_d, e.troop_type)
+    d = _GAPS.get(key)
+    if d is None:
+        if len(_GAPS) >= GAP_MEMO_SIZE:
+            _GAPS.clear()
+        d = _GAPS[key] = space.unit_distance(u, e)
+    return d
 
 
 def charge_arc(battle: Battle, c: UnitState, t: UnitState) -> str:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cache
 from itertools import product
 from typing import TYPE_CHECKING
 
@@ -58,6 +59,7 @@ def p_shot_hits(needed: int) -> float:
     return 0.0
 
 
+@cache
 def p_2d6_at_most(total: int) -> float:
     """P(2D6 ≤ ``total``)."""
     return sum(1 for a, b in product(range(1, 7), repeat=2) if a + b <= total) / 36

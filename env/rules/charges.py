@@ -119,26 +119,40 @@ class _Neighbours:
         self.friend = [o.side == c.side for o in near]
         self.polys = np.array([space.footprint(o) for o in near], dtype=object)
         """Footprints of the units near the charger or the target: object array (n,)."""
+        self._cores: dict[tuple[str, int], Polygon] = {}
+        """The terrain's, target's and units' polygons shrunk by EPS/2 (:func:`_shrink`), once needed."""
 
     def touched(self, p: geo.Pose) -> set[int] | None:
         """:func:`_touched` at pose ``p``, without the route test."""
         poly = space.footprint_at(self.c, p)
         if not geo.within_table(poly, *self.table):
             return None
-        for t in self.impassable:
-            if geo.overlaps(poly, t):
+        core: list[Polygon] = []
+        for k, t in enumerate(self.impassable):
+            if self._overlaps(poly, core, ("terrain", k), t):
                 return None
         if not space.castle_end_ok(self.state, self.c, poly):  # SIEGE.SCEN.CASTLE, SIEGE.MOVE.WALLS
             return None
-        if geo.overlaps(poly, self.target_poly):
+        if self._overlaps(poly, core, ("target", 0), self.target_poly):
             return None
         touched: set[int] = set()
         if len(self.polys):
             for i in np.flatnonzero(shapely.distance(poly, self.polys) <= geo.EPS).tolist():
-                if self.friend[i] or geo.overlaps(poly, self.polys[i]):
+                if self.friend[i] or self._overlaps(poly, core, ("unit", i), self.polys[i]):
                     return None
                 touched.add(self.uids[i])
         return touched
+
+    def _overlaps(self, poly: Polygon, core: list[Polygon], key: tuple[str, int], other: Polygon) -> bool:
+        """:func:`geo.overlaps` of ``poly`` and ``other``, with ``poly`` shrunk at most once (kept in ``core``, empty
+        until then) and ``other`` shrunk at most once per spot set (kept under ``key``)."""
+        if not poly.intersects(other):
+            return False
+        if not core:
+            core.append(_shrink(poly))
+        if key not in self._cores:
+            self._cores[key] = _shrink(other)
+        return bool(shapely.intersects(core[0], self._cores[key]))
 
 
 class ChargeRoute:
