@@ -531,7 +531,8 @@ class _Spots:
     :func:`charge_spot` read the same offsets (:func:`_candidate_offsets`)
     against the same units and route; this works each one out once, and
     builds the :class:`ChargeRoute` only when a spot gets as far as its
-    route test. Kept by :func:`_spots` while the table stays as it is.
+    route test, and a spot's route only when the spot is otherwise
+    acceptable. Kept by :func:`_spots` while the table stays as it is.
 
     Args:
         battle: the battle; c: the charger; t: the charged unit.
@@ -548,8 +549,10 @@ class _Spots:
         self.length = edge_frame(t, facing)[6]
         self._neighbours: _Neighbours | None = None
         self._route: ChargeRoute | None = None
-        self._touched: list[set[int] | None] = []
-        """:func:`_touched` of ``offsets[i]``, for the first ``len`` offsets."""
+        self._free: list[set[int] | None] = []
+        """:func:`_touched` without the route test at ``offsets[i]``, for the first ``len`` offsets."""
+        self._reachable: dict[int, bool] = {}
+        """:func:`route_clear` to ``offsets[i]``, by ``i``, once asked."""
         self._placements: dict[frozenset[int], tuple[geo.Pose, float, float] | None] = {}
         self._incidental: frozenset[int] | None = None
 
@@ -557,17 +560,26 @@ class _Spots:
         """The charger's flush pose at ``offsets[i]``."""
         return flush_pose(self.t, self.facing, self.c, self.offsets[i])
 
-    def touched(self, i: int) -> set[int] | None:
-        """:func:`_touched` at ``offsets[i]`` (the route tested if :attr:`needs_route`); worked out once."""
-        while len(self._touched) <= i:
+    def free(self, i: int) -> set[int] | None:
+        """:func:`_touched` at ``offsets[i]`` without the route test; worked out once."""
+        while len(self._free) <= i:
             if self._neighbours is None:
                 self._neighbours = _Neighbours(self.battle, self.c, self.t, self.ignore)
-            p = self.pose(len(self._touched))
-            touched = self._neighbours.touched(p)
-            if touched is not None and self.needs_route and not route_clear(self.route, p):
-                touched = None
-            self._touched.append(touched)
-        return self._touched[i]
+            self._free.append(self._neighbours.touched(self.pose(len(self._free))))
+        return self._free[i]
+
+    def reachable(self, i: int) -> bool:
+        """Whether a route to ``offsets[i]`` is clear (:func:`route_clear`; True when no route is needed)."""
+        if not self.needs_route:
+            return True
+        if i not in self._reachable:
+            self._reachable[i] = route_clear(self.route, self.pose(i))
+        return self._reachable[i]
+
+    def touched(self, i: int) -> set[int] | None:
+        """:func:`_touched` at ``offsets[i]``, the route tested if :attr:`needs_route`."""
+        free = self.free(i)
+        return free if free is not None and self.reachable(i) else None
 
     @property
     def route(self) -> ChargeRoute:
@@ -585,8 +597,8 @@ class _Spots:
     def _place(self, allowed: frozenset[int]) -> tuple[geo.Pose, float, float] | None:
         c, length = self.c, self.length
         for i, off in enumerate(self.offsets):
-            touched = self.touched(i)
-            if touched is not None and touched <= allowed:
+            touched = self.free(i)  # the route last: a spot touching others than ``allowed`` needs none
+            if touched is not None and touched <= allowed and self.reachable(i):
                 overlap = min(off + c.width / 2, length / 2) - max(off - c.width / 2, -length / 2)
                 return self.pose(i), max(0.0, overlap), abs(off - self.proj)
         return None
