@@ -51,8 +51,21 @@ def _ring(points: tuple[tuple[float, float], ...]) -> tuple[np.ndarray, bool]:
     return arr, bool(native.is_convex(arr))
 
 
+_BY_FEATURE: dict[int, tuple[TerrainFeature, list, tuple[np.ndarray, bool]]] = {}
+"""A feature's ring and convexity by id(feature), with the feature and a copy of its outline (the id stays the
+feature's while it is held; a changed outline is seen). Cleared when it grows past 4096 entries."""
+
+
 def _terrain(t: TerrainFeature) -> tuple[np.ndarray, bool]:
-    return _ring(tuple((float(p[0]), float(p[1])) for p in t.polygon))
+    """The feature's outline as a float64 (k, 2) ring and whether it is convex (cached)."""
+    hit = _BY_FEATURE.get(id(t))
+    if hit is not None and hit[0] is t and hit[1] == t.polygon:
+        return hit[2]
+    answer = _ring(tuple((float(p[0]), float(p[1])) for p in t.polygon))
+    if len(_BY_FEATURE) > 4096:
+        _BY_FEATURE.clear()
+    _BY_FEATURE[id(t)] = (t, list(t.polygon), answer)
+    return answer
 
 
 def scene(state: BattleState, u: UnitState, exclude: frozenset[int] = frozenset()) -> Any | None:
