@@ -20,10 +20,12 @@ Lengths are inches, angles degrees, as everywhere in the engine.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import shapely
 
 from battleline.env.rules import special_rules
 from battleline.env.rules.space import DIFFICULT, IMPASSABLE, OBSTACLES, WATER
@@ -173,3 +175,32 @@ def unit_moves(table: np.ndarray, terrain: list[tuple[int, np.ndarray]], table_w
         ValueError: a malformed table, ring, request or option code.
     """
     return native.unit_moves(table, terrain, table_w, table_h, requests)
+
+
+def _rings(polys: Sequence[shapely.Geometry]) -> tuple[np.ndarray, np.ndarray]:
+    if not polys:
+        return np.empty((0, 2), dtype=np.float64), np.empty(0, dtype=np.int64)
+    return shapely.get_coordinates(polys), shapely.get_num_coordinates(polys).astype(np.int64)
+
+
+def line_of_sight(viewer: UnitState, target: UnitState, blockers: Sequence[shapely.Geometry],
+                  woods: Sequence[shapely.Geometry]) -> bool | None:
+    """CORE.GEO.LOS decided by the compiled core as ``geometry.has_los`` decides it; None where only the reference applies.
+
+    Args:
+        viewer, target: the units (poses and footprints in inches and degrees).
+        blockers: polygons that block, as given to ``geometry.has_los`` (third units' footprints, blocking features).
+        woods: woods polygons, as given to ``geometry.has_los``.
+
+    Returns:
+        Whether ``viewer`` sees ``target``; None when the answer is left to the reference: the core is off, two or
+        more blockers are hit (the reference closes the gaps between them), a polygon in play is not convex, or a
+        distance lies within a micro-inch of a threshold the reference rounds differently.
+    """
+    if not available():
+        return None
+    bxy, bn = _rings(blockers)
+    wxy, wn = _rings(woods)
+    seen = native.line_of_sight(viewer.x, viewer.y, viewer.facing, viewer.width, viewer.depth, target.x, target.y,
+                                target.facing, target.width, target.depth, bxy, bn, wxy, wn)
+    return None if seen < 0 else bool(seen)

@@ -127,6 +127,11 @@ def line_of_sight(state: BattleState, viewer: UnitState, target: UnitState) -> b
         ]
     blockers += [terrain_poly(t) for t in state.terrain if t.kind in BLOCKING]
     woods = [terrain_poly(t) for t in state.terrain if t.kind == "woods"]
+    from battleline.env.rules import kernel  # the compiled core; None: it leaves this one to the reference
+
+    seen = kernel.line_of_sight(viewer, target, blockers, woods)
+    if seen is not None:
+        return seen
     return geo.has_los(pose(viewer), viewer.width, viewer.depth, pose(target), target.width, target.depth, blockers, woods)
 
 
