@@ -6,14 +6,18 @@
 // the segments' and is not the viewer's or the target's. A segment *hits* a
 // blocker when they share a point (touching counts): decided here with exact
 // orientation predicates, as GEOS decides it. If exactly one blocker is hit, a
-// segment is blocked when it meets that blocker eroded by EPS/2; woods then
-// block a clear segment that crosses more than 2" + EPS of them.
+// segment is blocked when it meets that blocker eroded by EPS/2. With several
+// hit, the reference closes the gaps between them (each grown by EPS/2, their
+// union eroded by EPS); where the grown shapes stay apart that is again each
+// one's erosion by EPS/2. Woods then block a clear segment that crosses more
+// than 2" + EPS of them.
 //
-// Where the answer rests on a rounding the reference makes differently (two or
-// more blockers hit, whose grown union the reference closes; a segment within
-// a micro-inch of the eroded core; woods within a micro-inch of 2" + EPS; a
-// polygon that is not convex or whose erosion GEOS simplifies), the answer is
-// "undecided" (-1) and the caller asks the reference.
+// Where the answer rests on what this does not reproduce or on a rounding the
+// reference makes differently (blockers hit that come within about EPS of each
+// other; a segment within a micro-inch of an eroded core; woods within a
+// micro-inch of 2" + EPS; a polygon that is not convex, whose erosion GEOS
+// simplifies or whose growth it bevels), the answer is "undecided" (-1) and the
+// caller asks the reference.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
@@ -200,6 +204,42 @@ bool erodes_cleanly(const Ring& r) {
     return true;
 }
 
+// How far (inches) GEOS's buffer(EPS/2, mitre) of a convex ring reaches beyond it: (EPS/2)/sin(theta/2) at
+// its sharpest corner; NaN where a corner is sharp enough (mitre ratio over 4, GEOS bevels over 5) to bevel.
+double mitre_reach(const Ring& r) {
+    double reach = 0.0;
+    for (size_t i = 0, n = r.size(); i < n; ++i) {
+        const Vec& a = r[(i + n - 1) % n];
+        const Vec& v = r[i];
+        const Vec& b = r[(i + 1) % n];
+        double ux = a.x - v.x, uy = a.y - v.y, wx = b.x - v.x, wy = b.y - v.y;
+        double cos_t = (ux * wx + uy * wy) / (std::hypot(ux, uy) * std::hypot(wx, wy));
+        double half_sin = std::sqrt(std::max(0.0, 0.5 * (1.0 - cos_t)));
+        if (!(half_sin >= 0.25)) return NAN;
+        reach = std::max(reach, 0.5 * EPS / half_sin);
+    }
+    return reach * (1.0 + 1e-6);
+}
+
+// Whether the reference's blocking core of the blockers hit is the union of their erosions by EPS/2, up to
+// rounding. One blocker: its buffer(-EPS/2), as erode() gives it where erodes_cleanly. Several: the reference
+// closes the gaps between them (buffer(+EPS/2) each, union, buffer(-EPS)); when their grown shapes stay
+// apart and no corner is bevelled, that closing is each one's erosion by EPS/2 again.
+bool cores_as_reference(const std::vector<const Ring*>& hits) {
+    for (const Ring* h : hits)
+        if (!erodes_cleanly(*h)) return false;
+    if (hits.size() == 1) return true;
+    std::vector<double> reach;
+    for (const Ring* h : hits) {
+        reach.push_back(mitre_reach(*h));
+        if (std::isnan(reach.back())) return false;
+    }
+    for (size_t i = 0; i < hits.size(); ++i)
+        for (size_t j = i + 1; j < hits.size(); ++j)
+            if (!(distance(*hits[i], *hits[j]) > reach[i] + reach[j] + BAND)) return false;
+    return true;
+}
+
 Ring ring_at(const double* xy, py::ssize_t n) {
     Ring r;
     for (py::ssize_t i = 0; i < n; ++i) {
@@ -258,7 +298,7 @@ int line_of_sight(const Pose& vp, double vw, double vd, const Pose& tp, double t
             return std::fabs(a.x0 - b.x0) <= SAME_BOX && std::fabs(a.y0 - b.y0) <= SAME_BOX &&
                    std::fabs(a.x1 - b.x1) <= SAME_BOX && std::fabs(a.y1 - b.y1) <= SAME_BOX;
         };
-        const Ring* hit = nullptr;
+        std::vector<const Ring*> hits;
         for (const Ring& r : blockers) {
             if (r.size() < 3) return UNDECIDED;
             Box bb = bounds(r);
@@ -267,24 +307,27 @@ int line_of_sight(const Pose& vp, double vw, double vd, const Pose& tp, double t
             if (!exactly_convex(r)) return UNDECIDED;
             bool any = false;
             for (int k = 0; k < 15 && !any; ++k) any = segment_hits(starts[k / 5], ends[k % 5], r, bb);
-            if (!any) continue;
-            if (hit) return UNDECIDED;  // two or more: the reference closes the gaps between them
-            hit = &r;
+            if (any) hits.push_back(&r);
         }
-        if (hit) {
-            if (!erodes_cleanly(*hit)) return UNDECIDED;
-            Ring core = erode(*hit, EPS / 2);
-            if (core.empty() != erode(*hit, EPS / 2 - BAND).empty() || core.empty() != erode(*hit, EPS / 2 + BAND).empty())
+        if (!hits.empty() && !cores_as_reference(hits)) return UNDECIDED;
+        std::vector<Ring> cores;
+        for (const Ring* h : hits) {
+            Ring core = erode(*h, EPS / 2);
+            if (core.empty() != erode(*h, EPS / 2 - BAND).empty() || core.empty() != erode(*h, EPS / 2 + BAND).empty())
                 return UNDECIDED;  // as thin as EPS, within the band
-            if (!core.empty()) {
-                bool all = true;
-                for (int k = 0; k < 15; ++k) {
+            if (!core.empty()) cores.push_back(std::move(core));
+        }
+        if (!cores.empty()) {
+            bool all = true;
+            for (int k = 0; k < 15; ++k) {
+                for (const Ring& core : cores) {
                     double gap = axis_gap(starts[k / 5], ends[k % 5], core);
-                    blocked[k] = gap > BAND ? 0 : gap < -BAND ? 1 : -1;
-                    all &= blocked[k] == 1;
+                    int b = gap > BAND ? 0 : gap < -BAND ? 1 : -1;
+                    if (b == 1 || (b == -1 && blocked[k] == 0)) blocked[k] = b;
                 }
-                if (all) return BLIND;
+                all &= blocked[k] == 1;
             }
+            if (all) return BLIND;
         }
     }
     Any3 sees;
