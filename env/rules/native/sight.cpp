@@ -37,6 +37,9 @@ constexpr double SAME_BOX = 1e-6;    // geometry._same_bbox's tolerance (inches)
 constexpr double WOODS_LIMIT = 2.0;  // CORE.GEO.LOS: at most 2" of woods
 constexpr double SIMPLIFY = 0.01;   // GEOS's buffer simplify factor (of the distance)
 constexpr double BAND = 1e-9;        // answers nearer than this (inches) to a threshold are left to the reference
+constexpr double MITRE_REACH = 2.5 * EPS * (1.0 + 1e-6);  // GEOS's mitre limit 5 times EPS/2: how far growth reaches
+constexpr double GROUPED_CLEAR = 3.0 * EPS;  // a segment this far from grouped blockers misses their closing
+constexpr double DEEP = 6.0 * EPS;  // erosion by EPS with mitre limit 5 keeps what lies over 5 EPS inside
 constexpr int SEES = 1, BLIND = 0, UNDECIDED = -1;
 
 // ---------------------------------------------------------------- exact orientation (Shewchuk's orient2d)
@@ -221,23 +224,28 @@ double mitre_reach(const Ring& r) {
     return reach * (1.0 + 1e-6);
 }
 
-// Whether the reference's blocking core of the blockers hit is the union of their erosions by EPS/2, up to
-// rounding. One blocker: its buffer(-EPS/2), as erode() gives it where erodes_cleanly. Several: the reference
-// closes the gaps between them (buffer(+EPS/2) each, union, buffer(-EPS)); when their grown shapes stay
-// apart and no corner is bevelled, that closing is each one's erosion by EPS/2 again.
-bool cores_as_reference(const std::vector<const Ring*>& hits) {
-    for (const Ring* h : hits)
-        if (!erodes_cleanly(*h)) return false;
-    if (hits.size() == 1) return true;
-    std::vector<double> reach;
-    for (const Ring* h : hits) {
-        reach.push_back(mitre_reach(*h));
-        if (std::isnan(reach.back())) return false;
+// Which blockers hit have, in the reference's blocking core, exactly their own erosion by EPS/2 (up to
+// rounding). One blocker alone: its buffer(-EPS/2), as erode() gives it where erodes_cleanly. Several: the
+// reference closes the gaps between them (buffer(+EPS/2) each, union, buffer(-EPS)); a blocker whose grown
+// shape stays apart from the others' and has no bevelled corner is a piece of its own, and its closing is
+// its erosion by EPS/2 again. The others are "grouped": their part of the core is not reproduced.
+std::vector<bool> exact_cores(const std::vector<const Ring*>& hits) {
+    size_t n = hits.size();
+    std::vector<bool> exact(n);
+    if (n == 1) {
+        exact[0] = erodes_cleanly(*hits[0]);
+        return exact;
     }
-    for (size_t i = 0; i < hits.size(); ++i)
-        for (size_t j = i + 1; j < hits.size(); ++j)
-            if (!(distance(*hits[i], *hits[j]) > reach[i] + reach[j] + BAND)) return false;
-    return true;
+    std::vector<double> reach(n);
+    for (size_t i = 0; i < n; ++i) reach[i] = mitre_reach(*hits[i]);
+    for (size_t i = 0; i < n; ++i) {
+        exact[i] = !std::isnan(reach[i]) && erodes_cleanly(*hits[i]);
+        for (size_t j = 0; j < n && exact[i]; ++j) {
+            double rj = std::isnan(reach[j]) ? MITRE_REACH : reach[j];
+            exact[i] = j == i || distance(*hits[i], *hits[j]) > reach[i] + rj + BAND;
+        }
+    }
+    return exact;
 }
 
 Ring ring_at(const double* xy, py::ssize_t n) {
@@ -299,31 +307,47 @@ int line_of_sight(const Pose& vp, double vw, double vd, const Pose& tp, double t
                    std::fabs(a.x1 - b.x1) <= SAME_BOX && std::fabs(a.y1 - b.y1) <= SAME_BOX;
         };
         std::vector<const Ring*> hits;
+        std::vector<unsigned> masks;  // bit k: segment k hits the blocker
         for (const Ring& r : blockers) {
             if (r.size() < 3) return UNDECIDED;
             Box bb = bounds(r);
             if (!(bb.x0 <= seg.x1 && bb.x1 >= seg.x0 && bb.y0 <= seg.y1 && bb.y1 >= seg.y0) || same(bb, vb) || same(bb, tb))
                 continue;
             if (!exactly_convex(r)) return UNDECIDED;
-            bool any = false;
-            for (int k = 0; k < 15 && !any; ++k) any = segment_hits(starts[k / 5], ends[k % 5], r, bb);
-            if (any) hits.push_back(&r);
+            unsigned mask = 0;
+            for (int k = 0; k < 15; ++k)
+                if (segment_hits(starts[k / 5], ends[k % 5], r, bb)) mask |= 1u << k;
+            if (mask) hits.push_back(&r), masks.push_back(mask);
         }
-        if (!hits.empty() && !cores_as_reference(hits)) return UNDECIDED;
-        std::vector<Ring> cores;
-        for (const Ring* h : hits) {
-            Ring core = erode(*h, EPS / 2);
-            if (core.empty() != erode(*h, EPS / 2 - BAND).empty() || core.empty() != erode(*h, EPS / 2 + BAND).empty())
-                return UNDECIDED;  // as thin as EPS, within the band
-            if (!core.empty()) cores.push_back(std::move(core));
-        }
-        if (!cores.empty()) {
+        if (!hits.empty()) {
+            // A segment that hits no blocker is clear (the reference tests only those that do). One that
+            // hits: blocked if it meets an exact core, or runs deeper than DEEP into a grouped blocker (the
+            // closing keeps every point that far inside); clear if it misses the exact cores and keeps
+            // GROUPED_CLEAR from the grouped blockers (the closing lies within MITRE_REACH of them).
+            std::vector<bool> exact = exact_cores(hits);
+            std::vector<Ring> cores(hits.size());
+            for (size_t i = 0; i < hits.size(); ++i) {
+                double by = exact[i] ? EPS / 2 : DEEP;
+                cores[i] = erode(*hits[i], by);
+                if (exact[i] && (cores[i].empty() != erode(*hits[i], by - BAND).empty() ||
+                                 cores[i].empty() != erode(*hits[i], by + BAND).empty()))
+                    return UNDECIDED;  // as thin as EPS, within the band
+            }
+            unsigned any_hit = 0;
+            for (unsigned m : masks) any_hit |= m;
             bool all = true;
             for (int k = 0; k < 15; ++k) {
-                for (const Ring& core : cores) {
-                    double gap = axis_gap(starts[k / 5], ends[k % 5], core);
-                    int b = gap > BAND ? 0 : gap < -BAND ? 1 : -1;
-                    if (b == 1 || (b == -1 && blocked[k] == 0)) blocked[k] = b;
+                if (any_hit >> k & 1u) {
+                    const Vec& p = starts[k / 5];
+                    const Vec& q = ends[k % 5];
+                    bool yes = false, maybe = false;
+                    for (size_t i = 0; i < hits.size() && !yes; ++i) {
+                        double gap = cores[i].empty() ? INFINITY : axis_gap(p, q, cores[i]);
+                        yes = gap < -BAND;
+                        if (exact[i]) maybe |= gap <= BAND;
+                        else maybe |= axis_gap(p, q, *hits[i]) <= GROUPED_CLEAR;
+                    }
+                    blocked[k] = yes ? 1 : maybe ? -1 : 0;
                 }
                 all &= blocked[k] == 1;
             }
