@@ -14,6 +14,10 @@ None where only the reference applies:
   in the environment (the reference is then used everywhere; the differential
   tests and ``benchmarks.kernel_fuzz`` compare the two).
 
+:func:`line_of_sight` answers CORE.GEO.LOS as ``geometry.has_los`` does (native
+sources in env/rules/native/sight.cpp), or returns None for the few questions
+whose answer rests on what it does not reproduce (the reference then answers).
+
 Lengths are inches, angles degrees, as everywhere in the engine.
 """
 
