@@ -296,11 +296,11 @@ int line_of_sight(const Pose& vp, double vw, double vd, const Pose& tp, double t
     const Vec starts[3] = {{0.5 * (vc[0].x + vc[1].x), 0.5 * (vc[0].y + vc[1].y)}, vc[0], vc[1]};
     const Vec ends[5] = {{tp.x, tp.y}, tc[0], tc[1], tc[2], tc[3]};
     int blocked[15] = {};  // 1 blocked, -1 undecided
+    Box seg{INFINITY, INFINITY, -INFINITY, -INFINITY};  // all the segments' bounding box
+    for (const Vec& p : starts) seg = {std::min(seg.x0, p.x), std::min(seg.y0, p.y), std::max(seg.x1, p.x), std::max(seg.y1, p.y)};
+    for (const Vec& p : ends) seg = {std::min(seg.x0, p.x), std::min(seg.y0, p.y), std::max(seg.x1, p.x), std::max(seg.y1, p.y)};
 
     if (!blockers.empty()) {
-        Box seg{INFINITY, INFINITY, -INFINITY, -INFINITY};
-        for (const Vec& p : starts) seg = {std::min(seg.x0, p.x), std::min(seg.y0, p.y), std::max(seg.x1, p.x), std::max(seg.y1, p.y)};
-        for (const Vec& p : ends) seg = {std::min(seg.x0, p.x), std::min(seg.y0, p.y), std::max(seg.x1, p.x), std::max(seg.y1, p.y)};
         Box vb = bounds(Ring(vc.begin(), vc.end())), tb = bounds(Ring(tc.begin(), tc.end()));
         auto same = [](const Box& a, const Box& b) {
             return std::fabs(a.x0 - b.x0) <= SAME_BOX && std::fabs(a.y0 - b.y0) <= SAME_BOX &&
@@ -355,14 +355,21 @@ int line_of_sight(const Pose& vp, double vw, double vd, const Pose& tp, double t
         }
     }
     Any3 sees;
-    for (const Ring& w : woods)
-        if (w.size() < 3 || !exactly_convex(w)) return UNDECIDED;
+    std::vector<const Ring*> near_woods;  // woods out of the segments' box add nothing
+    for (const Ring& w : woods) {
+        if (w.size() < 3) return UNDECIDED;
+        Box wb = bounds(w);
+        if (!(wb.x0 <= seg.x1 && wb.x1 >= seg.x0 && wb.y0 <= seg.y1 && wb.y1 >= seg.y0)) continue;
+        if (!exactly_convex(w)) return UNDECIDED;
+        near_woods.push_back(&w);
+    }
     for (int k = 0; k < 15; ++k) {
         if (blocked[k] == 1) continue;
         const Vec& p = starts[k / 5];
         const Vec& q = ends[k % 5];
         double len = std::hypot(q.x - p.x, q.y - p.y), total = 0.0;
-        for (const Ring& w : woods) {
+        for (const Ring* wp : near_woods) {
+            const Ring& w = *wp;
             // Clip the segment to the convex ring (Cyrus-Beck); the length inside adds up.
             double t0 = 0.0, t1 = 1.0;
             for (size_t i = 0, n = w.size(); i < n && t0 <= t1; ++i) {
