@@ -221,7 +221,7 @@ class ScriptedAgent:
     def nearest_enemy(self, battle: Battle, u: UnitState) -> UnitState | None:
         """The enemy nearest ``u`` (edge to edge), non-fleeing ones preferred."""
         pool = self.enemies(battle) or self.enemies(battle, fleeing=True)
-        return min(pool, key=lambda e: (space.unit_distance(u, e), e.uid), default=None)
+        return min(pool, key=lambda e: (gap(u, e), e.uid), default=None)
 
     def target_for(self, battle: Battle, u: UnitState) -> UnitState | None:
         """The enemy ``u`` can reach with least effort: distance plus the wheel needed to face it (W·θ).
@@ -380,11 +380,10 @@ class ScriptedAgent:
         enemies in ``ignore`` are left out.
         """
         worst = 0.0
-        target = space.footprint(u)
         for e in self.enemies(battle):
             if e.uid in ignore:
                 continue
-            threat = charge_threat(battle, e, u, target)
+            threat = charge_threat(battle, e, u)
             if threat is None:
                 continue
             p, facing = threat
@@ -418,7 +417,7 @@ class ScriptedAgent:
     def enemy_distance(self, battle: Battle, u: UnitState) -> float:
         """Edge-to-edge distance from ``u`` to the nearest enemy (inf if none)."""
         e = self.nearest_enemy(battle, u)
-        return space.unit_distance(u, e) if e is not None else float("inf")
+        return gap(u, e) if e is not None else float("inf")
 
     def holds_to_shoot(self, battle: Battle, u: UnitState) -> bool:
         """A foot shooter with a target in range and sight stays put (moving spoils or forbids its shot)."""
@@ -484,7 +483,28 @@ def best_per_unit(values: dict[Action, float]) -> list[Action]:
 
 def effort(u: UnitState, e: UnitState) -> float:
     """Inches of movement for ``u`` to reach ``e``: the gap plus the wheel that faces it (W·θ)."""
-    return space.unit_distance(u, e) + geo.wheel_distance(u.width, off_axis(u, (e.x, e.y)))
+    return gap(u, e) + geo.wheel_distance(u.width, off_axis(u, (e.x, e.y)))
+
+
+GAP_MEMO_SIZE = 65536
+"""Most pairs of unit places :func:`gap` keeps distances for (then it starts afresh)."""
+_GAPS: dict[tuple, float] = {}
+
+
+def gap(u: UnitState, e: UnitState) -> float:
+    """:func:`space.unit_distance` of ``u`` and ``e`` (inches, edge to edge), kept per pair of footprints.
+
+    The footprints are keyed by what they are built from: centre, facing,
+    files, models, bases and troop type (CORE.GEO.FOOTPRINT).
+    """
+    key = (u.x, u.y, u.facing, u.files, u.models, u.base_w, u.base_d, u.troop_type,
+           e.x, e.y, e.facing, e.files, e.models, e.base_w, e.base_d, e.troop_type)
+    d = _GAPS.get(key)
+    if d is None:
+        if len(_GAPS) >= GAP_MEMO_SIZE:
+            _GAPS.clear()
+        d = _GAPS[key] = space.unit_distance(u, e)
+    return d
 
 
 def charge_arc(battle: Battle, c: UnitState, t: UnitState) -> str:
@@ -508,9 +528,36 @@ def charge_threat(battle: Battle, c: UnitState, t: UnitState, target: Polygon | 
     its front vision arc (CORE.CHARGE.ELIGIBLE). The chance is the charge roll (the engine's charge M, flyers 10,
     + the higher of 2D6) reaching the gap (:func:`agents.estimates.charge_chance`, CORE.CHARGE.RANGE).
     ``target``: ``t``'s footprint when already built (``t`` may be a forecast copy).
+    The geometry (:func:`_threat_geometry`) is kept for the same places of ``c`` and ``t``.
     """
+    if not can_threaten(battle, c):
+        return None
+    if target is not None:
+        return _threat_geometry(battle, c, t, target)
+    key = _threat_key(c, t)
+    if key not in _THREATS:
+        if len(_THREATS) >= THREAT_MEMO_SIZE:
+            _THREATS.clear()
+        _THREATS[key] = _threat_geometry(battle, c, t, None)
+    return _THREATS[key]
+
+
+THREAT_MEMO_SIZE = 65536
+"""Most (charger, target) places :func:`charge_threat` keeps its geometry for (then it starts afresh)."""
+_THREATS: dict[tuple, tuple[float, str] | None] = {}
+
+
+def _threat_key(c: UnitState, t: UnitState) -> tuple:
+    """All :func:`_threat_geometry` reads of ``c`` and ``t``: places, formations, bases, M and special rules."""
+    return (c.x, c.y, c.facing, c.files, c.models, c.base_w, c.base_d, c.troop_type, c.profile.M, tuple(c.special_rules),
+            t.x, t.y, t.facing, t.files, t.models, t.base_w, t.base_d, t.troop_type, tuple(t.special_rules))
+
+
+def _threat_geometry(battle: Battle, c: UnitState, t: UnitState, target: Polygon | None) -> tuple[float, str] | None:
+    """:func:`charge_threat` once ``c`` can threaten: reach, front arc, chance and facing (geometry of ``c`` and
+    ``t`` alone; ``battle`` is not read, ``target`` as there)."""
     reach = charge_reach(c)
-    if not can_threaten(battle, c) or not space.near(c, t, reach):
+    if not space.near(c, t, reach):
         return None
     target = space.footprint(t) if target is None else target
     dist = geo.distance(space.footprint(c), target)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cache
 from itertools import product
 from typing import TYPE_CHECKING
 
@@ -58,6 +59,7 @@ def p_shot_hits(needed: int) -> float:
     return 0.0
 
 
+@cache
 def p_2d6_at_most(total: int) -> float:
     """P(2D6 ≤ ``total``)."""
     return sum(1 for a, b in product(range(1, 7), repeat=2) if a + b <= total) / 36
@@ -141,8 +143,11 @@ def melee_hit_chance(attacker: UnitState, target: UnitState, round_one: bool, de
 
 def obstacle_between(battle: Battle, a: UnitState, b: UnitState) -> bool:
     """Whether a hedge, fence or wall crosses the line between two units' centres."""
+    obstacles = space.terrain_of(battle.state, space.OBSTACLES)
+    if not obstacles:
+        return False
     line = shapely.LineString([(a.x, a.y), (b.x, b.y)])
-    return any(line.intersects(space.terrain_poly(t)) for t in space.terrain_of(battle.state, space.OBSTACLES))
+    return any(line.intersects(space.terrain_poly(t)) for t in obstacles)
 
 
 def melee_strength(attacker: UnitState, round_one: bool, charged: bool) -> int:
@@ -190,14 +195,27 @@ def fighters_in_contact(attacker: UnitState, defender: UnitState, facing: str) -
     """
     edge = defender.width if facing in ("front", "rear") else defender.depth
     overlap = min(attacker.width, edge)
-    a_n = _models_along(overlap, attacker.base_w, attacker.models_in_rank(1))
+    a_n = _models_along(overlap, attacker.base_w, rank_sizes(attacker)[0])
     if facing == "front":
-        d_n = _models_along(overlap, defender.base_w, defender.models_in_rank(1))
+        d_n = _models_along(overlap, defender.base_w, rank_sizes(defender)[0])
     elif facing == "rear":
-        d_n = _models_along(overlap, defender.base_w, defender.models_in_rank(defender.ranks))
+        d_n = _models_along(overlap, defender.base_w, rank_sizes(defender)[-1])
     else:
-        d_n = _models_along(overlap, defender.base_d, defender.ranks)
+        d_n = _models_along(overlap, defender.base_d, len(rank_sizes(defender)))
     return a_n, d_n
+
+
+_RANK_SIZES: dict[tuple[int, int, str], tuple[int, ...]] = {}
+
+
+def rank_sizes(u: UnitState) -> tuple[int, ...]:
+    """The models in each of ``u``'s ranks, front first (:meth:`UnitState.models_in_rank` for 1..R), kept per
+    (files, models, troop type), all they depend on (CORE.GEO.FORMATION)."""
+    key = (u.files, u.models, u.troop_type)
+    sizes = _RANK_SIZES.get(key)
+    if sizes is None:
+        sizes = _RANK_SIZES[key] = tuple(u.models_in_rank(r) for r in range(1, u.ranks + 1))
+    return sizes
 
 
 def support_attacks(u: UnitState, fighters: float, charged: bool) -> float:
@@ -207,12 +225,13 @@ def support_attacks(u: UnitState, fighters: float, charged: bool) -> float:
     ranks = 1 + (1 if combat.is_horde(u) else 0)
     if tables.melee_effect(u.melee, u.troop_type, False, charged).extra_rank or u.has("extra_rank"):
         ranks += 1
-    return float(sum(min(u.models_in_rank(r), fighters) for r in range(2, 2 + ranks)))
+    sizes = rank_sizes(u)
+    return float(sum(min(sizes[r - 1] if r <= len(sizes) else 0, fighters) for r in range(2, 2 + ranks)))
 
 
 def rank_bonus(u: UnitState) -> int:
     """Ranks of at least :data:`RANK_MIN_MODELS` behind the first, at most 3 (CORE.CC.COMBAT_RESULT.RANKS)."""
-    return min(MAX_RANK_BONUS, sum(1 for r in range(2, u.ranks + 1) if u.models_in_rank(r) >= RANK_MIN_MODELS))
+    return min(MAX_RANK_BONUS, sum(1 for n in rank_sizes(u)[1:] if n >= RANK_MIN_MODELS))
 
 
 def break_chance(battle: Battle, loser: UnitState, loser_models: float, winner_models: float, diff: float) -> float:

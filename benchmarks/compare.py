@@ -130,6 +130,22 @@ def tree_commit(tree: Path) -> dict[str, Any]:
     return {"commit": commit, "dirty": dirty}
 
 
+def build_core(tree: Path) -> None:
+    """Build a tree's compiled core in place (``setup.py build_ext --inplace``) when it has one (a ``setup.py``).
+
+    Raises:
+        UserError: the build failed (its last output lines are in the message).
+    """
+    if not (tree / "setup.py").exists():
+        return  # an engine from before the compiled core
+    console.print(f"building the compiled core of {tree} ...")
+    out = subprocess.run([sys.executable, "setup.py", "-q", "build_ext", "--inplace"], cwd=tree, capture_output=True,
+                         text=True, check=False)
+    if out.returncode != 0:
+        tail = " | ".join((out.stderr or out.stdout).strip().splitlines()[-3:])
+        raise UserError(f"--baseline: building the compiled core of {tree} failed: {tail}")
+
+
 @contextmanager
 def baseline_tree(commit: str) -> Iterator[Path]:
     """A temporary detached ``git worktree`` of ``commit`` beside the current tree; removed on exit."""
@@ -137,6 +153,7 @@ def baseline_tree(commit: str) -> Iterator[Path]:
     path = folder / "tree"
     _git(["worktree", "add", "--detach", str(path), commit], TREE)
     try:
+        build_core(path)
         yield path
     finally:
         try:
@@ -332,6 +349,7 @@ def main(
 
 @contextmanager
 def _as_is(path: Path) -> Iterator[Path]:
+    build_core(path)  # up to date: a no-op
     yield path
 
 

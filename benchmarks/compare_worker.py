@@ -139,7 +139,17 @@ def measure(root: Path, figure: str, scenario: str, size: int, seed: int) -> dic
         "figure": figure, "value": value, "unit": unit, "count": count, "cpu_s": cpu_s,
         "engine_file": engine.__file__, "benchmarks_file": bench.__file__,
         "layout": "battleline package" if prefix else "top-level packages",
+        "compiled_core": _core_on(prefix),
     }
+
+
+def _core_on(prefix: str) -> bool:
+    """Whether the tree's engine answers through its compiled core (False for an engine without one)."""
+    try:
+        kernel = importlib.import_module(prefix + "env.rules.kernel")
+    except ImportError:
+        return False
+    return bool(kernel.available())
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -6,6 +6,9 @@ masked actions:
 * ``BattleEnv`` learner steps per second (a random opponent plays inside the
   env, so one step includes the opponent's decisions up to the learner's next);
 * ``BattleEnv`` with the raster ``planes`` in the observation;
+* ``--num-envs`` (default 8) battles in one process through Gymnasium's ``SyncVectorEnv``
+  (``gymnasium.make_vec``, :mod:`battleline.env.vector`): learner steps per second summed over the
+  battles (the autoreset steps, which start a new battle without a decision, are not counted);
 * ``BattleAECEnv`` decisions per second (``step`` + ``observe`` of the next agent).
 
 Every figure includes the engine, the mask and the observation. The process
@@ -47,6 +50,30 @@ def battle_env_steps_per_second(scenario: str, steps: int, seed: int, planes: bo
     return steps / (time.perf_counter() - t0)
 
 
+def vector_env_steps_per_second(scenario: str, steps: int, seed: int, num_envs: int) -> float:
+    """Learner steps per wall-clock second, summed over ``num_envs`` battles in one ``SyncVectorEnv`` (random
+    masked actions; about ``steps`` learner steps in all, autoreset steps not counted but timed)."""
+    import gymnasium as gym
+
+    from battleline.env.vector import action_masks
+
+    vec = gym.make_vec("battleline/Battle-v0", num_envs=num_envs, vectorization_mode="sync", scenario=scenario,
+                       opponent="random")
+    rng = np.random.default_rng(seed)
+    vec.reset(seed=seed)
+    resetting = np.zeros(num_envs, dtype=bool)
+    done = 0
+    t0 = time.perf_counter()
+    while done < steps:
+        actions = [int(rng.choice(np.flatnonzero(row))) for row in action_masks(vec)]
+        _, _, term, trunc, _ = vec.step(np.array(actions))
+        done += int(num_envs - resetting.sum())
+        resetting = term | trunc
+    seconds = time.perf_counter() - t0
+    vec.close()
+    return done / seconds
+
+
 def aec_decisions_per_second(scenario: str, steps: int, seed: int) -> float:
     """Decisions per wall-clock second of :class:`BattleAECEnv` (``observe`` + ``step``; resets included)."""
     from battleline.env.aec_env import BattleAECEnv
@@ -82,11 +109,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--scenario", default="pitched_battle", help="scenario name (default pitched_battle)")
     parser.add_argument("--steps", type=int, default=1000, help="steps per repetition (default 1000)")
     parser.add_argument("--repeats", type=int, default=5, help="repetitions; the median is reported (default 5)")
+    parser.add_argument("--num-envs", type=int, default=8,
+                        help="battles of the vector env row, one process (default 8)")
     parser.add_argument("--quick", action="store_true", help="200 steps x 3 repetitions")
     args = parser.parse_args(argv)
     steps, repeats = (200, 3) if args.quick else (args.steps, args.repeats)
     with flag_errors():
-        check_at_least(1, steps=steps, repeats=repeats)
+        check_at_least(1, steps=steps, repeats=repeats, num_envs=args.num_envs)
         check_scenario(args.scenario)
 
     command = "python -m benchmarks.env_speed" + ("" if len(sys.argv) < 2 else " " + shlex.join(sys.argv[1:]))
@@ -96,6 +125,8 @@ def main(argv: list[str] | None = None) -> None:
     rows = [
         ("BattleEnv learner steps/s", lambda r: battle_env_steps_per_second(args.scenario, steps, 1000 * r)),
         ("BattleEnv + planes steps/s", lambda r: battle_env_steps_per_second(args.scenario, steps, 1000 * r, True)),
+        (f"SyncVectorEnv x{args.num_envs} steps/s",
+         lambda r: vector_env_steps_per_second(args.scenario, steps, 1000 * r, args.num_envs)),
         ("BattleAECEnv decisions/s", lambda r: aec_decisions_per_second(args.scenario, steps, 1000 * r)),
     ]
     for label, fn in rows:

@@ -13,6 +13,7 @@ those, a micro-inch either side of EPS. Query kinds:
 * ``distance``: footprint distance within 1e-9" (only the comparisons the rules make must agree);
 * ``furthest``: the furthest legal straight move (CORE.MOVE.ONE_INCH, CORE.MOVE.TABLE_EDGE,
   CORE.TERRAIN.COST), both refined and not, bit for bit;
+* ``cost``: the terrain cost of a straight move's swept area (CORE.TERRAIN.COST), bit for bit;
 * ``wheel``: whether a wheel is blocked (CORE.MOVE.WHEEL);
 * ``stand``: whether a footprint may stand where it is (``blocked_at``);
 * ``sight``: line of sight between two units past blockers and through woods (CORE.GEO.LOS), as
@@ -46,7 +47,7 @@ EPS = 0.01
 TABLE = (72.0, 48.0)
 EDGE_GAPS = (0.0, EPS / 2, EPS, 2 * EPS, 1.0 - EPS, 1.0, 1.0 + EPS, 2 * EPS + 1e-6, 1.0 - EPS - 1e-6, 1.0 - EPS + 1e-6)
 """Gaps (inches) at which units are set beside the mover: the thresholds the rules compare with, and just around them."""
-KINDS = ("footprint", "wheel_pose", "overlaps", "distance", "furthest", "wheel", "stand", "sight", "legal")
+KINDS = ("footprint", "wheel_pose", "overlaps", "distance", "furthest", "cost", "wheel", "stand", "sight", "legal")
 TERRAIN_KINDS = ("rocks", "woods", "hedge", "lake", "marsh")
 
 
@@ -252,6 +253,18 @@ def q_furthest(rng: np.random.Generator) -> tuple[bool, str]:
     return ref == got, f"ref={ref} core={got} allowance={allowance} gap={gap} refine={refine}"
 
 
+def q_cost(rng: np.random.Generator) -> tuple[bool, str]:
+    from battleline.env.rules import geometry as geo
+
+    scene = random_scene(rng)
+    start = geo.Pose(*scene["mover"])
+    end = geo.move_straight(start, float(rng.uniform(-8, 16)))
+    w, d = scene["w"], scene["d"]
+    ref = reference_scene(scene).terrain_cost(geo.swept_area(geo.footprint(start, w, d), geo.footprint(end, w, d)))
+    got = native_scene(scene).terrain_cost(start.x, start.y, start.facing, end.x, end.y, end.facing, w, d)
+    return tuple(ref) == tuple(got), f"ref={ref} core={got}"
+
+
 def q_wheel(rng: np.random.Generator) -> tuple[bool, str]:
     from battleline.env.rules import geometry as geo
     from battleline.env.rules import space
@@ -298,7 +311,7 @@ def _sight_points(viewer: tuple, target: tuple) -> tuple[list, list]:
 
 
 def random_sight(rng: np.random.Generator) -> dict[str, Any]:
-    """A viewer and a target (x, y, facing, width, depth), blockers and woods as (k, 2) rings.
+    """A viewer and a target (x, y, facing, width, depth), third units (each as those), blockers and woods as (k, 2) rings.
 
     Half the scenes stand on a quarter-inch grid at square facings, so that sight lines pass exactly through
     corners and along edges; blockers are then set touching a sight line, EPS/2 across it and a micro-inch
@@ -320,6 +333,7 @@ def random_sight(rng: np.random.Generator) -> dict[str, Any]:
         target = (viewer[0] + dist * float(np.cos(ang)), viewer[1] + dist * float(np.sin(ang)), _facing(rng), tw, td)
     starts, ends = _sight_points(viewer, target)
     blockers: list[np.ndarray] = []
+    units: list[tuple[float, float, float, float, float]] = []
     for _ in range(int(rng.choice([0, 1, 1, 1, 2, 3]))):
         pick = rng.random()
         p = starts[int(rng.integers(3))]
@@ -340,14 +354,14 @@ def random_sight(rng: np.random.Generator) -> dict[str, Any]:
             from battleline.env.rules import geometry as geo
 
             cx, cy = geo.to_world(geo.Pose(x, y, f), side * (uw / 2 + gap + bw / 2), 0.0)
-            blockers.append(_ring((cx, cy, f), bw, ud))
+            units.append((cx, cy, f, bw, ud))
         elif pick < 0.7:  # the viewer's or the target's own footprint, which never blocks
-            blockers.append(_ring(*((viewer[:3], viewer[3], viewer[4]) if rng.random() < 0.5 else (target[:3], target[3], target[4]))))
+            units.append(viewer if rng.random() < 0.5 else target)
         else:  # anywhere near the line, any facing
             t = float(rng.uniform(0.1, 0.9))
             cx = p[0] + t * (q[0] - p[0]) + float(rng.uniform(-3, 3))
             cy = p[1] + t * (q[1] - p[1]) + float(rng.uniform(-3, 3))
-            blockers.append(_ring((cx, cy, _facing(rng)), bw, bd))
+            units.append((cx, cy, _facing(rng), bw, bd))
     woods: list[np.ndarray] = []
     for _ in range(int(rng.integers(0, 3))):
         mid = ((starts[0][0] + ends[0][0]) / 2, (starts[0][1] + ends[0][1]) / 2)
@@ -362,7 +376,7 @@ def random_sight(rng: np.random.Generator) -> dict[str, Any]:
             hull = shapely.convex_hull(shapely.multipoints(pts))
             if hull.geom_type == "Polygon":
                 woods.append(np.asarray(hull.exterior.coords)[:-1])
-    return {"viewer": viewer, "target": target, "blockers": blockers, "woods": woods}
+    return {"viewer": viewer, "target": target, "units": units, "blockers": blockers, "woods": woods}
 
 
 def _stacked(rings: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
@@ -376,9 +390,12 @@ def sight_both(scene: dict[str, Any]) -> tuple[bool, int]:
     from battleline.env.rules import geometry as geo
 
     v, t = scene["viewer"], scene["target"]
-    ref = geo.has_los(geo.Pose(*v[:3]), v[3], v[4], geo.Pose(*t[:3]), t[3], t[4],
-                      [shapely.Polygon(r) for r in scene["blockers"]], [shapely.Polygon(r) for r in scene["woods"]])
-    got = _native().line_of_sight(*v, *t, *_stacked(scene["blockers"]), *_stacked(scene["woods"]))
+    units = scene.get("units", [])
+    blockers = [geo.footprint(geo.Pose(*u[:3]), u[3], u[4]) for u in units] + [shapely.Polygon(r) for r in scene["blockers"]]
+    ref = geo.has_los(geo.Pose(*v[:3]), v[3], v[4], geo.Pose(*t[:3]), t[3], t[4], blockers,
+                      [shapely.Polygon(r) for r in scene["woods"]])
+    got = _native().line_of_sight(*v, *t, np.array(units, dtype=np.float64).reshape(-1, 5),
+                                  *_stacked(scene["blockers"]), *_stacked(scene["woods"]))
     return bool(ref), int(got)
 
 
@@ -390,8 +407,7 @@ def q_sight(rng: np.random.Generator) -> tuple[bool, str]:
 
 QUERIES: dict[str, Callable[[np.random.Generator], tuple[bool, str]]] = {
     "footprint": q_footprint, "wheel_pose": q_wheel_pose, "overlaps": q_overlaps, "distance": q_distance,
-    "furthest": q_furthest, "wheel": q_wheel, "stand": q_stand,
-    "sight": q_sight,
+    "furthest": q_furthest, "cost": q_cost, "wheel": q_wheel, "stand": q_stand, "sight": q_sight,
 }
 
 

@@ -11,7 +11,8 @@ Importing ``battleline`` (or ``battleline.env``) registers, with Gymnasium (when
 Every keyword of :class:`~battleline.env.battle_env.BattleEnv` can be passed to
 ``gymnasium.make``; with the defaults, Gymnasium's and SB3's ``check_env`` pass (an
 illegal index ends the game as the learner's loss). ``gymnasium.make("battleline:battleline/PitchedBattle-v0")``
-imports ``battleline`` itself. The PettingZoo environment is
+imports ``battleline`` itself; ``gymnasium.make_vec(id, num_envs=N)`` steps N battles in one process
+(Gymnasium's ``SyncVectorEnv``; the masks of all N: :func:`battleline.env.vector.action_masks`). The PettingZoo environment is
 :mod:`battleline.env.aec_env` (``env()`` with PettingZoo's standard wrappers, ``raw_env()``).
 The engine itself does not need Gymnasium.
 """

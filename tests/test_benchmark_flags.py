@@ -21,6 +21,7 @@ def test_env_speed_counts_and_scenario(capsys: pytest.CaptureFixture[str]) -> No
 
     assert _error(capsys, main, ["--steps", "-5"]) == "error: --steps must be at least 1, got -5\n"
     assert _error(capsys, main, ["--repeats", "0"]) == "error: --repeats must be at least 1, got 0\n"
+    assert _error(capsys, main, ["--num-envs", "0"]) == "error: --num-envs must be at least 1, got 0\n"
     assert _error(capsys, main, ["--quick", "--scenario", "nope"]).startswith("error: unknown scenario 'nope'; shipped: ")
 
 

@@ -194,16 +194,17 @@ def test_sight_leaves_non_convex_blockers_to_the_reference(monkeypatch: pytest.M
     assert core == -1 and ref is False
     battle = Battle.from_scenario("pitched_battle", seed=1)
     viewer, target = battle.state.units[0], next(u for u in battle.state.units if u.side != battle.state.units[0].side)
-    assert kernel.line_of_sight(viewer, target, [], []) is True
+    v = (viewer.x, viewer.y, viewer.facing, viewer.width, viewer.depth)
+    t = (target.x, target.y, target.facing, target.width, target.depth)
+    assert kernel.line_of_sight(v, t, (), (), ()) is True
     mx, my = (viewer.x + target.x) / 2, (viewer.y + target.y) / 2
     rocks = TerrainFeature("rocks", [(mx - 3, my - 1), (mx + 3, my - 1), (mx, my), (mx + 3, my + 1), (mx - 3, my + 1)])
-    battle.state.terrain.append(rocks)
-    blockers = [space.terrain_poly(rocks)]
-    assert kernel.line_of_sight(viewer, target, blockers, []) is None
+    battle.state.terrain = [x for x in battle.state.terrain if x.kind not in space.BLOCKING | {"woods"}] + [rocks]
+    assert kernel.line_of_sight(v, t, (), (space.terrain_poly(rocks),), ()) is None
+    others = [o for o in battle.state.units if o.alive and o.uid not in (viewer.uid, target.uid)]
+    assert not any(o.has("large_target") for o in (viewer, target))
     expected = geo.has_los(space.pose(viewer), viewer.width, viewer.depth, space.pose(target), target.width,
-                           target.depth, blockers + [space.footprint(o) for o in battle.state.units if o.alive
-                                                     and o.uid not in (viewer.uid, target.uid) and space._between(viewer, target, o)],
-                           [space.terrain_poly(t) for t in battle.state.terrain if t.kind == "woods"])
+                           target.depth, [space.footprint(o) for o in others] + [space.terrain_poly(rocks)])
     assert space.line_of_sight(battle.state, viewer, target) is expected
     monkeypatch.setenv(kernel.ENV_SWITCH, "reference")
-    assert kernel.line_of_sight(viewer, target, [], []) is None
+    assert kernel.line_of_sight(v, t, (), (), ()) is None

@@ -23,7 +23,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from battleline.env.battle_env import BattleEnv
+from battleline.env.battle_env import BattleEnv, scenario_unit_slots
 from battleline.env.rules.config import ConfigError
 from battleline.training.cli import app
 from battleline.training.config import TRAINING_CONFIG_DIR, load_training_config
@@ -83,6 +83,7 @@ def test_quick_config_fits_ci() -> None:
         ({"ppo": {"net_arch": [10**11]}}, "ppo.net_arch", "layer widths from 1 to 65536"),
         ({"seed": 2**32}, "seed", "less than or equal to 4294967295"),
         ({"id": ".."}, "id", "'..' is not a name"),
+        ({"vec_env": "threads"}, "vec_env", "Input should be 'dummy' or 'subproc', got 'threads'"),
     ],
 )
 def test_config_errors_are_one_line_naming_file_and_field(tmp_path: Path, change: dict[str, Any], where: str | None,
@@ -453,6 +454,44 @@ def test_pool_shares_the_self_weight_among_the_latest_snapshots() -> None:
         ("self@100", "self", "model", "b.zip", 1.0),
         ("self@200", "self", "model", "c.zip", 1.0),
     ]
+
+
+def _vec_rollout(vec_env: Any, steps: int) -> list[Any]:
+    """What ``steps`` random masked steps of an SB3 VecEnv return (seeded actions), after its reset with seed 5."""
+    from sb3_contrib.common.maskable.utils import get_action_masks
+
+    rng = np.random.default_rng(0)
+    vec_env.seed(5)  # as training seeds them: sub-env i from 5 + i
+    out: list[Any] = [dict(vec_env.reset())]
+    for _ in range(steps):
+        masks = get_action_masks(vec_env)
+        obs, rewards, dones, infos = vec_env.step(np.array([rng.choice(np.flatnonzero(m)) for m in masks]))
+        # the values, not SB3's containers (DummyVecEnv: an OrderedDict and float32 rewards; SubprocVecEnv: float64)
+        out.append((dict(obs), rewards.astype(np.float64), dones, [info["legal_count"] for info in infos]))
+    vec_env.close()
+    return out
+
+
+def test_vec_env_dummy_runs_n_envs_in_one_process_like_subproc() -> None:
+    """``vec_env: dummy`` (the default) steps ``n_envs`` battles in the learner's process; the rollouts are
+    those of ``subproc`` (one worker process each), so the choice changes speed only."""
+    from gymnasium.utils.env_checker import data_equivalence
+    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+
+    from battleline.training.train import make_vec_env
+
+    data = {**_quick_data(), "n_envs": 2}
+    pool, slots = build_pool(load_training_config(data), []), scenario_unit_slots(data["scenario"])
+    dummy = make_vec_env(load_training_config(data), pool, slots)  # the default
+    subproc = make_vec_env(load_training_config({**data, "vec_env": "subproc"}), pool, slots)
+    one = make_vec_env(load_training_config({**data, "n_envs": 1, "vec_env": "subproc"}), pool, slots)
+    assert isinstance(dummy, DummyVecEnv) and isinstance(subproc, SubprocVecEnv) and isinstance(one, DummyVecEnv)
+    assert dummy.num_envs == subproc.num_envs == 2 and one.num_envs == 1
+    one.close()
+    got = _vec_rollout(dummy, 8)
+    units = [np.stack([step[0]["units"][i] for step in got[1:]]) for i in (0, 1)]
+    assert not data_equivalence(units[0], units[1])  # two battles of their own
+    assert data_equivalence(got, _vec_rollout(subproc, 8))
 
 
 def test_training_env_draws_opponents_and_delivers_the_outcome_once() -> None:

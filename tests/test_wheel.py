@@ -1,6 +1,6 @@
 """The installed wheel works from any folder, with one import name (``battleline``) and its data inside it.
 
-One test builds the wheel from a copy of the package's sources (``pip wheel --no-deps``), makes a
+One test builds the wheel (compiling the core) from a copy of the package's sources (``pip wheel --no-deps``), makes a
 fresh virtual environment and installs the wheel with ``pip install -c constraints.txt`` (pip's cache and its
 configured package index; nothing else is fetched; ``--no-compile`` skips byte-compiling torch's thousands of
 modules, which halves the install); every check then runs the installed ``battleline``
@@ -24,7 +24,12 @@ pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = ("battleline", "env", "agents", "tactics", "training", "configs")
 """The folders the wheel is built from (pyproject's package-dir), copied with pyproject.toml and README.md."""
-BUILD_LEFTOVERS = shutil.ignore_patterns("__pycache__", "*.pyc", "build", "*.egg-info")
+BUILD_LEFTOVERS = shutil.ignore_patterns("__pycache__", "*.pyc", "build", "*.egg-info", "*.so")
+"""Left out of the copy: the wheel's build must compile the core itself."""
+BUILD_FILES = ("pyproject.toml", "README.md", "setup.py", "MANIFEST.in")
+"""Copied beside the folders: the build's declaration (setup.py builds the compiled core)."""
+NOT_DATA = (".py", ".pyc", ".so", ".cpp", ".hpp")
+"""Suffixes of files that are code, not package data."""
 
 
 class Installed:
@@ -49,7 +54,7 @@ def _build_and_install(tmp: Path) -> Installed:
     source = tmp / "source"  # a copy: the in-tree build (build/, *.egg-info) stays out of the checkout
     for name in SOURCES:
         shutil.copytree(ROOT / name, source / name, ignore=BUILD_LEFTOVERS)
-    for name in ("pyproject.toml", "README.md"):
+    for name in BUILD_FILES:
         shutil.copy2(ROOT / name, source / name)
     dist = tmp / "dist"
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(dist), str(source)],
@@ -142,7 +147,7 @@ def _package_data_ships_every_data_file(installed: Installed) -> None:
     data = sorted(
         (("battleline" if name == "battleline" else f"battleline/{name}") + "/" + p.relative_to(ROOT / name).as_posix())
         for name in SOURCES for p in (ROOT / name).rglob("*")
-        if p.is_file() and p.suffix not in (".py", ".pyc") and "__pycache__" not in p.parts
+        if p.is_file() and p.suffix not in NOT_DATA and "__pycache__" not in p.parts
     )
     snippet = "import importlib.metadata as md; print('\\n'.join(sorted(str(f) for f in md.distribution('battleline').files)))"
     record = set(installed.run("python", "-c", snippet).stdout.splitlines())
@@ -150,3 +155,7 @@ def _package_data_ships_every_data_file(installed: Installed) -> None:
     assert {"battleline/env/rules/RULESET.md", "battleline/env/rules/rule_ids.txt", "battleline/training/test_index.json",
             "battleline/tactics/catalogue.yaml", "battleline/tactics/validation.json"} <= set(data)
     assert [f for f in data if f not in record] == []
+    compiled = [f for f in record if f.startswith("battleline/env/rules/_kernel") and f.endswith(".so")]
+    assert len(compiled) == 1, compiled  # the compiled core, built by the wheel's own build
+    probe = "from battleline.env.rules import kernel; print(kernel.available(), kernel.native.__name__)"
+    assert installed.run("python", "-c", probe).stdout.split() == ["True", "battleline.env.rules._kernel"]

@@ -196,7 +196,11 @@ class TrainingConfig(ConfigModel):
         learner_side: the learner's seat: ``random`` (drawn per episode), ``blue`` or ``red``.
         armies: army lists drawn per episode per seat.
         total_timesteps: learner steps to train (rounded up to whole rollouts).
-        n_envs: parallel environments (``SubprocVecEnv`` when > 1).
+        n_envs: environments stepped together (each rollout step is one step of each).
+        vec_env: how the ``n_envs`` environments run: ``dummy`` (SB3's ``DummyVecEnv``: all of them in the
+            learner's process, one after the other; the default, measured faster on two cores, see
+            docs/training.md) or ``subproc`` (``SubprocVecEnv``: each in a worker process of its own when
+            ``n_envs`` > 1, for machines with a free core per environment). Either gives the same rollouts.
         ppo: MaskablePPO hyper-parameters; ``ppo.batch_size`` is at most a rollout (``ppo.n_steps * n_envs``)
             and must not leave a last mini-batch of one step (its normalised advantage is NaN).
         checkpoint_every: steps between resumable checkpoints.
@@ -227,6 +231,7 @@ class TrainingConfig(ConfigModel):
     armies: ArmiesConfig = Field(default_factory=ArmiesConfig)
     total_timesteps: StrictInt = Field(ge=1)
     n_envs: StrictInt = Field(1, ge=1, le=256)
+    vec_env: Literal["dummy", "subproc"] = "dummy"
     ppo: PPOConfig = Field(default_factory=PPOConfig)
     checkpoint_every: StrictInt = Field(10_000, ge=1)
     keep_checkpoints: StrictInt = Field(3, ge=1)

@@ -3,8 +3,9 @@
 The learner is sb3-contrib's ``MaskablePPO`` with a ``MultiInputPolicy`` over
 :class:`env.battle_env.BattleEnv`'s ``Dict`` observation; the action mask goes
 to the policy at every rollout step (``action_masks()``), so illegal orders have
-zero probability. Environments are vectorised (``SubprocVecEnv`` when
-``n_envs > 1``, else ``DummyVecEnv``); each draws, per episode, its opponent from
+zero probability. The ``n_envs`` environments are vectorised by ``vec_env``: ``DummyVecEnv``
+(all in the learner's process; the default) or ``SubprocVecEnv`` (a worker process each when
+``n_envs > 1``); each draws, per episode, its opponent from
 the pool (:mod:`training.pool`), its seat and its army lists.
 
 A run directory (``runs/<id>`` by default) holds::
@@ -156,12 +157,13 @@ def _env_factory(
 
 
 def make_vec_env(config: TrainingConfig, pool: list[PoolEntry], unit_slots: int) -> Any:
-    """``n_envs`` training environments: ``SubprocVecEnv`` when more than one, else ``DummyVecEnv``."""
+    """``n_envs`` training environments: ``SubprocVecEnv`` (one worker process each) when more than one and
+    ``config.vec_env`` is ``"subproc"``, else ``DummyVecEnv`` (all in this process)."""
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
     kwargs = env_kwargs(config, unit_slots)
     entries = [e.to_dict() for e in pool]
-    sub = config.n_envs > 1
+    sub = config.n_envs > 1 and config.vec_env == "subproc"
     fns = [_env_factory(kwargs, entries, config.seed + i, sub, config.pairs) for i in range(config.n_envs)]
     return SubprocVecEnv(fns) if sub else DummyVecEnv(fns)
 

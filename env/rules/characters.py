@@ -180,12 +180,15 @@ def detach(state: BattleState, c: UnitState) -> None:
     c.joined_to = None
 
 
-def leave_pose(battle: Battle, c: UnitState) -> geo.Pose | None:
+def leave_pose(battle: Battle, c: UnitState, scenes: dict | None = None) -> geo.Pose | None:
     """Where a leaving character ends (CORE.MOVE.LEAVE): ≥ 1" clear of every unit.
 
     Tried in order: in front of the host (centre, then along the front),
     off its right and left flanks, behind it; each spot must obey
     CORE.MOVE.ONE_INCH and CORE.MOVE.TABLE_EDGE. None if none is free.
+    ``scenes``: compiled scenes to reuse within one decision, by (side, aquatic):
+    a joined character is not on the table itself, so every character of a side
+    stands against the same units.
     """
     s = battle.state
     h = carrier(s, c)
@@ -197,7 +200,10 @@ def leave_pose(battle: Battle, c: UnitState) -> geo.Pose | None:
         spots.append((k * c.base_w, front_y, 0.0))
     side_x = h.width / 2 + d_out + c.base_w / 2
     spots += [(side_x, 0.0, 0.0), (-side_x, 0.0, 0.0), (0.0, -(h.depth / 2 + d_out + c.base_d / 2), 0.0)]
-    scene = kernel.scene(s, c)
+    key = (c.side, c.has("aquatic"))
+    scene = scenes[key] if scenes is not None and key in scenes else kernel.scene(s, c)
+    if scenes is not None and c.joined_to is not None:
+        scenes[key] = scene
     if scene is not None:  # the compiled core: the same tests, no polygons built
         for lx, ly, _ in spots:
             x, y = geo.to_world(hp, lx, ly)
@@ -228,6 +234,7 @@ def legal_moves(battle: Battle) -> list[Action]:
 
     s = battle.state
     acts: list[Action] = []
+    scenes: dict = {}
     for c in s.units:
         if not c.character or c.side != s.active or not c.in_play:
             continue
@@ -244,7 +251,7 @@ def legal_moves(battle: Battle) -> list[Action]:
                     acts.append(Action("move", c.uid, h.uid, "join"))
         elif not c.flags.get("joined") and not c.flags.get("moved"):
             h = carrier(s, c)
-            if can_move(battle, h) and leave_pose(battle, c) is not None:
+            if can_move(battle, h) and leave_pose(battle, c, scenes) is not None:
                 acts.append(Action("move", c.uid, None, "leave"))
     return acts
 

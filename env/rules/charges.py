@@ -19,19 +19,21 @@ clear afterwards (CORE.CHARGE.ONE_INCH, 004:L48).
 
 from __future__ import annotations
 
+import copy
 import itertools
 import math
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import shapely
 import shapely.ops
 from shapely.geometry import Polygon
 
 from battleline.env.rules import geometry as geo
 from battleline.env.rules import magic, psychology, shooting, space, special_rules
 from battleline.env.rules.actions import REACTIONS, Action
-from battleline.env.rules.state import Engagement, UnitState
+from battleline.env.rules.state import BattleState, Engagement, UnitState
 
 if TYPE_CHECKING:
     from battleline.env.rules.battle import Battle
@@ -81,31 +83,76 @@ def _touched(
     ends inside another), touches a friendly unit, or (with ``route``) when
     no route from the charger's place to it is clear (:func:`route_clear`).
     """
-    s = battle.state
-    poly = space.footprint_at(c, p)
-    if not geo.within_table(poly, s.table_w, s.table_h):
-        return None
-    for t in space.terrain_of(s, space.IMPASSABLE):
-        if geo.overlaps(poly, space.terrain_poly(t)):
-            return None
-    if not space.castle_end_ok(s, c, poly):  # SIEGE.SCEN.CASTLE, SIEGE.MOVE.WALLS
-        return None
-    if geo.overlaps(poly, space.footprint(target)):
-        return None
-    touched: set[int] = set()
-    for o in s.units:
-        if not o.alive or o.uid == c.uid or o.uid == target.uid or o.uid in ignore:
-            continue
-        if not space.near(o, c, 0.5) and not space.near(o, target, c.width + c.depth):
-            continue
-        op = space.footprint(o)
-        if geo.distance(poly, op) <= geo.EPS:
-            if o.side == c.side or geo.overlaps(poly, op):
-                return None
-            touched.add(o.uid)
-    if route is not None and not route_clear(route, p):
+    touched = _Neighbours(battle, c, target, frozenset(ignore)).touched(p)
+    if touched is None or (route is not None and not route_clear(route, p)):
         return None
     return touched
+
+
+class _Neighbours:
+    """What :func:`_touched` tests a charger's end spots on one target against, built once for all its spots.
+
+    The units a spot could touch are those near the charger or the target
+    (:func:`space.near`, whatever the spot); their footprints go into one
+    object array so that a single vectorised distance call serves a spot.
+    The answers are those of testing every unit in turn.
+
+    Args:
+        battle: the battle.
+        c: the charger; target: the charged unit.
+        ignore: uids left out.
+    """
+
+    def __init__(self, battle: Battle, c: UnitState, target: UnitState, ignore: frozenset[int]) -> None:
+        s = battle.state
+        self.state, self.c = s, c
+        self.table = (s.table_w, s.table_h)
+        self.impassable = [space.terrain_poly(t) for t in space.terrain_of(s, space.IMPASSABLE)]
+        self.target_poly = space.footprint(target)
+        reach = c.width + c.depth
+        near = [
+            o for o in s.units
+            if o.alive and o.uid != c.uid and o.uid != target.uid and o.uid not in ignore
+            and (space.near(o, c, 0.5) or space.near(o, target, reach))
+        ]
+        self.uids = [o.uid for o in near]
+        self.friend = [o.side == c.side for o in near]
+        self.polys = np.array([space.footprint(o) for o in near], dtype=object)
+        """Footprints of the units near the charger or the target: object array (n,)."""
+        self._cores: dict[tuple[str, int], Polygon] = {}
+        """The terrain's, target's and units' polygons shrunk by EPS/2 (:func:`_shrink`), once needed."""
+
+    def touched(self, p: geo.Pose) -> set[int] | None:
+        """:func:`_touched` at pose ``p``, without the route test."""
+        poly = space.footprint_at(self.c, p)
+        if not geo.within_table(poly, *self.table):
+            return None
+        core: list[Polygon] = []
+        for k, t in enumerate(self.impassable):
+            if self._overlaps(poly, core, ("terrain", k), t):
+                return None
+        if not space.castle_end_ok(self.state, self.c, poly):  # SIEGE.SCEN.CASTLE, SIEGE.MOVE.WALLS
+            return None
+        if self._overlaps(poly, core, ("target", 0), self.target_poly):
+            return None
+        touched: set[int] = set()
+        if len(self.polys):
+            for i in np.flatnonzero(shapely.distance(poly, self.polys) <= geo.EPS).tolist():
+                if self.friend[i] or self._overlaps(poly, core, ("unit", i), self.polys[i]):
+                    return None
+                touched.add(self.uids[i])
+        return touched
+
+    def _overlaps(self, poly: Polygon, core: list[Polygon], key: tuple[str, int], other: Polygon) -> bool:
+        """:func:`geo.overlaps` of ``poly`` and ``other``, with ``poly`` shrunk at most once (kept in ``core``, empty
+        until then) and ``other`` shrunk at most once per spot set (kept under ``key``)."""
+        if not poly.intersects(other):
+            return False
+        if not core:
+            core.append(_shrink(poly))
+        if key not in self._cores:
+            self._cores[key] = _shrink(other)
+        return bool(shapely.intersects(core[0], self._cores[key]))
 
 
 class ChargeRoute:
@@ -137,12 +184,13 @@ class ChargeRoute:
         self.start = space.pose(c)
         self.start_poly = space.footprint(c)
         self.table = (battle.state.table_w, battle.state.table_h)
-        env = space.Surroundings(battle.state, c, exclude=frozenset({target.uid, *ignore}))
-        self.flies = env.over_units
-        polys = np.concatenate([env.impassable, env.polys])
-        self.obstacles = polys[~env.overlapping(self.start_poly, polys)]
+        self.flies = special_rules.moves_over_units(c)
+        polys = _route_obstacles(battle.state, c, frozenset({target.uid, *ignore}))
+        self.obstacles = polys[~_overlapping(self.start_poly, polys)]
         """Impassable terrain, castle outlines and unit footprints the route may not overlap: object array (n,)."""
         self.boxes = space.bounds_of(self.obstacles).tolist()
+        self._cores: list[Polygon | None] = [None] * len(self.obstacles)
+        """Each obstacle shrunk by EPS/2 (:func:`_shrink`), once it is needed."""
         self.wheel_first_clear: dict[float, bool] = {}
         """Route 2's free wheel at the start, by angle (degrees): whether its swept area is clear."""
         self._contacts: list[geo.Pose] | None = None
@@ -155,6 +203,46 @@ class ChargeRoute:
             self._contacts = [flush for legs, flush in _door_contacts(self) if all(_sweep_clear(self, s) for s in legs)]
         return self._contacts
 
+    def overlaps_any(self, geom: Polygon, idx: list[int]) -> bool:
+        """Whether ``geom`` overlaps any of the obstacles ``idx`` by more than EPS (as :func:`_overlapping`)."""
+        hit = shapely.intersects(geom, self.obstacles[idx])
+        if not hit.any():
+            return False
+        cores = []
+        for i in np.asarray(idx)[hit].tolist():
+            if self._cores[i] is None:
+                self._cores[i] = _shrink(self.obstacles[i])
+            cores.append(self._cores[i])
+        return bool(shapely.intersects(_shrink(geom), np.array(cores, dtype=object)).any())
+
+
+def _shrink(geom: Polygon) -> Polygon:
+    """``geom`` shrunk by EPS/2 (mitred corners): two geometries overlap by more than EPS iff theirs intersect."""
+    return shapely.buffer(geom, -geo.EPS / 2, join_style="mitre")
+
+
+def _overlapping(geom: Polygon, polys: np.ndarray) -> np.ndarray:
+    """Which of ``polys`` (object array (n,)) overlap ``geom`` by more than EPS: bool array (n,).
+
+    Touching is not overlapping: both sides are shrunk by EPS/2 (:func:`_shrink`) and tested for intersection,
+    as :meth:`space.Surroundings.overlapping` does.
+    """
+    out = shapely.intersects(geom, polys) if len(polys) else np.zeros(0, dtype=bool)
+    if out.any():
+        out[out] = shapely.intersects(_shrink(geom), shapely.buffer(polys[out], -geo.EPS / 2, join_style="mitre"))
+    return out
+
+
+def _route_obstacles(state: BattleState, c: UnitState, exclude: frozenset[int]) -> np.ndarray:
+    """What a move of ``c`` may not pass through, as :class:`space.Surroundings` has it: impassable terrain (water
+    not for Aquatic units, CORE.SR.AQUATIC), the castle outlines (SIEGE.SCEN.CASTLE), then the footprints of the
+    units on the table but ``c`` and ``exclude``. Object array (n,) of polygons."""
+    water = space.WATER if c.has("aquatic") else frozenset()
+    polys = [space.terrain_poly(t) for t in state.terrain if t.kind in space.IMPASSABLE - water]
+    polys += space.castle_blocks(state, c)
+    polys += [space.footprint(o) for o in state.units if o.alive and o.uid != c.uid and o.uid not in exclude]
+    return np.array(polys, dtype=object)
+
 
 def _sweep_clear(route: ChargeRoute, sweep: space.Sweep) -> bool:
     """Whether ``sweep`` stays on the table and overlaps no obstacle of ``route`` by more than EPS."""
@@ -163,7 +251,7 @@ def _sweep_clear(route: ChargeRoute, sweep: space.Sweep) -> bool:
     if minx < -geo.EPS or miny < -geo.EPS or maxx > w + geo.EPS or maxy > h + geo.EPS:
         return False
     meet = space.boxes_meeting(sweep.bounds, route.boxes)
-    return not (meet and space.Surroundings.overlapping(sweep.geom, route.obstacles[meet]).any())
+    return not (meet and route.overlaps_any(sweep.geom, meet))
 
 
 def _legs(route: ChargeRoute, end: geo.Pose) -> Iterator[Iterator[space.Sweep]]:
@@ -338,17 +426,7 @@ def contact_placement(
     contact without a charge move). Returns None when no spot is free
     (CORE.CHARGE.FEASIBLE).
     """
-    ignore = ignore or set()
-    length = edge_frame(t, facing)[6]
-    candidates, proj = _candidate_offsets(c, t, facing)
-    path = ChargeRoute(battle, c, t, facing, ignore) if route else None
-    for off in candidates:
-        p = flush_pose(t, facing, c, off)
-        touched = _touched(battle, c, t, p, ignore, path)
-        if touched is not None and touched <= allowed:
-            overlap = min(off + c.width / 2, length / 2) - max(off - c.width / 2, -length / 2)
-            return p, max(0.0, overlap), abs(off - proj)
-    return None
+    return _spots(battle, c, t, facing, frozenset(ignore or ()), route).placement(allowed)
 
 
 def incidental_targets(battle: Battle, c: UnitState, t: UnitState, facing: str) -> frozenset[int]:
@@ -357,16 +435,7 @@ def incidental_targets(battle: Battle, c: UnitState, t: UnitState, facing: str) 
     Empty when some free spot touches no other enemy, when no enemy is
     common to all of them, or when no spot is free.
     """
-    common: set[int] | None = None
-    route = ChargeRoute(battle, c, t, facing)
-    for off in _candidate_offsets(c, t, facing)[0]:
-        touched = _touched(battle, c, t, flush_pose(t, facing, c, off), set(), route)
-        if touched is None:
-            continue
-        common = touched if common is None else common & touched
-        if not common:
-            return frozenset()
-    return frozenset(common or ())
+    return _spots(battle, c, t, facing, frozenset(), True).incidental()
 
 
 def charge_spot(
@@ -378,15 +447,187 @@ def charge_spot(
     enemies every spot touches become incidental targets and the charge may
     end touching them (CORE.CHARGE.DECLARE, CORE.CHARGE.MULTI_TARGET).
     """
-    placed = contact_placement(battle, c, t, facing)
-    if placed is not None:
-        return placed, frozenset()
-    incidental = incidental_targets(battle, c, t, facing)
-    if incidental:
-        placed = contact_placement(battle, c, t, facing, allowed=incidental)
+    return _spots(battle, c, t, facing, frozenset(), True).charge_spot()
+
+
+def _table_key(state: BattleState) -> tuple | None:
+    """All the charge geometry reads of the table: its size, terrain and every unit on it (place, formation,
+    side, Large Target); None in a siege, whose castle changes in ways this does not see."""
+    if state.castle:
+        return None
+    return (
+        state.table_w, state.table_h,
+        tuple((t.kind, tuple(tuple(p) for p in t.polygon)) for t in state.terrain),
+        tuple((o.uid, o.side, o.x, o.y, o.facing, o.files, o.models, o.has("large_target")) for o in state.units if o.alive),
+    )
+
+
+def _unit_key(u: UnitState) -> tuple:
+    """All the charge geometry reads of a charger or target (it may be a forecast copy off the table)."""
+    return (u.uid, u.side, u.x, u.y, u.facing, u.files, u.models, u.base_w, u.base_d, u.troop_type, u.profile.M,
+            tuple(u.special_rules))
+
+
+class _Memo:
+    """Answers of the charge geometry for one arrangement of the table (:func:`_memo`).
+
+    Attributes:
+        key: the :func:`_table_key` they hold for.
+        spots: :class:`_Spots` by (charger key, target key, facing, ignore, route).
+        targets: :func:`_target_geometry_ok` by (charger key, target key).
+    """
+
+    __slots__ = ("key", "spots", "targets")
+
+    def __init__(self, key: tuple) -> None:
+        self.key = key
+        self.spots: dict[tuple, _Spots] = {}
+        self.targets: dict[tuple, bool] = {}
+
+
+def _snapshot(u: UnitState) -> UnitState:
+    """A copy of ``u`` that later changes to ``u`` (its place, formation, M or rules) leave as it is."""
+    snap = copy.copy(u)
+    snap.profile = copy.copy(u.profile)
+    snap.special_rules = list(u.special_rules)
+    return snap
+
+
+def _memo(battle: Battle) -> _Memo | None:
+    """The battle's charge memo for the table as it stands now (a fresh one if anything moved); None in a siege.
+
+    Every answer kept depends only on what :func:`_table_key` and
+    :func:`_unit_key` record, so an answer found again under the same keys
+    is the one a fresh computation gives.
+    """
+    key = _table_key(battle.state)
+    if key is None:
+        return None
+    memo = battle.__dict__.get("_charge_memo")
+    if memo is None or memo.key != key:
+        memo = _Memo(key)
+        battle.__dict__["_charge_memo"] = memo
+    return memo
+
+
+def _spots(
+    battle: Battle, c: UnitState, t: UnitState, facing: str, ignore: frozenset[int], route: bool, memo: _Memo | None = None,
+) -> _Spots:
+    """The :class:`_Spots` of ``c`` on ``t``'s ``facing``, from the battle's memo when the table has not changed."""
+    memo = memo or _memo(battle)
+    if memo is None:
+        return _Spots(battle, c, t, facing, ignore, route)
+    key = (_unit_key(c), _unit_key(t), facing, ignore, route)
+    spots = memo.spots.get(key)
+    if spots is None:
+        spots = memo.spots[key] = _Spots(battle, c, t, facing, ignore, route)
+    return spots
+
+
+class _Spots:
+    """The contact spots of charger ``c`` on edge ``facing`` of ``t``: each candidate offset's :func:`_touched`.
+
+    :func:`contact_placement`, :func:`incidental_targets` and
+    :func:`charge_spot` read the same offsets (:func:`_candidate_offsets`)
+    against the same units and route; this works each one out once, and
+    builds the :class:`ChargeRoute` only when a spot gets as far as its
+    route test, and a spot's route only when the spot is otherwise
+    acceptable. Kept by :func:`_spots` while the table stays as it is.
+
+    Args:
+        battle: the battle; c: the charger; t: the charged unit.
+        facing: the charged edge of ``t``.
+        ignore: uids left out (of the units and of the route).
+        route: whether a spot needs a clear route (:func:`route_clear`).
+    """
+
+    def __init__(self, battle: Battle, c: UnitState, t: UnitState, facing: str, ignore: frozenset[int], route: bool) -> None:
+        c, t = _snapshot(c), _snapshot(t)  # the spots are worked out later, as the units stand now
+        self.battle, self.c, self.t, self.facing, self.ignore, self.needs_route = battle, c, t, facing, ignore, route
+        self.offsets, self.proj = _candidate_offsets(c, t, facing)
+        """Offsets along the edge (inches), preferred first, and the charger's projected offset."""
+        self.length = edge_frame(t, facing)[6]
+        self._neighbours: _Neighbours | None = None
+        self._route: ChargeRoute | None = None
+        self._free: list[set[int] | None] = []
+        """:func:`_touched` without the route test at ``offsets[i]``, for the first ``len`` offsets."""
+        self._reachable: dict[int, bool] = {}
+        """:func:`route_clear` to ``offsets[i]``, by ``i``, once asked."""
+        self._placements: dict[frozenset[int], tuple[geo.Pose, float, float] | None] = {}
+        self._incidental: frozenset[int] | None = None
+
+    def pose(self, i: int) -> geo.Pose:
+        """The charger's flush pose at ``offsets[i]``."""
+        return flush_pose(self.t, self.facing, self.c, self.offsets[i])
+
+    def free(self, i: int) -> set[int] | None:
+        """:func:`_touched` at ``offsets[i]`` without the route test; worked out once."""
+        while len(self._free) <= i:
+            if self._neighbours is None:
+                self._neighbours = _Neighbours(self.battle, self.c, self.t, self.ignore)
+            self._free.append(self._neighbours.touched(self.pose(len(self._free))))
+        return self._free[i]
+
+    def reachable(self, i: int) -> bool:
+        """Whether a route to ``offsets[i]`` is clear (:func:`route_clear`; True when no route is needed)."""
+        if not self.needs_route:
+            return True
+        if i not in self._reachable:
+            self._reachable[i] = route_clear(self.route, self.pose(i))
+        return self._reachable[i]
+
+    def touched(self, i: int) -> set[int] | None:
+        """:func:`_touched` at ``offsets[i]``, the route tested if :attr:`needs_route`."""
+        free = self.free(i)
+        return free if free is not None and self.reachable(i) else None
+
+    @property
+    def route(self) -> ChargeRoute:
+        """The charge route, built on first use."""
+        if self._route is None:
+            self._route = ChargeRoute(self.battle, self.c, self.t, self.facing, self.ignore)
+        return self._route
+
+    def placement(self, allowed: frozenset[int]) -> tuple[geo.Pose, float, float] | None:
+        """:func:`contact_placement` with ``allowed`` incidental targets."""
+        if allowed not in self._placements:
+            self._placements[allowed] = self._place(allowed)
+        return self._placements[allowed]
+
+    def _place(self, allowed: frozenset[int]) -> tuple[geo.Pose, float, float] | None:
+        c, length = self.c, self.length
+        for i, off in enumerate(self.offsets):
+            touched = self.free(i)  # the route last: a spot touching others than ``allowed`` needs none
+            if touched is not None and touched <= allowed and self.reachable(i):
+                overlap = min(off + c.width / 2, length / 2) - max(off - c.width / 2, -length / 2)
+                return self.pose(i), max(0.0, overlap), abs(off - self.proj)
+        return None
+
+    def charge_spot(self) -> tuple[tuple[geo.Pose, float, float], frozenset[int]] | None:
+        """:func:`charge_spot`: the placement touching no other unit, else the one allowed the incidental targets."""
+        placed = self.placement(frozenset())
         if placed is not None:
-            return placed, incidental
-    return None
+            return placed, frozenset()
+        incidental = self.incidental()
+        if incidental:
+            placed = self.placement(incidental)
+            if placed is not None:
+                return placed, incidental
+        return None
+
+    def incidental(self) -> frozenset[int]:
+        """:func:`incidental_targets` (the route always tested)."""
+        if self._incidental is None:
+            common: set[int] | None = None
+            for i in range(len(self.offsets)):
+                touched = self.touched(i)
+                if touched is None:
+                    continue
+                common = touched if common is None else common & touched
+                if not common:
+                    break
+            self._incidental = frozenset(common or ())
+        return self._incidental
 
 
 def charge_facing(battle: Battle, c: UnitState, t: UnitState, roll: bool) -> str | None:
@@ -449,14 +690,31 @@ def charge_reach(c: UnitState) -> float:
 
 def target_ok(battle: Battle, c: UnitState, t: UnitState) -> bool:
     """CORE.CHARGE.ELIGIBLE / FEASIBLE for one target: arc, LOS, reach, a free contact spot."""
+    return _target_ok(battle, c, t, _memo(battle))
+
+
+def _target_ok(battle: Battle, c: UnitState, t: UnitState, memo: _Memo | None) -> bool:
+    """:func:`target_ok`, the geometry kept in ``memo`` (the battle's :func:`_memo`, or None for none)."""
     if not t.alive or t.side == c.side:
         return False
     if _door(battle, c, t) is not None:
         return True  # SIEGE.TOWER.ASSAULT: an assault at a tower's door the unit touches
-    if not space.near(c, t, charge_reach(c)):
+    if memo is None:
+        return _target_geometry_ok(battle, c, t, None)
+    key = (_unit_key(c), _unit_key(t))
+    ok = memo.targets.get(key)
+    if ok is None:
+        ok = memo.targets[key] = _target_geometry_ok(battle, c, t, memo)
+    return ok
+
+
+def _target_geometry_ok(battle: Battle, c: UnitState, t: UnitState, memo: _Memo | None) -> bool:
+    """The tests of :func:`target_ok` after the target's side and a tower door: reach, arc, LOS, a free spot."""
+    reach = charge_reach(c)
+    if not space.near(c, t, reach):
         return False
     ct, tt = space.footprint(c), space.footprint(t)
-    if geo.distance(ct, tt) > charge_reach(c):
+    if geo.distance(ct, tt) > reach:
         return False
     if not geo.partly_in_vision_arc(space.pose(c), c.width, c.depth, tt):
         return False
@@ -468,7 +726,9 @@ def target_ok(battle: Battle, c: UnitState, t: UnitState) -> bool:
         if not play.charge_target_ok(battle.state, c, t):
             return False
     facing = charge_facing(battle, c, t, roll=False)
-    return facing is not None and charge_spot(battle, c, t, facing) is not None
+    if facing is None:
+        return False
+    return _spots(battle, c, t, facing, frozenset(), True, memo).charge_spot() is not None
 
 
 def _door(battle: Battle, c: UnitState, t: UnitState):
@@ -506,11 +766,12 @@ def legal_declarations(battle: Battle) -> list[Action]:
     """Legal ``charge`` actions of the phasing player."""
     acts = []
     enemies = space.alive_units(battle.state, 1 - battle.state.active)
+    memo = _memo(battle)
     for c in space.alive_units(battle.state, battle.state.active):
         if not can_charge(battle, c):
             continue
         for t in enemies:
-            if target_ok(battle, c, t):
+            if _target_ok(battle, c, t, memo):
                 acts.append(Action("charge", c.uid, t.uid))
     return acts
 

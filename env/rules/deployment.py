@@ -16,6 +16,7 @@ player may deploy anywhere wholly inside it (CORE.SETUP.ZONES).
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -161,18 +162,30 @@ def _slots_native(battle: Battle, u: UnitState, scene: Any) -> list[int]:
     """The slots :func:`_slot_legal` allows a unit that is not a Scout outside a siege, the footprints
     tested by the compiled core (:func:`kernel.scene`) in one call."""
     s = battle.state
-    zone = s.queue.get("zone_depth", 12.0)
-    slots, poses = [], []
-    for slot in range(ZONE_ROWS * len(COLUMNS)):
-        p = slot_pose(battle, u, slot)
-        ys = [y for _, y in geo.corner_list(p, u.width, u.depth)]
-        if (max(ys) <= zone + geo.EPS) if u.side == 0 else (min(ys) >= s.table_h - zone - geo.EPS):
-            slots.append(slot)
-            poses.append((p.x, p.y, p.facing))
+    slots, poses = _zone_slots(u.side, u.width, u.depth, float(s.table_w), float(s.table_h), s.queue.get("zone_depth", 12.0))
     if not slots:
         return []
-    blocked = scene.blocked_at_many(np.array(poses, dtype=np.float64), u.width, u.depth)
+    blocked = scene.blocked_at_many(poses, u.width, u.depth)
     return [slot for slot, b in zip(slots, blocked) if not b]
+
+
+@lru_cache(maxsize=1024)
+def _zone_slots(side: int, width: float, depth: float, table_w: float, table_h: float, zone: float) -> tuple[list[int], np.ndarray]:
+    """The slots (outside a siege) whose footprint lies in the deployment zone (CORE.SETUP.ZONES), and their
+    poses as a read-only (n, 3) float64 array of x, y, facing: what :func:`slot_pose` and :func:`_slot_legal`
+    work out before looking at the other units."""
+    slots, poses = [], []
+    for slot in range(ZONE_ROWS * len(COLUMNS)):
+        row, col = divmod(slot, len(COLUMNS))
+        x = COLUMNS[col]
+        p = geo.Pose(x, ROWS[row] - depth / 2, 90.0) if side == 0 else geo.Pose(table_w - x, table_h - ROWS[row] + depth / 2, 270.0)
+        ys = [y for _, y in geo.corner_list(p, width, depth)]
+        if (max(ys) <= zone + geo.EPS) if side == 0 else (min(ys) >= table_h - zone - geo.EPS):
+            slots.append(slot)
+            poses.append((p.x, p.y, p.facing))
+    out = np.array(poses, dtype=np.float64).reshape(len(poses), 3)
+    out.flags.writeable = False
+    return slots, out
 
 
 def _place(battle: Battle, u: UnitState, slot: int) -> None:

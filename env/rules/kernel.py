@@ -187,24 +187,24 @@ def _rings(polys: Sequence[shapely.Geometry]) -> tuple[np.ndarray, np.ndarray]:
     return shapely.get_coordinates(polys), shapely.get_num_coordinates(polys).astype(np.int64)
 
 
-def line_of_sight(viewer: UnitState, target: UnitState, blockers: Sequence[shapely.Geometry],
-                  woods: Sequence[shapely.Geometry]) -> bool | None:
+def line_of_sight(viewer: tuple[float, ...], target: tuple[float, ...], units: Sequence[tuple[float, ...]],
+                  blocking: Sequence[shapely.Geometry], woods: Sequence[shapely.Geometry]) -> bool | None:
     """CORE.GEO.LOS decided by the compiled core as ``geometry.has_los`` decides it; None where only the reference applies.
 
     Args:
-        viewer, target: the units (poses and footprints in inches and degrees).
-        blockers: polygons that block, as given to ``geometry.has_los`` (third units' footprints, blocking features).
+        viewer, target: footprints as (x, y, facing, width, depth), inches and degrees.
+        units: the footprints of the third units that may block, each as ``viewer``.
+        blocking: blocking features' polygons.
         woods: woods polygons, as given to ``geometry.has_los``.
 
     Returns:
-        Whether ``viewer`` sees ``target``; None when the answer is left to the reference: the core is off, two or
-        more blockers are hit (the reference closes the gaps between them), a polygon in play is not convex, or a
-        distance lies within a micro-inch of a threshold the reference rounds differently.
+        Whether ``viewer`` sees ``target``; None when the answer is left to the reference: the core is off,
+        blockers hit come within about EPS of one another and a sight line runs between them, a polygon in
+        play is not convex, or a distance lies within a micro-inch of a threshold the reference rounds
+        differently.
     """
     if not available():
         return None
-    bxy, bn = _rings(blockers)
-    wxy, wn = _rings(woods)
-    seen = native.line_of_sight(viewer.x, viewer.y, viewer.facing, viewer.width, viewer.depth, target.x, target.y,
-                                target.facing, target.width, target.depth, bxy, bn, wxy, wn)
+    table = np.array(units, dtype=np.float64).reshape(len(units), 5)
+    seen = native.line_of_sight(*viewer, *target, table, *_rings(blocking), *_rings(woods))
     return None if seen < 0 else bool(seen)

@@ -351,6 +351,9 @@ def legal(battle: Battle) -> list[Action]:
     return acts + characters.legal_moves(battle)
 
 
+_ALL_CODES = [kernel.OPTION_CODES[o] for o in MOVE_OPTIONS]
+
+
 def _legal_native(battle: Battle, terrain: list) -> list[Action]:
     """:func:`legal`'s move actions (characters' aside) decided by the compiled core, all units in one call."""
     s = battle.state
@@ -364,9 +367,9 @@ def _legal_native(battle: Battle, terrain: list) -> list[Action]:
         enemy = psychology.nearest_enemy(battle, u) if "reform_face" in names else None
         face = math.nan if enemy is None else geo.facing_towards((u.x, u.y), (enemy.x, enemy.y))
         march_ok = may_march(u) and not magic.forbids(battle, u, "march")
+        codes = [kernel.OPTION_CODES[o] for o in names] if war_machine else _ALL_CODES
         requests.append((row, special_rules.moves_over_units(u), u.has("skirmishers"), u.has("aquatic"), u.profile.M / 2.0,
-                         normal_move_allowance(u), march_ok, u.files, u.models, u.base_w, u.base_d, war_machine,
-                         ([kernel.OPTION_CODES[o] for o in names], face)))
+                         normal_move_allowance(u), march_ok, u.files, u.models, u.base_w, u.base_d, war_machine, (codes, face)))
         asked.append((u.uid, names))
     if not requests:
         return []

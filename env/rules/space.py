@@ -113,35 +113,44 @@ BLOCKING = frozenset({"building", "rocks"})
 
 
 def line_of_sight(state: BattleState, viewer: UnitState, target: UnitState) -> bool:
-    """CORE.GEO.LOS between two units: third units and blocking features obstruct; woods block after 2"."""
-    blockers = [
-        footprint(o)
-        for o in state.units
-        if o.alive and o.uid not in (viewer.uid, target.uid) and _between(viewer, target, o)
-    ]
-    if target.has("large_target") or viewer.has("large_target"):
-        blockers = [
-            footprint(o)
-            for o in state.units
-            if o.alive and o.uid not in (viewer.uid, target.uid) and o.has("large_target") and _between(viewer, target, o)
-        ]
-    blockers += [terrain_poly(t) for t in state.terrain if t.kind in BLOCKING]
-    woods = [terrain_poly(t) for t in state.terrain if t.kind == "woods"]
-    from battleline.env.rules import kernel  # the compiled core; None: it leaves this one to the reference
+    """CORE.GEO.LOS between two units: third units and blocking features obstruct; woods block after 2".
 
-    seen = kernel.line_of_sight(viewer, target, blockers, woods)
+    Only the third units near the box between the two centres (padded by
+    the radii) are passed on as blockers; the answer is kept by
+    :func:`_sight` for the same places of the viewer, the target, those
+    units and the terrain.
+    """
+    large = target.has("large_target") or viewer.has("large_target")
+    sight_from = (viewer.x, viewer.y, viewer.facing, viewer.width, viewer.depth)
+    sight_to = (target.x, target.y, target.facing, target.width, target.depth)
+    x0, x1 = min(viewer.x, target.x), max(viewer.x, target.x)
+    y0, y1 = min(viewer.y, target.y), max(viewer.y, target.y)
+    reach = max(_half_diagonal(*sight_from[3:]), _half_diagonal(*sight_to[3:]))
+    units = []
+    for o in state.units:
+        if o.alive and o.uid != viewer.uid and o.uid != target.uid and (not large or o.has("large_target")):
+            w, d = o.width, o.depth
+            pad = _half_diagonal(w, d) + reach
+            if x0 - pad <= o.x <= x1 + pad and y0 - pad <= o.y <= y1 + pad:
+                units.append((o.x, o.y, o.facing, w, d))
+    blocking = tuple(terrain_poly(t) for t in state.terrain if t.kind in BLOCKING)
+    woods = tuple(terrain_poly(t) for t in state.terrain if t.kind == "woods")
+    return _sight(sight_from, sight_to, tuple(units), blocking, woods)
+
+
+@lru_cache(maxsize=8192)
+def _sight(viewer: tuple, target: tuple, units: tuple, blocking: tuple, woods: tuple) -> bool:
+    """:func:`geo.has_los` from the footprint ``viewer`` (x, y, facing, width, depth) to ``target``, blocked by the
+    footprints ``units`` (each as ``viewer``) and the polygons ``blocking``, through the woods ``woods``; cached.
+    The compiled core answers where it can (kernel.line_of_sight), the reference where it cannot."""
+    from battleline.env.rules import kernel
+
+    seen = kernel.line_of_sight(viewer, target, units, blocking, woods)
     if seen is not None:
         return seen
-    return geo.has_los(pose(viewer), viewer.width, viewer.depth, pose(target), target.width, target.depth, blockers, woods)
-
-
-def _between(a: UnitState, b: UnitState, o: UnitState) -> bool:
-    """Cheap test: could ``o`` lie between ``a`` and ``b`` (within the segment's bounding box, padded)?"""
-    pad = radius(o) + max(radius(a), radius(b))
-    return (
-        min(a.x, b.x) - pad <= o.x <= max(a.x, b.x) + pad and min(a.y, b.y) - pad <= o.y <= max(a.y, b.y) + pad
-    )
-
+    blockers = [_footprint(*u) for u in units] + list(blocking)
+    return geo.has_los(geo.Pose(*viewer[:3]), viewer[3], viewer[4], geo.Pose(*target[:3]), target[3], target[4],
+                       blockers, list(woods))
 
 
 def castle_blocks(state: BattleState, u: UnitState) -> list[Polygon]:

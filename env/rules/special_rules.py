@@ -213,8 +213,14 @@ def log_move(battle: Battle, u: UnitState, start: Pose | None = None, option: st
     if start is not None and option in STRAIGHT_MOVES and (start.x, start.y) != (u.x, u.y):
         rough = space.DIFFICULT | space.OBSTACLES
         if any(t.kind in rough for t in battle.state.terrain):
-            path = geo.swept_area(space.footprint_at(u, start), space.footprint(u))
-            mult, extra = space.Surroundings(battle.state, u).terrain_cost(path)
+            from battleline.env.rules import kernel
+
+            scene = kernel.scene(battle.state, u)
+            if scene is not None:  # the compiled core: the same hull and tests
+                mult, extra = scene.terrain_cost(start.x, start.y, start.facing, u.x, u.y, u.facing, u.width, u.depth)
+            else:
+                path = geo.swept_area(space.footprint_at(u, start), space.footprint(u))
+                mult, extra = space.Surroundings(battle.state, u).terrain_cost(path)
             if mult > 1.0 or extra > 0.0:
                 moved = round(math.hypot(u.x - start.x, u.y - start.y), 3)
                 battle.emit("CORE.TERRAIN.COST", unit=u.uid, option=option, distance=moved, multiplier=mult,

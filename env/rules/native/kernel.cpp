@@ -233,6 +233,13 @@ class Scene {
         return blocked(end, s, 1.0, false, &from);
     }
 
+    // Surroundings.terrain_cost of the area a straight move from ``a`` to ``b`` sweeps (CORE.TERRAIN.COST).
+    std::pair<double, double> terrain_cost_between(const Pose& a, const Pose& b, double width, double depth) {
+        Ring from = footprint(a, width, depth), to = footprint(b, width, depth);
+        Sweep s(&from, to);
+        return terrain_cost(s);
+    }
+
     // Surroundings.blocked(poly, poly, gap, pass_friends): standing at a footprint.
     bool blocked_at(const Pose& p, double width, double depth, double gap, bool pass_friends) {
         Ring poly = footprint(p, width, depth);
@@ -543,6 +550,12 @@ PYBIND11_MODULE(_kernel, m) {
              },
              py::arg("x"), py::arg("y"), py::arg("facing"), py::arg("width"), py::arg("depth"), py::arg("gap") = 1.0,
              py::arg("pass_friends") = false)
+        .def("terrain_cost",
+             [](Scene& s, double x1, double y1, double f1, double x2, double y2, double f2, double w, double d) {
+                 return s.terrain_cost_between(pose_of(x1, y1, f1), pose_of(x2, y2, f2), w, d);
+             },
+             py::arg("x1"), py::arg("y1"), py::arg("facing1"), py::arg("x2"), py::arg("y2"), py::arg("facing2"),
+             py::arg("width"), py::arg("depth"))
         .def("blocked_at_many",
              [](Scene& s, const Array& poses, double w, double d, double gap, bool pass_friends) {
                  if (poses.ndim() != 2 || (poses.shape(0) > 0 && poses.shape(1) != 3))

@@ -398,16 +398,23 @@ void register_sight(py::module_& m) {
     m.def(
         "line_of_sight",
         [](double vx, double vy, double vf, double vw, double vd, double tx, double ty, double tf, double tw, double td,
-           const Array& blocker_xy, const Sizes& blocker_sizes, const Array& woods_xy, const Sizes& woods_sizes) {
-            auto blockers = rings_of(blocker_xy, blocker_sizes, "blockers");
+           const Array& units, const Array& blocker_xy, const Sizes& blocker_sizes, const Array& woods_xy,
+           const Sizes& woods_sizes) {
+            if (units.ndim() != 2 || units.shape(1) != 5)
+                throw std::invalid_argument("units: expected an (n, 5) array of x, y, facing, width, depth");
+            std::vector<Ring> blockers;
+            auto u = units.unchecked<2>();
+            for (py::ssize_t i = 0; i < u.shape(0); ++i) blockers.push_back(footprint({u(i, 0), u(i, 1), u(i, 2)}, u(i, 3), u(i, 4)));
+            for (Ring& r : rings_of(blocker_xy, blocker_sizes, "blockers")) blockers.push_back(std::move(r));
             auto woods = rings_of(woods_xy, woods_sizes, "woods");
             return line_of_sight({vx, vy, vf}, vw, vd, {tx, ty, tf}, tw, td, blockers, woods);
         },
         py::arg("vx"), py::arg("vy"), py::arg("vfacing"), py::arg("vwidth"), py::arg("vdepth"), py::arg("tx"), py::arg("ty"),
-        py::arg("tfacing"), py::arg("twidth"), py::arg("tdepth"), py::arg("blocker_xy"), py::arg("blocker_sizes"),
-        py::arg("woods_xy"), py::arg("woods_sizes"),
-        "CORE.GEO.LOS as geometry.has_los: 1 sees, 0 does not, -1 undecided (ask the reference). Rings are given as\n"
-        "stacked (n, 2) float64 coordinates (a closing point may repeat the first) and their int64 sizes.");
+        py::arg("tfacing"), py::arg("twidth"), py::arg("tdepth"), py::arg("units"), py::arg("blocker_xy"),
+        py::arg("blocker_sizes"), py::arg("woods_xy"), py::arg("woods_sizes"),
+        "CORE.GEO.LOS as geometry.has_los: 1 sees, 0 does not, -1 undecided (ask the reference). Blockers are the\n"
+        "footprints of ``units`` (an (n, 5) float64 table: x, y, facing, width, depth) and polygons; polygons are given\n"
+        "as stacked (k, 2) float64 coordinates (a closing point may repeat the first) and their int64 sizes.");
     m.def(
         "orient", [](double ax, double ay, double bx, double by, double cx, double cy) { return orient({ax, ay}, {bx, by}, {cx, cy}); },
         py::arg("ax"), py::arg("ay"), py::arg("bx"), py::arg("by"), py::arg("cx"), py::arg("cy"),
