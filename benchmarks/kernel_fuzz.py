@@ -18,9 +18,14 @@ those, a micro-inch either side of EPS. Query kinds:
 * ``stand``: whether a footprint may stand where it is (``blocked_at``);
 * ``sight``: line of sight between two units past blockers and through woods (CORE.GEO.LOS), as
   ``geometry.has_los`` decides it; an "undecided" answer of the core is the reference's by construction;
+* ``route``: whether a charge route's leg is clear (a hull or a wheel of at most 90°, CORE.CHARGE.MOVE), against
+  :func:`env.rules.charges._sweep_clear`;
 * ``legal``: whole legal move sets of battles in play (``movement.legal``), core on and off.
 
-Each kind reports queries and disagreements; the exit code is 1 on any
+Each kind reports queries and disagreements, and among them the exact ties:
+an overlap of exactly EPS (the EPS/2-shrunk shapes closer than :data:`TIE`
+inches), where the reference's answer is GEOS's rounding of its buffers and
+either answer keeps CORE.CONV.UNITS. The exit code is 1 on any other
 disagreement. Results go to ``--out`` (JSON), with a reproducer per
 disagreement (kind, seed, index).
 """
@@ -47,7 +52,11 @@ EPS = 0.01
 TABLE = (72.0, 48.0)
 EDGE_GAPS = (0.0, EPS / 2, EPS, 2 * EPS, 1.0 - EPS, 1.0, 1.0 + EPS, 2 * EPS + 1e-6, 1.0 - EPS - 1e-6, 1.0 - EPS + 1e-6)
 """Gaps (inches) at which units are set beside the mover: the thresholds the rules compare with, and just around them."""
-KINDS = ("footprint", "wheel_pose", "overlaps", "distance", "furthest", "cost", "wheel", "stand", "sight", "legal")
+TIE = 1e-9
+"""Inches: a disagreement where the reference's own margin (the gap between the EPS/2-shrunk shapes) is below this
+is a tie at the tolerance edge, reported as such."""
+KINDS = ("footprint", "wheel_pose", "overlaps", "distance", "furthest", "cost", "wheel", "stand", "route", "sight",
+         "legal")
 TERRAIN_KINDS = ("rocks", "woods", "hedge", "lake", "marsh")
 
 
@@ -405,9 +414,41 @@ def q_sight(rng: np.random.Generator) -> tuple[bool, str]:
     return got < 0 or got == int(ref), f"ref={ref} core={got} scene={scene}"
 
 
+def q_route(rng: np.random.Generator) -> tuple[bool, str]:
+    from battleline.env.rules import charges
+    from battleline.env.rules import geometry as geo
+
+    scene = random_scene(rng)
+    w, d = scene["w"], scene["d"]
+    start = geo.Pose(*scene["mover"])
+    imp, _, _ = _split_terrain(scene)
+    rows = np.array([r[:5] for r in scene["rows"]], dtype=np.float64).reshape(len(scene["rows"]), 5)
+    core = _native().RouteScene(rows, imp, *TABLE, start.x, start.y, start.facing, w, d)
+    ref = SimpleNamespace(table=TABLE, start_poly=geo.footprint(start, w, d))
+    polys = np.array([shapely.Polygon(p) for p in imp] + [geo.footprint(geo.Pose(*r[:3]), r[3], r[4]) for r in rows.tolist()],
+                     dtype=object)
+    keep = polys[~charges._overlapping(ref.start_poly, polys)]
+    route = SimpleNamespace(table=TABLE, obstacles=keep, boxes=[list(b) for b in shapely.bounds(keep).tolist()] if len(keep) else [],
+                            overlaps_any=lambda g, idx: bool(charges._overlapping(g, keep[idx]).any()))
+    if rng.random() < 0.5:
+        end = geo.Pose(start.x + float(rng.uniform(-10, 10)), start.y + float(rng.uniform(-10, 10)), _facing(rng))
+        sweep = charges.space.Sweep(geo.footprint(start, w, d), geo.footprint(end, w, d))
+        got = core.clear_hull(start.x, start.y, start.facing, end.x, end.y, end.facing, w, d)
+    else:
+        angle = float(rng.choice([15.0, -15.0, 45.0, -30.0, 90.0, -90.0, rng.uniform(-90, 90)]))
+        sweep = charges.space.Sweep(geo.wheel_swept_area(start, w, d, angle))
+        got = core.clear_wheel(start.x, start.y, start.facing, w, d, angle)
+    want = charges._sweep_clear(route, sweep)  # type: ignore[arg-type]
+    if want != got:  # an overlap of exactly EPS is a tie, whose reference answer is GEOS's rounding of its buffers
+        margin = min((float(shapely.distance(charges._shrink(sweep.geom), charges._shrink(o))) for o in keep
+                      if shapely.intersects(sweep.geom, o)), default=np.inf)
+        return want == got, f"ref={want} core={got} tie={margin < TIE}"
+    return True, ""
+
+
 QUERIES: dict[str, Callable[[np.random.Generator], tuple[bool, str]]] = {
     "footprint": q_footprint, "wheel_pose": q_wheel_pose, "overlaps": q_overlaps, "distance": q_distance,
-    "furthest": q_furthest, "cost": q_cost, "wheel": q_wheel, "stand": q_stand, "sight": q_sight,
+    "furthest": q_furthest, "cost": q_cost, "wheel": q_wheel, "stand": q_stand, "route": q_route, "sight": q_sight,
 }
 
 
@@ -468,16 +509,17 @@ def run_kind(kind: str, queries: int, seed: int, progress: Callable[[int], None]
             k += 1
         return {"queries": asked, "disagreements": len(found), "examples": found}
     ask = QUERIES[kind]
-    bad = 0
+    bad = ties = 0
     for i in range(queries):
         ok, detail = ask(np.random.default_rng([seed, i]))
         if not ok:
             bad += 1
+            ties += "tie=True" in detail
             if len(found) < 20:
                 found.append({"kind": kind, "seed": seed, "index": i, "detail": detail})
         if progress:
             progress(1)
-    return {"queries": queries, "disagreements": bad, "examples": found}
+    return {"queries": queries, "disagreements": bad, "ties": ties, "examples": found}
 
 
 def main(
@@ -503,9 +545,10 @@ def main(
             task = bar.add_task(kind, total=n)
             report["kinds"][kind] = run_kind(kind, n, seed, lambda k, t=task: bar.advance(t, k))
     report["seconds"] = round(time.time() - t0, 1)
-    total_bad = sum(r["disagreements"] for r in report["kinds"].values())
+    total_bad = sum(r["disagreements"] - r.get("ties", 0) for r in report["kinds"].values())
     for kind, r in report["kinds"].items():
-        console.print(f"{kind:11s} {r['queries']:8d} queries  {r['disagreements']} disagreements")
+        tie = f" ({r['ties']} of them exact ties at EPS)" if r.get("ties") else ""
+        console.print(f"{kind:11s} {r['queries']:8d} queries  {r['disagreements']} disagreements{tie}")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=1) + "\n")
     console.print(f"wrote {out} ({report['seconds']} s)")

@@ -100,7 +100,11 @@ def test_a_charge_wheels_round_terrain_beside_its_path_and_ends_where_it_would_w
         route = charges.ChargeRoute(b, c, t, "front")
         end = charges.flush_pose(t, "front", c, 0.0)
         straight = charges._legs(route, end)
-        assert [all(charges._sweep_clear(route, s) for s in legs) for legs in straight] == [lake is None]
+        legs = [list(legs) for legs in straight]
+        assert [all(charges.leg_clear(route, leg) for leg in route_legs) for route_legs in legs] == [lake is None]
+        # the shapely reference answers alike
+        assert [all(charges._sweep_clear(route, charges._sweep(route, leg)) for leg in route_legs)
+                for route_legs in legs] == [lake is None]
         b.apply(Action("charge", 0, 1))
         b.apply(Action("react", 1, 0, "hold"))
         end_declarations(b)

@@ -23,7 +23,7 @@ import copy
 import itertools
 import math
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import shapely
@@ -31,7 +31,7 @@ import shapely.ops
 from shapely.geometry import Polygon
 
 from battleline.env.rules import geometry as geo
-from battleline.env.rules import magic, psychology, shooting, space, special_rules
+from battleline.env.rules import kernel, magic, psychology, shooting, space, special_rules
 from battleline.env.rules.actions import REACTIONS, Action
 from battleline.env.rules.state import BattleState, Engagement, UnitState
 
@@ -182,15 +182,19 @@ class ChargeRoute:
         """The charged edge: (mid_x, mid_y, along_x, along_y, out_x, out_y, length), see :func:`edge_frame`."""
         self.max_slide = 2.0 * c.profile.M  # CORE.CHARGE.ALIGN
         self.start = space.pose(c)
-        self.start_poly = space.footprint(c)
         self.table = (battle.state.table_w, battle.state.table_h)
         self.flies = special_rules.moves_over_units(c)
-        polys = _route_obstacles(battle.state, c, frozenset({target.uid, *ignore}))
-        self.obstacles = polys[~_overlapping(self.start_poly, polys)]
-        """Impassable terrain, castle outlines and unit footprints the route may not overlap: object array (n,)."""
-        self.boxes = space.bounds_of(self.obstacles).tolist()
-        self._cores: list[Polygon | None] = [None] * len(self.obstacles)
-        """Each obstacle shrunk by EPS/2 (:func:`_shrink`), once it is needed."""
+        self.start_poly = space.footprint(c)
+        exclude = frozenset({target.uid, *ignore})
+        built = None if self.flies else kernel.route_scene(battle.state, c, exclude)
+        self.native = None if built is None else built[0]
+        """The compiled core's obstacle test (:func:`kernel.route_scene`); None where only the reference applies."""
+        self._terrain = [space.terrain_poly(t) for t in battle.state.terrain if t.kind in space.IMPASSABLE - (
+            space.WATER if c.has("aquatic") else frozenset())]
+        self._rows = None if built is None else built[1]
+        self._obstacles: np.ndarray | None = None
+        if built is None:
+            self._set_obstacles(_route_obstacles(battle.state, c, exclude))
         self.wheel_first_clear: dict[float, bool] = {}
         """Route 2's free wheel at the start, by angle (degrees): whether its swept area is clear."""
         self._contacts: list[geo.Pose] | None = None
@@ -200,8 +204,24 @@ class ChargeRoute:
         """Route 4's flush poses on the charged edge, smallest free wheel first, reached by a clear wheel, move and
         close-the-door pivot (see :func:`_door_contacts`); worked out on first use, the same for every end spot."""
         if self._contacts is None:
-            self._contacts = [flush for legs, flush in _door_contacts(self) if all(_sweep_clear(self, s) for s in legs)]
+            self._contacts = [flush for legs, flush in _door_contacts(self) if all(leg_clear(self, leg) for leg in legs)]
         return self._contacts
+
+    @property
+    def obstacles(self) -> np.ndarray:
+        """Impassable terrain, castle outlines and unit footprints the route may not overlap: object array (n,).
+
+        With the compiled core, the shapely reference's are built on first use (from the units' places when the
+        route was made), for a wheel the core leaves to the reference."""
+        if self._obstacles is None:
+            units = [geo.footprint(geo.Pose(x, y, f), w, d) for x, y, f, w, d in self._rows.tolist()]
+            self._set_obstacles(np.array(self._terrain + units, dtype=object))
+        return self._obstacles
+
+    def _set_obstacles(self, polys: np.ndarray) -> None:
+        self._obstacles = polys[~_overlapping(self.start_poly, polys)]
+        self.boxes = space.bounds_of(self._obstacles).tolist()
+        self._cores: list[Polygon | None] = [None] * len(self._obstacles)  # each shrunk by EPS/2 once needed
 
     def overlaps_any(self, geom: Polygon, idx: list[int]) -> bool:
         """Whether ``geom`` overlaps any of the obstacles ``idx`` by more than EPS (as :func:`_overlapping`)."""
@@ -244,27 +264,69 @@ def _route_obstacles(state: BattleState, c: UnitState, exclude: frozenset[int]) 
     return np.array(polys, dtype=object)
 
 
+class Hull(NamedTuple):
+    """A straight leg of a route: the area swept from the charger's footprint at ``a`` to that at ``b``."""
+
+    a: geo.Pose
+    b: geo.Pose
+
+
+class Wheel(NamedTuple):
+    """A wheeling leg of a route: ``angle`` degrees (positive: left) about a front corner from ``pose``."""
+
+    pose: geo.Pose
+    angle: float
+
+
+Leg = Hull | Wheel
+
+
+def _sweep(route: ChargeRoute, leg: Leg) -> space.Sweep:
+    """The shapely swept area of ``leg`` (:class:`space.Sweep`): the reference the compiled core answers as."""
+    c = route.unit
+    if isinstance(leg, Hull):
+        return space.Sweep(space.footprint_at(c, leg.a), space.footprint_at(c, leg.b))
+    return space.Sweep(geo.wheel_swept_area(leg.pose, c.width, c.depth, leg.angle))
+
+
+def leg_clear(route: ChargeRoute, leg: Leg) -> bool:
+    """Whether ``leg`` stays on the table and overlaps no obstacle of ``route`` by more than EPS.
+
+    The compiled core answers where it applies (a wheel of at most 90°, whose area is convex); else
+    :func:`_sweep_clear` on :func:`_sweep`, with the same answer.
+    """
+    native, c = route.native, route.unit
+    if native is not None:
+        if isinstance(leg, Hull):
+            a, b = leg
+            return native.clear_hull(a.x, a.y, a.facing, b.x, b.y, b.facing, c.width, c.depth)
+        if abs(leg.angle) <= 90.0:
+            p = leg.pose
+            return native.clear_wheel(p.x, p.y, p.facing, c.width, c.depth, leg.angle)
+    return _sweep_clear(route, _sweep(route, leg))
+
+
 def _sweep_clear(route: ChargeRoute, sweep: space.Sweep) -> bool:
     """Whether ``sweep`` stays on the table and overlaps no obstacle of ``route`` by more than EPS."""
     minx, miny, maxx, maxy = sweep.bounds
     w, h = route.table
     if minx < -geo.EPS or miny < -geo.EPS or maxx > w + geo.EPS or maxy > h + geo.EPS:
         return False
+    if len(route.obstacles) == 0:  # builds route.boxes on first use
+        return True
     meet = space.boxes_meeting(sweep.bounds, route.boxes)
     return not (meet and route.overlaps_any(sweep.geom, meet))
 
 
-def _legs(route: ChargeRoute, end: geo.Pose) -> Iterator[Iterator[space.Sweep]]:
-    """Routes 1-3 of :func:`route_clear` to ``end``, each as its swept areas, built lazily."""
-    c, start, start_poly = route.unit, route.start, route.start_poly
-    end_poly = space.footprint_at(c, end)
-    yield iter([space.Sweep(start_poly, end_poly)])
+def _legs(route: ChargeRoute, end: geo.Pose) -> Iterator[Iterator[Leg]]:
+    """Routes 1-3 of :func:`route_clear` to ``end``, each as its legs, built lazily."""
+    c, start = route.unit, route.start
+    yield iter([Hull(start, end)])
     turn = (end.facing - start.facing + 180.0) % 360.0 - 180.0
     if geo.EPS < abs(turn) <= MAX_FREE_WHEEL:
         if _wheel_first_clear(route, turn):  # route 2: then the hull from there to the end
-            wheeled = geo.wheel(start, c.width, turn, c.depth)
-            yield iter([space.Sweep(space.footprint_at(c, wheeled), end_poly)])
-        yield _wheel_last(c, start_poly, end, turn)
+            yield iter([Hull(geo.wheel(start, c.width, turn, c.depth), end)])
+        yield _wheel_last(route, end, turn)
 
 
 def _wheel_first_clear(route: ChargeRoute, turn: float) -> bool:
@@ -274,17 +336,16 @@ def _wheel_first_clear(route: ChargeRoute, turn: float) -> bool:
     :attr:`ChargeRoute.wheel_first_clear`.
     """
     if turn not in route.wheel_first_clear:
-        c = route.unit
-        sweep = space.Sweep(geo.wheel_swept_area(route.start, c.width, c.depth, turn))
-        route.wheel_first_clear[turn] = _sweep_clear(route, sweep)
+        route.wheel_first_clear[turn] = leg_clear(route, Wheel(route.start, turn))
     return route.wheel_first_clear[turn]
 
 
-def _wheel_last(c: UnitState, start_poly: Polygon, end: geo.Pose, turn: float) -> Iterator[space.Sweep]:
+def _wheel_last(route: ChargeRoute, end: geo.Pose, turn: float) -> Iterator[Leg]:
     """Route 3 of :func:`route_clear`: the hull to the pose that a free wheel of ``turn`` degrees takes to ``end``."""
+    c = route.unit
     last = geo.wheel(end, c.width, -turn, c.depth, pivot="left" if turn >= 0 else "right")
-    yield space.Sweep(start_poly, space.footprint_at(c, last))
-    yield space.Sweep(geo.wheel_swept_area(last, c.width, c.depth, turn))
+    yield Hull(route.start, last)
+    yield Wheel(last, turn)
 
 
 MAX_FREE_WHEEL = 90.0
@@ -293,7 +354,7 @@ WHEEL_STEP = 15.0
 """Degrees between the free-wheel angles tried by the wheel-and-close-the-door route (:func:`route_clear`)."""
 
 
-def _door_contacts(route: ChargeRoute) -> Iterator[tuple[Iterator[space.Sweep], geo.Pose]]:
+def _door_contacts(route: ChargeRoute) -> Iterator[tuple[Iterator[Leg], geo.Pose]]:
     """Route 4 of :func:`route_clear` up to the close-the-door pivot: (swept areas, flush pose) per free-wheel angle.
 
     For each wheel angle φ (multiples of :data:`WHEEL_STEP` up to
@@ -329,23 +390,21 @@ def _door_contacts(route: ChargeRoute) -> Iterator[tuple[Iterator[space.Sweep], 
         yield _door_legs(route, phi, wheeled, touch, door), flush
 
 
-def _door_legs(route: ChargeRoute, phi: float, wheeled: geo.Pose, touch: geo.Pose, door: float) -> Iterator[space.Sweep]:
-    """The swept areas of one route of :func:`_door_contacts`, each built only once those before it are clear."""
-    c = route.unit
+def _door_legs(route: ChargeRoute, phi: float, wheeled: geo.Pose, touch: geo.Pose, door: float) -> Iterator[Leg]:
+    """The legs of one route of :func:`_door_contacts`, each built only once those before it are clear."""
     if phi:
-        yield space.Sweep(geo.wheel_swept_area(route.start, c.width, c.depth, phi))
-    yield space.Sweep(space.footprint_at(c, wheeled), space.footprint_at(c, touch))
+        yield Wheel(route.start, phi)
+    yield Hull(wheeled, touch)
     if abs(door) > geo.EPS:
-        yield space.Sweep(geo.wheel_swept_area(touch, c.width, c.depth, door))
+        yield Wheel(touch, door)
 
 
-def _door_routes(route: ChargeRoute, end: geo.Pose) -> Iterator[Iterator[space.Sweep]]:
+def _door_routes(route: ChargeRoute, end: geo.Pose) -> Iterator[Iterator[Leg]]:
     """Route 4 of :func:`route_clear` to ``end``: from each of :attr:`ChargeRoute.contacts` within 2×M of ``end``
     (CORE.CHARGE.ALIGN), the align slide along the edge."""
-    end_poly = space.footprint_at(route.unit, end)
     for flush in route.contacts:
         if math.hypot(flush.x - end.x, flush.y - end.y) <= route.max_slide + geo.EPS:
-            yield iter([space.Sweep(space.footprint_at(route.unit, flush), end_poly)])
+            yield iter([Hull(flush, end)])
 
 
 def route_clear(route: ChargeRoute, end: geo.Pose) -> bool:
@@ -382,7 +441,7 @@ def route_clear(route: ChargeRoute, end: geo.Pose) -> bool:
     if route.flies:
         return True
     routes = itertools.chain(_legs(route, end), _door_routes(route, end))
-    return any(all(_sweep_clear(route, s) for s in legs) for legs in routes)
+    return any(all(leg_clear(route, leg) for leg in legs) for legs in routes)
 
 
 def _candidate_offsets(c: UnitState, t: UnitState, facing: str) -> tuple[list[float], float]:

@@ -208,3 +208,27 @@ def line_of_sight(viewer: tuple[float, ...], target: tuple[float, ...], units: S
     table = np.array(units, dtype=np.float64).reshape(len(units), 5)
     seen = native.line_of_sight(*viewer, *target, table, *_rings(blocking), *_rings(woods))
     return None if seen < 0 else bool(seen)
+
+
+def route_scene(state: BattleState, c: UnitState, exclude: frozenset[int]) -> tuple[Any, np.ndarray] | None:
+    """A charge route's obstacles (charges.ChargeRoute) as a compiled :class:`_kernel.RouteScene`, with the units'
+    table it was built from (float64, (n, 5): x, y, facing, width, depth); None where only the reference applies
+    (a siege, non-convex impassable terrain, the core off).
+
+    The obstacles are impassable terrain (water not for Aquatic units, CORE.SR.AQUATIC) and every unit on the table
+    but ``c`` and ``exclude``, less those ``c``'s footprint already overlaps (CORE.CHARGE.MOVE).
+    """
+    if state.castle or not available():
+        return None
+    kinds = IMPASSABLE - (WATER if c.has("aquatic") else frozenset())
+    rings = []
+    for t in state.terrain:
+        if t.kind in kinds:
+            ring, convex = _terrain(t)
+            if not convex:
+                return None
+            rings.append(ring)
+    rows = [(o.x, o.y, o.facing, o.width, o.depth) for o in state.units if o.alive and o.uid != c.uid and o.uid not in exclude]
+    table = np.array(rows, dtype=np.float64).reshape(len(rows), 5)
+    return native.RouteScene(table, rings, float(state.table_w), float(state.table_h), c.x, c.y, c.facing, c.width,
+                             c.depth), table

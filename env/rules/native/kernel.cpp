@@ -283,6 +283,56 @@ class Scene {
 
 Pose pose_of(double x, double y, double facing) { return {x, y, facing}; }
 
+// charges.ChargeRoute's obstacle test (CORE.CHARGE.MOVE, CORE.CHARGE.FEASIBLE): a route's swept areas must stay
+// on the table and overlap by more than EPS none of the obstacles the charger does not already overlap.
+class RouteScene {
+   public:
+    RouteScene(const Array& units, const std::vector<Array>& terrain, double table_w, double table_h, const Pose& start,
+               double width, double depth)
+        : table_w_(table_w), table_h_(table_h) {
+        if (units.ndim() != 2 || (units.shape(0) > 0 && units.shape(1) != 5))
+            throw std::invalid_argument("units: expected an (n, 5) array of x, y, facing, width, depth");
+        std::vector<Shape> all;
+        for (const auto& a : terrain) all.emplace_back(ring_of(a, "terrain"));
+        auto u = units.unchecked<2>();
+        for (py::ssize_t i = 0; i < units.shape(0); ++i)
+            all.emplace_back(footprint({u(i, 0), u(i, 1), u(i, 2)}, u(i, 3), u(i, 4)));
+        Ring here = footprint(start, width, depth);
+        Sweep at(here);
+        for (Shape& o : all)
+            if (!overlaps(at, o)) obstacles_.push_back(std::move(o));  // already overlapped: the route cannot worsen it
+    }
+
+    // charges._sweep_clear for the hull of two footprints of the charger.
+    bool clear_hull(const Pose& a, const Pose& b, double width, double depth) {
+        Ring from = footprint(a, width, depth), to = footprint(b, width, depth);
+        Sweep s(&from, to);
+        return clear(s);
+    }
+
+    // charges._sweep_clear for a wheel's swept area (|angle| <= 90: the area is convex).
+    bool clear_wheel(const Pose& p, double width, double depth, double angle) {
+        if (std::fabs(angle) > 90.0) throw std::invalid_argument("clear_wheel: |angle| must be <= 90 degrees");
+        Ring area = wheel_swept_area(p, width, depth, angle);
+        Sweep s(area);
+        return clear(s);
+    }
+
+    size_t size() const { return obstacles_.size(); }
+
+   private:
+    bool clear(Sweep& s) const {
+        const Box& b = s.box;
+        if (b.x0 < -EPS || b.y0 < -EPS || b.x1 > table_w_ + EPS || b.y1 > table_h_ + EPS) return false;
+        for (const Shape& o : obstacles_)
+            if (boxes_meet(b, o.box) && overlaps(s, o)) return false;
+        return true;
+    }
+
+    std::vector<Shape> obstacles_;
+    double table_w_, table_h_;
+};
+
 // Option kinds of move_options (movement._plan with check_only=True).
 enum Kind { STRAIGHT = 0, WHEEL = 1, TURN = 2, REFORM = 3 };
 
@@ -522,6 +572,26 @@ PYBIND11_MODULE(_kernel, m) {
     m.attr("WHEEL") = static_cast<int>(WHEEL);
     m.attr("TURN") = static_cast<int>(TURN);
     m.attr("REFORM") = static_cast<int>(REFORM);
+
+    py::class_<RouteScene>(m, "RouteScene")
+        .def(py::init([](const Array& units, const std::vector<Array>& terrain, double table_w, double table_h, double x,
+                         double y, double facing, double w, double d) {
+                 return RouteScene(units, terrain, table_w, table_h, pose_of(x, y, facing), w, d);
+             }),
+             py::arg("units"), py::arg("terrain"), py::arg("table_w"), py::arg("table_h"), py::arg("x"), py::arg("y"),
+             py::arg("facing"), py::arg("width"), py::arg("depth"))
+        .def("clear_hull",
+             [](RouteScene& r, double x1, double y1, double f1, double x2, double y2, double f2, double w, double d) {
+                 return r.clear_hull(pose_of(x1, y1, f1), pose_of(x2, y2, f2), w, d);
+             },
+             py::arg("x1"), py::arg("y1"), py::arg("facing1"), py::arg("x2"), py::arg("y2"), py::arg("facing2"),
+             py::arg("width"), py::arg("depth"))
+        .def("clear_wheel",
+             [](RouteScene& r, double x, double y, double f, double w, double d, double angle) {
+                 return r.clear_wheel(pose_of(x, y, f), w, d, angle);
+             },
+             py::arg("x"), py::arg("y"), py::arg("facing"), py::arg("width"), py::arg("depth"), py::arg("angle"))
+        .def("__len__", &RouteScene::size);
 
     py::class_<Scene>(m, "Scene")
         .def(py::init<const Array&, const std::vector<Array>&, const std::vector<Array>&, const std::vector<Array>&, double,
