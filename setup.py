@@ -10,7 +10,8 @@ from setuptools import setup
 
 kernel = Pybind11Extension(
     "battleline.env.rules._kernel",
-    ["env/rules/native/kernel.cpp", "env/rules/native/geometry.cpp"],
+    ["env/rules/native/kernel.cpp", "env/rules/native/geometry.cpp",
+     "env/rules/native/sight.cpp"],
     depends=["env/rules/native/geometry.hpp"],
     cxx_std=17,
     # No fused multiply-add: the core must round as the Python reference rounds.

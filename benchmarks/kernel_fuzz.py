@@ -16,6 +16,8 @@ those, a micro-inch either side of EPS. Query kinds:
 * ``cost``: the terrain cost of a straight move's swept area (CORE.TERRAIN.COST), bit for bit;
 * ``wheel``: whether a wheel is blocked (CORE.MOVE.WHEEL);
 * ``stand``: whether a footprint may stand where it is (``blocked_at``);
+* ``sight``: line of sight between two units past blockers and through woods (CORE.GEO.LOS), as
+  ``geometry.has_los`` decides it; an "undecided" answer of the core is the reference's by construction;
 * ``route``: whether a charge route's leg is clear (a hull or a wheel of at most 90°, CORE.CHARGE.MOVE), against
   :func:`env.rules.charges._sweep_clear`;
 * ``legal``: whole legal move sets of battles in play (``movement.legal``), core on and off.
@@ -53,7 +55,8 @@ EDGE_GAPS = (0.0, EPS / 2, EPS, 2 * EPS, 1.0 - EPS, 1.0, 1.0 + EPS, 2 * EPS + 1e
 TIE = 1e-9
 """Inches: a disagreement where the reference's own margin (the gap between the EPS/2-shrunk shapes) is below this
 is a tie at the tolerance edge, reported as such."""
-KINDS = ("footprint", "wheel_pose", "overlaps", "distance", "furthest", "cost", "wheel", "stand", "route", "legal")
+KINDS = ("footprint", "wheel_pose", "overlaps", "distance", "furthest", "cost", "wheel", "stand", "route", "sight",
+         "legal")
 TERRAIN_KINDS = ("rocks", "woods", "hedge", "lake", "marsh")
 
 
@@ -297,6 +300,120 @@ def q_stand(rng: np.random.Generator) -> tuple[bool, str]:
     return bool(ref) == got, f"ref={ref} core={got} gap={gap}"
 
 
+SIGHT_OFFSETS = (0.0, EPS / 2, -EPS / 2, EPS / 2 + 1e-7, EPS / 2 - 1e-7, EPS, -EPS, 1e-7, -1e-7)
+"""How far (inches) a blocker's corner or edge is set past a sight line: touching, at the EPS/2 erosion, around it."""
+WOODS_DEPTHS = (1.5, 2.0, 2.0 + EPS, 2.0 + EPS - 1e-7, 2.0 + EPS + 1e-7, 2.02, 2.5, 3.0)
+"""Depths (inches) of woods set across the sight line: around the 2" + EPS that still lets a segment see."""
+
+
+def _box(cx: float, cy: float, w: float, h: float) -> np.ndarray:
+    return np.array([[cx - w / 2, cy - h / 2], [cx + w / 2, cy - h / 2], [cx + w / 2, cy + h / 2], [cx - w / 2, cy + h / 2]])
+
+
+def _sight_points(viewer: tuple, target: tuple) -> tuple[list, list]:
+    from battleline.env.rules import geometry as geo
+
+    vc = geo.corner_list(geo.Pose(*viewer[:3]), viewer[3], viewer[4])
+    tc = geo.corner_list(geo.Pose(*target[:3]), target[3], target[4])
+    starts = [(0.5 * (vc[0][0] + vc[1][0]), 0.5 * (vc[0][1] + vc[1][1])), vc[0], vc[1]]
+    return starts, [(target[0], target[1]), *tc]
+
+
+def random_sight(rng: np.random.Generator) -> dict[str, Any]:
+    """A viewer and a target (x, y, facing, width, depth), third units (each as those), blockers and woods as (k, 2) rings.
+
+    Half the scenes stand on a quarter-inch grid at square facings, so that sight lines pass exactly through
+    corners and along edges; blockers are then set touching a sight line, EPS/2 across it and a micro-inch
+    either side, beside the viewer or the target (in contact), or two in contact across the line; woods are
+    set across the line at depths around 2" + EPS.
+    """
+    grid = rng.random() < 0.5
+    w, d = _dims(rng)
+    tw, td = _dims(rng)
+    if grid:
+        w, d, tw, td = (float(np.ceil(v * 4) / 4) for v in (w, d, tw, td))
+        vx, vy = float(rng.integers(8, 64)), float(rng.integers(4, 20))
+        viewer = (vx, vy, 90.0, w, d)
+        target = (vx + float(rng.integers(-12, 13)) * 0.5, vy + float(rng.integers(6, 26)), float(rng.choice([270.0, 90.0, 0.0])),
+                  tw, td)
+    else:
+        viewer = (float(rng.uniform(10, 62)), float(rng.uniform(8, 40)), _facing(rng), w, d)
+        ang, dist = rng.uniform(0, 2 * np.pi), rng.uniform(4, 30)
+        target = (viewer[0] + dist * float(np.cos(ang)), viewer[1] + dist * float(np.sin(ang)), _facing(rng), tw, td)
+    starts, ends = _sight_points(viewer, target)
+    blockers: list[np.ndarray] = []
+    units: list[tuple[float, float, float, float, float]] = []
+    for _ in range(int(rng.choice([0, 1, 1, 1, 2, 3]))):
+        pick = rng.random()
+        p = starts[int(rng.integers(3))]
+        q = ends[int(rng.integers(5))]
+        bw, bd = (float(np.ceil(v * 4) / 4) for v in _dims(rng))
+        if pick < 0.45:  # a corner on (or just across) a sight line, at a point exact on a grid
+            t = float(rng.choice([0.5, 0.25, 0.75]))
+            mx, my = p[0] + t * (q[0] - p[0]), p[1] + t * (q[1] - p[1])
+            sx, sy = float(rng.choice([-1.0, 1.0])), float(rng.choice([-1.0, 1.0]))
+            off = float(rng.choice(SIGHT_OFFSETS))
+            blockers.append(_box(mx + sx * (bw / 2 - off), my + sy * (bd / 2 - off), bw, bd))
+            if rng.random() < 0.3:  # a second one in contact with it, across the line
+                blockers.append(_box(mx - sx * bw / 2, my + sy * (bd / 2 - off), bw, bd))
+        elif pick < 0.6:  # in contact with the viewer or the target, side by side
+            x, y, f, uw, ud = viewer if rng.random() < 0.5 else target
+            gap = float(rng.choice(EDGE_GAPS))
+            side = float(rng.choice([-1.0, 1.0]))
+            from battleline.env.rules import geometry as geo
+
+            cx, cy = geo.to_world(geo.Pose(x, y, f), side * (uw / 2 + gap + bw / 2), 0.0)
+            units.append((cx, cy, f, bw, ud))
+        elif pick < 0.7:  # the viewer's or the target's own footprint, which never blocks
+            units.append(viewer if rng.random() < 0.5 else target)
+        else:  # anywhere near the line, any facing
+            t = float(rng.uniform(0.1, 0.9))
+            cx = p[0] + t * (q[0] - p[0]) + float(rng.uniform(-3, 3))
+            cy = p[1] + t * (q[1] - p[1]) + float(rng.uniform(-3, 3))
+            units.append((cx, cy, _facing(rng), bw, bd))
+    woods: list[np.ndarray] = []
+    for _ in range(int(rng.integers(0, 3))):
+        mid = ((starts[0][0] + ends[0][0]) / 2, (starts[0][1] + ends[0][1]) / 2)
+        if grid and rng.random() < 0.7:  # a band across the line, so many sight lines cross it at one depth
+            depth = float(rng.choice(WOODS_DEPTHS))
+            woods.append(_box(mid[0] + float(rng.choice([0.0, 0.5, 3.0])), mid[1], float(rng.uniform(1, 16)), depth))
+        else:
+            n = int(rng.integers(3, 9))
+            angles = np.sort(rng.uniform(0, 2 * np.pi, n))
+            r = float(rng.uniform(0.5, 4.0))
+            pts = np.column_stack([mid[0] + rng.uniform(-3, 3) + r * np.cos(angles), mid[1] + rng.uniform(-3, 3) + r * np.sin(angles)])
+            hull = shapely.convex_hull(shapely.multipoints(pts))
+            if hull.geom_type == "Polygon":
+                woods.append(np.asarray(hull.exterior.coords)[:-1])
+    return {"viewer": viewer, "target": target, "units": units, "blockers": blockers, "woods": woods}
+
+
+def _stacked(rings: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    if not rings:
+        return np.empty((0, 2)), np.empty(0, dtype=np.int64)
+    return np.vstack(rings).astype(np.float64), np.array([len(r) for r in rings], dtype=np.int64)
+
+
+def sight_both(scene: dict[str, Any]) -> tuple[bool, int]:
+    """(the reference's answer, the core's: 1 sees, 0 does not, -1 undecided) for a :func:`random_sight` scene."""
+    from battleline.env.rules import geometry as geo
+
+    v, t = scene["viewer"], scene["target"]
+    units = scene.get("units", [])
+    blockers = [geo.footprint(geo.Pose(*u[:3]), u[3], u[4]) for u in units] + [shapely.Polygon(r) for r in scene["blockers"]]
+    ref = geo.has_los(geo.Pose(*v[:3]), v[3], v[4], geo.Pose(*t[:3]), t[3], t[4], blockers,
+                      [shapely.Polygon(r) for r in scene["woods"]])
+    got = _native().line_of_sight(*v, *t, np.array(units, dtype=np.float64).reshape(-1, 5),
+                                  *_stacked(scene["blockers"]), *_stacked(scene["woods"]))
+    return bool(ref), int(got)
+
+
+def q_sight(rng: np.random.Generator) -> tuple[bool, str]:
+    scene = random_sight(rng)
+    ref, got = sight_both(scene)
+    return got < 0 or got == int(ref), f"ref={ref} core={got} scene={scene}"
+
+
 def q_route(rng: np.random.Generator) -> tuple[bool, str]:
     from battleline.env.rules import charges
     from battleline.env.rules import geometry as geo
@@ -331,7 +448,7 @@ def q_route(rng: np.random.Generator) -> tuple[bool, str]:
 
 QUERIES: dict[str, Callable[[np.random.Generator], tuple[bool, str]]] = {
     "footprint": q_footprint, "wheel_pose": q_wheel_pose, "overlaps": q_overlaps, "distance": q_distance,
-    "furthest": q_furthest, "cost": q_cost, "wheel": q_wheel, "stand": q_stand, "route": q_route,
+    "furthest": q_furthest, "cost": q_cost, "wheel": q_wheel, "stand": q_stand, "route": q_route, "sight": q_sight,
 }
 
 

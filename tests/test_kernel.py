@@ -134,3 +134,78 @@ def test_non_convex_terrain_falls_back_to_the_reference() -> None:
     battle.state.terrain.append(TerrainFeature("rocks", [(0, 0), (4, 0), (4, 4), (2, 1), (0, 4)]))
     assert kernel.terrain_table(battle.state) is None
     assert kernel.scene(battle.state, battle.state.units[0]) is None
+
+
+# ------------------------------------------------------------------ line of sight (CORE.GEO.LOS)
+VIEWER = (20.0, 10.0, 90.0, 4.0, 2.0)  # front edge y = 11 from x = 18 to 22
+TARGET = (20.0, 30.0, 270.0, 4.0, 2.0)  # x 18..22, y 29..31
+
+
+def _sight(blockers: list[list[tuple[float, float]]], woods: list[list[tuple[float, float]]] | None = None) -> tuple[bool, int]:
+    scene = {"viewer": VIEWER, "target": TARGET, "blockers": [np.array(b, dtype=np.float64) for b in blockers],
+             "woods": [np.array(w, dtype=np.float64) for w in woods or []]}
+    return kernel_fuzz.sight_both(scene)
+
+
+def _rect(x0: float, y0: float, x1: float, y1: float) -> list[tuple[float, float]]:
+    return [(x0, y0), (x1, y0), (x1, y1), (x0, y1)]
+
+
+def test_sight_queries_reach_every_answer() -> None:
+    """The random sight scenes give both answers decided by the core, and leave few to the reference."""
+    answers = [kernel_fuzz.sight_both(kernel_fuzz.random_sight(np.random.default_rng([4, i])))[1] for i in range(400)]
+    assert answers.count(1) > 100 and answers.count(0) > 100
+    assert answers.count(-1) <= 20
+
+
+def test_unit_behind_a_blocker_is_not_seen() -> None:
+    """CORE.GEO.LOS: a unit squarely between viewer and target blocks all 15 sight lines; beside them it does not."""
+    assert _sight([_rect(14.0, 19.0, 26.0, 21.0)]) == (False, 0)
+    assert _sight([_rect(23.0, 19.0, 35.0, 21.0)]) == (True, 1)
+
+
+def test_grazing_a_corner_is_clear() -> None:
+    """CORE.GEO.LOS: the sight lines along x = 18 only touch the diamond's corner (18, 20): clear, so V sees T.
+
+    Every other line enters the diamond; moved EPS towards them the corner cuts x = 18 EPS deep (more than
+    EPS/2) and nothing is seen.
+    """
+    diamond = [(18.0, 20.0), (22.0, 16.0), (26.0, 20.0), (22.0, 24.0)]
+    assert _sight([diamond]) == (True, 1)
+    assert _sight([[(x - geo.EPS, y) for x, y in diamond]]) == (False, 0)
+
+
+def test_two_and_a_half_inches_of_woods_block() -> None:
+    """CORE.GEO.LOS: woods block a sight line that crosses more than 2" of them: 2.5" block, 1.5" do not."""
+    assert _sight([], [_rect(0.0, 19.0, 40.0, 21.5)]) == (False, 0)
+    assert _sight([], [_rect(0.0, 19.0, 40.0, 20.5)]) == (True, 1)
+    # the vertical lines at x = 18 and x = 22 cross exactly 2" (allowed), or 2.02" (more than 2" + EPS)
+    assert _sight([], [_rect(0.0, 19.0, 40.0, 21.0)]) == (True, 1)
+    assert _sight([], [_rect(0.0, 19.0, 40.0, 21.02)]) == (False, 0)
+
+
+def test_sight_leaves_non_convex_blockers_to_the_reference(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A non-convex blocker in the way is undecided (-1); space.line_of_sight then answers with geometry.has_los."""
+    from battleline.env.rules import space
+    from battleline.env.rules.battle import Battle
+    from battleline.env.rules.state import TerrainFeature
+
+    notch = [(14.0, 19.0), (26.0, 19.0), (26.0, 21.0), (20.0, 20.0), (14.0, 21.0)]
+    ref, core = _sight([notch])
+    assert core == -1 and ref is False
+    battle = Battle.from_scenario("pitched_battle", seed=1)
+    viewer, target = battle.state.units[0], next(u for u in battle.state.units if u.side != battle.state.units[0].side)
+    v = (viewer.x, viewer.y, viewer.facing, viewer.width, viewer.depth)
+    t = (target.x, target.y, target.facing, target.width, target.depth)
+    assert kernel.line_of_sight(v, t, (), (), ()) is True
+    mx, my = (viewer.x + target.x) / 2, (viewer.y + target.y) / 2
+    rocks = TerrainFeature("rocks", [(mx - 3, my - 1), (mx + 3, my - 1), (mx, my), (mx + 3, my + 1), (mx - 3, my + 1)])
+    battle.state.terrain = [x for x in battle.state.terrain if x.kind not in space.BLOCKING | {"woods"}] + [rocks]
+    assert kernel.line_of_sight(v, t, (), (space.terrain_poly(rocks),), ()) is None
+    others = [o for o in battle.state.units if o.alive and o.uid not in (viewer.uid, target.uid)]
+    assert not any(o.has("large_target") for o in (viewer, target))
+    expected = geo.has_los(space.pose(viewer), viewer.width, viewer.depth, space.pose(target), target.width,
+                           target.depth, [space.footprint(o) for o in others] + [space.terrain_poly(rocks)])
+    assert space.line_of_sight(battle.state, viewer, target) is expected
+    monkeypatch.setenv(kernel.ENV_SWITCH, "reference")
+    assert kernel.line_of_sight(v, t, (), (), ()) is None

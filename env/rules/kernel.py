@@ -14,16 +14,22 @@ None where only the reference applies:
   in the environment (the reference is then used everywhere; the differential
   tests and ``benchmarks.kernel_fuzz`` compare the two).
 
+:func:`line_of_sight` answers CORE.GEO.LOS as ``geometry.has_los`` does (native
+sources in env/rules/native/sight.cpp), or returns None for the few questions
+whose answer rests on what it does not reproduce (the reference then answers).
+
 Lengths are inches, angles degrees, as everywhere in the engine.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import shapely
 
 from battleline.env.rules import special_rules
 from battleline.env.rules.space import DIFFICULT, IMPASSABLE, OBSTACLES, WATER
@@ -186,6 +192,35 @@ def unit_moves(table: np.ndarray, terrain: list[tuple[int, np.ndarray]], table_w
         ValueError: a malformed table, ring, request or option code.
     """
     return native.unit_moves(table, terrain, table_w, table_h, requests)
+
+
+def _rings(polys: Sequence[shapely.Geometry]) -> tuple[np.ndarray, np.ndarray]:
+    if not polys:
+        return np.empty((0, 2), dtype=np.float64), np.empty(0, dtype=np.int64)
+    return shapely.get_coordinates(polys), shapely.get_num_coordinates(polys).astype(np.int64)
+
+
+def line_of_sight(viewer: tuple[float, ...], target: tuple[float, ...], units: Sequence[tuple[float, ...]],
+                  blocking: Sequence[shapely.Geometry], woods: Sequence[shapely.Geometry]) -> bool | None:
+    """CORE.GEO.LOS decided by the compiled core as ``geometry.has_los`` decides it; None where only the reference applies.
+
+    Args:
+        viewer, target: footprints as (x, y, facing, width, depth), inches and degrees.
+        units: the footprints of the third units that may block, each as ``viewer``.
+        blocking: blocking features' polygons.
+        woods: woods polygons, as given to ``geometry.has_los``.
+
+    Returns:
+        Whether ``viewer`` sees ``target``; None when the answer is left to the reference: the core is off,
+        blockers hit come within about EPS of one another and a sight line runs between them, a polygon in
+        play is not convex, or a distance lies within a micro-inch of a threshold the reference rounds
+        differently.
+    """
+    if not available():
+        return None
+    table = np.array(units, dtype=np.float64).reshape(len(units), 5)
+    seen = native.line_of_sight(*viewer, *target, table, *_rings(blocking), *_rings(woods))
+    return None if seen < 0 else bool(seen)
 
 
 def route_scene(state: BattleState, c: UnitState, exclude: frozenset[int]) -> tuple[Any, np.ndarray] | None:

@@ -141,7 +141,13 @@ def line_of_sight(state: BattleState, viewer: UnitState, target: UnitState) -> b
 @lru_cache(maxsize=8192)
 def _sight(viewer: tuple, target: tuple, units: tuple, blocking: tuple, woods: tuple) -> bool:
     """:func:`geo.has_los` from the footprint ``viewer`` (x, y, facing, width, depth) to ``target``, blocked by the
-    footprints ``units`` (each as ``viewer``) and the polygons ``blocking``, through the woods ``woods``; cached."""
+    footprints ``units`` (each as ``viewer``) and the polygons ``blocking``, through the woods ``woods``; cached.
+    The compiled core answers where it can (kernel.line_of_sight), the reference where it cannot."""
+    from battleline.env.rules import kernel
+
+    seen = kernel.line_of_sight(viewer, target, units, blocking, woods)
+    if seen is not None:
+        return seen
     blockers = [_footprint(*u) for u in units] + list(blocking)
     return geo.has_los(geo.Pose(*viewer[:3]), viewer[3], viewer[4], geo.Pose(*target[:3]), target[3], target[4],
                        blockers, list(woods))

@@ -519,10 +519,15 @@ std::vector<std::vector<bool>> move_options(const Array& units, const std::vecto
 
 }  // namespace
 
+namespace battleline {
+void register_sight(py::module_& m);  // sight.cpp: CORE.GEO.LOS
+}
+
 PYBIND11_MODULE(_kernel, m) {
     m.doc() = "battleline's compiled core: convex-polygon geometry and the movement scene (see battleline.env.rules.kernel).";
     m.attr("EPS") = EPS;
     m.attr("MIN_MOVE") = MIN_MOVE;
+    register_sight(m);
 
     m.def("footprint", [](double x, double y, double facing, double w, double d) { return array_of(footprint(pose_of(x, y, facing), w, d)); },
           py::arg("x"), py::arg("y"), py::arg("facing"), py::arg("width"), py::arg("depth"));
