@@ -27,7 +27,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-FIGURES = ("battles_line_advance", "battles_random", "decisions", "env_steps", "ppo_steps")
+FIGURES = ("battles_line_advance", "battles_random", "decisions", "env_steps", "ppo_steps", "ppo_steps_x8")
 """The figures one worker can measure (see :func:`measure`)."""
 
 EXIT_WRONG_TREE = 3
@@ -72,10 +72,12 @@ def env_steps(prefix: str, scenario: str, steps: int, seed: int) -> tuple[int, f
     return steps, time.process_time() - t0
 
 
-def ppo_steps(prefix: str, scenario: str, steps: int, seed: int) -> tuple[int, float]:
-    """One ``MaskablePPO.learn(steps)`` (one rollout of ``steps`` steps and its update) on a BattleEnv against the
-    random opponent, with the tree's own default :class:`training.config.PPOConfig` network and ``n_steps = steps``
-    (batch ``min(64, steps)``); model construction is outside the clock. Returns (timesteps, CPU seconds)."""
+def ppo_steps(prefix: str, scenario: str, steps: int, seed: int, n_envs: int = 1) -> tuple[int, float]:
+    """One ``MaskablePPO.learn(steps)`` (one rollout of ``steps`` steps and its update) on ``n_envs`` BattleEnvs
+    against the random opponent in one ``DummyVecEnv``, with the tree's own default :class:`training.config.PPOConfig`
+    network and ``n_steps = steps // n_envs`` (batch ``min(64, steps)`` with one env, else ``min(256, steps)`` and 4
+    epochs, as the shipped ppo_vs_scripted config); model construction is outside the clock. Returns (timesteps,
+    CPU seconds)."""
     import torch
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.vec_env import DummyVecEnv
@@ -87,8 +89,12 @@ def ppo_steps(prefix: str, scenario: str, steps: int, seed: int) -> tuple[int, f
     battle_env = importlib.import_module(prefix + "env.battle_env")
     battle_mod = importlib.import_module(prefix + "env.rules.battle")
     state = battle_mod.Battle.from_scenario(scenario, seed=0).state
-    p = config.PPOConfig(n_steps=steps, batch_size=min(64, steps))
-    vec_env = DummyVecEnv([lambda: battle_env.BattleEnv(scenario, opponent="random")])
+    n_steps = max(8, steps // n_envs)  # PPOConfig takes at least 8
+    if n_envs == 1:
+        p = config.PPOConfig(n_steps=n_steps, batch_size=min(64, steps))
+    else:
+        p = config.PPOConfig(n_steps=n_steps, batch_size=min(256, n_steps * n_envs), n_epochs=4)
+    vec_env = DummyVecEnv([lambda: battle_env.BattleEnv(scenario, opponent="random") for _ in range(n_envs)])
     model = MaskablePPO(
         train.policy_class(p), vec_env, learning_rate=p.learning_rate, n_steps=p.n_steps, batch_size=p.batch_size,
         n_epochs=p.n_epochs, gamma=p.gamma, gae_lambda=p.gae_lambda, clip_range=p.clip_range, ent_coef=p.ent_coef,
@@ -97,7 +103,7 @@ def ppo_steps(prefix: str, scenario: str, steps: int, seed: int) -> tuple[int, f
         seed=seed, device="cpu", verbose=0,
     )
     t0 = time.process_time()
-    model.learn(total_timesteps=steps)
+    model.learn(total_timesteps=n_steps * n_envs)
     return int(model.num_timesteps), time.process_time() - t0
 
 
@@ -130,8 +136,8 @@ def measure(root: Path, figure: str, scenario: str, size: int, seed: int) -> dic
     elif figure == "env_steps":
         count, cpu_s = env_steps(prefix, scenario, size, seed)
         value, unit = count / cpu_s, "steps/s"
-    elif figure == "ppo_steps":
-        count, cpu_s = ppo_steps(prefix, scenario, size, seed)
+    elif figure in ("ppo_steps", "ppo_steps_x8"):
+        count, cpu_s = ppo_steps(prefix, scenario, size, seed, 8 if figure == "ppo_steps_x8" else 1)
         value, unit = count / cpu_s, "steps/s"
     else:
         raise ValueError(f"unknown figure {figure!r}; known: {', '.join(FIGURES)}")
