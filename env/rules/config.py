@@ -1123,7 +1123,36 @@ def scenario_file(source: str | Path | dict[str, Any]) -> str:
     return "<dict>" if isinstance(source, dict) else display_path(scenario_path(source))
 
 
+_LOADED: dict[tuple, ScenarioConfig] = {}
+"""Scenarios already loaded and checked, by (source, its file's and every shipped config file's mtime and size)."""
+
+
+def _config_stamp(path: Path) -> tuple:
+    """What a loaded scenario depends on: its file and the shipped configs (factions, army lists), as (name,
+    mtime_ns, size) triples; a changed, added or removed file changes the stamp."""
+    files = [path, *sorted(CONFIG_DIR.rglob("*.yaml"))]
+    return tuple((str(f), st.st_mtime_ns, st.st_size) for f in files for st in (f.stat(),))
+
+
 def load_scenario(source: str | Path | dict[str, Any], file: str | None = None) -> ScenarioConfig:
+    """:func:`check_scenario` of ``source``, kept for a named or file source until a config file changes.
+
+    Returns a copy the caller may change. Raises ConfigError as :func:`check_scenario`.
+    """
+    if isinstance(source, dict):
+        return check_scenario(source, file)
+    try:
+        key = (str(source), _config_stamp(scenario_path(source)))
+    except (OSError, ConfigError):  # no such file: let the check say so
+        return check_scenario(source, file)
+    if key not in _LOADED:
+        if len(_LOADED) > 64:
+            _LOADED.clear()
+        _LOADED[key] = check_scenario(source, file)
+    return _LOADED[key].model_copy(deep=True)
+
+
+def check_scenario(source: str | Path | dict[str, Any], file: str | None = None) -> ScenarioConfig:
     """Load and check a scenario: a name in ``configs/scenarios``, a YAML path, or a dict.
 
     ``file``: the name errors give a dict (e.g. the file it was read from; default ``<dict>``).
