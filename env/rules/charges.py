@@ -292,17 +292,20 @@ def _sweep(route: ChargeRoute, leg: Leg) -> space.Sweep:
 def leg_clear(route: ChargeRoute, leg: Leg) -> bool:
     """Whether ``leg`` stays on the table and overlaps no obstacle of ``route`` by more than EPS.
 
-    The compiled core answers where it applies (a wheel of at most 90°, whose area is convex); else
-    :func:`_sweep_clear` on :func:`_sweep`, with the same answer.
+    The compiled core answers where it applies (a wheel of at most 90°, whose area is convex) and is sure (no
+    overlap of exactly EPS); else :func:`_sweep_clear` on :func:`_sweep`, the shapely reference.
     """
     native, c = route.native, route.unit
     if native is not None:
+        answer = -1
         if isinstance(leg, Hull):
             a, b = leg
-            return native.clear_hull(a.x, a.y, a.facing, b.x, b.y, b.facing, c.width, c.depth)
-        if abs(leg.angle) <= 90.0:
+            answer = native.clear_hull(a.x, a.y, a.facing, b.x, b.y, b.facing, c.width, c.depth)
+        elif abs(leg.angle) <= 90.0:
             p = leg.pose
-            return native.clear_wheel(p.x, p.y, p.facing, c.width, c.depth, leg.angle)
+            answer = native.clear_wheel(p.x, p.y, p.facing, c.width, c.depth, leg.angle)
+        if answer >= 0:
+            return bool(answer)  # -1: an overlap of exactly EPS, a tie the reference settles
     return _sweep_clear(route, _sweep(route, leg))
 
 

@@ -145,6 +145,36 @@ bool intersects(const Ring& a, const Ring& b) {
     return !separated_along(a, b, a) && !separated_along(a, b, b);
 }
 
+// The separating-axis margin of two convex rings (inches): the largest gap between their projections on a unit
+// edge normal of either. Positive: apart by at least that much; zero or negative: they meet (negative: each
+// reaches that deep into the other along every normal). +infinity when either ring is empty.
+double sat_margin(const Ring& a, const Ring& b) {
+    if (a.empty() || b.empty()) return INFINITY;
+    double best = -INFINITY;
+    for (const Ring* edges : {&a, &b}) {
+        size_t n = edges->size();
+        for (size_t i = 0; i < n; ++i) {
+            const Vec& p = (*edges)[i];
+            const Vec& q = (*edges)[(i + 1) % n];
+            double nx = q.y - p.y, ny = p.x - q.x;
+            double len = std::sqrt(nx * nx + ny * ny);
+            if (len == 0.0) continue;
+            nx /= len, ny /= len;
+            double amin = INFINITY, amax = -INFINITY, bmin = INFINITY, bmax = -INFINITY;
+            for (const Vec& v : a) {
+                double d = nx * v.x + ny * v.y;
+                amin = std::min(amin, d), amax = std::max(amax, d);
+            }
+            for (const Vec& v : b) {
+                double d = nx * v.x + ny * v.y;
+                bmin = std::min(bmin, d), bmax = std::max(bmax, d);
+            }
+            best = std::max(best, std::max(bmin - amax, amin - bmax));
+        }
+    }
+    return best;
+}
+
 // GEOS's Distance::pointToSegment, term for term.
 static double point_segment(const Vec& p, const Vec& A, const Vec& B) {
     if (A.x == B.x && A.y == B.y) return std::sqrt((p.x - A.x) * (p.x - A.x) + (p.y - A.y) * (p.y - A.y));

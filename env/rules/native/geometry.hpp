@@ -111,6 +111,7 @@ Ring convex_hull(std::vector<Vec> pts);
 Ring wheel_swept_area(const Pose& p, double width, double depth, double angle_deg);
 Ring erode(const Ring& r, double by);
 bool intersects(const Ring& a, const Ring& b);
+double sat_margin(const Ring& a, const Ring& b);
 double distance(const Ring& a, const Ring& b);
 bool is_convex(const Ring& r);
 

@@ -89,6 +89,18 @@ class Sweep {
     Box box;
 };
 
+constexpr double TIE_BAND = 1e-9;  // inches: margins this near a threshold are left to the reference
+
+// Overlap by more than EPS, as space.Surroundings.overlapping, with ties told apart: 1 overlap, 0 none, -1 when
+// the EPS/2-shrunk shapes' margin is within TIE_BAND of zero (an overlap of exactly EPS, which GEOS's rounding of
+// its own buffers decides).
+int overlap_sign(Sweep& s, const Shape& p) {
+    double m = sat_margin(s.shrunk(), p.shrunk);
+    if (m > TIE_BAND) return 0;
+    if (m < -TIE_BAND) return 1;
+    return -1;
+}
+
 // space.Surroundings.overlapping for one polygon: overlap by more than EPS (both shrunk by EPS/2).
 bool overlaps(Sweep& s, const Shape& p) { return intersects(s.geom(), p.ring) && intersects(s.shrunk(), p.shrunk); }
 
@@ -299,19 +311,22 @@ class RouteScene {
             all.emplace_back(footprint({u(i, 0), u(i, 1), u(i, 2)}, u(i, 3), u(i, 4)));
         Ring here = footprint(start, width, depth);
         Sweep at(here);
-        for (Shape& o : all)
-            if (!overlaps(at, o)) obstacles_.push_back(std::move(o));  // already overlapped: the route cannot worsen it
+        for (Shape& o : all) {
+            int sign = overlap_sign(at, o);
+            unsure_ = unsure_ || sign < 0;
+            if (sign == 0) obstacles_.push_back(std::move(o));  // already overlapped: the route cannot worsen it
+        }
     }
 
-    // charges._sweep_clear for the hull of two footprints of the charger.
-    bool clear_hull(const Pose& a, const Pose& b, double width, double depth) {
+    // charges._sweep_clear for the hull of two footprints of the charger: 1 clear, 0 blocked, -1 undecided.
+    int clear_hull(const Pose& a, const Pose& b, double width, double depth) {
         Ring from = footprint(a, width, depth), to = footprint(b, width, depth);
         Sweep s(&from, to);
         return clear(s);
     }
 
-    // charges._sweep_clear for a wheel's swept area (|angle| <= 90: the area is convex).
-    bool clear_wheel(const Pose& p, double width, double depth, double angle) {
+    // charges._sweep_clear for a wheel's swept area (|angle| <= 90: the area is convex): 1, 0 or -1 as clear_hull.
+    int clear_wheel(const Pose& p, double width, double depth, double angle) {
         if (std::fabs(angle) > 90.0) throw std::invalid_argument("clear_wheel: |angle| must be <= 90 degrees");
         Ring area = wheel_swept_area(p, width, depth, angle);
         Sweep s(area);
@@ -321,14 +336,20 @@ class RouteScene {
     size_t size() const { return obstacles_.size(); }
 
    private:
-    bool clear(Sweep& s) const {
+    int clear(Sweep& s) const {
         const Box& b = s.box;
-        if (b.x0 < -EPS || b.y0 < -EPS || b.x1 > table_w_ + EPS || b.y1 > table_h_ + EPS) return false;
-        for (const Shape& o : obstacles_)
-            if (boxes_meet(b, o.box) && overlaps(s, o)) return false;
-        return true;
+        if (b.x0 < -EPS || b.y0 < -EPS || b.x1 > table_w_ + EPS || b.y1 > table_h_ + EPS) return 0;
+        bool unsure = unsure_;
+        for (const Shape& o : obstacles_) {
+            if (!boxes_meet(b, o.box)) continue;
+            int sign = overlap_sign(s, o);
+            if (sign == 1) return 0;
+            unsure = unsure || sign < 0;
+        }
+        return unsure ? -1 : 1;
     }
 
+    bool unsure_ = false;  // an obstacle's overlap with the start was a tie: every answer goes to the reference
     std::vector<Shape> obstacles_;
     double table_w_, table_h_;
 };
