@@ -204,17 +204,18 @@ def leave_pose(battle: Battle, c: UnitState, scenes: dict | None = None) -> geo.
     scene = scenes[key] if scenes is not None and key in scenes else kernel.scene(s, c)
     if scenes is not None and c.joined_to is not None:
         scenes[key] = scene
-    if scene is not None:  # the compiled core: the same tests, no polygons built
-        for lx, ly, _ in spots:
-            x, y = geo.to_world(hp, lx, ly)
-            if not scene.blocked_at(x, y, h.facing, c.width, c.depth, LEAVE_GAP) and kernel.native.footprint_distance(
-                    x, y, h.facing, c.width, c.depth, h.x, h.y, h.facing, h.width, h.depth) >= LEAVE_GAP - geo.EPS:
-                return geo.Pose(x, y, h.facing)
-        return None
-    env = space.Surroundings(s, c, exclude=frozenset())
+    env: space.Surroundings | None = None
     for lx, ly, _ in spots:
         x, y = geo.to_world(hp, lx, ly)
         p = geo.Pose(x, y, h.facing)
+        if scene is not None:  # the compiled core: the same tests, no polygons built
+            blocked = scene.blocked_at(x, y, h.facing, c.width, c.depth, LEAVE_GAP)
+            gap = kernel.native.footprint_distance(x, y, h.facing, c.width, c.depth, h.x, h.y, h.facing, h.width, h.depth)
+            if blocked >= 0 and abs(gap - (LEAVE_GAP - geo.EPS)) > kernel.TIE_BAND:
+                if not blocked and gap >= LEAVE_GAP - geo.EPS:
+                    return p
+                continue
+        env = env or space.Surroundings(s, c, exclude=frozenset())  # the reference (or a tie the core left to it)
         poly = space.footprint_at(c, p)
         if not env.blocked(poly, poly, gap=LEAVE_GAP) and geo.distance(poly, space.footprint(h)) >= LEAVE_GAP - geo.EPS:
             return p

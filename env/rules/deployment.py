@@ -166,7 +166,8 @@ def _slots_native(battle: Battle, u: UnitState, scene: Any) -> list[int]:
     if not slots:
         return []
     blocked = scene.blocked_at_many(poses, u.width, u.depth)
-    return [slot for slot, b in zip(slots, blocked) if not b]
+    # -1: a tie the core leaves to the reference
+    return [slot for slot, b in zip(slots, blocked) if b == 0 or (b < 0 and _slot_legal(battle, u, slot))]
 
 
 @lru_cache(maxsize=1024)

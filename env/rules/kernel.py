@@ -42,6 +42,9 @@ try:
 except ImportError:  # not built: the shapely reference answers everything
     native = None  # type: ignore[assignment]
 
+TIE_BAND = 1e-9
+"""Inches: a distance this near a rule's threshold is a tie the compiled core leaves to the reference."""
+
 ENV_SWITCH = "BATTLELINE_KERNEL"
 """Environment variable: ``reference`` switches the compiled core off."""
 
@@ -82,8 +85,12 @@ def scene(state: BattleState, u: UnitState, exclude: frozenset[int] = frozenset(
     the impassable, difficult and obstacle terrain for ``u`` (water is open to
     Aquatic units, CORE.SR.AQUATIC), and ``u``'s own exemptions (CORE.MOVE.FLY,
     CORE.SR.ETHEREAL, CORE.TYPE.SKIRMISHERS), exactly as
-    :class:`space.Surroundings` does. Methods: ``furthest_legal``,
-    ``wheel_blocked``, ``blocked_at``, ``record`` / ``take_region``.
+    :class:`space.Surroundings` does. Methods: ``furthest_legal`` (-1.0 when
+    undecided), ``wheel_blocked``, ``blocked_at`` and ``blocked_at_many`` (1
+    blocked, 0 free, -1 undecided), ``terrain_cost`` ((multiplier, extra inches),
+    None when undecided), ``record`` / ``take_region``. Undecided: the answer
+    rested on a tie (an overlap of exactly EPS, or a distance within 1e-9 inch of
+    the rule's threshold), which the caller leaves to the shapely reference.
     """
     if state.castle or not available():
         return None
@@ -140,29 +147,6 @@ def unit_table(units: list[UnitState]) -> np.ndarray:
     return np.array(rows, dtype=np.float64).reshape(len(rows), 6)
 
 
-def move_options(table: np.ndarray, terrain: list[tuple[int, np.ndarray]], table_w: float, table_h: float,
-                 requests: list[tuple]) -> list[list[bool]]:
-    """Whether each requested move option is legal, for several units in one native call.
-
-    Args:
-        table: :func:`unit_table` of the units on the table.
-        terrain: :func:`terrain_table`.
-        table_w, table_h: the table in inches.
-        requests: one per moving unit: (row in ``table``, moves over units (CORE.MOVE.FLY,
-            CORE.SR.ETHEREAL), skirmishers, aquatic, M/2 in inches, options), each option a
-            (kind, a, b, c, e) tuple: (STRAIGHT, allowance), (WHEEL, angle), (TURN, angle, width,
-            depth, allowance), (REFORM, facing, width, depth), unused slots 0.0.
-
-    Returns:
-        One list of booleans per request, one per option, as ``movement._plan(check_only=True)``
-        would decide them (CORE.MOVE.ONE_INCH, CORE.MOVE.TABLE_EDGE, CORE.TERRAIN.COST).
-
-    Raises:
-        ValueError: a malformed table, ring, row or option kind.
-    """
-    return native.move_options(table, terrain, table_w, table_h, requests)
-
-
 OPTION_CODES = {name: code for code, name in enumerate((
     "advance", "advance_half", "march", "backward", "wheel_left", "wheel_right", "wheel_left_short", "wheel_right_short",
     "march_wheel_left", "march_wheel_right", "turn_left", "turn_right", "about_face", "reform_wide", "reform_deep",
@@ -185,8 +169,10 @@ def unit_moves(table: np.ndarray, terrain: list[tuple[int, np.ndarray]], table_w
             NaN for none)).
 
     Returns:
-        One list of booleans per request, one per option code asked (CORE.MOVE.ONE_INCH,
-        CORE.MOVE.TABLE_EDGE, CORE.TERRAIN.COST, CORE.MOVE.WHEEL, CORE.MOVE.TURN, CORE.MOVE.REFORM).
+        One list per request, one int per option code asked: 1 legal, 0 not (CORE.MOVE.ONE_INCH,
+        CORE.MOVE.TABLE_EDGE, CORE.TERRAIN.COST, CORE.MOVE.WHEEL, CORE.MOVE.TURN, CORE.MOVE.REFORM), -1
+        undecided: the answer rested on a tie (an overlap of exactly EPS, or a distance within 1e-9 inch of
+        the rule's threshold) and the caller asks the shapely reference.
 
     Raises:
         ValueError: a malformed table, ring, request or option code.

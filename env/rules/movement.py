@@ -71,7 +71,10 @@ def furthest_legal(
     """
     env = env or surroundings(battle, u)
     if not isinstance(env, space.Surroundings):
-        return env.furthest_legal(start.x, start.y, start.facing, u.width, u.depth, allowance, gap, pass_friends, refine)
+        d = env.furthest_legal(start.x, start.y, start.facing, u.width, u.depth, allowance, gap, pass_friends, refine)
+        if d is None or d >= 0.0:
+            return d
+        env = space.Surroundings(battle.state, u)  # a tie: the reference decides
     start_poly = space.footprint_at(u, start)
     if env.blocked(start_poly, start_poly, 2 * geo.EPS, pass_friends):
         return None
@@ -195,13 +198,17 @@ def _plan(
         key = ("wheel", angle)
         if memo is not None and key in memo:
             blocked = memo[key]
-        elif not isinstance(env, space.Surroundings):
-            blocked = env.wheel_blocked(start.x, start.y, start.facing, u.width, u.depth, angle)
+        else:
+            answer = -1 if isinstance(env, space.Surroundings) else env.wheel_blocked(
+                start.x, start.y, start.facing, u.width, u.depth, angle)
+            if answer >= 0:
+                blocked = bool(answer)
+            else:  # the reference (or a tie the core left to it)
+                ref = env if isinstance(env, space.Surroundings) else space.Surroundings(battle.state, u)
+                sweep = geo.wheel_swept_area(start, u.width, u.depth, angle)
+                blocked = ref.blocked(space.footprint_at(u, after), sweep, start=space.footprint_at(u, start))
             if memo is not None:
                 memo[key] = blocked
-        else:
-            sweep = geo.wheel_swept_area(start, u.width, u.depth, angle)
-            blocked = env.blocked(space.footprint_at(u, after), sweep, start=space.footprint_at(u, start))
             if memo is not None:
                 memo[key] = blocked
         if blocked:
@@ -214,11 +221,11 @@ def _plan(
         angle = {"turn_left": 90.0, "turn_right": -90.0, "about_face": 180.0}[option]
         files = u.files if option == "about_face" else min(u.models, u.ranks)
         after = geo.turn(start, angle)
-        if _blocked_at(env, u, after, files, 2 * geo.EPS):
+        if _blocked_at(battle, env, u, after, files, 2 * geo.EPS):
             return None  # no room to turn about the centre
         shadow = _with_files(u, files)
         d = furthest_legal(battle, shadow, after, 0.75 * m, env=env, refine=not check_only) or 0.0
-        if d < MIN_MOVE and _blocked_at(env, u, after, files):
+        if d < MIN_MOVE and _blocked_at(battle, env, u, after, files):
             return None  # it could only end where it turned, within 1" of a unit
         if check_only:
             return {}
@@ -240,16 +247,19 @@ def _plan(
         if files == u.files and facing == u.facing:
             return None
         after = geo.Pose(u.x, u.y, facing)
-        if _blocked_at(env, u, after, files):
+        if _blocked_at(battle, env, u, after, files):
             return None
         return {"pose": after, "distance": 0.0, "files": files, "reform": True}
     raise ValueError(f"unknown move option {option!r}")
 
 
-def _blocked_at(env: Scene, u: UnitState, p: geo.Pose, files: int, gap: float = 1.0) -> bool:
+def _blocked_at(battle: Battle, env: Scene, u: UnitState, p: geo.Pose, files: int, gap: float = 1.0) -> bool:
     """Whether ``u`` with ``files`` files may not stand at pose ``p`` (CORE.MOVE.ONE_INCH, CORE.MOVE.TABLE_EDGE)."""
     if not isinstance(env, space.Surroundings):
-        return env.blocked_at(p.x, p.y, p.facing, *_dims(u, files), gap)
+        answer = env.blocked_at(p.x, p.y, p.facing, *_dims(u, files), gap)
+        if answer >= 0:
+            return bool(answer)
+        env = space.Surroundings(battle.state, u)  # a tie: the reference decides
     poly = space.footprint_at(u, p, files)
     return env.blocked(poly, poly, gap)
 
@@ -374,7 +384,15 @@ def _legal_native(battle: Battle, terrain: list) -> list[Action]:
     if not requests:
         return []
     answers = kernel.unit_moves(kernel.unit_table(on_table), terrain, float(s.table_w), float(s.table_h), requests)
-    return [Action("move", uid, None, o) for (uid, names), legal in zip(asked, answers) for o, ok in zip(names, legal) if ok]
+    acts = []
+    for (uid, names), legal in zip(asked, answers):
+        for o, ok in zip(names, legal):
+            if ok < 0:  # a tie: the reference decides
+                u = battle.unit(uid)
+                ok = _plan(battle, u, o, space.Surroundings(s, u), check_only=True) is not None
+            if ok:
+                acts.append(Action("move", uid, None, o))
+    return acts
 
 
 def _enemy_within(battle: Battle, u: UnitState, reach: float) -> bool:

@@ -216,9 +216,11 @@ def log_move(battle: Battle, u: UnitState, start: Pose | None = None, option: st
             from battleline.env.rules import kernel
 
             scene = kernel.scene(battle.state, u)
-            if scene is not None:  # the compiled core: the same hull and tests
-                mult, extra = scene.terrain_cost(start.x, start.y, start.facing, u.x, u.y, u.facing, u.width, u.depth)
-            else:
+            cost = None if scene is None else scene.terrain_cost(start.x, start.y, start.facing, u.x, u.y, u.facing,
+                                                                u.width, u.depth)
+            if cost is not None:  # the compiled core: the same hull and tests
+                mult, extra = cost
+            else:  # the reference (or a tie the core left to it)
                 path = geo.swept_area(space.footprint_at(u, start), space.footprint(u))
                 mult, extra = space.Surroundings(battle.state, u).terrain_cost(path)
             if mult > 1.0 or extra > 0.0:

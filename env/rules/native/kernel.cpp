@@ -121,7 +121,7 @@ class Scene {
         for (const auto& a : obstacles) obstacles_.emplace_back(ring_of(a, "obstacles"));
     }
 
-    // A scene over ready shapes (move_options): every unit but ``self_index``, enemies by ``side``.
+    // A scene over ready shapes (unit_moves): every unit but ``self_index``, enemies by ``side``.
     Scene(const std::vector<Shape>& all, const std::vector<int>& sides, size_t self_index, int side,
           std::vector<Shape> impassable, std::vector<Shape> difficult, std::vector<Shape> obstacles, double table_w,
           double table_h, bool over_units, bool skirmishers, double half_m)
@@ -146,6 +146,11 @@ class Scene {
         return std::make_tuple(region_->x0, region_->y0, region_->x1, region_->y1);
     }
 
+    // Whether an answer since the last reset() rested on a tie (an overlap of exactly EPS, or a distance within
+    // TIE_BAND of the rule's threshold): the caller then asks the shapely reference instead.
+    bool unsure() const { return unsure_; }
+    void reset() { unsure_ = false; }
+
     // space.Surroundings.terrain_cost: (multiplier, extra inches).
     std::pair<double, double> terrain_cost(Sweep& s) {
         if (ignores_terrain_) return {1.0, 0.0};
@@ -153,7 +158,7 @@ class Scene {
         if (!skirmishers_ && overlaps_any(s, difficult_)) mult = 2.0;
         int n = 0;
         for (const Shape& o : obstacles_)
-            if (boxes_meet(s.box, o.box) && overlaps(s, o)) ++n;
+            if (boxes_meet(s.box, o.box) && overlaps_sure(s, o)) ++n;
         return {mult, half_m_ * n};
     }
 
@@ -168,17 +173,17 @@ class Scene {
         near_box(s.box, gap);
         if (near_.empty()) return false;
         for (const Shape* o : near_)
-            if (distance(end, o->ring) < gap - EPS) return true;
+            if (below(distance(end, o->ring), gap - EPS)) return true;
         if (start == nullptr) start = path.origin();
         for (const Shape* o : near_) {
             if (!o->enemy) continue;
             double floor = gap;
             if (start != nullptr) floor = std::min(floor, distance(*start, o->ring));
-            if (distance(s.geom(), o->ring) < floor - EPS) return true;
+            if (below(distance(s.geom(), o->ring), floor - EPS)) return true;
         }
         if (!pass_friends)
             for (const Shape* o : near_)
-                if (!o->enemy && boxes_meet(s.box, o->box) && overlaps(s, *o)) return true;
+                if (!o->enemy && boxes_meet(s.box, o->box) && overlaps_sure(s, *o)) return true;
         return false;
     }
 
@@ -262,8 +267,21 @@ class Scene {
    private:
     bool overlaps_any(Sweep& s, const std::vector<Shape>& shapes) {
         for (const Shape& o : shapes)
-            if (boxes_meet(s.box, o.box) && overlaps(s, o)) return true;
+            if (boxes_meet(s.box, o.box) && overlaps_sure(s, o)) return true;
         return false;
+    }
+
+    // overlap_sign as a yes or no, a tie noted (unsure_) and read as no.
+    bool overlaps_sure(Sweep& s, const Shape& o) {
+        int sign = overlap_sign(s, o);
+        unsure_ = unsure_ || sign < 0;
+        return sign == 1;
+    }
+
+    // value < threshold, a value within TIE_BAND of the threshold noted (unsure_).
+    bool below(double value, double threshold) {
+        if (std::fabs(value - threshold) <= TIE_BAND) unsure_ = true;
+        return value < threshold;
     }
 
     // space.Surroundings._near_box: units whose boxes lie within ``reach`` of ``box``.
@@ -290,6 +308,7 @@ class Scene {
     bool over_units_, ignores_terrain_, skirmishers_;
     double half_m_;
     bool recording_ = false;
+    bool unsure_ = false;
     std::optional<Box> region_;
 };
 
@@ -339,7 +358,8 @@ class RouteScene {
     int clear(Sweep& s) const {
         const Box& b = s.box;
         if (b.x0 < -EPS || b.y0 < -EPS || b.x1 > table_w_ + EPS || b.y1 > table_h_ + EPS) return 0;
-        bool unsure = unsure_;
+        bool unsure = unsure_ || std::fabs(b.x0 + EPS) <= TIE_BAND || std::fabs(b.y0 + EPS) <= TIE_BAND ||
+                      std::fabs(b.x1 - table_w_ - EPS) <= TIE_BAND || std::fabs(b.y1 - table_h_ - EPS) <= TIE_BAND;
         for (const Shape& o : obstacles_) {
             if (!boxes_meet(b, o.box)) continue;
             int sign = overlap_sign(s, o);
@@ -354,10 +374,10 @@ class RouteScene {
     double table_w_, table_h_;
 };
 
-// Option kinds of move_options (movement._plan with check_only=True).
+// Option kinds of option_legal (movement._plan with check_only=True).
 enum Kind { STRAIGHT = 0, WHEEL = 1, TURN = 2, REFORM = 3 };
 
-// Terrain classes of move_options: impassable, lake (impassable but to Aquatic units), difficult,
+// Terrain classes of unit_moves: impassable, lake (impassable but to Aquatic units), difficult,
 // marsh/ford (difficult but to Aquatic units), obstacle (CORE.TERRAIN.TYPES, CORE.SR.AQUATIC).
 enum TerrainClass { IMPASSABLE = 0, IMPASSABLE_WATER = 1, DIFFICULT = 2, DIFFICULT_WATER = 3, OBSTACLE = 4 };
 
@@ -381,7 +401,7 @@ bool option_legal(Scene& s, const Pose& start, double width, double depth, int k
         case REFORM:  // a: new facing, b, c: the new width and depth
             return !s.blocked_at({start.x, start.y, a}, b, c, 1.0, false);
         default:
-            throw std::invalid_argument("move_options: unknown option kind " + std::to_string(kind));
+            throw std::invalid_argument("unit_moves: unknown option kind " + std::to_string(kind));
     }
 }
 
@@ -459,7 +479,7 @@ bool code_legal(Scene& s, const Mover& u, int code) {
 }
 
 // All the move options of several units in one call: see kernel.unit_moves.
-std::vector<std::vector<bool>> unit_moves(const Array& units, const std::vector<std::pair<int, Array>>& terrain,
+std::vector<std::vector<int>> unit_moves(const Array& units, const std::vector<std::pair<int, Array>>& terrain,
                                           double table_w, double table_h, const std::vector<py::tuple>& requests) {
     if (units.ndim() != 2 || (units.shape(0) > 0 && units.shape(1) != 6))
         throw std::invalid_argument("units: expected an (n, 6) array of x, y, facing, width, depth, side");
@@ -472,7 +492,7 @@ std::vector<std::vector<bool>> unit_moves(const Array& units, const std::vector<
     }
     std::vector<std::pair<int, Shape>> shapes;
     for (const auto& [cls, ring] : terrain) shapes.emplace_back(cls, Shape(ring_of(ring, "terrain")));
-    std::vector<std::vector<bool>> out;
+    std::vector<std::vector<int>> out;
     for (const py::tuple& req : requests) {
         if (req.size() != 13) throw std::invalid_argument("unit_moves: a request has 13 fields");
         Mover u{};
@@ -493,50 +513,17 @@ std::vector<std::vector<bool>> unit_moves(const Array& units, const std::vector<
         }
         Scene scene(all, sides, u.row, sides[u.row], impassable, difficult, obstacles, table_w, table_h, u.over_units,
                     u.skirmishers, u.half_m);
-        std::vector<bool> legal;
-        for (int code : codes_face.first) legal.push_back(code_legal(scene, u, code));
+        std::vector<int> legal;
+        for (int code : codes_face.first) {
+            scene.reset();
+            bool ok = code_legal(scene, u, code);
+            legal.push_back(scene.unsure() ? -1 : static_cast<int>(ok));
+        }
         out.push_back(std::move(legal));
     }
     return out;
 }
 
-// All the move options of several units in one call: see kernel.move_options.
-std::vector<std::vector<bool>> move_options(const Array& units, const std::vector<std::pair<int, Array>>& terrain,
-                                            double table_w, double table_h, const std::vector<py::tuple>& requests) {
-    if (units.ndim() != 2 || (units.shape(0) > 0 && units.shape(1) != 6))
-        throw std::invalid_argument("units: expected an (n, 6) array of x, y, facing, width, depth, side");
-    auto u = units.unchecked<2>();
-    std::vector<Shape> all;
-    std::vector<int> sides;
-    for (py::ssize_t i = 0; i < units.shape(0); ++i) {
-        all.emplace_back(footprint({u(i, 0), u(i, 1), u(i, 2)}, u(i, 3), u(i, 4)));
-        sides.push_back(static_cast<int>(u(i, 5)));
-    }
-    std::vector<std::pair<int, Shape>> shapes;
-    for (const auto& [cls, ring] : terrain) shapes.emplace_back(cls, Shape(ring_of(ring, "terrain")));
-    std::vector<std::vector<bool>> out;
-    for (const py::tuple& req : requests) {
-        auto row = req[0].cast<size_t>();
-        bool over_units = req[1].cast<bool>(), skirmishers = req[2].cast<bool>(), aquatic = req[3].cast<bool>();
-        auto half_m = req[4].cast<double>();
-        auto options = req[5].cast<std::vector<std::tuple<int, double, double, double, double>>>();
-        if (row >= all.size()) throw std::invalid_argument("move_options: unit row out of range");
-        std::vector<Shape> impassable, difficult, obstacles;
-        for (const auto& [cls, shape] : shapes) {
-            if (cls == IMPASSABLE || (cls == IMPASSABLE_WATER && !aquatic)) impassable.push_back(shape);
-            else if (cls == DIFFICULT || (cls == DIFFICULT_WATER && !aquatic)) difficult.push_back(shape);
-            else if (cls == OBSTACLE) obstacles.push_back(shape);
-        }
-        Scene scene(all, sides, row, sides[row], impassable, difficult, obstacles, table_w, table_h, over_units,
-                    skirmishers, half_m);
-        Pose start{u(row, 0), u(row, 1), u(row, 2)};
-        std::vector<bool> legal;
-        for (const auto& [kind, a, b, c, e] : options)
-            legal.push_back(option_legal(scene, start, u(row, 3), u(row, 4), kind, a, b, c, e));
-        out.push_back(std::move(legal));
-    }
-    return out;
-}
 
 }  // namespace
 
@@ -583,9 +570,6 @@ PYBIND11_MODULE(_kernel, m) {
           py::arg("facing2"), py::arg("width2"), py::arg("depth2"));
     m.def("is_convex", [](const Array& a) { return is_convex(ring_of(a, "polygon")); }, py::arg("polygon"));
 
-    m.def("move_options", &move_options, py::arg("units"), py::arg("terrain"), py::arg("table_w"), py::arg("table_h"),
-          py::arg("requests"),
-          "Legality of move options of several units in one call (see battleline.env.rules.kernel.move_options).");
     m.def("unit_moves", &unit_moves, py::arg("units"), py::arg("terrain"), py::arg("table_w"), py::arg("table_h"),
           py::arg("requests"), "Legal move options of several units in one call (see battleline.env.rules.kernel.unit_moves).");
     m.attr("N_CODES") = static_cast<int>(N_CODES);
@@ -624,7 +608,9 @@ PYBIND11_MODULE(_kernel, m) {
         .def("furthest_legal",
              [](Scene& s, double x, double y, double facing, double w, double d, double allowance, double gap, bool pass_friends,
                 bool refine) -> std::optional<double> {
+                 s.reset();
                  double r = s.furthest_legal(pose_of(x, y, facing), w, d, allowance, gap, pass_friends, refine);
+                 if (s.unsure()) return -1.0;  // a tie: the reference decides
                  if (std::isnan(r)) return std::nullopt;
                  return r;
              },
@@ -632,18 +618,26 @@ PYBIND11_MODULE(_kernel, m) {
              py::arg("gap") = 1.0, py::arg("pass_friends") = false, py::arg("refine") = true)
         .def("wheel_blocked",
              [](Scene& s, double x, double y, double facing, double w, double d, double angle) {
-                 return s.wheel_blocked(pose_of(x, y, facing), w, d, angle);
+                 s.reset();
+                 bool b = s.wheel_blocked(pose_of(x, y, facing), w, d, angle);
+                 return s.unsure() ? -1 : static_cast<int>(b);
              },
              py::arg("x"), py::arg("y"), py::arg("facing"), py::arg("width"), py::arg("depth"), py::arg("angle"))
         .def("blocked_at",
              [](Scene& s, double x, double y, double facing, double w, double d, double gap, bool pass_friends) {
-                 return s.blocked_at(pose_of(x, y, facing), w, d, gap, pass_friends);
+                 s.reset();
+                 bool b = s.blocked_at(pose_of(x, y, facing), w, d, gap, pass_friends);
+                 return s.unsure() ? -1 : static_cast<int>(b);
              },
              py::arg("x"), py::arg("y"), py::arg("facing"), py::arg("width"), py::arg("depth"), py::arg("gap") = 1.0,
              py::arg("pass_friends") = false)
         .def("terrain_cost",
-             [](Scene& s, double x1, double y1, double f1, double x2, double y2, double f2, double w, double d) {
-                 return s.terrain_cost_between(pose_of(x1, y1, f1), pose_of(x2, y2, f2), w, d);
+             [](Scene& s, double x1, double y1, double f1, double x2, double y2, double f2, double w, double d)
+                 -> std::optional<std::pair<double, double>> {
+                 s.reset();
+                 auto cost = s.terrain_cost_between(pose_of(x1, y1, f1), pose_of(x2, y2, f2), w, d);
+                 if (s.unsure()) return std::nullopt;  // a tie: the reference decides
+                 return cost;
              },
              py::arg("x1"), py::arg("y1"), py::arg("facing1"), py::arg("x2"), py::arg("y2"), py::arg("facing2"),
              py::arg("width"), py::arg("depth"))
@@ -652,9 +646,12 @@ PYBIND11_MODULE(_kernel, m) {
                  if (poses.ndim() != 2 || (poses.shape(0) > 0 && poses.shape(1) != 3))
                      throw std::invalid_argument("poses: expected an (n, 3) array of x, y, facing");
                  auto p = poses.unchecked<2>();
-                 std::vector<bool> out;
-                 for (py::ssize_t i = 0; i < poses.shape(0); ++i)
-                     out.push_back(s.blocked_at(pose_of(p(i, 0), p(i, 1), p(i, 2)), w, d, gap, pass_friends));
+                 std::vector<int> out;
+                 for (py::ssize_t i = 0; i < poses.shape(0); ++i) {
+                     s.reset();
+                     bool b = s.blocked_at(pose_of(p(i, 0), p(i, 1), p(i, 2)), w, d, gap, pass_friends);
+                     out.push_back(s.unsure() ? -1 : static_cast<int>(b));
+                 }
                  return out;
              },
              py::arg("poses"), py::arg("width"), py::arg("depth"), py::arg("gap") = 1.0, py::arg("pass_friends") = false);
