@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from battleline.env.rules import geometry as geo
 from battleline.env.rules import psychology, space
-from battleline.env.rules.movement import MIN_MOVE, WHEEL, furthest_legal, may_march, normal_move_allowance
+from battleline.env.rules.movement import MIN_MOVE, WHEEL, Scene, furthest_legal, may_march, normal_move_allowance
 from battleline.env.rules.state import UnitState
 
 if TYPE_CHECKING:
@@ -179,7 +179,7 @@ REFORM_FILES = {"reform_wide": lambda u: min(u.models, u.files + 2), "reform_dee
 """Files after a reform in place (CORE.MOVE.REFORM: two files more or fewer, the centre kept)."""
 
 
-def landing(battle: Battle, u: UnitState, option: str, env: space.Surroundings | None = None) -> UnitState:
+def landing(battle: Battle, u: UnitState, option: str, env: Scene | None = None) -> UnitState:
     """A throw-away copy of ``u`` where ``option`` takes it (the battle is not touched).
 
     The rotation (wheel or turn) is taken as :func:`predict_pose` does, a turn reforming the unit to
@@ -188,7 +188,8 @@ def landing(battle: Battle, u: UnitState, option: str, env: space.Surroundings |
 
     Args:
         option: a ``move`` option of ``u`` (advance, march, wheel, turn, backward, ...).
-        env: ``u``'s :class:`env.rules.space.Surroundings`, when the caller already has them.
+        env: ``u``'s scene (:func:`env.rules.movement.surroundings`: the compiled core's where it applies),
+            when the caller already has it.
 
     Returns:
         A copy of ``u`` at the end pose (x, y in inches, facing in degrees) and, after a quarter
