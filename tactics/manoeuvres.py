@@ -595,25 +595,68 @@ def ring_coverage(battle: Battle, asset: UnitState, reach: float = 6.0,
                   moved: Mapping[int, UnitState] | None = None) -> float:
     """``protected_bubble``: degrees around ``asset``'s centre covered by friends within ``reach``" of it (0–360).
 
-    ``moved`` stands forecast copies of units (by uid) in for them; the battle is not touched.
+    ``moved`` stands forecast copies of units (by uid) in for them; the battle is not touched. Each
+    friend's arc is :func:`ring_arc` (kept per pair of footprints).
     """
-    covered = [False] * 360
+    covered = bytearray(360)
     for f in space.alive_units(battle.state, asset.side):
         if f.uid == asset.uid or f.fleeing:
             continue
         if moved and f.uid in moved:
             f = moved[f.uid]
-        if space.unit_distance(asset, f) > reach:
+        arc = ring_arc(asset, f, reach)
+        if arc is None:
             continue
-        mid = math.atan2(f.y - asset.y, f.x - asset.x)
-        rel = []
-        for x, y in geo.corners(space.pose(f), f.width, f.depth):
-            a = math.atan2(y - asset.y, x - asset.x)
-            rel.append((a - mid + math.pi) % (2 * math.pi) - math.pi)
-        lo, hi = math.degrees(mid + min(rel)), math.degrees(mid + max(rel))
-        for k in range(int(math.floor(lo)), int(math.ceil(hi))):
-            covered[k % 360] = True
-    return float(sum(covered))
+        lo, hi = arc
+        n = hi - lo
+        if n >= 360:
+            return 360.0
+        if n <= 0:
+            continue
+        start = lo % 360
+        end = start + n
+        if end <= 360:
+            covered[start:end] = b"\x01" * n
+        else:
+            covered[start:] = b"\x01" * (360 - start)
+            covered[:end - 360] = b"\x01" * (end - 360)
+    return float(covered.count(1))
+
+
+RING_MEMO_SIZE = 65536
+"""Most (asset, friend, reach) places :func:`ring_arc` keeps arcs for (then it starts afresh)."""
+_RING_ARCS: dict[tuple, tuple[int, int] | None] = {}
+
+
+def ring_arc(asset: UnitState, f: UnitState, reach: float = 6.0) -> tuple[int, int] | None:
+    """The whole degrees (lo, hi: ``range(lo, hi)``, table angles CCW from +x, not reduced mod 360) that
+    ``f``'s footprint spans seen from ``asset``'s centre, or None when ``f`` is more than ``reach``
+    inches from ``asset`` (edge to edge).
+
+    Kept per (asset footprint, friend footprint, reach): centre, facing, width and depth of each
+    (CORE.GEO.FOOTPRINT), all the answer depends on.
+    """
+    key = (asset.x, asset.y, asset.facing, asset.width, asset.depth, f.x, f.y, f.facing, f.width, f.depth, reach)
+    if key in _RING_ARCS:
+        return _RING_ARCS[key]
+    if len(_RING_ARCS) >= RING_MEMO_SIZE:
+        _RING_ARCS.clear()
+    arc = _ring_arc(asset, f, reach)
+    _RING_ARCS[key] = arc
+    return arc
+
+
+def _ring_arc(asset: UnitState, f: UnitState, reach: float) -> tuple[int, int] | None:
+    """:func:`ring_arc` worked out afresh."""
+    if space.unit_distance(asset, f) > reach:
+        return None
+    mid = math.atan2(f.y - asset.y, f.x - asset.x)
+    rel = []
+    for x, y in geo.corners(space.pose(f), f.width, f.depth):
+        a = math.atan2(y - asset.y, x - asset.x)
+        rel.append((a - mid + math.pi) % (2 * math.pi) - math.pi)
+    lo, hi = math.degrees(mid + min(rel)), math.degrees(mid + max(rel))
+    return int(math.floor(lo)), int(math.ceil(hi))
 
 
 def quarter_balance(battle: Battle, side: int, moved: Mapping[int, UnitState] | None = None) -> int:
@@ -846,6 +889,7 @@ __all__ = [
     "pursuit_pose",
     "rank_bonus",
     "rear_point",
+    "ring_arc",
     "ring_coverage",
     "ring_posts",
     "extent_along",
