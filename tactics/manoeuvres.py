@@ -842,10 +842,10 @@ def overextended(battle: Battle, pursuer: UnitState, fleer: UnitState) -> bool:
 
 # ----------------------------------------------------------------------------- helpers
 def _at(u: UnitState, pose: geo.Pose) -> UnitState:
-    """A throw-away copy of ``u`` standing at ``pose`` (the battle is not touched)."""
-    import dataclasses
+    """A throw-away copy of ``u`` standing at ``pose`` (the battle is not touched): :func:`agents.steering.moved_copy`."""
+    from battleline.agents.steering import moved_copy
 
-    return dataclasses.replace(u, x=pose.x, y=pose.y, facing=pose.facing)
+    return moved_copy(u, pose)
 
 
 __all__ = [
