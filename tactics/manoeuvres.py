@@ -599,12 +599,13 @@ def ring_coverage(battle: Battle, asset: UnitState, reach: float = 6.0,
     friend's arc is :func:`ring_arc` (kept per pair of footprints).
     """
     covered = bytearray(360)
+    seen_from = (asset.x, asset.y, asset.facing, asset.width, asset.depth)
     for f in space.alive_units(battle.state, asset.side):
         if f.uid == asset.uid or f.fleeing:
             continue
         if moved and f.uid in moved:
             f = moved[f.uid]
-        arc = ring_arc(asset, f, reach)
+        arc = _kept_arc(seen_from, asset, f, reach)
         if arc is None:
             continue
         lo, hi = arc
@@ -626,6 +627,7 @@ def ring_coverage(battle: Battle, asset: UnitState, reach: float = 6.0,
 RING_MEMO_SIZE = 65536
 """Most (asset, friend, reach) places :func:`ring_arc` keeps arcs for (then it starts afresh)."""
 _RING_ARCS: dict[tuple, tuple[int, int] | None] = {}
+_UNSET = object()
 
 
 def ring_arc(asset: UnitState, f: UnitState, reach: float = 6.0) -> tuple[int, int] | None:
@@ -636,9 +638,16 @@ def ring_arc(asset: UnitState, f: UnitState, reach: float = 6.0) -> tuple[int, i
     Kept per (asset footprint, friend footprint, reach): centre, facing, width and depth of each
     (CORE.GEO.FOOTPRINT), all the answer depends on.
     """
-    key = (asset.x, asset.y, asset.facing, asset.width, asset.depth, f.x, f.y, f.facing, f.width, f.depth, reach)
-    if key in _RING_ARCS:
-        return _RING_ARCS[key]
+    return _kept_arc((asset.x, asset.y, asset.facing, asset.width, asset.depth), asset, f, reach)
+
+
+def _kept_arc(seen_from: tuple[float, float, float, float, float], asset: UnitState, f: UnitState,
+              reach: float) -> tuple[int, int] | None:
+    """:func:`ring_arc` with the asset's (x, y, facing, width, depth) already read as ``seen_from``."""
+    key = (seen_from, f.x, f.y, f.facing, f.width, f.depth, reach)
+    arc = _RING_ARCS.get(key, _UNSET)
+    if arc is not _UNSET:
+        return arc  # type: ignore[return-value]
     if len(_RING_ARCS) >= RING_MEMO_SIZE:
         _RING_ARCS.clear()
     arc = _ring_arc(asset, f, reach)
