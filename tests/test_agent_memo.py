@@ -1,0 +1,212 @@
+"""The answers the scripted agents keep (or shortcut) equal those worked out afresh.
+
+See :func:`tactics.manoeuvres.ring_arc` (a friend's arc round the protected_bubble's asset, per
+pair of footprints), :func:`agents.estimates.estimate_combat` (the round before the break test,
+per pair of units' fighting characteristics), :func:`agents.estimates.obstacle_between` (features
+whose box the line misses skipped) and :func:`agents.steering.moved_copy` (a positional copy).
+Each is compared with the code it replaced, kept here as the reference, on battles played by the
+scripted agents and on forecast copies of their units.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+import shapely
+
+from battleline.agents import estimates
+from battleline.agents.registry import make_agent
+from battleline.agents.steering import moved_copy, replaced
+from battleline.env.rules import geometry as geo
+from battleline.env.rules import space
+from battleline.env.rules.battle import Battle
+from battleline.env.rules.state import TerrainFeature, UnitState
+from battleline.tactics import manoeuvres as mv
+from tests.setups import battle, placement
+
+
+def _snapshots(blue: str, red: str, seed: int, every: int = 9) -> list[Battle]:
+    """Copies of a ``pitched_battle`` between two named agents, one every ``every`` decisions, the last one finished."""
+    b = Battle.from_scenario("pitched_battle", seed=seed)
+    agents = [make_agent(blue, seed=2 * seed), make_agent(red, seed=2 * seed + 1)]
+    for side, agent in enumerate(agents):
+        agent.reset(b, side)
+    shots, n = [], 0
+    while not b.is_over:
+        b.apply(agents[b.pending.player].act(b))
+        n += 1
+        if n % every == 0:
+            shots.append(b.clone())
+    return shots
+
+
+@pytest.fixture(scope="module")
+def bubble_battles() -> list[Battle]:
+    """Snapshots of protected_bubble (blue) against refused_flank, seed 1."""
+    return _snapshots("protected_bubble", "refused_flank", 1)
+
+
+def _reference_coverage(battle: Battle, asset: UnitState, reach: float = 6.0,
+                        moved: dict[int, UnitState] | None = None) -> float:
+    """ring_coverage as it was before its arcs were kept: every friend's arc worked out, degree by degree."""
+    covered = [False] * 360
+    for f in space.alive_units(battle.state, asset.side):
+        if f.uid == asset.uid or f.fleeing:
+            continue
+        if moved and f.uid in moved:
+            f = moved[f.uid]
+        if space.unit_distance(asset, f) > reach:
+            continue
+        mid = math.atan2(f.y - asset.y, f.x - asset.x)
+        rel = []
+        for x, y in geo.corners(space.pose(f), f.width, f.depth):
+            a = math.atan2(y - asset.y, x - asset.x)
+            rel.append((a - mid + math.pi) % (2 * math.pi) - math.pi)
+        lo, hi = math.degrees(mid + min(rel)), math.degrees(mid + max(rel))
+        for k in range(int(math.floor(lo)), int(math.ceil(hi))):
+            covered[k % 360] = True
+    return float(sum(covered))
+
+
+def test_kept_ring_coverage_equals_the_reference_on_played_battles(bubble_battles: list[Battle]) -> None:
+    """For every unit of either side as the asset, at reaches 6" and 12", in every snapshot: the kept coverage equals
+    the reference, and so does the coverage with each friend moved 2" along its facing (a forecast copy); the
+    played bubble closes its ring at least once (some coverage above 180 degrees)."""
+    best = 0.0
+    compared = 0
+    for b in bubble_battles:
+        units = space.alive_units(b.state)
+        for asset in units:
+            for reach in (6.0, 12.0):
+                got = mv.ring_coverage(b, asset, reach)
+                assert got == _reference_coverage(b, asset, reach)
+                best = max(best, got)
+                for f in units:
+                    if f.side == asset.side and f.uid != asset.uid:
+                        moved = {f.uid: moved_copy(f, geo.move_straight(space.pose(f), 2.0))}
+                        assert mv.ring_coverage(b, asset, reach, moved) == _reference_coverage(b, asset, reach, moved)
+                        compared += 1
+    assert best > 180.0 and compared > 100
+
+
+def test_a_kept_arc_follows_its_friend_and_wraps_round_zero() -> None:
+    """A single model (a copy of unit 0 cut down to one model) at (36, 20) and a block of 10 spearmen (5 files,
+    3.9" x 1.6") 4" in front of it (+y): the block spans about 58°..122°; moved 5" to -x and turned (facing 0) it
+    spans about 155°..205°; turned across +x, about -26°..26° (through 0, kept unreduced) and the coverage is
+    that arc's whole degrees, as the reference counts them; a block 16" away is out of the 6" reach (no arc)."""
+    b = battle([placement("marcher_spearmen", 20, 8, 90, models=10, files=10),
+                placement("marcher_spearmen", 36, 24, 90, models=10, files=5),
+                placement("marcher_spearmen", 36, 36, 90, models=10, files=5)],
+               [placement("orc_warriors", 60, 40, 270)])
+    asset = moved_copy(replaced(b.unit(0), models=1, files=1), geo.Pose(36.0, 20.0, 90.0))
+    block, far = b.unit(1), b.unit(2)
+    lo, hi = mv.ring_arc(asset, block)
+    assert 55 < lo < 62 and 118 < hi < 125
+    assert mv.ring_arc(asset, far) is None
+    side = moved_copy(block, geo.Pose(31.0, 20.0, 0.0))
+    lo2, hi2 = mv.ring_arc(asset, side)
+    assert 150 < lo2 < 160 and 200 < hi2 < 210
+    across = moved_copy(block, geo.Pose(41.0, 20.0, 0.0))
+    lo3, hi3 = mv.ring_arc(asset, across)
+    assert -30 < lo3 < 0 < hi3 < 30
+    got = mv.ring_coverage(b, asset, moved={block.uid: across})
+    assert got == _reference_coverage(b, asset, moved={block.uid: across}) == float(hi3 - lo3)
+    assert mv.ring_coverage(b, asset) == _reference_coverage(b, asset) == float(hi - lo)
+
+
+def _fresh_combat(battle: Battle, a: UnitState, d: UnitState, facing: str, charging: bool = True,
+                  ally: float = 0.0) -> estimates.CombatEstimate:
+    """estimate_combat with the kept rounds dropped first (so worked out afresh)."""
+    estimates._ROUNDS.clear()
+    return estimates.estimate_combat(battle, a, d, facing, charging, ally)
+
+
+def test_kept_combat_estimates_equal_fresh_ones(bubble_battles: list[Battle]) -> None:
+    """Every pair of enemies in every snapshot, each facing, charging or not, with and without an ally: the
+    estimate asked a second time (kept) equals the one worked out afresh, and so does the estimate for a copy of
+    the attacker standing elsewhere (the memo holds no place)."""
+    pairs = 0
+    for b in bubble_battles[::3]:
+        units = space.alive_units(b.state)
+        for a in units:
+            for d in units:
+                if a.side == d.side:
+                    continue
+                for facing in ("front", "left", "rear"):
+                    for charging, ally in ((True, 0.0), (False, 0.0), (True, 1.0)):
+                        fresh = _fresh_combat(b, a, d, facing, charging, ally)
+                        assert estimates.estimate_combat(b, a, d, facing, charging, ally) == fresh
+                        ghost = moved_copy(a, geo.move_straight(space.pose(a), -3.0))
+                        kept = estimates.estimate_combat(b, ghost, d, facing, charging, ally)
+                        assert kept == _fresh_combat(b, ghost, d, facing, charging, ally)
+                pairs += 1
+    assert pairs > 50
+
+
+def test_a_kept_round_is_not_reused_across_a_defended_obstacle() -> None:
+    """CORE.TERRAIN.DEFENDED_OBSTACLE: spearmen charging orcs across a wall hit only on 6s; the same pair with the
+    wall taken away (a round kept for the same units) hits on the WS table again, and putting the wall back gives the
+    defended answer again, each equal to a fresh estimate."""
+    b = battle([placement("marcher_spearmen", 36, 10.5, 90)], [placement("orc_warriors", 36, 22, 270)])
+    c, t = b.unit(0), b.unit(1)
+    wall = TerrainFeature(kind="wall", polygon=[(20.0, 15.0), (52.0, 15.0), (52.0, 15.5), (20.0, 15.5)])
+    open_field = estimates.estimate_combat(b, c, t, "front")
+    b.state.terrain.append(wall)
+    defended = estimates.estimate_combat(b, c, t, "front")
+    assert defended.attacker_wounds < open_field.attacker_wounds
+    assert defended == _fresh_combat(b, c, t, "front")
+    b.state.terrain.pop()
+    assert estimates.estimate_combat(b, c, t, "front") == open_field == _fresh_combat(b, c, t, "front")
+
+
+def _reference_obstacle_between(battle: Battle, a: UnitState, b: UnitState) -> bool:
+    """obstacle_between as it was: the centre line against every obstacle polygon."""
+    obstacles = space.terrain_of(battle.state, space.OBSTACLES)
+    if not obstacles:
+        return False
+    line = shapely.LineString([(a.x, a.y), (b.x, b.y)])
+    return any(line.intersects(space.terrain_poly(t)) for t in obstacles)
+
+
+def test_obstacle_between_equals_the_reference_for_random_lines() -> None:
+    """2,000 random pairs of centres on a 72" x 48" table with a hedge, a fence and a diagonal wall (lines that end
+    on a feature's edge or its box's edge included): the box shortcut answers as the full test does, both ways."""
+    b = battle([placement("marcher_spearmen", 36, 10.5, 90)], [placement("orc_warriors", 36, 30, 270)])
+    b.state.terrain += [
+        TerrainFeature(kind="hedge", polygon=[(10.0, 20.0), (30.0, 20.0), (30.0, 21.0), (10.0, 21.0)]),
+        TerrainFeature(kind="fence", polygon=[(40.0, 5.0), (41.0, 5.0), (41.0, 25.0), (40.0, 25.0)]),
+        TerrainFeature(kind="wall", polygon=[(50.0, 30.0), (60.0, 40.0), (59.0, 41.0), (49.0, 31.0)]),
+        TerrainFeature(kind="woods", polygon=[(0.0, 0.0), (72.0, 0.0), (72.0, 48.0), (0.0, 48.0)]),
+    ]
+    a, t = b.unit(0), b.unit(1)
+    rng = np.random.default_rng(7)
+    edges = [10.0, 20.0, 21.0, 30.0, 40.0, 41.0, 5.0, 25.0, 49.0, 60.0, 31.0]
+    hits = 0
+    for _ in range(2000):
+        xa, ya, xb, yb = (float(rng.choice(edges)) if rng.random() < 0.2 else float(v)
+                          for v in rng.uniform([0, 0, 0, 0], [72, 48, 72, 48]))
+        a.x, a.y, t.x, t.y = xa, ya, xb, yb
+        want = _reference_obstacle_between(b, a, t)
+        assert estimates.obstacle_between(b, a, t) == want
+        hits += want
+    assert 100 < hits < 1900
+
+
+def test_moved_copy_equals_dataclasses_replace(bubble_battles: list[Battle]) -> None:
+    """Every unit of the last snapshot: the positional copy equals dataclasses.replace field for field, shares its
+    lists and dicts as replace does, and leaves the unit where it was; replaced() with files does the same."""
+    b = bubble_battles[-1]
+    for u in b.state.units:
+        pose = geo.Pose(u.x + 1.5, u.y - 2.0, u.facing + 45.0)
+        before = (u.x, u.y, u.facing)
+        copy = moved_copy(u, pose)
+        want = dataclasses.replace(u, x=pose.x, y=pose.y, facing=pose.facing)
+        assert copy == want and copy is not u
+        assert copy.special_rules is u.special_rules and copy.flags is u.flags and copy.profile is u.profile
+        assert (u.x, u.y, u.facing) == before
+        assert replaced(u, files=3) == dataclasses.replace(u, files=3)
+    with pytest.raises(KeyError):
+        replaced(b.state.units[0], no_such_field=1)
