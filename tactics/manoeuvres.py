@@ -137,11 +137,27 @@ def can_threaten(battle: Battle, e: UnitState) -> bool:
 
 
 def threat_region(e: UnitState, pose: geo.Pose | None = None) -> shapely.Geometry:
-    """Where ``e`` (at ``pose``) may declare a charge: within its charge reach and in its front arc."""
+    """Where ``e`` (at ``pose``) may declare a charge: within its charge reach and in its front arc.
+
+    Kept per (pose, footprint width and depth, charge reach), all it is built from; the shapely
+    geometry returned is shared by the callers that ask for the same (never change it).
+    """
     p = pose or space.pose(e)
     reach = charges.charge_reach(e)
-    near = space.footprint_at(e, p).buffer(reach)
-    return near.intersection(geo.vision_arc_region(p, e.width, e.depth, reach + e.width + e.depth))
+    width, depth = e.width, e.depth
+    key = (p.x, p.y, p.facing, width, depth, reach)
+    region = _REGIONS.get(key)
+    if region is None:
+        if len(_REGIONS) >= REGION_MEMO_SIZE:
+            _REGIONS.clear()
+        near = space.footprint_at(e, p).buffer(reach)
+        region = _REGIONS[key] = near.intersection(geo.vision_arc_region(p, width, depth, reach + width + depth))
+    return region
+
+
+REGION_MEMO_SIZE = 8192
+"""Most threat regions :func:`threat_region` keeps (then it starts afresh)."""
+_REGIONS: dict[tuple, shapely.Geometry] = {}
 
 
 def threats_on(
