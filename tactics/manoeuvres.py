@@ -38,6 +38,7 @@ Coordinates are table inches; facings degrees counter-clockwise from +x.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -741,17 +742,35 @@ def ring_posts(asset: UnitState, ring: Mapping[str, UnitState], gap: float = RIN
 
 # ----------------------------------------------------------------------------- unmasking shooters
 def visible_targets(battle: Battle, shooter: UnitState, moved: Mapping[int, geo.Pose] | None = None) -> set[int]:
-    """Enemies ``shooter`` has in range and sight, with the units in ``moved`` standing at those poses instead."""
-    b = battle
-    if moved:
-        b = battle.clone()
-        for uid, p in moved.items():
-            u = b.unit(uid)
-            u.x, u.y, u.facing = p.x, p.y, p.facing
+    """Enemies ``shooter`` has in range and sight, with the units in ``moved`` standing at those poses instead.
+
+    The forecast is read on :func:`moved_view` (copies of the moved units only; the battle is not touched).
+    """
+    b = moved_view(battle, moved) if moved else battle
     s = b.unit(shooter.uid)
     if s.missile is None or not s.alive:
         return set()
     return {e.uid for e in space.alive_units(b.state, 1 - s.side) if shooting.in_range_and_sight(b, s, e)}
+
+
+def moved_view(battle: Battle, moved: Mapping[int, geo.Pose]) -> Battle:
+    """A read-only look at ``battle`` with the units in ``moved`` (uid -> pose) standing at those poses.
+
+    Only the state is there (no dice, events or actions): the moved units are copies
+    (:func:`agents.steering.moved_copy`), every other unit, the terrain and the rest of the state are
+    ``battle``'s own objects, so nothing may be changed through it; for questions of the table
+    (range, sight, cover) where :meth:`Battle.clone` would copy the whole battle.
+    """
+    from battleline.agents.steering import moved_copy
+    from battleline.env.rules.battle import Battle
+
+    view = Battle.__new__(Battle)
+    units = list(battle.state.units)
+    for uid, p in moved.items():
+        units[uid] = moved_copy(units[uid], p)
+    view.state = dataclasses.replace(battle.state, units=units)
+    view._legal_cache = None
+    return view
 
 
 def maskers(battle: Battle, shooter: UnitState) -> list[UnitState]:
@@ -926,5 +945,6 @@ __all__ = [
     "threat_zone",
     "threats_on",
     "unmask_gain",
+    "moved_view",
     "visible_targets",
 ]

@@ -210,3 +210,82 @@ def test_moved_copy_equals_dataclasses_replace(bubble_battles: list[Battle]) -> 
         assert replaced(u, files=3) == dataclasses.replace(u, files=3)
     with pytest.raises(KeyError):
         replaced(b.state.units[0], no_such_field=1)
+
+
+def test_kept_threat_regions_equal_fresh_ones(bubble_battles: list[Battle]) -> None:
+    """Every unit of every third snapshot, where it stands and at a pose 3" ahead turned 30°: the kept region is the
+    very geometry built afresh (same WKB), and a copy with a narrower footprint (two files fewer) gets its own."""
+    for b in bubble_battles[::3]:
+        for u in space.alive_units(b.state):
+            for pose in (None, geo.Pose(u.x, u.y + 3.0, u.facing + 30.0)):
+                kept = mv.threat_region(u, pose)
+                mv._REGIONS.clear()
+                fresh = mv.threat_region(u, pose)
+                assert shapely.to_wkb(kept) == shapely.to_wkb(fresh)
+            if u.files > 2 and u.models > u.files - 2:  # two files fewer: a narrower footprint
+                narrow = replaced(u, files=u.files - 2)
+                kept = mv.threat_region(narrow)
+                assert shapely.to_wkb(kept) != shapely.to_wkb(mv.threat_region(u))
+                mv._REGIONS.clear()
+                assert shapely.to_wkb(kept) == shapely.to_wkb(mv.threat_region(narrow))
+
+
+def _reference_danger(agent, battle: Battle, u: UnitState, ignore: frozenset[int] = frozenset()) -> float:
+    """ScriptedAgent.danger as it was: every enemy's charge_threat and combat estimate, one by one."""
+    from battleline.agents.base import BREAK_WEIGHT, charge_threat
+
+    worst = 0.0
+    for e in agent.enemies(battle):
+        if e.uid in ignore:
+            continue
+        threat = charge_threat(battle, e, u)
+        if threat is None:
+            continue
+        p, facing = threat
+        est = estimates.estimate_combat(battle, e, u, facing)
+        if est.diff > 0:
+            worst = max(worst, p * (est.diff + BREAK_WEIGHT * est.break_chance))
+    return worst
+
+
+def test_danger_with_the_chargers_read_once_equals_the_reference(bubble_battles: list[Battle]) -> None:
+    """For each side's agent, every unit of each snapshot, where it stands and 4" ahead, with no enemy ignored and
+    with its nearest enemy ignored: danger (and _danger with _chargers read once for both places) equal the
+    reference, and some place is in danger (> 0)."""
+    agents = [make_agent("line_advance"), make_agent("line_advance")]
+    dangerous = 0
+    for b in bubble_battles:
+        for side, agent in enumerate(agents):
+            agent.reset(b, side)
+            chargers = agent._chargers(b)
+            for u in space.alive_units(b.state, side):
+                near = agent.nearest_enemy(b, u)
+                ignore = frozenset({near.uid}) if near is not None else frozenset()
+                for copy in (u, moved_copy(u, geo.move_straight(space.pose(u), 4.0))):
+                    want = _reference_danger(agent, b, copy)
+                    assert agent.danger(b, copy) == want == agent._danger(b, copy, chargers)
+                    assert agent.danger(b, copy, ignore) == _reference_danger(agent, b, copy, ignore)
+                    dangerous += want > 0
+    assert dangerous > 0
+
+
+def test_a_moved_view_sees_what_a_moved_clone_sees(bubble_battles: list[Battle]) -> None:
+    """For every unit with a missile weapon in the snapshots, with each friend in turn moved 3" ahead: the targets
+    it has in range and sight equal those on a clone of the battle with the friend moved, and the battle itself is
+    untouched (the friend stays where it was)."""
+    checked = 0
+    for b in bubble_battles[::2]:
+        for s in space.alive_units(b.state):
+            if s.missile is None:
+                continue
+            for f in space.alive_units(b.state, s.side):
+                pose = geo.move_straight(space.pose(f), 3.0)
+                before = (f.x, f.y, f.facing)
+                clone = b.clone()
+                moved = clone.unit(f.uid)
+                moved.x, moved.y, moved.facing = pose.x, pose.y, pose.facing
+                want = mv.visible_targets(clone, clone.unit(s.uid))
+                assert mv.visible_targets(b, s, {f.uid: pose}) == want
+                assert (f.x, f.y, f.facing) == before
+                checked += 1
+    assert checked > 10
