@@ -362,7 +362,11 @@ class ScriptedAgent:
             if a.kind == "move":
                 options[a.unit][a.option] = a
         units = [battle.unit(uid) for uid in options]
-        units.sort(key=lambda u: (self.enemy_distance(battle, u), u.uid))
+        if type(self).enemy_distance is ScriptedAgent.enemy_distance:  # the pool of enemies read once
+            pool = self.enemies(battle) or self.enemies(battle, fleeing=True)
+            units.sort(key=lambda u: (min((gap(u, e) for e in pool), default=float("inf")), u.uid))
+        else:
+            units.sort(key=lambda u: (self.enemy_distance(battle, u), u.uid))
         for u in units:
             option = self.move_option(battle, u, options[u.uid])
             if option is not None:

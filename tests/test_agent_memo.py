@@ -289,3 +289,20 @@ def test_a_moved_view_sees_what_a_moved_clone_sees(bubble_battles: list[Battle])
                 assert (f.x, f.y, f.facing) == before
                 checked += 1
     assert checked > 10
+
+
+def test_kept_slot_rects_equal_fresh_ones() -> None:
+    """Every unit of both armies of a new pitched battle in every deployment slot: the kept rectangle equals the
+    one worked out afresh, also for a copy two files narrower asked after the unit (its own, narrower, rectangle)."""
+    from battleline.env.rules.deployment import COLUMNS, ROWS
+    from battleline.tactics import deployment as dep
+
+    b = Battle.from_scenario("pitched_battle", seed=0)
+    for u in b.state.units:
+        for slot in range(len(COLUMNS) * len(ROWS)):
+            assert dep.slot_rect(b, u, slot) == dep._slot_rect(b, u, slot)
+            if u.files > 2 and u.models > u.files - 2:
+                narrow = replaced(u, files=u.files - 2)
+                got = dep.slot_rect(b, narrow, slot)
+                assert got == dep._slot_rect(b, narrow, slot)
+                assert got[2] - got[0] < dep.slot_rect(b, u, slot)[2] - dep.slot_rect(b, u, slot)[0]
