@@ -524,12 +524,23 @@ def charge_arc(battle: Battle, c: UnitState, t: UnitState) -> str:
     """The facing of ``t`` that ``c`` would charge (ties: the least favourable), "front" when undecidable.
 
     Forecast copies may overlap their target, where the engine's
-    ``charge_facing`` has no answer.
+    ``charge_facing`` has no answer. Kept per :func:`_threat_key` of ``c`` and ``t`` (their places,
+    formations, bases and special rules: all the unrolled ``charge_facing`` reads; no die is rolled).
     """
-    try:
-        return charge_facing(battle, c, t, roll=False) or "front"
-    except ValueError:
-        return "front"
+    key = _threat_key(c, t)
+    arc = _ARCS.get(key)
+    if arc is None:
+        if len(_ARCS) >= THREAT_MEMO_SIZE:
+            _ARCS.clear()
+        try:
+            arc = charge_facing(battle, c, t, roll=False) or "front"
+        except ValueError:
+            arc = "front"
+        _ARCS[key] = arc
+    return arc
+
+
+_ARCS: dict[tuple, str] = {}
 
 
 def charge_threat(battle: Battle, c: UnitState, t: UnitState, target: Polygon | None = None) -> tuple[float, str] | None:

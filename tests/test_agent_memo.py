@@ -306,3 +306,36 @@ def test_kept_slot_rects_equal_fresh_ones() -> None:
                 got = dep.slot_rect(b, narrow, slot)
                 assert got == dep._slot_rect(b, narrow, slot)
                 assert got[2] - got[0] < dep.slot_rect(b, u, slot)[2] - dep.slot_rect(b, u, slot)[0]
+
+
+def _reference_arc(battle: Battle, c: UnitState, t: UnitState) -> str:
+    """charge_arc as it was: the engine's unrolled charge_facing, "front" when it has no answer."""
+    from battleline.env.rules.charges import charge_facing
+
+    try:
+        return charge_facing(battle, c, t, roll=False) or "front"
+    except ValueError:
+        return "front"
+
+
+def test_kept_charge_arcs_equal_the_engine_s(bubble_battles: list[Battle]) -> None:
+    """Every pair of enemies of every snapshot, the charger where it stands, swung round to the target's far side
+    and standing on the target's centre (no arc: "front"): the kept arc equals the engine's each time, and some
+    pairs see a flank or the rear."""
+    from battleline.agents.base import charge_arc
+
+    seen = set()
+    for b in bubble_battles[::2]:
+        units = space.alive_units(b.state)
+        for c in units:
+            for t in units:
+                if c.side == t.side:
+                    continue
+                behind = geo.move_straight(space.pose(t), -(t.depth + c.depth + 2.0))
+                for copy in (c, moved_copy(c, geo.Pose(behind.x, behind.y, t.facing)),
+                             moved_copy(c, geo.Pose(t.x, t.y, t.facing))):
+                    want = _reference_arc(b, copy, t)
+                    assert charge_arc(b, copy, t) == want
+                    assert charge_arc(b, copy, t) == want  # the kept answer
+                    seen.add(want)
+    assert {"front", "rear"} <= seen
