@@ -143,14 +143,24 @@ def threat_region(e: UnitState, pose: geo.Pose | None = None) -> shapely.Geometr
     Kept per (pose, footprint width and depth, charge reach), all it is built from; the shapely
     geometry returned is shared by the callers that ask for the same (never change it).
     """
+    return _region(e, region_key(e, pose))
+
+
+def region_key(e: UnitState, pose: geo.Pose | None = None) -> tuple[float, float, float, float, float, float]:
+    """What :func:`threat_region` of ``e`` at ``pose`` (default: where it stands) is built from: (x, y, facing,
+    footprint width, depth, charge reach), inches and degrees."""
     p = pose or space.pose(e)
-    reach = charges.charge_reach(e)
-    width, depth = e.width, e.depth
-    key = (p.x, p.y, p.facing, width, depth, reach)
+    return (p.x, p.y, p.facing, e.width, e.depth, charges.charge_reach(e))
+
+
+def _region(e: UnitState, key: tuple[float, float, float, float, float, float]) -> shapely.Geometry:
+    """:func:`threat_region` for its :func:`region_key` ``key``, kept."""
     region = _REGIONS.get(key)
     if region is None:
         if len(_REGIONS) >= REGION_MEMO_SIZE:
             _REGIONS.clear()
+        x, y, facing, width, depth, reach = key
+        p = geo.Pose(x, y, facing)
         near = space.footprint_at(e, p).buffer(reach)
         region = _REGIONS[key] = near.intersection(geo.vision_arc_region(p, width, depth, reach + width + depth))
     return region
@@ -224,14 +234,31 @@ def control_share(battle: Battle, side: int) -> float:
 
 def control_areas(battle: Battle, side: int, moved: Mapping[int, geo.Pose] | None = None) -> tuple[float, float]:
     """Square inches of ``control(side)`` and ``control(opponent)`` on the table, with ``moved`` overriding
-    positions (a forecast): the two terms of ``control_share`` (``area_control``, tactics.md §2.2)."""
-    table = shapely.box(0.0, 0.0, battle.state.table_w, battle.state.table_h)
-    zones = []
-    for s in (side, 1 - side):
-        regions = [threat_region(u, (moved or {}).get(u.uid)) for u in space.alive_units(battle.state, s) if can_threaten(battle, u)]
-        zones.append(shapely.union_all(regions).intersection(table) if regions else shapely.Polygon())
-    own, opp = zones
-    return own.difference(opp).area, opp.difference(own).area
+    positions (a forecast): the two terms of ``control_share`` (``area_control``, tactics.md §2.2).
+
+    Kept per (table size, each side's :func:`region_key` of its units able to charge, in order): the
+    regions, and so the areas, are built from nothing else."""
+    w, h = battle.state.table_w, battle.state.table_h
+    keys = tuple(
+        tuple((region_key(u, (moved or {}).get(u.uid)), u) for u in space.alive_units(battle.state, s) if can_threaten(battle, u))
+        for s in (side, 1 - side)
+    )
+    memo_key = (w, h, tuple(k for k, _ in keys[0]), tuple(k for k, _ in keys[1]))
+    areas = _AREAS.get(memo_key)
+    if areas is None:
+        table = shapely.box(0.0, 0.0, w, h)
+        zones = []
+        for pairs in keys:
+            regions = [_region(u, k) for k, u in pairs]
+            zones.append(shapely.union_all(regions).intersection(table) if regions else shapely.Polygon())
+        own, opp = zones
+        if len(_AREAS) >= REGION_MEMO_SIZE:
+            _AREAS.clear()
+        areas = _AREAS[memo_key] = (own.difference(opp).area, opp.difference(own).area)
+    return areas
+
+
+_AREAS: dict[tuple, tuple[float, float]] = {}
 
 
 def hills(battle: Battle) -> list[shapely.Polygon]:

@@ -339,3 +339,37 @@ def test_kept_charge_arcs_equal_the_engine_s(bubble_battles: list[Battle]) -> No
                     assert charge_arc(b, copy, t) == want  # the kept answer
                     seen.add(want)
     assert {"front", "rear"} <= seen
+
+
+def _reference_control_areas(battle: Battle, side: int, moved: dict[int, geo.Pose] | None = None) -> tuple[float, float]:
+    """control_areas as it was: every region built afresh, unioned and differenced."""
+    table = shapely.box(0.0, 0.0, battle.state.table_w, battle.state.table_h)
+    zones = []
+    for s in (side, 1 - side):
+        regions = []
+        for u in space.alive_units(battle.state, s):
+            if mv.can_threaten(battle, u):
+                p = (moved or {}).get(u.uid) or space.pose(u)
+                reach = mv.charges.charge_reach(u)
+                near = space.footprint_at(u, p).buffer(reach)
+                regions.append(near.intersection(geo.vision_arc_region(p, u.width, u.depth, reach + u.width + u.depth)))
+        zones.append(shapely.union_all(regions).intersection(table) if regions else shapely.Polygon())
+    own, opp = zones
+    return own.difference(opp).area, opp.difference(own).area
+
+
+def test_kept_control_areas_equal_the_reference() -> None:
+    """Snapshots of control_zones (red) against flank_teeth, seed 2: for either side, as the units stand and with
+    each unit in turn moved 4" ahead, the kept areas equal the reference (exactly), asked twice; some ground is
+    controlled by each side at some point."""
+    total = [0.0, 0.0]
+    for b in _snapshots("flank_teeth", "control_zones", 2, every=15)[:8]:
+        for side in (0, 1):
+            units = space.alive_units(b.state)
+            for moved in [None, *({u.uid: geo.move_straight(space.pose(u), 4.0)} for u in units[::3])]:
+                want = _reference_control_areas(b, side, moved)
+                assert mv.control_areas(b, side, moved) == want
+                assert mv.control_areas(b, side, moved) == want
+                total[0] += want[0]
+                total[1] += want[1]
+    assert total[0] > 0 and total[1] > 0
