@@ -362,7 +362,11 @@ class ScriptedAgent:
             if a.kind == "move":
                 options[a.unit][a.option] = a
         units = [battle.unit(uid) for uid in options]
-        units.sort(key=lambda u: (self.enemy_distance(battle, u), u.uid))
+        if type(self).enemy_distance is ScriptedAgent.enemy_distance:  # the pool of enemies read once
+            pool = self.enemies(battle) or self.enemies(battle, fleeing=True)
+            units.sort(key=lambda u: (min((gap(u, e) for e in pool), default=float("inf")), u.uid))
+        else:
+            units.sort(key=lambda u: (self.enemy_distance(battle, u), u.uid))
         for u in units:
             option = self.move_option(battle, u, options[u.uid])
             if option is not None:
@@ -379,11 +383,19 @@ class ScriptedAgent:
         expects to win. ``u`` may be a forecast copy (see ``steering.moved_copy``);
         enemies in ``ignore`` are left out.
         """
+        return self._danger(battle, u, self._chargers(battle, ignore))
+
+    def _chargers(self, battle: Battle, ignore: frozenset[int] = frozenset()) -> list[tuple[UnitState, tuple]]:
+        """The enemies :meth:`danger` weighs (not in ``ignore``, able to declare a charge: ``can_threaten``), each
+        with its part of the :func:`charge_threat` key (:func:`_charger_key`), in :meth:`enemies`' order."""
+        return [(e, _charger_key(e)) for e in self.enemies(battle) if e.uid not in ignore and can_threaten(battle, e)]
+
+    def _danger(self, battle: Battle, u: UnitState, chargers: list[tuple[UnitState, tuple]]) -> float:
+        """:meth:`danger` of ``u`` against ``chargers`` (:meth:`_chargers`, read once for several places of ``u``)."""
         worst = 0.0
-        for e in self.enemies(battle):
-            if e.uid in ignore:
-                continue
-            threat = charge_threat(battle, e, u)
+        target = _target_key(u)
+        for e, key in chargers:
+            threat = _kept_threat(battle, e, u, key + target)
             if threat is None:
                 continue
             p, facing = threat
@@ -405,9 +417,10 @@ class ScriptedAgent:
             return option
         candidates = [option] + [o for o in SAFER_OPTIONS if o != option and (o is None or o in options)]
         best, best_danger = option, float("inf")
+        chargers = self._chargers(battle)
         for cand in candidates:
             pose = predict_pose(battle, u, cand) if cand is not None else space.pose(u)
-            d = self.danger(battle, moved_copy(u, pose))
+            d = self._danger(battle, moved_copy(u, pose), chargers)
             if d <= DANGER_LIMIT:
                 return cand
             if d < best_danger:
@@ -511,12 +524,23 @@ def charge_arc(battle: Battle, c: UnitState, t: UnitState) -> str:
     """The facing of ``t`` that ``c`` would charge (ties: the least favourable), "front" when undecidable.
 
     Forecast copies may overlap their target, where the engine's
-    ``charge_facing`` has no answer.
+    ``charge_facing`` has no answer. Kept per :func:`_threat_key` of ``c`` and ``t`` (their places,
+    formations, bases and special rules: all the unrolled ``charge_facing`` reads; no die is rolled).
     """
-    try:
-        return charge_facing(battle, c, t, roll=False) or "front"
-    except ValueError:
-        return "front"
+    key = _threat_key(c, t)
+    arc = _ARCS.get(key)
+    if arc is None:
+        if len(_ARCS) >= THREAT_MEMO_SIZE:
+            _ARCS.clear()
+        try:
+            arc = charge_facing(battle, c, t, roll=False) or "front"
+        except ValueError:
+            arc = "front"
+        _ARCS[key] = arc
+    return arc
+
+
+_ARCS: dict[tuple, str] = {}
 
 
 def charge_threat(battle: Battle, c: UnitState, t: UnitState, target: Polygon | None = None) -> tuple[float, str] | None:
@@ -534,12 +558,17 @@ def charge_threat(battle: Battle, c: UnitState, t: UnitState, target: Polygon | 
         return None
     if target is not None:
         return _threat_geometry(battle, c, t, target)
-    key = _threat_key(c, t)
-    if key not in _THREATS:
+    return _kept_threat(battle, c, t, _threat_key(c, t))
+
+
+def _kept_threat(battle: Battle, c: UnitState, t: UnitState, key: tuple) -> tuple[float, str] | None:
+    """:func:`charge_threat`'s kept geometry for ``c`` (able to threaten) and ``t``; ``key`` is :func:`_threat_key`."""
+    threat = _THREATS.get(key, _UNSET)
+    if threat is _UNSET:
         if len(_THREATS) >= THREAT_MEMO_SIZE:
             _THREATS.clear()
-        _THREATS[key] = _threat_geometry(battle, c, t, None)
-    return _THREATS[key]
+        threat = _THREATS[key] = _threat_geometry(battle, c, t, None)
+    return threat  # type: ignore[return-value]
 
 
 THREAT_MEMO_SIZE = 65536
@@ -547,10 +576,23 @@ THREAT_MEMO_SIZE = 65536
 _THREATS: dict[tuple, tuple[float, str] | None] = {}
 
 
+_UNSET = object()
+
+
 def _threat_key(c: UnitState, t: UnitState) -> tuple:
-    """All :func:`_threat_geometry` reads of ``c`` and ``t``: places, formations, bases, M and special rules."""
-    return (c.x, c.y, c.facing, c.files, c.models, c.base_w, c.base_d, c.troop_type, c.profile.M, tuple(c.special_rules),
-            t.x, t.y, t.facing, t.files, t.models, t.base_w, t.base_d, t.troop_type, tuple(t.special_rules))
+    """All :func:`_threat_geometry` reads of ``c`` and ``t``: places, formations, bases, M and special rules
+    (:func:`_charger_key` of ``c`` then :func:`_target_key` of ``t``)."""
+    return _charger_key(c) + _target_key(t)
+
+
+def _charger_key(c: UnitState) -> tuple:
+    """The charger's part of :func:`_threat_key`: place, formation, bases, troop type, M and special rules."""
+    return (c.x, c.y, c.facing, c.files, c.models, c.base_w, c.base_d, c.troop_type, c.profile.M, tuple(c.special_rules))
+
+
+def _target_key(t: UnitState) -> tuple:
+    """The target's part of :func:`_threat_key`: place, formation, bases, troop type and special rules."""
+    return (t.x, t.y, t.facing, t.files, t.models, t.base_w, t.base_d, t.troop_type, tuple(t.special_rules))
 
 
 def _threat_geometry(battle: Battle, c: UnitState, t: UnitState, target: Polygon | None) -> tuple[float, str] | None:

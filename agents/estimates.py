@@ -19,7 +19,8 @@ predict a result exactly:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+import operator
+from dataclasses import dataclass, fields
 from functools import cache
 from itertools import product
 from typing import TYPE_CHECKING
@@ -28,7 +29,7 @@ import shapely
 
 from battleline.env.rules import breath, combat, psychology, shooting, space, special_rules, tables
 from battleline.env.rules import geometry as geo
-from battleline.env.rules.state import UnitState
+from battleline.env.rules.state import Profile, UnitState
 from battleline.tactics.manoeuvres import flee_distance_pmf
 
 if TYPE_CHECKING:
@@ -142,12 +143,26 @@ def melee_hit_chance(attacker: UnitState, target: UnitState, round_one: bool, de
 
 
 def obstacle_between(battle: Battle, a: UnitState, b: UnitState) -> bool:
-    """Whether a hedge, fence or wall crosses the line between two units' centres."""
+    """Whether a hedge, fence or wall crosses the line between two units' centres.
+
+    A feature whose bounding box the line's box misses is passed over without building the line
+    (they cannot meet)."""
     obstacles = space.terrain_of(battle.state, space.OBSTACLES)
     if not obstacles:
         return False
-    line = shapely.LineString([(a.x, a.y), (b.x, b.y)])
-    return any(line.intersects(space.terrain_poly(t)) for t in obstacles)
+    x0, x1 = (a.x, b.x) if a.x <= b.x else (b.x, a.x)
+    y0, y1 = (a.y, b.y) if a.y <= b.y else (b.y, a.y)
+    line = None
+    for t in obstacles:
+        xs = [p[0] for p in t.polygon]
+        ys = [p[1] for p in t.polygon]
+        if x1 < min(xs) or x0 > max(xs) or y1 < min(ys) or y0 > max(ys):
+            continue
+        if line is None:
+            line = shapely.LineString([(a.x, a.y), (b.x, b.y)])
+        if line.intersects(space.terrain_poly(t)):
+            return True
+    return False
 
 
 def melee_strength(attacker: UnitState, round_one: bool, charged: bool) -> int:
@@ -283,12 +298,52 @@ def estimate_combat(
             round of the same fight (blows struck together, no charge bonuses).
         ally: chance (0..1) that a friend of the attacker fights the defender too (adds that share of :data:`ALLY_BONUS`).
 
+    The round before the break test (:func:`_round`) is kept per (:func:`combat_key` of each unit, facing,
+    charging, ally, defended obstacle): where the units stand enters only through the obstacle and the
+    break test's General, both worked out afresh.
+
+    Raises:
+        KeyError: ``facing`` is not one of the four sides.
+    """
+    flanked = facing != "front"
+    defended = charging and not flanked and obstacle_between(battle, attacker, defender)
+    key = (combat_key(attacker), combat_key(defender), facing, charging, ally, defended)
+    part = _ROUNDS.get(key)
+    if part is None:
+        if len(_ROUNDS) >= ROUND_MEMO_SIZE:
+            _ROUNDS.clear()
+        part = _ROUNDS[key] = _round(attacker, defender, facing, charging, ally, defended)
+    a_wounds, d_wounds, diff, a_left, d_left = part
+    if diff > 0:
+        chance = break_chance(battle, defender, d_left, a_left, diff)
+    else:
+        chance = break_chance(battle, attacker, a_left, d_left, -diff)
+    return CombatEstimate(a_wounds, d_wounds, diff, chance)
+
+
+ROUND_MEMO_SIZE = 65536
+"""Most rounds :func:`estimate_combat` keeps worked out (then it starts afresh)."""
+_ROUNDS: dict[tuple, tuple[float, float, float, float, float]] = {}
+_PROFILE = operator.attrgetter(*(f.name for f in fields(Profile)))
+
+
+def combat_key(u: UnitState) -> tuple:
+    """Everything of ``u`` a round of :func:`estimate_combat` reads but its place and its General: profile,
+    special rules, weapons, troop type, save, formation (files, models, bases) and command models."""
+    return (_PROFILE(u.profile), tuple(u.special_rules), u.melee, u.troop_type, u.armour_save, u.shield,
+            u.files, u.models, u.base_w, u.base_d, u.champion, u.standard)
+
+
+def _round(attacker: UnitState, defender: UnitState, facing: str, charging: bool, ally: float,
+           defended: bool) -> tuple[float, float, float, float, float]:
+    """:func:`estimate_combat` before the break test: (attacker's wounds, defender's wounds, combat-result
+    difference, attacker's and defender's models left); ``defended`` as in :func:`melee_hit_chance`.
+
     Raises:
         KeyError: ``facing`` is not one of the four sides.
     """
     a_n, d_n = fighters_in_contact(attacker, defender, facing)
     flanked = facing != "front"
-    defended = charging and not flanked and obstacle_between(battle, attacker, defender)
     a_att = attacks(attacker, a_n, support_attacks(attacker, a_n, charging), charging, charging)
     a_wounds = a_att * wounds_per_attack(attacker, defender, charging, charging, False, defended)
     killed = min(float(defender.models), a_wounds / max(1, defender.profile.W)) if charging else 0.0
@@ -305,11 +360,7 @@ def estimate_combat(
     elif d_left > a_left:
         d_cr += 1
     diff = a_cr - d_cr + ALLY_BONUS * ally
-    if diff > 0:
-        chance = break_chance(battle, defender, d_left, a_left, diff)
-    else:
-        chance = break_chance(battle, attacker, a_left, d_left, -diff)
-    return CombatEstimate(a_wounds, d_wounds, diff, chance)
+    return a_wounds, d_wounds, diff, a_left, d_left
 
 
 # ----------------------------------------------------------------------------- shooting

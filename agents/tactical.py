@@ -80,7 +80,7 @@ from battleline.env.rules import geometry as geo
 from battleline.env.rules import psychology, space
 from battleline.env.rules.actions import END_PHASE, Action
 from battleline.env.rules.charges import charge_reach
-from battleline.env.rules.movement import can_move, normal_move_allowance
+from battleline.env.rules.movement import can_move, normal_move_allowance, surroundings
 from battleline.env.rules.state import UnitState
 from battleline.tactics import manoeuvres as mv
 from battleline.tactics.deployment import (
@@ -1208,7 +1208,7 @@ class ProtectedBubbleAgent(TacticalAgent):
         :func:`tactics.manoeuvres.quarter_balance` with ``u`` at the move's landing); the first best such
         move, options in name order. Kills are made by then: what is left to score is where units stand
         (measured against ``random``: one more win in seeds 0-59, a draw by 8 VP turned by a quarter)."""
-        env = space.Surroundings(battle.state, u)
+        env = surroundings(battle, u)
 
         def balance(option: str | None) -> int:
             moved = {u.uid: landing(battle, u, option, env)} if option is not None else None
@@ -1302,7 +1302,7 @@ class ProtectedBubbleAgent(TacticalAgent):
         closing ring must clear the way before it closes up again); unless ``free_facing``, a pose
         facing more than BACK_LIMIT degrees away from the enemy's edge costs BACK_PENALTY more (a
         ring unit never shows the enemy its rear)."""
-        env = space.Surroundings(battle.state, u)
+        env = surroundings(battle, u)
         turn_cost = 0.0 if free_facing else 1.0 / 180.0
         ahead = enemy_edge_sign(u.side)
         forward = enemy_edge_facing(u.side)
@@ -1370,7 +1370,7 @@ class ProtectedBubbleAgent(TacticalAgent):
     def close_ring(self, battle: Battle, u: UnitState, asset: UnitState, options: Collection[str]) -> str | None:
         """The ring unit's move that leaves the asset best covered (staying put unless a move covers
         RING_MIN_GAIN degrees more), never one that turns it to face back (BACK_LIMIT)."""
-        env = space.Surroundings(battle.state, u)
+        env = surroundings(battle, u)
         forward = enemy_edge_facing(u.side)
         best, best_cov = None, mv.ring_coverage(battle, asset) + RING_MIN_GAIN
         for opt in options:
@@ -1394,7 +1394,7 @@ class ProtectedBubbleAgent(TacticalAgent):
         left once the ring units have closed round the landing (:meth:`closed_coverage`), not the one
         at the landing itself: the asset picks the spot its ring can close on this turn.
         """
-        env = space.Surroundings(battle.state, u)
+        env = surroundings(battle, u)
         front = next((f for f in self.army(battle) if self.group(f) == "ring_front" and f.alive and not f.fleeing), None)
         closing = mv.ring_coverage(battle, u) < RING_FULL
 

@@ -1190,7 +1190,30 @@ SEARCH_BUDGET = 2000
 
 
 def slot_rect(battle: Battle, u: UnitState, slot: int) -> Rect:
-    """The footprint ``u`` would have in ``slot`` (deployment poses face straight ahead, so it is axis-aligned)."""
+    """The footprint ``u`` would have in ``slot`` (deployment poses face straight ahead, so it is axis-aligned).
+
+    Outside a siege the rectangle is kept per (side, footprint width and depth, slot, table size), all
+    :func:`env.rules.deployment.slot_pose` reads there.
+    """
+    s = battle.state
+    if s.castle:
+        return _slot_rect(battle, u, slot)
+    key = (u.side, u.width, u.depth, slot, s.table_w, s.table_h)
+    rect = _SLOT_RECTS.get(key)
+    if rect is None:
+        if len(_SLOT_RECTS) >= SLOT_MEMO_SIZE:
+            _SLOT_RECTS.clear()
+        rect = _SLOT_RECTS[key] = _slot_rect(battle, u, slot)
+    return rect
+
+
+SLOT_MEMO_SIZE = 16384
+"""Most slot rectangles :func:`slot_rect` keeps (then it starts afresh)."""
+_SLOT_RECTS: dict[tuple, Rect] = {}
+
+
+def _slot_rect(battle: Battle, u: UnitState, slot: int) -> Rect:
+    """:func:`slot_rect` worked out afresh."""
     p = slot_pose(battle, u, slot)
     return (p.x - u.width / 2, p.y - u.depth / 2, p.x + u.width / 2, p.y + u.depth / 2)
 

@@ -38,6 +38,7 @@ Coordinates are table inches; facings degrees counter-clockwise from +x.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -137,11 +138,37 @@ def can_threaten(battle: Battle, e: UnitState) -> bool:
 
 
 def threat_region(e: UnitState, pose: geo.Pose | None = None) -> shapely.Geometry:
-    """Where ``e`` (at ``pose``) may declare a charge: within its charge reach and in its front arc."""
+    """Where ``e`` (at ``pose``) may declare a charge: within its charge reach and in its front arc.
+
+    Kept per (pose, footprint width and depth, charge reach), all it is built from; the shapely
+    geometry returned is shared by the callers that ask for the same (never change it).
+    """
+    return _region(e, region_key(e, pose))
+
+
+def region_key(e: UnitState, pose: geo.Pose | None = None) -> tuple[float, float, float, float, float, float]:
+    """What :func:`threat_region` of ``e`` at ``pose`` (default: where it stands) is built from: (x, y, facing,
+    footprint width, depth, charge reach), inches and degrees."""
     p = pose or space.pose(e)
-    reach = charges.charge_reach(e)
-    near = space.footprint_at(e, p).buffer(reach)
-    return near.intersection(geo.vision_arc_region(p, e.width, e.depth, reach + e.width + e.depth))
+    return (p.x, p.y, p.facing, e.width, e.depth, charges.charge_reach(e))
+
+
+def _region(e: UnitState, key: tuple[float, float, float, float, float, float]) -> shapely.Geometry:
+    """:func:`threat_region` for its :func:`region_key` ``key``, kept."""
+    region = _REGIONS.get(key)
+    if region is None:
+        if len(_REGIONS) >= REGION_MEMO_SIZE:
+            _REGIONS.clear()
+        x, y, facing, width, depth, reach = key
+        p = geo.Pose(x, y, facing)
+        near = space.footprint_at(e, p).buffer(reach)
+        region = _REGIONS[key] = near.intersection(geo.vision_arc_region(p, width, depth, reach + width + depth))
+    return region
+
+
+REGION_MEMO_SIZE = 8192
+"""Most threat regions :func:`threat_region` keeps (then it starts afresh)."""
+_REGIONS: dict[tuple, shapely.Geometry] = {}
 
 
 def threats_on(
@@ -207,14 +234,31 @@ def control_share(battle: Battle, side: int) -> float:
 
 def control_areas(battle: Battle, side: int, moved: Mapping[int, geo.Pose] | None = None) -> tuple[float, float]:
     """Square inches of ``control(side)`` and ``control(opponent)`` on the table, with ``moved`` overriding
-    positions (a forecast): the two terms of ``control_share`` (``area_control``, tactics.md §2.2)."""
-    table = shapely.box(0.0, 0.0, battle.state.table_w, battle.state.table_h)
-    zones = []
-    for s in (side, 1 - side):
-        regions = [threat_region(u, (moved or {}).get(u.uid)) for u in space.alive_units(battle.state, s) if can_threaten(battle, u)]
-        zones.append(shapely.union_all(regions).intersection(table) if regions else shapely.Polygon())
-    own, opp = zones
-    return own.difference(opp).area, opp.difference(own).area
+    positions (a forecast): the two terms of ``control_share`` (``area_control``, tactics.md §2.2).
+
+    Kept per (table size, each side's :func:`region_key` of its units able to charge, in order): the
+    regions, and so the areas, are built from nothing else."""
+    w, h = battle.state.table_w, battle.state.table_h
+    keys = tuple(
+        tuple((region_key(u, (moved or {}).get(u.uid)), u) for u in space.alive_units(battle.state, s) if can_threaten(battle, u))
+        for s in (side, 1 - side)
+    )
+    memo_key = (w, h, tuple(k for k, _ in keys[0]), tuple(k for k, _ in keys[1]))
+    areas = _AREAS.get(memo_key)
+    if areas is None:
+        table = shapely.box(0.0, 0.0, w, h)
+        zones = []
+        for pairs in keys:
+            regions = [_region(u, k) for k, u in pairs]
+            zones.append(shapely.union_all(regions).intersection(table) if regions else shapely.Polygon())
+        own, opp = zones
+        if len(_AREAS) >= REGION_MEMO_SIZE:
+            _AREAS.clear()
+        areas = _AREAS[memo_key] = (own.difference(opp).area, opp.difference(own).area)
+    return areas
+
+
+_AREAS: dict[tuple, tuple[float, float]] = {}
 
 
 def hills(battle: Battle) -> list[shapely.Polygon]:
@@ -595,25 +639,77 @@ def ring_coverage(battle: Battle, asset: UnitState, reach: float = 6.0,
                   moved: Mapping[int, UnitState] | None = None) -> float:
     """``protected_bubble``: degrees around ``asset``'s centre covered by friends within ``reach``" of it (0–360).
 
-    ``moved`` stands forecast copies of units (by uid) in for them; the battle is not touched.
+    ``moved`` stands forecast copies of units (by uid) in for them; the battle is not touched. Each
+    friend's arc is :func:`ring_arc` (kept per pair of footprints).
     """
-    covered = [False] * 360
+    covered = bytearray(360)
+    seen_from = (asset.x, asset.y, asset.facing, asset.width, asset.depth)
     for f in space.alive_units(battle.state, asset.side):
         if f.uid == asset.uid or f.fleeing:
             continue
         if moved and f.uid in moved:
             f = moved[f.uid]
-        if space.unit_distance(asset, f) > reach:
+        arc = _kept_arc(seen_from, asset, f, reach)
+        if arc is None:
             continue
-        mid = math.atan2(f.y - asset.y, f.x - asset.x)
-        rel = []
-        for x, y in geo.corners(space.pose(f), f.width, f.depth):
-            a = math.atan2(y - asset.y, x - asset.x)
-            rel.append((a - mid + math.pi) % (2 * math.pi) - math.pi)
-        lo, hi = math.degrees(mid + min(rel)), math.degrees(mid + max(rel))
-        for k in range(int(math.floor(lo)), int(math.ceil(hi))):
-            covered[k % 360] = True
-    return float(sum(covered))
+        lo, hi = arc
+        n = hi - lo
+        if n >= 360:
+            return 360.0
+        if n <= 0:
+            continue
+        start = lo % 360
+        end = start + n
+        if end <= 360:
+            covered[start:end] = b"\x01" * n
+        else:
+            covered[start:] = b"\x01" * (360 - start)
+            covered[:end - 360] = b"\x01" * (end - 360)
+    return float(covered.count(1))
+
+
+RING_MEMO_SIZE = 65536
+"""Most (asset, friend, reach) places :func:`ring_arc` keeps arcs for (then it starts afresh)."""
+_RING_ARCS: dict[tuple, tuple[int, int] | None] = {}
+_UNSET = object()
+
+
+def ring_arc(asset: UnitState, f: UnitState, reach: float = 6.0) -> tuple[int, int] | None:
+    """The whole degrees (lo, hi: ``range(lo, hi)``, table angles CCW from +x, not reduced mod 360) that
+    ``f``'s footprint spans seen from ``asset``'s centre, or None when ``f`` is more than ``reach``
+    inches from ``asset`` (edge to edge).
+
+    Kept per (asset footprint, friend footprint, reach): centre, facing, width and depth of each
+    (CORE.GEO.FOOTPRINT), all the answer depends on.
+    """
+    return _kept_arc((asset.x, asset.y, asset.facing, asset.width, asset.depth), asset, f, reach)
+
+
+def _kept_arc(seen_from: tuple[float, float, float, float, float], asset: UnitState, f: UnitState,
+              reach: float) -> tuple[int, int] | None:
+    """:func:`ring_arc` with the asset's (x, y, facing, width, depth) already read as ``seen_from``."""
+    key = (seen_from, f.x, f.y, f.facing, f.width, f.depth, reach)
+    arc = _RING_ARCS.get(key, _UNSET)
+    if arc is not _UNSET:
+        return arc  # type: ignore[return-value]
+    if len(_RING_ARCS) >= RING_MEMO_SIZE:
+        _RING_ARCS.clear()
+    arc = _ring_arc(asset, f, reach)
+    _RING_ARCS[key] = arc
+    return arc
+
+
+def _ring_arc(asset: UnitState, f: UnitState, reach: float) -> tuple[int, int] | None:
+    """:func:`ring_arc` worked out afresh."""
+    if space.unit_distance(asset, f) > reach:
+        return None
+    mid = math.atan2(f.y - asset.y, f.x - asset.x)
+    rel = []
+    for x, y in geo.corners(space.pose(f), f.width, f.depth):
+        a = math.atan2(y - asset.y, x - asset.x)
+        rel.append((a - mid + math.pi) % (2 * math.pi) - math.pi)
+    lo, hi = math.degrees(mid + min(rel)), math.degrees(mid + max(rel))
+    return int(math.floor(lo)), int(math.ceil(hi))
 
 
 def quarter_balance(battle: Battle, side: int, moved: Mapping[int, UnitState] | None = None) -> int:
@@ -673,17 +769,35 @@ def ring_posts(asset: UnitState, ring: Mapping[str, UnitState], gap: float = RIN
 
 # ----------------------------------------------------------------------------- unmasking shooters
 def visible_targets(battle: Battle, shooter: UnitState, moved: Mapping[int, geo.Pose] | None = None) -> set[int]:
-    """Enemies ``shooter`` has in range and sight, with the units in ``moved`` standing at those poses instead."""
-    b = battle
-    if moved:
-        b = battle.clone()
-        for uid, p in moved.items():
-            u = b.unit(uid)
-            u.x, u.y, u.facing = p.x, p.y, p.facing
+    """Enemies ``shooter`` has in range and sight, with the units in ``moved`` standing at those poses instead.
+
+    The forecast is read on :func:`moved_view` (copies of the moved units only; the battle is not touched).
+    """
+    b = moved_view(battle, moved) if moved else battle
     s = b.unit(shooter.uid)
     if s.missile is None or not s.alive:
         return set()
     return {e.uid for e in space.alive_units(b.state, 1 - s.side) if shooting.in_range_and_sight(b, s, e)}
+
+
+def moved_view(battle: Battle, moved: Mapping[int, geo.Pose]) -> Battle:
+    """A read-only look at ``battle`` with the units in ``moved`` (uid -> pose) standing at those poses.
+
+    Only the state is there (no dice, events or actions): the moved units are copies
+    (:func:`agents.steering.moved_copy`), every other unit, the terrain and the rest of the state are
+    ``battle``'s own objects, so nothing may be changed through it; for questions of the table
+    (range, sight, cover) where :meth:`Battle.clone` would copy the whole battle.
+    """
+    from battleline.agents.steering import moved_copy
+    from battleline.env.rules.battle import Battle
+
+    view = Battle.__new__(Battle)
+    units = list(battle.state.units)
+    for uid, p in moved.items():
+        units[uid] = moved_copy(units[uid], p)
+    view.state = dataclasses.replace(battle.state, units=units)
+    view._legal_cache = None
+    return view
 
 
 def maskers(battle: Battle, shooter: UnitState) -> list[UnitState]:
@@ -799,10 +913,10 @@ def overextended(battle: Battle, pursuer: UnitState, fleer: UnitState) -> bool:
 
 # ----------------------------------------------------------------------------- helpers
 def _at(u: UnitState, pose: geo.Pose) -> UnitState:
-    """A throw-away copy of ``u`` standing at ``pose`` (the battle is not touched)."""
-    import dataclasses
+    """A throw-away copy of ``u`` standing at ``pose`` (the battle is not touched): :func:`agents.steering.moved_copy`."""
+    from battleline.agents.steering import moved_copy
 
-    return dataclasses.replace(u, x=pose.x, y=pose.y, facing=pose.facing)
+    return moved_copy(u, pose)
 
 
 __all__ = [
@@ -846,6 +960,7 @@ __all__ = [
     "pursuit_pose",
     "rank_bonus",
     "rear_point",
+    "ring_arc",
     "ring_coverage",
     "ring_posts",
     "extent_along",
@@ -857,5 +972,6 @@ __all__ = [
     "threat_zone",
     "threats_on",
     "unmask_gain",
+    "moved_view",
     "visible_targets",
 ]
