@@ -122,13 +122,13 @@ c  content
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, get_args
+from typing import TYPE_CHECKING, Any, NamedTuple, get_args
 
 import numpy as np
 import shapely
 from gymnasium import spaces
 
-from battleline.env.encoding import CAST_BOUND, CAST_SPELLS, ActionCodec, mirror_pose, side_units
+from battleline.env.encoding import CAST_BOUND, CAST_SPELLS, ActionCodec, mirror_pose
 from battleline.env.rules import magic
 from battleline.env.rules.config import TerrainKind, TroopType
 from battleline.env.rules.spells import SPELLS
@@ -136,6 +136,7 @@ from battleline.env.rules.state import PHASES
 
 if TYPE_CHECKING:
     from battleline.env.rules.battle import Battle
+    from battleline.env.rules.state import UnitState
 
 TROOP_TYPES: tuple[str, ...] = get_args(TroopType)
 TERRAIN_KINDS: tuple[str, ...] = get_args(TerrainKind)
@@ -178,6 +179,87 @@ _U = {name: k for k, name in enumerate(UNIT_FEATURES)}
 _G = {name: k for k, name in enumerate(GLOBAL_FEATURES)}
 _PROFILE = ("M", "WS", "BS", "S", "T", "W", "I", "A", "Ld")
 _FLAGS = ("charged", "declared_charge", "moved", "marched", "shot")
+
+
+_TYPE_ONE_HOT: dict[str, list[float]] = {
+    t: [1.0 if k == i else 0.0 for k in range(len(TROOP_TYPES))] for i, t in enumerate(TROOP_TYPES)
+}
+"""The troop-type one-hot columns (``type_*``) of each troop type."""
+
+_NO_SPELL = (0.0, 0.0)
+
+
+class _RowContext(NamedTuple):
+    """What every row of one :meth:`Observer.units` table reads besides its unit."""
+
+    player: int
+    table_w: float
+    table_h: float
+    engaged: set[int]
+    pending_unit: int | None
+    charger: int | None
+    stopped: set[int]
+    spell_target: int | None
+    spells_on: dict[tuple[int, bool], int]
+
+
+def _spells_on(battle: Battle) -> dict[tuple[int, bool], int]:
+    """Lasting spell effects per (target uid, cast by the target's own side)."""
+    s = battle.state
+    out: dict[tuple[int, bool], int] = {}
+    for e in s.effects:
+        t, c = e.get("target"), e.get("caster")
+        if isinstance(t, int) and 0 <= t < len(s.units):
+            caster_side = s.units[c].side if isinstance(c, int) and 0 <= c < len(s.units) else e.get("side")
+            key = (t, caster_side == s.units[t].side)
+            out[key] = out.get(key, 0) + 1
+    return out
+
+
+def _spell_features(spells: list[str]) -> list[float]:
+    """``spell_cv_0..3`` then ``spell_hostile_0..3`` of the first :data:`CAST_SPELLS` known spells."""
+    feats = [_NO_SPELL] * CAST_SPELLS
+    for k, sid in enumerate(spells[:CAST_SPELLS]):
+        spell = SPELLS.get(sid)
+        if spell is not None:
+            feats[k] = (spell.cv / 12.0, float(spell.hostile))
+    return [f[0] for f in feats] + [f[1] for f in feats]
+
+
+def _unit_row(u: UnitState, uid: int, own: bool, c: _RowContext) -> list[float]:
+    """One row of the unit table (the module's unit feature table, before clipping): N_UNIT_FEAT floats."""
+    if u.deployed:
+        x, y, facing = mirror_pose(u.x, u.y, u.facing, c.player, c.table_w, c.table_h)
+        rad = math.radians(facing)
+        pose = [x / c.table_w, y / c.table_h, math.sin(rad), math.cos(rad)]
+    else:
+        pose = [0.0, 0.0, 0.0, 0.0]
+    p = u.profile
+    flags = u.flags
+    row = [1.0, float(u.alive), float(own), float(u.deployed), float(u.removed)]
+    row += pose
+    row += [
+        u.width / 24.0, u.depth / 24.0, u.files / 10.0, u.ranks / 10.0,
+        u.models / max(1, u.start_models), u.models / 50.0, u.wounds_taken / max(1, p.W),
+        p.M / 10.0, p.WS / 10.0, p.BS / 10.0, p.S / 10.0, p.T / 10.0, p.W / 10.0, p.I / 10.0, p.A / 10.0,
+        p.Ld / 10.0,
+        (7 - u.armour_save) / 6.0, u.points / 1000.0, float(u.fleeing), float(uid in c.engaged),
+        float(bool(flags.get("charged"))), float(bool(flags.get("declared_charge"))), float(bool(flags.get("moved"))),
+        float(bool(flags.get("marched"))), float(bool(flags.get("shot"))),
+        float(u.missile is not None), float(u.character), float(u.general), float(u.standard), float(u.musician),
+        float(u.champion), float(c.pending_unit == uid), float(c.charger == uid),
+    ]  # fmt: skip
+    row += _TYPE_ONE_HOT[u.troop_type]
+    row.append(u.wizard_level / 4.0)
+    row += _spell_features(u.spells) if u.spells else _NO_SPELL_FEATURES
+    row += [
+        len(u.bound_spells) / CAST_BOUND, u.dispel_scrolls / 2.0, float(uid in c.stopped),
+        c.spells_on.get((uid, True), 0) / 4.0, c.spells_on.get((uid, False), 0) / 4.0, float(c.spell_target == uid),
+    ]  # fmt: skip
+    return row
+
+
+_NO_SPELL_FEATURES = [0.0] * (2 * CAST_SPELLS)
 
 
 def _magic_queue(battle: Battle) -> dict[str, Any] | None:
@@ -234,74 +316,31 @@ class Observer:
         return obs
 
     def units(self, battle: Battle, player: int) -> np.ndarray:
-        """The unit table: shape (2n, N_UNIT_FEAT), float32 (see the module table)."""
+        """The unit table: shape (2n, N_UNIT_FEAT), float32 (see the module table).
+
+        Each row is built as one Python list of floats (the same double-precision arithmetic, rounded to
+        float32 once when the table is made) instead of element by element into the array.
+
+        Raises:
+            ValueError: a side has more units than the codec's slots (as :meth:`ActionCodec.mask`).
+        """
         s = battle.state
-        out = np.zeros((2 * self.n, N_UNIT_FEAT), dtype=np.float32)
+        n = self.n
+        own, enemy = self.codec.slots(battle, player)
+        out = np.zeros((2 * n, N_UNIT_FEAT), dtype=np.float32)
         engaged = {e.attacker for e in s.engagements} | {e.defender for e in s.engagements}
         pending = battle.pending
         charger = s.queue["charges"][-1]["charger"] if pending.kind == "react" else None
         m = _magic_queue(battle)
         stopped = set(m["stopped"]) if m else set()
         spell_target = m["pending"]["target"] if m and m.get("pending") else None
-        spells_on: dict[tuple[int, bool], int] = {}  # (target uid, cast by the target's own side) -> effects
-        for e in s.effects:
-            t, c = e.get("target"), e.get("caster")
-            if isinstance(t, int) and 0 <= t < len(s.units):
-                caster_side = s.units[c].side if isinstance(c, int) and 0 <= c < len(s.units) else e.get("side")
-                key = (t, caster_side == s.units[t].side)
-                spells_on[key] = spells_on.get(key, 0) + 1
-        for block, side in ((0, player), (1, 1 - player)):
-            for slot, uid in enumerate(side_units(battle, side)):
-                u = s.units[uid]
-                row = out[block * self.n + slot]
-                x, y, facing = mirror_pose(u.x, u.y, u.facing, player, s.table_w, s.table_h)
-                rad = math.radians(facing)
-                row[_U["present"]] = 1.0
-                row[_U["alive"]] = float(u.alive)
-                row[_U["own"]] = float(block == 0)
-                row[_U["deployed"]] = float(u.deployed)
-                row[_U["removed"]] = float(u.removed)
-                if u.deployed:
-                    row[_U["x"]] = x / s.table_w
-                    row[_U["y"]] = y / s.table_h
-                    row[_U["sin_facing"]] = math.sin(rad)
-                    row[_U["cos_facing"]] = math.cos(rad)
-                row[_U["width"]] = u.width / 24.0
-                row[_U["depth"]] = u.depth / 24.0
-                row[_U["files"]] = u.files / 10.0
-                row[_U["ranks"]] = u.ranks / 10.0
-                row[_U["models_frac"]] = u.models / max(1, u.start_models)
-                row[_U["models"]] = u.models / 50.0
-                row[_U["wounds"]] = u.wounds_taken / max(1, u.profile.W)
-                for name in _PROFILE:
-                    row[_U[name]] = getattr(u.profile, name) / 10.0
-                row[_U["armour"]] = (7 - u.armour_save) / 6.0
-                row[_U["points"]] = u.points / 1000.0
-                row[_U["fleeing"]] = float(u.fleeing)
-                row[_U["engaged"]] = float(uid in engaged)
-                for flag in _FLAGS:
-                    row[_U[flag]] = float(bool(u.flags.get(flag)))
-                row[_U["has_missile"]] = float(u.missile is not None)
-                row[_U["character"]] = float(u.character)
-                row[_U["general"]] = float(u.general)
-                row[_U["standard"]] = float(u.standard)
-                row[_U["musician"]] = float(u.musician)
-                row[_U["champion"]] = float(u.champion)
-                row[_U["pending"]] = float(pending.unit == uid)
-                row[_U["charging_now"]] = float(charger == uid)
-                row[_U[f"type_{u.troop_type}"]] = 1.0
-                row[_U["wizard_level"]] = u.wizard_level / 4.0
-                for k, sid in enumerate(u.spells[:CAST_SPELLS]):
-                    spell = SPELLS.get(sid)
-                    if spell is not None:
-                        row[_U[f"spell_cv_{k}"]] = spell.cv / 12.0
-                        row[_U[f"spell_hostile_{k}"]] = float(spell.hostile)
-                row[_U["bound_items"]] = len(u.bound_spells) / CAST_BOUND
-                row[_U["dispel_scrolls"]] = u.dispel_scrolls / 2.0
-                row[_U["cast_stopped"]] = float(uid in stopped)
-                row[_U["friendly_spells"]] = spells_on.get((uid, True), 0) / 4.0
-                row[_U["enemy_spells"]] = spells_on.get((uid, False), 0) / 4.0
-                row[_U["spell_target"]] = float(spell_target == uid)
+        context = _RowContext(player, s.table_w, s.table_h, engaged, pending.unit, charger, stopped, spell_target,
+                              _spells_on(battle))
+        units = s.units
+        if own:
+            out[: len(own)] = [_unit_row(units[uid], uid, True, context) for uid in own]
+        if enemy:
+            out[n : n + len(enemy)] = [_unit_row(units[uid], uid, False, context) for uid in enemy]
         np.clip(out, -1.0, FEAT_HIGH, out=out)
         return out
 
