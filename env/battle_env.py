@@ -45,7 +45,7 @@ import numpy as np
 from gymnasium import spaces
 
 from battleline.env.encoding import ActionCodec
-from battleline.env.observation import Observer
+from battleline.env.observation import Observer, victory_points
 from battleline.env.rules.actions import Action, IllegalActionError
 from battleline.env.rules.battle import Battle
 from battleline.env.rules.state import SIDES
@@ -515,13 +515,15 @@ class BattleEnv(gym.Env[dict[str, np.ndarray], np.int64]):
             self._play_opponent()
         self._steps += 1
         reward = 0.0
-        if self.reward_shaping:
-            potential = self._vp_potential()
+        vp = None
+        if self.reward_shaping:  # the observation's VP features share the one count
+            vp = victory_points(battle)
+            potential = self._vp_potential(vp)
             reward += self.reward_shaping * (potential - self._potential)
             self._potential = potential
         terminated = battle.is_over
         truncated = not terminated and self.max_steps is not None and self._steps >= self.max_steps
-        obs = self._observe()
+        obs = self._observe(vp)
         info = self._info(illegal=False)
         if terminated:
             winner = battle.result["winner"]
@@ -603,17 +605,24 @@ class BattleEnv(gym.Env[dict[str, np.ndarray], np.int64]):
             exc.add_note("the episode is abandoned: call reset()")
             raise
 
-    def _observe(self) -> dict[str, np.ndarray]:
+    def _observe(self, vp: list[int] | None = None) -> dict[str, np.ndarray]:
+        """The learner's observation now; its mask is kept for :meth:`action_masks` and the next step.
+
+        ``vp``: :func:`victory_points` of the battle now, when already counted.
+        """
         assert self.battle is not None
         self._mask = self.codec.mask(self.battle, self.learner)
-        return self.observer.observe(self.battle, self.learner, self._mask)
+        return self.observer.observe(self.battle, self.learner, self._mask, vp)
 
-    def _vp_potential(self) -> float:
+    def _vp_potential(self, vp: list[int] | None = None) -> float:
+        """The shaping potential (learner VP − enemy VP) / points limit; 0 without shaping.
+
+        ``vp``: :func:`victory_points` of the battle now, when already counted.
+        """
         if not self.reward_shaping or self.battle is None:
             return 0.0
-        from battleline.env.rules import victory
-
-        vp = [sum(p.values()) for p in victory.breakdown(self.battle)]
+        if vp is None:
+            vp = victory_points(self.battle)
         return (vp[self.learner] - vp[1 - self.learner]) / self.battle.state.points_limit
 
     def _describe(self, index: int) -> str:
@@ -624,7 +633,7 @@ class BattleEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     def _info(self, illegal: bool) -> dict[str, Any]:
         assert self.battle is not None
         return {
-            "legal_count": int(self._mask.sum()),
+            "legal_count": int(np.count_nonzero(self._mask)),
             "illegal": illegal,
             "illegal_count": self._illegal,
             "learner_side": SIDES[self.learner],

@@ -57,6 +57,7 @@ facing → facing + 180°), so that each side attacks "up" (+y).
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -177,43 +178,44 @@ class ActionCodec:
             order, size,
         )
         self.size = size
+        self._starts = (0, deploy, move, charge, react, shoot, pursue, join, leave, challenge, accept, refuse, cast,
+                        dispel, swap, breathe, order)  # the first index of each block of BLOCKS
+        self._slot_encoders = {
+            "charge": (charge, True), "shoot": (shoot, True), "challenge": (challenge, True),
+            "swap": (swap, False),
+        }  # fmt: skip
 
     # ------------------------------------------------------------------ slots
-    def _slots(self, battle: Battle, player: int) -> tuple[list[int], list[int]]:
-        own, enemy = side_units(battle, player), side_units(battle, 1 - player)
+    def slots(self, battle: Battle, player: int) -> tuple[list[int], list[int]]:
+        """The uids in ``player``'s own unit slots and in its enemy slots (uid order, one pass over the units).
+
+        Raises:
+            ValueError: a side has more units than the codec's ``n`` slots.
+        """
+        own: list[int] = []
+        enemy: list[int] = []
+        for u in battle.state.units:
+            if u.side == player:
+                own.append(u.uid)
+            elif u.side == 1 - player:
+                enemy.append(u.uid)
         if len(own) > self.n or len(enemy) > self.n:
             raise ValueError(
                 f"battle has {len(own)} and {len(enemy)} units per side but the codec has only {self.n} unit slots"
             )
         return own, enemy
 
+    _slots = slots
+
     def block_of(self, index: int) -> str:
-        """The block name (an Action kind) of ``index``."""
-        L = self.layout
+        """The block name (an Action kind) of ``index``.
+
+        Raises:
+            ValueError: ``index`` is outside 0..size−1.
+        """
         if not 0 <= index < self.size:
             raise ValueError(f"action index {index} outside 0..{self.size - 1}")
-        for name, start, end in (
-            ("end_phase", 0, L.deploy),
-            ("deploy", L.deploy, L.move),
-            ("move", L.move, L.charge),
-            ("charge", L.charge, L.react),
-            ("react", L.react, L.shoot),
-            ("shoot", L.shoot, L.pursue),
-            ("pursue", L.pursue, L.join),
-            ("join", L.join, L.leave),
-            ("leave", L.leave, L.challenge),
-            ("challenge", L.challenge, L.accept),
-            ("accept", L.accept, L.refuse),
-            ("refuse", L.refuse, L.cast),
-            ("cast", L.cast, L.dispel),
-            ("dispel", L.dispel, L.swap),
-            ("swap", L.swap, L.breathe),
-            ("breathe", L.breathe, L.order),
-            ("order", L.order, L.size),
-        ):
-            if start <= index < end:
-                return name
-        raise AssertionError("unreachable")  # pragma: no cover
+        return BLOCKS[bisect.bisect_right(self._starts, index) - 1]
 
     # ------------------------------------------------------------------ encode
     def encode(self, action: Action, battle: Battle, player: int) -> int:
@@ -230,61 +232,43 @@ class ActionCodec:
 
     def _encode(self, action: Action, player: int, own: dict[int, int], enemy: dict[int, int], battle: Battle | None = None) -> int:
         """:meth:`encode` with the slot maps (uid → slot) given."""
-        if action.kind == "end_phase":
+        kind = action.kind
+        if kind == "end_phase":
             return 0
         L, n = self.layout, self.n
-
-        def own_slot(uid: int | None) -> int:
-            slot = None if uid is None else own.get(uid)
-            if slot is None:
-                raise ValueError(f"unit {uid} of '{action}' is not a unit of player {player}")
-            return slot
-
-        def enemy_slot(uid: int | None) -> int:
-            slot = None if uid is None else enemy.get(uid)
-            if slot is None:
-                raise ValueError(f"target {uid} of '{action}' is not an enemy of player {player}")
-            return slot
-
-        def option(table: dict[str, int]) -> int:
-            k = None if action.option is None else table.get(action.option)
-            if k is None:
-                raise ValueError(f"cannot encode '{action}': unknown option {action.option!r}")
-            return k
-
-        kind = action.kind
-        if kind == "move" and action.option == "join":
-            return L.join + own_slot(action.unit) * n + own_slot(action.target)
-        if kind == "move" and action.option == "leave":
-            return L.leave + own_slot(action.unit)
-        if kind == "challenge":
-            return L.challenge + own_slot(action.unit) * n + enemy_slot(action.target)
-        if kind in ("accept", "refuse"):
-            return (L.accept if kind == "accept" else L.refuse) + own_slot(action.unit)
+        option = action.option
         if kind == "move":
-            return L.move + own_slot(action.unit) * len(MOVE_OPTIONS) + option(_MOVE_INDEX)
+            if option == "join":
+                return L.join + _own_slot(action, player, own, action.unit) * n + _own_slot(action, player, own, action.target)
+            if option == "leave":
+                return L.leave + _own_slot(action, player, own, action.unit)
+            return L.move + _own_slot(action, player, own, action.unit) * len(MOVE_OPTIONS) + _option(action, _MOVE_INDEX)
+        pair = self._slot_encoders.get(kind)
+        if pair is not None and not (kind == "shoot" and option == "breath"):
+            start, versus_enemy = pair
+            unit = _own_slot(action, player, own, action.unit)
+            if versus_enemy:
+                return start + unit * n + _enemy_slot(action, player, enemy, action.target)
+            return start + unit * n + _own_slot(action, player, own, action.target)
+        if kind in ("accept", "refuse"):
+            return (L.accept if kind == "accept" else L.refuse) + _own_slot(action, player, own, action.unit)
         if kind == "deploy":
-            return L.deploy + own_slot(action.unit) * N_SLOTS + option(_DEPLOY_INDEX)
-        if kind == "charge":
-            return L.charge + own_slot(action.unit) * n + enemy_slot(action.target)
+            return L.deploy + _own_slot(action, player, own, action.unit) * N_SLOTS + _option(action, _DEPLOY_INDEX)
         if kind == "react":
-            own_slot(action.unit)
-            return L.react + enemy_slot(action.target) * len(REACTIONS) + option(_REACT_INDEX)
-        if kind == "shoot" and action.option == "breath":
-            return L.breathe + own_slot(action.unit) * n + enemy_slot(action.target)
-        if kind == "shoot":
-            return L.shoot + own_slot(action.unit) * n + enemy_slot(action.target)
+            _own_slot(action, player, own, action.unit)
+            return L.react + _enemy_slot(action, player, enemy, action.target) * len(REACTIONS) + _option(action, _REACT_INDEX)
+        if kind == "shoot":  # option "breath"
+            return L.breathe + _own_slot(action, player, own, action.unit) * n + _enemy_slot(action, player, enemy, action.target)
         if kind == "pursue":
-            return L.pursue + own_slot(action.unit) * len(PURSUIT_CHOICES) + option(_PURSUE_INDEX)
+            return L.pursue + _own_slot(action, player, own, action.unit) * len(PURSUIT_CHOICES) + _option(action, _PURSUE_INDEX)
         if kind == "cast" and battle is not None:
-            target = own[action.target] if action.target in own else n + enemy_slot(action.target)
-            return L.cast + (own_slot(action.unit) * CAST_OPTIONS + _cast_option(action, battle)) * 2 * n + target
+            target = own[action.target] if action.target in own else n + _enemy_slot(action, player, enemy, action.target)
+            caster = _own_slot(action, player, own, action.unit)
+            return L.cast + (caster * CAST_OPTIONS + _cast_option(action, battle)) * 2 * n + target
         if kind == "dispel":
-            return L.dispel + (DISPEL_OPTIONS - 1 if action.option == "scroll" else int(action.option or 0) - 1)
-        if kind == "swap":
-            return L.swap + own_slot(action.unit) * n + own_slot(action.target)
+            return L.dispel + (DISPEL_OPTIONS - 1 if option == "scroll" else int(option or 0) - 1)
         if kind == "order":
-            return L.order + own_slot(action.unit)
+            return L.order + _own_slot(action, player, own, action.unit)
         raise ValueError(f"cannot encode '{action}': unknown kind '{kind}'")
 
     # ------------------------------------------------------------------ decode
@@ -371,10 +355,10 @@ class ActionCodec:
         out[0] = True
         if battle.is_over or battle.pending.player != player:
             return out
-        own, enemy = self._slots(battle, player)
+        own, enemy = self.slots(battle, player)
         own_map, enemy_map = {u: i for i, u in enumerate(own)}, {u: j for j, u in enumerate(enemy)}
-        for a in battle.legal_actions():
-            out[self._encode(a, player, own_map, enemy_map, battle)] = True
+        encode = self._encode
+        out[[encode(a, player, own_map, enemy_map, battle) for a in battle.legal_actions()]] = True
         return out
 
     def describe(self, index: int) -> str:
@@ -422,6 +406,30 @@ class ActionCodec:
             return f"order: the combat of own {index - L.order} next"
         i, c = divmod(index - L.pursue, len(PURSUIT_CHOICES))
         return f"pursue own {i}: {PURSUIT_CHOICES[c]}"
+
+
+def _own_slot(action: Action, player: int, own: dict[int, int], uid: int | None) -> int:
+    """The own slot of ``uid`` (a unit of ``action``). Raises ValueError if it is not one of ``player``'s units."""
+    slot = None if uid is None else own.get(uid)
+    if slot is None:
+        raise ValueError(f"unit {uid} of '{action}' is not a unit of player {player}")
+    return slot
+
+
+def _enemy_slot(action: Action, player: int, enemy: dict[int, int], uid: int | None) -> int:
+    """The enemy slot of ``uid`` (the target of ``action``). Raises ValueError if it is not an enemy of ``player``."""
+    slot = None if uid is None else enemy.get(uid)
+    if slot is None:
+        raise ValueError(f"target {uid} of '{action}' is not an enemy of player {player}")
+    return slot
+
+
+def _option(action: Action, table: dict[str, int]) -> int:
+    """The index of ``action.option`` in ``table``. Raises ValueError for an unknown option."""
+    k = None if action.option is None else table.get(action.option)
+    if k is None:
+        raise ValueError(f"cannot encode '{action}': unknown option {action.option!r}")
+    return k
 
 
 def _cast_option(action: Action, battle: Battle) -> int:

@@ -122,13 +122,15 @@ c  content
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, get_args
+from collections.abc import Sequence
+from operator import attrgetter
+from typing import TYPE_CHECKING, Any, NamedTuple, get_args
 
 import numpy as np
 import shapely
 from gymnasium import spaces
 
-from battleline.env.encoding import CAST_BOUND, CAST_SPELLS, ActionCodec, mirror_pose, side_units
+from battleline.env.encoding import CAST_BOUND, CAST_SPELLS, ActionCodec, mirror_pose
 from battleline.env.rules import magic
 from battleline.env.rules.config import TerrainKind, TroopType
 from battleline.env.rules.spells import SPELLS
@@ -136,6 +138,7 @@ from battleline.env.rules.state import PHASES
 
 if TYPE_CHECKING:
     from battleline.env.rules.battle import Battle
+    from battleline.env.rules.state import UnitState
 
 TROOP_TYPES: tuple[str, ...] = get_args(TroopType)
 TERRAIN_KINDS: tuple[str, ...] = get_args(TerrainKind)
@@ -180,6 +183,149 @@ _PROFILE = ("M", "WS", "BS", "S", "T", "W", "I", "A", "Ld")
 _FLAGS = ("charged", "declared_charge", "moved", "marched", "shot")
 
 
+_TYPE_ONE_HOT: dict[str, list[float]] = {
+    t: [1.0 if k == i else 0.0 for k in range(len(TROOP_TYPES))] for i, t in enumerate(TROOP_TYPES)
+}
+"""The troop-type one-hot columns (``type_*``) of each troop type."""
+
+_NO_SPELL = (0.0, 0.0)
+_NO_SPELL_FEATURES = [0.0] * (2 * CAST_SPELLS)
+
+
+class _RowContext(NamedTuple):
+    """What the rows of one :meth:`Observer.units` table read besides their units."""
+
+    player: int
+    table_w: float
+    table_h: float
+    engaged: set[int]
+    pending_unit: int | None
+    charger: int | None
+    stopped: set[int]
+    spell_target: int | None
+    spells_on: dict[tuple[int, bool], int]
+
+
+def _spells_on(battle: Battle) -> dict[tuple[int, bool], int]:
+    """Lasting spell effects per (target uid, cast by the target's own side)."""
+    s = battle.state
+    out: dict[tuple[int, bool], int] = {}
+    for e in s.effects:
+        t, c = e.get("target"), e.get("caster")
+        if isinstance(t, int) and 0 <= t < len(s.units):
+            caster_side = s.units[c].side if isinstance(c, int) and 0 <= c < len(s.units) else e.get("side")
+            key = (t, caster_side == s.units[t].side)
+            out[key] = out.get(key, 0) + 1
+    return out
+
+
+def _spell_features(spells: tuple[str, ...]) -> list[float]:
+    """``spell_cv_0..3`` then ``spell_hostile_0..3`` of the first :data:`CAST_SPELLS` known spells."""
+    feats = [_NO_SPELL] * CAST_SPELLS
+    for k, sid in enumerate(spells[:CAST_SPELLS]):
+        spell = SPELLS.get(sid)
+        if spell is not None:
+            feats[k] = (spell.cv / 12.0, float(spell.hostile))
+    return [f[0] for f in feats] + [f[1] for f in feats]
+
+
+_UNIT_READS = attrgetter(
+    "deployed", "x", "y", "facing", "alive", "removed", "width", "depth", "files", "ranks", "models", "start_models",
+    "wounds_taken", "armour_save", "points", "fleeing", "character", "general", "standard", "musician", "champion",
+    "troop_type", "wizard_level", "dispel_scrolls",
+)
+_PROFILE_READS = attrgetter("M", "WS", "BS", "S", "T", "W", "I", "A", "Ld")
+
+UnitSnapshot = tuple[tuple[Any, ...], tuple[int, ...], tuple[Any, ...]]
+"""Every value one row of the unit table is computed from: the unit's attributes (:data:`_UNIT_READS`), its
+profile (:data:`_PROFILE_READS`) and the rest (turn flags, spells, the table's shared context for this uid), all
+immutable, so an equal snapshot gives an equal row."""
+
+
+def _unit_snapshot(u: UnitState, uid: int, c: _RowContext) -> UnitSnapshot:
+    """The :data:`UnitSnapshot` of unit ``u`` (uid ``uid``) in a table of context ``c``."""
+    flags = u.flags
+    rest = (
+        bool(flags.get("charged")), bool(flags.get("declared_charge")), bool(flags.get("moved")),
+        bool(flags.get("marched")), bool(flags.get("shot")), u.missile is not None, tuple(u.spells[:CAST_SPELLS]),
+        len(u.bound_spells), uid in c.engaged, c.pending_unit == uid, c.charger == uid, uid in c.stopped,
+        c.spells_on.get((uid, True), 0), c.spells_on.get((uid, False), 0), c.spell_target == uid,
+    )  # fmt: skip
+    return _UNIT_READS(u), _PROFILE_READS(u.profile), rest
+
+
+def _unit_row(snapshot: UnitSnapshot, own: bool, c: _RowContext) -> list[float]:
+    """One row of the unit table (the module's unit feature table, before clipping): N_UNIT_FEAT floats, computed
+    from ``snapshot`` (:func:`_unit_snapshot`) and the player and table size of ``c`` alone."""
+    (deployed, ux, uy, ufacing, alive, removed, width, depth, files, ranks, models, start_models, wounds_taken,
+     armour_save, points, fleeing, character, general, standard, musician, champion, troop_type, wizard_level,
+     dispel_scrolls), profile, rest = snapshot  # fmt: skip
+    M, WS, BS, S, T, W, I, A, Ld = profile  # noqa: N806, E741 - the profile's names
+    (charged, declared, moved, marched, shot, has_missile, spells, bound, engaged, pending, charging, stopped,
+     friendly_spells, enemy_spells, spell_target) = rest  # fmt: skip
+    if deployed:  # mirror_pose, inline
+        w, h = c.table_w, c.table_h
+        if c.player == 1:
+            x, y, facing = w - ux, h - uy, (ufacing + 180.0) % 360.0
+        else:
+            x, y, facing = ux, uy, ufacing % 360.0
+        rad = math.radians(facing)
+        pose = [x / w, y / h, math.sin(rad), math.cos(rad)]
+    else:
+        pose = [0.0, 0.0, 0.0, 0.0]
+    row = [1.0, float(alive), float(own), float(deployed), float(removed)]
+    row += pose
+    row += [
+        width / 24.0, depth / 24.0, files / 10.0, ranks / 10.0,
+        models / max(1, start_models), models / 50.0, wounds_taken / max(1, W),
+        M / 10.0, WS / 10.0, BS / 10.0, S / 10.0, T / 10.0, W / 10.0, I / 10.0, A / 10.0, Ld / 10.0,
+        (7 - armour_save) / 6.0, points / 1000.0, float(fleeing), float(engaged),
+        float(charged), float(declared), float(moved), float(marched), float(shot),
+        float(has_missile), float(character), float(general), float(standard), float(musician),
+        float(champion), float(pending), float(charging),
+    ]  # fmt: skip
+    row += _TYPE_ONE_HOT[troop_type]
+    row.append(wizard_level / 4.0)
+    row += _spell_features(spells) if spells else _NO_SPELL_FEATURES
+    row += [
+        bound / CAST_BOUND, dispel_scrolls / 2.0, float(stopped),
+        friendly_spells / 4.0, enemy_spells / 4.0, float(spell_target),
+    ]  # fmt: skip
+    return row
+
+
+def _same_row(snapshot: UnitSnapshot, old: UnitSnapshot | None) -> bool:
+    """Whether ``old``'s row serves for ``snapshot``: equal snapshots, and, for a deployed unit, no coordinate at
+    zero (0.0 == -0.0, yet their rows differ in the sign bit)."""
+    reads = snapshot[0]
+    return snapshot == old and (not reads[0] or (reads[1] != 0.0 and reads[2] != 0.0))
+
+
+class _UnitTable:
+    """The last unit table an :class:`Observer` built for one (player, table size), with each row's snapshot.
+
+    Attributes:
+        table: shape (2n, N_UNIT_FEAT), float32, clipped.
+        snapshots: the :data:`UnitSnapshot` of each row (None: an unfilled slot, all zeros).
+    """
+
+    __slots__ = ("table", "snapshots")
+
+    def __init__(self, rows: int) -> None:
+        self.table = np.zeros((rows, N_UNIT_FEAT), dtype=np.float32)
+        self.snapshots: list[UnitSnapshot | None] = [None] * rows
+
+
+_ZERO_ROW = [0.0] * N_UNIT_FEAT
+
+
+def victory_points(battle: Battle) -> list[int]:
+    """Each side's victory points now, [blue, red] (the sums of :func:`env.rules.victory.breakdown`)."""
+    from battleline.env.rules import victory
+
+    return [sum(part.values()) for part in victory.breakdown(battle)]
+
+
 def _magic_queue(battle: Battle) -> dict[str, Any] | None:
     """The running Magic phase's working data (``state.queue["magic"]``), or None outside a Magic phase."""
     s = battle.state
@@ -202,6 +348,7 @@ class Observer:
         self.n = codec.n
         self.planes = planes
         self._terrain_cache: dict[tuple[Any, ...], np.ndarray] = {}
+        self._unit_tables: dict[tuple[int, float, float], _UnitTable] = {}
 
     # ------------------------------------------------------------------ space
     def space(self) -> spaces.Dict:
@@ -216,101 +363,84 @@ class Observer:
         return spaces.Dict(d)
 
     # ------------------------------------------------------------------ observe
-    def observe(self, battle: Battle, player: int, mask: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    def observe(
+        self, battle: Battle, player: int, mask: np.ndarray | None = None, vp: Sequence[int] | None = None
+    ) -> dict[str, np.ndarray]:
         """The observation of ``battle`` by ``player`` (0 blue, 1 red).
 
         Args:
             mask: a precomputed ``codec.mask(battle, player)`` (bool), to save recomputing it.
+            vp: precomputed :func:`victory_points` of ``battle`` (blue, red), to save recomputing them.
 
         Returns:
             A dict matching :meth:`space` (see the module tables).
         """
         if mask is None:
             mask = self.codec.mask(battle, player)
-        obs = {"units": self.units(battle, player), "globals": self.global_features(battle, player)}
+        obs = {"units": self.units(battle, player), "globals": self.global_features(battle, player, vp)}
         if self.planes:
             obs["planes"] = self.raster(battle, player)
         obs["action_mask"] = mask.astype(np.int8)
         return obs
 
     def units(self, battle: Battle, player: int) -> np.ndarray:
-        """The unit table: shape (2n, N_UNIT_FEAT), float32 (see the module table)."""
+        """The unit table: shape (2n, N_UNIT_FEAT), float32 (see the module table); a new array each call.
+
+        Each row is a function of its unit's :data:`UnitSnapshot` (every value it reads); the observer keeps the
+        last table for each player and table size and recomputes only the rows whose snapshot changed.
+
+        Raises:
+            ValueError: a side has more units than the codec's slots (as :meth:`ActionCodec.mask`).
+        """
         s = battle.state
-        out = np.zeros((2 * self.n, N_UNIT_FEAT), dtype=np.float32)
+        n = self.n
+        own, enemy = self.codec.slots(battle, player)
+        key = (player, s.table_w, s.table_h)
+        cache = self._unit_tables.get(key)
+        if cache is None:
+            cache = self._unit_tables[key] = _UnitTable(2 * n)
         engaged = {e.attacker for e in s.engagements} | {e.defender for e in s.engagements}
         pending = battle.pending
         charger = s.queue["charges"][-1]["charger"] if pending.kind == "react" else None
         m = _magic_queue(battle)
         stopped = set(m["stopped"]) if m else set()
         spell_target = m["pending"]["target"] if m and m.get("pending") else None
-        spells_on: dict[tuple[int, bool], int] = {}  # (target uid, cast by the target's own side) -> effects
-        for e in s.effects:
-            t, c = e.get("target"), e.get("caster")
-            if isinstance(t, int) and 0 <= t < len(s.units):
-                caster_side = s.units[c].side if isinstance(c, int) and 0 <= c < len(s.units) else e.get("side")
-                key = (t, caster_side == s.units[t].side)
-                spells_on[key] = spells_on.get(key, 0) + 1
-        for block, side in ((0, player), (1, 1 - player)):
-            for slot, uid in enumerate(side_units(battle, side)):
-                u = s.units[uid]
-                row = out[block * self.n + slot]
-                x, y, facing = mirror_pose(u.x, u.y, u.facing, player, s.table_w, s.table_h)
-                rad = math.radians(facing)
-                row[_U["present"]] = 1.0
-                row[_U["alive"]] = float(u.alive)
-                row[_U["own"]] = float(block == 0)
-                row[_U["deployed"]] = float(u.deployed)
-                row[_U["removed"]] = float(u.removed)
-                if u.deployed:
-                    row[_U["x"]] = x / s.table_w
-                    row[_U["y"]] = y / s.table_h
-                    row[_U["sin_facing"]] = math.sin(rad)
-                    row[_U["cos_facing"]] = math.cos(rad)
-                row[_U["width"]] = u.width / 24.0
-                row[_U["depth"]] = u.depth / 24.0
-                row[_U["files"]] = u.files / 10.0
-                row[_U["ranks"]] = u.ranks / 10.0
-                row[_U["models_frac"]] = u.models / max(1, u.start_models)
-                row[_U["models"]] = u.models / 50.0
-                row[_U["wounds"]] = u.wounds_taken / max(1, u.profile.W)
-                for name in _PROFILE:
-                    row[_U[name]] = getattr(u.profile, name) / 10.0
-                row[_U["armour"]] = (7 - u.armour_save) / 6.0
-                row[_U["points"]] = u.points / 1000.0
-                row[_U["fleeing"]] = float(u.fleeing)
-                row[_U["engaged"]] = float(uid in engaged)
-                for flag in _FLAGS:
-                    row[_U[flag]] = float(bool(u.flags.get(flag)))
-                row[_U["has_missile"]] = float(u.missile is not None)
-                row[_U["character"]] = float(u.character)
-                row[_U["general"]] = float(u.general)
-                row[_U["standard"]] = float(u.standard)
-                row[_U["musician"]] = float(u.musician)
-                row[_U["champion"]] = float(u.champion)
-                row[_U["pending"]] = float(pending.unit == uid)
-                row[_U["charging_now"]] = float(charger == uid)
-                row[_U[f"type_{u.troop_type}"]] = 1.0
-                row[_U["wizard_level"]] = u.wizard_level / 4.0
-                for k, sid in enumerate(u.spells[:CAST_SPELLS]):
-                    spell = SPELLS.get(sid)
-                    if spell is not None:
-                        row[_U[f"spell_cv_{k}"]] = spell.cv / 12.0
-                        row[_U[f"spell_hostile_{k}"]] = float(spell.hostile)
-                row[_U["bound_items"]] = len(u.bound_spells) / CAST_BOUND
-                row[_U["dispel_scrolls"]] = u.dispel_scrolls / 2.0
-                row[_U["cast_stopped"]] = float(uid in stopped)
-                row[_U["friendly_spells"]] = spells_on.get((uid, True), 0) / 4.0
-                row[_U["enemy_spells"]] = spells_on.get((uid, False), 0) / 4.0
-                row[_U["spell_target"]] = float(spell_target == uid)
-        np.clip(out, -1.0, FEAT_HIGH, out=out)
-        return out
+        context = _RowContext(player, s.table_w, s.table_h, engaged, pending.unit, charger, stopped, spell_target,
+                              _spells_on(battle))
+        units, snapshots = s.units, cache.snapshots
+        changed: list[int] = []
+        fresh: list[UnitSnapshot | None] = []
+        rows: list[list[float]] = []
+        for base, uids in ((0, own), (n, enemy)):
+            i = base
+            for uid in uids:
+                snapshot = _unit_snapshot(units[uid], uid, context)
+                if not _same_row(snapshot, snapshots[i]):
+                    changed.append(i)
+                    fresh.append(snapshot)
+                    rows.append(_unit_row(snapshot, base == 0, context))
+                i += 1
+            for j in range(i, base + n):  # slots this battle leaves unfilled
+                if snapshots[j] is not None:
+                    changed.append(j)
+                    fresh.append(None)
+                    rows.append(_ZERO_ROW)
+        if changed:
+            block = np.array(rows, dtype=np.float32)
+            np.clip(block, -1.0, FEAT_HIGH, out=block)
+            cache.table[changed] = block
+            for i, snapshot in zip(changed, fresh):
+                snapshots[i] = snapshot
+        return cache.table.copy()
 
-    def global_features(self, battle: Battle, player: int) -> np.ndarray:
-        """The global features: shape (N_GLOBAL_FEAT,), float32 (see the module table)."""
-        from battleline.env.rules import victory
+    def global_features(self, battle: Battle, player: int, vp: Sequence[int] | None = None) -> np.ndarray:
+        """The global features: shape (N_GLOBAL_FEAT,), float32 (see the module table).
 
+        Args:
+            vp: precomputed :func:`victory_points` of ``battle`` (blue, red); None computes them.
+        """
         s = battle.state
-        out = np.zeros(N_GLOBAL_FEAT, dtype=np.float32)
+        out = [0.0] * N_GLOBAL_FEAT
         pending = battle.pending
         out[_G["turn"]] = s.turn / max(1, s.max_turns)
         out[_G[f"phase_{s.phase}"]] = 1.0
@@ -319,7 +449,8 @@ class Observer:
         in_game = s.phase != "deployment"
         out[_G["my_turn"]] = float(in_game and s.active == player)
         out[_G["went_first"]] = float(in_game and s.first_player == player)
-        vp = [sum(part.values()) for part in victory.breakdown(battle)]
+        if vp is None:
+            vp = victory_points(battle)
         out[_G["vp_for"]] = vp[player] / s.points_limit
         out[_G["vp_against"]] = vp[1 - player] / s.points_limit
         alive = [0, 0]
@@ -339,8 +470,9 @@ class Observer:
                 out[_G["cast_total"]] = pend["total"] / 24.0
                 spell = SPELLS.get(pend["spell"])
                 out[_G["cast_cv"]] = spell.cv / 12.0 if spell is not None else 0.0
-        np.clip(out, -1.0, FEAT_HIGH, out=out)
-        return out
+        table = np.array(out, dtype=np.float32)
+        np.clip(table, -1.0, FEAT_HIGH, out=table)
+        return table
 
     # ------------------------------------------------------------------ planes
     def _samples(self, battle: Battle) -> tuple[np.ndarray, np.ndarray]:

@@ -46,6 +46,8 @@ ORDERS = (("shoot", ELEMENT), ("move", OCCUPY), ("move", GATE_OPEN), ("move", GA
           ("move", THROUGH_GATE))
 """(Action kind, option prefix) of the six siege orders, in block order."""
 
+_ORDER_KINDS = frozenset(kind for kind, _ in ORDERS)
+
 SIEGE_BLOCK = "siege"
 """The block name of the siege orders (:meth:`SiegeActionCodec.block_of`), after :data:`env.encoding.BLOCKS`."""
 
@@ -83,9 +85,12 @@ class SiegeActionCodec(ActionCodec):
     @staticmethod
     def _order(action: Action) -> tuple[int, str] | None:
         """(order o, element id) of a siege action, else None."""
+        option = action.option
+        if option is None or action.kind not in _ORDER_KINDS:  # most actions: no order to look for
+            return None
         for o, (kind, prefix) in enumerate(ORDERS):
-            if action.kind == kind and action.option is not None and action.option.startswith(prefix):
-                return o, action.option[len(prefix):]
+            if action.kind == kind and option.startswith(prefix):
+                return o, option[len(prefix):]
         return None
 
     def _encode(self, action: Action, player: int, own: dict[int, int], enemy: dict[int, int],
