@@ -159,6 +159,7 @@ class Battle:
         self.events: list[Event] = []
         self.actions: list[Action] = []
         self._legal_cache: list[Action] | None = None
+        self._legal_set: tuple[list[Action], frozenset[Action]] | None = None
 
     # ------------------------------------------------------------------ build
     @classmethod
@@ -286,6 +287,16 @@ class Battle:
             self._legal_cache = self._compute_legal()
         return list(self._legal_cache)
 
+    def _legal_lookup(self) -> frozenset[Action]:
+        """The legal actions now as a set, for :meth:`apply`'s check; kept beside the list it was made from, so
+        any reset of ``_legal_cache`` (a new list) makes it again."""
+        if self._legal_cache is None:
+            self._legal_cache = self._compute_legal()
+        kept = self._legal_set
+        if kept is None or kept[0] is not self._legal_cache:
+            kept = self._legal_set = (self._legal_cache, frozenset(self._legal_cache))
+        return kept[1]
+
     def _compute_legal(self) -> list[Action]:
         s = self.state
         if s.over:
@@ -332,7 +343,7 @@ class Battle:
             raise IllegalActionError(f"malformed action {action!r}: {problem}")
         if self.state.over:
             raise IllegalActionError("the battle is over; no action is legal")
-        legal = self.legal_actions()
+        legal = self._legal_lookup()
         if action not in legal and not war_machines.accepts(self, action, legal):  # a machine's fire mode and aim
             raise IllegalActionError(
                 f"illegal action '{action}' at turn {self.state.turn}, stage '{self.state.stage}' "
@@ -506,6 +517,7 @@ class Battle:
         other.events = list(self.events)
         other.actions = list(self.actions)
         other._legal_cache = None
+        other._legal_set = None
         return other
 
     # ------------------------------------------------------------------ JSON

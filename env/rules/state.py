@@ -234,7 +234,11 @@ class UnitState:
     @property
     def depth(self) -> float:
         """Footprint depth D = R·d in inches (CORE.GEO.FOOTPRINT)."""
-        return self.ranks * self.base_d
+        if self.troop_type == "war_machine":
+            return self.base_d  # one rank: 1·d
+        f = self.files
+        r = math.ceil(self.models / (f if f > 1 else 1))
+        return (r if r > 1 else 1) * self.base_d
 
     @property
     def alive(self) -> bool:
