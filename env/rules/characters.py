@@ -143,6 +143,8 @@ def sync(state: BattleState) -> None:
     """
     units = state.units
     for h in units:
+        if h.refused and not _engaged(state, carrier(state, h).uid):
+            h.refused = False
         joined = h.joined
         if not joined:
             continue
@@ -150,19 +152,19 @@ def sync(state: BattleState) -> None:
             if units[c].removed:
                 h.joined = joined = [c for c in joined if not units[c].removed]
                 break
-        if h.models <= 0:
+        models = h.models
+        if models <= 0:
             continue  # wiped out: no front rank is left, its characters keep the slots they stood in (CORE.TYPE.CHARACTER)
-        shift = widen_shift(state, h)
-        files, width, depth = rank_files(h), h.width, h.depth
+        files = rank_files(h)
+        shift = 0 if files <= min(h.files, models) else widen_shift(state, h)  # widen_shift is 0 unless widened
+        x, y, facing, deployed, fleeing = h.x, h.y, h.facing, h.deployed, h.fleeing
+        base_w, base_d, width, depth = h.base_w, h.base_d, h.width, h.depth
         for i, cid in enumerate(joined):
             c = units[cid]
-            p = _slot_pose(h.x, h.y, h.facing, files, h.base_w, h.base_d, width, depth, i, shift)
+            p = _slot_pose(x, y, facing, files, base_w, base_d, width, depth, i, shift)
             c.x, c.y, c.facing = p.x, p.y, p.facing
-            c.deployed = h.deployed
-            c.fleeing = h.fleeing
-    for u in units:
-        if u.refused and not _engaged(state, carrier(state, u).uid):
-            u.refused = False
+            c.deployed = deployed
+            c.fleeing = fleeing
 
 
 # --------------------------------------------------------------------- joining and leaving
@@ -262,12 +264,13 @@ def legal_moves(battle: Battle) -> list[Action]:
         if c.joined_to is None:
             if not can_move(battle, c):
                 continue
+            reach = c.profile.M
             for h in space.alive_units(s, c.side):
-                if (
-                    can_host(s, c, h)
+                if (  # the same tests as can_host's and the distance, the cheap pre-filter first (all are pure)
+                    space.near(c, h, reach)
+                    and can_host(s, c, h)
                     and not _engaged(s, h.uid)
-                    and space.near(c, h, c.profile.M)
-                    and space.unit_distance(c, h) <= c.profile.M + geo.EPS
+                    and space.unit_distance(c, h) <= reach + geo.EPS
                 ):
                     acts.append(Action("move", c.uid, h.uid, "join"))
         elif not c.flags.get("joined") and not c.flags.get("moved"):

@@ -51,7 +51,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Collection, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -303,7 +303,7 @@ def option_ok(battle: Battle, u: UnitState, t: UnitState, option: str | None) ->
     return d is None
 
 
-def accepts(battle: Battle, action: Action, legal: Collection[Action]) -> bool:
+def accepts(battle: Battle, action: Action, legal: list[Action]) -> bool:
     """Whether a ``shoot`` action with an option is legal: its bare shot is legal and the option fits (``Battle.apply``)."""
     if action.kind != "shoot" or action.option is None or action.unit is None or action.target is None:
         return False
