@@ -91,6 +91,7 @@ def legal(battle: Battle) -> list[Action]:
     """Legal ``shoot`` actions of the phasing player (a breath attack carries the option "breath")."""
     acts = []
     enemies = space.alive_units(battle.state, 1 - battle.state.active)
+    free = None  # the enemies not engaged (CORE.SHOOT.TARGET), found once for every shooter
     for u in space.alive_units(battle.state, battle.state.active):
         if not may_fire(battle, u):
             continue
@@ -98,17 +99,17 @@ def legal(battle: Battle) -> list[Action]:
             if u.missile is not None:
                 acts += war_machines.legal_shots(battle, u)  # CORE.WM.*: free pivot, the machine's own ranges
             continue
+        if free is None:
+            free = [t for t in enemies if not psychology.engaged(battle, t)]
         if u.missile is not None:
-            for t in enemies:
-                if psychology.engaged(battle, t) or not in_range_and_sight(battle, u, t):
-                    continue
-                if not _character_shielded(battle, u, t):
+            for t in free:
+                if in_range_and_sight(battle, u, t) and not _character_shielded(battle, u, t):
                     acts.append(Action("shoot", u.uid, t.uid))
         if special_rules.breath_ready(battle, u):  # CORE.SR.BREATH_WEAPON, shooting form
             targets = [
-                t for t in enemies
-                if space.near(u, t, templates.TEARDROP_LENGTH) and not psychology.engaged(battle, t)
-                and in_sight(battle, u, t) and not _character_shielded(battle, u, t)
+                t for t in free
+                if space.near(u, t, templates.TEARDROP_LENGTH) and in_sight(battle, u, t)
+                and not _character_shielded(battle, u, t)
             ]
             acts += breath.legal(battle, u, targets)
     return acts

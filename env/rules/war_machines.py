@@ -235,10 +235,14 @@ def _basic_target(battle: Battle, u: UnitState, t: UnitState) -> bool:
 
 def modes(battle: Battle, u: UnitState, t: UnitState) -> list[str]:
     """The fire modes ``u`` may use at ``t`` now: "shot", "grapeshot", "direct", "indirect" or "fire"."""
-    if not _basic_target(battle, u, t):
+    if not (t.alive and t.side != u.side and not psychology.engaged(battle, t)):
         return []
     m = machine(u)
     dist = space.unit_distance(u, t)
+    if dist > m.max_range + geo.EPS:
+        return []  # every mode needs the target within the machine's range: the cheaper test before the next
+    if not _basic_target(battle, u, t):
+        return []
     los = None
 
     def sight() -> bool:
