@@ -401,8 +401,9 @@ class Battle:
                 continue
             if self.state.stage in ("react", "pursue", "challenge", "accept"):
                 return
-            legal = self.legal_actions()
-            if len(legal) > 1:
+            if self._legal_cache is None:
+                self._legal_cache = self._compute_legal()
+            if len(self._legal_cache) > 1:
                 return
             # Only end_phase: take it automatically (no choice to make).
             self._legal_cache = None

@@ -264,13 +264,12 @@ def legal_moves(battle: Battle) -> list[Action]:
         if c.joined_to is None:
             if not can_move(battle, c):
                 continue
-            reach = c.profile.M
             for h in space.alive_units(s, c.side):
-                if (  # the same tests as can_host's and the distance, the cheap pre-filter first (all are pure)
-                    space.near(c, h, reach)
-                    and can_host(s, c, h)
+                if (
+                    can_host(s, c, h)
                     and not _engaged(s, h.uid)
-                    and space.unit_distance(c, h) <= reach + geo.EPS
+                    and space.near(c, h, c.profile.M)
+                    and space.unit_distance(c, h) <= c.profile.M + geo.EPS
                 ):
                     acts.append(Action("move", c.uid, h.uid, "join"))
         elif not c.flags.get("joined") and not c.flags.get("moved"):

@@ -325,7 +325,9 @@ def nearest_enemy(battle: Battle, u: UnitState, non_fleeing: bool = True) -> Uni
     side, x, y = 1 - u.side, u.x, u.y
     best, best_d = None, math.inf
     for e in battle.state.units:  # in uid order: the strict < keeps the lower uid of a tie
-        if e.side == side and e.alive and not (non_fleeing and e.fleeing):
+        # e.alive spelled out (UnitState.alive): this runs for every unit's reform option at every move decision
+        if (e.side == side and e.deployed and not e.removed and e.models > 0 and e.joined_to is None
+                and not (non_fleeing and e.fleeing)):
             d = math.hypot(e.x - x, e.y - y)
             if best is None or d < best_d:
                 best, best_d = e, d
