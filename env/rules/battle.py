@@ -159,6 +159,7 @@ class Battle:
         self.events: list[Event] = []
         self.actions: list[Action] = []
         self._legal_cache: list[Action] | None = None
+        self._legal_ids: tuple[list[Action], frozenset[int]] | None = None
 
     # ------------------------------------------------------------------ build
     @classmethod
@@ -286,6 +287,18 @@ class Battle:
             self._legal_cache = self._compute_legal()
         return list(self._legal_cache)
 
+    def _legal_lookup(self) -> tuple[list[Action], frozenset[int]]:
+        """The legal actions now and the ``id`` of each, for :meth:`apply`'s check: an action handed out by
+        :meth:`legal_actions` is found by identity without comparing it field by field to the ones before it.
+        The ids are kept beside the list they were taken from (which keeps those objects alive), so any reset
+        of ``_legal_cache`` (a new list) takes them again."""
+        if self._legal_cache is None:
+            self._legal_cache = self._compute_legal()
+        kept = self._legal_ids
+        if kept is None or kept[0] is not self._legal_cache:
+            kept = self._legal_ids = (self._legal_cache, frozenset(map(id, self._legal_cache)))
+        return kept
+
     def _compute_legal(self) -> list[Action]:
         s = self.state
         if s.over:
@@ -332,8 +345,8 @@ class Battle:
             raise IllegalActionError(f"malformed action {action!r}: {problem}")
         if self.state.over:
             raise IllegalActionError("the battle is over; no action is legal")
-        legal = self.legal_actions()
-        if action not in legal and not war_machines.accepts(self, action, legal):  # a machine's fire mode and aim
+        legal, ids = self._legal_lookup()
+        if id(action) not in ids and action not in legal and not war_machines.accepts(self, action, legal):  # a machine's fire mode and aim
             raise IllegalActionError(
                 f"illegal action '{action}' at turn {self.state.turn}, stage '{self.state.stage}' "
                 f"(player {SIDES[self.pending.player or 0]}); {len(legal)} legal actions"
@@ -388,8 +401,9 @@ class Battle:
                 continue
             if self.state.stage in ("react", "pursue", "challenge", "accept"):
                 return
-            legal = self.legal_actions()
-            if len(legal) > 1:
+            if self._legal_cache is None:
+                self._legal_cache = self._compute_legal()
+            if len(self._legal_cache) > 1:
                 return
             # Only end_phase: take it automatically (no choice to make).
             self._legal_cache = None
@@ -506,6 +520,7 @@ class Battle:
         other.events = list(self.events)
         other.actions = list(self.actions)
         other._legal_cache = None
+        other._legal_ids = None
         return other
 
     # ------------------------------------------------------------------ JSON

@@ -22,6 +22,7 @@ Units: inches and degrees, as everywhere in the rules.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from battleline.env.rules import geometry as geo
@@ -80,7 +81,12 @@ def slot_file(host: UnitState, index: int) -> int:
     A front rank narrower than the characters it holds (one model left with two characters) widens by their files,
     so no two characters share a base's spot (CORE.TYPE.CHARACTER: each stands alone if the unit is wiped out).
     """
-    files = rank_files(host)
+    return _slot_file(rank_files(host), index)
+
+
+@lru_cache(maxsize=256)
+def _slot_file(files: int, index: int) -> int:
+    """:func:`slot_file` for a front rank of ``files`` files (worked out once per pair)."""
     centre = (files - 1) // 2
     order = [centre]
     for k in range(1, files):
@@ -93,10 +99,18 @@ def slot_file(host: UnitState, index: int) -> int:
 def slot_pose(host: UnitState, index: int, shift: int = 0) -> geo.Pose:
     """Pose (inches, degrees) of the ``index``-th joined character's base in the host's front rank, its file moved
     ``shift`` files to the right (negative: left; see :func:`widen_shift`)."""
-    lx = (slot_file(host, index) + shift + 0.5) * host.base_w - host.width / 2
-    ly = host.depth / 2 - host.base_d / 2
-    x, y = geo.to_world(space.pose(host), lx, ly)
-    return geo.Pose(x, y, host.facing)
+    return _slot_pose(host.x, host.y, host.facing, rank_files(host), host.base_w, host.base_d, host.width,
+                      host.depth, index, shift)
+
+
+@lru_cache(maxsize=4096)
+def _slot_pose(x: float, y: float, facing: float, files: int, base_w: float, base_d: float, width: float,
+               depth: float, index: int, shift: int) -> geo.Pose:
+    """:func:`slot_pose` from exactly the host's values it reads (kept per pose: :func:`sync` asks every step)."""
+    lx = (_slot_file(files, index) + shift + 0.5) * base_w - width / 2
+    ly = depth / 2 - base_d / 2
+    wx, wy = geo.to_world(geo.Pose(x, y, facing), lx, ly)
+    return geo.Pose(wx, wy, facing)
 
 
 def widen_shift(state: BattleState, host: UnitState) -> int:
@@ -127,22 +141,30 @@ def sync(state: BattleState) -> None:
     Also ends CORE.CC.CHALLENGE.REFUSE for units no longer engaged (the
     combat has ended).
     """
-    for h in state.units:
-        if not h.joined:
+    units = state.units
+    for h in units:
+        if h.refused and not _engaged(state, carrier(state, h).uid):
+            h.refused = False
+        joined = h.joined
+        if not joined:
             continue
-        h.joined = [c for c in h.joined if not state.units[c].removed]
-        if h.models <= 0:
+        for c in joined:
+            if units[c].removed:
+                h.joined = joined = [c for c in joined if not units[c].removed]
+                break
+        models = h.models
+        if models <= 0:
             continue  # wiped out: no front rank is left, its characters keep the slots they stood in (CORE.TYPE.CHARACTER)
-        shift = widen_shift(state, h)
-        for i, cid in enumerate(h.joined):
-            c = state.units[cid]
-            p = slot_pose(h, i, shift)
+        files = rank_files(h)
+        shift = 0 if files <= min(h.files, models) else widen_shift(state, h)  # widen_shift is 0 unless widened
+        x, y, facing, deployed, fleeing = h.x, h.y, h.facing, h.deployed, h.fleeing
+        base_w, base_d, width, depth = h.base_w, h.base_d, h.width, h.depth
+        for i, cid in enumerate(joined):
+            c = units[cid]
+            p = _slot_pose(x, y, facing, files, base_w, base_d, width, depth, i, shift)
             c.x, c.y, c.facing = p.x, p.y, p.facing
-            c.deployed = h.deployed
-            c.fleeing = h.fleeing
-    for u in state.units:
-        if u.refused and not _engaged(state, carrier(state, u).uid):
-            u.refused = False
+            c.deployed = deployed
+            c.fleeing = fleeing
 
 
 # --------------------------------------------------------------------- joining and leaving

@@ -160,6 +160,7 @@ def legal_casts(battle: Battle) -> list[Action]:
 
         w = battle.unit(m["swap"])
         acts += [Action("swap", w.uid, p.uid) for p in shadow_partners(battle, w)]
+    memo: dict[tuple[str, int, int], Any] = {}  # distances, arcs and sight of this decision, shared by the spells
     for u in _casters(battle.state, battle.state.active):
         if not can_cast(battle, u):
             continue
@@ -168,15 +169,16 @@ def legal_casts(battle: Battle) -> list[Action]:
             for sid in u.spells:
                 if [u.uid, sid] in m["cast"]:
                     continue
-                for t in targets(battle, u, SPELLS[sid]):
+                for t in targets(battle, u, SPELLS[sid], memo):
                     acts += [Action("cast", u.uid, t, f"{sid}:{n}") for n in range(1, most + 1)]
         for item in u.bound_spells:
             if [u.uid, item["spell"]] not in m["bound"]:
-                acts += [Action("cast", u.uid, t, f"{item['spell']}:bound") for t in targets(battle, u, SPELLS[item["spell"]])]
+                acts += [Action("cast", u.uid, t, f"{item['spell']}:bound")
+                         for t in targets(battle, u, SPELLS[item["spell"]], memo)]
     return acts
 
 
-def targets(battle: Battle, caster: UnitState, sp: Spell) -> list[int]:
+def targets(battle: Battle, caster: UnitState, sp: Spell, memo: dict[tuple[str, int, int], Any] | None = None) -> list[int]:
     """Legal target uids of ``sp`` for ``caster`` (CORE.MAGIC.TARGETING, ENGAGED_CASTER).
 
     M: an enemy partly in the caster's vision arc, in LOS, not engaged; D: an
@@ -189,6 +191,9 @@ def targets(battle: Battle, caster: UnitState, sp: Spell) -> list[int]:
     casts from its unit's footprint, and that unit is "its own unit". In a
     siege, castle elements are never targets, the troops on them are
     (CORE.MAGIC.NO_CASTLE).
+
+    ``memo``: a dict kept for one decision (the battle unchanged), in which the footprint distances (inches),
+    vision arcs and lines of sight between two units are kept for the next spell that asks; None keeps none.
     """
     s = battle.state
     body = _body(battle, caster)
@@ -197,7 +202,7 @@ def targets(battle: Battle, caster: UnitState, sp: Spell) -> list[int]:
         return [caster.uid]
     if sp.type == "A":
         friends = [body] if engaged else space.alive_units(s, caster.side)
-        return [f.uid for f in friends if _in_range(body, f, sp.range) and _augment_ok(battle, f, sp)]
+        return [f.uid for f in friends if _in_range(body, f, sp.range, memo) and _augment_ok(battle, f, sp)]
     if engaged:
         if sp.type != "H":
             return []
@@ -206,21 +211,32 @@ def targets(battle: Battle, caster: UnitState, sp: Spell) -> list[int]:
         return sorted(uid for uid in contact if battle.unit(uid).alive)
     out = []
     for t in space.alive_units(s, 1 - caster.side):
-        if not _in_range(body, t, sp.range):
+        if not _in_range(body, t, sp.range, memo):
             continue
         if sp.type in ("M", "D"):
             if psychology.engaged(battle, t):
                 continue
-            if sp.type == "M" and not geo.partly_in_vision_arc(space.pose(body), body.width, body.depth, space.footprint(t)):
+            if sp.type == "M" and not _kept(memo, ("arc", body.uid, t.uid), lambda t=t: geo.partly_in_vision_arc(
+                    space.pose(body), body.width, body.depth, space.footprint(t))):
                 continue
-            if not space.line_of_sight(s, body, t):
+            if not _kept(memo, ("los", body.uid, t.uid), lambda t=t: space.line_of_sight(s, body, t)):
                 continue
         out.append(t.uid)
     return out
 
 
-def _in_range(a: UnitState, b: UnitState, reach: float) -> bool:
-    return a.uid == b.uid or (space.near(a, b, reach) and space.unit_distance(a, b) <= reach + geo.EPS)
+def _kept(memo: dict[tuple[str, int, int], Any] | None, key: tuple[str, int, int], work: Any) -> Any:
+    """``work()``, kept in ``memo`` under ``key`` (worked out again when ``memo`` is None)."""
+    if memo is None:
+        return work()
+    if key not in memo:
+        memo[key] = work()
+    return memo[key]
+
+
+def _in_range(a: UnitState, b: UnitState, reach: float, memo: dict[tuple[str, int, int], Any] | None = None) -> bool:
+    return a.uid == b.uid or (space.near(a, b, reach) and _kept(
+        memo, ("dist", a.uid, b.uid), lambda: space.unit_distance(a, b)) <= reach + geo.EPS)
 
 
 def _augment_ok(battle: Battle, f: UnitState, sp: Spell) -> bool:

@@ -322,10 +322,16 @@ def nearest_enemy(battle: Battle, u: UnitState, non_fleeing: bool = True) -> Uni
 
     A cheap estimate for facings and agents; the rules' "nearest enemy" is :func:`closest_enemy`.
     """
-    enemies = [e for e in space.alive_units(battle.state, 1 - u.side) if not (non_fleeing and e.fleeing)]
-    if not enemies:
-        return None
-    return min(enemies, key=lambda e: (math.hypot(e.x - u.x, e.y - u.y), e.uid))
+    side, x, y = 1 - u.side, u.x, u.y
+    best, best_d = None, math.inf
+    for e in battle.state.units:  # in uid order: the strict < keeps the lower uid of a tie
+        # e.alive spelled out (UnitState.alive): this runs for every unit's reform option at every move decision
+        if (e.side == side and e.deployed and not e.removed and e.models > 0 and e.joined_to is None
+                and not (non_fleeing and e.fleeing)):
+            d = math.hypot(e.x - x, e.y - y)
+            if best is None or d < best_d:
+                best, best_d = e, d
+    return best
 
 
 def closest_enemy(battle: Battle, u: UnitState, non_fleeing: bool = True, tie_rule: str | None = None) -> UnitState | None:

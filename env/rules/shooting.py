@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -91,6 +92,7 @@ def legal(battle: Battle) -> list[Action]:
     """Legal ``shoot`` actions of the phasing player (a breath attack carries the option "breath")."""
     acts = []
     enemies = space.alive_units(battle.state, 1 - battle.state.active)
+    free = None  # the enemies not engaged (CORE.SHOOT.TARGET), found once for every shooter
     for u in space.alive_units(battle.state, battle.state.active):
         if not may_fire(battle, u):
             continue
@@ -98,17 +100,17 @@ def legal(battle: Battle) -> list[Action]:
             if u.missile is not None:
                 acts += war_machines.legal_shots(battle, u)  # CORE.WM.*: free pivot, the machine's own ranges
             continue
+        if free is None:
+            free = [t for t in enemies if not psychology.engaged(battle, t)]
         if u.missile is not None:
-            for t in enemies:
-                if psychology.engaged(battle, t) or not in_range_and_sight(battle, u, t):
-                    continue
-                if not _character_shielded(battle, u, t):
+            for t in free:
+                if in_range_and_sight(battle, u, t) and not _character_shielded(battle, u, t):
                     acts.append(Action("shoot", u.uid, t.uid))
         if special_rules.breath_ready(battle, u):  # CORE.SR.BREATH_WEAPON, shooting form
             targets = [
-                t for t in enemies
-                if space.near(u, t, templates.TEARDROP_LENGTH) and not psychology.engaged(battle, t)
-                and in_sight(battle, u, t) and not _character_shielded(battle, u, t)
+                t for t in free
+                if space.near(u, t, templates.TEARDROP_LENGTH) and in_sight(battle, u, t)
+                and not _character_shielded(battle, u, t)
             ]
             acts += breath.legal(battle, u, targets)
     return acts
@@ -137,6 +139,14 @@ def apply(battle: Battle, action: Action) -> None:
     resolve_fire(battle, u, t)
 
 
+@lru_cache(maxsize=256)
+def _outline_box(points: tuple[tuple[float, float], ...]) -> tuple[float, float, float, float]:
+    """The bounding box (x0, y0, x1, y1) of a terrain outline's vertices, inches (its polygon's ``bounds``)."""
+    xs = [q[0] for q in points]
+    ys = [q[1] for q in points]
+    return min(xs), min(ys), max(xs), max(ys)
+
+
 def cover(battle: Battle, shooter: UnitState, t: UnitState) -> int:
     """Cover to-hit modifier: 0, −1 soft or −2 hard (CORE.TERRAIN.COVER); only the best counts.
 
@@ -151,13 +161,20 @@ def cover(battle: Battle, shooter: UnitState, t: UnitState) -> int:
         centres = np.array([[t.x, t.y]])
     else:
         centres = geo.model_centres(space.pose(t), t.files, t.models, t.base_w, t.base_d)
-    lines = shapely.linestrings([[mid, (float(x), float(y))] for x, y in centres])
-    points = shapely.points(centres)
+    lo = np.minimum(centres.min(axis=0), mid).tolist()  # the box holding every line and centre (inches)
+    hi = np.maximum(centres.max(axis=0), mid).tolist()
+    lines = points = None  # built for the first feature whose box meets that box
     best = 0
     for feat in battle.state.terrain:
         value = 2 if feat.kind in space.HARD_COVER else 1 if feat.kind in space.SOFT_COVER else 0
         if value <= best:
             continue
+        x0, y0, x1, y1 = _outline_box(tuple(tuple(q) for q in feat.polygon))
+        if x0 > hi[0] or x1 < lo[0] or y0 > hi[1] or y1 < lo[1]:
+            continue  # no line crosses it and no centre is in it: no model has this cover
+        if lines is None:
+            lines = shapely.linestrings([[mid, (float(x), float(y))] for x, y in centres])
+            points = shapely.points(centres)
         poly = space.terrain_poly(feat)
         covered = shapely.intersects(lines, poly) | shapely.contains(poly, points)
         if 2 * int(covered.sum()) >= len(centres):

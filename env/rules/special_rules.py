@@ -215,7 +215,8 @@ def log_move(battle: Battle, u: UnitState, start: Pose | None = None, option: st
         if any(t.kind in rough for t in battle.state.terrain):
             from battleline.env.rules import kernel
 
-            scene = kernel.scene(battle.state, u)
+            # terrain_cost reads the scene's terrain only: every unit is left out of it (none is copied in)
+            scene = kernel.scene(battle.state, u, exclude=frozenset(o.uid for o in battle.state.units))
             cost = None if scene is None else scene.terrain_cost(start.x, start.y, start.facing, u.x, u.y, u.facing,
                                                                 u.width, u.depth)
             if cost is not None:  # the compiled core: the same hull and tests

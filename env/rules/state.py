@@ -13,7 +13,6 @@ points along (cos f, sin f), so blue usually faces 90° and red 270°.
 from __future__ import annotations
 
 import copy
-import math
 import operator
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields, is_dataclass
@@ -219,7 +218,7 @@ class UnitState:
         if self.troop_type == "war_machine":
             return 1  # the crew is abstracted into one base (CORE.GEO.BASES)
         f = self.files
-        r = math.ceil(self.models / (f if f > 1 else 1))
+        r = -(-self.models // (f if f > 1 else 1))  # ceil(N / F) in integers, without a float quotient
         return r if r > 1 else 1
 
     @property
@@ -234,7 +233,11 @@ class UnitState:
     @property
     def depth(self) -> float:
         """Footprint depth D = R·d in inches (CORE.GEO.FOOTPRINT)."""
-        return self.ranks * self.base_d
+        if self.troop_type == "war_machine":
+            return self.base_d  # one rank: 1·d
+        f = self.files
+        r = -(-self.models // (f if f > 1 else 1))
+        return (r if r > 1 else 1) * self.base_d
 
     @property
     def alive(self) -> bool:

@@ -235,10 +235,14 @@ def _basic_target(battle: Battle, u: UnitState, t: UnitState) -> bool:
 
 def modes(battle: Battle, u: UnitState, t: UnitState) -> list[str]:
     """The fire modes ``u`` may use at ``t`` now: "shot", "grapeshot", "direct", "indirect" or "fire"."""
-    if not _basic_target(battle, u, t):
+    if not (t.alive and t.side != u.side and not psychology.engaged(battle, t)):
         return []
     m = machine(u)
     dist = space.unit_distance(u, t)
+    if dist > m.max_range + geo.EPS:
+        return []  # every mode needs the target within the machine's range: the cheaper test before the next
+    if not _basic_target(battle, u, t):
+        return []
     los = None
 
     def sight() -> bool:
@@ -513,6 +517,32 @@ def _champion_hit(battle: Battle, shooter: UnitState, t: UnitState, strength: in
     return 1
 
 
+SEGMENT_MARGIN = 1.0
+"""Inches beyond a unit's bounding circle within which :func:`_bases_near_segment` builds its model bases (far more
+than the EPS/2 a base's edge is widened by in :func:`env.rules.templates.base_at`)."""
+
+
+def _point_segment_distance(p: tuple[float, float], a: tuple[float, float], b: tuple[float, float]) -> float:
+    """Distance in inches from point ``p`` to the segment ``a``–``b`` (to ``a`` when the segment has no length)."""
+    dx, dy = b[0] - a[0], b[1] - a[1]
+    length2 = dx * dx + dy * dy
+    k = 0.0 if length2 == 0.0 else min(1.0, max(0.0, ((p[0] - a[0]) * dx + (p[1] - a[1]) * dy) / length2))
+    return math.hypot(p[0] - a[0] - k * dx, p[1] - a[1] - k * dy)
+
+
+def _bases_near_segment(battle: Battle, u: UnitState, start: tuple[float, float],
+                        end: tuple[float, float]) -> list[templates.Base]:
+    """The model bases (:func:`env.rules.templates.model_bases`, in unit order) of every unit but ``u`` that may
+    touch the segment ``start``–``end`` (inches): a unit's bases lie inside its footprint, so one whose bounding
+    circle (:func:`env.rules.space.radius`) stays :data:`SEGMENT_MARGIN` clear of the segment touches it with none,
+    and its bases are not built. The same bases a cannon ball's path or landing point can meet as all the units'."""
+    out: list[templates.Base] = []
+    for o in _others(battle, u):
+        if _point_segment_distance((o.x, o.y), start, end) <= space.radius(o) + SEGMENT_MARGIN:
+            out.extend(templates.model_bases(o))
+    return out
+
+
 def _hits_by_unit(bases: list[templates.Base]) -> dict[int, list[int]]:
     out: dict[int, list[int]] = {}
     for b in bases:
@@ -532,14 +562,13 @@ def cannon_shot(battle: Battle, u: UnitState, t: UnitState, aim: float) -> None:
         return
     p1 = templates.along(mz, direction, aim + int(n))
     bounce = battle.dice.artillery("CORE.WM.CANNON.SHOT")
-    bases = [b for o in _others(battle, u) for b in templates.model_bases(o)]
     if bounce == MISFIRE:
         p2 = p1
-        under = templates.base_at(p1, bases)
+        under = templates.base_at(p1, _bases_near_segment(battle, u, p1, p2))
         hit = [] if under is None else [under]
     else:
         p2 = templates.along(p1, direction, int(bounce))
-        hit = templates.on_segment(p1, p2, bases)
+        hit = templates.on_segment(p1, p2, _bases_near_segment(battle, u, p1, p2))
     by_unit = _hits_by_unit(hit)
     battle.emit("CORE.WM.CANNON.SHOT", unit=u.uid, target=t.uid, aim=aim, roll=n, bounce=bounce,
                 landing=list(p1), end=list(p2), buried=bounce == MISFIRE,
