@@ -110,10 +110,45 @@ def test_bad_arrays_raise_value_error() -> None:
     with pytest.raises(ValueError, match=r"\(n, 6\)"):
         kernel.native.Scene(np.zeros((2, 5)), [], [], [], 72.0, 48.0, False, False, False, 2.5)
     request = (0, False, False, False, 2.5, 5.0, True, 5, 20, 1.0, 1.0, False, ([99], float("nan")))
+    table = kernel.native.Table(np.array([[10.0, 10.0, 90.0, 5.0, 4.0, 0.0, 7.0]]))
     with pytest.raises(ValueError, match="unknown option code"):
-        kernel.native.unit_moves(np.array([[10.0, 10.0, 90.0, 5.0, 4.0, 0.0]]), [], 72.0, 48.0, [request])
+        kernel.native.unit_moves(table, [], 72.0, 48.0, [request])
     with pytest.raises(ValueError, match="13 fields"):
-        kernel.native.unit_moves(np.array([[10.0, 10.0, 90.0, 5.0, 4.0, 0.0]]), [], 72.0, 48.0, [request[:5]])
+        kernel.native.unit_moves(table, [], 72.0, 48.0, [request[:5]])
+    with pytest.raises(ValueError, match="row out of range"):
+        kernel.native.unit_moves(table, [], 72.0, 48.0, [(1, *request[1:])])
+    with pytest.raises(ValueError, match=r"\(n, 7\)"):
+        kernel.native.Table(np.zeros((1, 6)))
+
+
+def test_a_decision_table_serves_the_scenes_of_one_decision_only() -> None:
+    """While legal actions are worked out the state holds still and one compiled table serves every scene; the
+    scene built from it answers as the one built from the units themselves."""
+    from battleline.env.rules.battle import Battle
+
+    battle = Battle.from_scenario("pitched_battle", seed=2)
+    assert kernel.decision_table(battle) is not kernel.decision_table(battle)  # outside a decision: built afresh
+    battle._deciding = True
+    try:
+        assert kernel.decision_table(battle) is kernel.decision_table(battle)
+    finally:
+        battle._deciding = False
+        battle._kernel_table = None
+    import random
+
+    pick = random.Random(2)
+    while battle.state.turn < 2 and not battle.state.over:
+        acts = battle.legal_actions()
+        battle.apply(acts[pick.randrange(len(acts))])
+    table = kernel.table_of(battle.state)
+    answers = set()
+    for u in [o for o in battle.state.units if o.alive]:
+        for dx, dy in ((0.0, 0.0), (0.0, 3.0), (2.5, -1.0)):
+            args = (u.x + dx, u.y + dy, u.facing, u.width, u.depth)
+            ours = kernel.scene(battle.state, u, table=table).blocked_at(*args)
+            assert ours == kernel.scene(battle.state, u).blocked_at(*args)
+            answers.add(ours)
+    assert answers == {0, 1}  # free and blocked places both asked
 
 
 def test_switch_selects_the_reference(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -283,17 +283,26 @@ class Battle:
 
     def legal_actions(self) -> list[Action]:
         """Every legal action now; ``end_phase`` is always among them."""
+        return list(self._legal())
+
+    def _legal(self) -> list[Action]:
+        """The kept legal list, worked out when missing. While it is worked out the state holds still, so
+        :func:`kernel.decision_table` may keep one table of the units for every compiled scene of the decision."""
         if self._legal_cache is None:
-            self._legal_cache = self._compute_legal()
-        return list(self._legal_cache)
+            self._deciding = True  # the state holds still: kernel.decision_table may keep its table
+            try:
+                self._legal_cache = self._compute_legal()
+            finally:
+                self._deciding = False
+                self._kernel_table = None
+        return self._legal_cache
 
     def _legal_lookup(self) -> tuple[list[Action], frozenset[int]]:
         """The legal actions now and the ``id`` of each, for :meth:`apply`'s check: an action handed out by
         :meth:`legal_actions` is found by identity without comparing it field by field to the ones before it.
         The ids are kept beside the list they were taken from (which keeps those objects alive), so any reset
         of ``_legal_cache`` (a new list) takes them again."""
-        if self._legal_cache is None:
-            self._legal_cache = self._compute_legal()
+        self._legal()
         kept = self._legal_ids
         if kept is None or kept[0] is not self._legal_cache:
             kept = self._legal_ids = (self._legal_cache, frozenset(map(id, self._legal_cache)))
@@ -401,9 +410,7 @@ class Battle:
                 continue
             if self.state.stage in ("react", "pursue", "challenge", "accept"):
                 return
-            if self._legal_cache is None:
-                self._legal_cache = self._compute_legal()
-            if len(self._legal_cache) > 1:
+            if len(self._legal()) > 1:
                 return
             # Only end_phase: take it automatically (no choice to make).
             self._legal_cache = None

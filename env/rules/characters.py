@@ -223,7 +223,8 @@ def leave_pose(battle: Battle, c: UnitState, scenes: dict | None = None) -> geo.
     side_x = h.width / 2 + d_out + c.base_w / 2
     spots += [(side_x, 0.0, 0.0), (-side_x, 0.0, 0.0), (0.0, -(h.depth / 2 + d_out + c.base_d / 2), 0.0)]
     key = (c.side, c.has("aquatic"))
-    scene = scenes[key] if scenes is not None and key in scenes else kernel.scene(s, c)
+    scene = scenes[key] if scenes is not None and key in scenes else (
+        kernel.scene(s, c, table=kernel.decision_table(battle)) if kernel.available() and not s.castle else None)
     if scenes is not None and c.joined_to is not None:
         scenes[key] = scene
     env: space.Surroundings | None = None

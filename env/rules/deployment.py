@@ -134,7 +134,8 @@ def legal(battle: Battle) -> list[Action]:
     acts = []
     for u in _deployable(battle, side):
         env = None
-        scene = None if s.castle or u.has("scouts") else kernel.scene(s, u)
+        scene = None if s.castle or u.has("scouts") or not kernel.available() else kernel.scene(
+            s, u, table=kernel.decision_table(battle))
         if scene is not None:  # the compiled core: every slot afresh, in one call
             slots = _slots_native(battle, u, scene)
         elif s.castle or u.has("scouts"):

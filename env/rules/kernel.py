@@ -35,6 +35,7 @@ from battleline.env.rules import special_rules
 from battleline.env.rules.space import DIFFICULT, IMPASSABLE, OBSTACLES, WATER
 
 if TYPE_CHECKING:
+    from battleline.env.rules.battle import Battle
     from battleline.env.rules.state import BattleState, TerrainFeature, UnitState
 
 try:
@@ -77,11 +78,31 @@ def _terrain(t: TerrainFeature) -> tuple[np.ndarray, bool]:
     return answer
 
 
-def scene(state: BattleState, u: UnitState, exclude: frozenset[int] = frozenset()) -> Any | None:
+def table_of(state: BattleState) -> Any:
+    """The units on the table as a compiled :class:`_kernel.Table`: their footprints, built once for every scene of a
+    decision (rows x, y, facing, width, depth, side, uid, in ``state.units`` order)."""
+    rows = [(o.x, o.y, o.facing, o.width, o.depth, float(o.side), float(o.uid)) for o in state.units if o.alive]
+    return native.Table(np.array(rows, dtype=np.float64).reshape(len(rows), 7))
+
+
+def decision_table(battle: Battle) -> Any:
+    """:func:`table_of` the battle's state, kept while the battle works out one decision's legal actions (the state
+    does not change then; :meth:`Battle.legal_actions` opens and closes that window), built afresh otherwise."""
+    kept = battle.__dict__.get("_kernel_table")
+    if kept is not None:
+        return kept
+    table = table_of(battle.state)
+    if battle.__dict__.get("_deciding"):
+        battle._kernel_table = table
+    return table
+
+
+def scene(state: BattleState, u: UnitState, exclude: frozenset[int] = frozenset(), table: Any = None) -> Any | None:
     """What ``u`` must keep clear of, as a compiled :class:`_kernel.Scene`; None where only the reference applies.
 
     The scene holds the footprints of every unit on the table but ``u`` and
-    ``exclude`` (an (n, 6) float64 table: x, y, facing, width, depth, enemy),
+    ``exclude`` (from ``table``, a :func:`decision_table`, when given; else
+    from an (n, 6) float64 array: x, y, facing, width, depth, enemy),
     the impassable, difficult and obstacle terrain for ``u`` (water is open to
     Aquatic units, CORE.SR.AQUATIC), and ``u``'s own exemptions (CORE.MOVE.FLY,
     CORE.SR.ETHEREAL, CORE.TYPE.SKIRMISHERS), exactly as
@@ -106,12 +127,14 @@ def scene(state: BattleState, u: UnitState, exclude: frozenset[int] = frozenset(
         if not convex:
             return None
         bucket.append(ring)
+    moves_over = special_rules.moves_over_units(u)
+    flags = (float(state.table_w), float(state.table_h), moves_over, moves_over, u.has("skirmishers"), u.profile.M / 2.0)
+    if table is not None:  # a decision's table (:func:`decision_table`)
+        return native.Scene(table, u.side, [u.uid, *exclude], impassable, difficult, obstacles, *flags)
     rows = [(o.x, o.y, o.facing, o.width, o.depth, float(o.side != u.side))
             for o in state.units if o.alive and o.uid != u.uid and o.uid not in exclude]
-    table = np.array(rows, dtype=np.float64).reshape(len(rows), 6)
-    moves_over = special_rules.moves_over_units(u)
-    return native.Scene(table, impassable, difficult, obstacles, float(state.table_w), float(state.table_h),
-                        moves_over, moves_over, u.has("skirmishers"), u.profile.M / 2.0)
+    units = np.array(rows, dtype=np.float64).reshape(len(rows), 6)
+    return native.Scene(units, impassable, difficult, obstacles, *flags)
 
 
 _TERRAIN_CLASS = {
@@ -141,12 +164,6 @@ def terrain_table(state: BattleState) -> list[tuple[int, np.ndarray]] | None:
     return out
 
 
-def unit_table(units: list[UnitState]) -> np.ndarray:
-    """The struct-of-arrays table of ``units``: float64, shape (n, 6): x, y, facing, width, depth, side."""
-    rows = [(o.x, o.y, o.facing, o.width, o.depth, float(o.side)) for o in units]
-    return np.array(rows, dtype=np.float64).reshape(len(rows), 6)
-
-
 OPTION_CODES = {name: code for code, name in enumerate((
     "advance", "advance_half", "march", "backward", "wheel_left", "wheel_right", "wheel_left_short", "wheel_right_short",
     "march_wheel_left", "march_wheel_right", "turn_left", "turn_right", "about_face", "reform_wide", "reform_deep",
@@ -159,7 +176,7 @@ def unit_moves(table: np.ndarray, terrain: list[tuple[int, np.ndarray]], table_w
     """Which move options of several units are legal, decided in one native call as ``movement._plan`` decides them.
 
     Args:
-        table: :func:`unit_table` of the units on the table.
+        table: :func:`table_of` (or :func:`decision_table`) the units on the table.
         terrain: :func:`terrain_table`.
         table_w, table_h: the table in inches.
         requests: one per moving unit, a 13-tuple: (row in ``table``, moves over units (CORE.MOVE.FLY,

@@ -383,7 +383,7 @@ def _legal_native(battle: Battle, terrain: list) -> list[Action]:
         asked.append((u.uid, names))
     if not requests:
         return []
-    answers = kernel.unit_moves(kernel.unit_table(on_table), terrain, float(s.table_w), float(s.table_h), requests)
+    answers = kernel.unit_moves(kernel.decision_table(battle), terrain, float(s.table_w), float(s.table_h), requests)
     acts = []
     for (uid, names), legal in zip(asked, answers):
         for o, ok in zip(names, legal):

@@ -10,6 +10,7 @@
 #include <pybind11/stl.h>
 
 #include <cmath>
+#include <array>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -50,6 +51,28 @@ struct Shape {
     Box box;
     bool enemy = false;
     explicit Shape(Ring r, bool foe = false) : ring(std::move(r)), shrunk(erode(ring, EPS / 2)), box(bounds(ring)), enemy(foe) {}
+};
+
+// The units on the table at one decision: footprints (with their EPS/2 cores), sides, uids and poses, built once
+// and shared by every scene of the decision (kernel.decision_table).
+struct Table {
+    std::vector<Shape> shapes;
+    std::vector<int> sides;
+    std::vector<long> uids;
+    std::vector<std::array<double, 5>> rows;  // x, y, facing, width, depth
+
+    explicit Table(const Array& a) {
+        if (a.ndim() != 2 || (a.shape(0) > 0 && a.shape(1) != 7))
+            throw std::invalid_argument("table: expected an (n, 7) array of x, y, facing, width, depth, side, uid");
+        auto t = a.unchecked<2>();
+        for (py::ssize_t i = 0; i < a.shape(0); ++i) {
+            rows.push_back({t(i, 0), t(i, 1), t(i, 2), t(i, 3), t(i, 4)});
+            shapes.emplace_back(footprint({t(i, 0), t(i, 1), t(i, 2)}, t(i, 3), t(i, 4)));
+            sides.push_back(static_cast<int>(t(i, 5)));
+            uids.push_back(static_cast<long>(t(i, 6)));
+        }
+    }
+    size_t size() const { return rows.size(); }
 };
 
 // space.Sweep: a straight move's hull of two footprints (built on first use), or one ready polygon.
@@ -116,6 +139,22 @@ class Scene {
         auto u = units.unchecked<2>();
         for (py::ssize_t i = 0; i < units.shape(0); ++i)
             units_.emplace_back(footprint({u(i, 0), u(i, 1), u(i, 2)}, u(i, 3), u(i, 4)), u(i, 5) != 0.0);
+        for (const auto& a : impassable) impassable_.emplace_back(ring_of(a, "impassable"));
+        for (const auto& a : difficult) difficult_.emplace_back(ring_of(a, "difficult"));
+        for (const auto& a : obstacles) obstacles_.emplace_back(ring_of(a, "obstacles"));
+    }
+
+    // A scene over a decision's table: every unit but those in ``exclude`` (uids), enemies by ``side``.
+    Scene(const Table& t, int side, const std::vector<long>& exclude, const std::vector<Array>& impassable,
+          const std::vector<Array>& difficult, const std::vector<Array>& obstacles, double table_w, double table_h,
+          bool over_units, bool ignores_terrain, bool skirmishers, double half_m)
+        : table_w_(table_w), table_h_(table_h), over_units_(over_units), ignores_terrain_(ignores_terrain),
+          skirmishers_(skirmishers), half_m_(half_m) {
+        for (size_t i = 0; i < t.size(); ++i) {
+            if (std::find(exclude.begin(), exclude.end(), t.uids[i]) != exclude.end()) continue;
+            units_.push_back(t.shapes[i]);
+            units_.back().enemy = t.sides[i] != side;
+        }
         for (const auto& a : impassable) impassable_.emplace_back(ring_of(a, "impassable"));
         for (const auto& a : difficult) difficult_.emplace_back(ring_of(a, "difficult"));
         for (const auto& a : obstacles) obstacles_.emplace_back(ring_of(a, "obstacles"));
@@ -479,17 +518,10 @@ bool code_legal(Scene& s, const Mover& u, int code) {
 }
 
 // All the move options of several units in one call: see kernel.unit_moves.
-std::vector<std::vector<int>> unit_moves(const Array& units, const std::vector<std::pair<int, Array>>& terrain,
+std::vector<std::vector<int>> unit_moves(const Table& table, const std::vector<std::pair<int, Array>>& terrain,
                                           double table_w, double table_h, const std::vector<py::tuple>& requests) {
-    if (units.ndim() != 2 || (units.shape(0) > 0 && units.shape(1) != 6))
-        throw std::invalid_argument("units: expected an (n, 6) array of x, y, facing, width, depth, side");
-    auto t = units.unchecked<2>();
-    std::vector<Shape> all;
-    std::vector<int> sides;
-    for (py::ssize_t i = 0; i < units.shape(0); ++i) {
-        all.emplace_back(footprint({t(i, 0), t(i, 1), t(i, 2)}, t(i, 3), t(i, 4)));
-        sides.push_back(static_cast<int>(t(i, 5)));
-    }
+    const std::vector<Shape>& all = table.shapes;
+    const std::vector<int>& sides = table.sides;
     std::vector<std::pair<int, Shape>> shapes;
     for (const auto& [cls, ring] : terrain) shapes.emplace_back(cls, Shape(ring_of(ring, "terrain")));
     std::vector<std::vector<int>> out;
@@ -502,7 +534,8 @@ std::vector<std::vector<int>> unit_moves(const Array& units, const std::vector<s
         u.half_m = req[4].cast<double>(), u.m = req[5].cast<double>(), u.march_ok = req[6].cast<bool>();
         u.files = req[7].cast<long>(), u.models = req[8].cast<long>();
         u.base_w = req[9].cast<double>(), u.base_d = req[10].cast<double>(), u.war_machine = req[11].cast<bool>();
-        u.x = t(u.row, 0), u.y = t(u.row, 1), u.facing = t(u.row, 2), u.width = t(u.row, 3), u.depth = t(u.row, 4);
+        const auto& r = table.rows[u.row];
+        u.x = r[0], u.y = r[1], u.facing = r[2], u.width = r[3], u.depth = r[4];
         auto codes_face = req[12].cast<std::pair<std::vector<int>, double>>();
         u.face = codes_face.second;
         std::vector<Shape> impassable, difficult, obstacles;
@@ -570,7 +603,7 @@ PYBIND11_MODULE(_kernel, m) {
           py::arg("facing2"), py::arg("width2"), py::arg("depth2"));
     m.def("is_convex", [](const Array& a) { return is_convex(ring_of(a, "polygon")); }, py::arg("polygon"));
 
-    m.def("unit_moves", &unit_moves, py::arg("units"), py::arg("terrain"), py::arg("table_w"), py::arg("table_h"),
+    m.def("unit_moves", &unit_moves, py::arg("table"), py::arg("terrain"), py::arg("table_w"), py::arg("table_h"),
           py::arg("requests"), "Legal move options of several units in one call (see battleline.env.rules.kernel.unit_moves).");
     m.attr("N_CODES") = static_cast<int>(N_CODES);
     m.attr("STRAIGHT") = static_cast<int>(STRAIGHT);
@@ -598,11 +631,20 @@ PYBIND11_MODULE(_kernel, m) {
              py::arg("x"), py::arg("y"), py::arg("facing"), py::arg("width"), py::arg("depth"), py::arg("angle"))
         .def("__len__", &RouteScene::size);
 
+    py::class_<Table>(m, "Table")
+        .def(py::init<const Array&>(), py::arg("rows"))
+        .def("__len__", &Table::size);
+
     py::class_<Scene>(m, "Scene")
         .def(py::init<const Array&, const std::vector<Array>&, const std::vector<Array>&, const std::vector<Array>&, double,
                       double, bool, bool, bool, double>(),
              py::arg("units"), py::arg("impassable"), py::arg("difficult"), py::arg("obstacles"), py::arg("table_w"),
              py::arg("table_h"), py::arg("over_units"), py::arg("ignores_terrain"), py::arg("skirmishers"), py::arg("half_m"))
+        .def(py::init<const Table&, int, const std::vector<long>&, const std::vector<Array>&, const std::vector<Array>&,
+                      const std::vector<Array>&, double, double, bool, bool, bool, double>(),
+             py::arg("table"), py::arg("side"), py::arg("exclude"), py::arg("impassable"), py::arg("difficult"),
+             py::arg("obstacles"), py::arg("table_w"), py::arg("table_h"), py::arg("over_units"), py::arg("ignores_terrain"),
+             py::arg("skirmishers"), py::arg("half_m"))
         .def("record", &Scene::record)
         .def("take_region", &Scene::take_region)
         .def("furthest_legal",
