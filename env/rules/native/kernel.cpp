@@ -118,6 +118,8 @@ constexpr double TIE_BAND = 1e-9;  // inches: margins this near a threshold are 
 // the EPS/2-shrunk shapes' margin is within TIE_BAND of zero (an overlap of exactly EPS, which GEOS's rounding of
 // its own buffers decides).
 int overlap_sign(Sweep& s, const Shape& p) {
+    // Apart or touching: the shrunk shapes are then EPS apart, no tie (and the costly erosion of s is not needed).
+    if (!intersects(s.geom(), p.ring)) return 0;
     double m = sat_margin(s.shrunk(), p.shrunk);
     if (m > TIE_BAND) return 0;
     if (m < -TIE_BAND) return 1;
