@@ -116,6 +116,10 @@ def furthest_legal(
     return lo
 
 
+_DONE_FLAGS = ("moved", "charged", "fled", "rallied", "failed_charge", "stupid", "declared_charge")
+"""Turn flags that leave a unit no remaining move (CORE.MOVE.REMAINING)."""
+
+
 def can_move(battle: Battle, u: UnitState) -> bool:
     """CORE.MOVE.REMAINING: not charged, fled, rallied, compulsorily moved or engaged, and not moved yet."""
     f = u.flags
@@ -123,7 +127,7 @@ def can_move(battle: Battle, u: UnitState) -> bool:
         u.alive
         and u.side == battle.state.active
         and not u.fleeing
-        and not any(f.get(k) for k in ("moved", "charged", "fled", "rallied", "failed_charge", "stupid", "declared_charge"))
+        and not (f and any(map(f.get, _DONE_FLAGS)))
         and u.profile.M > 0
         and not psychology.engaged(battle, u)
     )
