@@ -47,6 +47,8 @@ import typer
 from rich.console import Console
 from rich.progress import Progress
 
+from benchmarks import check_at_least, flag_errors
+
 console = Console(highlight=False)
 EPS = 0.01
 TABLE = (72.0, 48.0)
@@ -542,11 +544,16 @@ def main(
     out: Annotated[Path, typer.Option(help="JSON report")] = Path("benchmarks/results/kernel_fuzz.json"),
 ) -> None:
     """Fuzz the compiled core against the shapely reference; exit 1 on any disagreement."""
-    chosen = list(KINDS) if kinds == "all" else [k.strip() for k in kinds.split(",")]
-    unknown = [k for k in chosen if k not in KINDS]
-    if unknown:
-        console.print(f"error: --kinds: unknown kind {unknown[0]!r} (kinds: {', '.join(KINDS)})")
-        raise SystemExit(2)
+    from battleline.training.cli import UserError, check_output
+
+    with flag_errors():
+        chosen = list(KINDS) if kinds == "all" else [k.strip() for k in kinds.split(",")]
+        unknown = [k for k in chosen if k not in KINDS]
+        if unknown:
+            raise UserError(f"--kinds: unknown kind {unknown[0]!r} (kinds: {', '.join(KINDS)})")
+        check_at_least(1, queries=queries)
+        check_at_least(0, legal_states=legal_states, seed=seed)
+        check_output("--out", out)  # before any work: a fuzz of minutes must not end in an unwritable path
     _native()
     report: dict[str, Any] = {"command": " ".join(["python -m benchmarks.kernel_fuzz", *sys.argv[1:]]), "seed": seed,
                               "kinds": {}}

@@ -33,3 +33,20 @@ def test_each_caller_gets_its_own_copy() -> None:
     first.turns = 99
     assert load_scenario("pitched_battle").turns != 99
     assert load_scenario("pitched_battle") is not load_scenario("pitched_battle")
+
+
+def test_same_name_in_two_folders_and_a_same_stamp_edit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kept scenario follows the file's resolved path and bytes: the same name in another folder, or an edit
+    that keeps the size and the modification time, is read afresh."""
+    data = yaml.safe_load((CONFIG_DIR / "scenarios" / "pitched_battle.yaml").read_text(encoding="utf-8"))
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir()
+    b.mkdir()
+    _write(a / "s.yaml", {**data, "turns": 6}, 5_000_000_000)
+    _write(b / "s.yaml", {**data, "turns": 4}, 5_000_000_000)
+    monkeypatch.chdir(a)
+    assert load_scenario("s.yaml").turns == 6
+    monkeypatch.chdir(b)
+    assert load_scenario("s.yaml").turns == 4
+    _write(b / "s.yaml", {**data, "turns": 5}, 5_000_000_000)  # same size, same time
+    assert load_scenario("s.yaml").turns == 5

@@ -247,3 +247,43 @@ def test_sight_leaves_non_convex_blockers_to_the_reference(monkeypatch: pytest.M
     assert space.line_of_sight(battle.state, viewer, target) is expected
     monkeypatch.setenv(kernel.ENV_SWITCH, "reference")
     assert kernel.line_of_sight(v, t, (), (), ()) is None
+
+
+@pytest.mark.parametrize("kind", ["wall", "woods", "rocks"])
+def test_a_feature_about_eps_thick_is_left_to_the_reference(kind: str) -> None:
+    """A feature 0.01" thick (within rounding of EPS): whether its EPS/2 erosion keeps anything is GEOS's rounding,
+    so the core calls the answer undecided and the reference's is taken (CORE.TERRAIN.COST, CORE.MOVE.ONE_INCH)."""
+    strip = (kind, [(14.0, 16.0), (26.0, 16.0), (26.0, 16.01), (14.0, 16.01)])
+    scene = _scene([], [strip], m=8.0)
+    core = kernel_fuzz.native_scene(scene).furthest_legal(*scene["mover"], scene["w"], scene["d"], 8.0)
+    assert core == -1.0
+    ref = movement.furthest_legal(None, kernel_fuzz._stub(scene["w"], scene["d"]), geo.Pose(*scene["mover"]),  # type: ignore[arg-type]
+                                  8.0, env=kernel_fuzz.reference_scene(scene))
+    assert ref is not None and ref < 8.0  # the reference does count the strip
+
+
+def test_the_compiled_functions_refuse_bad_numbers() -> None:
+    """Sizes that would overflow, zero files, NaN or huge angles: one ValueError, never a crash."""
+    k = kernel.native
+    with pytest.raises(ValueError, match="ring sizes"):
+        k.line_of_sight(0, 0, 0, 1, 1, 5, 5, 0, 1, 1, np.empty((0, 5)), np.zeros((1, 2)),
+                        np.array([1, 2**63 - 1], dtype=np.int64), np.empty((0, 2)), np.empty(0, dtype=np.int64))
+    table = k.Table(np.array([[10.0, 10.0, 0.0, 5.0, 2.0, 0.0, 1.0]]))
+    with pytest.raises(ValueError, match="at least 1"):
+        k.unit_moves(table, [], 48.0, 48.0, [(0, 0, 0, 0, 2.0, 4.0, 1, 0, 10, 1.0, 1.0, 0, (list(range(16)), 0.0))])
+    with pytest.raises(ValueError, match=r"\(n, 2\)"):
+        k.convex_hull(np.zeros((5, 1)))
+    for angle in (1e10, float("nan")):
+        with pytest.raises(ValueError, match="180 degrees"):
+            k.wheel_swept_area(0.0, 0.0, 0.0, 100.0, 10.0, angle)
+    scene = k.Scene(np.empty((0, 6)), [], [], [], 72.0, 48.0, False, False, False, 2.0)
+    with pytest.raises(ValueError, match="finite"):
+        scene.furthest_legal(10.0, 10.0, 0.0, 2.0, 2.0, float("nan"))
+
+
+def test_an_unknown_switch_value_is_one_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    from battleline.env.rules.config import ConfigError
+
+    monkeypatch.setenv(kernel.ENV_SWITCH, "shapely")
+    with pytest.raises(ConfigError, match="BATTLELINE_KERNEL: 'shapely' is not one of native, reference"):
+        kernel.available()

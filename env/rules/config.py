@@ -9,6 +9,7 @@ Every loader raises :class:`ConfigError`, whose message is one line of the form
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
 from importlib.resources import files
@@ -1128,10 +1129,12 @@ _LOADED: dict[tuple, ScenarioConfig] = {}
 
 
 def _config_stamp(path: Path) -> tuple:
-    """What a loaded scenario depends on: its file and the shipped configs (factions, army lists), as (name,
-    mtime_ns, size) triples; a changed, added or removed file changes the stamp."""
-    files = [path, *sorted(CONFIG_DIR.rglob("*.yaml"))]
-    return tuple((str(f), st.st_mtime_ns, st.st_size) for f in files for st in (f.stat(),))
+    """What a loaded scenario depends on: its file (resolved path and a digest of its bytes) and the shipped
+    configs (factions, army lists) as (name, mtime_ns, size) triples; a changed, added or removed file changes it."""
+    files = sorted(CONFIG_DIR.rglob("*.yaml"))
+    own = path.resolve()
+    return (str(own), hashlib.sha256(own.read_bytes()).hexdigest(),
+            *((str(f), st.st_mtime_ns, st.st_size) for f in files for st in (f.stat(),)))
 
 
 def load_scenario(source: str | Path | dict[str, Any], file: str | None = None) -> ScenarioConfig:
@@ -1142,7 +1145,7 @@ def load_scenario(source: str | Path | dict[str, Any], file: str | None = None) 
     if isinstance(source, dict):
         return check_scenario(source, file)
     try:
-        key = (str(source), _config_stamp(scenario_path(source)))
+        key = _config_stamp(scenario_path(source))
     except (OSError, ConfigError):  # no such file: let the check say so
         return check_scenario(source, file)
     if key not in _LOADED:

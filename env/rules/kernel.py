@@ -24,8 +24,10 @@ Lengths are inches, angles degrees, as everywhere in the engine.
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Sequence
 from functools import lru_cache
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -42,6 +44,9 @@ try:
     from battleline.env.rules import _kernel as native
 except ImportError:  # not built: the shapely reference answers everything
     native = None  # type: ignore[assignment]
+    if (Path(__file__).parent / "native").is_dir():  # a source checkout whose core was never built
+        warnings.warn("battleline's compiled core is not built (pip install -e . builds it); the shapely reference "
+                      "answers every question, several times slower", RuntimeWarning, stacklevel=2)
 
 TIE_BAND = 1e-9
 """Inches: a distance this near a rule's threshold is a tie the compiled core leaves to the reference."""
@@ -50,9 +55,22 @@ ENV_SWITCH = "BATTLELINE_KERNEL"
 """Environment variable: ``reference`` switches the compiled core off."""
 
 
+SWITCH_VALUES = ("native", "reference")
+"""What ``BATTLELINE_KERNEL`` may say (unset: native)."""
+
+
 def available() -> bool:
-    """Whether the compiled core is built and switched on (``BATTLELINE_KERNEL`` is not ``reference``)."""
-    return native is not None and os.environ.get(ENV_SWITCH, "native") != "reference"
+    """Whether the compiled core is built and switched on (``BATTLELINE_KERNEL`` unset or ``native``).
+
+    Raises:
+        ConfigError: ``BATTLELINE_KERNEL`` says anything but ``native`` or ``reference``.
+    """
+    mode = os.environ.get(ENV_SWITCH, "native")
+    if mode not in SWITCH_VALUES:
+        from battleline.env.rules.config import ConfigError
+
+        raise ConfigError(f"environment variable {ENV_SWITCH}: {mode!r} is not one of {', '.join(SWITCH_VALUES)}")
+    return native is not None and mode == "native"
 
 
 @lru_cache(maxsize=512)

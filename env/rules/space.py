@@ -135,17 +135,20 @@ def line_of_sight(state: BattleState, viewer: UnitState, target: UnitState) -> b
                 units.append((o.x, o.y, o.facing, w, d))
     blocking = tuple(terrain_poly(t) for t in state.terrain if t.kind in BLOCKING)
     woods = tuple(terrain_poly(t) for t in state.terrain if t.kind == "woods")
-    return _sight(sight_from, sight_to, tuple(units), blocking, woods)
+    from battleline.env.rules import kernel
+
+    return _sight(sight_from, sight_to, tuple(units), blocking, woods, kernel.available())
 
 
 @lru_cache(maxsize=8192)
-def _sight(viewer: tuple, target: tuple, units: tuple, blocking: tuple, woods: tuple) -> bool:
+def _sight(viewer: tuple, target: tuple, units: tuple, blocking: tuple, woods: tuple, core: bool = True) -> bool:
     """:func:`geo.has_los` from the footprint ``viewer`` (x, y, facing, width, depth) to ``target``, blocked by the
     footprints ``units`` (each as ``viewer``) and the polygons ``blocking``, through the woods ``woods``; cached.
-    The compiled core answers where it can (kernel.line_of_sight), the reference where it cannot."""
+    The compiled core answers where it can (kernel.line_of_sight) when ``core`` (the answers are kept apart by it, so
+    a process that switches the core off asks the reference), the reference where it cannot."""
     from battleline.env.rules import kernel
 
-    seen = kernel.line_of_sight(viewer, target, units, blocking, woods)
+    seen = kernel.line_of_sight(viewer, target, units, blocking, woods) if core else None
     if seen is not None:
         return seen
     blockers = [_footprint(*u) for u in units] + list(blocking)

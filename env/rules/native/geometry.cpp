@@ -1,6 +1,8 @@
 // Convex-polygon primitives of the compiled core (see geometry.hpp).
 #include "geometry.hpp"
 
+#include <stdexcept>
+
 namespace battleline {
 
 Box bounds(const Ring& r) {
@@ -59,6 +61,10 @@ Ring convex_hull(std::vector<Vec> pts) {
 // geometry.wheel_swept_area: star-shaped about the pivot corner, the arc drawn as chords
 // so that the polygon lies inside the true swept area and misses at most EPS/2 of it.
 Ring wheel_swept_area(const Pose& p, double width, double depth, double angle_deg) {
+    if (!(std::fabs(angle_deg) <= 180.0))  // NaN too
+        throw std::invalid_argument("wheel_swept_area: |angle| must be at most 180 degrees");
+    if (!std::isfinite(width) || !std::isfinite(depth) || width < 0 || depth < 0)
+        throw std::invalid_argument("wheel_swept_area: width and depth must be finite and not negative");
     if (angle_deg == 0.0) return footprint(p, width, depth);
     auto cs = corner_list(p, width, depth);
     auto ce = corner_list(wheel(p, width, angle_deg, depth), width, depth);

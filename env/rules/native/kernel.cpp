@@ -45,12 +45,20 @@ py::array_t<double> array_of(const Ring& r) {
     return out;
 }
 
+constexpr double TIE_BAND = 1e-9;  // inches: margins this near a threshold are left to the reference
+
+// Whether a ring whose EPS/2 erosion is empty is within TIE_BAND of keeping some of it: about EPS thick, where
+// GEOS's rounding of its own buffer decides whether anything is left.
+bool barely_empty(const Ring& r, const Ring& shrunk) { return shrunk.empty() && !erode(r, EPS / 2 - TIE_BAND).empty(); }
+
 struct Shape {
     Ring ring;
     Ring shrunk;  // eroded by EPS/2
     Box box;
     bool enemy = false;
-    explicit Shape(Ring r, bool foe = false) : ring(std::move(r)), shrunk(erode(ring, EPS / 2)), box(bounds(ring)), enemy(foe) {}
+    bool thin = false;  // barely_empty: its overlaps are ties
+    explicit Shape(Ring r, bool foe = false)
+        : ring(std::move(r)), shrunk(erode(ring, EPS / 2)), box(bounds(ring)), enemy(foe), thin(barely_empty(ring, shrunk)) {}
 };
 
 // The units on the table at one decision: footprints (with their EPS/2 cores), sides, uids and poses, built once
@@ -97,22 +105,25 @@ class Sweep {
     const Ring& shrunk() {
         if (!shrunk_built_) {
             shrunk_ = erode(geom(), EPS / 2);
+            thin_ = barely_empty(geom(), shrunk_);
             shrunk_built_ = true;
         }
         return shrunk_;
+    }
+    bool thin() {
+        shrunk();
+        return thin_;
     }
 
    private:
     const Ring* start_;
     const Ring* end_;
     Ring hull_, shrunk_;
-    bool built_ = false, shrunk_built_ = false;
+    bool built_ = false, shrunk_built_ = false, thin_ = false;
 
    public:
     Box box;
 };
-
-constexpr double TIE_BAND = 1e-9;  // inches: margins this near a threshold are left to the reference
 
 // Overlap by more than EPS, as space.Surroundings.overlapping, with ties told apart: 1 overlap, 0 none, -1 when
 // the EPS/2-shrunk shapes' margin is within TIE_BAND of zero (an overlap of exactly EPS, which GEOS's rounding of
@@ -120,6 +131,7 @@ constexpr double TIE_BAND = 1e-9;  // inches: margins this near a threshold are 
 int overlap_sign(Sweep& s, const Shape& p) {
     // Apart or touching: the shrunk shapes are then EPS apart, no tie (and the costly erosion of s is not needed).
     if (!intersects(s.geom(), p.ring)) return 0;
+    if (p.thin || s.thin()) return -1;  // about EPS thick: whether anything is left of it is GEOS's rounding
     double m = sat_margin(s.shrunk(), p.shrunk);
     if (m > TIE_BAND) return 0;
     if (m < -TIE_BAND) return 1;
@@ -231,6 +243,8 @@ class Scene {
     // movement.furthest_legal: NaN for None (the start itself is illegal).
     double furthest_legal(const Pose& start, double width, double depth, double allowance, double gap, bool pass_friends,
                           bool refine) {
+        if (!std::isfinite(allowance) || !std::isfinite(gap))
+            throw std::invalid_argument("furthest_legal: allowance and gap must be finite");
         Ring start_poly = footprint(start, width, depth);
         {
             Sweep here(start_poly);
@@ -387,7 +401,7 @@ class RouteScene {
 
     // charges._sweep_clear for a wheel's swept area (|angle| <= 90: the area is convex): 1, 0 or -1 as clear_hull.
     int clear_wheel(const Pose& p, double width, double depth, double angle) {
-        if (std::fabs(angle) > 90.0) throw std::invalid_argument("clear_wheel: |angle| must be <= 90 degrees");
+        if (!(std::fabs(angle) <= 90.0)) throw std::invalid_argument("clear_wheel: |angle| must be <= 90 degrees");
         Ring area = wheel_swept_area(p, width, depth, angle);
         Sweep s(area);
         return clear(s);
@@ -530,11 +544,13 @@ std::vector<std::vector<int>> unit_moves(const Table& table, const std::vector<s
     for (const py::tuple& req : requests) {
         if (req.size() != 13) throw std::invalid_argument("unit_moves: a request has 13 fields");
         Mover u{};
-        u.row = req[0].cast<size_t>();
-        if (u.row >= all.size()) throw std::invalid_argument("unit_moves: unit row out of range");
+        long row = req[0].cast<long>();
+        if (row < 0 || static_cast<size_t>(row) >= all.size()) throw std::invalid_argument("unit_moves: unit row out of range");
+        u.row = static_cast<size_t>(row);
         u.over_units = req[1].cast<bool>(), u.skirmishers = req[2].cast<bool>(), u.aquatic = req[3].cast<bool>();
         u.half_m = req[4].cast<double>(), u.m = req[5].cast<double>(), u.march_ok = req[6].cast<bool>();
         u.files = req[7].cast<long>(), u.models = req[8].cast<long>();
+        if (u.files < 1 || u.models < 1) throw std::invalid_argument("unit_moves: files and models must be at least 1");
         u.base_w = req[9].cast<double>(), u.base_d = req[10].cast<double>(), u.war_machine = req[11].cast<bool>();
         const auto& r = table.rows[u.row];
         u.x = r[0], u.y = r[1], u.facing = r[2], u.width = r[3], u.depth = r[4];
@@ -584,6 +600,7 @@ PYBIND11_MODULE(_kernel, m) {
           },
           py::arg("x"), py::arg("y"), py::arg("facing"), py::arg("width"), py::arg("depth"), py::arg("angle"));
     m.def("convex_hull", [](const Array& a) {
+              if (a.ndim() != 2 || a.shape(1) != 2) throw std::invalid_argument("points: expected an (n, 2) array");
               Ring r;
               auto v = a.unchecked<2>();
               for (py::ssize_t i = 0; i < v.shape(0); ++i) r.push_back({v(i, 0), v(i, 1)});

@@ -270,7 +270,7 @@ std::vector<Ring> rings_of(const Array& coords, const Sizes& sizes, const char* 
     py::ssize_t at = 0, total = coords.shape(0);
     for (py::ssize_t i = 0; i < sizes.shape(0); ++i) {
         int64_t k = sizes.data()[i];
-        if (k < 0 || at + k > total) throw std::invalid_argument(std::string(what) + ": ring sizes exceed the coordinates");
+        if (k < 0 || k > total - at) throw std::invalid_argument(std::string(what) + ": ring sizes exceed the coordinates");
         out.push_back(ring_at(xy + 2 * at, k));
         at += k;
     }
