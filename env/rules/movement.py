@@ -327,7 +327,7 @@ def legal(battle: Battle) -> list[Action]:
 
     Where the compiled core applies (:func:`kernel.terrain_table`: no siege,
     convex terrain) every option of every unit is decided afresh in one
-    native call (:func:`kernel.move_options`), with the same answers.
+    native call (:func:`kernel.unit_moves`), with the same answers (a tie goes to the reference).
     """
     terrain = None if battle.state.castle or not kernel.available() else kernel.terrain_table(battle.state)
     if terrain is not None:
