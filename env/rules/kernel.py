@@ -127,7 +127,7 @@ def scene(state: BattleState, u: UnitState, exclude: frozenset[int] = frozenset(
     :class:`space.Surroundings` does. Methods: ``furthest_legal`` (-1.0 when
     undecided), ``wheel_blocked``, ``blocked_at`` and ``blocked_at_many`` (1
     blocked, 0 free, -1 undecided), ``terrain_cost`` ((multiplier, extra inches),
-    None when undecided), ``record`` / ``take_region``. Undecided: the answer
+    None when undecided). Undecided: the answer
     rested on a tie (an overlap of exactly EPS, or a distance within 1e-9 inch of
     the rule's threshold), which the caller leaves to the shapely reference.
     """

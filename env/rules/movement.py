@@ -303,16 +303,9 @@ class _Entry(NamedTuple):
     decisions: dict[str, space.Decision]
 
 
-def _decide(battle: Battle, u: UnitState, option: str, env: Scene, units: space.UnitsOnTable) -> space.Decision:
+def _decide(battle: Battle, u: UnitState, option: str, env: space.Surroundings, units: space.UnitsOnTable) -> space.Decision:
     """Decide whether ``option`` is legal for ``u`` now, recording the units that decision looked at."""
-    if isinstance(env, space.Surroundings):
-        return space.decide(lambda: _plan(battle, u, option, env, check_only=True) is not None, env, units)
-    env.record()
-    try:
-        legal = _plan(battle, u, option, env, check_only=True) is not None
-    finally:
-        region = env.take_region()
-    return space.Decision(legal, region, units.meeting(region, u.uid))
+    return space.decide(lambda: _plan(battle, u, option, env, check_only=True) is not None, env, units)
 
 
 def legal(battle: Battle) -> list[Action]:
@@ -346,13 +339,13 @@ def legal(battle: Battle) -> list[Action]:
             units = units or space.UnitsOnTable(battle.state)
             context = _own_context(battle, u, key[1])
             known = hit.decisions if hit is not None and hit.context == context and not battle.state.castle else {}
-            env: Scene | None = None
+            env: space.Surroundings | None = None
             candidates = war_machines.move_options(u, list(MOVE_OPTIONS)) if u.troop_type == "war_machine" else MOVE_OPTIONS
             decisions = {}
             for o in candidates:
                 d = known.get(o)
                 if d is None or not d.holds(units, u.uid):
-                    env = env or surroundings(battle, u)
+                    env = env or space.Surroundings(battle.state, u)  # the reference: no compiled core here
                     d = _decide(battle, u, o, env, units)
                 decisions[o] = d
             options = [o for o in candidates if decisions[o].legal]

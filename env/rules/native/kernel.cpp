@@ -24,7 +24,6 @@ using namespace battleline;
 namespace {
 
 constexpr double MIN_MOVE = 0.25;       // movement.MIN_MOVE (inches)
-constexpr double QUERY_SLACK = 1e-6;    // space.QUERY_SLACK
 
 using Array = py::array_t<double, py::array::c_style | py::array::forcecast>;
 
@@ -138,8 +137,6 @@ int overlap_sign(Sweep& s, const Shape& p) {
     return -1;
 }
 
-// space.Surroundings.overlapping for one polygon: overlap by more than EPS (both shrunk by EPS/2).
-bool overlaps(Sweep& s, const Shape& p) { return intersects(s.geom(), p.ring) && intersects(s.shrunk(), p.shrunk); }
 
 class Scene {
    public:
@@ -186,17 +183,6 @@ class Scene {
             units_.push_back(all[i]);
             units_.back().enemy = sides[i] != side;
         }
-    }
-
-    // --- region recording (space.decide)
-    void record() {
-        recording_ = true;
-        region_.reset();
-    }
-    std::optional<std::tuple<double, double, double, double>> take_region() {
-        recording_ = false;
-        if (!region_) return std::nullopt;
-        return std::make_tuple(region_->x0, region_->y0, region_->x1, region_->y1);
     }
 
     // Whether an answer since the last reset() rested on a tie (an overlap of exactly EPS, or a distance within
@@ -341,15 +327,6 @@ class Scene {
 
     // space.Surroundings._near_box: units whose boxes lie within ``reach`` of ``box``.
     void near_box(const Box& q, double reach) {
-        if (recording_) {
-            double r = reach + QUERY_SLACK;
-            Box b{q.x0 - r, q.y0 - r, q.x1 + r, q.y1 + r};
-            if (!region_)
-                region_ = b;
-            else
-                region_ = Box{std::min(region_->x0, b.x0), std::min(region_->y0, b.y0), std::max(region_->x1, b.x1),
-                              std::max(region_->y1, b.y1)};
-        }
         for (const Shape& o : units_) {
             double dx = std::max(0.0, std::max(o.box.x0 - q.x1, q.x0 - o.box.x1));
             double dy = std::max(0.0, std::max(o.box.y0 - q.y1, q.y0 - o.box.y1));
@@ -362,9 +339,7 @@ class Scene {
     double table_w_, table_h_;
     bool over_units_, ignores_terrain_, skirmishers_;
     double half_m_;
-    bool recording_ = false;
     bool unsure_ = false;
-    std::optional<Box> region_;
 };
 
 Pose pose_of(double x, double y, double facing) { return {x, y, facing}; }
@@ -429,36 +404,10 @@ class RouteScene {
     double table_w_, table_h_;
 };
 
-// Option kinds of option_legal (movement._plan with check_only=True).
-enum Kind { STRAIGHT = 0, WHEEL = 1, TURN = 2, REFORM = 3 };
-
 // Terrain classes of unit_moves: impassable, lake (impassable but to Aquatic units), difficult,
 // marsh/ford (difficult but to Aquatic units), obstacle (CORE.TERRAIN.TYPES, CORE.SR.AQUATIC).
 enum TerrainClass { IMPASSABLE = 0, IMPASSABLE_WATER = 1, DIFFICULT = 2, DIFFICULT_WATER = 3, OBSTACLE = 4 };
 
-// Whether one option of one unit is legal, as movement._plan(check_only=True) decides it.
-bool option_legal(Scene& s, const Pose& start, double width, double depth, int kind, double a, double b, double c,
-                  double e) {
-    switch (kind) {
-        case STRAIGHT: {  // a: allowance (negative: backwards)
-            double d = s.furthest_legal(start, width, depth, a, 1.0, false, false);
-            return !std::isnan(d) && d >= MIN_MOVE;
-        }
-        case WHEEL:  // a: angle; the cost check is made by the caller
-            return !s.wheel_blocked(start, width, depth, a);
-        case TURN: {  // a: angle, b, c: the turned footprint's width and depth, e: allowance after the turn
-            Pose after{start.x, start.y, norm_deg(start.facing + a)};
-            if (s.blocked_at(after, b, c, 2 * EPS, false)) return false;
-            double d = s.furthest_legal(after, b, c, e, 1.0, false, false);
-            if (std::isnan(d)) d = 0.0;
-            return !(d < MIN_MOVE && s.blocked_at(after, b, c, 1.0, false));
-        }
-        case REFORM:  // a: new facing, b, c: the new width and depth
-            return !s.blocked_at({start.x, start.y, a}, b, c, 1.0, false);
-        default:
-            throw std::invalid_argument("unit_moves: unknown option kind " + std::to_string(kind));
-    }
-}
 
 // One unit's own figures for unit_moves (movement._plan's inputs besides the table).
 struct Mover {
@@ -497,11 +446,14 @@ bool code_legal(Scene& s, const Mover& u, int code) {
     bool is_march = code == MARCH || code == MARCH_WHEEL_L || code == MARCH_WHEEL_R;
     if (is_march && !u.march_ok) return false;
     const double m = u.m;
-    if (code <= BACKWARD) return option_legal(s, start, u.width, u.depth, STRAIGHT, straight[code] * m, 0, 0, 0);
+    if (code <= BACKWARD) {
+        double d = s.furthest_legal(start, u.width, u.depth, straight[code] * m, 1.0, false, false);
+        return !std::isnan(d) && d >= MIN_MOVE;
+    }
     if (code <= MARCH_WHEEL_R) {
         double angle = wheels[code - WHEEL_L];
         if (wheel_distance(u.width, angle) > (is_march ? 2 * m : m) + EPS) return false;
-        return option_legal(s, start, u.width, u.depth, WHEEL, angle, 0, 0, 0);
+        return !s.wheel_blocked(start, u.width, u.depth, angle);
     }
     if (code <= ABOUT_FACE) {
         double angle = code == TURN_L ? 90.0 : code == TURN_R ? -90.0 : 180.0;
@@ -625,10 +577,6 @@ PYBIND11_MODULE(_kernel, m) {
     m.def("unit_moves", &unit_moves, py::arg("table"), py::arg("terrain"), py::arg("table_w"), py::arg("table_h"),
           py::arg("requests"), "Legal move options of several units in one call (see battleline.env.rules.kernel.unit_moves).");
     m.attr("N_CODES") = static_cast<int>(N_CODES);
-    m.attr("STRAIGHT") = static_cast<int>(STRAIGHT);
-    m.attr("WHEEL") = static_cast<int>(WHEEL);
-    m.attr("TURN") = static_cast<int>(TURN);
-    m.attr("REFORM") = static_cast<int>(REFORM);
 
     py::class_<RouteScene>(m, "RouteScene")
         .def(py::init([](const Array& units, const std::vector<Array>& terrain, double table_w, double table_h, double x,
@@ -664,8 +612,6 @@ PYBIND11_MODULE(_kernel, m) {
              py::arg("table"), py::arg("side"), py::arg("exclude"), py::arg("impassable"), py::arg("difficult"),
              py::arg("obstacles"), py::arg("table_w"), py::arg("table_h"), py::arg("over_units"), py::arg("ignores_terrain"),
              py::arg("skirmishers"), py::arg("half_m"))
-        .def("record", &Scene::record)
-        .def("take_region", &Scene::take_region)
         .def("furthest_legal",
              [](Scene& s, double x, double y, double facing, double w, double d, double allowance, double gap, bool pass_friends,
                 bool refine) -> std::optional<double> {
