@@ -323,6 +323,55 @@ class RiderConfig(ConfigModel):
         return armour_save_value(self.armour, self.shield, mount=True)
 
 
+PROTECTIONS: tuple[str, ...] = (
+    "aegis", "regeneration", "distracting", "flammable", "hard_target", "parry", "cannot_be_stomped",
+)
+"""T9A personal protections a unit type's ``t9a.protections`` may name (T9A.PP.*)."""
+ATTRIBUTES: tuple[str, ...] = ("multiple_wounds", "area_attack", "divine", "lethal_strike", "flaming", "stomp")
+"""T9A attack attributes a unit type's ``t9a.attributes`` may name (T9A.AA.*, T9A.STOMP)."""
+ARTILLERY: tuple[str, ...] = ("bolt_thrower", "cannon", "catapult", "flamethrower", "volley_gun")
+"""T9A artillery profiles (T9A.ART.PROFILES)."""
+
+
+class T9AConfig(ConfigModel):
+    """What the T9A modules read of a unit type (RULESET.md §6.1); ignored unless a scenario names them.
+
+    ``size`` overrides the Size the troop type gives (T9A.SIZE). ``protections`` and ``attributes``
+    are written ``name``, ``name (X)`` or ``name (X against conditions)``
+    (:mod:`env.rules.t9a.conditions`, T9A.PP.AGAINST, T9A.AA.CONDITIONS). ``artillery`` names the
+    T9A profile a war machine fires with (T9A.ART.PROFILES); unset, its core machine maps to one.
+    """
+
+    size: Literal["standard", "large", "gigantic"] | None = None
+    protections: list[str] = []
+    attributes: list[str] = []
+    artillery: Literal["bolt_thrower", "cannon", "catapult", "flamethrower", "volley_gun"] | None = None
+
+    @field_validator("protections")
+    @classmethod
+    def _known_protections(cls, texts: list[str]) -> list[str]:
+        return _check_t9a(texts, PROTECTIONS, "protection")
+
+    @field_validator("attributes")
+    @classmethod
+    def _known_attributes(cls, texts: list[str]) -> list[str]:
+        return _check_t9a(texts, ATTRIBUTES, "attribute")
+
+
+def _check_t9a(texts: list[str], names: tuple[str, ...], what: str) -> list[str]:
+    """Each text parses (T9A.AA.CONDITIONS) and names a known ``what``; raises ValueError (one line) if not."""
+    from battleline.env.rules.t9a.conditions import ConditionError, parse
+
+    for text in texts:
+        try:
+            attr = parse(text, known=PROTECTIONS + ATTRIBUTES)
+        except ConditionError as exc:
+            raise ValueError(str(exc)) from None
+        if attr.name not in names:
+            raise ValueError(f"unknown {what} '{attr.name}' (known: {', '.join(names)})")
+    return texts
+
+
 class UnitTypeConfig(ConfigModel):
     """A unit type of a faction: profile, kit, special rules, size limits and costs (points).
 
@@ -359,6 +408,7 @@ class UnitTypeConfig(ConfigModel):
     dispel_scrolls: int = Field(default=0, ge=0, le=12)
     bound_spells: list[BoundSpellConfig] = []
     rider: RiderConfig | None = None
+    t9a: T9AConfig = T9AConfig()
 
     @field_validator("special_rules")
     @classmethod
@@ -632,22 +682,37 @@ MODULES: frozenset[str] = frozenset(
     {"siege", "t9a.characters", "t9a.protections", "t9a.equipment", "t9a.artillery", "t9a.attributes"}
 )
 """CFG.MODULES: the modules a core game may take."""
-IMPLEMENTED_MODULES: frozenset[str] = frozenset({"siege"})
+IMPLEMENTED_MODULES: frozenset[str] = MODULES
 """The modules this engine runs; a scenario naming another is rejected."""
 
 
-def module_errors(modules: list[str]) -> list[str]:
-    """Problems with a scenario's ``modules`` (CFG.MODULES, CFG.EXCLUSIVE).
+MODES: tuple[str, ...] = ("core", "skirmish", "activation")
+"""CFG.MODE: the game modes; this engine plays ``core``."""
 
-    Duplicates, unknown names, skirmish modules in a core game (CFG.EXCLUSIVE:
-    no skirmish module is valid in core) and modules this engine does not run.
+
+def module_errors(modules: list[str], mode: str = "core") -> list[str]:
+    """Problems with a scenario's ``mode`` and ``modules`` (CFG.MODE, CFG.MODULES, CFG.EXCLUSIVE).
+
+    An unknown or unavailable mode, duplicates, unknown names, a skirmish module beside a core one
+    (both named: CFG.EXCLUSIVE), a skirmish module in a core game, and modules this engine does not run.
     """
+    if mode not in MODES:
+        return [f"mode: unknown mode '{mode}' (one of {', '.join(MODES)}; CFG.MODE)"]
     errors, seen = [], set()
+    if mode != "core":
+        core = next((m for m in modules if m in MODULES), None)
+        if core is not None:
+            return [f"modules: '{core}' is a core module, not valid in {mode} mode (CFG.EXCLUSIVE)"]
+        return [f"mode: '{mode}' is not available in this engine (CFG.MODE)"]
+    core_named = next((m for m in modules if m in MODULES), None)
     for i, m in enumerate(modules):
         if m in seen:
             errors.append(f"modules[{i}]: module '{m}' is named twice")
         seen.add(m)
-        if m.startswith("skirmish."):
+        if m.startswith("skirmish.") and core_named is not None:
+            errors.append(f"modules: '{core_named}' and '{m}' cannot be combined: T9A and siege modules play in "
+                          f"core mode, skirmish modules in skirmish mode (CFG.EXCLUSIVE)")
+        elif m.startswith("skirmish."):
             errors.append(f"modules[{i}]: '{m}' is a skirmish module, not valid in a core game (CFG.EXCLUSIVE)")
         elif m not in MODULES:
             errors.append(f"modules[{i}]: unknown module '{m}' (core takes {', '.join(sorted(MODULES))})")
@@ -769,6 +834,7 @@ class ScenarioConfig(ConfigModel):
     table: Pair = (72.0, 48.0)
     turns: int = Field(default=6, ge=1)
     points_limit: int = Field(default=2000, ge=1)
+    mode: str = "core"
     modules: list[str] = []
     zone_depth: float = Field(default=12.0, gt=0)
     terrain: list[TerrainConfig] = []
@@ -784,7 +850,7 @@ class ScenarioConfig(ConfigModel):
 
     @model_validator(mode="after")
     def _modules(self) -> ScenarioConfig:
-        errors = module_errors(self.modules)
+        errors = module_errors(self.modules, self.mode)
         if errors:
             raise ValueError(errors[0])
         if self.castle is not None and "siege" not in self.modules:

@@ -48,11 +48,14 @@ def make_unit(
     side: int,
     faction: FactionConfig,
     entry: ArmyUnitConfig | PlacementConfig,
+    t9a: bool = False,
 ) -> UnitState:
     """Make a unit from an army-list entry or an explicit placement.
 
     Distances in inches (bases converted from mm, CORE.GEO.BASES); points
-    include command and options.
+    include command and options. With ``t9a`` (the battle plays a T9A module)
+    the unit's ``t9a`` holds its body armour, barding and the unit type's
+    ``t9a:`` block (:mod:`env.rules.t9a`).
     """
     ut = next(t for t in faction.units if t.id == entry.unit)
     gear = _apply_options(ut, list(entry.options))
@@ -98,6 +101,8 @@ def make_unit(
     )
     if ut.troop_type == "war_machine":
         war_machines.prepare(u)  # machine T, one base (CORE.WM.PROFILES, CORE.GEO.BASES)
+    if t9a:
+        u.t9a = {"armour": gear["armour"], "barding": bool(gear["barding"]), **ut.t9a.model_dump(exclude_defaults=True)}
     return u
 
 
@@ -128,6 +133,7 @@ def build_state(cfg: ScenarioConfig) -> BattleState:
     """
     units: list[UnitState] = []
     joins: list[tuple[int, int]] = []  # (character uid, host uid)
+    t9a = any(m.startswith("t9a.") for m in cfg.modules)
     for side, name in enumerate(SIDES):
         side_cfg = getattr(cfg, name)
         faction = load_faction(side_cfg.faction)
@@ -136,7 +142,7 @@ def build_state(cfg: ScenarioConfig) -> BattleState:
         for i, entry in enumerate(entries):
             if not _switched_on(cfg, faction, entry):
                 continue
-            u = make_unit(len(units), side, faction, entry)
+            u = make_unit(len(units), side, faction, entry, t9a=t9a)
             if not cfg.magic:
                 u.bound_spells, u.dispel_scrolls = [], 0
             if side_cfg.placements:
@@ -168,6 +174,7 @@ def build_state(cfg: ScenarioConfig) -> BattleState:
             state.queue["siege_victory_needed"] = cfg.castle.victory_needed
         state.queue["siege_points"] = {"limits": [cfg.points_limit_of(n) for n in SIDES],  # SIEGE.SCEN.POINTS
                                        "attacker": SIDES.index(cfg.attacker()), "ratio": cfg.attacker_points_ratio}
+    state.modules = [m for m in cfg.modules if m.startswith("t9a.")]  # siege shows in state.castle
     state.queue["zone_depth"] = cfg.zone_depth
     state.queue["victory_margin"] = cfg.victory_margin
     if not cfg.champion_attack:  # CORE.CC.CHAMPION_ATTACK switched off (on unless the queue says false)

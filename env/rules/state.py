@@ -162,6 +162,10 @@ class UnitState:
             plain dict (:mod:`env.rules.monsters`), or None.
         marks: markers that outlast the turn (Terror tested, Fear failed
             against, breath weapon uses).
+        t9a: what the T9A modules read (:mod:`env.rules.t9a`): the body armour
+            (``armour``: none, light, heavy, plate), ``barding``, and the unit
+            type's ``t9a:`` block (size, protections, attributes, artillery);
+            empty unless the battle plays a T9A module.
     """
 
     uid: int
@@ -208,6 +212,7 @@ class UnitState:
     bound_spells: list[dict[str, Any]] = field(default_factory=list)
     marks: dict[str, Any] = field(default_factory=dict)
     rider: dict[str, Any] | None = None
+    t9a: dict[str, Any] = field(default_factory=dict)
 
     # ----- derived quantities -------------------------------------------
     # ranks, width and depth are read some 25,000 times a battle (every footprint): they compare
@@ -366,6 +371,7 @@ class BattleState:
             CORE.MAGIC.DURATION).
         castle: the castle elements of a siege (:mod:`env.rules.siege.castle`);
             empty in other battles.
+        modules: the T9A modules the battle plays (CFG.MODULES; a siege shows in ``castle``).
     """
 
     scenario: str
@@ -387,6 +393,7 @@ class BattleState:
     queue: dict[str, Any] = field(default_factory=dict)
     effects: list[dict[str, Any]] = field(default_factory=list)
     castle: list[Any] = field(default_factory=list)  # siege: CastleElement list (env.rules.siege.castle)
+    modules: list[str] = field(default_factory=list)  # the scenario's T9A modules (CFG.MODULES; env.rules.t9a.on)
 
     def copy(self) -> BattleState:
         """An independent copy (:func:`copy_data`): equal to ``copy.deepcopy(self)``, sharing only immutable
@@ -394,8 +401,18 @@ class BattleState:
         return copy_data(self)
 
     def to_dict(self) -> dict[str, Any]:
-        """The whole state as nested dicts (:func:`dataclasses.asdict`, a deep copy); read back by :meth:`from_dict`."""
-        return asdict(self)
+        """The whole state as nested dicts (:func:`dataclasses.asdict`, a deep copy); read back by :meth:`from_dict`.
+
+        ``modules`` and a unit's ``t9a`` are left out when empty, so a core battle's dict is the same
+        as before the T9A modules existed (saved battles and the golden logs stay valid).
+        """
+        d = asdict(self)
+        if not d["modules"]:
+            del d["modules"]
+        for u in d["units"]:
+            if not u["t9a"]:
+                del u["t9a"]
+        return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> BattleState:
