@@ -16,11 +16,14 @@ def placement(unit: str, x: float, y: float, facing: float, models: int = 20, fi
     return {"unit": unit, "models": models, "files": files, "x": x, "y": y, "facing": facing, **kw}
 
 
-def scenario(blue: list[dict], red: list[dict], phase: str = "movement", player: str = "blue", terrain=None) -> dict:
-    """A scenario dict: men (blue) against orcs (red), explicit placements, no terrain by default."""
+def scenario(blue: list[dict], red: list[dict], phase: str = "movement", player: str = "blue", terrain=None,
+             modules: list[str] | None = None) -> dict:
+    """A scenario dict: men (blue) against orcs (red), explicit placements, no terrain by default,
+    ``modules`` on (for example the T9A modules, CFG.MODULES)."""
     return {
         "id": "test_setup",
         "name": "Test set-up",
+        "modules": list(modules or []),
         "terrain": terrain or [],
         "blue": {"faction": "men", "placements": blue},
         "red": {"faction": "orcs", "placements": red},

@@ -111,3 +111,27 @@ def test_t9a_size_by_troop_type_and_large_target() -> None:
     u.t9a = {**u.t9a, "size": "gigantic"}
     u.troop_type, u.special_rules = "infantry", []
     assert size(u) == "gigantic"
+
+
+def test_aa_area_attack_hits_min_x_files_times_min_x_ranks() -> None:
+    """T9A.AA.AREA_ATTACK: min(X, files) × min(X, ranks)."""
+    from battleline.env.rules.t9a.attributes import area_attack_hits
+
+    assert area_attack_hits(3, 5, 2) == 6
+    assert area_attack_hits(3, 10, 4) == 9
+    assert area_attack_hits(2, 1, 1) == 1
+    assert area_attack_hits(0, 5, 5) == 0
+
+
+def test_aa_multiple_wounds_excess_is_lost_per_model() -> None:
+    """T9A.AA.MULTIPLE_WOUNDS: each unsaved wound becomes X wounds, the excess over the model's Wounds lost."""
+    from battleline.env.rules.t9a.attributes import multiple_wounds
+    from tests.setups import battle, placement
+
+    b = battle([placement("marcher_spearmen", 36, 10, 90)], [placement("orc_warriors", 36, 30, 270)], dice=[6, 3],
+               modules=["t9a.attributes"])
+    # D3 rolls: a 6 gives 3, a 3 gives 2. Models of W 3, the first with 2 left: 3 → 2 dealt (1 lost), then 2 on a fresh model.
+    assert multiple_wounds(b, "d3", 2, wounds_per_model=3, wounds_left=2, unit=0) == 4
+    assert b.events[-1]["rule"] == "T9A.AA.MULTIPLE_WOUNDS" and b.events[-1]["rolled"] == [3, 2]
+    # Fixed X = 2 on W 1 models: each wound kills one model, the second wound of each is lost.
+    assert multiple_wounds(b, "2", 3, wounds_per_model=1, wounds_left=1, unit=0) == 3
