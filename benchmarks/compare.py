@@ -48,6 +48,7 @@ import os
 import platform
 import shlex
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -150,16 +151,24 @@ def build_core(tree: Path) -> None:
         raise UserError(f"--baseline: building the compiled core of {tree} failed: {tail}")
 
 
+def _exit_on_term(signum: int, frame: object) -> None:
+    """SIGTERM → SystemExit(143), so that ``finally`` blocks (the worktree's removal) run."""
+    raise SystemExit(128 + signum)
+
+
 @contextmanager
 def baseline_tree(commit: str) -> Iterator[Path]:
-    """A temporary detached ``git worktree`` of ``commit`` beside the current tree; removed on exit."""
+    """A temporary detached ``git worktree`` of ``commit`` beside the current tree; removed on exit,
+    also when the run is stopped with SIGTERM (``kill``), which exits with status 143."""
     folder = Path(tempfile.mkdtemp(prefix="battleline-baseline-"))
     path = folder / "tree"
     _git(["worktree", "add", "--detach", str(path), commit], TREE)
+    previous = signal.signal(signal.SIGTERM, _exit_on_term)
     try:
         build_core(path)
         yield path
     finally:
+        signal.signal(signal.SIGTERM, previous)
         try:
             _git(["worktree", "remove", "--force", str(path)], TREE)
         except UserError as exc:  # pragma: no cover - only if git itself fails here

@@ -79,3 +79,26 @@ def test_quick_head_against_head(tmp_path: Path) -> None:
     # the temporary worktree is gone
     listing = subprocess.run(["git", "worktree", "list"], cwd=TREE, capture_output=True, text=True, check=True).stdout
     assert str(Path(report["old"]["engine_file"]).parents[2]) not in listing
+
+
+@pytest.mark.skipif(not _in_git_checkout(), reason="needs the git checkout (the baseline is a worktree of it)")
+def test_sigterm_removes_the_baseline_worktree(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A `kill` of the run (SIGTERM) exits with 143 and leaves no worktree behind."""
+    import os
+    import signal
+
+    import benchmarks.compare as compare
+
+    monkeypatch.setattr(compare, "build_core", lambda path: None)  # the core's build is not what this pins
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=TREE, capture_output=True, text=True, check=True).stdout.strip()
+    seen: list[Path] = []
+    with pytest.raises(SystemExit) as info:
+        with compare.baseline_tree(head) as path:
+            seen.append(path)
+            assert path.is_dir()
+            os.kill(os.getpid(), signal.SIGTERM)
+    assert info.value.code == 143
+    assert seen and not seen[0].exists()
+    listed = subprocess.run(["git", "worktree", "list"], cwd=TREE, capture_output=True, text=True, check=True).stdout
+    assert str(seen[0]) not in listed
+    assert signal.getsignal(signal.SIGTERM) is not compare._exit_on_term
