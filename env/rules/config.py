@@ -378,7 +378,14 @@ class T9AConfig(ConfigModel):
         out: list[str | T9AAttributeConfig] = []
         for i, entry in enumerate(entries):
             out.append(_attribute_entry(i, entry))
-        _check_t9a([e if isinstance(e, str) else e.attribute for e in out], ATTRIBUTES, "attribute")
+        texts = [e if isinstance(e, str) else e.attribute for e in out]
+        _check_t9a(texts, ATTRIBUTES, "attribute")
+        from battleline.env.rules.t9a.conditions import parse
+
+        for text in texts:  # T9A.AA.MULTIPLE_WOUNDS, T9A.AA.AREA_ATTACK take X
+            a = parse(text, known=PROTECTIONS + ATTRIBUTES)
+            if a.name in ("multiple_wounds", "area_attack") and not (a.params.isdigit() or a.params in ("d3", "d6")):
+                raise ValueError(f"'{text}': {a.name} needs X, a whole number, d3 or d6")
         return out
 
 
