@@ -329,8 +329,24 @@ PROTECTIONS: tuple[str, ...] = (
 """T9A personal protections a unit type's ``t9a.protections`` may name (T9A.PP.*)."""
 ATTRIBUTES: tuple[str, ...] = ("multiple_wounds", "area_attack", "divine", "lethal_strike", "flaming", "stomp")
 """T9A attack attributes a unit type's ``t9a.attributes`` may name (T9A.AA.*, T9A.STOMP)."""
+ATTRIBUTE_TAGS: tuple[str, ...] = ("close_combat", "shooting", "attack_weapon")
+"""The type tags of an attack attribute (T9A.AA.SCOPE, AA-2; A13: a set, Shooting may join the others)."""
+ATTRIBUTE_PARTS: tuple[str, ...] = ("model", "mount", "rider", "melee_weapon", "missile_weapon")
+"""What an attack attribute is given to (T9A.AA.SCOPE, AA-1): a model part or one of the unit's weapons."""
 ARTILLERY: tuple[str, ...] = ("bolt_thrower", "cannon", "catapult", "flamethrower", "volley_gun")
 """T9A artillery profiles (T9A.ART.PROFILES)."""
+
+
+class T9AAttributeConfig(ConfigModel):
+    """One attack attribute with its scope (T9A.AA.SCOPE): ``attribute`` is the text
+    (``"multiple_wounds (2 against large)"``), ``part`` what carries it (:data:`ATTRIBUTE_PARTS`),
+    ``tags`` its types (:data:`ATTRIBUTE_TAGS`). Unset tags: ``[close_combat, shooting]`` on a model
+    part, ``[attack_weapon]`` on a weapon; ``attack_weapon`` needs a weapon part.
+    """
+
+    attribute: str
+    tags: list[Literal["close_combat", "shooting", "attack_weapon"]] | None = None
+    part: Literal["model", "mount", "rider", "melee_weapon", "missile_weapon"] = "model"
 
 
 class T9AConfig(ConfigModel):
@@ -340,11 +356,13 @@ class T9AConfig(ConfigModel):
     are written ``name``, ``name (X)`` or ``name (X against conditions)``
     (:mod:`env.rules.t9a.conditions`, T9A.PP.AGAINST, T9A.AA.CONDITIONS). ``artillery`` names the
     T9A profile a war machine fires with (T9A.ART.PROFILES); unset, its core machine maps to one.
+    An ``attributes`` entry is a text (given to the whole model, tags Close Combat and Shooting) or a
+    :class:`T9AAttributeConfig` mapping naming its part and tags (T9A.AA.SCOPE).
     """
 
     size: Literal["standard", "large", "gigantic"] | None = None
     protections: list[str] = []
-    attributes: list[str] = []
+    attributes: list[str | T9AAttributeConfig] = []
     artillery: Literal["bolt_thrower", "cannon", "catapult", "flamethrower", "volley_gun"] | None = None
 
     @field_validator("protections")
@@ -352,10 +370,47 @@ class T9AConfig(ConfigModel):
     def _known_protections(cls, texts: list[str]) -> list[str]:
         return _check_t9a(texts, PROTECTIONS, "protection")
 
-    @field_validator("attributes")
+    @field_validator("attributes", mode="before")
     @classmethod
-    def _known_attributes(cls, texts: list[str]) -> list[str]:
-        return _check_t9a(texts, ATTRIBUTES, "attribute")
+    def _known_attributes(cls, entries: Any) -> list[str | T9AAttributeConfig]:
+        if not isinstance(entries, list):
+            raise ValueError("expected a list of attributes")
+        out: list[str | T9AAttributeConfig] = []
+        for i, entry in enumerate(entries):
+            out.append(_attribute_entry(i, entry))
+        texts = [e if isinstance(e, str) else e.attribute for e in out]
+        _check_t9a(texts, ATTRIBUTES, "attribute")
+        from battleline.env.rules.t9a.conditions import parse
+
+        for text in texts:  # T9A.AA.MULTIPLE_WOUNDS, T9A.AA.AREA_ATTACK take X
+            a = parse(text, known=PROTECTIONS + ATTRIBUTES)
+            if a.name in ("multiple_wounds", "area_attack") and not (a.params.isdigit() or a.params in ("d3", "d6")):
+                raise ValueError(f"'{text}': {a.name} needs X, a whole number, d3 or d6")
+        return out
+
+
+def _attribute_entry(i: int, entry: Any) -> str | T9AAttributeConfig:
+    """Entry ``i`` of ``t9a.attributes`` as a text or a :class:`T9AAttributeConfig` (T9A.AA.SCOPE);
+    raises ValueError (one line) naming the entry and its fault."""
+    if isinstance(entry, str | T9AAttributeConfig):
+        return entry
+    if not isinstance(entry, dict):
+        raise ValueError(f"entry {i}: expected a text or a mapping {{attribute, tags, part}}, got {entry!r}"[:160])
+    try:
+        cfg = T9AAttributeConfig.model_validate(entry)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"])
+        raise ValueError(f"entry {i}: {where}: {err['msg']}") from None
+    tags = cfg.tags if cfg.tags is not None else []
+    weapon = cfg.part in ("melee_weapon", "missile_weapon")
+    if cfg.tags is not None and not tags:
+        raise ValueError(f"entry {i}: tags is empty (name close_combat, shooting or attack_weapon)")
+    if len(set(tags)) != len(tags):
+        raise ValueError(f"entry {i}: tags name a tag twice")
+    if "attack_weapon" in tags and not weapon:
+        raise ValueError(f"entry {i}: tag attack_weapon needs part melee_weapon or missile_weapon, not {cfg.part}")
+    return cfg
 
 
 def _check_t9a(texts: list[str], names: tuple[str, ...], what: str) -> list[str]:

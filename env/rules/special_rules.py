@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 from battleline.env.rules import tables
 from battleline.env.rules.casualties import apply_wounds
 from battleline.env.rules.state import BattleState, UnitState
+from battleline.env.rules.t9a.attributes import attack_attributes, multiple_wounds_applied
 
 if TYPE_CHECKING:
     from battleline.env.rules.battle import Battle
@@ -298,6 +299,7 @@ class WoundResult:
         return bool(self.unsaved or self.doubled or self.slain)
 
 
+@attack_attributes  # T9A.AA.* (t9a.attributes on)
 def wound_and_save(
     battle: Battle,
     u: UnitState,
@@ -392,6 +394,7 @@ def wound_and_save(
     return res
 
 
+@multiple_wounds_applied  # T9A.AA.MULTIPLE_WOUNDS (t9a.attributes on)
 def apply_result(battle: Battle, t: UnitState, res: WoundResult, rule: str, **info: object) -> tuple[int, int]:
     """Apply a :class:`WoundResult` to ``t``: (wounds inflicted, models removed).
 

@@ -148,7 +148,8 @@ def meets(u: UnitState, run: tuple[str, ...], attack: frozenset[str] = frozenset
 
 def _t9a_names(u: UnitState) -> set[str]:
     """The names of the unit's T9A protections and attributes (its ``t9a:`` block)."""
-    texts = [*u.t9a.get("protections", ()), *u.t9a.get("attributes", ())]
+    attributes = (a if isinstance(a, str) else a["attribute"] for a in u.t9a.get("attributes", ()))  # T9A.AA.SCOPE
+    texts = [*u.t9a.get("protections", ()), *attributes]
     return {t.split("(")[0].strip() for t in texts}
 
 
