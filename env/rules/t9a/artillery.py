@@ -181,8 +181,9 @@ def forbids(battle: Battle, u: UnitState, what: str) -> bool:
     return shaken(battle, u)
 
 
-def _make_shaken(battle: Battle, u: UnitState) -> int:
-    """Shaken until the end of the controller's next player turn; returns that player-turn index."""
+def make_shaken(battle: Battle, u: UnitState) -> int:
+    """T9A.SHAKEN from Jammed (T9A.ART.MISFIRE 3–4): ``u`` is Shaken until the end of its controller's next
+    player turn (a player-turn index 2 × turn + 0 for the first player, 1 for the second); returns that index."""
     now = _turn_index(battle)
     own_now = battle.state.active == u.side
     until = now + 2 if own_now else now + 1
@@ -403,7 +404,7 @@ def _volley_gun(battle: Battle, u: UnitState, t: UnitState, p: Profile) -> None:
     hits = shooting._roll_hits(battle, u.profile.BS, mod, sum(dice), "T9A.ART.HIT")
     battle.emit("T9A.ART.HIT", unit=u.uid, target=t.uid, profile=p.kind, bs=u.profile.BS, modifier=mod, parts=parts,
                 needed=tables.shooting_to_hit(u.profile.BS, mod), shots=sum(dice), hits=hits, misfire=False)
-    land(battle, u, t, hits, Shot(p.strength, p.ap, p.wounds), "T9A.ART.HIT")
+    land(battle, u, t, hits, Shot(p.strength, p.ap, p.wounds), rule)
     psychology.panic_after_shooting(battle, u, [t.uid])
 
 
@@ -492,7 +493,7 @@ def misfire(battle: Battle, u: UnitState, modifier: int = 0) -> str:
         battle.emit(rule, unit=u.uid, roll=face, modifier=modifier, value=value, result="shattered")
         return "shattered"
     if value <= 4:
-        until = _make_shaken(battle, u)
+        until = make_shaken(battle, u)
         battle.emit(rule, unit=u.uid, roll=face, modifier=modifier, value=value, result="jammed")
         battle.emit("T9A.SHAKEN", unit=u.uid, cause=rule, until_turn=until // 2,
                     until_player=u.side)
