@@ -34,6 +34,7 @@ from battleline.env.rules import geometry as geo
 from battleline.env.rules import kernel, magic, psychology, shooting, space, special_rules
 from battleline.env.rules.actions import REACTIONS, Action
 from battleline.env.rules.state import BattleState, Engagement, UnitState
+from battleline.env.rules.t9a import artillery as t9a_artillery
 
 if TYPE_CHECKING:
     from battleline.env.rules.battle import Battle
@@ -741,6 +742,7 @@ def can_charge(battle: Battle, c: UnitState) -> bool:
         and not c.flags.get("stupid")
         and c.profile.M > 0
         and not magic.forbids(battle, c, "charge")  # Beast Cowers (CORE.MAGIC.SPELL.BEASTS.3)
+        and not t9a_artillery.forbids(battle, c, "charge")  # T9A.SHAKEN
         and not psychology.engaged(battle, c)
     )
 

@@ -19,6 +19,7 @@ from battleline.env.rules import characters, kernel, magic, psychology, space, s
 from battleline.env.rules import geometry as geo
 from battleline.env.rules.actions import MOVE_OPTIONS, Action
 from battleline.env.rules.state import UnitState
+from battleline.env.rules.t9a import artillery as t9a_artillery
 
 if TYPE_CHECKING:
     from battleline.env.rules.battle import Battle
@@ -167,8 +168,8 @@ def _plan(
             return None
     m = normal_move_allowance(u)
     start = space.pose(u)
-    if option.startswith("march") and magic.forbids(battle, u, "march"):
-        return None  # Curse of Storms (CORE.MAGIC.SPELL.HEAVENS.3)
+    if option.startswith("march") and (magic.forbids(battle, u, "march") or t9a_artillery.forbids(battle, u, "march")):
+        return None  # Curse of Storms (CORE.MAGIC.SPELL.HEAVENS.3); T9A.SHAKEN
     if option in ("advance", "advance_half", "march", "backward"):
         if option == "march" and not may_march(u):
             return None
@@ -291,7 +292,8 @@ def _own_context(battle: Battle, u: UnitState, enemy: tuple | None) -> tuple:
     """All a unit's move options depend on apart from the other units on the table (see :func:`_plan`)."""
     machine = war_machines.move_allowance(u) if u.troop_type == "war_machine" else None
     return (space.placed(u), special_rules.move_allowance(u), machine, u.profile.M, magic.forbids(battle, u, "march"),
-            may_march(u), special_rules.moves_over_units(u), u.has("aquatic"), u.has("skirmishers"), enemy)
+            may_march(u) and not t9a_artillery.forbids(battle, u, "march"),
+            special_rules.moves_over_units(u), u.has("aquatic"), u.has("skirmishers"), enemy)
 
 
 class _Entry(NamedTuple):
@@ -373,7 +375,7 @@ def _legal_native(battle: Battle, terrain: list) -> list[Action]:
         names = war_machines.move_options(u, list(MOVE_OPTIONS)) if war_machine else MOVE_OPTIONS
         enemy = psychology.nearest_enemy(battle, u) if "reform_face" in names else None
         face = math.nan if enemy is None else geo.facing_towards((u.x, u.y), (enemy.x, enemy.y))
-        march_ok = may_march(u) and not magic.forbids(battle, u, "march")
+        march_ok = may_march(u) and not magic.forbids(battle, u, "march") and not t9a_artillery.forbids(battle, u, "march")
         codes = [kernel.OPTION_CODES[o] for o in names] if war_machine else _ALL_CODES
         requests.append((row, special_rules.moves_over_units(u), u.has("skirmishers"), u.has("aquatic"), u.profile.M / 2.0,
                          normal_move_allowance(u), march_ok, u.files, u.models, u.base_w, u.base_d, war_machine, (codes, face)))

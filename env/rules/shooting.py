@@ -12,6 +12,7 @@ from battleline.env.rules import breath, characters, magic, monsters, psychology
 from battleline.env.rules import geometry as geo
 from battleline.env.rules.actions import Action
 from battleline.env.rules.state import UnitState
+from battleline.env.rules.t9a.artillery import forbids as t9a_artillery_forbids
 
 if TYPE_CHECKING:
     from battleline.env.rules.battle import Battle
@@ -52,6 +53,8 @@ def may_fire(battle: Battle, u: UnitState) -> bool:
         return False
     if u.troop_type == "war_machine" and war_machines.silenced(battle, u):
         return False  # CORE.WM.PANIC, CORE.WM.MISFIRE.*: may not shoot this turn
+    if u.marks and t9a_artillery_forbids(battle, u, "shoot"):
+        return False  # T9A.SHAKEN, T9A.ART.MISFIRE (Shattered)
     return not psychology.engaged(battle, u)
 
 

@@ -61,6 +61,8 @@ from battleline.env.rules.actions import Action
 from battleline.env.rules.casualties import apply_wounds, slay_champion
 from battleline.env.rules.dice import HIT, MISFIRE
 from battleline.env.rules.state import Engagement, UnitState
+from battleline.env.rules.t9a import ARTILLERY
+from battleline.env.rules.t9a import on as t9a_on
 
 if TYPE_CHECKING:
     from battleline.env.rules.battle import Battle
@@ -271,6 +273,10 @@ def modes(battle: Battle, u: UnitState, t: UnitState) -> list[str]:
 def legal_shots(battle: Battle, u: UnitState) -> list[Action]:
     """The legal ``shoot`` actions of war machine ``u``: one per target unit, no option; in a siege also
     one per castle element it may strike, target None, option "element:<id>" (:mod:`env.rules.siege.orders`)."""
+    if t9a_on(battle.state, ARTILLERY):  # T9A.ART.*: the T9A profiles' ranges (CFG.EXCLUSIVE)
+        from battleline.env.rules.t9a import artillery
+
+        return artillery.legal_shots(battle, u)
     if silenced(battle, u):
         return []
     acts = [Action("shoot", u.uid, t.uid) for t in space.alive_units(battle.state, 1 - u.side) if modes(battle, u, t)]
@@ -311,6 +317,8 @@ def accepts(battle: Battle, action: Action, legal: list[Action]) -> bool:
     """Whether a ``shoot`` action with an option is legal: its bare shot is legal and the option fits (``Battle.apply``)."""
     if action.kind != "shoot" or action.option is None or action.unit is None or action.target is None:
         return False
+    if t9a_on(battle.state, ARTILLERY):
+        return False  # T9A.ART.PROFILES: T9A artillery has no fire mode or aim
     if Action("shoot", action.unit, action.target) not in legal:
         return False
     u, t = battle.unit(action.unit), battle.unit(action.target)
@@ -354,7 +362,12 @@ def default_option(battle: Battle, u: UnitState, t: UnitState) -> str:
 
 # --------------------------------------------------------------------- firing
 def fire(battle: Battle, u: UnitState, t: UnitState, option: str | None) -> None:
-    """Fire war machine ``u`` at ``t`` (CORE.WM.FIRE_RULES and the machine's own rule)."""
+    """Fire war machine ``u`` at ``t`` (CORE.WM.FIRE_RULES and the machine's own rule; T9A.ART.* with t9a.artillery)."""
+    if t9a_on(battle.state, ARTILLERY):
+        from battleline.env.rules.t9a import artillery
+
+        artillery.fire(battle, u, t)
+        return
     m = machine(u)
     if option is None:
         option = default_option(battle, u, t)

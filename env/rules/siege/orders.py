@@ -89,6 +89,9 @@ from battleline.env.rules.siege.castle import (
     units_in,
     units_on,
 )
+from battleline.env.rules.t9a import ARTILLERY
+from battleline.env.rules.t9a import artillery as t9a_artillery
+from battleline.env.rules.t9a import on as t9a_on
 
 if TYPE_CHECKING:
     from battleline.env.rules.battle import Battle
@@ -160,6 +163,8 @@ def element_modes(battle: Battle, u: UnitState, e: CastleElement) -> list[str]:
     kind = str(u.missile)
     if e.defender == u.side or not e.standing or kind not in MACHINES:
         return []
+    if t9a_on(battle.state, ARTILLERY) and not t9a_artillery.strikes_elements(u):
+        return []  # CFG.SIEGE_T9A: only cannons, bolt throwers and catapults
     if kind not in dmg.CANNONS and kind not in ("stone_thrower", "bolt_thrower"):
         return []
     if e.kind == "gate" and kind not in dmg.FLAT_TRAJECTORY:
@@ -181,7 +186,7 @@ def element_shots(battle: Battle, u: UnitState) -> list[Action]:
     """The legal shots of war machine ``u`` at castle elements: one per element it may strike, then for a
     cannon the same shots with a double charge (SIEGE.DMG.CANNON)."""
     ids = [e.id for e in battle.state.castle if element_modes(battle, u, e)]
-    doubles = ids if u.missile in dmg.CANNONS else []
+    doubles = ids if u.missile in dmg.CANNONS and not t9a_on(battle.state, ARTILLERY) else []  # CFG.SIEGE_T9A: none
     return [Action("shoot", u.uid, None, ELEMENT + i) for i in ids] + [
         Action("shoot", u.uid, None, DOUBLE_CHARGE + i) for i in doubles]
 
@@ -221,6 +226,8 @@ def fire_at_element(battle: Battle, u: UnitState, eid: str, double_charge: bool 
         raise ValueError(f"unit {u.uid} ({u.missile}) is no cannon: no double charge (SIEGE.DMG.CANNON)")
     target = aim_point(e)
     _face(battle, u, target)
+    if t9a_on(battle.state, ARTILLERY):
+        return t9a_artillery.fire_at_element(battle, u, e)  # CFG.SIEGE_T9A
     battle.emit("CORE.WM.FIRE_RULES", unit=u.uid, element=eid, machine=u.missile, mode=ms[0], bs=u.profile.BS,
                 crew=u.models, double_charge=double_charge)
     if u.missile != "stone_thrower":
