@@ -161,11 +161,10 @@ def contact_span(battle: Battle, host: UnitState, e: Engagement) -> tuple[float,
 
 
 def _touches(lo: float, hi: float, span: tuple[float, float]) -> bool:
-    """Whether the base from ``lo`` to ``hi`` (inches along the front edge) is in contact along ``span``."""
+    """Whether the base from ``lo`` to ``hi`` (inches along the front edge) is in contact along ``span``; a base
+    touching it at a corner only is in contact (as :func:`env.rules.combat.fighters` counts it)."""
     a, b = span
-    if b - a <= CONTACT_EPS:  # corner contact: the base at that point
-        return lo - CONTACT_EPS <= a <= hi + CONTACT_EPS
-    return min(hi, b) - max(lo, a) > CONTACT_EPS
+    return min(hi, b) - max(lo, a) >= -CONTACT_EPS
 
 
 def _slot_span(host: UnitState, c: UnitState) -> tuple[float, float]:
