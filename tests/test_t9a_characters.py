@@ -277,3 +277,23 @@ def test_t9a_cc_make_way_core_unchanged_when_off() -> None:
     b = _fight(3.5, [])
     assert _attacks(b) == {0: 3, 1: 3, 2: 4}
     assert not [e for e in b.events if e["rule"].startswith("T9A.")]
+
+
+# --------------------------------------------------------------------- whole battles
+def test_t9a_characters_whole_battle_keeps_the_invariants() -> None:
+    """T9A.CHAR.LEAVE, T9A.MARCH.TEST and T9A.CC.MAKE_WAY all fire in a random-v-random pitched_battle_t9a
+    (seed 33, this module alone on), which ends with no invariant broken after any decision."""
+    from battleline.env.rules.config import load_scenario
+    from battleline.env.rules.invariants import InvariantTracker
+    from battleline.training.play import agent_seed, make_agent
+
+    b = Battle.from_scenario({**load_scenario("pitched_battle_t9a").model_dump(), "modules": T9A}, seed=33)
+    assert b.state.modules == T9A
+    agents = [make_agent("random", seed=agent_seed(33, side)) for side in (0, 1)]
+    tracker = InvariantTracker()
+    while not b.is_over:
+        b.apply(agents[b.pending.player].act(b))
+        assert tracker.check(b) == []
+    fired = {e["rule"] for e in b.events if e["rule"].startswith("T9A.")}
+    assert {"T9A.CHAR.LEAVE", "T9A.MARCH.TEST", "T9A.CC.MAKE_WAY"} <= fired
+    assert not {"CORE.MOVE.LEAVE", "CORE.MOVE.MARCH_BLOCK"} & {e["rule"] for e in b.events}

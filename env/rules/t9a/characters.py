@@ -135,7 +135,7 @@ def march_test(battle: Battle, u: UnitState) -> bool:
         stayed = [i for i in tested if i in u.joined]
         battle.emit("T9A.MARCH.CHARACTERS", unit=u.uid, tested=list(tested), stayed=stayed, covered=False)
     return psychology.test_ld(battle, u, characters.unit_ld(battle, u), "T9A.MARCH.TEST",
-                              testers=[u.uid, *u.joined])
+                              testers=[u.uid, *(c.uid for c in characters.members(battle.state, u))])
 
 
 # --------------------------------------------------------------------- Make Way
