@@ -22,11 +22,13 @@ Units: inches and degrees, as everywhere in the rules.
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
+from types import ModuleType
 from typing import TYPE_CHECKING
 
 from battleline.env.rules import geometry as geo
-from battleline.env.rules import kernel, space
+from battleline.env.rules import kernel, space, t9a
 from battleline.env.rules.actions import Action
 from battleline.env.rules.casualties import flag_shrank
 from battleline.env.rules.state import BattleState, Engagement, UnitState
@@ -44,6 +46,13 @@ CHARACTER_MOVES = ("join", "leave")
 
 
 # --------------------------------------------------------------------- lookups
+def _t9a() -> ModuleType:
+    """The ``t9a.characters`` module (T9A.CHAR.LEAVE, T9A.CC.MAKE_WAY), imported on use: it imports this module."""
+    from battleline.env.rules.t9a import characters as module
+
+    return module
+
+
 def host_of(state: BattleState, u: UnitState) -> UnitState | None:
     """The unit ``u`` is joined to, or None."""
     return None if u.joined_to is None else state.units[u.joined_to]
@@ -202,7 +211,7 @@ def detach(state: BattleState, c: UnitState) -> None:
     c.joined_to = None
 
 
-def leave_pose(battle: Battle, c: UnitState, scenes: dict | None = None) -> geo.Pose | None:
+def leave_pose(battle: Battle, c: UnitState, scenes: dict | None = None, reach: float | None = None) -> geo.Pose | None:
     """Where a leaving character ends (CORE.MOVE.LEAVE): ≥ 1" clear of every unit.
 
     Tried in order: in front of the host (centre, then along the front),
@@ -210,7 +219,7 @@ def leave_pose(battle: Battle, c: UnitState, scenes: dict | None = None) -> geo.
     CORE.MOVE.ONE_INCH and CORE.MOVE.TABLE_EDGE. None if none is free.
     ``scenes``: compiled scenes to reuse within one decision, by (side, aquatic):
     a joined character is not on the table itself, so every character of a side
-    stands against the same units.
+    stands against the same units. ``reach``: skip spots farther (inches, straight from ``c``) than this (T9A.CHAR.LEAVE).
     """
     s = battle.state
     h = carrier(s, c)
@@ -230,6 +239,8 @@ def leave_pose(battle: Battle, c: UnitState, scenes: dict | None = None) -> geo.
     env: space.Surroundings | None = None
     for lx, ly, _ in spots:
         x, y = geo.to_world(hp, lx, ly)
+        if reach is not None and math.hypot(x - c.x, y - c.y) > reach + geo.EPS:
+            continue  # T9A.CHAR.LEAVE: beyond the character's move
         p = geo.Pose(x, y, h.facing)
         if scene is not None:  # the compiled core: the same tests, no polygons built
             blocked = scene.blocked_at(x, y, h.facing, c.width, c.depth, LEAVE_GAP)
@@ -275,7 +286,8 @@ def legal_moves(battle: Battle) -> list[Action]:
                     acts.append(Action("move", c.uid, h.uid, "join"))
         elif not c.flags.get("joined") and not c.flags.get("moved"):
             h = carrier(s, c)
-            if can_move(battle, h) and leave_pose(battle, c, scenes) is not None:
+            if can_move(battle, h) and (leave_pose(battle, c, scenes) is not None if not t9a.on(s, t9a.CHARACTERS)
+                                        else _t9a().can_leave(battle, c, scenes)):
                 acts.append(Action("move", c.uid, None, "leave"))
     return acts
 
@@ -290,6 +302,8 @@ def apply_move(battle: Battle, action: Action) -> None:
         c.flags["moved"] = True
         battle.emit("CORE.MOVE.JOIN", unit=c.uid, host=h.uid, slot=h.joined.index(c.uid))
         return
+    if t9a.on(battle.state, t9a.CHARACTERS):
+        return _t9a().leave(battle, c)  # T9A.CHAR.LEAVE replaces CORE.MOVE.LEAVE
     h = carrier(battle.state, c)
     pose = leave_pose(battle, c)
     if pose is None:  # pragma: no cover - legal_moves checked it
@@ -479,6 +493,8 @@ def front_fighters(battle: Battle, group: list[Engagement], excluded: set[int]) 
         for c in members(s, h):
             if c.uid not in excluded and not c.refused:
                 out.append((c.uid, enemy, hid))
+    if t9a.on(s, t9a.CHARACTERS):
+        return _t9a().make_way(battle, group, out)  # T9A.CC.MAKE_WAY: who is in base contact
     return out
 
 

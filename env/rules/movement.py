@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from battleline.env.rules import characters, kernel, magic, psychology, space, special_rules, war_machines
+from battleline.env.rules import characters, kernel, magic, psychology, space, special_rules, t9a, war_machines
 from battleline.env.rules import geometry as geo
 from battleline.env.rules.actions import MOVE_OPTIONS, Action
 from battleline.env.rules.state import UnitState
@@ -421,11 +421,12 @@ def apply(battle: Battle, action: Action) -> None:
     if option.startswith("march"):
         marching = True
         if _enemy_within(battle, u, MARCH_BLOCK_RANGE):
-            marching = psychology.test_ld(battle, u, characters.unit_ld(battle, u), "CORE.MOVE.MARCH_BLOCK")
+            marching = (_t9a_march_test(battle, u) if t9a.on(battle.state, t9a.CHARACTERS)  # ⇒ T9A.MARCH.TEST
+                        else psychology.test_ld(battle, u, characters.unit_ld(battle, u), "CORE.MOVE.MARCH_BLOCK"))
     plan = _plan(battle, u, option, surroundings(battle, u), marching)
     if plan is None:  # the march failed its test and the normal move is blocked
         u.flags["moved"] = True
-        battle.emit("CORE.MOVE.MARCH_BLOCK", unit=u.uid, moved=False)
+        battle.emit("T9A.MARCH.TEST" if t9a.on(battle.state, t9a.CHARACTERS) else "CORE.MOVE.MARCH_BLOCK", unit=u.uid, moved=False)
         return
     pose = plan["pose"]
     u.x, u.y, u.facing = pose.x, pose.y, pose.facing % 360.0
@@ -437,6 +438,13 @@ def apply(battle: Battle, action: Action) -> None:
     battle.emit(rule, unit=u.uid, option=option, distance=plan["distance"], x=u.x, y=u.y, facing=u.facing, files=u.files)
     if u.troop_type == "war_machine":
         war_machines.moved(battle, u, option, plan["distance"])
+
+
+def _t9a_march_test(battle: Battle, u: UnitState) -> bool:
+    """T9A.MARCH.TEST for ``u`` with its characters (:func:`env.rules.t9a.characters.march_test`)."""
+    from battleline.env.rules.t9a.characters import march_test
+
+    return march_test(battle, u)
 
 
 def _rule_for(option: str, marching: bool | None) -> str:
