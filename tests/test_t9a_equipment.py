@@ -391,3 +391,26 @@ def test_t9a_equipment_full_battles_do_not_crash_and_keep_the_invariants() -> No
         assert b.is_over
         seen |= {e["rule"] for e in b.events if e["rule"].startswith("T9A.")}
     assert {"T9A.ARMOUR.VALUE", "T9A.WEAPON.RULES", "T9A.MISSILE.TABLE"} <= seen
+
+
+def test_t9a_armour_value_rider_war_machine_ap_and_unrecorded_kit() -> None:
+    """T9A.ARMOUR.VALUE for the other save paths: a griffon's rider (plate, shield, mount: Armour 5) against
+    2 hits of S4 AP2 saves on 7 − (5 − 2) = 4+ (wounds on 3+: 6, 3; saves 4, 3: one unsaved, the rider slain);
+    a core great cannon's hits have AP 10 (the T9A cannon's), so plate and a shield (Armour 4) get no save; a
+    unit whose kit was not recorded reads its Armour back from its core save (7 − save)."""
+    from battleline.env.rules import monsters
+
+    b = battle([placement("griffon_knight", 36, 10, 90, models=1, files=1), placement("great_cannon", 10, 10, 90,
+                models=3, files=1)], [placement("orc_archers", 36, 30, 270, models=10)], modules=ON)
+    griffon, cannon, orcs = b.unit(0), b.unit(1), b.unit(2)
+    _script(b, [6, 3] + [4, 3])
+    assert monsters.wound_rider(b, orcs, griffon, 2, 4, ap=2) == 1
+    (armour,) = rules(b, "T9A.ARMOUR.VALUE")
+    assert (armour["rider"], armour["armour"], armour["ap"], armour["needed"]) == (True, 5, 2, 4)
+    assert rolls(b, "T9A.ARMOUR.VALUE")[0]["dice"] == [4, 3] and griffon.rider["slain"]
+    assert equipment.default_ap(cannon) == 10 and equipment.default_ap(orcs) == 0
+    orcs.t9a = {**orcs.t9a, "armour": "plate"}
+    orcs.shield, orcs.armour_save = True, 2
+    assert equipment.save_needed(b, cannon, orcs, None, False, False) == 7
+    orcs.t9a = {}
+    assert equipment.armour_parts(orcs) == {"core_save": 5} and equipment.armour_value(orcs) == 5
