@@ -414,3 +414,22 @@ def test_t9a_armour_value_rider_war_machine_ap_and_unrecorded_kit() -> None:
     assert equipment.save_needed(b, cannon, orcs, None, False, False) == 7
     orcs.t9a = {}
     assert equipment.armour_parts(orcs) == {"core_save": 5} and equipment.armour_value(orcs) == 5
+
+
+def test_t9a_armour_value_against_t9a_artillery_takes_the_profiles_ap() -> None:
+    """T9A.ARMOUR.VALUE with t9a.artillery: a shot's AP is its T9A profile's (here a catapult's S4 AP1), not
+    the core machine's: orcs in heavy armour with a shield (Armour 3) save on 7 − (3 − 1) = 5+. S4 v T4
+    wounds on 4+: 6, 4, 3 (2); saves 5, 4: one saved."""
+    from battleline.env.rules.t9a import ARTILLERY
+    from battleline.env.rules.t9a import artillery as art
+
+    b = battle([placement("great_cannon", 36, 10, 90, models=3, files=1)], [placement("orc_warriors", 36, 30, 270)],
+               modules=[ARTILLERY, EQUIPMENT])
+    orcs = b.unit(1)
+    orcs.t9a = {**orcs.t9a, "armour": "heavy"}
+    orcs.armour_save = 4
+    _script(b, [6, 4, 3] + [5, 4])
+    art._wound(b, b.unit(0), orcs, 3, art.Shot(4, 1), "T9A.ART.CATAPULT")
+    (armour,) = rules(b, "T9A.ARMOUR.VALUE")
+    assert (armour["armour"], armour["ap"], armour["needed"]) == (3, 1, 5)
+    assert rolls(b, "T9A.ARMOUR.VALUE")[0]["dice"] == [5, 4] and rules(b, "CORE.SAVE.PIPELINE")[0]["unsaved"] == 1
