@@ -373,10 +373,10 @@ def expected_kills(battle: Battle, shooter: UnitState, target: UnitState, breath
     if breath_attack:
         hits, strength, piercing = breath.expected_hits(shooter, target), shooter.profile.S, shooter.has("armour_piercing")
     else:
-        w = shooting.weapon(shooter)
+        w = shooting.weapon(shooter, battle.state)
         per_model = w.multiple_shots if w.multiple_shots > 1 else (2 if shooter.has("multiple_shots_2") else 1)
         mod, _ = shooting.to_hit_modifier(battle, shooter, target, False, per_model > 1)
-        front, volley = shooting.shooters(shooter)
+        front, volley = shooting.shooters(shooter, w)
         hits = per_model * (
             front * p_shot_hits(tables.shooting_to_hit(shooter.profile.BS, mod))
             + volley * p_shot_hits(tables.shooting_to_hit(shooter.profile.BS, mod - 1))

@@ -804,7 +804,7 @@ def maskers(battle: Battle, shooter: UnitState) -> list[UnitState]:
     """Friends standing between ``shooter`` and an enemy in its range and arc that it cannot see (they mask it)."""
     if shooter.missile is None:
         return []
-    rng = shooting.weapon(shooter).range
+    rng = shooting.weapon(shooter, battle.state).range
     sp = space.pose(shooter)
     found: dict[int, UnitState] = {}
     for e in space.alive_units(battle.state, 1 - shooter.side):

@@ -434,21 +434,23 @@ def allocate_hits(battle: Battle, host: UnitState, hits: int) -> tuple[int, dict
     return rest, on_chars
 
 
-def shoot_character(battle: Battle, shooter: UnitState, c: UnitState, hits: int, strength: int, armour_piercing: bool) -> int:
+def shoot_character(battle: Battle, shooter: UnitState, c: UnitState, hits: int, strength: int, armour_piercing: bool,
+                    ap: int | None = None) -> int:
     """Resolve shooting hits allocated to a joined character (CORE.SHOOT.ALLOCATE), as hits on the unit are.
 
     CORE.SHOOT.TO_WOUND against its T, then the whole save pipeline
     (CORE.SAVE.PIPELINE: no armour save against Flaming or Ethereal shots,
     CORE.SAVE.NONE; its ward save and Regeneration; Flammable), then its
-    wounds (CORE.WOUND.APPLY). Returns the wounds inflicted.
+    wounds (CORE.WOUND.APPLY). Returns the wounds inflicted. ``ap``: the shot's AP (T9A.ARMOUR.VALUE).
     """
-    from battleline.env.rules import special_rules, tables
+    from battleline.env.rules import special_rules, t9a, tables
 
     res = special_rules.wound_and_save(battle, shooter, c, hits, strength, armour_piercing=armour_piercing,
-                                       wound_rule="CORE.SHOOT.TO_WOUND")
+                                       wound_rule="CORE.SHOOT.TO_WOUND", ap=ap)
     battle.emit("CORE.SHOOT.TO_WOUND", unit=shooter.uid, target=c.uid, hits=hits, strength=strength,
                 needed=tables.to_wound(strength, c.profile.T), wounds=res.wounds)
-    battle.emit("CORE.SAVE.MODIFIERS", unit=c.uid, needed=res.armour_needed, saved=res.armour_saved)
+    if not t9a.on(battle.state, t9a.EQUIPMENT):  # T9A.ARMOUR.VALUE replaces it
+        battle.emit("CORE.SAVE.MODIFIERS", unit=c.uid, needed=res.armour_needed, saved=res.armour_saved)
     inflicted, _ = special_rules.apply_result(battle, c, res, "CORE.SHOOT.CASUALTIES", shooter=shooter.uid)
     return inflicted
 

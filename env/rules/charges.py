@@ -903,7 +903,7 @@ def can_stand_and_shoot(battle: Battle, t: UnitState, c: UnitState, start_distan
             return True  # SIEGE.REACT.WALL: oil or stones, with or without missiles
     if t.missile is None or t.has("slow_to_fire") or psychology.engaged(battle, t):
         return False
-    if shooting.weapon(t).move_or_fire:
+    if shooting.weapon(t, battle.state).move_or_fire:
         return False
     if start_distance < c.profile.M:
         return False
@@ -956,7 +956,7 @@ def apply_reaction(battle: Battle, action: Action) -> None:
 
 def _can_fire(battle: Battle, t: UnitState, c: UnitState) -> bool:
     """A siege Stand and Shoot fires missiles only where the normal rules allow it (the rest is oil or stones)."""
-    if shooting.weapon(t).move_or_fire or t.has("slow_to_fire"):
+    if shooting.weapon(t, battle.state).move_or_fire or t.has("slow_to_fire"):
         return False
     return shooting.in_range_and_sight(battle, t, c)
 

@@ -17,11 +17,12 @@ from typing import TYPE_CHECKING, Any
 
 import shapely
 
-from battleline.env.rules import challenges, characters, magic, psychology, space, special_rules, tables, war_machines
+from battleline.env.rules import challenges, characters, magic, psychology, space, special_rules, t9a, tables, war_machines
 from battleline.env.rules import geometry as geo
 from battleline.env.rules.actions import PURSUIT_CHOICES, Action
 from battleline.env.rules.charges import charge_facing, contact_placement, edge_frame
 from battleline.env.rules.state import Engagement, UnitState
+from battleline.env.rules.t9a import equipment
 
 if TYPE_CHECKING:
     from battleline.env.rules.battle import Battle
@@ -81,7 +82,8 @@ def supporters(battle: Battle, u: UnitState, front_fighters: int, charged: bool)
     ranks = 1
     if is_horde(u):
         ranks += 1
-    if tables.melee_effect(u.melee, u.troop_type, False, charged).extra_rank or u.has("extra_rank"):
+    if tables.melee_effect(u.melee, u.troop_type, False, charged).extra_rank or u.has("extra_rank") or (
+            t9a.on(battle.state, t9a.EQUIPMENT) and equipment.fights_in_extra_rank(u)):  # T9A.WEAPON.SPEAR
         ranks += 1
         extra = min(u.models_in_rank(1 + ranks), front_fighters)
         if u.has("extra_rank") and extra:
@@ -203,13 +205,16 @@ def resolve_strike(
         return 0
     charged = u.uid in charged_units
     eff = tables.melee_effect(u.melee, u.troop_type, round_one, charged)
+    prof = equipment.melee_profile(battle, u, t, round_one, charged) if t9a.on(battle.state, t9a.EQUIPMENT) else None
+    eff = eff if prof is None else prof.effect  # T9A.WEAPON.* replace CORE.WEAPON.MELEE
     battle.emit("CORE.CC.ATTACKS", unit=u.uid, target=t.uid, fighters=st.fighters, support=st.support, attacks=attacks)
-    battle.emit("CORE.WEAPON.MELEE", unit=u.uid, weapon=u.melee, strength_bonus=eff.strength_bonus,
-                extra_attacks=eff.extra_attacks)
+    if prof is None:
+        battle.emit("CORE.WEAPON.MELEE", unit=u.uid, weapon=u.melee, strength_bonus=eff.strength_bonus,
+                    extra_attacks=eff.extra_attacks)
     if u.has("extra_attack") and st.fighters:
         battle.emit("CORE.SR.EXTRA_ATTACK", unit=u.uid, extra_attacks=st.fighters)
     ws, target_ws = psychology.combat_ws(battle, u), psychology.combat_ws(battle, t)
-    needed_hit = tables.cc_to_hit(ws, target_ws)
+    needed_hit = tables.cc_to_hit(ws + (prof.ws if prof else 0), target_ws)  # T9A.WEAPON.PAIRED: +1 WS
     sixes_only = round_one and (u.uid, t.uid) in defended
     if battle.state.castle and not sixes_only:  # SIEGE.CC.DEFENDER_BONUS: climbers hit only on a natural 6
         from battleline.env.rules.siege import play
@@ -243,7 +248,7 @@ def resolve_strike(
         base_save = min(tables.IMPOSSIBLE, base_save + 1)  # no shield bonus with a two-handed weapon
     res = special_rules.wound_and_save(
         battle, u, t, hits, strength, base_save=base_save, armour_piercing=u.has("armour_piercing"),
-        poisoned=sum(1 for f in faces if f == 6), melee=True,
+        poisoned=sum(1 for f in faces if f == 6), melee=True, ap=None if prof is None else prof.ap,
     )
     st.info["result"] = res
     battle.emit(
@@ -257,7 +262,8 @@ def resolve_strike(
         "CORE.CC.TO_WOUND", unit=u.uid, target=t.uid, strength=strength, needed=tables.to_wound(strength, t.profile.T),
         wounds=res.wounds,
     )
-    battle.emit("CORE.SAVE.MODIFIERS", unit=t.uid, needed=res.armour_needed, saved=res.armour_saved)
+    if prof is None:  # T9A.ARMOUR.VALUE replaces it
+        battle.emit("CORE.SAVE.MODIFIERS", unit=t.uid, needed=res.armour_needed, saved=res.armour_saved)
     return res.unsaved
 
 

@@ -24,8 +24,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from battleline.env.rules import special_rules, tables
+from battleline.env.rules import special_rules, t9a, tables
 from battleline.env.rules.state import UnitState
+from battleline.env.rules.t9a import equipment
 
 if TYPE_CHECKING:
     from battleline.env.rules.battle import Battle
@@ -71,11 +72,13 @@ def wound_rider(
     expr: str = "1",
     rule: str = "CORE.SHOOT.TO_WOUND",
     armour_piercing: bool = False,
+    ap: int | None = None,
 ) -> int:
     """Resolve ``hits`` on ``t``'s rider: to wound against its T, its armour save, its wounds. Returns the wounds taken.
 
     CORE.SHOOT.TO_WOUND, CORE.SAVE.MODIFIERS, CORE.SAVE.NONE (Flaming shots),
-    CORE.WOUND.APPLY (each hit's wounds on the rider, excess lost).
+    CORE.WOUND.APPLY (each hit's wounds on the rider, excess lost). With t9a.equipment the save is
+    T9A.ARMOUR.VALUE's against ``ap``, rolled under that ID.
     """
     if hits <= 0 or not has_rider(t):
         return 0
@@ -87,7 +90,10 @@ def wound_rider(
     wounded = sum(1 for f in faces if f >= needed or f == 6)
     save = tables.IMPOSSIBLE if special_rules.magical_attacks(shooter) else tables.armour_save_needed(
         r["save"], strength, armour_piercing)
-    save_faces = battle.dice.d6("CORE.SAVE.MODIFIERS", wounded) if wounded and save <= 6 else []
+    save_rule = "CORE.SAVE.MODIFIERS"
+    if t9a.on(battle.state, t9a.EQUIPMENT) and not special_rules.magical_attacks(shooter):
+        save, save_rule = equipment.rider_save_needed(battle, shooter, t, r["save"], ap, armour_piercing), "T9A.ARMOUR.VALUE"
+    save_faces = battle.dice.d6(save_rule, wounded) if wounded and save <= 6 else []
     unsaved = wounded - sum(1 for f in save_faces if tables.save_passes(save, f))
     taken = 0
     for _ in range(unsaved):

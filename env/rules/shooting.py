@@ -8,18 +8,24 @@ from typing import TYPE_CHECKING
 import numpy as np
 import shapely
 
-from battleline.env.rules import breath, characters, magic, monsters, psychology, space, special_rules, tables, templates, war_machines
+from battleline.env.rules import breath, characters, magic, monsters, psychology, space, special_rules, t9a, tables, templates, war_machines
 from battleline.env.rules import geometry as geo
 from battleline.env.rules.actions import Action
-from battleline.env.rules.state import UnitState
+from battleline.env.rules.state import BattleState, UnitState
+from battleline.env.rules.t9a import equipment
 from battleline.env.rules.t9a.artillery import forbids as t9a_artillery_forbids
 
 if TYPE_CHECKING:
     from battleline.env.rules.battle import Battle
 
 
-def weapon(u: UnitState) -> tables.MissileWeapon:
-    """The unit's missile weapon (CORE.SHOOT.WEAPONS). Raises KeyError if it has none."""
+def weapon(u: UnitState, state: BattleState | None = None) -> tables.MissileWeapon:
+    """The unit's missile weapon (CORE.SHOOT.WEAPONS; T9A.MISSILE.TABLE when ``state`` plays t9a.equipment).
+
+    Raises KeyError if it has none.
+    """
+    if state is not None and t9a.on(state, t9a.EQUIPMENT):
+        return equipment.missile_weapon(u)
     return tables.MISSILE_WEAPONS[u.missile]  # type: ignore[index]
 
 
@@ -48,7 +54,7 @@ def may_fire(battle: Battle, u: UnitState) -> bool:
     if any(f.get(k) for k in ("shot", "marched", "charged", "failed_charge", "stupid", "declared_charge", "fled",
                               "siege_no_shoot")):  # siege_no_shoot: SIEGE.DMG.WALL / TOWER 15–16
         return False
-    move_or_fire = u.troop_type == "war_machine" or (u.missile is not None and weapon(u).move_or_fire)
+    move_or_fire = u.troop_type == "war_machine" or (u.missile is not None and weapon(u, battle.state).move_or_fire)
     if move_or_fire and (f.get("moved") or f.get("rallied")):
         return False
     if u.troop_type == "war_machine" and war_machines.silenced(battle, u):
@@ -60,7 +66,7 @@ def may_fire(battle: Battle, u: UnitState) -> bool:
 
 def in_range_and_sight(battle: Battle, u: UnitState, t: UnitState) -> bool:
     """Whether ``t`` is partly in ``u``'s vision arc, in LOS and within range (CORE.SHOOT.TARGET)."""
-    w = weapon(u)
+    w = weapon(u, battle.state)
     if not space.near(u, t, w.range):
         return False
     if geo.distance(space.footprint(u), space.footprint(t)) > w.range:
@@ -191,7 +197,7 @@ def cover(battle: Battle, shooter: UnitState, t: UnitState) -> int:
 
 def to_hit_modifier(battle: Battle, u: UnitState, t: UnitState, stand_and_shoot: bool, multi: bool) -> tuple[int, dict]:
     """The cumulative to-hit modifier and its parts (CORE.SHOOT.MODIFIERS)."""
-    w = weapon(u)
+    w = weapon(u, battle.state)
     parts: dict[str, int] = {}
     if space.unit_distance(u, t) > w.range / 2:
         parts["long_range"] = -1
@@ -212,14 +218,17 @@ def to_hit_modifier(battle: Battle, u: UnitState, t: UnitState, stand_and_shoot:
         parts["single_model"] = -1
     if t.has("skirmishers"):
         parts["skirmishers"] = -1
+    if t9a.on(battle.state, t9a.EQUIPMENT):  # T9A.MISSILE.RULES: Accurate, Unwieldy
+        equipment.missile_modifiers(u, w, parts, stand_and_shoot)
     return sum(parts.values()), parts
 
 
-def shooters(u: UnitState) -> tuple[int, int]:
-    """(models in ranks 1–2, extra Volley Fire models) (CORE.SHOOT.SHOOTERS, CORE.SR.VOLLEY_FIRE)."""
+def shooters(u: UnitState, w: tables.MissileWeapon | None = None) -> tuple[int, int]:
+    """(models in ranks 1–2, extra Volley Fire models) (CORE.SHOOT.SHOOTERS, CORE.SR.VOLLEY_FIRE; a T9A
+    weapon ``w`` may carry Volley Fire, T9A.MISSILE.TABLE)."""
     first_two = u.models_in_rank(1) + u.models_in_rank(2)
     rest = u.models - first_two
-    volley = rest // 2 if u.has("volley_fire") else 0
+    volley = rest // 2 if u.has("volley_fire") or getattr(w, "volley_fire", False) else 0
     return first_two, volley
 
 
@@ -234,7 +243,7 @@ def resolve_fire(battle: Battle, u: UnitState, t: UnitState, stand_and_shoot: bo
     single shot needing 9 against N shots needing an impossible 10). Returns
     the models killed.
     """
-    w = weapon(u)
+    w = weapon(u, battle.state)
     # CORE.SR.MULTIPLE_SHOTS: 1 shot, or N shots at −1 each; the N shots unless they expect fewer hits.
     shots_per_model = max(w.multiple_shots, special_rules.multiple_shots(u))
     multi = shots_per_model > 1
@@ -246,7 +255,7 @@ def resolve_fire(battle: Battle, u: UnitState, t: UnitState, stand_and_shoot: bo
     if multi:
         battle.emit("CORE.SR.MULTIPLE_SHOTS", unit=u.uid, shots_per_model=shots_per_model)
     mod, parts = to_hit_modifier(battle, u, t, stand_and_shoot, multi)
-    front, volley = shooters(u)
+    front, volley = shooters(u, w)
     _log_shot(battle, u, t, stand_and_shoot, parts, front, volley)
     rule = "CORE.REACT.STAND_SHOOT" if stand_and_shoot else "CORE.SHOOT.TO_HIT"
     sixes: list[int] = []
@@ -262,7 +271,7 @@ def resolve_fire(battle: Battle, u: UnitState, t: UnitState, stand_and_shoot: bo
     needed = tables.to_wound(strength, t.profile.T)
     res = special_rules.wound_and_save(
         battle, u, t, hits, strength, armour_piercing=w.armour_piercing or u.has("armour_piercing"), poisoned=sum(sixes),
-        wound_rule="CORE.SHOOT.TO_WOUND",
+        wound_rule="CORE.SHOOT.TO_WOUND", ap=equipment.missile_ap(w),
     )
     wounds, save, saved, unsaved = res.wounds, res.armour_needed, res.armour_saved, res.unsaved
     battle.emit(
@@ -271,7 +280,8 @@ def resolve_fire(battle: Battle, u: UnitState, t: UnitState, stand_and_shoot: bo
     battle.emit(
         "CORE.SHOOT.TO_WOUND", unit=u.uid, target=t.uid, hits=hits, strength=strength, needed=needed, wounds=wounds
     )
-    battle.emit("CORE.SAVE.ARMOUR_TABLE", unit=t.uid, base_save=t.armour_save, needed=save, saved=saved)
+    if not t9a.on(battle.state, t9a.EQUIPMENT):  # T9A.ARMOUR.VALUE replaces it
+        battle.emit("CORE.SAVE.ARMOUR_TABLE", unit=t.uid, base_save=t.armour_save, needed=save, saved=saved)
     battle.emit("CORE.SHOOT.ALLOCATE", unit=u.uid, target=t.uid, unsaved=unsaved)
     champion = t.champion
     _, killed = special_rules.apply_result(battle, t, res, "CORE.SHOOT.CASUALTIES", shooter=u.uid)
@@ -279,8 +289,10 @@ def resolve_fire(battle: Battle, u: UnitState, t: UnitState, stand_and_shoot: bo
         t.champion = False  # CORE.SR.SNIPER: the shooter picks the champion, removed first (CORE.CC.CASUALTIES)
         battle.emit("CORE.SR.SNIPER", unit=u.uid, target=t.uid, champion_slain=True)
     for cid, n in on_characters.items():
-        characters.shoot_character(battle, u, battle.unit(cid), n, strength, w.armour_piercing or u.has("armour_piercing"))
-    monsters.wound_rider(battle, u, t, rider_hits, strength, armour_piercing=w.armour_piercing or u.has("armour_piercing"))
+        characters.shoot_character(battle, u, battle.unit(cid), n, strength, w.armour_piercing or u.has("armour_piercing"),
+                                   ap=equipment.missile_ap(w))
+    monsters.wound_rider(battle, u, t, rider_hits, strength, armour_piercing=w.armour_piercing or u.has("armour_piercing"),
+                         ap=equipment.missile_ap(w))
     if not stand_and_shoot:
         psychology.panic_after_shooting(battle, u, [t.uid])
     return killed
@@ -300,10 +312,13 @@ def _log_shot(
     shooter's and target's levels, when either stands on a hill),
     CORE.TERRAIN.COVER and CORE.SR.LARGE_TARGET.
     """
-    w = weapon(u)
-    battle.emit("CORE.SHOOT.WEAPONS", unit=u.uid, weapon=w.name, range=w.range, strength=w.strength,
-                armour_piercing=w.armour_piercing, move_or_fire=w.move_or_fire, quick_to_fire=w.quick_to_fire)
+    w = weapon(u, battle.state)
     distance = round(space.unit_distance(u, t), 3)
+    if t9a.on(battle.state, t9a.EQUIPMENT):  # T9A.MISSILE.TABLE replaces CORE.SHOOT.WEAPONS
+        equipment.log_missile(battle, u, t, w, parts, distance, volley)
+    else:
+        battle.emit("CORE.SHOOT.WEAPONS", unit=u.uid, weapon=w.name, range=w.range, strength=w.strength,
+                    armour_piercing=w.armour_piercing, move_or_fire=w.move_or_fire, quick_to_fire=w.quick_to_fire)
     battle.emit("CORE.SHOOT.TARGET", unit=u.uid, target=t.uid, distance=distance, range=w.range,
                 stand_and_shoot=stand_and_shoot)
     if not stand_and_shoot:

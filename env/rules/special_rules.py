@@ -25,7 +25,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from battleline.env.rules import tables
+from battleline.env.rules import t9a, tables
 from battleline.env.rules.casualties import apply_wounds
 from battleline.env.rules.state import BattleState, UnitState
 from battleline.env.rules.t9a.attributes import attack_attributes, multiple_wounds_applied
@@ -313,6 +313,7 @@ def wound_and_save(
     melee: bool = False,
     wound_rule: str = "CORE.CC.TO_WOUND",
     save_rule: str = "CORE.SAVE.MODIFIERS",
+    ap: int | None = None,
 ) -> WoundResult:
     """Roll to wound and every save for ``hits`` hits of ``u`` on ``t`` (CORE.SAVE.PIPELINE).
 
@@ -328,6 +329,8 @@ def wound_and_save(
         poisoned: how many hits were natural 6s to hit (CORE.SR.POISON wounds them
             automatically, with no armour save, if ``u`` has Poison).
         melee: close-combat blows (CORE.SR.KILLING_BLOW works only there).
+        ap: the weapon's Armour Penetration under T9A.ARMOUR.VALUE (module t9a.equipment, which then
+            replaces the armour save and rolls it under its own ID); None: the attacker's default.
     """
     res = WoundResult()
     if hits <= 0:
@@ -356,6 +359,11 @@ def wound_and_save(
             battle.emit("CORE.SR.FLAMING", unit=u.uid, target=t.uid, wounds=res.wounds, magical=True)
         if normal:
             battle.emit("CORE.SAVE.NONE", unit=t.uid, attacker=u.uid, reason="flaming" if u.has("flaming") else "ethereal")
+    elif t9a.on(battle.state, t9a.EQUIPMENT):  # T9A.ARMOUR.VALUE: 7 − (Armour − AP), S plays no part
+        from battleline.env.rules.t9a import equipment
+
+        res.armour_needed = equipment.save_needed(battle, u, t, ap, armour_piercing, melee)
+        save_rule = "T9A.ARMOUR.VALUE" if save_rule == "CORE.SAVE.MODIFIERS" else save_rule
     else:
         res.armour_needed = tables.armour_save_needed(t.armour_save if base_save is None else base_save, strength, armour_piercing)
     if normal and res.armour_needed <= 6:

@@ -17,7 +17,7 @@ import numpy as np
 import shapely
 
 from battleline.env.rules import geometry as geo
-from battleline.env.rules import magic, movement, psychology, space, tables, war_machines
+from battleline.env.rules import magic, movement, psychology, space, t9a, tables, war_machines
 from battleline.env.rules.casualties import apply_wounds
 from battleline.env.rules.spells import Spell
 from battleline.env.rules.state import UnitState
@@ -139,9 +139,13 @@ def damage(
     wounds = sum(1 for f in battle.dice.d6("CORE.SHOOT.TO_WOUND", hits) if f >= needed)
     needed_save, saved = tables.IMPOSSIBLE, 0
     if save and not flaming:
-        needed_save = tables.armour_save_needed(t.armour_save, strength)
+        needed_save, save_rule = tables.armour_save_needed(t.armour_save, strength), "CORE.SAVE.MODIFIERS"
+        if t9a.on(battle.state, t9a.EQUIPMENT):  # T9A.ARMOUR.VALUE: a spell's hits have AP 0
+            from battleline.env.rules.t9a import equipment
+
+            needed_save, save_rule = equipment.save_needed(battle, None, t, 0, False, False), "T9A.ARMOUR.VALUE"
         if wounds and needed_save <= 6:
-            saved = sum(1 for f in battle.dice.d6("CORE.SAVE.MODIFIERS", wounds) if tables.save_passes(needed_save, f))
+            saved = sum(1 for f in battle.dice.d6(save_rule, wounds) if tables.save_passes(needed_save, f))
     elif wounds:
         battle.emit("CORE.SAVE.NONE", unit=t.uid, reason="flaming" if flaming else "no armour save")
     unsaved = ward_and_regen(battle, t, wounds - saved, flaming)

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from battleline.env.rules import tables
+from battleline.env.rules import t9a, tables
 from battleline.env.rules.casualties import apply_wounds
 from battleline.env.rules.siege.castle import CastleElement, element, units_in, units_on, units_within
 
@@ -155,6 +155,10 @@ def hit_models(
     faces = battle.dice.d6(rule, hits)
     wounded = sum(1 for f in faces if f >= needed or f == 6)
     save = tables.armour_save_needed(u.armour_save, strength) if armour else tables.IMPOSSIBLE
+    if armour and t9a.on(battle.state, t9a.EQUIPMENT):  # T9A.ARMOUR.VALUE: a structure's hits have AP 0
+        from battleline.env.rules.t9a import equipment
+
+        save = equipment.save_needed(battle, None, u, 0, False, False)
     saved = 0
     if wounded and save <= 6:
         saved = sum(1 for f in battle.dice.d6(rule, wounded) if tables.save_passes(save, f))

@@ -434,7 +434,7 @@ def _wound(battle: Battle, u: UnitState, t: UnitState, hits: int, shot: Shot, ru
     if wm.is_machine(t):
         battle.emit("CORE.WM.SHOT_AT", unit=t.uid, shooter=u.uid, hits=hits, toughness=t.profile.T)
     res = special_rules.wound_and_save(battle, u, t, hits, shot.strength, base_save=_base_save(battle, t, shot),
-                                       wound_rule=rule)
+                                       wound_rule=rule, ap=shot.ap)  # ap: T9A.ARMOUR.VALUE with t9a.equipment
     battle.emit(rule, unit=u.uid, target=t.uid, hits=hits, strength=shot.strength, ap=shot.ap,
                 to_wound=tables.to_wound(shot.strength, t.profile.T), wounds=res.wounds, armour_needed=res.armour_needed,
                 unsaved=res.unsaved + res.doubled + res.slain, multiple_wounds=shot.wounds or None)
@@ -463,7 +463,7 @@ def land(battle: Battle, u: UnitState, t: UnitState, hits: int, shot: Shot, rule
         for cid, n in on_chars.items():
             _wound(battle, u, battle.unit(cid), n, shot, rule)
         if rider_hits:
-            monsters.wound_rider(battle, u, t, rider_hits, shot.strength, shot.wounds or "1", rule)
+            monsters.wound_rider(battle, u, t, rider_hits, shot.strength, shot.wounds or "1", rule, ap=shot.ap)
     return killed
 
 
