@@ -150,3 +150,22 @@ def test_shipped_factions_carry_every_t9a_protection_attribute_and_artillery_pro
     giant = kits[("orcs", "hill_giant")].t9a
     assert (giant.size, giant.attributes) == ("gigantic", ["stomp (d3)"])
     assert kits[("dwarfs", "hold_lord")].t9a.attributes == ["multiple_wounds (2 against large, gigantic)"]
+
+
+def test_pitched_battle_t9a_is_a_registered_gymnasium_id_playing_every_module() -> None:
+    """`battleline/PitchedBattleT9a-v0` (the id of configs/scenarios/pitched_battle_t9a.yaml) makes an env whose
+    battle plays the five T9A modules and logs CFG.MODULES; the Gymnasium, SB3 and PettingZoo checkers run on it in
+    tests/test_checkers.py (every shipped scenario; api_test on pitched_battle_t9a)."""
+    import gymnasium as gym
+
+    import battleline  # noqa: F401  (registers the ids)
+    from battleline.env import scenario_env_ids
+
+    assert scenario_env_ids()["battleline/PitchedBattleT9a-v0"] == "pitched_battle_t9a"
+    assert gym.spec("battleline/PitchedBattleT9a-v0").kwargs == {"scenario": "pitched_battle_t9a"}
+    env = gym.make("battleline/PitchedBattleT9a-v0")
+    obs, _ = env.reset(seed=3)
+    battle = env.unwrapped.battle
+    assert battle.state.modules == list(T9A_MODULES)
+    assert [e["modules"] for e in rules(battle, "CFG.MODULES")] == [list(T9A_MODULES)]
+    assert obs["action_mask"].any()
