@@ -2,8 +2,9 @@
 
 ``python -m benchmarks.fuzz --battles 10000 --workers 2 --seed 0 --out benchmarks/results/fuzz.json``
 
-Battles (:func:`plan_cases`) go round every shipped scenario (``configs/scenarios`` and its
-``coverage/`` folder, which ``--no-coverage`` leaves out), each with its own battle seed (``--seed`` + its index).
+Battles (:func:`plan_cases`) go round every shipped scenario (``configs/scenarios``, the T9A variant's
+``pitched_battle_t9a`` among them, and its ``coverage/`` and ``coverage_t9a/`` folders, which ``--no-coverage``
+leaves out; ``--scenario pitched_battle_t9a`` fuzzes one), each with its own battle seed (``--seed`` + its index).
 The agents cycle through three modes: ``random`` against ``random``; ``scripted`` against ``scripted``
 (line_advance, pincers, refused_flank and the tactical agents in the field; in a siege
 ``siege_attacker`` attacking against ``siege_defender`` defending); and ``mixed``, one scripted agent
@@ -97,14 +98,19 @@ class Case:
 
 
 # --------------------------------------------------------------------- the plan
+COVERAGE_FOLDERS = ("coverage", "coverage_t9a")
+"""The folders of ``configs/scenarios`` holding coverage set-ups (core rules; the T9A variant's rules)."""
+
+
 def shipped_scenarios(coverage: bool = True) -> list[str]:
-    """The scenario ids in ``configs/scenarios`` (sorted), and with ``coverage`` those of its ``coverage/``
-    folder as ``coverage/<id>``."""
+    """The scenario ids in ``configs/scenarios`` (sorted), and with ``coverage`` those of its coverage folders
+    (:data:`COVERAGE_FOLDERS`) as ``coverage/<id>`` and ``coverage_t9a/<id>``."""
     from battleline.env.rules.config import CONFIG_DIR, list_scenarios
 
     ids = list_scenarios()
     if coverage:
-        ids += [f"coverage/{p.stem}" for p in sorted((CONFIG_DIR / "scenarios" / "coverage").glob("*.yaml"))]
+        for folder in COVERAGE_FOLDERS:
+            ids += [f"{folder}/{p.stem}" for p in sorted((CONFIG_DIR / "scenarios" / folder).glob("*.yaml"))]
     return ids
 
 

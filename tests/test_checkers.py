@@ -109,7 +109,7 @@ def test_env_is_the_raw_env_inside_pettingzoos_standard_wrappers() -> None:
         aec_env.env(scenario="skirmish_line").step(0)
 
 
-@pytest.mark.parametrize("scenario", ["pitched_battle", "siege"])
+@pytest.mark.parametrize("scenario", ["pitched_battle", "siege", "pitched_battle_t9a"])
 def test_pettingzoo_api_and_seed_tests_on_env(scenario: str) -> None:
     factory = aec_env.env if scenario == "pitched_battle" else functools.partial(aec_env.env, scenario=scenario)
     with warnings.catch_warnings():

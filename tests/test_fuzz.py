@@ -32,7 +32,8 @@ def test_every_shipped_scenario_is_in_a_full_plan() -> None:
     names = fuzz.shipped_scenarios()
     assert {c.scenario for c in plan_cases(len(names), 0)} == set(names) and {"siege", "pitched_battle"} < set(names)
     top = fuzz.shipped_scenarios(coverage=False)
-    assert names[:len(top)] == top and names[len(top):] and all(n.startswith("coverage/") for n in names[len(top):])
+    assert names[:len(top)] == top and names[len(top):] and all(n.startswith(("coverage/", "coverage_t9a/")) for n in names[len(top):])
+    assert "pitched_battle_t9a" in top and "coverage_t9a/coverage_t9a_fire" in names
 
 
 def test_a_battle_over_its_time_or_decisions_is_a_hang() -> None:
@@ -102,4 +103,16 @@ def test_a_small_fuzz_is_clean() -> None:
     """Six battles over four scenarios, random, scripted and siege agents: no violation, error or hang."""
     result = fuzz.fuzz(6, seed=0, scenarios=SMALL, progress=False)
     assert result["battles"] == 6 and result["decisions"] > 300
+    assert (result["violations"], result["errors"], result["hangs"]) == ({}, [], [])
+
+
+def test_a_small_t9a_fuzz_is_clean() -> None:
+    """Six battles under every T9A module (pitched_battle_t9a with army lists, two T9A coverage set-ups), random
+    and scripted agents: no violation, error or hang."""
+    names = ["pitched_battle_t9a", "coverage_t9a/coverage_t9a_fire", "coverage_t9a/coverage_t9a_elves"]
+    cases = plan_cases(6, seed=0, scenarios=names)
+    assert [c.blue_army is not None for c in cases] == [True, False, False] * 2
+    result = fuzz.fuzz(6, seed=0, scenarios=names, progress=False, cases=cases)
+    assert result["battles"] == 6 and result["decisions"] > 300
+    assert result["scenarios"] == dict.fromkeys(sorted(names), 2)
     assert (result["violations"], result["errors"], result["hangs"]) == ({}, [], [])

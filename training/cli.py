@@ -811,8 +811,11 @@ def scenarios() -> None:
 def coverage_cmd(
     battles: Annotated[int, typer.Option(help="Random battles per shipped scenario in the fuzz corpus.")] = 12,
     show: Annotated[str, typer.Option(help="Rows to list: missing, all.")] = "missing",
+    module: Annotated[str, typer.Option(
+        help="Rule set: core (the CORE rule IDs) or t9a (the T9A variant's T9A.* and CFG.* IDs, played on "
+             "pitched_battle_t9a and configs/scenarios/coverage_t9a/).")] = "core",
 ) -> None:
-    """Rule coverage: tests pinning each core rule ID and how often it fires in a fixed fuzz corpus."""
+    """Rule coverage: tests pinning each rule ID of a rule set and how often it fires in a fixed fuzz corpus."""
     from battleline.training import coverage as cov
     from battleline.training.tournament import check_games_total
 
@@ -821,20 +824,24 @@ def coverage_cmd(
             raise UserError(f"--battles must be at least 1, got {battles}")
         if show not in ("missing", "all"):
             raise UserError(f"--show must be 'missing' or 'all', got '{show}'")
+        if module not in cov.MODULES:
+            raise UserError(f"--module must be one of {', '.join(cov.MODULES)}, got '{module}'")
         try:  # every empty case (no tests, no index, no army list, no core rule) is one line, before any battle
-            per = len(cov.corpus_games(1))  # the corpus' set-ups: battles each
+            per = len(cov.corpus_games(1, module))  # the corpus' set-ups: battles each
             check_games_total(per * battles, f"--battles {battles:,} × {per} set-ups")
             exceptions = cov.load_exceptions()
             tests, source = cov.known_tests()
         except ValueError as exc:  # CoverageError included
             raise UserError(str(exc)) from None
-        if not cov.core_rule_ids():
-            raise UserError("no core rule ID to report: the rule-ID list names none")
+        if not cov.module_rule_ids(module):
+            raise UserError(f"no {cov.MODULE_TITLES[module]} rule ID to report: the rule-ID list names none")
     with _user_errors(), LoggedProgress(console=console, transient=True, unit="games") as progress:
-        task = progress.add_task("fuzz corpus", total=len(cov.corpus_games(battles)))
-        counts = cov.fuzz_corpus_counts(battles, progress=lambda n: progress.advance(task, n))
-    rows = cov.coverage(counts, tests, exceptions)
-    table = Table(title="Core rule coverage", header_style="bold", box=box.SIMPLE_HEAD, pad_edge=False)
+        task = progress.add_task("fuzz corpus", total=len(cov.corpus_games(battles, module)))
+        counts = cov.fuzz_corpus_counts(battles, progress=lambda n: progress.advance(task, n), module=module)
+    rows = cov.coverage(counts, tests, exceptions, module)
+    words = cov.MODULE_TITLES[module]
+    table = Table(title=f"{words[0].upper()}{words[1:]} rule coverage", header_style="bold", box=box.SIMPLE_HEAD,
+                  pad_edge=False)
     for col in ("rule", "tests", "fired", "status"):
         table.add_column(col)
     for r in rows:
@@ -846,11 +853,14 @@ def coverage_cmd(
     console.print(table)
     s = cov.summary(rows)
     console.print(
-        f"{s['tested_and_fired']}/{s['rules']} core rule IDs tested and firing ({s['share']:.0%}); "
+        f"{s['tested_and_fired']}/{s['rules']} {words} rule IDs tested and firing ({s['share']:.0%}); "
         f"{s['tested']} tested, {s['fired']} fired, {s['excused']} excused.", soft_wrap=True
     )
     console.print(f"tests read from {source}", soft_wrap=True, highlight=False)
-    if any(not r.ok for r in rows):
+    least = cov.MIN_SHARE.get(module)
+    if least is not None and s["share"] < least:
+        console.print(f"below the required {least:.0%} tested and firing", soft_wrap=True, highlight=False)
+    if any(not r.ok for r in rows) or (least is not None and s["share"] < least):
         raise typer.Exit(EXIT_CHECK_FAILED)
 
 

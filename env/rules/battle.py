@@ -57,6 +57,7 @@ from battleline.env.rules.dice import Dice, ScriptedDice
 from battleline.env.rules.events import EVENT_FIELDS, Event, make_event
 from battleline.env.rules.setup import build_state
 from battleline.env.rules.state import SIDES, BattleState, UnitState
+from battleline.env.rules.t9a import start as t9a_start
 
 FORMAT_VERSION = 1
 
@@ -213,6 +214,8 @@ class Battle:
         self.emit("CORE.CONV.TABLE", width=s.table_w, height=s.table_h)
         self.emit("CORE.CONV.UNITS", unit="inch", tolerance=geometry.EPS)
         self.emit("CORE.DICE.RNG", seed=self.seed, scripted=isinstance(self.dice, ScriptedDice))
+        if s.modules:  # CFG.MODE, CFG.MODULES, CFG.EXCLUSIVE: a battle under T9A modules logs them
+            t9a_start.record(self)
         muster.record(self)
         magic.generate_spells(self)
         if s.stage == "deploy":
