@@ -219,11 +219,7 @@ def legal_shots(battle: Battle, u: UnitState) -> list[Action]:
 
 # --------------------------------------------------------------------- firing
 def _announce(battle: Battle, u: UnitState, p: Profile) -> None:
-    """CFG.EXCLUSIVE once per battle, then T9A.ART.PROFILES for this shot."""
-    if not getattr(battle, "_t9a_artillery_announced", False):
-        if not any(e["rule"] == "CFG.EXCLUSIVE" and e.get("module") == ARTILLERY for e in battle.events):
-            battle.emit("CFG.EXCLUSIVE", module=ARTILLERY, replaces=list(REPLACED))
-        battle._t9a_artillery_announced = True  # type: ignore[attr-defined]
+    """T9A.ART.PROFILES for this shot (the battle's start logged CFG.EXCLUSIVE: :mod:`env.rules.t9a.start`)."""
     battle.emit("T9A.ART.PROFILES", unit=u.uid, profile=p.kind, machine=u.missile, range=p.max_range,
                 min_range=p.min_range, strength=p.strength, ap=p.ap, multiple_wounds=p.wounds or None,
                 rank_piercing=p.rank_piercing, area_attack=p.area_attack or None, reload=True, bs=u.profile.BS,

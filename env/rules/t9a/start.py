@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from battleline.env.rules.t9a import ARTILLERY, ATTRIBUTES, CHARACTERS, EQUIPMENT, PROTECTIONS
+from battleline.env.rules.t9a.artillery import REPLACED
 
 if TYPE_CHECKING:
     from battleline.env.rules.battle import Battle
@@ -14,9 +15,7 @@ REPLACES: dict[str, tuple[str, ...]] = {
     CHARACTERS: ("CORE.MOVE.LEAVE", "CORE.MOVE.MARCH_BLOCK"),
     PROTECTIONS: ("CORE.SAVE.PIPELINE", "CORE.SAVE.WARD", "CORE.SR.FLAMMABLE", "CORE.SR.REGENERATION"),
     EQUIPMENT: ("CORE.SAVE.ARMOUR_TABLE", "CORE.SAVE.MODIFIERS", "CORE.SHOOT.WEAPONS", "CORE.WEAPON.MELEE"),
-    ARTILLERY: ("CORE.WM.BOLT", "CORE.WM.CANNON.GRAPESHOT", "CORE.WM.CANNON.SHOT", "CORE.WM.FLAME",
-                "CORE.WM.MISFIRE.BOLT", "CORE.WM.MISFIRE.CANNON", "CORE.WM.MISFIRE.STONE", "CORE.WM.STONE.AIM",
-                "CORE.WM.STONE.DAMAGE", "CORE.WM.STONE.INDIRECT", "CORE.WM.TEMPLATES"),
+    ARTILLERY: tuple(sorted(REPLACED)),
     ATTRIBUTES: (),
 }
 """T9A module → the CORE rule IDs it replaces (the ⇒ of RULESET.md §6.1; ``t9a.artillery``: every CORE.WM firing,
