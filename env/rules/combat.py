@@ -23,6 +23,7 @@ from battleline.env.rules.actions import PURSUIT_CHOICES, Action
 from battleline.env.rules.charges import charge_facing, contact_placement, edge_frame
 from battleline.env.rules.state import Engagement, UnitState
 from battleline.env.rules.t9a import equipment
+from battleline.env.rules.t9a import protections as t9a_pp
 
 if TYPE_CHECKING:
     from battleline.env.rules.battle import Battle
@@ -215,6 +216,8 @@ def resolve_strike(
         battle.emit("CORE.SR.EXTRA_ATTACK", unit=u.uid, extra_attacks=st.fighters)
     ws, target_ws = psychology.combat_ws(battle, u), psychology.combat_ws(battle, t)
     needed_hit = tables.cc_to_hit(ws + (prof.ws if prof else 0), target_ws)  # T9A.WEAPON.PAIRED: +1 WS
+    if t9a_pp.plays(battle.state):  # T9A.PP.PARRY, T9A.PP.DISTRACTING
+        needed_hit = t9a_pp.melee_to_hit(battle, u, t, ws + (prof.ws if prof else 0), target_ws)
     sixes_only = round_one and (u.uid, t.uid) in defended
     if battle.state.castle and not sixes_only:  # SIEGE.CC.DEFENDER_BONUS: climbers hit only on a natural 6
         from battleline.env.rules.siege import play
@@ -484,6 +487,8 @@ def fight_blows(
         battle.emit("CORE.CC.STRIKE_ORDER.LATER", steps=[list(k) for k in sorted(steps, reverse=True)])
         for key in sorted(steps, reverse=True):
             _strike_step(battle, steps[key], r1, charged_units, defended, wounds_by_side, champion_used, "later")
+    if t9a_pp.plays(s):  # T9A.STOMP: Initiative step 0, after every other blow
+        t9a_pp.stomp(battle, group, wounds_by_side)
     for e in group:
         e.rounds += 1
     pursuing = _result_and_break(battle, group, sides, wounds_by_side, r1, charging_side, overkill)

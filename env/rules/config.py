@@ -358,14 +358,17 @@ class T9AConfig(ConfigModel):
     T9A profile a war machine fires with (T9A.ART.PROFILES); unset, its core machine maps to one.
     An ``attributes`` entry is a text (given to the whole model, tags Close Combat and Shooting) or a
     :class:`T9AAttributeConfig` mapping naming its part and tags (T9A.AA.SCOPE).
+    ``rider_protections`` are the protections of a ridden monster's or chariot's rider part: they cover
+    the whole model unless the mount is Gigantic (T9A.PP.WHOLE_MODEL).
     """
 
     size: Literal["standard", "large", "gigantic"] | None = None
     protections: list[str] = []
+    rider_protections: list[str] = []
     attributes: list[str | T9AAttributeConfig] = []
     artillery: Literal["bolt_thrower", "cannon", "catapult", "flamethrower", "volley_gun"] | None = None
 
-    @field_validator("protections")
+    @field_validator("protections", "rider_protections")
     @classmethod
     def _known_protections(cls, texts: list[str]) -> list[str]:
         return _check_t9a(texts, PROTECTIONS, "protection")

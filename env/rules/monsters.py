@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from battleline.env.rules import special_rules, t9a, tables
 from battleline.env.rules.state import UnitState
 from battleline.env.rules.t9a import equipment
+from battleline.env.rules.t9a import protections as t9a_pp
 
 if TYPE_CHECKING:
     from battleline.env.rules.battle import Battle
@@ -95,6 +96,8 @@ def wound_rider(
         save, save_rule = equipment.rider_save_needed(battle, shooter, t, r["save"], ap, armour_piercing), "T9A.ARMOUR.VALUE"
     save_faces = battle.dice.d6(save_rule, wounded) if wounded and save <= 6 else []
     unsaved = wounded - sum(1 for f in save_faces if tables.save_passes(save, f))
+    if t9a_pp.plays(battle.state):  # T9A.PP.WHOLE_MODEL: the model's special save covers the rider
+        unsaved = t9a_pp.rider_saves(battle, shooter, t, unsaved)
     taken = 0
     for _ in range(unsaved):
         if r["slain"]:

@@ -13,6 +13,7 @@ from battleline.env.rules import geometry as geo
 from battleline.env.rules.actions import Action
 from battleline.env.rules.state import BattleState, UnitState
 from battleline.env.rules.t9a import equipment
+from battleline.env.rules.t9a import protections as t9a_pp
 from battleline.env.rules.t9a.artillery import forbids as t9a_artillery_forbids
 
 if TYPE_CHECKING:
@@ -220,6 +221,8 @@ def to_hit_modifier(battle: Battle, u: UnitState, t: UnitState, stand_and_shoot:
         parts["skirmishers"] = -1
     if t9a.on(battle.state, t9a.EQUIPMENT):  # T9A.MISSILE.RULES: Accurate, Unwieldy
         equipment.missile_modifiers(u, w, parts, stand_and_shoot)
+    if t9a_pp.plays(battle.state):  # T9A.PP.HARD_TARGET
+        parts.update(t9a_pp.hard_target_parts(battle, t))
     return sum(parts.values()), parts
 
 

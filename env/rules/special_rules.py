@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 from battleline.env.rules import t9a, tables
 from battleline.env.rules.casualties import apply_wounds
 from battleline.env.rules.state import BattleState, UnitState
+from battleline.env.rules.t9a import protections as t9a_pp
 from battleline.env.rules.t9a.attributes import attack_attributes, multiple_wounds_applied
 
 if TYPE_CHECKING:
@@ -344,6 +345,8 @@ def wound_and_save(
         battle.emit("CORE.SR.POISON", unit=u.uid, target=t.uid, automatic_wounds=auto)
     needed = tables.to_wound(strength, t.profile.T)
     faces = battle.dice.d6(wound_rule, hits - auto) if hits > auto else []
+    if t9a_pp.plays(battle.state):  # T9A.PP.FLAMMABLE ⇒ CORE.SR.FLAMMABLE: re-roll failed wounds
+        faces = t9a_pp.flammable_rerolls(battle, u, t, faces, needed)
     rolled = [f for f in faces if f >= needed or f == 6]
     kb = sum(1 for f in rolled if f == 6) if melee and u.has("killing_blow") else 0
     if kb:
@@ -370,6 +373,8 @@ def wound_and_save(
         save_faces = battle.dice.d6(save_rule, normal)
         res.armour_saved = sum(1 for f in save_faces if tables.save_passes(res.armour_needed, f))
     normal -= res.armour_saved
+    if t9a_pp.plays(battle.state):  # T9A.SAVE.ONE_SPECIAL ⇒ steps 2-4 (ward, Regeneration, Flammable)
+        return t9a_pp.finish_saves(battle, u, t, res, normal, auto, kb, melee)
     # 2. ward save (CORE.SAVE.WARD): never modified, against everything.
     ward = ward_save(t)
     if ward is not None and normal + auto + kb:
@@ -528,6 +533,8 @@ def end_of_player_turn(battle: Battle) -> None:
     from battleline.env.rules.psychology import engaged
 
     s = battle.state
+    if t9a_pp.plays(s):  # T9A.PP.REGENERATION ⇒ CORE.SR.REGENERATION: no healing
+        return
     for u in s.units:
         if u.side != s.active or not u.alive or u.wounds_taken <= 0 or u.fleeing:
             continue

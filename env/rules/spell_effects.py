@@ -21,6 +21,7 @@ from battleline.env.rules import magic, movement, psychology, space, t9a, tables
 from battleline.env.rules.casualties import apply_wounds
 from battleline.env.rules.spells import Spell
 from battleline.env.rules.state import UnitState
+from battleline.env.rules.t9a import protections as t9a_pp
 
 if TYPE_CHECKING:
     from battleline.env.rules.battle import Battle
@@ -136,7 +137,10 @@ def damage(
         strength, save = 7 - base, False
         battle.emit("CORE.MAGIC.ATTR.METAL", target=t.uid, strength=strength)
     needed = tables.to_wound(strength, t.profile.T)
-    wounds = sum(1 for f in battle.dice.d6("CORE.SHOOT.TO_WOUND", hits) if f >= needed)
+    wound_faces = battle.dice.d6("CORE.SHOOT.TO_WOUND", hits)
+    if t9a_pp.plays(battle.state):  # T9A.PP.FLAMMABLE: Flaming spells re-roll failed wounds
+        wound_faces = t9a_pp.flammable_rerolls(battle, caster, t, wound_faces, needed, flaming=flaming)
+    wounds = sum(1 for f in wound_faces if f >= needed)
     needed_save, saved = tables.IMPOSSIBLE, 0
     if save and not flaming:
         needed_save, save_rule = tables.armour_save_needed(t.armour_save, strength), "CORE.SAVE.MODIFIERS"
@@ -148,8 +152,11 @@ def damage(
             saved = sum(1 for f in battle.dice.d6(save_rule, wounds) if tables.save_passes(needed_save, f))
     elif wounds:
         battle.emit("CORE.SAVE.NONE", unit=t.uid, reason="flaming" if flaming else "no armour save")
-    unsaved = ward_and_regen(battle, t, wounds - saved, flaming)
-    if flaming and unsaved > 0 and t.has("flammable"):
+    if t9a_pp.plays(battle.state):  # T9A.SAVE.ONE_SPECIAL ⇒ the ward save and Regeneration
+        unsaved = t9a_pp.spell_saves(battle, caster, t, wounds - saved, flaming)
+    else:
+        unsaved = ward_and_regen(battle, t, wounds - saved, flaming)
+    if flaming and unsaved > 0 and t.has("flammable") and not t9a_pp.plays(battle.state):
         battle.emit("CORE.SR.FLAMMABLE", unit=t.uid, wounds=unsaved, doubled=2 * unsaved)
         unsaved *= 2
     lost = unsaved
