@@ -299,9 +299,13 @@ def test_t9a_pp_hard_target_minus_one_per_instance_when_most_models_have_it() ->
     _protect(men, "hard_target")
     men.joined, marshal.joined_to = [marshal.uid], men.uid
     men.models = 1
-    assert protections.hard_target_parts(b, men) == {} and rules(b, "T9A.PP.HARD_TARGET")[-1]["modifier"] == 0
+    assert protections.hard_target_parts(b, men) == {}
     men.models = 2
     assert protections.hard_target_parts(b, men) == {"hard_target": -1}
+    assert not rules(b, "T9A.PP.HARD_TARGET")  # estimates leave the log alone; a shot logs it:
+    shooting.resolve_fire(b, archers, men)
+    assert rules(b, "T9A.PP.HARD_TARGET") == [{**rules(b, "T9A.PP.HARD_TARGET")[0], "unit": 0, "shooter": 2, "modifier": -1}]
+    assert rules(b, "CORE.SHOOT.MODIFIERS")[0]["parts"]["hard_target"] == -1
 
 
 # --------------------------------------------------------------------- whole model and Sizes

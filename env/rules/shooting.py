@@ -340,6 +340,7 @@ def _log_shot(
         battle.emit("CORE.TERRAIN.COVER", unit=t.uid, shooter=u.uid, modifier=parts["cover"])
     if "large_target" in parts:
         battle.emit("CORE.SR.LARGE_TARGET", unit=t.uid, shooter=u.uid, modifier=parts["large_target"])
+    t9a_pp.log_hard_target(battle, u, t, parts)  # T9A.PP.HARD_TARGET (only in parts when the module plays)
 
 
 def _roll_hits(battle: Battle, bs: int, mod: int, shots: int, rule: str, sixes: list[int] | None = None) -> int:

@@ -710,6 +710,7 @@ def bolt_shot(battle: Battle, u: UnitState, t: UnitState) -> None:
     """CORE.WM.BOLT: one BS roll with the normal modifiers; then one model per rank (files through a flank) at S6,
     S−1 per rank after the first, until a model survives or S reaches 0. Never misfires (CORE.WM.MISFIRE.BOLT)."""
     from battleline.env.rules import shooting
+    from battleline.env.rules.t9a import protections as t9a_pp
 
     m = machine(u)
     battle.emit("CORE.WM.MISFIRE.BOLT", unit=u.uid, artillery_die=False)
@@ -717,6 +718,7 @@ def bolt_shot(battle: Battle, u: UnitState, t: UnitState) -> None:
     hits = shooting._roll_hits(battle, u.profile.BS, mod, 1, "CORE.WM.BOLT")
     battle.emit("CORE.SHOOT.MODIFIERS", unit=u.uid, target=t.uid, modifier=mod, parts=parts,
                 needed=tables.shooting_to_hit(u.profile.BS, mod))
+    t9a_pp.log_hard_target(battle, u, t, parts)  # T9A.PP.HARD_TARGET (only in parts when the module plays)
     if not hits:
         battle.emit("CORE.WM.BOLT", unit=u.uid, target=t.uid, hit=False)
         return

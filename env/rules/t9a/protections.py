@@ -82,12 +82,13 @@ def core_readings(u: UnitState) -> list[Attribute]:
     return out
 
 
-def model_protections(battle: Battle, u: UnitState) -> list[Attribute]:
+def model_protections(battle: Battle, u: UnitState, emit: bool = True) -> list[Attribute]:
     """The protections of ``u``'s models (T9A.PP.WHOLE_MODEL): its own (``t9a.protections`` and
     :func:`core_readings`) plus a living rider's ``t9a.rider_protections``, which cover the whole
     model unless the mount is Gigantic (T9A.SIZE); then only the mount's count.
 
-    Emits T9A.PP.WHOLE_MODEL (and T9A.SIZE for a Gigantic mount) when the unit has rider protections.
+    Emits T9A.PP.WHOLE_MODEL (and T9A.SIZE for a Gigantic mount) when the unit has rider protections,
+    unless ``emit`` is False (a look-up that must leave the log alone, such as a to-hit estimate).
     """
     from battleline.env.rules.monsters import has_rider
 
@@ -96,17 +97,19 @@ def model_protections(battle: Battle, u: UnitState) -> list[Attribute]:
     if not rider:
         return own
     names = [a.name for a in rider]
-    if size(u) == "gigantic":
+    gigantic = size(u) == "gigantic"
+    if emit and gigantic:
         battle.emit("T9A.SIZE", unit=u.uid, size="gigantic", decides="whole_model")
         battle.emit("T9A.PP.WHOLE_MODEL", unit=u.uid, gigantic_mount=True, rider_ignored=names)
-        return own
-    battle.emit("T9A.PP.WHOLE_MODEL", unit=u.uid, gigantic_mount=False, rider_extended=names)
-    return own + rider
+    elif emit:
+        battle.emit("T9A.PP.WHOLE_MODEL", unit=u.uid, gigantic_mount=False, rider_extended=names)
+    return own if gigantic else own + rider
 
 
-def has_protection(battle: Battle, u: UnitState, name: str) -> int:
-    """How many instances of protection ``name`` ``u``'s models have (0 = none)."""
-    return sum(1 for a in model_protections(battle, u) if a.name == name)
+def has_protection(battle: Battle, u: UnitState, name: str, emit: bool = True) -> int:
+    """How many instances of protection ``name`` ``u``'s models have (0 = none); ``emit`` as in
+    :func:`model_protections`."""
+    return sum(1 for a in model_protections(battle, u, emit) if a.name == name)
 
 
 def _attribute_names(u: UnitState) -> set[str]:
@@ -363,18 +366,21 @@ def melee_to_hit(battle: Battle, u: UnitState, t: UnitState, ws: int, target_ws:
 def hard_target_parts(battle: Battle, t: UnitState) -> dict[str, int]:
     """T9A.PP.HARD_TARGET: {"hard_target": −k} for shooting at ``t``, where k is the largest number of
     instances that more than half of the models (the unit and its joined characters) have (A14);
-    {} when none. Emits T9A.PP.HARD_TARGET when any model has it."""
+    {} when none. Emits nothing (agents estimate shots with it): :func:`log_hard_target` logs a shot."""
     from battleline.env.rules.characters import members
 
-    pool = [(m.models, has_protection(battle, m, "hard_target")) for m in [t, *members(battle.state, t)]]
+    pool = [(m.models, has_protection(battle, m, "hard_target", emit=False)) for m in [t, *members(battle.state, t)]]
     total = sum(n for n, _ in pool)
-    if not any(k for _, k in pool):
-        return {}
     k = 0
     while 2 * sum(n for n, i in pool if i >= k + 1) > total:
         k += 1
-    battle.emit("T9A.PP.HARD_TARGET", unit=t.uid, models=total, with_it=sum(n for n, i in pool if i), modifier=-k)
     return {"hard_target": -k} if k else {}
+
+
+def log_hard_target(battle: Battle, u: UnitState, t: UnitState, parts: dict[str, int]) -> None:
+    """Emit T9A.PP.HARD_TARGET for a shot of ``u`` at ``t`` whose modifiers ``parts`` hold it."""
+    if "hard_target" in parts:
+        battle.emit("T9A.PP.HARD_TARGET", unit=t.uid, shooter=u.uid, modifier=parts["hard_target"])
 
 
 # --------------------------------------------------------------------- Stomp
