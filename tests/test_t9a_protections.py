@@ -386,3 +386,20 @@ def test_t9a_stomp_comes_after_every_blow_of_the_round_and_not_in_core() -> None
             assert names.index("T9A.STOMP") < min(i for i, n in enumerate(names) if n.startswith("CORE.CC.COMBAT_RESULT"))
         else:
             assert "T9A.STOMP" not in names
+
+
+def test_t9a_pp_whole_model_rider_protections_are_validated_like_protections() -> None:
+    """T9A.PP.WHOLE_MODEL: a unit type's ``t9a.rider_protections`` take the protection grammar; a bad one is one
+    line naming the field and the fault."""
+    import pydantic
+
+    from battleline.env.rules.config import T9AConfig
+
+    assert T9AConfig(rider_protections=["aegis (5+, against flaming)"]).rider_protections == ["aegis (5+, against flaming)"]
+    try:
+        T9AConfig(rider_protections=["stomp (2)"])
+    except pydantic.ValidationError as err:
+        assert err.errors()[0]["loc"] == ("rider_protections",)
+        assert "unknown protection 'stomp'" in err.errors()[0]["msg"]
+    else:
+        raise AssertionError("a rider protection named 'stomp' was accepted")
