@@ -30,7 +30,7 @@ def _protect(u: UnitState, *texts: str) -> None:
     u.t9a = {**u.t9a, "protections": list(texts)}
 
 
-def _attributes(u: UnitState, *texts: str) -> None:
+def _attributes(u: UnitState, *texts: str | dict) -> None:
     u.t9a = {**u.t9a, "attributes": list(texts)}
 
 
@@ -403,3 +403,19 @@ def test_t9a_pp_whole_model_rider_protections_are_validated_like_protections() -
         assert "unknown protection 'stomp'" in err.errors()[0]["msg"]
     else:
         raise AssertionError("a rider protection named 'stomp' was accepted")
+
+
+def test_t9a_pp_aegis_divine_reroll_follows_the_attribute_scope_with_t9a_attributes_on() -> None:
+    """T9A.PP.AEGIS with T9A.AA.SCOPE: with both modules on, a Divine attribute given to the orcs' missile weapon
+    makes their shots Divine (the 2 Aegis successes of [4,5] re-rolled [6,1]: 1 stands) but not their blows
+    (the same [4,5] save 2, nothing re-rolled)."""
+    for melee, faces, saved in ((False, [4, 4, 4, 5, 6, 1], 1), (True, [4, 4, 4, 5], 2)):
+        b, men, orcs = _pair([*PP, "t9a.attributes"])
+        _protect(men, "aegis (4+)")
+        _attributes(orcs, {"attribute": "divine", "part": "missile_weapon"})
+        _script(b, faces)
+        rule = "CORE.CC.TO_WOUND" if melee else "CORE.SHOOT.TO_WOUND"
+        res = special_rules.wound_and_save(b, orcs, men, 2, 3, melee=melee, wound_rule=rule)
+        (aegis,) = rules(b, "T9A.PP.AEGIS")
+        assert aegis["saved"] == saved and res.unsaved == 2 - saved and b.dice._script == []
+        assert aegis["divine_rerolled"] == (0 if melee else 2) and "divine" not in orcs.special_rules

@@ -97,7 +97,7 @@ def wound_rider(
     save_faces = battle.dice.d6(save_rule, wounded) if wounded and save <= 6 else []
     unsaved = wounded - sum(1 for f in save_faces if tables.save_passes(save, f))
     if t9a_pp.plays(battle.state):  # T9A.PP.WHOLE_MODEL: the model's special save covers the rider
-        unsaved = t9a_pp.rider_saves(battle, shooter, t, unsaved)
+        unsaved = t9a_pp.rider_saves(battle, shooter, t, unsaved, rule)
     taken = 0
     for _ in range(unsaved):
         if r["slain"]:

@@ -374,7 +374,7 @@ def wound_and_save(
         res.armour_saved = sum(1 for f in save_faces if tables.save_passes(res.armour_needed, f))
     normal -= res.armour_saved
     if t9a_pp.plays(battle.state):  # T9A.SAVE.ONE_SPECIAL ⇒ steps 2-4 (ward, Regeneration, Flammable)
-        return t9a_pp.finish_saves(battle, u, t, res, normal, auto, kb, melee)
+        return t9a_pp.finish_saves(battle, u, t, res, normal, auto, kb, melee, wound_rule)
     # 2. ward save (CORE.SAVE.WARD): never modified, against everything.
     ward = ward_save(t)
     if ward is not None and normal + auto + kb:

@@ -23,7 +23,9 @@ lethal_strike, magical, close_combat, shooting) tests the attack; every other cr
 is Flaming if the attacker has core ``flaming`` or the attribute ``flaming``, Divine with
 the attribute ``divine``, Lethal Strike in close combat with core ``killing_blow`` or the
 attribute ``lethal_strike``, magical for Flaming or Ethereal attackers and spells; it is a
-close-combat attack in the Close Combat phase, a shooting attack otherwise.
+close-combat attack for blows and special attacks in close combat, a shooting attack otherwise
+(:func:`env.rules.t9a.attributes.attack_of`). With ``t9a.attributes`` on, that module decides which
+attributes an attack carries (scope and conditions) and this module reads the core rules it grants.
 """
 
 from __future__ import annotations
@@ -113,28 +115,39 @@ def has_protection(battle: Battle, u: UnitState, name: str, emit: bool = True) -
 
 
 def _attribute_names(u: UnitState) -> set[str]:
-    return {_parse(t).name for t in u.t9a.get("attributes", ())}
+    """The names of ``u``'s attack attributes (texts or ``{attribute, tags, part}`` mappings)."""
+    from battleline.env.rules.t9a.attributes import entries
+
+    return {e.attr.name for e in entries(u)}
 
 
-def attack_properties(battle: Battle, u: UnitState, melee: bool) -> frozenset[str]:
+def attack_properties(battle: Battle, u: UnitState, melee: bool, wound_rule: str = "CORE.CC.TO_WOUND") -> frozenset[str]:
     """The attack criteria of ``u``'s attack (see the module docstring for the reading).
+
+    With ``t9a.attributes`` on, that module has already given the attacker core ``flaming``,
+    ``killing_blow`` and ``divine`` for the attacks in their scope whose conditions the wound pool
+    meets (T9A.AA.SCOPE, T9A.AA.CONDITIONS); without it, ``flaming`` and ``divine`` in the attacker's
+    ``t9a.attributes`` count for every attack.
 
     Args:
         melee: close-combat blows (Lethal Strike works only there, as core Killing Blow).
+        wound_rule: the rule the roll to wound was made under: with ``melee`` it tells a close-combat
+            attack from a shooting one (T9A.AA.SCOPE's :func:`~env.rules.t9a.attributes.attack_of`).
     """
     from battleline.env.rules.special_rules import magical_attacks
+    from battleline.env.rules.t9a import ATTRIBUTES
+    from battleline.env.rules.t9a.attributes import attack_of
 
-    names = _attribute_names(u)
-    props: set[str] = set()
+    names = set() if on(battle.state, ATTRIBUTES) else _attribute_names(u)
+    props: set[str] = {attack_of(melee, wound_rule).kind}
     if u.has("flaming") or "flaming" in names:
         props.add("flaming")
-    if "divine" in names:
+    if u.has("divine") or "divine" in names:
         props.add("divine")
     if melee and (u.has("killing_blow") or "lethal_strike" in names):
         props.add("lethal_strike")
     if magical_attacks(u) or "flaming" in props:
         props.add("magical")
-    props.add("close_combat" if melee or battle.state.phase == "combat" else "shooting")
     return frozenset(props)
 
 
@@ -247,7 +260,7 @@ def take_special_save(battle: Battle, u: UnitState | None, t: UnitState, attack:
 
 
 def finish_saves(battle: Battle, u: UnitState, t: UnitState, res: WoundResult, normal: int, auto: int, kb: int,
-                 melee: bool) -> WoundResult:
+                 melee: bool, wound_rule: str = "CORE.CC.TO_WOUND") -> WoundResult:
     """Steps 2–4 of the save pipeline with the module on (T9A.SAVE.ONE_SPECIAL ⇒ CORE.SAVE.PIPELINE):
     one special save on the wounds the armour save let through, then the unsaved wounds (no Flammable
     doubling: T9A.PP.FLAMMABLE re-rolls to wound instead; Killing Blows still slay).
@@ -255,8 +268,10 @@ def finish_saves(battle: Battle, u: UnitState, t: UnitState, res: WoundResult, n
     Args:
         res: the pipeline's result so far (wounds and armour saves filled in); completed and returned.
         normal, auto, kb: wounds left after armour: ordinary, automatic Poison wounds, Killing Blows.
+        melee, wound_rule: as ``wound_and_save`` got them (:func:`attack_properties`).
     """
-    normal, auto, kb = take_special_save(battle, u, t, attack_properties(battle, u, melee), [normal, auto, kb])
+    attack = attack_properties(battle, u, melee, wound_rule)
+    normal, auto, kb = take_special_save(battle, u, t, attack, [normal, auto, kb])
     res.unsaved, res.doubled, res.slain = normal + auto, 0, kb
     return res
 
@@ -268,10 +283,11 @@ def spell_saves(battle: Battle, caster: UnitState, t: UnitState, unsaved: int, f
     return take_special_save(battle, caster, t, attack, [unsaved])[0]
 
 
-def rider_saves(battle: Battle, u: UnitState, t: UnitState, unsaved: int) -> int:
+def rider_saves(battle: Battle, u: UnitState, t: UnitState, unsaved: int, wound_rule: str) -> int:
     """The whole model's special save for wounds on a rider (T9A.PP.WHOLE_MODEL, T9A.SAVE.ONE_SPECIAL):
-    the mount's protections (and the rider's, unless the mount is Gigantic) cover the rider too."""
-    return take_special_save(battle, u, t, attack_properties(battle, u, False), [unsaved])[0]
+    the mount's protections (and the rider's, unless the mount is Gigantic) cover the rider too.
+    ``wound_rule``: the rider's to-wound rule (shots, or a war machine's)."""
+    return take_special_save(battle, u, t, attack_properties(battle, u, False, wound_rule), [unsaved])[0]
 
 
 # --------------------------------------------------------------------- to wound and to hit
@@ -289,7 +305,7 @@ def flammable_rerolls(battle: Battle, u: UnitState, t: UnitState, faces: list[in
         flaming: whether the attack is Flaming (None: the attacker's rules decide).
     """
     if flaming is None:
-        flaming = u.has("flaming") or "flaming" in _attribute_names(u)
+        flaming = "flaming" in attack_properties(battle, u, False)
     if not faces or not flaming or not has_protection(battle, t, "flammable"):
         return faces
     failed = [f for f in faces if not _wounds(f, needed)]
@@ -386,10 +402,11 @@ def log_hard_target(battle: Battle, u: UnitState, t: UnitState, parts: dict[str,
 # --------------------------------------------------------------------- Stomp
 def stomp_param(u: UnitState) -> str | None:
     """X of the attribute ``stomp (X)`` (a number, d3 or d6), or None without it."""
-    for text in u.t9a.get("attributes", ()):
-        a = _parse(text)
-        if a.name == "stomp":
-            return a.params or "1"
+    from battleline.env.rules.t9a.attributes import entries
+
+    for e in entries(u):
+        if e.attr.name == "stomp":
+            return e.attr.params or "1"
     return None
 
 
