@@ -419,3 +419,19 @@ def test_t9a_pp_aegis_divine_reroll_follows_the_attribute_scope_with_t9a_attribu
         (aegis,) = rules(b, "T9A.PP.AEGIS")
         assert aegis["saved"] == saved and res.unsaved == 2 - saved and b.dice._script == []
         assert aegis["divine_rerolled"] == (0 if melee else 2) and "divine" not in orcs.special_rules
+
+
+def test_t9a_pp_hard_target_counts_against_t9a_artillery() -> None:
+    """T9A.PP.HARD_TARGET with T9A.ART.HIT: a cannon's to-hit modifiers take the −1 against orcs with Hard Target,
+    and the shot logs the rule; without it the parts hold no hard_target."""
+    from battleline.env.rules.t9a import artillery
+
+    b = battle([placement("great_cannon", 36, 10, 90, models=3, files=1)], [placement("orc_warriors", 36, 30, 270)],
+               modules=[*PP, "t9a.artillery"])
+    cannon, orcs = b.unit(0), b.unit(1)
+    mod, parts = artillery.hit_modifier(b, cannon, orcs, artillery.profile(cannon))
+    assert "hard_target" not in parts and not rules(b, "T9A.PP.HARD_TARGET")
+    _protect(orcs, "hard_target")
+    mod2, parts2 = artillery.hit_modifier(b, cannon, orcs, artillery.profile(cannon))
+    assert parts2["hard_target"] == -1 and mod2 == mod - 1
+    assert rules(b, "T9A.PP.HARD_TARGET") == [{**rules(b, "T9A.PP.HARD_TARGET")[0], "unit": 1, "shooter": 0, "modifier": -1}]

@@ -255,6 +255,9 @@ def hit_modifier(battle: Battle, u: UnitState, t: UnitState, p: Profile) -> tupl
         parts["cover_ignored"] = 0
     if p.kind == "cannon" and all(size(x) == "gigantic" for x in [t, *characters.members(battle.state, t)]):
         parts["all_gigantic"] = 1
+    from battleline.env.rules.t9a.protections import log_hard_target
+
+    log_hard_target(battle, u, t, parts)  # T9A.PP.HARD_TARGET (in parts only when t9a.protections plays)
     return sum(parts.values()), parts
 
 
