@@ -50,9 +50,6 @@ DEFAULT_REGENERATION = 4
 """Regeneration without a value (a core ``regeneration`` rule) is 4+ (CORE.SR.REGENERATION's default)."""
 CORE_READINGS: dict[str, str] = {"ward_save": "aegis", "regeneration": "regeneration", "flammable": "flammable"}
 """Core special rule id (without its value) → the T9A protection it is read as while the module plays."""
-PAIRED_WEAPONS = ("additional_hand_weapon",)
-"""Melee weapon ids that are Paired Weapons and ignore Parry (T9A.WEAPON.PAIRED, A7); local until the
-equipment module's ``ignores_parry`` is merged."""
 
 
 def plays(state: BattleState) -> bool:
@@ -333,13 +330,19 @@ def from_front(battle: Battle, u: UnitState, t: UnitState) -> bool:
 
 
 def paired_weapons(u: UnitState) -> bool:
-    """Whether ``u`` fights with Paired Weapons, which ignore Parry (T9A.WEAPON.PAIRED, A7)."""
-    return u.melee in PAIRED_WEAPONS
+    """Whether ``u`` fights with Paired Weapons, which ignore Parry (T9A.WEAPON.PAIRED, A7:
+    :func:`env.rules.t9a.equipment.ignores_parry`)."""
+    from battleline.env.rules.t9a.equipment import ignores_parry
+
+    return ignores_parry(u)
 
 
 def has_parry(battle: Battle, t: UnitState) -> bool:
-    """T9A.PP.PARRY: the protection, or a hand weapon with a shield."""
-    return (t.melee == "hand_weapon" and t.shield) or has_protection(battle, t, "parry") > 0
+    """T9A.PP.PARRY: the protection, or a shield with the hand weapon it fights with (T9A.WEAPON.RULES:
+    a weapon its troop type cannot use leaves it the hand weapon, :func:`env.rules.t9a.equipment.melee_weapon`)."""
+    from battleline.env.rules.t9a.equipment import MELEE, melee_weapon
+
+    return (t.shield and melee_weapon(t) is MELEE["hand_weapon"]) or has_protection(battle, t, "parry") > 0
 
 
 def parry_ws(battle: Battle, u: UnitState, t: UnitState, ws: int, target_ws: int) -> int:
