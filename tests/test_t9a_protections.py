@@ -435,3 +435,19 @@ def test_t9a_pp_hard_target_counts_against_t9a_artillery() -> None:
     mod2, parts2 = artillery.hit_modifier(b, cannon, orcs, artillery.profile(cannon))
     assert parts2["hard_target"] == -1 and mod2 == mod - 1
     assert rules(b, "T9A.PP.HARD_TARGET") == [{**rules(b, "T9A.PP.HARD_TARGET")[0], "unit": 1, "shooter": 0, "modifier": -1}]
+
+
+def test_t9a_pp_core_rule_restated_in_the_t9a_block_counts_once() -> None:
+    """T9A.SAVE.ONE_SPECIAL with the core readings: cave trolls' core ``regeneration`` and their t9a block's
+    Regeneration (4+) are one protection (one candidate), while a spell-given ward save (core ``ward_save_5``)
+    beside a conditional Aegis stays a second one."""
+    b = battle([placement("marcher_spearmen", 10, 10, 90)], [placement("cave_trolls", 60, 40, 270, models=3, files=3)],
+               modules=PP)
+    trolls = b.unit(1)
+    assert trolls.has("regeneration") and "regeneration (4+)" in trolls.t9a["protections"]
+    regen = [a for a in protections.model_protections(b, trolls) if a.name == "regeneration"]
+    assert regen == [Attribute("regeneration", "4+")]
+    _protect(trolls, "aegis (4+, against magical)")
+    trolls.special_rules.append("ward_save_5")
+    assert [a for a in protections.model_protections(b, trolls) if a.name == "aegis"] == [
+        Attribute("aegis", "4+", (("magical",),)), Attribute("aegis", "5+")]

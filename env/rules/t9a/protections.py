@@ -91,7 +91,8 @@ def model_protections(battle: Battle, u: UnitState, emit: bool = True) -> list[A
     """
     from battleline.env.rules.monsters import has_rider
 
-    own = [_parse(t) for t in u.t9a.get("protections", ())] + core_readings(u)
+    own = [_parse(t) for t in u.t9a.get("protections", ())]
+    own += [a for a in core_readings(u) if a not in own]  # a core rule the t9a block restates counts once
     rider = [_parse(t) for t in u.t9a.get("rider_protections", ())] if has_rider(u) else []
     if not rider:
         return own
