@@ -168,6 +168,8 @@ def test_t9a_art_catapult_hit_area_attack_three_with_one_bracketed_hit() -> None
     b.apply(Action("shoot", 0, 1))
     cat = rules(b, "T9A.ART.CATAPULT")
     assert (cat[0]["partial"], cat[0]["area_attack"], cat[0]["hits"], cat[0]["bracketed_hits"]) == (False, 3, 9, 1)
+    area = rules(b, "T9A.AA.AREA_ATTACK")  # the catapult's Area Attack (3) is the attribute's arithmetic
+    assert [(e["x"], e["files"], e["ranks"], e["hits"]) for e in area] == [(3, 5, 4, 9)]
     batches = [(e["hits"], e["strength"], e["ap"], e["wounds"]) for e in cat[1:]]
     assert batches == [(1, 9, 6, 1), (8, 4, 1, 3)]
     assert b.unit(1).models == 16 and fired_core(b) == set()
@@ -182,6 +184,7 @@ def test_t9a_art_catapult_partial_hit_halves_and_drops_brackets() -> None:
     assert (cat[0]["partial"], cat[0]["roll"], cat[0]["hit"], cat[0]["area_attack"], cat[0]["hits"],
             cat[0]["strength"], cat[0]["ap"]) == (True, 5, True, 2, 4, 2, 1)
     assert (cat[1]["hits"], cat[1]["strength"], cat[1]["wounds"], cat[1]["multiple_wounds"]) == (4, 2, 2, None)
+    assert [(e["x"], e["hits"]) for e in rules(b, "T9A.AA.AREA_ATTACK")] == [(2, 4)]
     assert b.unit(1).models == 18 and not rules(b, "T9A.AA.MULTIPLE_WOUNDS")
 
 

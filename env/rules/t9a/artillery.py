@@ -317,6 +317,13 @@ def rank_piercing(battle: Battle, u: UnitState, t: UnitState, shot: Shot) -> lis
     return passed
 
 
+def _area_attack(battle: Battle, u: UnitState, t: UnitState, x: int, front: int) -> int:
+    """The hits of the catapult's Area Attack (X) on ``t`` (T9A.AA.AREA_ATTACK, emitted with its terms)."""
+    hits = area_attack_hits(x, front, t.ranks)
+    battle.emit("T9A.AA.AREA_ATTACK", unit=u.uid, target=t.uid, x=x, files=front, ranks=t.ranks, hits=hits)
+    return hits
+
+
 def _catapult(battle: Battle, u: UnitState, t: UnitState, p: Profile) -> None:
     """T9A.ART.CATAPULT: a hit is Area Attack (3) with one [S9 AP6 Multiple Wounds (D3)] hit; a miss that
     is no natural 1 rolls the Partial Hit (misfires ignored): Area Attack (2) at ⌈S/2⌉, ⌈AP/2⌉."""
@@ -326,7 +333,7 @@ def _catapult(battle: Battle, u: UnitState, t: UnitState, p: Profile) -> None:
         return
     front = min(t.files, t.models)
     if hit:
-        hits = area_attack_hits(p.area_attack, front, t.ranks)
+        hits = _area_attack(battle, u, t, p.area_attack, front)
         battle.emit("T9A.ART.CATAPULT", unit=u.uid, target=t.uid, partial=False, area_attack=p.area_attack,
                     hits=hits, bracketed_hits=min(1, hits), strength=p.strength, ap=p.ap,
                     bracketed_strength=p.heavy_strength, bracketed_ap=p.heavy_ap)
@@ -339,7 +346,7 @@ def _catapult(battle: Battle, u: UnitState, t: UnitState, p: Profile) -> None:
     mod, _ = hit_modifier(battle, u, t, p)
     second, face, needed = roll_to_hit(battle, u.profile.BS, mod, "T9A.ART.CATAPULT")
     x = p.area_attack - 1
-    hits = area_attack_hits(x, front, t.ranks) if second else 0
+    hits = _area_attack(battle, u, t, x, front) if second else 0
     strength, ap = math.ceil(p.strength / 2), math.ceil(p.ap / 2)
     battle.emit("T9A.ART.CATAPULT", unit=u.uid, target=t.uid, partial=True, roll=face, needed=needed, hit=second,
                 area_attack=x, hits=hits, strength=strength, ap=ap)

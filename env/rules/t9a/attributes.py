@@ -298,8 +298,9 @@ def attack_attributes(fn: Callable[..., WoundResult]) -> Callable[..., WoundResu
 def _area_hits(battle: Battle, u: UnitState, t: UnitState, area: Attribute, hits: int) -> int:
     """Each of ``hits`` hits becomes Area Attack (X) hits on ``t`` (T9A.AA.AREA_ATTACK); emits the rule."""
     x = roll_param(battle, area.params, "T9A.AA.AREA_ATTACK")
-    each = area_attack_hits(x, t.files, t.ranks)
-    battle.emit("T9A.AA.AREA_ATTACK", unit=u.uid, target=t.uid, x=x, files=t.files, ranks=t.ranks,
+    files = min(t.files, t.models)  # a unit narrower than its files setting: its front rank
+    each = area_attack_hits(x, files, t.ranks)
+    battle.emit("T9A.AA.AREA_ATTACK", unit=u.uid, target=t.uid, x=x, files=files, ranks=t.ranks,
                 hits=hits, each=each, total=hits * each)
     return hits * each
 
