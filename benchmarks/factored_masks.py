@@ -8,8 +8,9 @@ game, ``skirmish_line``, ``pitched_battle_t9a``, ``siege``, ``gate_assault``); e
 is one state, seen by the deciding side. For each state (:func:`check_state`):
 
 * the unit, kind and target masks (:func:`training.factored.head_masks`) compose, over every
-  (unit, kind, target) they allow, to exactly the encoded ``battle.legal_actions()``, and every composed
-  index decodes to an action of ``battle.legal_actions()``;
+  (unit, kind, target) they allow, to exactly the (unit, kind, target) of ``battle.legal_actions()`` read from
+  the actions' own fields (:func:`action_factors`, not the factor table), their flat indices are exactly the
+  encoded legal actions, and each decodes to an action of ``battle.legal_actions()``;
 * a randomly initialised :class:`training.factored.FactoredPolicy` gives every legal index a positive
   probability and every other index zero, its flat probabilities sum to 1, and each equals
   p(unit) · p(kind | unit) · p(target | unit, kind) of its heads (largest difference reported).
@@ -95,11 +96,58 @@ def scenario_codec(scenario: str) -> Any:
     return make_codec(scenario_unit_slots(scenario, lists, lists), castle_elements(scenario))
 
 
+def action_factors(action: Any, battle: Any, player: int, codec: Any, own: dict[int, int],
+                   enemy: dict[int, int]) -> tuple[int, str, int]:
+    """(unit, kind name, target) of an engine action, read from its fields, independently of the factor table.
+
+    Unit: the own slot of ``action.unit``, or ``n`` ("global") for ``end_phase``, ``react`` and ``dispel``.
+    Target: the token slot of ``action.target`` (own slot, or ``n`` + enemy slot) for unit-target kinds; the option
+    number for ``deploy``, ``move``, ``pursue``, ``dispel`` and the siege orders (the castle element); else 0.
+    """
+    from battleline.env.encoding import _cast_option
+    from battleline.env.rules.actions import MOVE_OPTIONS, PURSUIT_CHOICES
+    from battleline.env.siege_encoding import SiegeActionCodec
+
+    n, kind, option = codec.n, action.kind, action.option
+    if kind == "end_phase":
+        return n, "end_phase", 0
+    if kind == "react":
+        return n, f"react_{option}", n + enemy[action.target]
+    if kind == "dispel":
+        return n, "dispel", 12 if option == "scroll" else int(option) - 1
+    unit = own[action.unit]
+    order = SiegeActionCodec._order(action) if isinstance(codec, SiegeActionCodec) else None
+    if order is not None:
+        return unit, f"siege_{order[0]}", [e.id for e in battle.state.castle].index(order[1])
+    if kind == "move" and option == "join":
+        return unit, "join", own[action.target]
+    if kind == "move" and option == "leave":
+        return unit, "leave", 0
+    if kind == "move":
+        return unit, "move", MOVE_OPTIONS.index(option)
+    if kind == "deploy":
+        return unit, "deploy", int(option)
+    if kind == "pursue":
+        return unit, "pursue", PURSUIT_CHOICES.index(option)
+    if kind in ("accept", "refuse", "order"):
+        return unit, kind, 0
+    if kind == "swap":
+        return unit, "swap", own[action.target]
+    if kind == "cast":
+        target = own[action.target] if action.target in own else n + enemy[action.target]
+        return unit, f"cast_{_cast_option(action, battle)}", target
+    if kind == "shoot" and option == "breath":
+        return unit, "breathe", n + enemy[action.target]
+    return unit, kind, n + enemy[action.target]  # charge, shoot, challenge
+
+
 def check_state(table: Any, codec: Any, battle: Any, player: int) -> tuple[np.ndarray, list[str]]:
     """The flat mask of ``player`` (bool (size,)) and what differs between the heads' masks and the legal set.
 
-    The legal set is ``battle.legal_actions()`` encoded one by one; the heads' set is every flat index whose
-    (unit, kind, target) all three masks allow.
+    The heads' set is every (unit, kind, target) that the unit, kind and target masks (derived from the flat
+    mask by the table) all allow. It must equal the legal actions' (unit, kind, target) read from the actions
+    themselves (:func:`action_factors`); its flat indices must equal the legal actions encoded one by one, and
+    each must decode to a legal action.
     """
     import torch
 
@@ -109,21 +157,25 @@ def check_state(table: Any, codec: Any, battle: Any, player: int) -> tuple[np.nd
     own, enemy = codec.slots(battle, player)
     own_map, enemy_map = {u: i for i, u in enumerate(own)}, {u: j for j, u in enumerate(enemy)}
     legal_set = {codec._encode(a, player, own_map, enemy_map, battle) for a in legal}
+    engine = {action_factors(a, battle, player, codec, own_map, enemy_map) for a in legal}
     mask = np.zeros(codec.size, dtype=bool)
     mask[list(legal_set)] = True
     unit_m, kind_m, target_m = (m[0].numpy() for m in head_masks(table, torch.as_tensor(mask)[None]))
     allowed = unit_m[:, None, None] & kind_m[:, :, None] & target_m
+    triples = np.argwhere(allowed)
+    heads = {(int(u), table.kinds[k], int(t)) for u, k, t in triples}
+    problems = []
+    if heads != engine:
+        problems.append(f"heads allow {sorted(heads - engine)[:3]} not legal, miss {sorted(engine - heads)[:3]}")
     inverse = np.full(int(np.prod(table.grid)), -1, dtype=np.int64)
     inverse[table.dense] = np.arange(table.size)
-    flat = inverse[np.flatnonzero(allowed.reshape(-1))]
-    problems = []
+    flat = inverse[np.ravel_multi_index(triples.T, table.grid)] if len(triples) else np.zeros(0, dtype=np.int64)
     if (flat < 0).any():
         problems.append(f"{int((flat < 0).sum())} allowed (unit, kind, target) name no flat index")
-    heads = set(flat[flat >= 0].tolist())
-    if heads != legal_set:
-        problems.append(f"heads allow {sorted(heads - legal_set)[:5]} not legal, miss {sorted(legal_set - heads)[:5]}")
+    if set(flat[flat >= 0].tolist()) != legal_set:
+        problems.append("the heads' flat indices are not the encoded legal actions")
     legal_actions = set(legal)
-    for index in heads:
+    for index in flat[flat >= 0].tolist():
         action = codec.decode(index, battle, player)
         if action not in legal_actions:
             problems.append(f"index {index} ({codec.describe(index)}) decodes to {action}, not a legal action")
