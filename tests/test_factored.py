@@ -95,10 +95,10 @@ def test_a_wrong_table_fails_the_mask_check() -> None:
     player = battle.pending.player
     legal = np.flatnonzero(codec.mask(battle, player))
     illegal = int(np.flatnonzero(~codec.mask(battle, player))[0])
-    dense = table.dense.copy()
-    dense[[legal[1], illegal]] = dense[[illegal, legal[1]]]  # two indices swap their (unit, kind, target)
-    _, problems = check_state(dataclasses.replace(table, dense=dense), codec, battle, player)
-    assert problems and "not legal" in problems[0] and "the heads. flat indices" not in problems[0]
+    section = table.section.copy()
+    section[[legal[1], illegal]] = section[[illegal, legal[1]]]  # two indices swap their (unit, kind, target)
+    _, problems = check_state(dataclasses.replace(table, section=section), codec, battle, player)
+    assert problems and problems[0].startswith("heads allow [(") and "not legal, miss [(" in problems[0]
     assert check_state(table, codec, battle, player)[1] == []
 
 

@@ -82,14 +82,23 @@ KINDS = kinds()
 class FactorTable:
     """Every flat action index as (unit, kind, target).
 
+    The targets live in three *sections*, so that no kind pays for the widest target axis:
+    unit-target kinds a (units, n_pair, 2n) grid, option-target kinds a (units, n_option,
+    option_width) grid, kinds without a target a (units, n_none) grid; the head scores each section
+    and the flat logits are gathered from the three, concatenated flat in this order.
+
     Attributes:
         n: unit slots per side; ``units = n + 1`` (slot ``n`` is "global").
         elements: castle elements of a siege codec (0 otherwise).
-        kinds: kind names (:func:`kinds`); ``n_pair`` / ``n_option`` of them are unit- / option-target kinds.
-        targets: ``T``, the target axis: max(2n, largest option count).
+        kinds: kind names (:func:`kinds`); ``n_pair`` / ``n_option`` of them are unit- / option-target
+            kinds, the remaining ``n_none`` have no target.
+        targets: ``T``, the dense target axis: max(2n, option_width).
+        option_width: the largest option count of an option-target kind.
         unit, kind, target: int64 arrays of shape (size,): the factors of each flat index.
         dense: int64 (size,): ``(unit * K + kind) * T + target``, the index into a flattened
             (units, K, T) grid; all distinct.
+        unit_kind: int64 (size,): ``unit * K + kind``.
+        section: int64 (size,): the index into the three sections' grids, flattened and concatenated.
         option_counts: int64 (n_option,): options of each option-target kind.
     """
 
@@ -103,7 +112,26 @@ class FactorTable:
     kind: np.ndarray
     target: np.ndarray
     dense: np.ndarray
+    unit_kind: np.ndarray
+    section: np.ndarray
     option_counts: np.ndarray
+
+    @property
+    def n_none(self) -> int:
+        """Kinds without a target."""
+        return len(self.kinds) - self.n_pair - self.n_option
+
+    @property
+    def option_width(self) -> int:
+        """The option-target section's target axis: the largest option count."""
+        return int(self.option_counts.max())
+
+    @property
+    def section_sizes(self) -> tuple[int, int, int]:
+        """Entries of the unit-target, option-target and no-target sections: units·n_pair·2n, units·n_option·width,
+        units·n_none."""
+        u = self.units
+        return u * self.n_pair * 2 * self.n, u * self.n_option * self.option_width, u * self.n_none
 
     @property
     def size(self) -> int:
@@ -172,12 +200,17 @@ def factor_table(codec: ActionCodec) -> FactorTable:
         rest, o = np.divmod(np.arange(n * elements * len(SIEGE_ORDERS)), len(SIEGE_ORDERS))  # (i * e + k) * 6 + o
         si, sk = np.divmod(rest, elements)
         put(codec.siege, si, kid["siege_0"] + o, sk)
-    K = len(names)
+    K, P, n_opt = len(names), len(PAIR_KINDS), len(counts)
+    width = max(c for _, c in counts)
     dense = (unit * K + kind) * targets + target
-    if (unit < 0).any() or len(np.unique(dense)) != codec.size:
+    pair_size, option_size = (n + 1) * P * 2 * n, (n + 1) * n_opt * width
+    section = np.where(kind < P, (unit * P + kind) * 2 * n + target,
+                       np.where(kind < P + n_opt, pair_size + (unit * n_opt + kind - P) * width + target,
+                                pair_size + option_size + unit * (K - P - n_opt) + kind - P - n_opt))
+    if (unit < 0).any() or len(np.unique(dense)) != codec.size or len(np.unique(section)) != codec.size:
         raise ValueError(f"factor_table: the codec's {codec.size} indices do not map one-to-one onto "
                          f"(unit, kind, target); is it a codec this table knows?")
-    return FactorTable(n, elements, names, len(PAIR_KINDS), len(counts), targets, unit, kind, target, dense,
+    return FactorTable(n, elements, names, P, n_opt, targets, unit, kind, target, dense, unit * K + kind, section,
                        np.array([c for _, c in counts], dtype=np.int64))
 
 
@@ -201,8 +234,44 @@ def codec_for(n: int, size: int) -> ActionCodec:
     raise ValueError(f"{n} unit slots give {plain.size} actions (or more with a castle), the action space has {size}")
 
 
+def section_masks(table: FactorTable, flat_mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The flat mask laid out in the three target sections (:class:`FactorTable`).
+
+    Args:
+        flat_mask: bool (batch, size): allowed flat indices.
+
+    Returns:
+        bool (batch, units, n_pair, 2n), (batch, units, n_option, option_width), (batch, units, n_none):
+        True where the (unit, kind, target) is a legal flat index.
+    """
+    b = flat_mask.shape[0]
+    index = torch.as_tensor(table.section, device=flat_mask.device)
+    grid = torch.zeros(b, sum(table.section_sizes), dtype=torch.bool, device=flat_mask.device)
+    grid.index_copy_(1, index, flat_mask)
+    pair, option, none = grid.split(table.section_sizes, dim=1)
+    u = table.units
+    return (pair.view(b, u, table.n_pair, 2 * table.n), option.view(b, u, table.n_option, table.option_width),
+            none.view(b, u, table.n_none))
+
+
+def kind_mask_of(pair: torch.Tensor, option: torch.Tensor, none: torch.Tensor) -> torch.Tensor:
+    """bool (batch, units, K): a kind is allowed for a unit when one of its targets is (from :func:`section_masks`)."""
+    return torch.cat([pair.any(dim=-1), option.any(dim=-1), none], dim=2)
+
+
+def dense_targets(table: FactorTable, pair: torch.Tensor, option: torch.Tensor, none: torch.Tensor,
+                  fill: float | bool) -> torch.Tensor:
+    """The three sections (batch, units, ·, ·) as one (batch, units, K, T) grid: target 0 of the no-target kinds
+    holds ``none``; the entries no section has hold ``fill``."""
+    T = table.targets
+    pad = torch.nn.functional.pad
+    none_t = pad(none[..., None].to(pair.dtype), (0, T - 1), value=fill)
+    return torch.cat([pad(pair, (0, T - pair.shape[-1]), value=fill), pad(option, (0, T - option.shape[-1]),
+                                                                           value=fill), none_t], dim=2)
+
+
 def head_masks(table: FactorTable, flat_mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """The masks of the three heads from the flat mask.
+    """The masks of the three heads from the flat mask, as :class:`FactoredHead` uses them.
 
     Args:
         flat_mask: bool (batch, size): allowed flat indices.
@@ -212,14 +281,9 @@ def head_masks(table: FactorTable, flat_mask: torch.Tensor) -> tuple[torch.Tenso
         (batch, units, K, T)): a unit is allowed when some legal action is its own, a kind when
         some target of (unit, kind) is legal, a target when its flat index is legal.
     """
-    b = flat_mask.shape[0]
-    units, k, t = table.grid
-    dense = torch.as_tensor(table.dense, device=flat_mask.device)
-    grid = torch.zeros(b, units * k * t, dtype=torch.bool, device=flat_mask.device)
-    grid[:, dense] = flat_mask
-    target = grid.view(b, units, k, t)
-    kind = target.any(dim=-1)
-    return kind.any(dim=-1), kind, target
+    pair, option, none = section_masks(table, flat_mask)
+    kind = kind_mask_of(pair, option, none)
+    return kind.any(dim=-1), kind, dense_targets(table, pair, option, none, False)
 
 
 def masked_log_softmax(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -287,13 +351,14 @@ class FactoredHead(nn.Module):
     def __init__(self, table: FactorTable, embed_dim: int, pair_dim: int = 16) -> None:
         super().__init__()
         self.table, self.d, self.pair_dim = table, embed_dim, pair_dim
-        d, (_, K, T) = embed_dim, table.grid
+        d, K = embed_dim, len(table.kinds)
         self.unit_logit = nn.Linear(d, 1)
         self.kind_logits = nn.Sequential(nn.Linear(d, d), nn.ReLU(), nn.Linear(d, K))
         self.query = nn.Linear(d, table.n_pair * pair_dim)
         self.key = nn.Linear(d, table.n_pair * pair_dim)
-        self.options = nn.Linear(d, table.n_option * T)
-        self.register_buffer("dense", torch.as_tensor(table.dense), persistent=False)
+        self.options = nn.Linear(d, table.n_option * table.option_width)
+        self.register_buffer("unit_kind", torch.as_tensor(table.unit_kind), persistent=False)
+        self.register_buffer("section", torch.as_tensor(table.section), persistent=False)
 
     def output_layers(self) -> list[nn.Linear]:
         """The layers that give logits (initialised small, as SB3 does for its action net)."""
@@ -307,37 +372,45 @@ class FactoredHead(nn.Module):
         mask = latent[:, (2 * n + 1) * d:] > 0.5
         return torch.cat([tokens[:, :n], tokens[:, 2 * n:]], dim=1), tokens[:, : 2 * n], mask
 
+    def _heads(self, latent: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor,
+                                                    tuple[torch.Tensor, torch.Tensor, torch.Tensor]]:
+        """unit (batch, units) and kind (batch, units, K) log-probabilities, the flat mask, and the target
+        log-probabilities of the unit-target (batch, units, n_pair, 2n) and option-target (batch, units,
+        n_option, width) sections with the no-target section's mask."""
+        table = self.table
+        units_h, slots_h, mask = self.split(latent)
+        b, U = units_h.shape[:2]
+        P, pd = table.n_pair, self.pair_dim
+        q = self.query(units_h).view(b, U, P, pd)
+        k = self.key(slots_h).view(b, slots_h.shape[1], P, pd)
+        pair = torch.einsum("bupd,btpd->bupt", q, k) / pd ** 0.5  # (b, U, P, 2n)
+        option = self.options(units_h).view(b, U, table.n_option, table.option_width)
+        pair_m, option_m, none_m = section_masks(table, mask)
+        kind_mask = kind_mask_of(pair_m, option_m, none_m)
+        unit_lp = masked_log_softmax(self.unit_logit(units_h).squeeze(-1), kind_mask.any(dim=-1))
+        kind_lp = masked_log_softmax(self.kind_logits(units_h), kind_mask)
+        targets = (masked_log_softmax(pair, pair_m), masked_log_softmax(option, option_m), none_m)
+        return unit_lp, kind_lp, mask, targets[0], targets
+
     def head_log_probs(self, latent: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
         """The three heads' masked log-probabilities and the flat mask.
 
         Returns:
             unit (batch, units), kind (batch, units, K), target (batch, units, K, T) log-probabilities (finite
-            junk where masked) and the flat mask bool (batch, size).
+            junk where masked; the no-target kinds' target 0 has log-probability 0) and the flat mask bool
+            (batch, size).
         """
-        table = self.table
-        units_h, slots_h, mask = self.split(latent)
-        b, U = units_h.shape[:2]
-        _, K, T = table.grid
-        P, n_opt, pd = table.n_pair, table.n_option, self.pair_dim
-        q = self.query(units_h).view(b, U, P, pd)
-        k = self.key(slots_h).view(b, slots_h.shape[1], P, pd)
-        pair = torch.einsum("bupd,btpd->bupt", q, k) / pd ** 0.5  # (b, U, P, 2n)
-        if pair.shape[-1] < T:
-            pair = nn.functional.pad(pair, (0, T - pair.shape[-1]))
-        option = self.options(units_h).view(b, U, n_opt, T)
-        none = units_h.new_zeros(b, U, K - P - n_opt, T)
-        scores = torch.cat([pair, option, none], dim=2)
-        unit_mask, kind_mask, target_mask = head_masks(table, mask)
-        unit_lp = masked_log_softmax(self.unit_logit(units_h).squeeze(-1), unit_mask)
-        kind_lp = masked_log_softmax(self.kind_logits(units_h), kind_mask)
-        target_lp = masked_log_softmax(scores, target_mask)
-        return unit_lp, kind_lp, target_lp, mask
+        unit_lp, kind_lp, mask, _, (pair, option, none) = self._heads(latent)
+        return unit_lp, kind_lp, dense_targets(self.table, pair, option, torch.zeros_like(none, dtype=pair.dtype),
+                                               _FILL), mask
 
     def forward(self, latent: torch.Tensor) -> torch.Tensor:
         """(batch, size) flat logits (class docstring)."""
-        unit_lp, kind_lp, target_lp, mask = self.head_log_probs(latent)
-        joint = unit_lp[:, :, None, None] + kind_lp[..., None] + target_lp
-        flat = joint.flatten(1)[:, self.dense]
+        unit_lp, kind_lp, mask, _, (pair, option, none) = self._heads(latent)
+        b = unit_lp.shape[0]
+        unit_kind = (unit_lp[:, :, None] + kind_lp).flatten(1)
+        target = torch.cat([pair.flatten(1), option.flatten(1), pair.new_zeros(b, none[0].numel())], dim=1)
+        flat = unit_kind.index_select(1, self.unit_kind) + target.index_select(1, self.section)
         return torch.where(mask, flat, torch.full_like(flat, NEG))
 
 
@@ -426,5 +499,6 @@ class FactoredPolicy(MaskableMultiInputActorCriticPolicy):
 
 __all__ = [
     "KINDS", "NEG", "NO_TARGET_KINDS", "PAIR_KINDS", "FactorTable", "FactoredEncoder", "FactoredHead",
-    "FactoredPolicy", "codec_for", "factor_table", "head_masks", "kinds", "masked_log_softmax", "option_kinds",
+    "FactoredPolicy", "codec_for", "dense_targets", "factor_table", "head_masks", "kind_mask_of", "kinds",
+    "masked_log_softmax", "option_kinds", "section_masks",
 ]
