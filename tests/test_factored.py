@@ -47,6 +47,15 @@ def test_factor_table_places_each_block() -> None:
     assert at(L.cast + (2 * CAST_OPTIONS + 7) * 2 * n + 5) == (2, "cast_7", 5)  # at enemy slot 1
     assert at(L.dispel + 12) == (n, "dispel", 12)  # the scroll
     assert at(L.order + 3) == (3, "order", 0)
+    assert at(L.deploy + 1 * N_SLOTS + 54) == (1, "deploy", 54)
+    assert at(L.shoot + 0 * n + 3) == (0, "shoot", n + 3)
+    assert at(L.pursue + 2 * 2 + 1) == (2, "pursue", 1)
+    assert at(L.leave + 1) == (1, "leave", 0)
+    assert at(L.challenge + 3 * n + 0) == (3, "challenge", n)
+    assert at(L.accept + 2) == (2, "accept", 0) and at(L.refuse + 2) == (2, "refuse", 0)
+    assert at(L.swap + 2 * n + 0) == (2, "swap", 0)  # with own character 0
+    assert at(L.breathe + 1 * n + 2) == (1, "breathe", n + 2)
+    assert at(L.cast + (0 * CAST_OPTIONS + 21) * 2 * n + 0) == (0, "cast_21", 0)  # bound item 1 at own slot 0
     siege = SiegeActionCodec(n, 10)
     st = factor_table(siege)
     assert st.grid == (n + 1, K + 6, N_SLOTS) and len(np.unique(st.dense)) == siege.size
@@ -181,3 +190,11 @@ def test_factored_run_trains_saves_and_plays_as_a_model_agent(tmp_path: Path) ->
     while not battle.is_over:
         battle.apply((agent if battle.pending.player == 0 else opponent).act(battle))
     assert agent.decisions > 10 and agent.illegal == 0
+    battle = Battle.from_scenario("skirmish_line", seed=6)
+    for _ in range(12):
+        battle.apply(battle.legal_actions()[-1])
+    side = battle.pending.player
+    mask = agent.codec.mask(battle, side)
+    assert mask.sum() > 1
+    probs = agent.action_probabilities(agent.observer.observe(battle, side, mask), mask)
+    assert ((probs > 0) == mask).all() and probs.sum() == pytest.approx(1.0, abs=1e-6)

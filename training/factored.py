@@ -234,18 +234,21 @@ def codec_for(n: int, size: int) -> ActionCodec:
     raise ValueError(f"{n} unit slots give {plain.size} actions (or more with a castle), the action space has {size}")
 
 
-def section_masks(table: FactorTable, flat_mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def section_masks(table: FactorTable, flat_mask: torch.Tensor,
+                  index: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """The flat mask laid out in the three target sections (:class:`FactorTable`).
 
     Args:
         flat_mask: bool (batch, size): allowed flat indices.
+        index: ``table.section`` as an int64 tensor on ``flat_mask``'s device (made from the table when None).
 
     Returns:
         bool (batch, units, n_pair, 2n), (batch, units, n_option, option_width), (batch, units, n_none):
         True where the (unit, kind, target) is a legal flat index.
     """
     b = flat_mask.shape[0]
-    index = torch.as_tensor(table.section, device=flat_mask.device)
+    if index is None:
+        index = torch.as_tensor(table.section, device=flat_mask.device)
     grid = torch.zeros(b, sum(table.section_sizes), dtype=torch.bool, device=flat_mask.device)
     grid.index_copy_(1, index, flat_mask)
     pair, option, none = grid.split(table.section_sizes, dim=1)
@@ -385,7 +388,7 @@ class FactoredHead(nn.Module):
         k = self.key(slots_h).view(b, slots_h.shape[1], P, pd)
         pair = torch.einsum("bupd,btpd->bupt", q, k) / pd ** 0.5  # (b, U, P, 2n)
         option = self.options(units_h).view(b, U, table.n_option, table.option_width)
-        pair_m, option_m, none_m = section_masks(table, mask)
+        pair_m, option_m, none_m = section_masks(table, mask, self.section)
         kind_mask = kind_mask_of(pair_m, option_m, none_m)
         unit_lp = masked_log_softmax(self.unit_logit(units_h).squeeze(-1), kind_mask.any(dim=-1))
         kind_lp = masked_log_softmax(self.kind_logits(units_h), kind_mask)
