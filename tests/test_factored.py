@@ -160,6 +160,8 @@ def test_factored_config_errors() -> None:
         load_training_config("quick", {"ppo": {"policy": "factored"}, "planes": True})
     with pytest.raises(ConfigError, match="pairs: the factored policy does not read the unit-pair features"):
         load_training_config("quick", {"ppo": {"policy": "factored"}, "pairs": True})
+    with pytest.raises(ConfigError, match="ppo: .*mask_features: the factored policy reads the mask only to mask"):
+        load_training_config("quick", {"ppo": {"policy": "factored", "mask_features": True}})
     ok = load_training_config("quick", {"ppo": {"policy": "factored", "embed_dim": 30, "attention_heads": 3}})
     assert ok.ppo.policy == "factored"
 

@@ -144,6 +144,9 @@ class PPOConfig(ConfigModel):
         if self.policy == "factored" and self.embed_dim % self.attention_heads:
             raise ValueError(f"embed_dim {self.embed_dim} is not a multiple of attention_heads {self.attention_heads} "
                              f"(each attention head reads an equal share of a token)")
+        if self.policy == "factored" and self.mask_features:
+            raise ValueError("mask_features: the factored policy reads the mask only to mask its three heads, "
+                             "never as an input (set mask_features: false)")
         return self
 
 
