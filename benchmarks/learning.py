@@ -275,9 +275,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--dagger-episodes", type=int, default=10, help="games per DAgger round (default 10)")
     parser.add_argument("--single-label", action="store_true",
                         help="clone only the expert's first choice, not every order it would give in any unit order")
-    parser.add_argument("--policy", choices=("mlp", "unit_pairs"), default=None,
+    parser.add_argument("--policy", choices=("mlp", "unit_pairs", "factored"), default=None,
                         help="policy network (default: ppo_vs_scripted's)")
-    parser.add_argument("--embed-dim", type=int, default=None, help="unit_pairs embedding width (default 64)")
+    parser.add_argument("--embed-dim", type=int, default=None, help="unit_pairs / factored embedding width (default 64)")
     parser.add_argument("--pairs", action="store_true",
                         help="observe the unit-pair features (agents.pair_features: charge reach, arcs, expected combat)")
     parser.add_argument("--note", default="", help="free text stored in learning.json (e.g. machine load)")

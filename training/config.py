@@ -103,7 +103,12 @@ class PPOConfig(ConfigModel):
     ``policy`` picks the network: ``mlp`` (that MLP over the flattened
     observation) or ``unit_pairs`` (:class:`training.unit_pairs.UnitPairPolicy`:
     shared unit and unit-pair embeddings of width ``embed_dim``, one logit head
-    per action block; ``net_arch`` is then its value MLP).
+    per action block; ``net_arch`` is then its value MLP) or ``factored``
+    (:class:`training.factored.FactoredPolicy`: a transformer encoder of
+    ``attention_layers`` layers and ``attention_heads`` heads over the unit
+    slots, tokens of width ``embed_dim`` (a multiple of ``attention_heads``),
+    then the unit, the order kind and the target chosen in turn, each with
+    an exact mask; ``net_arch`` is then its value MLP).
     ``mask_features`` feeds the observation's ``action_mask`` to the networks
     as input as well (SB3's ``CombinedExtractor``); by default the networks see
     every other key only (:class:`training.features.MaskFreeExtractor`), since
@@ -122,8 +127,10 @@ class PPOConfig(ConfigModel):
     max_grad_norm: float = Field(0.5, gt=0)
     net_arch: list[StrictInt] = Field(default_factory=lambda: [128, 128])
     mask_features: bool = False
-    policy: Literal["mlp", "unit_pairs"] = "mlp"
-    embed_dim: StrictInt = Field(64, ge=4)
+    policy: Literal["mlp", "unit_pairs", "factored"] = "mlp"
+    embed_dim: StrictInt = Field(64, ge=4, le=4096)
+    attention_layers: StrictInt = Field(2, ge=1, le=16)
+    attention_heads: StrictInt = Field(4, ge=1, le=64)
 
     @field_validator("net_arch")
     @classmethod
@@ -131,6 +138,16 @@ class PPOConfig(ConfigModel):
         if not v or any(w < 1 or w > MAX_LAYER_WIDTH for w in v):
             raise ValueError(f"must be a non-empty list of layer widths from 1 to {MAX_LAYER_WIDTH}")
         return v
+
+    @model_validator(mode="after")
+    def _heads_divide_width(self) -> PPOConfig:
+        if self.policy == "factored" and self.embed_dim % self.attention_heads:
+            raise ValueError(f"embed_dim {self.embed_dim} is not a multiple of attention_heads {self.attention_heads} "
+                             f"(each attention head reads an equal share of a token)")
+        if self.policy == "factored" and self.mask_features:
+            raise ValueError("mask_features: the factored policy reads the mask only to mask its three heads, "
+                             "never as an input (set mask_features: false)")
+        return self
 
 
 class SelfPlayConfig(ConfigModel):
@@ -286,6 +303,9 @@ class TrainingConfig(ConfigModel):
         if self.pairs and self.ppo.policy != "mlp":
             raise ValueError(f"pairs: the {self.ppo.policy} policy does not read the unit-pair features "
                              f"(set ppo.policy: mlp or pairs: false)")
+        if self.planes and self.ppo.policy == "factored":
+            raise ValueError("planes: the factored policy does not read the raster planes "
+                             "(set ppo.policy: mlp or planes: false)")
         return self
 
     # ------------------------------------------------------------------ derived

@@ -177,7 +177,12 @@ def _table_size(config: TrainingConfig) -> tuple[float, float]:
 
 
 def policy_class(ppo: PPOConfig) -> Any:
-    """The MaskablePPO policy ``ppo.policy`` names: ``"MultiInputPolicy"`` or :class:`training.unit_pairs.UnitPairPolicy`."""
+    """The MaskablePPO policy ``ppo.policy`` names: ``"MultiInputPolicy"``, :class:`training.unit_pairs.UnitPairPolicy`
+    or :class:`training.factored.FactoredPolicy`."""
+    if ppo.policy == "factored":
+        from battleline.training.factored import FactoredPolicy
+
+        return FactoredPolicy
     if ppo.policy == "unit_pairs":
         from battleline.training.unit_pairs import UnitPairPolicy
 
@@ -188,9 +193,13 @@ def policy_class(ppo: PPOConfig) -> Any:
 def policy_kwargs(ppo: PPOConfig, table: tuple[float, float] = (72.0, 48.0)) -> dict[str, Any]:
     """Policy keyword arguments.
 
-    ``unit_pairs``: embedding width, table size (inches) and the value MLP's widths; ``mlp``: the
-    layer widths and, unless ``ppo.mask_features``, the mask-free extractor.
+    ``unit_pairs``: embedding width, table size (inches) and the value MLP's widths; ``factored``: token
+    width, attention layers and heads, and the value MLP's widths; ``mlp``: the layer widths and, unless
+    ``ppo.mask_features``, the mask-free extractor.
     """
+    if ppo.policy == "factored":
+        return {"embed_dim": ppo.embed_dim, "attention_layers": ppo.attention_layers,
+                "attention_heads": ppo.attention_heads, "value_arch": list(ppo.net_arch)}
     if ppo.policy == "unit_pairs":
         return {"embed_dim": ppo.embed_dim, "table_w": table[0], "table_h": table[1], "value_arch": list(ppo.net_arch)}
     kwargs: dict[str, Any] = {"net_arch": list(ppo.net_arch)}
