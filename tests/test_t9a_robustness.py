@@ -52,3 +52,18 @@ def test_t9a_block_must_fit_its_unit_type(unit_id: str, t9a: dict, want: str) ->
         FactionConfig.model_validate(data)
     msg = str(from_validation_error(err.value, "configs/factions/men.yaml"))
     assert msg == f"configs/factions/men.yaml: units[{i}]: {want}", msg
+
+
+def test_a_character_joining_a_character_names_both_in_one_line(tmp_path) -> None:
+    """CORE.MOVE.JOIN in an explicit T9A set-up: a character placed joined to another character is refused with
+    one line naming the file, the placement's ``joins`` and both unit types."""
+    import yaml
+
+    data = C.read_yaml(C.CONFIG_DIR / "scenarios" / "coverage_t9a" / "coverage_t9a_march.yaml")
+    data["blue"]["placements"][4]["joins"] = 3  # the lord marshal onto the marcher captain
+    path = tmp_path / "joined.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    with pytest.raises(C.ConfigError) as err:
+        C.load_scenario(path)
+    assert str(err.value).endswith("blue.placements[4].joins: 'lord_marshal' cannot join 'marcher_captain', a character "
+                                   "(a character joins a unit that is not one)"), str(err.value)
