@@ -323,7 +323,7 @@ def check_joins(entries: Sequence[UnitEntry], faction: FactionConfig, what: str 
         elif j == i:
             errors.append(f"{where}: a character cannot join itself ({e.joins!r} is this entry)")
         elif host.character:
-            errors.append(f"{where}: a character joins a unit that is not a character")
+            errors.append(f"{where}: '{me.id}' cannot join '{host.id}', a character (a character joins a unit that is not one)")
         elif host.base_mm() != me.base_mm():
             errors.append(f"{where}: '{me.id}' and '{host.id}' have different bases")
         else:

@@ -387,8 +387,12 @@ class T9AConfig(ConfigModel):
 
         for text in texts:  # T9A.AA.MULTIPLE_WOUNDS, T9A.AA.AREA_ATTACK take X
             a = parse(text, known=PROTECTIONS + ATTRIBUTES)
-            if a.name in ("multiple_wounds", "area_attack") and not (a.params.isdigit() or a.params in ("d3", "d6")):
-                raise ValueError(f"'{text}': {a.name} needs X, a whole number, d3 or d6")
+            if a.name in ("multiple_wounds", "area_attack") and not _whole_or_dice(a.params):
+                raise ValueError(f"'{text}': {a.name} needs X, a whole number, d3 or d6 (at least 1)")
+            if a.name == "stomp" and a.params and not _whole_or_dice(a.params):  # T9A.STOMP: X, 1 unwritten
+                raise ValueError(f"'{text}': stomp takes X, a whole number, d3 or d6 (at least 1)")
+            if a.name in ("divine", "lethal_strike", "flaming") and a.params:
+                raise ValueError(f"'{text}': {a.name} takes no parameter (only 'against' conditions)")
         return out
 
 
@@ -427,7 +431,25 @@ def _check_t9a(texts: list[str], names: tuple[str, ...], what: str) -> list[str]
             raise ValueError(str(exc)) from None
         if attr.name not in names:
             raise ValueError(f"unknown {what} '{attr.name}' (known: {', '.join(names)})")
+        if what == "protection":
+            _check_protection_params(text, attr.name, attr.params)
     return texts
+
+
+def _whole_or_dice(param: str) -> bool:
+    """Whether an attribute's X is a whole number from 1, ``d3`` or ``d6`` (T9A.AA.MULTIPLE_WOUNDS, T9A.STOMP)."""
+    return (param.isdigit() and int(param) >= 1) or param in ("d3", "d6")
+
+
+def _check_protection_params(text: str, name: str, params: str) -> None:
+    """Aegis and Regeneration take X+ with X from 2 to 6 (T9A.PP.AEGIS, T9A.PP.REGENERATION: a special save on
+    X+, a natural 1 failing); the other protections take none (Hard Target stacks by instances, T9A.PP.HARD_TARGET:
+    name it twice). Raises ValueError (one line)."""
+    if name in ("aegis", "regeneration"):
+        if not re.fullmatch(r"[2-6]\+", params):
+            raise ValueError(f"'{text}': {name} needs its save X+, X from 2 to 6 (e.g. '{name} (4+)')")
+    elif params:
+        raise ValueError(f"'{text}': {name} takes no parameter (only 'against' conditions)")
 
 
 class UnitTypeConfig(ConfigModel):
@@ -505,6 +527,11 @@ class UnitTypeConfig(ConfigModel):
                 self._check_machine(missile, option)
         if self.rider is not None and (self.troop_type not in ("monster", "chariot") or self.max_size != 1):
             raise ValueError("a rider needs a single monster or chariot (max_size: 1)")
+        if self.t9a.artillery is not None and self.troop_type != "war_machine":
+            raise ValueError(f"t9a.artillery: only a war_machine fires a T9A artillery profile, not troop type "
+                             f"'{self.troop_type}' (T9A.ART.PROFILES)")
+        if self.t9a.rider_protections and self.rider is None:
+            raise ValueError("t9a.rider_protections: the unit type has no rider (T9A.PP.WHOLE_MODEL)")
         levels = self.wizard_level or any(o.effect.get("wizard_level") for o in self.options)
         if bool(levels) != bool(self.lores):
             raise ValueError("a wizard needs both a wizard_level (or a level option) and its lores")
