@@ -308,16 +308,16 @@ def test_t9a_art_rank_piercing_bolt_stops_at_a_survivor_and_goes_by_files_throug
 
 
 def test_t9a_armour_save_uses_ap_with_equipment() -> None:
-    """T9A.ART.PROFILES AP with t9a.equipment: the save is 7 − (Armour − AP) (T9A.ARMOUR.VALUE): orc warriors (light 1
-    + shield 1 = 2) against the bolt's AP3: 8 → none; against the volley gun's AP2: 7 → none; a catapult Partial
-    Hit's AP1: 6+. Without equipment the core save with the core S modifier (the base handed over is None)."""
-    b = shooting_battle([machine()], [block("orc_warriors", 30.0)], [], modules=["t9a.artillery", "t9a.equipment"])
-    orcs = b.unit(1)
-    assert [art._t9a_armour_needed(orcs, ap) for ap in (3, 2, 1, 0)] == [7, 7, 6, 5]
-    assert art._base_save(b, orcs, art.Shot(2, 1)) == 6
-    assert art._base_save(b, orcs, art.Shot(6, 1)) == 3  # the pipeline adds 6 − 3
-    off = shooting_battle([machine()], [block("orc_warriors", 30.0)], [])
-    assert art._base_save(off, off.unit(1), art.Shot(2, 1)) is None
+    """T9A.ART.PROFILES AP with t9a.equipment: the save is 7 − (Armour − AP) (T9A.ARMOUR.VALUE), S does not
+    modify it: orc warriors (light 1 + shield 1 = 2) hit by a catapult Partial Hit (S2 AP1) save on 6+, and by
+    S6 AP1 also on 6+; without equipment the core save (light + shield 5+) with the core S modifier: S6 → none."""
+    needed = []
+    for modules, strength in ((["t9a.artillery", "t9a.equipment"], 2), (["t9a.artillery", "t9a.equipment"], 6),
+                              (["t9a.artillery"], 6)):
+        b = shooting_battle([machine()], [block("orc_warriors", 30.0)], [6, 6, 6, 6], modules=modules)
+        art._wound(b, b.unit(0), b.unit(1), 2, art.Shot(strength, 1), "T9A.ART.CATAPULT")
+        needed.append(rules(b, "T9A.ART.CATAPULT")[-1]["armour_needed"])
+    assert needed == [6, 6, 7]
 
 
 # --------------------------------------------------------------------- T9A.ART.MISFIRE and T9A.SHAKEN

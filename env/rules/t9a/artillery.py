@@ -61,7 +61,7 @@ from battleline.env.rules import geometry as geo
 from battleline.env.rules import war_machines as wm
 from battleline.env.rules.actions import Action
 from battleline.env.rules.casualties import apply_wounds
-from battleline.env.rules.t9a import ARTILLERY, EQUIPMENT, on
+from battleline.env.rules.t9a import ARTILLERY, on
 from battleline.env.rules.t9a.attributes import area_attack_hits, multiple_wounds
 from battleline.env.rules.t9a.conditions import size
 
@@ -122,7 +122,6 @@ REPLACED: tuple[str, ...] = (
 FLAME_EXTRA_DICE = 4  # T9A.ART.FLAMETHROWER: at most 4 extra D3 (A9)
 FLAME_MISFIRE_MODIFIER = -1
 EXPLOSION_STRENGTH, EXPLOSION_AP = 5, 2  # T9A.ART.MISFIRE ≤0
-ARMOUR_VALUE = {"none": 0, "light": 1, "heavy": 2, "plate": 3}  # T9A.ARMOUR.VALUE
 ELEMENT_KINDS = frozenset({"cannon", "bolt_thrower", "catapult"})
 """The profiles that strike castle elements (CFG.SIEGE_T9A)."""
 
@@ -415,32 +414,14 @@ def _volley_gun(battle: Battle, u: UnitState, t: UnitState, p: Profile) -> None:
 
 
 # --------------------------------------------------------------------- wounds and saves
-def _t9a_armour_needed(t: UnitState, ap: int) -> int:
-    """T9A.ARMOUR.VALUE: the save needed against an attack with ``ap``: 7 − (Armour − AP), Armour =
-    light 1 / heavy 2 / plate 3, +1 for a shield, +1 if mounted; 7 = none."""
-    from battleline.env.rules.config import MOUNTED
-
-    armour = ARMOUR_VALUE.get(str(t.t9a.get("armour", "none")), 0) + int(t.shield) + int(t.troop_type in MOUNTED)
-    return min(tables.IMPOSSIBLE, max(1, 7 - (armour - ap)))
-
-
-def _base_save(battle: Battle, t: UnitState, shot: Shot) -> int | None:
-    """The unmodified save to hand the save pipeline: with t9a.equipment the one that makes its
-    S-modified save equal :func:`_t9a_armour_needed` (the pipeline adds max(0, S − 3)); else None
-    (the target's core save, with the core S modifier)."""
-    if not on(battle.state, EQUIPMENT):
-        return None
-    return _t9a_armour_needed(t, shot.ap) - max(0, shot.strength - 3)
-
-
 def _wound(battle: Battle, u: UnitState, t: UnitState, hits: int, shot: Shot, rule: str) -> int:
     """To wound, saves and wounds of ``hits`` hits on ``t`` (one unit, no allocation). Returns models removed."""
     if hits <= 0 or not t.in_play:
         return 0
     if wm.is_machine(t):
         battle.emit("CORE.WM.SHOT_AT", unit=t.uid, shooter=u.uid, hits=hits, toughness=t.profile.T)
-    res = special_rules.wound_and_save(battle, u, t, hits, shot.strength, base_save=_base_save(battle, t, shot),
-                                       wound_rule=rule, ap=shot.ap)  # ap: T9A.ARMOUR.VALUE with t9a.equipment
+    res = special_rules.wound_and_save(battle, u, t, hits, shot.strength, wound_rule=rule,
+                                       ap=shot.ap)  # ap: T9A.ARMOUR.VALUE with t9a.equipment
     battle.emit(rule, unit=u.uid, target=t.uid, hits=hits, strength=shot.strength, ap=shot.ap,
                 to_wound=tables.to_wound(shot.strength, t.profile.T), wounds=res.wounds, armour_needed=res.armour_needed,
                 unsaved=res.unsaved + res.doubled + res.slain, multiple_wounds=shot.wounds or None)
@@ -458,7 +439,7 @@ def _wound(battle: Battle, u: UnitState, t: UnitState, hits: int, shot: Shot, ru
 
 def land(battle: Battle, u: UnitState, t: UnitState, hits: int, shot: Shot, rule: str) -> int:
     """Resolve ``hits`` artillery hits of ``u`` on unit ``t``: joined characters by CORE.SHOOT.ALLOCATE, a
-    rider on 5–6, then to wound, saves (:func:`_base_save`) and Multiple Wounds (T9A.AA.MULTIPLE_WOUNDS).
+    rider on 5–6, then to wound, saves (T9A.ARMOUR.VALUE with t9a.equipment, else the core's) and Multiple Wounds (T9A.AA.MULTIPLE_WOUNDS).
     Returns the models removed from ``t``."""
     if hits <= 0 or not t.in_play:
         return 0
