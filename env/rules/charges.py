@@ -827,16 +827,30 @@ def _declare_at_door(battle: Battle, c: UnitState, t: UnitState, eid: str) -> No
 
 
 def legal_declarations(battle: Battle) -> list[Action]:
-    """Legal ``charge`` actions of the phasing player."""
-    acts = []
-    enemies = space.alive_units(battle.state, 1 - battle.state.active)
+    """Legal ``charge`` actions of the phasing player (CORE.CHARGE.ELIGIBLE, CORE.CHARGE.FEASIBLE).
+
+    Outside a siege (where a tower's door comes first) an enemy that fails
+    :func:`target_ok`'s first test, the cheap reach pre-filter
+    (:func:`space.near` at :func:`charge_reach`), is passed over at once: a
+    charger's enemies are measured in one numpy call giving the very values
+    :func:`space.near` gives, so the actions are those of asking
+    :func:`target_ok` of every enemy.
+    """
+    s = battle.state
+    enemies = space.alive_units(s, 1 - s.active)
     memo = _memo(battle)
-    for c in space.alive_units(battle.state, battle.state.active):
-        if not can_charge(battle, c):
-            continue
-        for t in enemies:
-            if _target_ok(battle, c, t, memo):
-                acts.append(Action("charge", c.uid, t.uid))
+    chargers = [c for c in space.alive_units(s, s.active) if can_charge(battle, c)]
+    if s.castle or not chargers or not enemies:
+        return [Action("charge", c.uid, t.uid) for c in chargers for t in enemies if _target_ok(battle, c, t, memo)]
+    xs = np.array([t.x for t in enemies], dtype=np.float64)
+    ys = np.array([t.y for t in enemies], dtype=np.float64)
+    radii = np.array([space.radius(t) for t in enemies], dtype=np.float64)
+    acts = []
+    for c in chargers:
+        near = np.hypot(c.x - xs, c.y - ys) <= (space.radius(c) + radii) + charge_reach(c)  # space.near, term for term
+        for i in np.flatnonzero(near).tolist():
+            if _target_ok(battle, c, enemies[i], memo):
+                acts.append(Action("charge", c.uid, enemies[i].uid))
     return acts
 
 

@@ -149,7 +149,8 @@ class Scene {
             throw std::invalid_argument("units: expected an (n, 6) array of x, y, facing, width, depth, enemy");
         auto u = units.unchecked<2>();
         for (py::ssize_t i = 0; i < units.shape(0); ++i)
-            units_.emplace_back(footprint({u(i, 0), u(i, 1), u(i, 2)}, u(i, 3), u(i, 4)), u(i, 5) != 0.0);
+            owned_.emplace_back(footprint({u(i, 0), u(i, 1), u(i, 2)}, u(i, 3), u(i, 4)), u(i, 5) != 0.0);
+        for (const Shape& o : owned_) units_.push_back({&o, o.enemy});
         for (const auto& a : impassable) impassable_.emplace_back(ring_of(a, "impassable"));
         for (const auto& a : difficult) difficult_.emplace_back(ring_of(a, "difficult"));
         for (const auto& a : obstacles) obstacles_.emplace_back(ring_of(a, "obstacles"));
@@ -163,15 +164,17 @@ class Scene {
           skirmishers_(skirmishers), half_m_(half_m) {
         for (size_t i = 0; i < t.size(); ++i) {
             if (std::find(exclude.begin(), exclude.end(), t.uids[i]) != exclude.end()) continue;
-            units_.push_back(t.shapes[i]);
-            units_.back().enemy = t.sides[i] != side;
+            owned_.push_back(t.shapes[i]);  // a copy: the scene may outlive the table
+            owned_.back().enemy = t.sides[i] != side;
         }
+        for (const Shape& o : owned_) units_.push_back({&o, o.enemy});
         for (const auto& a : impassable) impassable_.emplace_back(ring_of(a, "impassable"));
         for (const auto& a : difficult) difficult_.emplace_back(ring_of(a, "difficult"));
         for (const auto& a : obstacles) obstacles_.emplace_back(ring_of(a, "obstacles"));
     }
 
-    // A scene over ready shapes (unit_moves): every unit but ``self_index``, enemies by ``side``.
+    // A scene over ready shapes (unit_moves): every unit but ``self_index``, enemies by ``side``. The shapes are
+    // read in place, not copied: ``all`` must outlive the scene.
     Scene(const std::vector<Shape>& all, const std::vector<int>& sides, size_t self_index, int side,
           std::vector<Shape> impassable, std::vector<Shape> difficult, std::vector<Shape> obstacles, double table_w,
           double table_h, bool over_units, bool skirmishers, double half_m)
@@ -180,8 +183,7 @@ class Scene {
           skirmishers_(skirmishers), half_m_(half_m) {
         for (size_t i = 0; i < all.size(); ++i) {
             if (i == self_index) continue;
-            units_.push_back(all[i]);
-            units_.back().enemy = sides[i] != side;
+            units_.push_back({&all[i], sides[i] != side});
         }
     }
 
@@ -211,18 +213,18 @@ class Scene {
         near_.clear();
         near_box(s.box, gap);
         if (near_.empty()) return false;
-        for (const Shape* o : near_)
-            if (below(distance(end, o->ring), gap - EPS)) return true;
+        for (const Other* o : near_)
+            if (below(distance(end, o->shape->ring), gap - EPS)) return true;
         if (start == nullptr) start = path.origin();
-        for (const Shape* o : near_) {
+        for (const Other* o : near_) {
             if (!o->enemy) continue;
             double floor = gap;
-            if (start != nullptr) floor = std::min(floor, distance(*start, o->ring));
-            if (below(distance(s.geom(), o->ring), floor - EPS)) return true;
+            if (start != nullptr) floor = std::min(floor, distance(*start, o->shape->ring));
+            if (below(distance(s.geom(), o->shape->ring), floor - EPS)) return true;
         }
         if (!pass_friends)
-            for (const Shape* o : near_)
-                if (!o->enemy && boxes_meet(s.box, o->box) && overlaps_sure(s, *o)) return true;
+            for (const Other* o : near_)
+                if (!o->enemy && boxes_meet(s.box, o->shape->box) && overlaps_sure(s, *o->shape)) return true;
         return false;
     }
 
@@ -327,15 +329,24 @@ class Scene {
 
     // space.Surroundings._near_box: units whose boxes lie within ``reach`` of ``box``.
     void near_box(const Box& q, double reach) {
-        for (const Shape& o : units_) {
-            double dx = std::max(0.0, std::max(o.box.x0 - q.x1, q.x0 - o.box.x1));
-            double dy = std::max(0.0, std::max(o.box.y0 - q.y1, q.y0 - o.box.y1));
-            if (dx * dx + dy * dy < reach * reach) near_.push_back(&o);
+        for (const Other& u : units_) {
+            const Box& b = u.shape->box;
+            double dx = std::max(0.0, std::max(b.x0 - q.x1, q.x0 - b.x1));
+            double dy = std::max(0.0, std::max(b.y0 - q.y1, q.y0 - b.y1));
+            if (dx * dx + dy * dy < reach * reach) near_.push_back(&u);
         }
     }
 
-    std::vector<Shape> units_, impassable_, difficult_, obstacles_;
-    std::vector<const Shape*> near_;
+    // Another unit's footprint in this scene, and whether it is an enemy of the mover.
+    struct Other {
+        const Shape* shape;
+        bool enemy;
+    };
+
+    std::vector<Shape> owned_;  // the footprints this scene built or copied (units_ points into it, or elsewhere)
+    std::vector<Other> units_;
+    std::vector<Shape> impassable_, difficult_, obstacles_;
+    std::vector<const Other*> near_;
     double table_w_, table_h_;
     bool over_units_, ignores_terrain_, skirmishers_;
     double half_m_;
