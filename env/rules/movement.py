@@ -13,6 +13,7 @@ when the new footprint is legal).
 from __future__ import annotations
 
 import math
+from collections.abc import Container
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from battleline.env.rules import characters, kernel, magic, psychology, space, special_rules, t9a, war_machines
@@ -121,8 +122,12 @@ _DONE_FLAGS = ("moved", "charged", "fled", "rallied", "failed_charge", "stupid",
 """Turn flags that leave a unit no remaining move (CORE.MOVE.REMAINING)."""
 
 
-def can_move(battle: Battle, u: UnitState) -> bool:
-    """CORE.MOVE.REMAINING: not charged, fled, rallied, compulsorily moved or engaged, and not moved yet."""
+def can_move(battle: Battle, u: UnitState, engaged: Container[int] | None = None) -> bool:
+    """CORE.MOVE.REMAINING: not charged, fled, rallied, compulsorily moved or engaged, and not moved yet.
+
+    ``engaged``: the uids of every unit in an engagement, when the caller has them (:func:`psychology.engaged`
+    is asked otherwise).
+    """
     f = u.flags
     return (
         u.alive
@@ -130,7 +135,7 @@ def can_move(battle: Battle, u: UnitState) -> bool:
         and not u.fleeing
         and not (f and any(map(f.get, _DONE_FLAGS)))
         and u.profile.M > 0
-        and not psychology.engaged(battle, u)
+        and not (psychology.engaged(battle, u) if engaged is None else u.uid in engaged)
     )
 
 
@@ -362,19 +367,45 @@ def legal(battle: Battle) -> list[Action]:
 
 _ALL_CODES = [kernel.OPTION_CODES[o] for o in MOVE_OPTIONS]
 
+_MOVE_ACTIONS: dict[tuple[int, str], Action] = {}
+"""Move actions by (uid, option), made once: an :class:`Action` is frozen, so one object serves every decision."""
+
+
+def _move_action(uid: int, option: str) -> Action:
+    """``Action("move", uid, None, option)``, the same object each time."""
+    act = _MOVE_ACTIONS.get((uid, option))
+    if act is None:
+        act = _MOVE_ACTIONS[(uid, option)] = Action("move", uid, None, option)
+    return act
+
 
 def _legal_native(battle: Battle, terrain: list) -> list[Action]:
-    """:func:`legal`'s move actions (characters' aside) decided by the compiled core, all units in one call."""
+    """:func:`legal`'s move actions (characters' aside) decided by the compiled core, all units in one call.
+
+    What every mover's request reads of the others is gathered once: the engaged uids (:func:`can_move`) and
+    the non-fleeing enemies in uid order, whose nearest (centre to centre, the lower uid on a tie) is
+    :func:`psychology.nearest_enemy`'s answer, met with the same ``math.hypot`` distances.
+    """
     s = battle.state
+    active = s.active
     on_table = [o for o in s.units if o.alive]
+    engaged = {uid for e in s.engagements for uid in (e.attacker, e.defender)}
+    foes = [e for e in on_table if e.side != active and not e.fleeing]
     requests, asked = [], []
     for row, u in enumerate(on_table):
-        if u.side != s.active or not can_move(battle, u):
+        if u.side != active or not can_move(battle, u, engaged):
             continue
         war_machine = u.troop_type == "war_machine"
         names = war_machines.move_options(u, list(MOVE_OPTIONS)) if war_machine else MOVE_OPTIONS
-        enemy = psychology.nearest_enemy(battle, u) if "reform_face" in names else None
-        face = math.nan if enemy is None else geo.facing_towards((u.x, u.y), (enemy.x, enemy.y))
+        face = math.nan
+        if foes and "reform_face" in names:
+            x, y = u.x, u.y
+            enemy, best = foes[0], math.hypot(foes[0].x - x, foes[0].y - y)
+            for e in foes:
+                d = math.hypot(e.x - x, e.y - y)
+                if d < best:
+                    enemy, best = e, d
+            face = geo.facing_towards((x, y), (enemy.x, enemy.y))
         march_ok = may_march(u) and not magic.forbids(battle, u, "march") and not t9a_artillery.forbids(battle, u, "march")
         codes = [kernel.OPTION_CODES[o] for o in names] if war_machine else _ALL_CODES
         requests.append((row, special_rules.moves_over_units(u), u.has("skirmishers"), u.has("aquatic"), u.profile.M / 2.0,
@@ -390,7 +421,7 @@ def _legal_native(battle: Battle, terrain: list) -> list[Action]:
                 u = battle.unit(uid)
                 ok = _plan(battle, u, o, space.Surroundings(s, u), check_only=True) is not None
             if ok:
-                acts.append(Action("move", uid, None, o))
+                acts.append(_move_action(uid, o))
     return acts
 
 
