@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Container
+from itertools import compress
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from battleline.env.rules import characters, kernel, magic, psychology, space, special_rules, t9a, war_machines
@@ -367,16 +368,16 @@ def legal(battle: Battle) -> list[Action]:
 
 _ALL_CODES = [kernel.OPTION_CODES[o] for o in MOVE_OPTIONS]
 
-_MOVE_ACTIONS: dict[tuple[int, str], Action] = {}
-"""Move actions by (uid, option), made once: an :class:`Action` is frozen, so one object serves every decision."""
+_MOVE_ACTIONS: dict[tuple[int, tuple[str, ...]], tuple[Action, ...]] = {}
+"""Move actions by (uid, options), made once: an :class:`Action` is frozen, so one object serves every decision."""
 
 
-def _move_action(uid: int, option: str) -> Action:
-    """``Action("move", uid, None, option)``, the same object each time."""
-    act = _MOVE_ACTIONS.get((uid, option))
-    if act is None:
-        act = _MOVE_ACTIONS[(uid, option)] = Action("move", uid, None, option)
-    return act
+def _move_actions(uid: int, options: tuple[str, ...]) -> tuple[Action, ...]:
+    """``Action("move", uid, None, o)`` for each of ``options``, the same objects each time."""
+    acts = _MOVE_ACTIONS.get((uid, options))
+    if acts is None:
+        acts = _MOVE_ACTIONS[(uid, options)] = tuple(Action("move", uid, None, o) for o in options)
+    return acts
 
 
 def _legal_native(battle: Battle, terrain: list) -> list[Action]:
@@ -396,7 +397,7 @@ def _legal_native(battle: Battle, terrain: list) -> list[Action]:
         if u.side != active or not can_move(battle, u, engaged):
             continue
         war_machine = u.troop_type == "war_machine"
-        names = war_machines.move_options(u, list(MOVE_OPTIONS)) if war_machine else MOVE_OPTIONS
+        names = tuple(war_machines.move_options(u, list(MOVE_OPTIONS))) if war_machine else MOVE_OPTIONS
         face = math.nan
         if foes and "reform_face" in names:
             x, y = u.x, u.y
@@ -414,14 +415,13 @@ def _legal_native(battle: Battle, terrain: list) -> list[Action]:
     if not requests:
         return []
     answers = kernel.unit_moves(kernel.decision_table(battle), terrain, float(s.table_w), float(s.table_h), requests)
-    acts = []
+    acts: list[Action] = []
     for (uid, names), legal in zip(asked, answers):
-        for o, ok in zip(names, legal):
-            if ok < 0:  # a tie: the reference decides
-                u = battle.unit(uid)
-                ok = _plan(battle, u, o, space.Surroundings(s, u), check_only=True) is not None
-            if ok:
-                acts.append(_move_action(uid, o))
+        if -1 in legal:  # a tie: the reference decides
+            u = battle.unit(uid)
+            legal = [ok if ok >= 0 else _plan(battle, u, o, space.Surroundings(s, u), check_only=True) is not None
+                     for o, ok in zip(names, legal)]
+        acts.extend(compress(_move_actions(uid, names), legal))
     return acts
 
 

@@ -50,14 +50,33 @@ constexpr double TIE_BAND = 1e-9;  // inches: margins this near a threshold are 
 // GEOS's rounding of its own buffer decides whether anything is left.
 bool barely_empty(const Ring& r, const Ring& shrunk) { return shrunk.empty() && !erode(r, EPS / 2 - TIE_BAND).empty(); }
 
+// A footprint or terrain feature; its EPS/2 erosion is worked out when an overlap test first needs it (most
+// shapes of a scene are never that near the mover).
 struct Shape {
     Ring ring;
-    Ring shrunk;  // eroded by EPS/2
     Box box;
     bool enemy = false;
-    bool thin = false;  // barely_empty: its overlaps are ties
-    explicit Shape(Ring r, bool foe = false)
-        : ring(std::move(r)), shrunk(erode(ring, EPS / 2)), box(bounds(ring)), enemy(foe), thin(barely_empty(ring, shrunk)) {}
+    explicit Shape(Ring r, bool foe = false) : ring(std::move(r)), box(bounds(ring)), enemy(foe) {}
+    // The ring eroded by EPS/2.
+    const Ring& shrunk() const {
+        erode_once();
+        return shrunk_;
+    }
+    // barely_empty: its overlaps are ties.
+    bool thin() const {
+        erode_once();
+        return thin_;
+    }
+
+   private:
+    void erode_once() const {
+        if (eroded_) return;
+        shrunk_ = erode(ring, EPS / 2);
+        thin_ = barely_empty(ring, shrunk_);
+        eroded_ = true;
+    }
+    mutable Ring shrunk_;
+    mutable bool thin_ = false, eroded_ = false;
 };
 
 // The units on the table at one decision: footprints (with their EPS/2 cores), sides, uids and poses, built once
@@ -130,8 +149,8 @@ class Sweep {
 int overlap_sign(Sweep& s, const Shape& p) {
     // Apart or touching: the shrunk shapes are then EPS apart, no tie (and the costly erosion of s is not needed).
     if (!intersects(s.geom(), p.ring)) return 0;
-    if (p.thin || s.thin()) return -1;  // about EPS thick: whether anything is left of it is GEOS's rounding
-    double m = sat_margin(s.shrunk(), p.shrunk);
+    if (p.thin() || s.thin()) return -1;  // about EPS thick: whether anything is left of it is GEOS's rounding
+    double m = sat_margin(s.shrunk(), p.shrunk());
     if (m > TIE_BAND) return 0;
     if (m < -TIE_BAND) return 1;
     return -1;
