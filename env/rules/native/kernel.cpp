@@ -170,9 +170,7 @@ class Scene {
         for (py::ssize_t i = 0; i < units.shape(0); ++i)
             owned_.emplace_back(footprint({u(i, 0), u(i, 1), u(i, 2)}, u(i, 3), u(i, 4)), u(i, 5) != 0.0);
         for (const Shape& o : owned_) units_.push_back({&o, o.enemy});
-        for (const auto& a : impassable) impassable_.emplace_back(ring_of(a, "impassable"));
-        for (const auto& a : difficult) difficult_.emplace_back(ring_of(a, "difficult"));
-        for (const auto& a : obstacles) obstacles_.emplace_back(ring_of(a, "obstacles"));
+        own_terrain(impassable, difficult, obstacles);
     }
 
     // A scene over a decision's table: every unit but those in ``exclude`` (uids), enemies by ``side``.
@@ -187,16 +185,14 @@ class Scene {
             owned_.back().enemy = t.sides[i] != side;
         }
         for (const Shape& o : owned_) units_.push_back({&o, o.enemy});
-        for (const auto& a : impassable) impassable_.emplace_back(ring_of(a, "impassable"));
-        for (const auto& a : difficult) difficult_.emplace_back(ring_of(a, "difficult"));
-        for (const auto& a : obstacles) obstacles_.emplace_back(ring_of(a, "obstacles"));
+        own_terrain(impassable, difficult, obstacles);
     }
 
     // A scene over ready shapes (unit_moves): every unit but ``self_index``, enemies by ``side``. The shapes are
-    // read in place, not copied: ``all`` must outlive the scene.
+    // read in place, not copied: ``all`` and the terrain must outlive the scene.
     Scene(const std::vector<Shape>& all, const std::vector<int>& sides, size_t self_index, int side,
-          std::vector<Shape> impassable, std::vector<Shape> difficult, std::vector<Shape> obstacles, double table_w,
-          double table_h, bool over_units, bool skirmishers, double half_m)
+          std::vector<const Shape*> impassable, std::vector<const Shape*> difficult, std::vector<const Shape*> obstacles,
+          double table_w, double table_h, bool over_units, bool skirmishers, double half_m)
         : impassable_(std::move(impassable)), difficult_(std::move(difficult)), obstacles_(std::move(obstacles)),
           table_w_(table_w), table_h_(table_h), over_units_(over_units), ignores_terrain_(over_units),
           skirmishers_(skirmishers), half_m_(half_m) {
@@ -205,6 +201,12 @@ class Scene {
             units_.push_back({&all[i], sides[i] != side});
         }
     }
+
+    // A scene points into its own vectors: it may be moved (their buffers move with it), never copied.
+    Scene(const Scene&) = delete;
+    Scene& operator=(const Scene&) = delete;
+    Scene(Scene&&) = default;
+    Scene& operator=(Scene&&) = default;
 
     // Whether an answer since the last reset() rested on a tie (an overlap of exactly EPS, or a distance within
     // TIE_BAND of the rule's threshold): the caller then asks the shapely reference instead.
@@ -217,8 +219,8 @@ class Scene {
         double mult = 1.0;
         if (!skirmishers_ && overlaps_any(s, difficult_)) mult = 2.0;
         int n = 0;
-        for (const Shape& o : obstacles_)
-            if (boxes_meet(s.box, o.box) && overlaps_sure(s, o)) ++n;
+        for (const Shape* o : obstacles_)
+            if (boxes_meet(s.box, o->box) && overlaps_sure(s, *o)) ++n;
         return {mult, half_m_ * n};
     }
 
@@ -327,10 +329,22 @@ class Scene {
     }
 
    private:
-    bool overlaps_any(Sweep& s, const std::vector<Shape>& shapes) {
-        for (const Shape& o : shapes)
-            if (boxes_meet(s.box, o.box) && overlaps_sure(s, o)) return true;
+    bool overlaps_any(Sweep& s, const std::vector<const Shape*>& shapes) {
+        for (const Shape* o : shapes)
+            if (boxes_meet(s.box, o->box) && overlaps_sure(s, *o)) return true;
         return false;
+    }
+
+    // The terrain given as rings, kept by the scene (impassable_, difficult_ and obstacles_ point into it).
+    void own_terrain(const std::vector<Array>& impassable, const std::vector<Array>& difficult,
+                     const std::vector<Array>& obstacles) {
+        for (const auto& a : impassable) terrain_.emplace_back(ring_of(a, "impassable"));
+        for (const auto& a : difficult) terrain_.emplace_back(ring_of(a, "difficult"));
+        for (const auto& a : obstacles) terrain_.emplace_back(ring_of(a, "obstacles"));
+        size_t k = 0;
+        for (size_t i = 0; i < impassable.size(); ++i) impassable_.push_back(&terrain_[k++]);
+        for (size_t i = 0; i < difficult.size(); ++i) difficult_.push_back(&terrain_[k++]);
+        for (size_t i = 0; i < obstacles.size(); ++i) obstacles_.push_back(&terrain_[k++]);
     }
 
     // overlap_sign as a yes or no, a tie noted (unsure_) and read as no.
@@ -364,7 +378,8 @@ class Scene {
 
     std::vector<Shape> owned_;  // the footprints this scene built or copied (units_ points into it, or elsewhere)
     std::vector<Other> units_;
-    std::vector<Shape> impassable_, difficult_, obstacles_;
+    std::vector<Shape> terrain_;  // the terrain this scene built (the pointers below point into it, or elsewhere)
+    std::vector<const Shape*> impassable_, difficult_, obstacles_;
     std::vector<const Other*> near_;
     double table_w_, table_h_;
     bool over_units_, ignores_terrain_, skirmishers_;
@@ -538,11 +553,11 @@ std::vector<std::vector<int>> unit_moves(const Table& table, const std::vector<s
         u.x = r[0], u.y = r[1], u.facing = r[2], u.width = r[3], u.depth = r[4];
         auto codes_face = req[12].cast<std::pair<std::vector<int>, double>>();
         u.face = codes_face.second;
-        std::vector<Shape> impassable, difficult, obstacles;
+        std::vector<const Shape*> impassable, difficult, obstacles;
         for (const auto& [cls, shape] : shapes) {
-            if (cls == IMPASSABLE || (cls == IMPASSABLE_WATER && !u.aquatic)) impassable.push_back(shape);
-            else if (cls == DIFFICULT || (cls == DIFFICULT_WATER && !u.aquatic)) difficult.push_back(shape);
-            else if (cls == OBSTACLE) obstacles.push_back(shape);
+            if (cls == IMPASSABLE || (cls == IMPASSABLE_WATER && !u.aquatic)) impassable.push_back(&shape);
+            else if (cls == DIFFICULT || (cls == DIFFICULT_WATER && !u.aquatic)) difficult.push_back(&shape);
+            else if (cls == OBSTACLE) obstacles.push_back(&shape);
         }
         Scene scene(all, sides, u.row, sides[u.row], impassable, difficult, obstacles, table_w, table_h, u.over_units,
                     u.skirmishers, u.half_m);
