@@ -43,6 +43,7 @@ from battleline.env.rules import (
     combat,
     deployment,
     geometry,
+    kernel,
     magic,
     movement,
     muster,
@@ -290,11 +291,13 @@ class Battle:
 
     def _legal(self) -> list[Action]:
         """The kept legal list, worked out when missing. While it is worked out the state holds still, so
-        :func:`kernel.decision_table` may keep one table of the units for every compiled scene of the decision."""
+        :func:`kernel.decision_table` may keep one table of the units for every compiled scene of the decision;
+        that table is kept with the list (:func:`kernel.keep_decided`) for :meth:`apply` to reuse."""
         if self._legal_cache is None:
             self._deciding = True  # the state holds still: kernel.decision_table may keep its table
             try:
                 self._legal_cache = self._compute_legal()
+                kernel.keep_decided(self, self._legal_cache, self.__dict__.get("_kernel_table"))
             finally:
                 self._deciding = False
                 self._kernel_table = None
@@ -378,7 +381,7 @@ class Battle:
         elif stage == "move":
             mover = self.unit(action.unit) if action.unit is not None else None
             start = None if mover is None else geometry.Pose(mover.x, mover.y, mover.facing)
-            movement.apply(self, action)
+            movement.apply(self, action, kernel.decided_table(self, legal))  # the state is as ``legal`` found it
             if mover is not None and action.option not in characters.CHARACTER_MOVES:
                 special_rules.log_move(self, mover, start, action.option)
         elif stage == "shoot":

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import os
 import warnings
+import weakref
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -113,6 +114,30 @@ def decision_table(battle: Battle) -> Any:
     if battle.__dict__.get("_deciding"):
         battle._kernel_table = table
     return table
+
+
+_DECIDED: weakref.WeakKeyDictionary[Battle, tuple[list, Any]] = weakref.WeakKeyDictionary()
+"""Each battle's :func:`decision_table` of its last worked-out decision, with the legal list it was worked out for
+(kept beside the battle rather than on it, so that a battle stays picklable)."""
+
+
+def keep_decided(battle: Battle, legal: list, table: Any | None) -> None:
+    """Keep ``table`` (the :func:`decision_table` the battle's decision ``legal`` was worked out with; None for
+    none) until the battle works out another decision."""
+    if table is None:
+        _DECIDED.pop(battle, None)
+    else:
+        _DECIDED[battle] = (legal, table)
+
+
+def decided_table(battle: Battle, legal: list) -> Any | None:
+    """The table :func:`keep_decided` kept with ``legal``, the battle's current legal list, else None.
+
+    Every change to the battle replaces its legal list (:meth:`Battle.apply` and every stage change reset it), so
+    while ``legal`` is still the one the table was kept with, the units stand as the table has them.
+    """
+    kept = _DECIDED.get(battle)
+    return kept[1] if kept is not None and kept[0] is legal else None
 
 
 def scene(state: BattleState, u: UnitState, exclude: frozenset[int] = frozenset(), table: Any = None) -> Any | None:

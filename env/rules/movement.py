@@ -37,9 +37,12 @@ Scene = space.Surroundings | Any
 """What a moving unit keeps clear of: the compiled core's scene (:func:`kernel.scene`) or the shapely reference."""
 
 
-def surroundings(battle: Battle, u: UnitState) -> Scene:
-    """The compiled scene for ``u`` where the core applies, else :class:`space.Surroundings` (the reference)."""
-    return kernel.scene(battle.state, u) or space.Surroundings(battle.state, u)
+def surroundings(battle: Battle, u: UnitState, table: Any = None) -> Scene:
+    """The compiled scene for ``u`` where the core applies, else :class:`space.Surroundings` (the reference).
+
+    ``table``: a :func:`kernel.table_of` the units as they stand now, to build the scene from (:func:`kernel.scene`).
+    """
+    return kernel.scene(battle.state, u, table=table) or space.Surroundings(battle.state, u)
 
 
 def _dims(u: UnitState, files: int | None = None) -> tuple[float, float]:
@@ -432,8 +435,12 @@ def _enemy_within(battle: Battle, u: UnitState, reach: float) -> bool:
     return False
 
 
-def apply(battle: Battle, action: Action) -> None:
-    """Make one remaining move, or end the Movement phase (end_phase)."""
+def apply(battle: Battle, action: Action, table: Any = None) -> None:
+    """Make one remaining move, or end the Movement phase (end_phase).
+
+    ``table``: the units as they stand, a :func:`kernel.table_of` kept from working out the legal actions
+    (:func:`kernel.decided_table`), or None; the move's scene is built from it.
+    """
     if action.kind == "end_phase":
         battle.finish_phase()
         return
@@ -454,7 +461,7 @@ def apply(battle: Battle, action: Action) -> None:
         if _enemy_within(battle, u, MARCH_BLOCK_RANGE):
             marching = (_t9a_march_test(battle, u) if t9a.on(battle.state, t9a.CHARACTERS)  # ⇒ T9A.MARCH.TEST
                         else psychology.test_ld(battle, u, characters.unit_ld(battle, u), "CORE.MOVE.MARCH_BLOCK"))
-    plan = _plan(battle, u, option, surroundings(battle, u), marching)
+    plan = _plan(battle, u, option, surroundings(battle, u, table), marching)
     if plan is None:  # the march failed its test and the normal move is blocked
         u.flags["moved"] = True
         battle.emit("T9A.MARCH.TEST" if t9a.on(battle.state, t9a.CHARACTERS) else "CORE.MOVE.MARCH_BLOCK", unit=u.uid, moved=False)
