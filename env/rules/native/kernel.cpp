@@ -173,7 +173,8 @@ class Scene {
         own_terrain(impassable, difficult, obstacles);
     }
 
-    // A scene over a decision's table: every unit but those in ``exclude`` (uids), enemies by ``side``.
+    // A scene over a decision's table: every unit but those in ``exclude`` (uids), enemies by ``side``. The table's
+    // footprints are read in place: the table must outlive the scene (the binding keeps it alive).
     Scene(const Table& t, int side, const std::vector<long>& exclude, const std::vector<Array>& impassable,
           const std::vector<Array>& difficult, const std::vector<Array>& obstacles, double table_w, double table_h,
           bool over_units, bool ignores_terrain, bool skirmishers, double half_m)
@@ -181,10 +182,8 @@ class Scene {
           skirmishers_(skirmishers), half_m_(half_m) {
         for (size_t i = 0; i < t.size(); ++i) {
             if (std::find(exclude.begin(), exclude.end(), t.uids[i]) != exclude.end()) continue;
-            owned_.push_back(t.shapes[i]);  // a copy: the scene may outlive the table
-            owned_.back().enemy = t.sides[i] != side;
+            units_.push_back({&t.shapes[i], t.sides[i] != side});
         }
-        for (const Shape& o : owned_) units_.push_back({&o, o.enemy});
         own_terrain(impassable, difficult, obstacles);
     }
 
@@ -656,7 +655,7 @@ PYBIND11_MODULE(_kernel, m) {
                       const std::vector<Array>&, double, double, bool, bool, bool, double>(),
              py::arg("table"), py::arg("side"), py::arg("exclude"), py::arg("impassable"), py::arg("difficult"),
              py::arg("obstacles"), py::arg("table_w"), py::arg("table_h"), py::arg("over_units"), py::arg("ignores_terrain"),
-             py::arg("skirmishers"), py::arg("half_m"))
+             py::arg("skirmishers"), py::arg("half_m"), py::keep_alive<1, 2>())
         .def("furthest_legal",
              [](Scene& s, double x, double y, double facing, double w, double d, double allowance, double gap, bool pass_friends,
                 bool refine) -> std::optional<double> {
