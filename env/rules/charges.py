@@ -122,9 +122,16 @@ class _Neighbours:
         """Footprints of the units near the charger or the target: object array (n,)."""
         self._cores: dict[tuple[str, int], Polygon] = {}
         """The terrain's, target's and units' polygons shrunk by EPS/2 (:func:`_shrink`), once needed."""
+        self.compiled = kernel.contact_scene(s, c, target, near)
+        """The same tests in the compiled core (:func:`kernel.contact_scene`), or None."""
 
     def touched(self, p: geo.Pose) -> set[int] | None:
         """:func:`_touched` at pose ``p``, without the route test."""
+        if self.compiled is not None:
+            answer, uids = self.compiled.touched(p.x, p.y, p.facing)
+            if answer >= 0:
+                return set(uids) if answer else None
+            # -1: a tie, which the shapely reference below decides
         poly = space.footprint_at(self.c, p)
         if not geo.within_table(poly, *self.table):
             return None

@@ -269,6 +269,35 @@ def line_of_sight(viewer: tuple[float, ...], target: tuple[float, ...], units: S
     return None if seen < 0 else bool(seen)
 
 
+def contact_scene(state: BattleState, c: UnitState, target: UnitState, near: Sequence[UnitState]) -> Any | None:
+    """The end-spot test of a charge (charges._Neighbours) as a compiled :class:`_kernel.ContactScene`; None where only
+    the reference applies (a siege, non-convex impassable terrain, the core off).
+
+    Args:
+        state: the battle state (its table and impassable terrain: every impassable kind, water too).
+        c: the charger (its footprint's width and depth).
+        target: the charged unit.
+        near: the units a spot may touch, in the order they are tested.
+
+    The scene's ``touched(x, y, facing)`` gives (1, uids touched), (0, []) for no legal end of the charge move
+    (CORE.CHARGE.MOVE), or (-1, []) where the answer rests on a tie, which the caller leaves to the reference.
+    """
+    if state.castle or not available():
+        return None
+    rings = []
+    for t in state.terrain:
+        if t.kind in IMPASSABLE:
+            ring, convex = _terrain(t)
+            if not convex:
+                return None
+            rings.append(ring)
+    rows = [(o.x, o.y, o.facing, o.width, o.depth) for o in near]
+    units = np.array(rows, dtype=np.float64).reshape(len(rows), 5)
+    spot = np.array([target.x, target.y, target.facing, target.width, target.depth], dtype=np.float64)
+    return native.ContactScene(units, [o.side == c.side for o in near], [o.uid for o in near], spot, rings,
+                               float(state.table_w), float(state.table_h), c.width, c.depth)
+
+
 def route_scene(state: BattleState, c: UnitState, exclude: frozenset[int]) -> tuple[Any, np.ndarray] | None:
     """A charge route's obstacles (charges.ChargeRoute) as a compiled :class:`_kernel.RouteScene`, with the units'
     table it was built from (float64, (n, 5): x, y, facing, width, depth); None where only the reference applies

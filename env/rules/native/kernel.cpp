@@ -448,6 +448,73 @@ class RouteScene {
     double table_w_, table_h_;
 };
 
+// charges._Neighbours.touched outside a siege (CORE.CHARGE.MOVE): whether a charger's footprint at an end spot lies
+// on the table and overlaps by more than EPS no impassable terrain, not the charged unit and no unit near the
+// charger or the charged unit, touches (comes within EPS of) no friend, and which of those units it touches.
+class ContactScene {
+   public:
+    ContactScene(const Array& units, std::vector<bool> friends, std::vector<long> uids, const Array& target,
+                 const std::vector<Array>& impassable, double table_w, double table_h, double width, double depth)
+        : friends_(std::move(friends)), uids_(std::move(uids)), table_w_(table_w), table_h_(table_h), width_(width),
+          depth_(depth) {
+        if (units.ndim() != 2 || (units.shape(0) > 0 && units.shape(1) != 5))
+            throw std::invalid_argument("units: expected an (n, 5) array of x, y, facing, width, depth");
+        if (friends_.size() != static_cast<size_t>(units.shape(0)) || uids_.size() != friends_.size())
+            throw std::invalid_argument("friends and uids: one per unit");
+        if (target.ndim() != 1 || target.shape(0) != 5)
+            throw std::invalid_argument("target: expected x, y, facing, width, depth");
+        auto u = units.unchecked<2>();
+        for (py::ssize_t i = 0; i < units.shape(0); ++i)
+            units_.emplace_back(footprint({u(i, 0), u(i, 1), u(i, 2)}, u(i, 3), u(i, 4)));
+        auto t = target.unchecked<1>();
+        target_.emplace_back(footprint({t(0), t(1), t(2)}, t(3), t(4)));
+        for (const auto& a : impassable) impassable_.emplace_back(ring_of(a, "impassable"));
+    }
+
+    // The footprint at ``p``: 1 and the uids it touches, 0 when it is no legal end of the charge move, -1 when the
+    // answer rests on a tie (a distance within TIE_BAND of a threshold, an overlap of about EPS), left to the reference.
+    std::pair<int, std::vector<long>> touched(const Pose& p) const {
+        Ring poly = footprint(p, width_, depth_);
+        Box b = bounds(poly);
+        if (b.x0 < -EPS || b.y0 < -EPS || b.x1 > table_w_ + EPS || b.y1 > table_h_ + EPS) return {0, {}};
+        // Any later "no" stands whatever an earlier tie would have said (every tie could only have said "no" or
+        // added a touched unit), so a tie is noted and the tests go on.
+        bool unsure = std::fabs(b.x0 + EPS) <= TIE_BAND || std::fabs(b.y0 + EPS) <= TIE_BAND ||
+                      std::fabs(b.x1 - table_w_ - EPS) <= TIE_BAND || std::fabs(b.y1 - table_h_ - EPS) <= TIE_BAND;
+        Sweep here(poly);
+        for (const Shape& o : impassable_) {
+            int sign = overlap_sign(here, o);
+            if (sign == 1) return {0, {}};
+            unsure = unsure || sign < 0;
+        }
+        int sign = overlap_sign(here, target_[0]);
+        if (sign == 1) return {0, {}};
+        unsure = unsure || sign < 0;
+        std::vector<long> out;
+        for (size_t i = 0; i < units_.size(); ++i) {
+            double d = distance(poly, units_[i].ring);
+            if (std::fabs(d - EPS) <= TIE_BAND) {
+                unsure = true;
+                continue;
+            }
+            if (d > EPS) continue;
+            if (friends_[i]) return {0, {}};
+            sign = overlap_sign(here, units_[i]);
+            if (sign == 1) return {0, {}};
+            unsure = unsure || sign < 0;
+            out.push_back(uids_[i]);
+        }
+        if (unsure) return {-1, {}};
+        return {1, out};
+    }
+
+   private:
+    std::vector<Shape> units_, target_, impassable_;
+    std::vector<bool> friends_;
+    std::vector<long> uids_;
+    double table_w_, table_h_, width_, depth_;
+};
+
 // Terrain classes of unit_moves: impassable, lake (impassable but to Aquatic units), difficult,
 // marsh/ford (difficult but to Aquatic units), obstacle (CORE.TERRAIN.TYPES, CORE.SR.AQUATIC).
 enum TerrainClass { IMPASSABLE = 0, IMPASSABLE_WATER = 1, DIFFICULT = 2, DIFFICULT_WATER = 3, OBSTACLE = 4 };
@@ -641,6 +708,15 @@ PYBIND11_MODULE(_kernel, m) {
              },
              py::arg("x"), py::arg("y"), py::arg("facing"), py::arg("width"), py::arg("depth"), py::arg("angle"))
         .def("__len__", &RouteScene::size);
+
+    py::class_<ContactScene>(m, "ContactScene")
+        .def(py::init<const Array&, std::vector<bool>, std::vector<long>, const Array&, const std::vector<Array>&, double,
+                      double, double, double>(),
+             py::arg("units"), py::arg("friends"), py::arg("uids"), py::arg("target"), py::arg("impassable"),
+             py::arg("table_w"), py::arg("table_h"), py::arg("width"), py::arg("depth"))
+        .def("touched",
+             [](const ContactScene& c, double x, double y, double facing) { return c.touched(pose_of(x, y, facing)); },
+             py::arg("x"), py::arg("y"), py::arg("facing"));
 
     py::class_<Table>(m, "Table")
         .def(py::init<const Array&>(), py::arg("rows"))
