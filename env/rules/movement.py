@@ -394,7 +394,8 @@ def _legal_native(battle: Battle, terrain: list) -> list[Action]:
     active = s.active
     on_table = [o for o in s.units if o.alive]
     engaged = {uid for e in s.engagements for uid in (e.attacker, e.defender)}
-    foes = [e for e in on_table if e.side != active and not e.fleeing]
+    foes = [(e.x, e.y, e) for e in on_table if e.side != active and not e.fleeing]
+    spells = bool(s.effects)  # magic.forbids answers no without any spell in effect
     requests, asked = [], []
     for row, u in enumerate(on_table):
         if u.side != active or not can_move(battle, u, engaged):
@@ -402,15 +403,17 @@ def _legal_native(battle: Battle, terrain: list) -> list[Action]:
         war_machine = u.troop_type == "war_machine"
         names = tuple(war_machines.move_options(u, list(MOVE_OPTIONS))) if war_machine else MOVE_OPTIONS
         face = math.nan
-        if foes and "reform_face" in names:
+        if foes and (not war_machine or "reform_face" in names):
             x, y = u.x, u.y
-            enemy, best = foes[0], math.hypot(foes[0].x - x, foes[0].y - y)
-            for e in foes:
-                d = math.hypot(e.x - x, e.y - y)
+            ex, ey, _ = foes[0]
+            best = math.hypot(ex - x, ey - y)
+            for fx, fy, _ in foes:
+                d = math.hypot(fx - x, fy - y)
                 if d < best:
-                    enemy, best = e, d
-            face = geo.facing_towards((x, y), (enemy.x, enemy.y))
-        march_ok = may_march(u) and not magic.forbids(battle, u, "march") and not t9a_artillery.forbids(battle, u, "march")
+                    ex, ey, best = fx, fy, d
+            face = geo.facing_towards((x, y), (ex, ey))
+        march_ok = (may_march(u) and not (spells and magic.forbids(battle, u, "march"))
+                    and not t9a_artillery.forbids(battle, u, "march"))
         codes = [kernel.OPTION_CODES[o] for o in names] if war_machine else _ALL_CODES
         requests.append((row, special_rules.moves_over_units(u), u.has("skirmishers"), u.has("aquatic"), u.profile.M / 2.0,
                          normal_move_allowance(u), march_ok, u.files, u.models, u.base_w, u.base_d, war_machine, (codes, face)))
