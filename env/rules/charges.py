@@ -20,8 +20,10 @@ clear afterwards (CORE.CHARGE.ONE_INCH, 004:L48).
 from __future__ import annotations
 
 import copy
+import dataclasses
 import itertools
 import math
+import operator
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -111,11 +113,14 @@ class _Neighbours:
         self.impassable = [space.terrain_poly(t) for t in space.terrain_of(s, space.IMPASSABLE)]
         self.target_poly = space.footprint(target)
         reach = c.width + c.depth
-        near = [
-            o for o in s.units
-            if o.alive and o.uid != c.uid and o.uid != target.uid and o.uid not in ignore
-            and (space.near(o, c, 0.5) or space.near(o, target, reach))
-        ]
+        others = [o for o in s.units if o.alive and o.uid != c.uid and o.uid != target.uid and o.uid not in ignore]
+        xs = np.array([o.x for o in others], dtype=np.float64)
+        ys = np.array([o.y for o in others], dtype=np.float64)
+        radii = np.array([space.radius(o) for o in others], dtype=np.float64)
+        # space.near(o, c, 0.5) or space.near(o, target, reach), term for term, for all of them at once
+        close = (np.hypot(xs - c.x, ys - c.y) <= (radii + space.radius(c)) + 0.5) | (
+            np.hypot(xs - target.x, ys - target.y) <= (radii + space.radius(target)) + reach)
+        near = [others[i] for i in np.flatnonzero(close).tolist()]
         self.uids = [o.uid for o in near]
         self.friend = [o.side == c.side for o in near]
         self.polys = np.array([space.footprint(o) for o in near], dtype=object)
@@ -555,9 +560,15 @@ class _Memo:
         self.targets: dict[tuple, bool] = {}
 
 
+_UNIT_FIELDS = operator.attrgetter(*(f.name for f in dataclasses.fields(UnitState))) if (
+    all(f.init for f in dataclasses.fields(UnitState)) and not hasattr(UnitState, "__post_init__")) else None
+"""Every field of a :class:`UnitState` in order, when each is an ``__init__`` argument and nothing else happens
+there (a shallow copy is then ``UnitState(*fields)``); else None."""
+
+
 def _snapshot(u: UnitState) -> UnitState:
     """A copy of ``u`` that later changes to ``u`` (its place, formation, M or rules) leave as it is."""
-    snap = copy.copy(u)
+    snap = copy.copy(u) if _UNIT_FIELDS is None else UnitState(*_UNIT_FIELDS(u))  # copy.copy's shallow copy, faster
     snap.profile = copy.copy(u.profile)
     snap.special_rules = list(u.special_rules)
     return snap
