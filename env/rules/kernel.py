@@ -17,6 +17,9 @@ None where only the reference applies:
 :func:`line_of_sight` answers CORE.GEO.LOS as ``geometry.has_los`` does (native
 sources in env/rules/native/sight.cpp), or returns None for the few questions
 whose answer rests on what it does not reproduce (the reference then answers).
+:func:`route_scene` and :func:`contact_scene` answer a charge's route and its
+end spots (CORE.CHARGE.MOVE) as ``charges.ChargeRoute`` and
+``charges._Neighbours`` do with shapely, ties left to them.
 
 Lengths are inches, angles degrees, as everywhere in the engine.
 """
