@@ -7,12 +7,20 @@ numbers through both implementations.
 
 from __future__ import annotations
 
+import random
+from collections.abc import Iterable
+
 import numpy as np
 import pytest
 
+from battleline.env.rules import charges, kernel, movement, space
 from battleline.env.rules import geometry as geo
-from battleline.env.rules import kernel, movement
+from battleline.env.rules.battle import Battle
+from battleline.env.rules.state import UnitState
 from benchmarks import kernel_fuzz
+from tests.setups import INFANTRY_BASE as W
+from tests.setups import battle as set_up
+from tests.setups import placement
 
 pytestmark = pytest.mark.skipif(kernel.native is None, reason="the compiled core is not built")
 
@@ -287,3 +295,45 @@ def test_an_unknown_switch_value_is_one_config_error(monkeypatch: pytest.MonkeyP
     monkeypatch.setenv(kernel.ENV_SWITCH, "shapely")
     with pytest.raises(ConfigError, match="BATTLELINE_KERNEL: 'shapely' is not one of native, reference"):
         kernel.available()
+
+
+
+def _spots_agree(battle: Battle, c: UnitState, t: UnitState, facing: str, offsets: Iterable[float],
+                 outcomes: dict[str, int]) -> None:
+    """Assert charges._Neighbours.touched answers alike from the compiled core and from shapely at each offset."""
+    compiled = charges._Neighbours(battle, c, t, frozenset())
+    reference = charges._Neighbours(battle, c, t, frozenset())
+    assert compiled.compiled is not None
+    reference.compiled = None
+    for offset in offsets:
+        p = charges.flush_pose(t, facing, c, float(offset))
+        got = compiled.touched(p)
+        assert got == reference.touched(p), (c.uid, t.uid, facing, offset)
+        outcomes["blocked" if got is None else "touching" if got else "free"] += 1
+
+
+def test_charge_end_spots_agree_with_the_reference() -> None:
+    """charges._Neighbours.touched (CORE.CHARGE.MOVE) gives the same answer from the compiled core
+    (kernel.contact_scene) as from shapely: at every candidate spot of every charger near an enemy in random
+    battles, and along the front of an orc unit flush beside another (whose front a spot past the shared
+    flank touches) and of one with a unit jutting 1" ahead beside it (which such a spot overlaps)."""
+    outcomes = {"free": 0, "touching": 0, "blocked": 0}
+    for seed in range(3):
+        b = Battle.from_scenario("pitched_battle", seed=seed)
+        rng = random.Random(seed)
+        while not b.is_over:
+            s = b.state
+            if s.stage == "charge":
+                for c in space.alive_units(s, s.active):
+                    for t in space.alive_units(s, 1 - s.active):
+                        facing = charges.charge_facing(b, c, t, roll=False)
+                        if facing is not None and space.near(c, t, charges.charge_reach(c)):
+                            _spots_agree(b, c, t, facing, charges._candidate_offsets(c, t, facing)[0], outcomes)
+            b.apply(rng.choice(b.legal_actions()))
+    for ahead in (0.0, 1.0):
+        blue = [placement("marcher_spearmen", 36.0 + 1.5 * W, 10.0, 90)]
+        red = [placement("orc_warriors", 36.0, 20.0 + 2.5 * W, 270, models=10, files=2),
+               placement("orc_warriors", 36.0 + 3.5 * W, 20.0 - ahead + W, 270, models=10, files=5)]
+        b = set_up(blue, red)
+        _spots_agree(b, b.unit(0), b.unit(1), "front", np.linspace(-4 * W, 4 * W, 33), outcomes)
+    assert min(outcomes.values()) > 0, outcomes

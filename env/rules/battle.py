@@ -32,7 +32,9 @@ from __future__ import annotations
 import functools
 import json
 import numbers
+import operator
 from collections.abc import Iterable, Iterator
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +45,7 @@ from battleline.env.rules import (
     combat,
     deployment,
     geometry,
+    kernel,
     magic,
     movement,
     muster,
@@ -160,7 +163,6 @@ class Battle:
         self.events: list[Event] = []
         self.actions: list[Action] = []
         self._legal_cache: list[Action] | None = None
-        self._legal_ids: tuple[list[Action], frozenset[int]] | None = None
 
     # ------------------------------------------------------------------ build
     @classmethod
@@ -290,26 +292,23 @@ class Battle:
 
     def _legal(self) -> list[Action]:
         """The kept legal list, worked out when missing. While it is worked out the state holds still, so
-        :func:`kernel.decision_table` may keep one table of the units for every compiled scene of the decision."""
+        :func:`kernel.decision_table` may keep one table of the units for every compiled scene of the decision;
+        that table is kept with the list (:func:`kernel.keep_decided`) for :meth:`apply` to reuse."""
         if self._legal_cache is None:
             self._deciding = True  # the state holds still: kernel.decision_table may keep its table
             try:
                 self._legal_cache = self._compute_legal()
+                kernel.keep_decided(self, self._legal_cache, self.__dict__.get("_kernel_table"))
             finally:
                 self._deciding = False
                 self._kernel_table = None
         return self._legal_cache
 
-    def _legal_lookup(self) -> tuple[list[Action], frozenset[int]]:
-        """The legal actions now and the ``id`` of each, for :meth:`apply`'s check: an action handed out by
-        :meth:`legal_actions` is found by identity without comparing it field by field to the ones before it.
-        The ids are kept beside the list they were taken from (which keeps those objects alive), so any reset
-        of ``_legal_cache`` (a new list) takes them again."""
-        self._legal()
-        kept = self._legal_ids
-        if kept is None or kept[0] is not self._legal_cache:
-            kept = self._legal_ids = (self._legal_cache, frozenset(map(id, self._legal_cache)))
-        return kept
+    @staticmethod
+    def _handed_out(action: Action, legal: list[Action]) -> bool:
+        """Whether ``action`` is one of the objects in ``legal`` (an action handed out by :meth:`legal_actions`):
+        found by identity, in C, without comparing it field by field to the ones before it."""
+        return any(map(operator.is_, legal, repeat(action)))
 
     def _compute_legal(self) -> list[Action]:
         s = self.state
@@ -357,8 +356,9 @@ class Battle:
             raise IllegalActionError(f"malformed action {action!r}: {problem}")
         if self.state.over:
             raise IllegalActionError("the battle is over; no action is legal")
-        legal, ids = self._legal_lookup()
-        if id(action) not in ids and action not in legal and not war_machines.accepts(self, action, legal):  # a machine's fire mode and aim
+        legal = self._legal()
+        # a machine's fire mode and aim: war_machines.accepts
+        if not self._handed_out(action, legal) and action not in legal and not war_machines.accepts(self, action, legal):
             raise IllegalActionError(
                 f"illegal action '{action}' at turn {self.state.turn}, stage '{self.state.stage}' "
                 f"(player {SIDES[self.pending.player or 0]}); {len(legal)} legal actions"
@@ -378,7 +378,7 @@ class Battle:
         elif stage == "move":
             mover = self.unit(action.unit) if action.unit is not None else None
             start = None if mover is None else geometry.Pose(mover.x, mover.y, mover.facing)
-            movement.apply(self, action)
+            movement.apply(self, action, kernel.decided_table(self, legal))  # the state is as ``legal`` found it
             if mover is not None and action.option not in characters.CHARACTER_MOVES:
                 special_rules.log_move(self, mover, start, action.option)
         elif stage == "shoot":
@@ -530,7 +530,6 @@ class Battle:
         other.events = list(self.events)
         other.actions = list(self.actions)
         other._legal_cache = None
-        other._legal_ids = None
         return other
 
     # ------------------------------------------------------------------ JSON

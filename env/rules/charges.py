@@ -20,8 +20,10 @@ clear afterwards (CORE.CHARGE.ONE_INCH, 004:L48).
 from __future__ import annotations
 
 import copy
+import dataclasses
 import itertools
 import math
+import operator
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -111,20 +113,30 @@ class _Neighbours:
         self.impassable = [space.terrain_poly(t) for t in space.terrain_of(s, space.IMPASSABLE)]
         self.target_poly = space.footprint(target)
         reach = c.width + c.depth
-        near = [
-            o for o in s.units
-            if o.alive and o.uid != c.uid and o.uid != target.uid and o.uid not in ignore
-            and (space.near(o, c, 0.5) or space.near(o, target, reach))
-        ]
+        others = [o for o in s.units if o.alive and o.uid != c.uid and o.uid != target.uid and o.uid not in ignore]
+        xs = np.array([o.x for o in others], dtype=np.float64)
+        ys = np.array([o.y for o in others], dtype=np.float64)
+        radii = np.array([space.radius(o) for o in others], dtype=np.float64)
+        # space.near(o, c, 0.5) or space.near(o, target, reach), term for term, for all of them at once
+        close = (np.hypot(xs - c.x, ys - c.y) <= (radii + space.radius(c)) + 0.5) | (
+            np.hypot(xs - target.x, ys - target.y) <= (radii + space.radius(target)) + reach)
+        near = [others[i] for i in np.flatnonzero(close).tolist()]
         self.uids = [o.uid for o in near]
         self.friend = [o.side == c.side for o in near]
         self.polys = np.array([space.footprint(o) for o in near], dtype=object)
         """Footprints of the units near the charger or the target: object array (n,)."""
         self._cores: dict[tuple[str, int], Polygon] = {}
         """The terrain's, target's and units' polygons shrunk by EPS/2 (:func:`_shrink`), once needed."""
+        self.compiled = kernel.contact_scene(s, c, target, near)
+        """The same tests in the compiled core (:func:`kernel.contact_scene`), or None."""
 
     def touched(self, p: geo.Pose) -> set[int] | None:
         """:func:`_touched` at pose ``p``, without the route test."""
+        if self.compiled is not None:
+            answer, uids = self.compiled.touched(p.x, p.y, p.facing)
+            if answer >= 0:
+                return set(uids) if answer else None
+            # -1: a tie, which the shapely reference below decides
         poly = space.footprint_at(self.c, p)
         if not geo.within_table(poly, *self.table):
             return None
@@ -548,9 +560,15 @@ class _Memo:
         self.targets: dict[tuple, bool] = {}
 
 
+_UNIT_FIELDS = operator.attrgetter(*(f.name for f in dataclasses.fields(UnitState))) if (
+    all(f.init for f in dataclasses.fields(UnitState)) and not hasattr(UnitState, "__post_init__")) else None
+"""Every field of a :class:`UnitState` in order, when each is an ``__init__`` argument and nothing else happens
+there (a shallow copy is then ``UnitState(*fields)``); else None."""
+
+
 def _snapshot(u: UnitState) -> UnitState:
     """A copy of ``u`` that later changes to ``u`` (its place, formation, M or rules) leave as it is."""
-    snap = copy.copy(u)
+    snap = copy.copy(u) if _UNIT_FIELDS is None else UnitState(*_UNIT_FIELDS(u))  # copy.copy's shallow copy, faster
     snap.profile = copy.copy(u.profile)
     snap.special_rules = list(u.special_rules)
     return snap
@@ -827,16 +845,30 @@ def _declare_at_door(battle: Battle, c: UnitState, t: UnitState, eid: str) -> No
 
 
 def legal_declarations(battle: Battle) -> list[Action]:
-    """Legal ``charge`` actions of the phasing player."""
-    acts = []
-    enemies = space.alive_units(battle.state, 1 - battle.state.active)
+    """Legal ``charge`` actions of the phasing player (CORE.CHARGE.ELIGIBLE, CORE.CHARGE.FEASIBLE).
+
+    Outside a siege (where a tower's door comes first) an enemy that fails
+    :func:`target_ok`'s first test, the cheap reach pre-filter
+    (:func:`space.near` at :func:`charge_reach`), is passed over at once: a
+    charger's enemies are measured in one numpy call giving the very values
+    :func:`space.near` gives, so the actions are those of asking
+    :func:`target_ok` of every enemy.
+    """
+    s = battle.state
+    enemies = space.alive_units(s, 1 - s.active)
     memo = _memo(battle)
-    for c in space.alive_units(battle.state, battle.state.active):
-        if not can_charge(battle, c):
-            continue
-        for t in enemies:
-            if _target_ok(battle, c, t, memo):
-                acts.append(Action("charge", c.uid, t.uid))
+    chargers = [c for c in space.alive_units(s, s.active) if can_charge(battle, c)]
+    if s.castle or not chargers or not enemies:
+        return [Action("charge", c.uid, t.uid) for c in chargers for t in enemies if _target_ok(battle, c, t, memo)]
+    xs = np.array([t.x for t in enemies], dtype=np.float64)
+    ys = np.array([t.y for t in enemies], dtype=np.float64)
+    radii = np.array([space.radius(t) for t in enemies], dtype=np.float64)
+    acts = []
+    for c in chargers:
+        near = np.hypot(c.x - xs, c.y - ys) <= (space.radius(c) + radii) + charge_reach(c)  # space.near, term for term
+        for i in np.flatnonzero(near).tolist():
+            if _target_ok(battle, c, enemies[i], memo):
+                acts.append(Action("charge", c.uid, enemies[i].uid))
     return acts
 
 

@@ -323,8 +323,11 @@ def _start_vanguard(battle: Battle) -> bool:
     return True
 
 
-def _vanguard_plan(battle: Battle, u: UnitState, option: str) -> dict | None:
-    """A Vanguard move of ``u``: the plan of a normal move with M = 12", ending more than 12" from every enemy."""
+def _vanguard_plan(battle: Battle, u: UnitState, option: str, env: Any = None) -> dict | None:
+    """A Vanguard move of ``u``: the plan of a normal move with M = 12", ending more than 12" from every enemy.
+
+    ``env``: ``u``'s scene (:func:`movement.surroundings`, the same for every option), built if not given.
+    """
     from copy import copy
     from dataclasses import replace
 
@@ -333,7 +336,7 @@ def _vanguard_plan(battle: Battle, u: UnitState, option: str) -> dict | None:
     shadow = copy(u)
     shadow.profile = replace(u.profile, M=VANGUARD_MOVE)
     shadow.special_rules = [r for r in u.special_rules if r not in ("fly", "hover")]
-    plan = movement._plan(battle, shadow, option, movement.surroundings(battle, u), marching=False)
+    plan = movement._plan(battle, shadow, option, env or movement.surroundings(battle, u), marching=False)
     if plan is None:
         return None
     enemies = [space.footprint(e) for e in space.alive_units(battle.state, 1 - u.side)]
@@ -357,10 +360,14 @@ def _vanguard_plan(battle: Battle, u: UnitState, option: str) -> dict | None:
 
 def legal_vanguard(battle: Battle) -> list[Action]:
     """The Vanguard moves of the side whose turn it is: ``move`` actions (CORE.SETUP.VANGUARD)."""
+    from battleline.env.rules import movement
+
     side = battle.state.queue["vanguard"]["next"]
     acts = []
     for u in _vanguard_units(battle, side):
-        acts.extend(Action("move", u.uid, None, o) for o in VANGUARD_OPTIONS if _vanguard_plan(battle, u, o) is not None)
+        table = kernel.decision_table(battle) if kernel.available() and not battle.state.castle else None
+        env = movement.surroundings(battle, u, table)
+        acts.extend(Action("move", u.uid, None, o) for o in VANGUARD_OPTIONS if _vanguard_plan(battle, u, o, env) is not None)
     return acts
 
 

@@ -17,6 +17,9 @@ None where only the reference applies:
 :func:`line_of_sight` answers CORE.GEO.LOS as ``geometry.has_los`` does (native
 sources in env/rules/native/sight.cpp), or returns None for the few questions
 whose answer rests on what it does not reproduce (the reference then answers).
+:func:`route_scene` and :func:`contact_scene` answer a charge's route and its
+end spots (CORE.CHARGE.MOVE) as ``charges.ChargeRoute`` and
+``charges._Neighbours`` do with shapely, ties left to them.
 
 Lengths are inches, angles degrees, as everywhere in the engine.
 """
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 import os
 import warnings
+import weakref
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -113,6 +117,30 @@ def decision_table(battle: Battle) -> Any:
     if battle.__dict__.get("_deciding"):
         battle._kernel_table = table
     return table
+
+
+_DECIDED: weakref.WeakKeyDictionary[Battle, tuple[list, Any]] = weakref.WeakKeyDictionary()
+"""Each battle's :func:`decision_table` of its last worked-out decision, with the legal list it was worked out for
+(kept beside the battle rather than on it, so that a battle stays picklable)."""
+
+
+def keep_decided(battle: Battle, legal: list, table: Any | None) -> None:
+    """Keep ``table`` (the :func:`decision_table` the battle's decision ``legal`` was worked out with; None for
+    none) until the battle works out another decision."""
+    if table is None:
+        _DECIDED.pop(battle, None)
+    else:
+        _DECIDED[battle] = (legal, table)
+
+
+def decided_table(battle: Battle, legal: list) -> Any | None:
+    """The table :func:`keep_decided` kept with ``legal``, the battle's current legal list, else None.
+
+    Every change to the battle replaces its legal list (:meth:`Battle.apply` and every stage change reset it), so
+    while ``legal`` is still the one the table was kept with, the units stand as the table has them.
+    """
+    kept = _DECIDED.get(battle)
+    return kept[1] if kept is not None and kept[0] is legal else None
 
 
 def scene(state: BattleState, u: UnitState, exclude: frozenset[int] = frozenset(), table: Any = None) -> Any | None:
@@ -242,6 +270,35 @@ def line_of_sight(viewer: tuple[float, ...], target: tuple[float, ...], units: S
     table = np.array(units, dtype=np.float64).reshape(len(units), 5)
     seen = native.line_of_sight(*viewer, *target, table, *_rings(blocking), *_rings(woods))
     return None if seen < 0 else bool(seen)
+
+
+def contact_scene(state: BattleState, c: UnitState, target: UnitState, near: Sequence[UnitState]) -> Any | None:
+    """The end-spot test of a charge (charges._Neighbours) as a compiled :class:`_kernel.ContactScene`; None where only
+    the reference applies (a siege, non-convex impassable terrain, the core off).
+
+    Args:
+        state: the battle state (its table and impassable terrain: every impassable kind, water too).
+        c: the charger (its footprint's width and depth).
+        target: the charged unit.
+        near: the units a spot may touch, in the order they are tested.
+
+    The scene's ``touched(x, y, facing)`` gives (1, uids touched), (0, []) for no legal end of the charge move
+    (CORE.CHARGE.MOVE), or (-1, []) where the answer rests on a tie, which the caller leaves to the reference.
+    """
+    if state.castle or not available():
+        return None
+    rings = []
+    for t in state.terrain:
+        if t.kind in IMPASSABLE:
+            ring, convex = _terrain(t)
+            if not convex:
+                return None
+            rings.append(ring)
+    rows = [(o.x, o.y, o.facing, o.width, o.depth) for o in near]
+    units = np.array(rows, dtype=np.float64).reshape(len(rows), 5)
+    spot = np.array([target.x, target.y, target.facing, target.width, target.depth], dtype=np.float64)
+    return native.ContactScene(units, [o.side == c.side for o in near], [o.uid for o in near], spot, rings,
+                               float(state.table_w), float(state.table_h), c.width, c.depth)
 
 
 def route_scene(state: BattleState, c: UnitState, exclude: frozenset[int]) -> tuple[Any, np.ndarray] | None:

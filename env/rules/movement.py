@@ -13,6 +13,8 @@ when the new footprint is legal).
 from __future__ import annotations
 
 import math
+from collections.abc import Container
+from itertools import compress
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from battleline.env.rules import characters, kernel, magic, psychology, space, special_rules, t9a, war_machines
@@ -35,9 +37,12 @@ Scene = space.Surroundings | Any
 """What a moving unit keeps clear of: the compiled core's scene (:func:`kernel.scene`) or the shapely reference."""
 
 
-def surroundings(battle: Battle, u: UnitState) -> Scene:
-    """The compiled scene for ``u`` where the core applies, else :class:`space.Surroundings` (the reference)."""
-    return kernel.scene(battle.state, u) or space.Surroundings(battle.state, u)
+def surroundings(battle: Battle, u: UnitState, table: Any = None) -> Scene:
+    """The compiled scene for ``u`` where the core applies, else :class:`space.Surroundings` (the reference).
+
+    ``table``: a :func:`kernel.table_of` the units as they stand now, to build the scene from (:func:`kernel.scene`).
+    """
+    return kernel.scene(battle.state, u, table=table) or space.Surroundings(battle.state, u)
 
 
 def _dims(u: UnitState, files: int | None = None) -> tuple[float, float]:
@@ -121,8 +126,12 @@ _DONE_FLAGS = ("moved", "charged", "fled", "rallied", "failed_charge", "stupid",
 """Turn flags that leave a unit no remaining move (CORE.MOVE.REMAINING)."""
 
 
-def can_move(battle: Battle, u: UnitState) -> bool:
-    """CORE.MOVE.REMAINING: not charged, fled, rallied, compulsorily moved or engaged, and not moved yet."""
+def can_move(battle: Battle, u: UnitState, engaged: Container[int] | None = None) -> bool:
+    """CORE.MOVE.REMAINING: not charged, fled, rallied, compulsorily moved or engaged, and not moved yet.
+
+    ``engaged``: the uids of every unit in an engagement, when the caller has them (:func:`psychology.engaged`
+    is asked otherwise).
+    """
     f = u.flags
     return (
         u.alive
@@ -130,7 +139,7 @@ def can_move(battle: Battle, u: UnitState) -> bool:
         and not u.fleeing
         and not (f and any(map(f.get, _DONE_FLAGS)))
         and u.profile.M > 0
-        and not psychology.engaged(battle, u)
+        and not (psychology.engaged(battle, u) if engaged is None else u.uid in engaged)
     )
 
 
@@ -362,20 +371,49 @@ def legal(battle: Battle) -> list[Action]:
 
 _ALL_CODES = [kernel.OPTION_CODES[o] for o in MOVE_OPTIONS]
 
+_MOVE_ACTIONS: dict[tuple[int, tuple[str, ...]], tuple[Action, ...]] = {}
+"""Move actions by (uid, options), made once: an :class:`Action` is frozen, so one object serves every decision."""
+
+
+def _move_actions(uid: int, options: tuple[str, ...]) -> tuple[Action, ...]:
+    """``Action("move", uid, None, o)`` for each of ``options``, the same objects each time."""
+    acts = _MOVE_ACTIONS.get((uid, options))
+    if acts is None:
+        acts = _MOVE_ACTIONS[(uid, options)] = tuple(Action("move", uid, None, o) for o in options)
+    return acts
+
 
 def _legal_native(battle: Battle, terrain: list) -> list[Action]:
-    """:func:`legal`'s move actions (characters' aside) decided by the compiled core, all units in one call."""
+    """:func:`legal`'s move actions (characters' aside) decided by the compiled core, all units in one call.
+
+    What every mover's request reads of the others is gathered once: the engaged uids (:func:`can_move`) and
+    the non-fleeing enemies in uid order, whose nearest (centre to centre, the lower uid on a tie) is
+    :func:`psychology.nearest_enemy`'s answer, met with the same ``math.hypot`` distances.
+    """
     s = battle.state
+    active = s.active
     on_table = [o for o in s.units if o.alive]
+    engaged = {uid for e in s.engagements for uid in (e.attacker, e.defender)}
+    foes = [(e.x, e.y, e) for e in on_table if e.side != active and not e.fleeing]
+    spells = bool(s.effects)  # magic.forbids answers no without any spell in effect
     requests, asked = [], []
     for row, u in enumerate(on_table):
-        if u.side != s.active or not can_move(battle, u):
+        if u.side != active or not can_move(battle, u, engaged):
             continue
         war_machine = u.troop_type == "war_machine"
-        names = war_machines.move_options(u, list(MOVE_OPTIONS)) if war_machine else MOVE_OPTIONS
-        enemy = psychology.nearest_enemy(battle, u) if "reform_face" in names else None
-        face = math.nan if enemy is None else geo.facing_towards((u.x, u.y), (enemy.x, enemy.y))
-        march_ok = may_march(u) and not magic.forbids(battle, u, "march") and not t9a_artillery.forbids(battle, u, "march")
+        names = tuple(war_machines.move_options(u, list(MOVE_OPTIONS))) if war_machine else MOVE_OPTIONS
+        face = math.nan
+        if foes and (not war_machine or "reform_face" in names):
+            x, y = u.x, u.y
+            ex, ey, _ = foes[0]
+            best = math.hypot(ex - x, ey - y)
+            for fx, fy, _ in foes:
+                d = math.hypot(fx - x, fy - y)
+                if d < best:
+                    ex, ey, best = fx, fy, d
+            face = geo.facing_towards((x, y), (ex, ey))
+        march_ok = (may_march(u) and not (spells and magic.forbids(battle, u, "march"))
+                    and not t9a_artillery.forbids(battle, u, "march"))
         codes = [kernel.OPTION_CODES[o] for o in names] if war_machine else _ALL_CODES
         requests.append((row, special_rules.moves_over_units(u), u.has("skirmishers"), u.has("aquatic"), u.profile.M / 2.0,
                          normal_move_allowance(u), march_ok, u.files, u.models, u.base_w, u.base_d, war_machine, (codes, face)))
@@ -383,14 +421,13 @@ def _legal_native(battle: Battle, terrain: list) -> list[Action]:
     if not requests:
         return []
     answers = kernel.unit_moves(kernel.decision_table(battle), terrain, float(s.table_w), float(s.table_h), requests)
-    acts = []
+    acts: list[Action] = []
     for (uid, names), legal in zip(asked, answers):
-        for o, ok in zip(names, legal):
-            if ok < 0:  # a tie: the reference decides
-                u = battle.unit(uid)
-                ok = _plan(battle, u, o, space.Surroundings(s, u), check_only=True) is not None
-            if ok:
-                acts.append(Action("move", uid, None, o))
+        if -1 in legal:  # a tie: the reference decides
+            u = battle.unit(uid)
+            legal = [ok if ok >= 0 else _plan(battle, u, o, space.Surroundings(s, u), check_only=True) is not None
+                     for o, ok in zip(names, legal)]
+        acts.extend(compress(_move_actions(uid, names), legal))
     return acts
 
 
@@ -401,8 +438,12 @@ def _enemy_within(battle: Battle, u: UnitState, reach: float) -> bool:
     return False
 
 
-def apply(battle: Battle, action: Action) -> None:
-    """Make one remaining move, or end the Movement phase (end_phase)."""
+def apply(battle: Battle, action: Action, table: Any = None) -> None:
+    """Make one remaining move, or end the Movement phase (end_phase).
+
+    ``table``: the units as they stand, a :func:`kernel.table_of` kept from working out the legal actions
+    (:func:`kernel.decided_table`), or None; the move's scene is built from it.
+    """
     if action.kind == "end_phase":
         battle.finish_phase()
         return
@@ -423,7 +464,7 @@ def apply(battle: Battle, action: Action) -> None:
         if _enemy_within(battle, u, MARCH_BLOCK_RANGE):
             marching = (_t9a_march_test(battle, u) if t9a.on(battle.state, t9a.CHARACTERS)  # ⇒ T9A.MARCH.TEST
                         else psychology.test_ld(battle, u, characters.unit_ld(battle, u), "CORE.MOVE.MARCH_BLOCK"))
-    plan = _plan(battle, u, option, surroundings(battle, u), marching)
+    plan = _plan(battle, u, option, surroundings(battle, u, table), marching)
     if plan is None:  # the march failed its test and the normal move is blocked
         u.flags["moved"] = True
         battle.emit("T9A.MARCH.TEST" if t9a.on(battle.state, t9a.CHARACTERS) else "CORE.MOVE.MARCH_BLOCK", unit=u.uid, moved=False)

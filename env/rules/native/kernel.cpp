@@ -50,14 +50,33 @@ constexpr double TIE_BAND = 1e-9;  // inches: margins this near a threshold are 
 // GEOS's rounding of its own buffer decides whether anything is left.
 bool barely_empty(const Ring& r, const Ring& shrunk) { return shrunk.empty() && !erode(r, EPS / 2 - TIE_BAND).empty(); }
 
+// A footprint or terrain feature; its EPS/2 erosion is worked out when an overlap test first needs it (most
+// shapes of a scene are never that near the mover).
 struct Shape {
     Ring ring;
-    Ring shrunk;  // eroded by EPS/2
     Box box;
     bool enemy = false;
-    bool thin = false;  // barely_empty: its overlaps are ties
-    explicit Shape(Ring r, bool foe = false)
-        : ring(std::move(r)), shrunk(erode(ring, EPS / 2)), box(bounds(ring)), enemy(foe), thin(barely_empty(ring, shrunk)) {}
+    explicit Shape(Ring r, bool foe = false) : ring(std::move(r)), box(bounds(ring)), enemy(foe) {}
+    // The ring eroded by EPS/2.
+    const Ring& shrunk() const {
+        erode_once();
+        return shrunk_;
+    }
+    // barely_empty: its overlaps are ties.
+    bool thin() const {
+        erode_once();
+        return thin_;
+    }
+
+   private:
+    void erode_once() const {
+        if (eroded_) return;
+        shrunk_ = erode(ring, EPS / 2);
+        thin_ = barely_empty(ring, shrunk_);
+        eroded_ = true;
+    }
+    mutable Ring shrunk_;
+    mutable bool thin_ = false, eroded_ = false;
 };
 
 // The units on the table at one decision: footprints (with their EPS/2 cores), sides, uids and poses, built once
@@ -130,8 +149,8 @@ class Sweep {
 int overlap_sign(Sweep& s, const Shape& p) {
     // Apart or touching: the shrunk shapes are then EPS apart, no tie (and the costly erosion of s is not needed).
     if (!intersects(s.geom(), p.ring)) return 0;
-    if (p.thin || s.thin()) return -1;  // about EPS thick: whether anything is left of it is GEOS's rounding
-    double m = sat_margin(s.shrunk(), p.shrunk);
+    if (p.thin() || s.thin()) return -1;  // about EPS thick: whether anything is left of it is GEOS's rounding
+    double m = sat_margin(s.shrunk(), p.shrunk());
     if (m > TIE_BAND) return 0;
     if (m < -TIE_BAND) return 1;
     return -1;
@@ -149,13 +168,13 @@ class Scene {
             throw std::invalid_argument("units: expected an (n, 6) array of x, y, facing, width, depth, enemy");
         auto u = units.unchecked<2>();
         for (py::ssize_t i = 0; i < units.shape(0); ++i)
-            units_.emplace_back(footprint({u(i, 0), u(i, 1), u(i, 2)}, u(i, 3), u(i, 4)), u(i, 5) != 0.0);
-        for (const auto& a : impassable) impassable_.emplace_back(ring_of(a, "impassable"));
-        for (const auto& a : difficult) difficult_.emplace_back(ring_of(a, "difficult"));
-        for (const auto& a : obstacles) obstacles_.emplace_back(ring_of(a, "obstacles"));
+            owned_.emplace_back(footprint({u(i, 0), u(i, 1), u(i, 2)}, u(i, 3), u(i, 4)), u(i, 5) != 0.0);
+        for (const Shape& o : owned_) units_.push_back({&o, o.enemy});
+        own_terrain(impassable, difficult, obstacles);
     }
 
-    // A scene over a decision's table: every unit but those in ``exclude`` (uids), enemies by ``side``.
+    // A scene over a decision's table: every unit but those in ``exclude`` (uids), enemies by ``side``. The table's
+    // footprints are read in place: the table must outlive the scene (the binding keeps it alive).
     Scene(const Table& t, int side, const std::vector<long>& exclude, const std::vector<Array>& impassable,
           const std::vector<Array>& difficult, const std::vector<Array>& obstacles, double table_w, double table_h,
           bool over_units, bool ignores_terrain, bool skirmishers, double half_m)
@@ -163,27 +182,30 @@ class Scene {
           skirmishers_(skirmishers), half_m_(half_m) {
         for (size_t i = 0; i < t.size(); ++i) {
             if (std::find(exclude.begin(), exclude.end(), t.uids[i]) != exclude.end()) continue;
-            units_.push_back(t.shapes[i]);
-            units_.back().enemy = t.sides[i] != side;
+            units_.push_back({&t.shapes[i], t.sides[i] != side});
         }
-        for (const auto& a : impassable) impassable_.emplace_back(ring_of(a, "impassable"));
-        for (const auto& a : difficult) difficult_.emplace_back(ring_of(a, "difficult"));
-        for (const auto& a : obstacles) obstacles_.emplace_back(ring_of(a, "obstacles"));
+        own_terrain(impassable, difficult, obstacles);
     }
 
-    // A scene over ready shapes (unit_moves): every unit but ``self_index``, enemies by ``side``.
+    // A scene over ready shapes (unit_moves): every unit but ``self_index``, enemies by ``side``. The shapes are
+    // read in place, not copied: ``all`` and the terrain must outlive the scene.
     Scene(const std::vector<Shape>& all, const std::vector<int>& sides, size_t self_index, int side,
-          std::vector<Shape> impassable, std::vector<Shape> difficult, std::vector<Shape> obstacles, double table_w,
-          double table_h, bool over_units, bool skirmishers, double half_m)
+          std::vector<const Shape*> impassable, std::vector<const Shape*> difficult, std::vector<const Shape*> obstacles,
+          double table_w, double table_h, bool over_units, bool skirmishers, double half_m)
         : impassable_(std::move(impassable)), difficult_(std::move(difficult)), obstacles_(std::move(obstacles)),
           table_w_(table_w), table_h_(table_h), over_units_(over_units), ignores_terrain_(over_units),
           skirmishers_(skirmishers), half_m_(half_m) {
         for (size_t i = 0; i < all.size(); ++i) {
             if (i == self_index) continue;
-            units_.push_back(all[i]);
-            units_.back().enemy = sides[i] != side;
+            units_.push_back({&all[i], sides[i] != side});
         }
     }
+
+    // A scene points into its own vectors: it may be moved (their buffers move with it), never copied.
+    Scene(const Scene&) = delete;
+    Scene& operator=(const Scene&) = delete;
+    Scene(Scene&&) = default;
+    Scene& operator=(Scene&&) = default;
 
     // Whether an answer since the last reset() rested on a tie (an overlap of exactly EPS, or a distance within
     // TIE_BAND of the rule's threshold): the caller then asks the shapely reference instead.
@@ -196,8 +218,8 @@ class Scene {
         double mult = 1.0;
         if (!skirmishers_ && overlaps_any(s, difficult_)) mult = 2.0;
         int n = 0;
-        for (const Shape& o : obstacles_)
-            if (boxes_meet(s.box, o.box) && overlaps_sure(s, o)) ++n;
+        for (const Shape* o : obstacles_)
+            if (boxes_meet(s.box, o->box) && overlaps_sure(s, *o)) ++n;
         return {mult, half_m_ * n};
     }
 
@@ -211,18 +233,18 @@ class Scene {
         near_.clear();
         near_box(s.box, gap);
         if (near_.empty()) return false;
-        for (const Shape* o : near_)
-            if (below(distance(end, o->ring), gap - EPS)) return true;
+        for (const Other* o : near_)
+            if (below(distance(end, o->shape->ring), gap - EPS)) return true;
         if (start == nullptr) start = path.origin();
-        for (const Shape* o : near_) {
+        for (const Other* o : near_) {
             if (!o->enemy) continue;
             double floor = gap;
-            if (start != nullptr) floor = std::min(floor, distance(*start, o->ring));
-            if (below(distance(s.geom(), o->ring), floor - EPS)) return true;
+            if (start != nullptr) floor = std::min(floor, distance(*start, o->shape->ring));
+            if (below(distance(s.geom(), o->shape->ring), floor - EPS)) return true;
         }
         if (!pass_friends)
-            for (const Shape* o : near_)
-                if (!o->enemy && boxes_meet(s.box, o->box) && overlaps_sure(s, *o)) return true;
+            for (const Other* o : near_)
+                if (!o->enemy && boxes_meet(s.box, o->shape->box) && overlaps_sure(s, *o->shape)) return true;
         return false;
     }
 
@@ -306,10 +328,22 @@ class Scene {
     }
 
    private:
-    bool overlaps_any(Sweep& s, const std::vector<Shape>& shapes) {
-        for (const Shape& o : shapes)
-            if (boxes_meet(s.box, o.box) && overlaps_sure(s, o)) return true;
+    bool overlaps_any(Sweep& s, const std::vector<const Shape*>& shapes) {
+        for (const Shape* o : shapes)
+            if (boxes_meet(s.box, o->box) && overlaps_sure(s, *o)) return true;
         return false;
+    }
+
+    // The terrain given as rings, kept by the scene (impassable_, difficult_ and obstacles_ point into it).
+    void own_terrain(const std::vector<Array>& impassable, const std::vector<Array>& difficult,
+                     const std::vector<Array>& obstacles) {
+        for (const auto& a : impassable) terrain_.emplace_back(ring_of(a, "impassable"));
+        for (const auto& a : difficult) terrain_.emplace_back(ring_of(a, "difficult"));
+        for (const auto& a : obstacles) terrain_.emplace_back(ring_of(a, "obstacles"));
+        size_t k = 0;
+        for (size_t i = 0; i < impassable.size(); ++i) impassable_.push_back(&terrain_[k++]);
+        for (size_t i = 0; i < difficult.size(); ++i) difficult_.push_back(&terrain_[k++]);
+        for (size_t i = 0; i < obstacles.size(); ++i) obstacles_.push_back(&terrain_[k++]);
     }
 
     // overlap_sign as a yes or no, a tie noted (unsure_) and read as no.
@@ -327,15 +361,25 @@ class Scene {
 
     // space.Surroundings._near_box: units whose boxes lie within ``reach`` of ``box``.
     void near_box(const Box& q, double reach) {
-        for (const Shape& o : units_) {
-            double dx = std::max(0.0, std::max(o.box.x0 - q.x1, q.x0 - o.box.x1));
-            double dy = std::max(0.0, std::max(o.box.y0 - q.y1, q.y0 - o.box.y1));
-            if (dx * dx + dy * dy < reach * reach) near_.push_back(&o);
+        for (const Other& u : units_) {
+            const Box& b = u.shape->box;
+            double dx = std::max(0.0, std::max(b.x0 - q.x1, q.x0 - b.x1));
+            double dy = std::max(0.0, std::max(b.y0 - q.y1, q.y0 - b.y1));
+            if (dx * dx + dy * dy < reach * reach) near_.push_back(&u);
         }
     }
 
-    std::vector<Shape> units_, impassable_, difficult_, obstacles_;
-    std::vector<const Shape*> near_;
+    // Another unit's footprint in this scene, and whether it is an enemy of the mover.
+    struct Other {
+        const Shape* shape;
+        bool enemy;
+    };
+
+    std::vector<Shape> owned_;  // the footprints this scene built or copied (units_ points into it, or elsewhere)
+    std::vector<Other> units_;
+    std::vector<Shape> terrain_;  // the terrain this scene built (the pointers below point into it, or elsewhere)
+    std::vector<const Shape*> impassable_, difficult_, obstacles_;
+    std::vector<const Other*> near_;
     double table_w_, table_h_;
     bool over_units_, ignores_terrain_, skirmishers_;
     double half_m_;
@@ -402,6 +446,73 @@ class RouteScene {
     bool unsure_ = false;  // an obstacle's overlap with the start was a tie: every answer goes to the reference
     std::vector<Shape> obstacles_;
     double table_w_, table_h_;
+};
+
+// charges._Neighbours.touched outside a siege (CORE.CHARGE.MOVE): whether a charger's footprint at an end spot lies
+// on the table and overlaps by more than EPS no impassable terrain, not the charged unit and no unit near the
+// charger or the charged unit, touches (comes within EPS of) no friend, and which of those units it touches.
+class ContactScene {
+   public:
+    ContactScene(const Array& units, std::vector<bool> friends, std::vector<long> uids, const Array& target,
+                 const std::vector<Array>& impassable, double table_w, double table_h, double width, double depth)
+        : friends_(std::move(friends)), uids_(std::move(uids)), table_w_(table_w), table_h_(table_h), width_(width),
+          depth_(depth) {
+        if (units.ndim() != 2 || (units.shape(0) > 0 && units.shape(1) != 5))
+            throw std::invalid_argument("units: expected an (n, 5) array of x, y, facing, width, depth");
+        if (friends_.size() != static_cast<size_t>(units.shape(0)) || uids_.size() != friends_.size())
+            throw std::invalid_argument("friends and uids: one per unit");
+        if (target.ndim() != 1 || target.shape(0) != 5)
+            throw std::invalid_argument("target: expected x, y, facing, width, depth");
+        auto u = units.unchecked<2>();
+        for (py::ssize_t i = 0; i < units.shape(0); ++i)
+            units_.emplace_back(footprint({u(i, 0), u(i, 1), u(i, 2)}, u(i, 3), u(i, 4)));
+        auto t = target.unchecked<1>();
+        target_.emplace_back(footprint({t(0), t(1), t(2)}, t(3), t(4)));
+        for (const auto& a : impassable) impassable_.emplace_back(ring_of(a, "impassable"));
+    }
+
+    // The footprint at ``p``: 1 and the uids it touches, 0 when it is no legal end of the charge move, -1 when the
+    // answer rests on a tie (a distance within TIE_BAND of a threshold, an overlap of about EPS), left to the reference.
+    std::pair<int, std::vector<long>> touched(const Pose& p) const {
+        Ring poly = footprint(p, width_, depth_);
+        Box b = bounds(poly);
+        if (b.x0 < -EPS || b.y0 < -EPS || b.x1 > table_w_ + EPS || b.y1 > table_h_ + EPS) return {0, {}};
+        // Any later "no" stands whatever an earlier tie would have said (every tie could only have said "no" or
+        // added a touched unit), so a tie is noted and the tests go on.
+        bool unsure = std::fabs(b.x0 + EPS) <= TIE_BAND || std::fabs(b.y0 + EPS) <= TIE_BAND ||
+                      std::fabs(b.x1 - table_w_ - EPS) <= TIE_BAND || std::fabs(b.y1 - table_h_ - EPS) <= TIE_BAND;
+        Sweep here(poly);
+        for (const Shape& o : impassable_) {
+            int sign = overlap_sign(here, o);
+            if (sign == 1) return {0, {}};
+            unsure = unsure || sign < 0;
+        }
+        int sign = overlap_sign(here, target_[0]);
+        if (sign == 1) return {0, {}};
+        unsure = unsure || sign < 0;
+        std::vector<long> out;
+        for (size_t i = 0; i < units_.size(); ++i) {
+            double d = distance(poly, units_[i].ring);
+            if (std::fabs(d - EPS) <= TIE_BAND) {
+                unsure = true;
+                continue;
+            }
+            if (d > EPS) continue;
+            if (friends_[i]) return {0, {}};
+            sign = overlap_sign(here, units_[i]);
+            if (sign == 1) return {0, {}};
+            unsure = unsure || sign < 0;
+            out.push_back(uids_[i]);
+        }
+        if (unsure) return {-1, {}};
+        return {1, out};
+    }
+
+   private:
+    std::vector<Shape> units_, target_, impassable_;
+    std::vector<bool> friends_;
+    std::vector<long> uids_;
+    double table_w_, table_h_, width_, depth_;
 };
 
 // Terrain classes of unit_moves: impassable, lake (impassable but to Aquatic units), difficult,
@@ -508,11 +619,11 @@ std::vector<std::vector<int>> unit_moves(const Table& table, const std::vector<s
         u.x = r[0], u.y = r[1], u.facing = r[2], u.width = r[3], u.depth = r[4];
         auto codes_face = req[12].cast<std::pair<std::vector<int>, double>>();
         u.face = codes_face.second;
-        std::vector<Shape> impassable, difficult, obstacles;
+        std::vector<const Shape*> impassable, difficult, obstacles;
         for (const auto& [cls, shape] : shapes) {
-            if (cls == IMPASSABLE || (cls == IMPASSABLE_WATER && !u.aquatic)) impassable.push_back(shape);
-            else if (cls == DIFFICULT || (cls == DIFFICULT_WATER && !u.aquatic)) difficult.push_back(shape);
-            else if (cls == OBSTACLE) obstacles.push_back(shape);
+            if (cls == IMPASSABLE || (cls == IMPASSABLE_WATER && !u.aquatic)) impassable.push_back(&shape);
+            else if (cls == DIFFICULT || (cls == DIFFICULT_WATER && !u.aquatic)) difficult.push_back(&shape);
+            else if (cls == OBSTACLE) obstacles.push_back(&shape);
         }
         Scene scene(all, sides, u.row, sides[u.row], impassable, difficult, obstacles, table_w, table_h, u.over_units,
                     u.skirmishers, u.half_m);
@@ -598,6 +709,15 @@ PYBIND11_MODULE(_kernel, m) {
              py::arg("x"), py::arg("y"), py::arg("facing"), py::arg("width"), py::arg("depth"), py::arg("angle"))
         .def("__len__", &RouteScene::size);
 
+    py::class_<ContactScene>(m, "ContactScene")
+        .def(py::init<const Array&, std::vector<bool>, std::vector<long>, const Array&, const std::vector<Array>&, double,
+                      double, double, double>(),
+             py::arg("units"), py::arg("friends"), py::arg("uids"), py::arg("target"), py::arg("impassable"),
+             py::arg("table_w"), py::arg("table_h"), py::arg("width"), py::arg("depth"))
+        .def("touched",
+             [](const ContactScene& c, double x, double y, double facing) { return c.touched(pose_of(x, y, facing)); },
+             py::arg("x"), py::arg("y"), py::arg("facing"));
+
     py::class_<Table>(m, "Table")
         .def(py::init<const Array&>(), py::arg("rows"))
         .def("__len__", &Table::size);
@@ -611,7 +731,7 @@ PYBIND11_MODULE(_kernel, m) {
                       const std::vector<Array>&, double, double, bool, bool, bool, double>(),
              py::arg("table"), py::arg("side"), py::arg("exclude"), py::arg("impassable"), py::arg("difficult"),
              py::arg("obstacles"), py::arg("table_w"), py::arg("table_h"), py::arg("over_units"), py::arg("ignores_terrain"),
-             py::arg("skirmishers"), py::arg("half_m"))
+             py::arg("skirmishers"), py::arg("half_m"), py::keep_alive<1, 2>())
         .def("furthest_legal",
              [](Scene& s, double x, double y, double facing, double w, double d, double allowance, double gap, bool pass_friends,
                 bool refine) -> std::optional<double> {
