@@ -34,6 +34,8 @@ from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+import numpy as np
+
 from battleline.agents import estimates, magic_policy
 from battleline.agents.steering import face_threat, moved_copy, off_axis, predict_pose, steer
 from battleline.env.rules import geometry as geo
@@ -364,7 +366,8 @@ class ScriptedAgent:
         units = [battle.unit(uid) for uid in options]
         if type(self).enemy_distance is ScriptedAgent.enemy_distance:  # the pool of enemies read once
             pool = self.enemies(battle) or self.enemies(battle, fleeing=True)
-            units.sort(key=lambda u: (min((gap(u, e) for e in pool), default=float("inf")), u.uid))
+            nearest = nearest_gaps(pool)
+            units.sort(key=lambda u: (nearest(u), u.uid))
         else:
             units.sort(key=lambda u: (self.enemy_distance(battle, u), u.uid))
         for u in units:
@@ -385,16 +388,29 @@ class ScriptedAgent:
         """
         return self._danger(battle, u, self._chargers(battle, ignore))
 
-    def _chargers(self, battle: Battle, ignore: frozenset[int] = frozenset()) -> list[tuple[UnitState, tuple]]:
+    def _chargers(self, battle: Battle, ignore: frozenset[int] = frozenset()) -> list[tuple[UnitState, tuple, tuple[float, float]]]:
         """The enemies :meth:`danger` weighs (not in ``ignore``, able to declare a charge: ``can_threaten``), each
-        with its part of the :func:`charge_threat` key (:func:`_charger_key`), in :meth:`enemies`' order."""
-        return [(e, _charger_key(e)) for e in self.enemies(battle) if e.uid not in ignore and can_threaten(battle, e)]
+        with its part of the :func:`charge_threat` key (:func:`_charger_key`) and its :func:`_reach_bound`, in
+        :meth:`enemies`' order."""
+        return [(e, _charger_key(e), _reach_bound(e)) for e in self.enemies(battle)
+                if e.uid not in ignore and can_threaten(battle, e)]
 
-    def _danger(self, battle: Battle, u: UnitState, chargers: list[tuple[UnitState, tuple]]) -> float:
-        """:meth:`danger` of ``u`` against ``chargers`` (:meth:`_chargers`, read once for several places of ``u``)."""
+    def _danger(self, battle: Battle, u: UnitState, chargers: list[tuple[UnitState, tuple, tuple[float, float]]]) -> float:
+        """:meth:`danger` of ``u`` against ``chargers`` (:meth:`_chargers`, read once for several places of ``u``).
+
+        A charger whose centre lies beyond its :func:`_reach_bound` plus ``u``'s radius fails the first test of
+        :func:`_threat_geometry` (``space.near``, term for term) and is passed over without a key built."""
+        if not chargers:
+            return 0.0
         worst = 0.0
-        target = _target_key(u)
-        for e, key in chargers:
+        target = None
+        ru = space.radius(u)
+        ux, uy = u.x, u.y
+        for e, key, bound in chargers:
+            if float(np.hypot(e.x - ux, e.y - uy)) > (bound[0] + ru) + bound[1]:
+                continue
+            if target is None:
+                target = _target_key(u)
             threat = _kept_threat(battle, e, u, key + target)
             if threat is None:
                 continue
@@ -471,9 +487,34 @@ class ScriptedAgent:
 
     # ------------------------------------------------------------------ shoot / pursue
     def choose_shot(self, battle: Battle, legal: list[Action]) -> Action:
-        """Fire the volley worth most: points per model × expected kills."""
-        valued = self.valued_shots(battle, legal)
-        return max(valued, key=lambda a: (valued[a], -a.unit)) if valued else END_PHASE
+        """Fire the volley worth most: points per model × expected kills (ties: the lower unit id, then the first
+        in ``legal``), as the max of :meth:`valued_shots`.
+
+        With the shared :meth:`valued_shots`, a volley whose :func:`estimates.shot_value_bound` is below the best
+        value already found is not valued: it cannot be the best (the bound is never below its value)."""
+        if type(self).valued_shots is not ScriptedAgent.valued_shots:
+            valued = self.valued_shots(battle, legal)
+            return max(valued, key=lambda a: (valued[a], -a.unit)) if valued else END_PHASE
+        shots = list(dict.fromkeys(a for a in legal if a.kind == "shoot" and a.target is not None))
+        if not shots:
+            return END_PHASE
+        bounded = []
+        for i, a in enumerate(shots):
+            u, t = battle.unit(a.unit), battle.unit(a.target)
+            breath_attack = a.option == "breath"
+            bound = estimates.shot_value(battle, u, t, True) if breath_attack else estimates.shot_value_bound(battle, u, t)
+            bounded.append((bound, i, a, u, t, breath_attack))
+        bounded.sort(key=lambda b: -b[0])
+        best: tuple[float, int, int] | None = None
+        choice = END_PHASE
+        for bound, i, a, u, t, breath_attack in bounded:
+            if best is not None and bound < best[0]:
+                break  # this bound and every later one fall short of the best value
+            value = bound if breath_attack else estimates.shot_value(battle, u, t)
+            key = (value, -a.unit, -i)
+            if best is None or key > best:
+                best, choice = key, a
+        return choice
 
     def valued_shots(self, battle: Battle, legal: list[Action]) -> dict[Action, float]:
         """Every legal volley at a unit (not at castle elements) with its value: points per model × expected kills."""
@@ -518,6 +559,38 @@ def gap(u: UnitState, e: UnitState) -> float:
             _GAPS.clear()
         d = _GAPS[key] = space.unit_distance(u, e)
     return d
+
+
+def _place_key(u: UnitState) -> tuple:
+    """What ``u``'s footprint is built from (one half of :func:`gap`'s key): centre, facing, files, models, bases
+    and troop type (CORE.GEO.FOOTPRINT)."""
+    return (u.x, u.y, u.facing, u.files, u.models, u.base_w, u.base_d, u.troop_type)
+
+
+NEAREST_MEMO_SIZE = 4096
+"""Most pools of enemies :func:`nearest_gaps` keeps answers for (then it starts afresh)."""
+_NEAREST: dict[tuple, dict[tuple, float]] = {}
+
+
+def nearest_gaps(pool: list[UnitState]) -> Callable[[UnitState], float]:
+    """``u -> min(gap(u, e) for e in pool)`` (inches; inf for an empty pool), kept per the footprints of the pool
+    and of ``u`` (:func:`_place_key`, all :func:`gap` reads), so a unit that has not moved against enemies that
+    have not moved is answered without a distance looked up."""
+    pool_key = tuple(_place_key(e) for e in pool)
+    kept = _NEAREST.get(pool_key)
+    if kept is None:
+        if len(_NEAREST) >= NEAREST_MEMO_SIZE:
+            _NEAREST.clear()
+        kept = _NEAREST[pool_key] = {}
+
+    def nearest(u: UnitState) -> float:
+        key = _place_key(u)
+        d = kept.get(key)
+        if d is None:
+            d = kept[key] = min((gap(u, e) for e in pool), default=float("inf"))
+        return d
+
+    return nearest
 
 
 def charge_arc(battle: Battle, c: UnitState, t: UnitState) -> str:
@@ -593,6 +666,12 @@ def _charger_key(c: UnitState) -> tuple:
 def _target_key(t: UnitState) -> tuple:
     """The target's part of :func:`_threat_key`: place, formation, bases, troop type and special rules."""
     return (t.x, t.y, t.facing, t.files, t.models, t.base_w, t.base_d, t.troop_type, tuple(t.special_rules))
+
+
+def _reach_bound(c: UnitState) -> tuple[float, float]:
+    """(:func:`space.radius` of ``c``, :func:`charge_reach` of ``c``) in inches: ``space.near(c, t, reach)`` is
+    ``hypot(c.x - t.x, c.y - t.y) <= (radius + radius(t)) + reach``, the first test of :func:`_threat_geometry`."""
+    return space.radius(c), charge_reach(c)
 
 
 def _threat_geometry(battle: Battle, c: UnitState, t: UnitState, target: Polygon | None) -> tuple[float, str] | None:

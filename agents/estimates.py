@@ -373,20 +373,47 @@ def expected_kills(battle: Battle, shooter: UnitState, target: UnitState, breath
     if breath_attack:
         hits, strength, piercing = breath.expected_hits(shooter, target), shooter.profile.S, shooter.has("armour_piercing")
     else:
-        w = shooting.weapon(shooter, battle.state)
-        per_model = w.multiple_shots if w.multiple_shots > 1 else (2 if shooter.has("multiple_shots_2") else 1)
+        per_model, front, volley, strength, piercing = _volley(battle, shooter)
         mod, _ = shooting.to_hit_modifier(battle, shooter, target, False, per_model > 1)
-        front, volley = shooting.shooters(shooter, w)
         hits = per_model * (
             front * p_shot_hits(tables.shooting_to_hit(shooter.profile.BS, mod))
             + volley * p_shot_hits(tables.shooting_to_hit(shooter.profile.BS, mod - 1))
         )
-        strength = w.strength if w.strength is not None else shooter.profile.S
-        piercing = w.armour_piercing or shooter.has("armour_piercing")
+    return _kills(target, hits, strength, piercing)
+
+
+def _volley(battle: Battle, shooter: UnitState) -> tuple[int, int, int, int, bool]:
+    """(shots per model, models shooting from ranks 1–2, Volley Fire models, S, armour piercing) of ``shooter``'s
+    missile weapon (CORE.SHOOT.SHOOTERS, CORE.SR.MULTIPLE_SHOTS, CORE.SR.VOLLEY_FIRE)."""
+    w = shooting.weapon(shooter, battle.state)
+    per_model = w.multiple_shots if w.multiple_shots > 1 else (2 if shooter.has("multiple_shots_2") else 1)
+    front, volley = shooting.shooters(shooter, w)
+    strength = w.strength if w.strength is not None else shooter.profile.S
+    return per_model, front, volley, strength, w.armour_piercing or shooter.has("armour_piercing")
+
+
+def _kills(target: UnitState, hits: float, strength: int, piercing: bool) -> float:
+    """Expected models of ``target`` killed by ``hits`` hits at ``strength``: wounds, saves, over W (CORE.SHOOT.*)."""
     p_wound = p_d6_at_least(tables.to_wound(strength, target.profile.T))
     save = tables.armour_save_needed(target.armour_save, strength, piercing)
     wounds = hits * p_wound * (1 - p_save(save))
     return min(float(target.models), wounds / max(1, target.profile.W))
+
+
+BEST_SHOT_HIT = p_shot_hits(2)
+"""The highest chance one shot hits whatever the to-hit modifiers (5/6: a natural 1 always misses)."""
+
+
+def shot_value_bound(battle: Battle, shooter: UnitState, target: UnitState) -> float:
+    """An upper bound of :func:`shot_value` for a volley (not a breath): every shot hitting with :data:`BEST_SHOT_HIT`.
+
+    The to-hit modifier (cover, range, the line of sight to each model: the costly part) is not worked out.
+    Every step of :func:`expected_kills` after the to-hit chance is a product, sum or minimum of non-negative
+    floats, and those are monotone in each operand even as rounded, so the bound is never below the value.
+    """
+    per_model, front, volley, strength, piercing = _volley(battle, shooter)
+    hits = per_model * (front * BEST_SHOT_HIT + volley * BEST_SHOT_HIT)
+    return target.points / max(1, target.start_models) * _kills(target, hits, strength, piercing)
 
 
 def shot_value(battle: Battle, shooter: UnitState, target: UnitState, breath_attack: bool = False) -> float:

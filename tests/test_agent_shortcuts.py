@@ -1,0 +1,111 @@
+"""The scripted agents' shortcuts give the answers of the code they stand in for.
+
+* :meth:`agents.base.ScriptedAgent.choose_shot` skips volleys whose :func:`agents.estimates.shot_value_bound`
+  falls short of the best value found: its choice equals the max of :meth:`ScriptedAgent.valued_shots`.
+* :func:`agents.base.nearest_gaps` keeps each unit's nearest-enemy gap per pool of enemies: the movement order
+  equals the one sorted on fresh gaps.
+* :meth:`ScriptedAgent._danger` passes over chargers beyond :func:`agents.base._reach_bound`: exactly those that
+  ``space.near`` rules out.
+
+Each is compared with the reference on decisions of battles played by the scripted agents.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from battleline.agents import estimates
+from battleline.agents.base import ScriptedAgent, _reach_bound, gap, nearest_gaps
+from battleline.agents.registry import make_agent
+from battleline.agents.steering import moved_copy
+from battleline.env.rules import geometry as geo
+from battleline.env.rules import space
+from battleline.env.rules.actions import END_PHASE
+from battleline.env.rules.battle import Battle
+from battleline.env.rules.charges import charge_reach
+
+
+def _decisions(blue: str, red: str, seed: int) -> list[tuple[Battle, ScriptedAgent]]:
+    """Every decision of a ``pitched_battle`` between two named agents: a clone of the battle and the agent to act."""
+    b = Battle.from_scenario("pitched_battle", seed=seed)
+    agents = [make_agent(blue, seed=2 * seed), make_agent(red, seed=2 * seed + 1)]
+    for side, agent in enumerate(agents):
+        agent.reset(b, side)
+    out = []
+    while not b.is_over:
+        agent = agents[b.pending.player]
+        out.append((b.clone(), agent))
+        b.apply(agent.act(b))
+    return out
+
+
+@pytest.fixture(scope="module")
+def decisions() -> list[tuple[Battle, ScriptedAgent]]:
+    """Decisions of line_advance v line_advance (seeds 1, 2) and pincers v refused_flank (seed 3)."""
+    return (_decisions("line_advance", "line_advance", 1) + _decisions("line_advance", "line_advance", 2)
+            + _decisions("pincers", "refused_flank", 3))
+
+
+def test_choose_shot_equals_the_best_valued_shot(decisions: list[tuple[Battle, ScriptedAgent]]) -> None:
+    """At every shooting decision: choose_shot is the max of valued_shots (value, then lower unit id, first in the
+    legal list on a tie), every volley's bound is at least its value, and some volley is skipped somewhere (its
+    bound below the chosen value)."""
+    shots = skipped = 0
+    for b, agent in decisions:
+        if b.pending.kind != "shoot":
+            continue
+        agent.plan = agent.plan or agent.make_plan(b)
+        legal = b.legal_actions()
+        valued = agent.valued_shots(b, legal)
+        want = max(valued, key=lambda a: (valued[a], -a.unit)) if valued else END_PHASE
+        assert agent.choose_shot(b, legal) == want
+        for a, v in valued.items():
+            if a.option != "breath":
+                bound = estimates.shot_value_bound(b, b.unit(a.unit), b.unit(a.target))
+                assert bound >= v
+                skipped += bound < valued[want]
+            shots += 1
+    assert shots > 20 and skipped > 0
+
+
+def test_unit_order_with_kept_nearest_gaps_equals_fresh_gaps(decisions: list[tuple[Battle, ScriptedAgent]]) -> None:
+    """At every movement decision: each moving unit's kept nearest-enemy gap equals the min of fresh
+    space.unit_distance over the pool (asked twice: computed, then kept), and an empty pool gives inf."""
+    compared = 0
+    for b, agent in decisions:
+        if b.pending.kind != "move":
+            continue
+        pool = agent.enemies(b) or agent.enemies(b, fleeing=True)
+        for u in space.alive_units(b.state, agent.side):
+            want = min((space.unit_distance(u, e) for e in pool), default=float("inf"))
+            assert nearest_gaps(pool)(u) == want == nearest_gaps(pool)(u)
+            compared += 1
+    assert compared > 100
+    assert nearest_gaps([])(b.state.units[0]) == float("inf")
+
+
+def test_reach_bound_rules_out_what_near_rules_out(decisions: list[tuple[Battle, ScriptedAgent]]) -> None:
+    """For every pair of opposing units, where the target stands and 3" ahead: the _danger prefilter passes a
+    charger over exactly when space.near(charger, target, charge_reach) is False, and some pairs are near."""
+    import numpy as np
+
+    near = far = 0
+    for b, _ in decisions[::7]:
+        for e in space.alive_units(b.state):
+            rc, reach = _reach_bound(e)
+            assert reach == charge_reach(e)
+            for t in space.alive_units(b.state, 1 - e.side):
+                for u in (t, moved_copy(t, geo.move_straight(space.pose(t), 3.0))):
+                    skipped = float(np.hypot(e.x - u.x, e.y - u.y)) > (rc + space.radius(u)) + reach
+                    assert skipped == (not space.near(e, u, charge_reach(e)))
+                    near += not skipped
+                    far += skipped
+    assert near > 0 and far > 0
+
+
+def test_gap_of_the_kept_pool_is_the_gap(decisions: list[tuple[Battle, ScriptedAgent]]) -> None:
+    """nearest_gaps keeps answers apart per pool: a pool of one enemy answers that enemy's gap for every unit."""
+    b, agent = next((b, a) for b, a in decisions if b.pending.kind == "move")
+    for e in agent.enemies(b)[:3]:
+        for u in space.alive_units(b.state, agent.side):
+            assert nearest_gaps([e])(u) == gap(u, e)
