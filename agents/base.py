@@ -106,6 +106,9 @@ DANGER_LIMIT = 1.0
 """Danger (see :meth:`ScriptedAgent.danger`) above which a move is replaced by a safer one."""
 SAFER_OPTIONS = ("advance_half", None, "backward")
 """The fall-backs of a dangerous move, most progress first (None: stay put)."""
+FAR_MARGIN = 1.0 + 1e-9
+"""Relative margin past which a squared centre distance is surely beyond a reach: ``dx² + dy² > (r·FAR_MARGIN)²``
+implies ``hypot(dx, dy) > r`` whatever the rounding (each is within a few units in the last place)."""
 
 
 @dataclass(frozen=True)
@@ -395,19 +398,28 @@ class ScriptedAgent:
         return [(e, _charger_key(e), _reach_bound(e)) for e in self.enemies(battle)
                 if e.uid not in ignore and can_threaten(battle, e)]
 
-    def _danger(self, battle: Battle, u: UnitState, chargers: list[tuple[UnitState, tuple, tuple[float, float]]]) -> float:
+    def _danger(self, battle: Battle, u: UnitState, chargers: list[tuple[UnitState, tuple, tuple[float, float]]],
+                lds: dict[int, tuple[UnitState, int | None]] | None = None) -> float:
         """:meth:`danger` of ``u`` against ``chargers`` (:meth:`_chargers`, read once for several places of ``u``).
 
         A charger whose centre lies beyond its :func:`_reach_bound` plus ``u``'s radius fails the first test of
-        :func:`_threat_geometry` (``space.near``, term for term) and is passed over without a key built."""
+        :func:`_threat_geometry` (``space.near``, term for term) and is passed over without a key built; one whose
+        squared centre distance exceeds that bound's square by a margin (:data:`FAR_MARGIN`) is passed over without
+        the distance taken. ``lds``: the General's Ld kept per unit (:func:`estimates.break_chance`) while the
+        battle holds still (a new one when None)."""
         if not chargers:
             return 0.0
         worst = 0.0
         target = None
         ru = space.radius(u)
         ux, uy = u.x, u.y
+        if lds is None:
+            lds = {}
         for e, key, bound in chargers:
-            if float(np.hypot(e.x - ux, e.y - uy)) > (bound[0] + ru) + bound[1]:
+            dx, dy = e.x - ux, e.y - uy
+            limit = (bound[0] + ru) + bound[1]
+            far = limit * FAR_MARGIN
+            if dx * dx + dy * dy > far * far or float(np.hypot(dx, dy)) > limit:
                 continue
             if target is None:
                 target = _target_key(u)
@@ -415,7 +427,7 @@ class ScriptedAgent:
             if threat is None:
                 continue
             p, facing = threat
-            est = estimates.estimate_combat(battle, e, u, facing)
+            est = estimates.estimate_combat(battle, e, u, facing, lds=lds)
             if est.diff > 0:
                 worst = max(worst, p * (est.diff + BREAK_WEIGHT * est.break_chance))
         return worst
@@ -434,9 +446,10 @@ class ScriptedAgent:
         candidates = [option] + [o for o in SAFER_OPTIONS if o != option and (o is None or o in options)]
         best, best_danger = option, float("inf")
         chargers = self._chargers(battle)
+        lds: dict[int, tuple[UnitState, int | None]] = {}  # the General's Ld per unit, for every candidate place
         for cand in candidates:
             pose = predict_pose(battle, u, cand) if cand is not None else space.pose(u)
-            d = self._danger(battle, moved_copy(u, pose), chargers)
+            d = self._danger(battle, moved_copy(u, pose), chargers, lds)
             if d <= DANGER_LIMIT:
                 return cand
             if d < best_danger:

@@ -249,11 +249,23 @@ def rank_bonus(u: UnitState) -> int:
     return min(MAX_RANK_BONUS, sum(1 for n in rank_sizes(u)[1:] if n >= RANK_MIN_MODELS))
 
 
-def break_chance(battle: Battle, loser: UnitState, loser_models: float, winner_models: float, diff: float) -> float:
-    """P(``loser`` fails its break test by ``diff``) (CORE.CC.BREAK_TEST, INSPIRED, STUBBORN, UNBREAKABLE)."""
+def break_chance(battle: Battle, loser: UnitState, loser_models: float, winner_models: float, diff: float,
+                 lds: dict[int, tuple[UnitState, int | None]] | None = None) -> float:
+    """P(``loser`` fails its break test by ``diff``) (CORE.CC.BREAK_TEST, INSPIRED, STUBBORN, UNBREAKABLE).
+
+    ``lds``: where given, the General's Ld lent to each unit (``psychology.general_ld``) kept by the unit object's
+    id, with the object (so the id stays its own): the caller keeps it while the battle and those units hold still.
+    """
     if diff <= 0 or loser.has("unbreakable"):
         return 0.0
-    ld = max(loser.profile.Ld, psychology.general_ld(battle, loser) or 0)
+    if lds is None:
+        general = psychology.general_ld(battle, loser)
+    else:
+        kept = lds.get(id(loser))
+        if kept is None:
+            kept = lds[id(loser)] = (loser, psychology.general_ld(battle, loser))
+        general = kept[1]
+    ld = max(loser.profile.Ld, general or 0)
     if not (loser.has("stubborn") or loser_models > winner_models):
         ld -= max(1, round(diff))
     return 1.0 - p_ld_test_passes(ld)
@@ -285,7 +297,8 @@ ALLY_BONUS = 2.0
 
 
 def estimate_combat(
-    battle: Battle, attacker: UnitState, defender: UnitState, facing: str, charging: bool = True, ally: float = 0.0
+    battle: Battle, attacker: UnitState, defender: UnitState, facing: str, charging: bool = True, ally: float = 0.0,
+    lds: dict[int, tuple[UnitState, int | None]] | None = None,
 ) -> CombatEstimate:
     """Expected round of ``attacker`` fighting ``defender`` on the defender's ``facing``.
 
@@ -297,6 +310,7 @@ def estimate_combat(
             +1 combat result, charge-only weapon bonuses); False for a later
             round of the same fight (blows struck together, no charge bonuses).
         ally: chance (0..1) that a friend of the attacker fights the defender too (adds that share of :data:`ALLY_BONUS`).
+        lds: the General's Ld kept per unit, as in :func:`break_chance` (None: worked out afresh).
 
     The round before the break test (:func:`_round`) is kept per (:func:`combat_key` of each unit, facing,
     charging, ally, defended obstacle): where the units stand enters only through the obstacle and the
@@ -315,9 +329,9 @@ def estimate_combat(
         part = _ROUNDS[key] = _round(attacker, defender, facing, charging, ally, defended)
     a_wounds, d_wounds, diff, a_left, d_left = part
     if diff > 0:
-        chance = break_chance(battle, defender, d_left, a_left, diff)
+        chance = break_chance(battle, defender, d_left, a_left, diff, lds)
     else:
-        chance = break_chance(battle, attacker, a_left, d_left, -diff)
+        chance = break_chance(battle, attacker, a_left, d_left, -diff, lds)
     return CombatEstimate(a_wounds, d_wounds, diff, chance)
 
 

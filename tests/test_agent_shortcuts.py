@@ -15,7 +15,7 @@ from __future__ import annotations
 import pytest
 
 from battleline.agents import estimates
-from battleline.agents.base import ScriptedAgent, _reach_bound, gap, nearest_gaps
+from battleline.agents.base import FAR_MARGIN, ScriptedAgent, _reach_bound, gap, nearest_gaps
 from battleline.agents.registry import make_agent
 from battleline.agents.steering import moved_copy
 from battleline.env.rules import geometry as geo
@@ -96,7 +96,12 @@ def test_reach_bound_rules_out_what_near_rules_out(decisions: list[tuple[Battle,
             assert reach == charge_reach(e)
             for t in space.alive_units(b.state, 1 - e.side):
                 for u in (t, moved_copy(t, geo.move_straight(space.pose(t), 3.0))):
-                    skipped = float(np.hypot(e.x - u.x, e.y - u.y)) > (rc + space.radius(u)) + reach
+                    dx, dy = e.x - u.x, e.y - u.y
+                    limit = (rc + space.radius(u)) + reach
+                    far = limit * FAR_MARGIN
+                    skipped = float(np.hypot(dx, dy)) > limit
+                    if dx * dx + dy * dy > far * far:
+                        assert skipped
                     assert skipped == (not space.near(e, u, charge_reach(e)))
                     near += not skipped
                     far += skipped
@@ -109,3 +114,37 @@ def test_gap_of_the_kept_pool_is_the_gap(decisions: list[tuple[Battle, ScriptedA
     for e in agent.enemies(b)[:3]:
         for u in space.alive_units(b.state, agent.side):
             assert nearest_gaps([e])(u) == gap(u, e)
+
+
+def test_far_margin_never_passes_over_a_centre_within_reach() -> None:
+    """200,000 random offsets (inches) against reaches at and about their own length: whenever the squared test says
+    far, np.hypot says beyond the reach; and the squared test does say far for offsets 1e-6 beyond (it decides)."""
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+    dx = rng.uniform(-80, 80, 200_000)
+    dy = rng.uniform(-80, 80, 200_000)
+    d = np.hypot(dx, dy)
+    for limit in (d, np.nextafter(d, 0), np.nextafter(d, np.inf), d * (1 - 1e-9), d - 1e-6):
+        far = limit * FAR_MARGIN
+        said_far = dx * dx + dy * dy > far * far
+        assert not np.any(said_far & ~(d > limit))
+    assert np.mean(dx * dx + dy * dy > ((d - 1e-6) * FAR_MARGIN) ** 2) > 0.99
+
+
+def test_estimate_combat_with_kept_general_ld_equals_afresh(decisions: list[tuple[Battle, ScriptedAgent]]) -> None:
+    """For every pair of opposing units in every tenth decision, on each facing, charging or not, where the defender
+    stands and 3" ahead: estimate_combat with one kept lds dict per decision equals it worked out afresh, and
+    some of those estimates have a break chance above 0 (the General's Ld read)."""
+    breaking = 0
+    for b, _ in decisions[::10]:
+        lds: dict = {}
+        for a in space.alive_units(b.state):
+            for d in space.alive_units(b.state, 1 - a.side):
+                for t in (d, moved_copy(d, geo.move_straight(space.pose(d), 3.0))):
+                    for facing in ("front", "left", "rear"):
+                        for charging in (True, False):
+                            want = estimates.estimate_combat(b, a, t, facing, charging)
+                            assert estimates.estimate_combat(b, a, t, facing, charging, lds=lds) == want
+                            breaking += want.break_chance > 0
+    assert breaking > 0
