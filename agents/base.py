@@ -111,6 +111,21 @@ FAR_MARGIN = 1.0 + 1e-9
 implies ``hypot(dx, dy) > r`` whatever the rounding (each is within a few units in the last place)."""
 
 
+class _Decision:
+    """What a scripted agent keeps while it works out one decision (the battle holding still).
+
+    Attributes:
+        dangers: :meth:`ScriptedAgent._kept_danger`'s answers by its key.
+        lds: the General's Ld lent to each unit, as ``estimates.break_chance`` keeps it.
+    """
+
+    __slots__ = ("dangers", "lds")
+
+    def __init__(self) -> None:
+        self.dangers: dict[tuple, float] = {}
+        self.lds: dict[int, tuple[UnitState, int | None]] = {}
+
+
 @dataclass(frozen=True)
 class ChargeOption:
     """One charge a scripted agent weighs (:meth:`ScriptedAgent.charge_allowed`).
@@ -144,6 +159,8 @@ class ScriptedAgent:
     """
 
     name = "scripted"
+    keep_decisions = True
+    """Whether :meth:`act` keeps answers for the decision it works out (False: every answer afresh; the same choices)."""
 
     def __init__(self, seed: int = 0) -> None:
         self.seed = seed
@@ -157,7 +174,21 @@ class ScriptedAgent:
         self.plan = None
 
     def act(self, battle: Battle) -> Action:
-        """Answer the pending decision with one of the legal actions."""
+        """Answer the pending decision with one of the legal actions.
+
+        While it decides, the battle holds still: :meth:`danger`'s answers are kept for the decision (see
+        :meth:`_kept_danger`) and dropped when it returns (unless :attr:`keep_decisions` is False)."""
+        if not self.keep_decisions:
+            return self._act(battle)
+        outer = self.__dict__.get("_decision")
+        self._decision = _Decision()
+        try:
+            return self._act(battle)
+        finally:
+            self._decision = outer
+
+    def _act(self, battle: Battle) -> Action:
+        """:meth:`act`'s choice."""
         legal = battle.legal_actions()
         if self.plan is None:
             self.plan = self.make_plan(battle)
@@ -389,7 +420,26 @@ class ScriptedAgent:
         expects to win. ``u`` may be a forecast copy (see ``steering.moved_copy``);
         enemies in ``ignore`` are left out.
         """
-        return self._danger(battle, u, self._chargers(battle, ignore))
+        return self._kept_danger(battle, u, ignore)
+
+    def _kept_danger(self, battle: Battle, u: UnitState, ignore: frozenset[int],
+                     chargers: list[tuple[UnitState, tuple, tuple[float, float]]] | None = None,
+                     lds: dict[int, tuple[UnitState, int | None]] | None = None) -> float:
+        """:meth:`_danger` of ``u`` against :meth:`_chargers` (``chargers`` when read already; ``lds`` as there).
+
+        Within :meth:`act` (the battle holding still) the answer is kept for the decision per ``ignore`` and all
+        :meth:`_danger` reads of ``u``: uid, side, the unit it is joined to (the General's Ld it is lent), its
+        :func:`_target_key` (place, formation, special rules) and its ``estimates.combat_key``."""
+        decision = self.__dict__.get("_decision")
+        if decision is None:
+            return self._danger(battle, u, self._chargers(battle, ignore) if chargers is None else chargers, lds)
+        key = (ignore, u.uid, u.side, u.joined_to, _target_key(u), estimates.combat_key(u))
+        d = decision.dangers.get(key)
+        if d is None:
+            if chargers is None:
+                chargers = self._chargers(battle, ignore)
+            d = decision.dangers[key] = self._danger(battle, u, chargers, decision.lds)
+        return d
 
     def _chargers(self, battle: Battle, ignore: frozenset[int] = frozenset()) -> list[tuple[UnitState, tuple, tuple[float, float]]]:
         """The enemies :meth:`danger` weighs (not in ``ignore``, able to declare a charge: ``can_threaten``), each
@@ -447,9 +497,12 @@ class ScriptedAgent:
         best, best_danger = option, float("inf")
         chargers = self._chargers(battle)
         lds: dict[int, tuple[UnitState, int | None]] = {}  # the General's Ld per unit, for every candidate place
+        places: dict[tuple[float, float, float], float] = {}  # candidates ending on one place have one danger
         for cand in candidates:
             pose = predict_pose(battle, u, cand) if cand is not None else space.pose(u)
-            d = self._danger(battle, moved_copy(u, pose), chargers, lds)
+            d = places.get(pose)
+            if d is None:
+                d = places[pose] = self._kept_danger(battle, moved_copy(u, pose), frozenset(), chargers, lds)
             if d <= DANGER_LIMIT:
                 return cand
             if d < best_danger:

@@ -148,3 +148,40 @@ def test_estimate_combat_with_kept_general_ld_equals_afresh(decisions: list[tupl
                             assert estimates.estimate_combat(b, a, t, facing, charging, lds=lds) == want
                             breaking += want.break_chance > 0
     assert breaking > 0
+
+
+@pytest.mark.parametrize(("blue", "red", "seed", "repeats"), [
+    ("line_advance", "line_advance", 4, False),
+    ("flank_teeth", "line_advance", 5, True),
+    ("pincers", "refused_flank", 6, False),
+    ("bait_and_flank", "weakened_flank", 7, False),
+])
+def test_kept_decisions_choose_what_afresh_answers_choose(blue: str, red: str, seed: int, repeats: bool,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A whole battle in which, at every decision, the acting agent (keeping its dangers for the decision) and a twin
+    with keep_decisions off (every danger afresh) choose the same action; where the tactic asks a danger twice in a
+    decision (flank_teeth's detour, then the dead-zone check), the kept answers are used."""
+    b = Battle.from_scenario("pitched_battle", seed=seed)
+    agents = [make_agent(blue, seed=1), make_agent(red, seed=2)]
+    twins = [make_agent(blue, seed=1), make_agent(red, seed=2)]
+    for side in (0, 1):
+        agents[side].reset(b, side)
+        twins[side].reset(b, side)
+        twins[side].keep_decisions = False
+    worked_out = {True: 0, False: 0}  # _danger calls by agents keeping (True) and not keeping (False) their answers
+    original = ScriptedAgent._danger
+
+    def counting(self: ScriptedAgent, *args: object, **kwargs: object) -> float:
+        worked_out[self.keep_decisions] += 1
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(ScriptedAgent, "_danger", counting)
+    decisions = 0
+    while not b.is_over:
+        side = b.pending.player
+        action = agents[side].act(b)
+        assert twins[side].act(b) == action
+        b.apply(action)
+        decisions += 1
+    assert decisions > 50 and worked_out[True] <= worked_out[False]
+    assert worked_out[True] < worked_out[False] or not repeats
