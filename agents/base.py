@@ -117,13 +117,15 @@ class _Decision:
     Attributes:
         dangers: :meth:`ScriptedAgent._kept_danger`'s answers by its key.
         lds: the General's Ld lent to each unit, as ``estimates.break_chance`` keeps it.
+        pool: :meth:`ScriptedAgent.enemy_pool` once read.
     """
 
-    __slots__ = ("dangers", "lds")
+    __slots__ = ("dangers", "lds", "pool")
 
     def __init__(self) -> None:
         self.dangers: dict[tuple, float] = {}
         self.lds: dict[int, tuple[UnitState, int | None]] = {}
+        self.pool: tuple[list[UnitState], PoolAnswers] | None = None
 
 
 @dataclass(frozen=True)
@@ -254,19 +256,46 @@ class ScriptedAgent:
         """Enemy units on the table; fleeing ones only if ``fleeing``."""
         return [e for e in space.alive_units(battle.state, 1 - self.side) if fleeing or not e.fleeing]
 
-    def nearest_enemy(self, battle: Battle, u: UnitState) -> UnitState | None:
-        """The enemy nearest ``u`` (edge to edge), non-fleeing ones preferred."""
+    def enemy_pool(self, battle: Battle) -> tuple[list[UnitState], PoolAnswers]:
+        """The enemies :meth:`nearest_enemy`, :meth:`target_for` and the movement order choose from (those not
+        fleeing, else the fleeing ones), with the answers kept for that pool (:func:`pool_answers`); read once per
+        decision while :meth:`act` works it out. The list is shared: read it, never change it."""
+        decision = self.__dict__.get("_decision")
+        if decision is not None and decision.pool is not None:
+            return decision.pool
         pool = self.enemies(battle) or self.enemies(battle, fleeing=True)
-        return min(pool, key=lambda e: (gap(u, e), e.uid), default=None)
+        found = (pool, pool_answers(pool))
+        if decision is not None:
+            decision.pool = found
+        return found
+
+    def nearest_enemy(self, battle: Battle, u: UnitState) -> UnitState | None:
+        """The enemy nearest ``u`` (edge to edge; ties: the lower uid), non-fleeing ones preferred; kept per the
+        enemies' and ``u``'s places (:meth:`enemy_pool`)."""
+        pool, kept = self.enemy_pool(battle)
+        if not pool:
+            return None
+        key = _place_key(u)
+        i = kept.nearest.get(key)
+        if i is None:
+            i = kept.nearest[key] = min(range(len(pool)), key=lambda j: (gap(u, pool[j]), pool[j].uid))
+        return pool[i]
 
     def target_for(self, battle: Battle, u: UnitState) -> UnitState | None:
         """The enemy ``u`` can reach with least effort: distance plus the wheel needed to face it (W·θ).
 
         Preferring enemies ahead keeps a line from zig-zagging after whichever
-        enemy happens to be nearest; non-fleeing enemies come first.
+        enemy happens to be nearest; non-fleeing enemies come first; ties go to the lower uid. Kept per the
+        enemies' and ``u``'s places (:meth:`enemy_pool`; :func:`effort` reads nothing else).
         """
-        pool = self.enemies(battle) or self.enemies(battle, fleeing=True)
-        return min(pool, key=lambda e: (effort(u, e), e.uid), default=None)
+        pool, kept = self.enemy_pool(battle)
+        if not pool:
+            return None
+        key = _place_key(u)
+        i = kept.target.get(key)
+        if i is None:
+            i = kept.target[key] = min(range(len(pool)), key=lambda j: (effort(u, pool[j]), pool[j].uid))
+        return pool[i]
 
     def engaged_with_friend(self, battle: Battle, enemy: UnitState) -> bool:
         """Whether a unit of ours is in combat with ``enemy``."""
@@ -399,8 +428,8 @@ class ScriptedAgent:
                 options[a.unit][a.option] = a
         units = [battle.unit(uid) for uid in options]
         if type(self).enemy_distance is ScriptedAgent.enemy_distance:  # the pool of enemies read once
-            pool = self.enemies(battle) or self.enemies(battle, fleeing=True)
-            nearest = nearest_gaps(pool)
+            pool, kept = self.enemy_pool(battle)
+            nearest = nearest_gaps(pool, kept)
             units.sort(key=lambda u: (nearest(u), u.uid))
         else:
             units.sort(key=lambda u: (self.enemy_distance(battle, u), u.uid))
@@ -633,27 +662,47 @@ def _place_key(u: UnitState) -> tuple:
     return (u.x, u.y, u.facing, u.files, u.models, u.base_w, u.base_d, u.troop_type)
 
 
-NEAREST_MEMO_SIZE = 4096
-"""Most pools of enemies :func:`nearest_gaps` keeps answers for (then it starts afresh)."""
-_NEAREST: dict[tuple, dict[tuple, float]] = {}
+class PoolAnswers:
+    """What the scripted agents keep for one pool of enemies (:func:`pool_answers`), per :func:`_place_key` of the unit
+    asking: ``gap`` its least :func:`gap` to the pool (inches), ``nearest`` and ``target`` the index in the pool of
+    its nearest enemy and of its :meth:`ScriptedAgent.target_for` choice."""
+
+    __slots__ = ("gap", "nearest", "target")
+
+    def __init__(self) -> None:
+        self.gap: dict[tuple, float] = {}
+        self.nearest: dict[tuple, int] = {}
+        self.target: dict[tuple, int] = {}
 
 
-def nearest_gaps(pool: list[UnitState]) -> Callable[[UnitState], float]:
-    """``u -> min(gap(u, e) for e in pool)`` (inches; inf for an empty pool), kept per the footprints of the pool
-    and of ``u`` (:func:`_place_key`, all :func:`gap` reads), so a unit that has not moved against enemies that
-    have not moved is answered without a distance looked up."""
-    pool_key = tuple(_place_key(e) for e in pool)
-    kept = _NEAREST.get(pool_key)
+POOL_MEMO_SIZE = 4096
+"""Most pools of enemies :func:`pool_answers` keeps answers for (then it starts afresh)."""
+_POOLS: dict[tuple, PoolAnswers] = {}
+
+
+def pool_answers(pool: list[UnitState]) -> PoolAnswers:
+    """The answers kept for ``pool``: per the uid and :func:`_place_key` of each of its enemies, in order (all that
+    :func:`gap` and :func:`effort` read of them, and the uid that breaks ties)."""
+    key = tuple((e.uid, e.x, e.y, e.facing, e.files, e.models, e.base_w, e.base_d, e.troop_type) for e in pool)
+    kept = _POOLS.get(key)
     if kept is None:
-        if len(_NEAREST) >= NEAREST_MEMO_SIZE:
-            _NEAREST.clear()
-        kept = _NEAREST[pool_key] = {}
+        if len(_POOLS) >= POOL_MEMO_SIZE:
+            _POOLS.clear()
+        kept = _POOLS[key] = PoolAnswers()
+    return kept
+
+
+def nearest_gaps(pool: list[UnitState], kept: PoolAnswers | None = None) -> Callable[[UnitState], float]:
+    """``u -> min(gap(u, e) for e in pool)`` (inches; inf for an empty pool), kept per the footprints of the pool
+    and of ``u`` (``kept``: :func:`pool_answers` of ``pool``, looked up when None), so a unit that has not moved
+    against enemies that have not moved is answered without a distance looked up."""
+    gaps = (pool_answers(pool) if kept is None else kept).gap
 
     def nearest(u: UnitState) -> float:
         key = _place_key(u)
-        d = kept.get(key)
+        d = gaps.get(key)
         if d is None:
-            d = kept[key] = min((gap(u, e) for e in pool), default=float("inf"))
+            d = gaps[key] = min((gap(u, e) for e in pool), default=float("inf"))
         return d
 
     return nearest

@@ -4,6 +4,8 @@
   falls short of the best value found: its choice equals the max of :meth:`ScriptedAgent.valued_shots`.
 * :func:`agents.base.nearest_gaps` keeps each unit's nearest-enemy gap per pool of enemies: the movement order
   equals the one sorted on fresh gaps.
+* :meth:`ScriptedAgent.target_for` and :meth:`ScriptedAgent.nearest_enemy` keep their choice per pool of enemies
+  and place of the unit (:meth:`ScriptedAgent.enemy_pool`): it equals the min over fresh efforts and gaps.
 * :meth:`ScriptedAgent._danger` passes over chargers beyond :func:`agents.base._reach_bound`: exactly those that
   ``space.near`` rules out.
 
@@ -15,7 +17,7 @@ from __future__ import annotations
 import pytest
 
 from battleline.agents import estimates
-from battleline.agents.base import FAR_MARGIN, ScriptedAgent, _reach_bound, gap, nearest_gaps
+from battleline.agents.base import FAR_MARGIN, ScriptedAgent, _reach_bound, effort, gap, nearest_gaps
 from battleline.agents.registry import make_agent
 from battleline.agents.steering import moved_copy
 from battleline.env.rules import geometry as geo
@@ -185,3 +187,21 @@ def test_kept_decisions_choose_what_afresh_answers_choose(blue: str, red: str, s
         decisions += 1
     assert decisions > 50 and worked_out[True] <= worked_out[False]
     assert worked_out[True] < worked_out[False] or not repeats
+
+
+def test_kept_targets_equal_fresh_choices(decisions: list[tuple[Battle, ScriptedAgent]]) -> None:
+    """At every decision, for every unit of the acting side, where it stands and 3" ahead, asked twice (worked out,
+    then kept) and once more inside a decision's pool: target_for and nearest_enemy equal the min over the pool of
+    fresh (effort, uid) and (space.unit_distance, uid)."""
+    compared = 0
+    for b, agent in decisions:
+        pool = agent.enemies(b) or agent.enemies(b, fleeing=True)
+        for u in space.alive_units(b.state, agent.side):
+            for v in (u, moved_copy(u, geo.move_straight(space.pose(u), 3.0))):
+                want_target = min(pool, key=lambda e: (effort(v, e), e.uid), default=None)
+                want_near = min(pool, key=lambda e: (space.unit_distance(v, e), e.uid), default=None)
+                for _ in range(2):
+                    assert agent.target_for(b, v) is want_target
+                    assert agent.nearest_enemy(b, v) is want_near
+                compared += 1
+    assert compared > 500
