@@ -355,7 +355,7 @@ class ScriptedAgent:
         the danger of where the charger ends up), if :meth:`charge_allowed`
         agrees.
         """
-        dist = space.unit_distance(c, t)
+        dist = gap(c, t)
         if t.fleeing:
             p = estimates.catch_fleeing_probability(c, t, dist)
             return p * CATCH_VALUE * t.points if p >= MIN_CATCH else None
@@ -559,7 +559,7 @@ class ScriptedAgent:
         if target is None:
             return None
         if pace is None:
-            pace = "march" if space.unit_distance(u, target) > CLOSE else "advance"
+            pace = "march" if gap(u, target) > CLOSE else "advance"
         return steer(battle, u, (target.x, target.y), pace, options, approach=True)
 
     def follow(self, battle: Battle, u: UnitState, options: Collection[str], groups: Collection[str] = (CENTRE,)) -> str | None:
@@ -568,9 +568,9 @@ class ScriptedAgent:
         blocks = [f for f in friends if self.group(f) in groups] or friends
         if not blocks:
             return self.advance_on(battle, u, options)
-        anchor = min(blocks, key=lambda f: (space.unit_distance(u, f), f.uid))
+        anchor = min(blocks, key=lambda f: (gap(u, f), f.uid))
         goal = geo.to_world(space.pose(anchor), 0.0, -(anchor.depth / 2 + FOLLOW_GAP + u.depth / 2))
-        pace = "march" if space.unit_distance(u, anchor) > CLOSE else "advance"
+        pace = "march" if gap(u, anchor) > CLOSE else "advance"
         return steer(battle, u, goal, pace, options, approach=False) or face_threat(battle, u, options)
 
     def flank_attack(self, battle: Battle, u: UnitState, e: UnitState, waypoint: tuple[float, float],
