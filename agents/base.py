@@ -591,8 +591,8 @@ class ScriptedAgent:
             valued = self.valued_shots(battle, legal)
             return max(valued, key=lambda a: (valued[a], -a.unit)) if valued else END_PHASE
         shots = list(dict.fromkeys(a for a in legal if a.kind == "shoot" and a.target is not None))
-        if not shots:
-            return END_PHASE
+        if len(shots) <= 1:
+            return shots[0] if shots else END_PHASE  # the only volley is the best whatever its value
         bounded = []
         for i, a in enumerate(shots):
             u, t = battle.unit(a.unit), battle.unit(a.target)
