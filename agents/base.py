@@ -34,6 +34,8 @@ from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+import numpy as np
+
 from battleline.agents import estimates, magic_policy
 from battleline.agents.steering import face_threat, moved_copy, off_axis, predict_pose, steer
 from battleline.env.rules import geometry as geo
@@ -104,6 +106,26 @@ DANGER_LIMIT = 1.0
 """Danger (see :meth:`ScriptedAgent.danger`) above which a move is replaced by a safer one."""
 SAFER_OPTIONS = ("advance_half", None, "backward")
 """The fall-backs of a dangerous move, most progress first (None: stay put)."""
+FAR_MARGIN = 1.0 + 1e-9
+"""Relative margin past which a squared centre distance is surely beyond a reach: ``dx² + dy² > (r·FAR_MARGIN)²``
+implies ``hypot(dx, dy) > r`` whatever the rounding (each is within a few units in the last place)."""
+
+
+class _Decision:
+    """What a scripted agent keeps while it works out one decision (the battle holding still).
+
+    Attributes:
+        dangers: :meth:`ScriptedAgent._kept_danger`'s answers by its key.
+        lds: the General's Ld lent to each unit, as ``estimates.break_chance`` keeps it.
+        pool: :meth:`ScriptedAgent.enemy_pool` once read.
+    """
+
+    __slots__ = ("dangers", "lds", "pool")
+
+    def __init__(self) -> None:
+        self.dangers: dict[tuple, float] = {}
+        self.lds: dict[int, tuple[UnitState, int | None]] = {}
+        self.pool: tuple[list[UnitState], PoolAnswers] | None = None
 
 
 @dataclass(frozen=True)
@@ -139,6 +161,8 @@ class ScriptedAgent:
     """
 
     name = "scripted"
+    keep_decisions = True
+    """Whether :meth:`act` keeps answers for the decision it works out (False: every answer afresh; the same choices)."""
 
     def __init__(self, seed: int = 0) -> None:
         self.seed = seed
@@ -152,7 +176,21 @@ class ScriptedAgent:
         self.plan = None
 
     def act(self, battle: Battle) -> Action:
-        """Answer the pending decision with one of the legal actions."""
+        """Answer the pending decision with one of the legal actions.
+
+        While it decides, the battle holds still: :meth:`danger`'s answers are kept for the decision (see
+        :meth:`_kept_danger`) and dropped when it returns (unless :attr:`keep_decisions` is False)."""
+        if not self.keep_decisions:
+            return self._act(battle)
+        outer = self.__dict__.get("_decision")
+        self._decision = _Decision()
+        try:
+            return self._act(battle)
+        finally:
+            self._decision = outer
+
+    def _act(self, battle: Battle) -> Action:
+        """:meth:`act`'s choice."""
         legal = battle.legal_actions()
         if self.plan is None:
             self.plan = self.make_plan(battle)
@@ -218,19 +256,46 @@ class ScriptedAgent:
         """Enemy units on the table; fleeing ones only if ``fleeing``."""
         return [e for e in space.alive_units(battle.state, 1 - self.side) if fleeing or not e.fleeing]
 
-    def nearest_enemy(self, battle: Battle, u: UnitState) -> UnitState | None:
-        """The enemy nearest ``u`` (edge to edge), non-fleeing ones preferred."""
+    def enemy_pool(self, battle: Battle) -> tuple[list[UnitState], PoolAnswers]:
+        """The enemies :meth:`nearest_enemy`, :meth:`target_for` and the movement order choose from (those not
+        fleeing, else the fleeing ones), with the answers kept for that pool (:func:`pool_answers`); read once per
+        decision while :meth:`act` works it out. The list is shared: read it, never change it."""
+        decision = self.__dict__.get("_decision")
+        if decision is not None and decision.pool is not None:
+            return decision.pool
         pool = self.enemies(battle) or self.enemies(battle, fleeing=True)
-        return min(pool, key=lambda e: (gap(u, e), e.uid), default=None)
+        found = (pool, pool_answers(pool))
+        if decision is not None:
+            decision.pool = found
+        return found
+
+    def nearest_enemy(self, battle: Battle, u: UnitState) -> UnitState | None:
+        """The enemy nearest ``u`` (edge to edge; ties: the lower uid), non-fleeing ones preferred; kept per the
+        enemies' and ``u``'s places (:meth:`enemy_pool`)."""
+        pool, kept = self.enemy_pool(battle)
+        if not pool:
+            return None
+        key = _place_key(u)
+        i = kept.nearest.get(key)
+        if i is None:
+            i = kept.nearest[key] = min(range(len(pool)), key=lambda j: (gap(u, pool[j]), pool[j].uid))
+        return pool[i]
 
     def target_for(self, battle: Battle, u: UnitState) -> UnitState | None:
         """The enemy ``u`` can reach with least effort: distance plus the wheel needed to face it (W·θ).
 
         Preferring enemies ahead keeps a line from zig-zagging after whichever
-        enemy happens to be nearest; non-fleeing enemies come first.
+        enemy happens to be nearest; non-fleeing enemies come first; ties go to the lower uid. Kept per the
+        enemies' and ``u``'s places (:meth:`enemy_pool`; :func:`effort` reads nothing else).
         """
-        pool = self.enemies(battle) or self.enemies(battle, fleeing=True)
-        return min(pool, key=lambda e: (effort(u, e), e.uid), default=None)
+        pool, kept = self.enemy_pool(battle)
+        if not pool:
+            return None
+        key = _place_key(u)
+        i = kept.target.get(key)
+        if i is None:
+            i = kept.target[key] = min(range(len(pool)), key=lambda j: (effort(u, pool[j]), pool[j].uid))
+        return pool[i]
 
     def engaged_with_friend(self, battle: Battle, enemy: UnitState) -> bool:
         """Whether a unit of ours is in combat with ``enemy``."""
@@ -290,7 +355,7 @@ class ScriptedAgent:
         the danger of where the charger ends up), if :meth:`charge_allowed`
         agrees.
         """
-        dist = space.unit_distance(c, t)
+        dist = gap(c, t)
         if t.fleeing:
             p = estimates.catch_fleeing_probability(c, t, dist)
             return p * CATCH_VALUE * t.points if p >= MIN_CATCH else None
@@ -363,8 +428,9 @@ class ScriptedAgent:
                 options[a.unit][a.option] = a
         units = [battle.unit(uid) for uid in options]
         if type(self).enemy_distance is ScriptedAgent.enemy_distance:  # the pool of enemies read once
-            pool = self.enemies(battle) or self.enemies(battle, fleeing=True)
-            units.sort(key=lambda u: (min((gap(u, e) for e in pool), default=float("inf")), u.uid))
+            pool, kept = self.enemy_pool(battle)
+            nearest = nearest_gaps(pool, kept)
+            units.sort(key=lambda u: (nearest(u), u.uid))
         else:
             units.sort(key=lambda u: (self.enemy_distance(battle, u), u.uid))
         for u in units:
@@ -383,23 +449,64 @@ class ScriptedAgent:
         expects to win. ``u`` may be a forecast copy (see ``steering.moved_copy``);
         enemies in ``ignore`` are left out.
         """
-        return self._danger(battle, u, self._chargers(battle, ignore))
+        return self._kept_danger(battle, u, ignore)
 
-    def _chargers(self, battle: Battle, ignore: frozenset[int] = frozenset()) -> list[tuple[UnitState, tuple]]:
+    def _kept_danger(self, battle: Battle, u: UnitState, ignore: frozenset[int],
+                     chargers: list[tuple[UnitState, tuple, tuple[float, float]]] | None = None,
+                     lds: dict[int, tuple[UnitState, int | None]] | None = None) -> float:
+        """:meth:`_danger` of ``u`` against :meth:`_chargers` (``chargers`` when read already; ``lds`` as there).
+
+        Within :meth:`act` (the battle holding still) the answer is kept for the decision per ``ignore`` and all
+        :meth:`_danger` reads of ``u``: uid, side, the unit it is joined to (the General's Ld it is lent), its
+        :func:`_target_key` (place, formation, special rules) and its ``estimates.combat_key``."""
+        decision = self.__dict__.get("_decision")
+        if decision is None:
+            return self._danger(battle, u, self._chargers(battle, ignore) if chargers is None else chargers, lds)
+        key = (ignore, u.uid, u.side, u.joined_to, _target_key(u), estimates.combat_key(u))
+        d = decision.dangers.get(key)
+        if d is None:
+            if chargers is None:
+                chargers = self._chargers(battle, ignore)
+            d = decision.dangers[key] = self._danger(battle, u, chargers, decision.lds)
+        return d
+
+    def _chargers(self, battle: Battle, ignore: frozenset[int] = frozenset()) -> list[tuple[UnitState, tuple, tuple[float, float]]]:
         """The enemies :meth:`danger` weighs (not in ``ignore``, able to declare a charge: ``can_threaten``), each
-        with its part of the :func:`charge_threat` key (:func:`_charger_key`), in :meth:`enemies`' order."""
-        return [(e, _charger_key(e)) for e in self.enemies(battle) if e.uid not in ignore and can_threaten(battle, e)]
+        with its part of the :func:`charge_threat` key (:func:`_charger_key`) and its :func:`_reach_bound`, in
+        :meth:`enemies`' order."""
+        return [(e, _charger_key(e), _reach_bound(e)) for e in self.enemies(battle)
+                if e.uid not in ignore and can_threaten(battle, e)]
 
-    def _danger(self, battle: Battle, u: UnitState, chargers: list[tuple[UnitState, tuple]]) -> float:
-        """:meth:`danger` of ``u`` against ``chargers`` (:meth:`_chargers`, read once for several places of ``u``)."""
+    def _danger(self, battle: Battle, u: UnitState, chargers: list[tuple[UnitState, tuple, tuple[float, float]]],
+                lds: dict[int, tuple[UnitState, int | None]] | None = None) -> float:
+        """:meth:`danger` of ``u`` against ``chargers`` (:meth:`_chargers`, read once for several places of ``u``).
+
+        A charger whose centre lies beyond its :func:`_reach_bound` plus ``u``'s radius fails the first test of
+        :func:`_threat_geometry` (``space.near``, term for term) and is passed over without a key built; one whose
+        squared centre distance exceeds that bound's square by a margin (:data:`FAR_MARGIN`) is passed over without
+        the distance taken. ``lds``: the General's Ld kept per unit (:func:`estimates.break_chance`) while the
+        battle holds still (a new one when None)."""
+        if not chargers:
+            return 0.0
         worst = 0.0
-        target = _target_key(u)
-        for e, key in chargers:
+        target = None
+        ru = space.radius(u)
+        ux, uy = u.x, u.y
+        if lds is None:
+            lds = {}
+        for e, key, bound in chargers:
+            dx, dy = e.x - ux, e.y - uy
+            limit = (bound[0] + ru) + bound[1]
+            far = limit * FAR_MARGIN
+            if dx * dx + dy * dy > far * far or float(np.hypot(dx, dy)) > limit:
+                continue
+            if target is None:
+                target = _target_key(u)
             threat = _kept_threat(battle, e, u, key + target)
             if threat is None:
                 continue
             p, facing = threat
-            est = estimates.estimate_combat(battle, e, u, facing)
+            est = estimates.estimate_combat(battle, e, u, facing, lds=lds)
             if est.diff > 0:
                 worst = max(worst, p * (est.diff + BREAK_WEIGHT * est.break_chance))
         return worst
@@ -418,9 +525,13 @@ class ScriptedAgent:
         candidates = [option] + [o for o in SAFER_OPTIONS if o != option and (o is None or o in options)]
         best, best_danger = option, float("inf")
         chargers = self._chargers(battle)
+        lds: dict[int, tuple[UnitState, int | None]] = {}  # the General's Ld per unit, for every candidate place
+        places: dict[tuple[float, float, float], float] = {}  # candidates ending on one place have one danger
         for cand in candidates:
             pose = predict_pose(battle, u, cand) if cand is not None else space.pose(u)
-            d = self._danger(battle, moved_copy(u, pose), chargers)
+            d = places.get(pose)
+            if d is None:
+                d = places[pose] = self._kept_danger(battle, moved_copy(u, pose), frozenset(), chargers, lds)
             if d <= DANGER_LIMIT:
                 return cand
             if d < best_danger:
@@ -448,7 +559,7 @@ class ScriptedAgent:
         if target is None:
             return None
         if pace is None:
-            pace = "march" if space.unit_distance(u, target) > CLOSE else "advance"
+            pace = "march" if gap(u, target) > CLOSE else "advance"
         return steer(battle, u, (target.x, target.y), pace, options, approach=True)
 
     def follow(self, battle: Battle, u: UnitState, options: Collection[str], groups: Collection[str] = (CENTRE,)) -> str | None:
@@ -457,9 +568,9 @@ class ScriptedAgent:
         blocks = [f for f in friends if self.group(f) in groups] or friends
         if not blocks:
             return self.advance_on(battle, u, options)
-        anchor = min(blocks, key=lambda f: (space.unit_distance(u, f), f.uid))
+        anchor = min(blocks, key=lambda f: (gap(u, f), f.uid))
         goal = geo.to_world(space.pose(anchor), 0.0, -(anchor.depth / 2 + FOLLOW_GAP + u.depth / 2))
-        pace = "march" if space.unit_distance(u, anchor) > CLOSE else "advance"
+        pace = "march" if gap(u, anchor) > CLOSE else "advance"
         return steer(battle, u, goal, pace, options, approach=False) or face_threat(battle, u, options)
 
     def flank_attack(self, battle: Battle, u: UnitState, e: UnitState, waypoint: tuple[float, float],
@@ -471,9 +582,34 @@ class ScriptedAgent:
 
     # ------------------------------------------------------------------ shoot / pursue
     def choose_shot(self, battle: Battle, legal: list[Action]) -> Action:
-        """Fire the volley worth most: points per model × expected kills."""
-        valued = self.valued_shots(battle, legal)
-        return max(valued, key=lambda a: (valued[a], -a.unit)) if valued else END_PHASE
+        """Fire the volley worth most: points per model × expected kills (ties: the lower unit id, then the first
+        in ``legal``), as the max of :meth:`valued_shots`.
+
+        With the shared :meth:`valued_shots`, a volley whose :func:`estimates.shot_value_bound` is below the best
+        value already found is not valued: it cannot be the best (the bound is never below its value)."""
+        if type(self).valued_shots is not ScriptedAgent.valued_shots:
+            valued = self.valued_shots(battle, legal)
+            return max(valued, key=lambda a: (valued[a], -a.unit)) if valued else END_PHASE
+        shots = list(dict.fromkeys(a for a in legal if a.kind == "shoot" and a.target is not None))
+        if len(shots) <= 1:
+            return shots[0] if shots else END_PHASE  # the only volley is the best whatever its value
+        bounded = []
+        for i, a in enumerate(shots):
+            u, t = battle.unit(a.unit), battle.unit(a.target)
+            breath_attack = a.option == "breath"
+            bound = estimates.shot_value(battle, u, t, True) if breath_attack else estimates.shot_value_bound(battle, u, t)
+            bounded.append((bound, i, a, u, t, breath_attack))
+        bounded.sort(key=lambda b: -b[0])
+        best: tuple[float, int, int] | None = None
+        choice = END_PHASE
+        for bound, i, a, u, t, breath_attack in bounded:
+            if best is not None and bound < best[0]:
+                break  # this bound and every later one fall short of the best value
+            value = bound if breath_attack else estimates.shot_value(battle, u, t)
+            key = (value, -a.unit, -i)
+            if best is None or key > best:
+                best, choice = key, a
+        return choice
 
     def valued_shots(self, battle: Battle, legal: list[Action]) -> dict[Action, float]:
         """Every legal volley at a unit (not at castle elements) with its value: points per model × expected kills."""
@@ -518,6 +654,58 @@ def gap(u: UnitState, e: UnitState) -> float:
             _GAPS.clear()
         d = _GAPS[key] = space.unit_distance(u, e)
     return d
+
+
+def _place_key(u: UnitState) -> tuple:
+    """What ``u``'s footprint is built from (one half of :func:`gap`'s key): centre, facing, files, models, bases
+    and troop type (CORE.GEO.FOOTPRINT)."""
+    return (u.x, u.y, u.facing, u.files, u.models, u.base_w, u.base_d, u.troop_type)
+
+
+class PoolAnswers:
+    """What the scripted agents keep for one pool of enemies (:func:`pool_answers`), per :func:`_place_key` of the unit
+    asking: ``gap`` its least :func:`gap` to the pool (inches), ``nearest`` and ``target`` the index in the pool of
+    its nearest enemy and of its :meth:`ScriptedAgent.target_for` choice."""
+
+    __slots__ = ("gap", "nearest", "target")
+
+    def __init__(self) -> None:
+        self.gap: dict[tuple, float] = {}
+        self.nearest: dict[tuple, int] = {}
+        self.target: dict[tuple, int] = {}
+
+
+POOL_MEMO_SIZE = 4096
+"""Most pools of enemies :func:`pool_answers` keeps answers for (then it starts afresh)."""
+_POOLS: dict[tuple, PoolAnswers] = {}
+
+
+def pool_answers(pool: list[UnitState]) -> PoolAnswers:
+    """The answers kept for ``pool``: per the uid and :func:`_place_key` of each of its enemies, in order (all that
+    :func:`gap` and :func:`effort` read of them, and the uid that breaks ties)."""
+    key = tuple((e.uid, e.x, e.y, e.facing, e.files, e.models, e.base_w, e.base_d, e.troop_type) for e in pool)
+    kept = _POOLS.get(key)
+    if kept is None:
+        if len(_POOLS) >= POOL_MEMO_SIZE:
+            _POOLS.clear()
+        kept = _POOLS[key] = PoolAnswers()
+    return kept
+
+
+def nearest_gaps(pool: list[UnitState], kept: PoolAnswers | None = None) -> Callable[[UnitState], float]:
+    """``u -> min(gap(u, e) for e in pool)`` (inches; inf for an empty pool), kept per the footprints of the pool
+    and of ``u`` (``kept``: :func:`pool_answers` of ``pool``, looked up when None), so a unit that has not moved
+    against enemies that have not moved is answered without a distance looked up."""
+    gaps = (pool_answers(pool) if kept is None else kept).gap
+
+    def nearest(u: UnitState) -> float:
+        key = _place_key(u)
+        d = gaps.get(key)
+        if d is None:
+            d = gaps[key] = min((gap(u, e) for e in pool), default=float("inf"))
+        return d
+
+    return nearest
 
 
 def charge_arc(battle: Battle, c: UnitState, t: UnitState) -> str:
@@ -593,6 +781,12 @@ def _charger_key(c: UnitState) -> tuple:
 def _target_key(t: UnitState) -> tuple:
     """The target's part of :func:`_threat_key`: place, formation, bases, troop type and special rules."""
     return (t.x, t.y, t.facing, t.files, t.models, t.base_w, t.base_d, t.troop_type, tuple(t.special_rules))
+
+
+def _reach_bound(c: UnitState) -> tuple[float, float]:
+    """(:func:`space.radius` of ``c``, :func:`charge_reach` of ``c``) in inches: ``space.near(c, t, reach)`` is
+    ``hypot(c.x - t.x, c.y - t.y) <= (radius + radius(t)) + reach``, the first test of :func:`_threat_geometry`."""
+    return space.radius(c), charge_reach(c)
 
 
 def _threat_geometry(battle: Battle, c: UnitState, t: UnitState, target: Polygon | None) -> tuple[float, str] | None:

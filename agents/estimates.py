@@ -249,11 +249,23 @@ def rank_bonus(u: UnitState) -> int:
     return min(MAX_RANK_BONUS, sum(1 for n in rank_sizes(u)[1:] if n >= RANK_MIN_MODELS))
 
 
-def break_chance(battle: Battle, loser: UnitState, loser_models: float, winner_models: float, diff: float) -> float:
-    """P(``loser`` fails its break test by ``diff``) (CORE.CC.BREAK_TEST, INSPIRED, STUBBORN, UNBREAKABLE)."""
+def break_chance(battle: Battle, loser: UnitState, loser_models: float, winner_models: float, diff: float,
+                 lds: dict[int, tuple[UnitState, int | None]] | None = None) -> float:
+    """P(``loser`` fails its break test by ``diff``) (CORE.CC.BREAK_TEST, INSPIRED, STUBBORN, UNBREAKABLE).
+
+    ``lds``: where given, the General's Ld lent to each unit (``psychology.general_ld``) kept by the unit object's
+    id, with the object (so the id stays its own): the caller keeps it while the battle and those units hold still.
+    """
     if diff <= 0 or loser.has("unbreakable"):
         return 0.0
-    ld = max(loser.profile.Ld, psychology.general_ld(battle, loser) or 0)
+    if lds is None:
+        general = psychology.general_ld(battle, loser)
+    else:
+        kept = lds.get(id(loser))
+        if kept is None:
+            kept = lds[id(loser)] = (loser, psychology.general_ld(battle, loser))
+        general = kept[1]
+    ld = max(loser.profile.Ld, general or 0)
     if not (loser.has("stubborn") or loser_models > winner_models):
         ld -= max(1, round(diff))
     return 1.0 - p_ld_test_passes(ld)
@@ -285,7 +297,8 @@ ALLY_BONUS = 2.0
 
 
 def estimate_combat(
-    battle: Battle, attacker: UnitState, defender: UnitState, facing: str, charging: bool = True, ally: float = 0.0
+    battle: Battle, attacker: UnitState, defender: UnitState, facing: str, charging: bool = True, ally: float = 0.0,
+    lds: dict[int, tuple[UnitState, int | None]] | None = None,
 ) -> CombatEstimate:
     """Expected round of ``attacker`` fighting ``defender`` on the defender's ``facing``.
 
@@ -297,6 +310,7 @@ def estimate_combat(
             +1 combat result, charge-only weapon bonuses); False for a later
             round of the same fight (blows struck together, no charge bonuses).
         ally: chance (0..1) that a friend of the attacker fights the defender too (adds that share of :data:`ALLY_BONUS`).
+        lds: the General's Ld kept per unit, as in :func:`break_chance` (None: worked out afresh).
 
     The round before the break test (:func:`_round`) is kept per (:func:`combat_key` of each unit, facing,
     charging, ally, defended obstacle): where the units stand enters only through the obstacle and the
@@ -315,9 +329,9 @@ def estimate_combat(
         part = _ROUNDS[key] = _round(attacker, defender, facing, charging, ally, defended)
     a_wounds, d_wounds, diff, a_left, d_left = part
     if diff > 0:
-        chance = break_chance(battle, defender, d_left, a_left, diff)
+        chance = break_chance(battle, defender, d_left, a_left, diff, lds)
     else:
-        chance = break_chance(battle, attacker, a_left, d_left, -diff)
+        chance = break_chance(battle, attacker, a_left, d_left, -diff, lds)
     return CombatEstimate(a_wounds, d_wounds, diff, chance)
 
 
@@ -373,20 +387,47 @@ def expected_kills(battle: Battle, shooter: UnitState, target: UnitState, breath
     if breath_attack:
         hits, strength, piercing = breath.expected_hits(shooter, target), shooter.profile.S, shooter.has("armour_piercing")
     else:
-        w = shooting.weapon(shooter, battle.state)
-        per_model = w.multiple_shots if w.multiple_shots > 1 else (2 if shooter.has("multiple_shots_2") else 1)
+        per_model, front, volley, strength, piercing = _volley(battle, shooter)
         mod, _ = shooting.to_hit_modifier(battle, shooter, target, False, per_model > 1)
-        front, volley = shooting.shooters(shooter, w)
         hits = per_model * (
             front * p_shot_hits(tables.shooting_to_hit(shooter.profile.BS, mod))
             + volley * p_shot_hits(tables.shooting_to_hit(shooter.profile.BS, mod - 1))
         )
-        strength = w.strength if w.strength is not None else shooter.profile.S
-        piercing = w.armour_piercing or shooter.has("armour_piercing")
+    return _kills(target, hits, strength, piercing)
+
+
+def _volley(battle: Battle, shooter: UnitState) -> tuple[int, int, int, int, bool]:
+    """(shots per model, models shooting from ranks 1–2, Volley Fire models, S, armour piercing) of ``shooter``'s
+    missile weapon (CORE.SHOOT.SHOOTERS, CORE.SR.MULTIPLE_SHOTS, CORE.SR.VOLLEY_FIRE)."""
+    w = shooting.weapon(shooter, battle.state)
+    per_model = w.multiple_shots if w.multiple_shots > 1 else (2 if shooter.has("multiple_shots_2") else 1)
+    front, volley = shooting.shooters(shooter, w)
+    strength = w.strength if w.strength is not None else shooter.profile.S
+    return per_model, front, volley, strength, w.armour_piercing or shooter.has("armour_piercing")
+
+
+def _kills(target: UnitState, hits: float, strength: int, piercing: bool) -> float:
+    """Expected models of ``target`` killed by ``hits`` hits at ``strength``: wounds, saves, over W (CORE.SHOOT.*)."""
     p_wound = p_d6_at_least(tables.to_wound(strength, target.profile.T))
     save = tables.armour_save_needed(target.armour_save, strength, piercing)
     wounds = hits * p_wound * (1 - p_save(save))
     return min(float(target.models), wounds / max(1, target.profile.W))
+
+
+BEST_SHOT_HIT = p_shot_hits(2)
+"""The highest chance one shot hits whatever the to-hit modifiers (5/6: a natural 1 always misses)."""
+
+
+def shot_value_bound(battle: Battle, shooter: UnitState, target: UnitState) -> float:
+    """An upper bound of :func:`shot_value` for a volley (not a breath): every shot hitting with :data:`BEST_SHOT_HIT`.
+
+    The to-hit modifier (cover, range, the line of sight to each model: the costly part) is not worked out.
+    Every step of :func:`expected_kills` after the to-hit chance is a product, sum or minimum of non-negative
+    floats, and those are monotone in each operand even as rounded, so the bound is never below the value.
+    """
+    per_model, front, volley, strength, piercing = _volley(battle, shooter)
+    hits = per_model * (front * BEST_SHOT_HIT + volley * BEST_SHOT_HIT)
+    return target.points / max(1, target.start_models) * _kills(target, hits, strength, piercing)
 
 
 def shot_value(battle: Battle, shooter: UnitState, target: UnitState, breath_attack: bool = False) -> float:

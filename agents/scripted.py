@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import TYPE_CHECKING
 
-from battleline.agents.base import CLOSE, MIN_REACH_FLANK, ChargeOption, ScriptedAgent
+from battleline.agents.base import CLOSE, MIN_REACH_FLANK, ChargeOption, ScriptedAgent, gap
 from battleline.agents.steering import face_threat
 from battleline.env.rules import geometry as geo
 from battleline.env.rules import space
@@ -116,7 +116,7 @@ class PincersAgent(ScriptedAgent):
             return None
         if battle.state.turn <= CENTRE_HOLD_TURN:
             return self.advance_on(battle, u, options, target, pace="advance")
-        if space.unit_distance(u, target) <= CLOSE:
+        if gap(u, target) <= CLOSE:
             return face_threat(battle, u, options)
         return self.advance_on(battle, u, options, target)
 
@@ -124,7 +124,7 @@ class PincersAgent(ScriptedAgent):
         """An enemy fighting our centre (nearest first), else the outermost enemy on this wing's side."""
         anvil = [e for e in self.enemies(battle) if self.engaged_with_friend(battle, e)]
         if anvil:
-            return min(anvil, key=lambda e: (space.unit_distance(u, e), e.uid))
+            return min(anvil, key=lambda e: (gap(u, e), e.uid))
         enemies = self.enemies(battle)
         if not enemies:
             return None
@@ -204,7 +204,7 @@ class RefusedFlankAgent(ScriptedAgent):
     def hold_back(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
         """Stay out of reach: step back from an enemy that could charge next turn, else face the nearest."""
         threat = self.nearest_enemy(battle, u)
-        if threat is not None and space.unit_distance(u, threat) <= charge_reach(threat) + 1.0 and "backward" in options:
+        if threat is not None and gap(u, threat) <= charge_reach(threat) + 1.0 and "backward" in options:
             return "backward"
         return face_threat(battle, u, options)
 

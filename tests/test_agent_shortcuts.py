@@ -1,0 +1,207 @@
+"""The scripted agents' shortcuts give the answers of the code they stand in for.
+
+* :meth:`agents.base.ScriptedAgent.choose_shot` skips volleys whose :func:`agents.estimates.shot_value_bound`
+  falls short of the best value found: its choice equals the max of :meth:`ScriptedAgent.valued_shots`.
+* :func:`agents.base.nearest_gaps` keeps each unit's nearest-enemy gap per pool of enemies: the movement order
+  equals the one sorted on fresh gaps.
+* :meth:`ScriptedAgent.target_for` and :meth:`ScriptedAgent.nearest_enemy` keep their choice per pool of enemies
+  and place of the unit (:meth:`ScriptedAgent.enemy_pool`): it equals the min over fresh efforts and gaps.
+* :meth:`ScriptedAgent._danger` passes over chargers beyond :func:`agents.base._reach_bound`: exactly those that
+  ``space.near`` rules out.
+
+Each is compared with the reference on decisions of battles played by the scripted agents.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from battleline.agents import estimates
+from battleline.agents.base import FAR_MARGIN, ScriptedAgent, _reach_bound, effort, gap, nearest_gaps
+from battleline.agents.registry import make_agent
+from battleline.agents.steering import moved_copy
+from battleline.env.rules import geometry as geo
+from battleline.env.rules import space
+from battleline.env.rules.actions import END_PHASE
+from battleline.env.rules.battle import Battle
+from battleline.env.rules.charges import charge_reach
+
+
+def _decisions(blue: str, red: str, seed: int) -> list[tuple[Battle, ScriptedAgent]]:
+    """Every decision of a ``pitched_battle`` between two named agents: a clone of the battle and the agent to act."""
+    b = Battle.from_scenario("pitched_battle", seed=seed)
+    agents = [make_agent(blue, seed=2 * seed), make_agent(red, seed=2 * seed + 1)]
+    for side, agent in enumerate(agents):
+        agent.reset(b, side)
+    out = []
+    while not b.is_over:
+        agent = agents[b.pending.player]
+        out.append((b.clone(), agent))
+        b.apply(agent.act(b))
+    return out
+
+
+@pytest.fixture(scope="module")
+def decisions() -> list[tuple[Battle, ScriptedAgent]]:
+    """Decisions of line_advance v line_advance (seeds 1, 2) and pincers v refused_flank (seed 3)."""
+    return (_decisions("line_advance", "line_advance", 1) + _decisions("line_advance", "line_advance", 2)
+            + _decisions("pincers", "refused_flank", 3))
+
+
+def test_choose_shot_equals_the_best_valued_shot(decisions: list[tuple[Battle, ScriptedAgent]]) -> None:
+    """At every shooting decision: choose_shot is the max of valued_shots (value, then lower unit id, first in the
+    legal list on a tie), every volley's bound is at least its value, and some volley is skipped somewhere (its
+    bound below the chosen value)."""
+    shots = skipped = 0
+    for b, agent in decisions:
+        if b.pending.kind != "shoot":
+            continue
+        agent.plan = agent.plan or agent.make_plan(b)
+        legal = b.legal_actions()
+        valued = agent.valued_shots(b, legal)
+        want = max(valued, key=lambda a: (valued[a], -a.unit)) if valued else END_PHASE
+        assert agent.choose_shot(b, legal) == want
+        for a, v in valued.items():
+            if a.option != "breath":
+                bound = estimates.shot_value_bound(b, b.unit(a.unit), b.unit(a.target))
+                assert bound >= v
+                skipped += bound < valued[want]
+            shots += 1
+    assert shots > 20 and skipped > 0
+
+
+def test_unit_order_with_kept_nearest_gaps_equals_fresh_gaps(decisions: list[tuple[Battle, ScriptedAgent]]) -> None:
+    """At every movement decision: each moving unit's kept nearest-enemy gap equals the min of fresh
+    space.unit_distance over the pool (asked twice: computed, then kept), and an empty pool gives inf."""
+    compared = 0
+    for b, agent in decisions:
+        if b.pending.kind != "move":
+            continue
+        pool = agent.enemies(b) or agent.enemies(b, fleeing=True)
+        for u in space.alive_units(b.state, agent.side):
+            want = min((space.unit_distance(u, e) for e in pool), default=float("inf"))
+            assert nearest_gaps(pool)(u) == want == nearest_gaps(pool)(u)
+            compared += 1
+    assert compared > 100
+    assert nearest_gaps([])(b.state.units[0]) == float("inf")
+
+
+def test_reach_bound_rules_out_what_near_rules_out(decisions: list[tuple[Battle, ScriptedAgent]]) -> None:
+    """For every pair of opposing units, where the target stands and 3" ahead: the _danger prefilter passes a
+    charger over exactly when space.near(charger, target, charge_reach) is False, and some pairs are near."""
+    import numpy as np
+
+    near = far = 0
+    for b, _ in decisions[::7]:
+        for e in space.alive_units(b.state):
+            rc, reach = _reach_bound(e)
+            assert reach == charge_reach(e)
+            for t in space.alive_units(b.state, 1 - e.side):
+                for u in (t, moved_copy(t, geo.move_straight(space.pose(t), 3.0))):
+                    dx, dy = e.x - u.x, e.y - u.y
+                    limit = (rc + space.radius(u)) + reach
+                    far = limit * FAR_MARGIN
+                    skipped = float(np.hypot(dx, dy)) > limit
+                    if dx * dx + dy * dy > far * far:
+                        assert skipped
+                    assert skipped == (not space.near(e, u, charge_reach(e)))
+                    near += not skipped
+                    far += skipped
+    assert near > 0 and far > 0
+
+
+def test_gap_of_the_kept_pool_is_the_gap(decisions: list[tuple[Battle, ScriptedAgent]]) -> None:
+    """nearest_gaps keeps answers apart per pool: a pool of one enemy answers that enemy's gap for every unit."""
+    b, agent = next((b, a) for b, a in decisions if b.pending.kind == "move")
+    for e in agent.enemies(b)[:3]:
+        for u in space.alive_units(b.state, agent.side):
+            assert nearest_gaps([e])(u) == gap(u, e)
+
+
+def test_far_margin_never_passes_over_a_centre_within_reach() -> None:
+    """200,000 random offsets (inches) against reaches at and about their own length: whenever the squared test says
+    far, np.hypot says beyond the reach; and the squared test does say far for offsets 1e-6 beyond (it decides)."""
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+    dx = rng.uniform(-80, 80, 200_000)
+    dy = rng.uniform(-80, 80, 200_000)
+    d = np.hypot(dx, dy)
+    for limit in (d, np.nextafter(d, 0), np.nextafter(d, np.inf), d * (1 - 1e-9), d - 1e-6):
+        far = limit * FAR_MARGIN
+        said_far = dx * dx + dy * dy > far * far
+        assert not np.any(said_far & ~(d > limit))
+    assert np.mean(dx * dx + dy * dy > ((d - 1e-6) * FAR_MARGIN) ** 2) > 0.99
+
+
+def test_estimate_combat_with_kept_general_ld_equals_afresh(decisions: list[tuple[Battle, ScriptedAgent]]) -> None:
+    """For every pair of opposing units in every tenth decision, on each facing, charging or not, where the defender
+    stands and 3" ahead: estimate_combat with one kept lds dict per decision equals it worked out afresh, and
+    some of those estimates have a break chance above 0 (the General's Ld read)."""
+    breaking = 0
+    for b, _ in decisions[::10]:
+        lds: dict = {}
+        for a in space.alive_units(b.state):
+            for d in space.alive_units(b.state, 1 - a.side):
+                for t in (d, moved_copy(d, geo.move_straight(space.pose(d), 3.0))):
+                    for facing in ("front", "left", "rear"):
+                        for charging in (True, False):
+                            want = estimates.estimate_combat(b, a, t, facing, charging)
+                            assert estimates.estimate_combat(b, a, t, facing, charging, lds=lds) == want
+                            breaking += want.break_chance > 0
+    assert breaking > 0
+
+
+@pytest.mark.parametrize(("blue", "red", "seed", "repeats"), [
+    ("line_advance", "line_advance", 4, False),
+    ("flank_teeth", "line_advance", 5, True),
+    ("pincers", "refused_flank", 6, False),
+    ("bait_and_flank", "weakened_flank", 7, False),
+])
+def test_kept_decisions_choose_what_afresh_answers_choose(blue: str, red: str, seed: int, repeats: bool,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A whole battle in which, at every decision, the acting agent (keeping its dangers for the decision) and a twin
+    with keep_decisions off (every danger afresh) choose the same action; where the tactic asks a danger twice in a
+    decision (flank_teeth's detour, then the dead-zone check), the kept answers are used."""
+    b = Battle.from_scenario("pitched_battle", seed=seed)
+    agents = [make_agent(blue, seed=1), make_agent(red, seed=2)]
+    twins = [make_agent(blue, seed=1), make_agent(red, seed=2)]
+    for side in (0, 1):
+        agents[side].reset(b, side)
+        twins[side].reset(b, side)
+        twins[side].keep_decisions = False
+    worked_out = {True: 0, False: 0}  # _danger calls by agents keeping (True) and not keeping (False) their answers
+    original = ScriptedAgent._danger
+
+    def counting(self: ScriptedAgent, *args: object, **kwargs: object) -> float:
+        worked_out[self.keep_decisions] += 1
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(ScriptedAgent, "_danger", counting)
+    decisions = 0
+    while not b.is_over:
+        side = b.pending.player
+        action = agents[side].act(b)
+        assert twins[side].act(b) == action
+        b.apply(action)
+        decisions += 1
+    assert decisions > 50 and worked_out[True] <= worked_out[False]
+    assert worked_out[True] < worked_out[False] or not repeats
+
+
+def test_kept_targets_equal_fresh_choices(decisions: list[tuple[Battle, ScriptedAgent]]) -> None:
+    """At every decision, for every unit of the acting side, where it stands and 3" ahead, asked twice (worked out,
+    then kept) and once more inside a decision's pool: target_for and nearest_enemy equal the min over the pool of
+    fresh (effort, uid) and (space.unit_distance, uid)."""
+    compared = 0
+    for b, agent in decisions:
+        pool = agent.enemies(b) or agent.enemies(b, fleeing=True)
+        for u in space.alive_units(b.state, agent.side):
+            for v in (u, moved_copy(u, geo.move_straight(space.pose(u), 3.0))):
+                want_target = min(pool, key=lambda e: (effort(v, e), e.uid), default=None)
+                want_near = min(pool, key=lambda e: (space.unit_distance(v, e), e.uid), default=None)
+                for _ in range(2):
+                    assert agent.target_for(b, v) is want_target
+                    assert agent.nearest_enemy(b, v) is want_near
+                compared += 1
+    assert compared > 500
