@@ -269,17 +269,24 @@ class ScriptedAgent:
             decision.pool = found
         return found
 
-    def nearest_enemy(self, battle: Battle, u: UnitState) -> UnitState | None:
-        """The enemy nearest ``u`` (edge to edge; ties: the lower uid), non-fleeing ones preferred; kept per the
-        enemies' and ``u``'s places (:meth:`enemy_pool`)."""
+    def _pool_pick(self, battle: Battle, u: UnitState, answers: str,
+                   measure: Callable[[UnitState, UnitState], float]) -> UnitState | None:
+        """The enemy of the pool (:meth:`enemy_pool`) with the least ``measure(u, enemy)``, ties to the lower uid;
+        kept in the pool's ``answers`` store ("nearest" or "target") per ``u``'s place."""
         pool, kept = self.enemy_pool(battle)
         if not pool:
             return None
+        store = getattr(kept, answers)
         key = _place_key(u)
-        i = kept.nearest.get(key)
+        i = store.get(key)
         if i is None:
-            i = kept.nearest[key] = min(range(len(pool)), key=lambda j: (gap(u, pool[j]), pool[j].uid))
+            i = store[key] = min(range(len(pool)), key=lambda j: (measure(u, pool[j]), pool[j].uid))
         return pool[i]
+
+    def nearest_enemy(self, battle: Battle, u: UnitState) -> UnitState | None:
+        """The enemy nearest ``u`` (edge to edge; ties: the lower uid), non-fleeing ones preferred; kept per the
+        enemies' and ``u``'s places (:meth:`enemy_pool`)."""
+        return self._pool_pick(battle, u, "nearest", gap)
 
     def target_for(self, battle: Battle, u: UnitState) -> UnitState | None:
         """The enemy ``u`` can reach with least effort: distance plus the wheel needed to face it (W·θ).
@@ -288,14 +295,7 @@ class ScriptedAgent:
         enemy happens to be nearest; non-fleeing enemies come first; ties go to the lower uid. Kept per the
         enemies' and ``u``'s places (:meth:`enemy_pool`; :func:`effort` reads nothing else).
         """
-        pool, kept = self.enemy_pool(battle)
-        if not pool:
-            return None
-        key = _place_key(u)
-        i = kept.target.get(key)
-        if i is None:
-            i = kept.target[key] = min(range(len(pool)), key=lambda j: (effort(u, pool[j]), pool[j].uid))
-        return pool[i]
+        return self._pool_pick(battle, u, "target", effort)
 
     def engaged_with_friend(self, battle: Battle, enemy: UnitState) -> bool:
         """Whether a unit of ours is in combat with ``enemy``."""

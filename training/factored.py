@@ -45,6 +45,7 @@ from battleline.env.rules.actions import MOVE_OPTIONS, PURSUIT_CHOICES, REACTION
 from battleline.env.rules.deployment import N_SLOTS
 from battleline.env.siege_encoding import ORDERS as SIEGE_ORDERS
 from battleline.env.siege_encoding import SiegeActionCodec
+from battleline.training.unit_pairs import head_constructor_parameters, install_head
 
 UNIT_TARGET, OPTION_TARGET, NO_TARGET = "unit", "option", "none"
 """How a kind's target is chosen: a token slot (scored against the unit), an option (a small head), none."""
@@ -484,20 +485,12 @@ class FactoredPolicy(MaskableMultiInputActorCriticPolicy):
             self.factor_table = factor_table(codec_for(slots // 2, size))
         except ValueError as exc:
             raise ValueError(f"FactoredPolicy: {exc}") from None
-        head = FactoredHead(self.factor_table, self._factored_args[0])
-        for module in head.output_layers():
-            nn.init.orthogonal_(module.weight, gain=0.01)
-            nn.init.zeros_(module.bias)
-        self.action_net = head.to(self.device)
-        self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)
+        install_head(self, FactoredHead(self.factor_table, self._factored_args[0]), lr_schedule)
 
     def _get_constructor_parameters(self) -> dict[str, Any]:
-        data = super()._get_constructor_parameters()
         embed_dim, layers, heads, value_arch = self._factored_args
-        data.update(embed_dim=embed_dim, attention_layers=layers, attention_heads=heads, value_arch=value_arch)
-        for key in ("features_extractor_class", "features_extractor_kwargs", "net_arch"):
-            data.pop(key, None)
-        return data
+        return head_constructor_parameters(super()._get_constructor_parameters(), embed_dim=embed_dim,
+                                           attention_layers=layers, attention_heads=heads, value_arch=value_arch)
 
 
 __all__ = [

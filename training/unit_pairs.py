@@ -241,19 +241,32 @@ class UnitPairPolicy(MaskableMultiInputActorCriticPolicy):
         if head.size != getattr(self.action_space, "n", None):
             raise ValueError(f"UnitPairPolicy: {slots} unit slots give {head.size} actions, "
                              f"the action space has {getattr(self.action_space, 'n', None)}")
-        for module in head.output_layers():
-            nn.init.orthogonal_(module.weight, gain=0.01)
-            nn.init.zeros_(module.bias)
-        self.action_net = head.to(self.device)
-        self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)
+        install_head(self, head, lr_schedule)
 
     def _get_constructor_parameters(self) -> dict[str, Any]:
-        data = super()._get_constructor_parameters()
         embed_dim, table_w, table_h = self._head_args
-        data.update(embed_dim=embed_dim, table_w=table_w, table_h=table_h, value_arch=self.net_arch["vf"])
-        for key in ("features_extractor_class", "features_extractor_kwargs", "net_arch"):
-            data.pop(key, None)
-        return data
+        return head_constructor_parameters(super()._get_constructor_parameters(), embed_dim=embed_dim,
+                                           table_w=table_w, table_h=table_h, value_arch=self.net_arch["vf"])
 
 
-__all__ = ["N_GEOMETRY", "POSE_FEATURES", "UnitPairActionHead", "UnitPairExtractor", "UnitPairPolicy", "pair_geometry"]
+def install_head(policy: Any, head: nn.Module, lr_schedule: Any) -> None:
+    """Make ``head`` the policy's action net (its output layers orthogonal with gain 0.01, biases 0, as SB3 does for
+    its own action net) and rebuild the optimiser over every parameter. ``head`` must have ``output_layers()``."""
+    for module in head.output_layers():
+        nn.init.orthogonal_(module.weight, gain=0.01)
+        nn.init.zeros_(module.bias)
+    policy.action_net = head.to(policy.device)
+    policy.optimizer = policy.optimizer_class(policy.parameters(), lr=lr_schedule(1), **policy.optimizer_kwargs)
+
+
+def head_constructor_parameters(data: dict[str, Any], **own: Any) -> dict[str, Any]:
+    """A custom-head policy's constructor parameters for saving: SB3's ``data`` with the policy's ``own`` keyword
+    arguments and without the extractor and ``net_arch`` entries the policy sets itself."""
+    data.update(own)
+    for key in ("features_extractor_class", "features_extractor_kwargs", "net_arch"):
+        data.pop(key, None)
+    return data
+
+
+__all__ = ["N_GEOMETRY", "POSE_FEATURES", "UnitPairActionHead", "UnitPairExtractor", "UnitPairPolicy",
+           "head_constructor_parameters", "install_head", "pair_geometry"]

@@ -100,6 +100,19 @@ def _terrain(t: TerrainFeature) -> tuple[np.ndarray, bool]:
     return answer
 
 
+def _convex_rings(state: BattleState, kinds: frozenset[str]) -> list[np.ndarray] | None:
+    """The rings (float64, (k, 2), inches) of the terrain features of ``kinds``; None if one is not convex
+    (the reference then answers)."""
+    rings = []
+    for t in state.terrain:
+        if t.kind in kinds:
+            ring, convex = _terrain(t)
+            if not convex:
+                return None
+            rings.append(ring)
+    return rings
+
+
 def table_of(state: BattleState) -> Any:
     """The units on the table as a compiled :class:`_kernel.Table`: their footprints, built once for every scene of a
     decision (rows x, y, facing, width, depth, side, uid, in ``state.units`` order)."""
@@ -287,13 +300,9 @@ def contact_scene(state: BattleState, c: UnitState, target: UnitState, near: Seq
     """
     if state.castle or not available():
         return None
-    rings = []
-    for t in state.terrain:
-        if t.kind in IMPASSABLE:
-            ring, convex = _terrain(t)
-            if not convex:
-                return None
-            rings.append(ring)
+    rings = _convex_rings(state, IMPASSABLE)
+    if rings is None:
+        return None
     rows = [(o.x, o.y, o.facing, o.width, o.depth) for o in near]
     units = np.array(rows, dtype=np.float64).reshape(len(rows), 5)
     spot = np.array([target.x, target.y, target.facing, target.width, target.depth], dtype=np.float64)
@@ -312,13 +321,9 @@ def route_scene(state: BattleState, c: UnitState, exclude: frozenset[int]) -> tu
     if state.castle or not available():
         return None
     kinds = IMPASSABLE - (WATER if c.has("aquatic") else frozenset())
-    rings = []
-    for t in state.terrain:
-        if t.kind in kinds:
-            ring, convex = _terrain(t)
-            if not convex:
-                return None
-            rings.append(ring)
+    rings = _convex_rings(state, kinds)
+    if rings is None:
+        return None
     rows = [(o.x, o.y, o.facing, o.width, o.depth) for o in state.units if o.alive and o.uid != c.uid and o.uid not in exclude]
     table = np.array(rows, dtype=np.float64).reshape(len(rows), 5)
     return native.RouteScene(table, rings, float(state.table_w), float(state.table_h), c.x, c.y, c.facing, c.width,
