@@ -151,7 +151,8 @@ def sync(state: BattleState) -> None:
     combat has ended).
     """
     units = state.units
-    for h in units:
+    # it runs after every engine step: the units with joined characters or a refusal are picked in one pass
+    for h in [h for h in units if h.joined or h.refused]:
         if h.refused and not _engaged(state, carrier(state, h).uid):
             h.refused = False
         joined = h.joined
@@ -224,31 +225,30 @@ def leave_pose(battle: Battle, c: UnitState, scenes: dict | None = None, reach: 
     s = battle.state
     h = carrier(s, c)
     hp = space.pose(h)
+    hw, hd, cw, cd, facing = h.width, h.depth, c.width, c.depth, h.facing  # read once: the spots all use them
     d_out = LEAVE_GAP + 0.05
-    spots: list[tuple[float, float, float]] = []  # (lx, ly, facing offset)
-    front_y = h.depth / 2 + d_out + c.base_d / 2
-    for k in (0.0, 1.0, -1.0, 2.0, -2.0):
-        spots.append((k * c.base_w, front_y, 0.0))
-    side_x = h.width / 2 + d_out + c.base_w / 2
-    spots += [(side_x, 0.0, 0.0), (-side_x, 0.0, 0.0), (0.0, -(h.depth / 2 + d_out + c.base_d / 2), 0.0)]
+    front_y = hd / 2 + d_out + c.base_d / 2
+    side_x = hw / 2 + d_out + c.base_w / 2
+    spots = [(k * c.base_w, front_y) for k in (0.0, 1.0, -1.0, 2.0, -2.0)]  # (lx, ly)
+    spots += [(side_x, 0.0), (-side_x, 0.0), (0.0, -(hd / 2 + d_out + c.base_d / 2))]
     key = (c.side, c.has("aquatic"))
     scene = scenes[key] if scenes is not None and key in scenes else (
         kernel.scene(s, c, table=kernel.decision_table(battle)) if kernel.available() and not s.castle else None)
     if scenes is not None and c.joined_to is not None:
         scenes[key] = scene
     env: space.Surroundings | None = None
-    for lx, ly, _ in spots:
+    for lx, ly in spots:
         x, y = geo.to_world(hp, lx, ly)
         if reach is not None and math.hypot(x - c.x, y - c.y) > reach + geo.EPS:
             continue  # T9A.CHAR.LEAVE: beyond the character's move
-        p = geo.Pose(x, y, h.facing)
         if scene is not None:  # the compiled core: the same tests, no polygons built
-            blocked = scene.blocked_at(x, y, h.facing, c.width, c.depth, LEAVE_GAP)
-            gap = kernel.native.footprint_distance(x, y, h.facing, c.width, c.depth, h.x, h.y, h.facing, h.width, h.depth)
+            blocked = scene.blocked_at(x, y, facing, cw, cd, LEAVE_GAP)
+            gap = kernel.native.footprint_distance(x, y, facing, cw, cd, hp.x, hp.y, facing, hw, hd)
             if blocked >= 0 and abs(gap - (LEAVE_GAP - geo.EPS)) > kernel.TIE_BAND:
                 if not blocked and gap >= LEAVE_GAP - geo.EPS:
-                    return p
+                    return geo.Pose(x, y, facing)
                 continue
+        p = geo.Pose(x, y, facing)
         env = env or space.Surroundings(s, c, exclude=frozenset())  # the reference (or a tie the core left to it)
         poly = space.footprint_at(c, p)
         if not env.blocked(poly, poly, gap=LEAVE_GAP) and geo.distance(poly, space.footprint(h)) >= LEAVE_GAP - geo.EPS:
@@ -268,26 +268,29 @@ def legal_moves(battle: Battle) -> list[Action]:
     from battleline.env.rules.movement import can_move
 
     s = battle.state
+    active = s.active
+    chars = [c for c in s.units if c.character and c.side == active and c.in_play]
+    if not chars:
+        return []
+    engaged = {uid for e in s.engagements for uid in (e.attacker, e.defender)}  # as _engaged, once per decision
     acts: list[Action] = []
     scenes: dict = {}
-    for c in s.units:
-        if not c.character or c.side != s.active or not c.in_play:
-            continue
+    hosts: list[UnitState] | None = None
+    for c in chars:
         if c.joined_to is None:
-            if not can_move(battle, c):
+            if not can_move(battle, c, engaged):
                 continue
-            for h in space.alive_units(s, c.side):
-                if (
-                    can_host(s, c, h)
-                    and not _engaged(s, h.uid)
-                    and space.near(c, h, c.profile.M)
-                    and space.unit_distance(c, h) <= c.profile.M + geo.EPS
-                ):
+            if hosts is None:  # the side's units on the table, not engaged: every lone character's candidates
+                hosts = [h for h in s.units if h.alive and h.side == active and h.uid not in engaged]
+            reach = c.profile.M
+            for h in hosts:
+                if can_host(s, c, h) and space.near(c, h, reach) and space.unit_distance(c, h) <= reach + geo.EPS:
                     acts.append(Action("move", c.uid, h.uid, "join"))
         elif not c.flags.get("joined") and not c.flags.get("moved"):
             h = carrier(s, c)
-            if can_move(battle, h) and (leave_pose(battle, c, scenes) is not None if not t9a.on(s, t9a.CHARACTERS)
-                                        else _t9a().can_leave(battle, c, scenes)):
+            if can_move(battle, h, engaged) and (leave_pose(battle, c, scenes) is not None
+                                                 if not t9a.on(s, t9a.CHARACTERS)
+                                                 else _t9a().can_leave(battle, c, scenes)):
                 acts.append(Action("move", c.uid, None, "leave"))
     return acts
 
