@@ -165,8 +165,12 @@ def sync(state: BattleState) -> None:
         models = h.models
         if models <= 0:
             continue  # wiped out: no front rank is left, its characters keep the slots they stood in (CORE.TYPE.CHARACTER)
-        files = rank_files(h)
-        shift = 0 if files <= min(h.files, models) else widen_shift(state, h)  # widen_shift is 0 unless widened
+        h_files, held = h.files, len(joined)  # rank_files(h), inline: max(1, min(F, max(N, characters)))
+        need = models if models >= held else held
+        files = h_files if h_files <= need else need
+        if files < 1:
+            files = 1
+        shift = 0 if files <= (h_files if h_files <= models else models) else widen_shift(state, h)  # 0 unless widened
         x, y, facing, deployed, fleeing = h.x, h.y, h.facing, h.deployed, h.fleeing
         base_w, base_d, width, depth = h.base_w, h.base_d, h.width, h.depth
         for i, cid in enumerate(joined):
@@ -224,26 +228,20 @@ def leave_pose(battle: Battle, c: UnitState, scenes: dict | None = None, reach: 
     """
     s = battle.state
     h = carrier(s, c)
-    hp = space.pose(h)
-    hw, hd, cw, cd, facing = h.width, h.depth, c.width, c.depth, h.facing  # read once: the spots all use them
-    d_out = LEAVE_GAP + 0.05
-    front_y = hd / 2 + d_out + c.base_d / 2
-    side_x = hw / 2 + d_out + c.base_w / 2
-    spots = [(k * c.base_w, front_y) for k in (0.0, 1.0, -1.0, 2.0, -2.0)]  # (lx, ly)
-    spots += [(side_x, 0.0), (-side_x, 0.0), (0.0, -(hd / 2 + d_out + c.base_d / 2))]
+    hw, hd, cw, cd, facing = h.width, h.depth, c.width, c.depth, h.facing
+    spots = _leave_spots(h.x, h.y, facing, hw, hd, c.base_w, c.base_d)
     key = (c.side, c.has("aquatic"))
     scene = scenes[key] if scenes is not None and key in scenes else (
         kernel.scene(s, c, table=kernel.decision_table(battle)) if kernel.available() and not s.castle else None)
     if scenes is not None and c.joined_to is not None:
         scenes[key] = scene
     env: space.Surroundings | None = None
-    for lx, ly in spots:
-        x, y = geo.to_world(hp, lx, ly)
+    for x, y in spots:
         if reach is not None and math.hypot(x - c.x, y - c.y) > reach + geo.EPS:
             continue  # T9A.CHAR.LEAVE: beyond the character's move
         if scene is not None:  # the compiled core: the same tests, no polygons built
             blocked = scene.blocked_at(x, y, facing, cw, cd, LEAVE_GAP)
-            gap = kernel.native.footprint_distance(x, y, facing, cw, cd, hp.x, hp.y, facing, hw, hd)
+            gap = kernel.native.footprint_distance(x, y, facing, cw, cd, h.x, h.y, facing, hw, hd)
             if blocked >= 0 and abs(gap - (LEAVE_GAP - geo.EPS)) > kernel.TIE_BAND:
                 if not blocked and gap >= LEAVE_GAP - geo.EPS:
                     return geo.Pose(x, y, facing)
@@ -254,6 +252,21 @@ def leave_pose(battle: Battle, c: UnitState, scenes: dict | None = None, reach: 
         if not env.blocked(poly, poly, gap=LEAVE_GAP) and geo.distance(poly, space.footprint(h)) >= LEAVE_GAP - geo.EPS:
             return p
     return None
+
+
+@lru_cache(maxsize=4096)
+def _leave_spots(x: float, y: float, facing: float, width: float, depth: float, base_w: float,
+                 base_d: float) -> tuple[tuple[float, float], ...]:
+    """The table points (inches) :func:`leave_pose` tries, in order, for a character of base ``base_w`` x ``base_d``
+    leaving a host of footprint ``width`` x ``depth`` at (``x``, ``y``, ``facing``): in front of the host (centre,
+    then along the front), off its right and left flanks, behind it (kept per pose: every decision asks)."""
+    hp = geo.Pose(x, y, facing)
+    d_out = LEAVE_GAP + 0.05
+    front_y = depth / 2 + d_out + base_d / 2
+    side_x = width / 2 + d_out + base_w / 2
+    local = [(k * base_w, front_y) for k in (0.0, 1.0, -1.0, 2.0, -2.0)]
+    local += [(side_x, 0.0), (-side_x, 0.0), (0.0, -(depth / 2 + d_out + base_d / 2))]
+    return tuple(geo.to_world(hp, lx, ly) for lx, ly in local)
 
 
 def legal_moves(battle: Battle) -> list[Action]:
