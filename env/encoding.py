@@ -140,6 +140,12 @@ class CodecLayout:
     size: int
 
 
+_KEPT_SLOTS = 64
+"""At most this many slot layouts keep their actions' indices in one codec (:meth:`ActionCodec.mask`)."""
+_KEPT_ACTIONS = 50_000
+"""At most this many actions' indices kept per slot layout."""
+
+
 class ActionCodec:
     """Bijection between the engine's legal actions and allowed indices of a flat space.
 
@@ -184,6 +190,8 @@ class ActionCodec:
             "charge": (charge, True), "shoot": (shoot, True), "challenge": (challenge, True),
             "swap": (swap, False),
         }  # fmt: skip
+        self._kept: dict[tuple[int, tuple[int, ...], tuple[int, ...]], dict[Action, int]] = {}
+        """Indices of encoded actions by (player, own uids, enemy uids): see :meth:`mask`."""
 
     # ------------------------------------------------------------------ slots
     def slots(self, battle: Battle, player: int) -> tuple[list[int], list[int]]:
@@ -358,7 +366,27 @@ class ActionCodec:
         own, enemy = self.slots(battle, player)
         own_map, enemy_map = {u: i for i, u in enumerate(own)}, {u: j for j, u in enumerate(enemy)}
         encode = self._encode
-        out[[encode(a, player, own_map, enemy_map, battle) for a in battle.legal_actions()]] = True
+        legal = battle.legal_actions()
+        if type(self)._encode is not ActionCodec._encode:  # a codec of its own kinds: every action encoded afresh
+            out[[encode(a, player, own_map, enemy_map, battle) for a in legal]] = True
+            return out
+        # An index is a function of the action and the slots alone (but a cast's, which reads the battle), so the
+        # indices of the actions met before with the same slots are kept and looked up.
+        key = (player, tuple(own), tuple(enemy))
+        kept = self._kept.get(key)
+        if kept is None:
+            if len(self._kept) >= _KEPT_SLOTS:
+                self._kept.clear()
+            kept = self._kept[key] = {}
+        indices = []
+        for a in legal:
+            index = kept.get(a)
+            if index is None:
+                index = encode(a, player, own_map, enemy_map, battle)
+                if a.kind != "cast" and len(kept) < _KEPT_ACTIONS:
+                    kept[a] = index
+            indices.append(index)
+        out[indices] = True
         return out
 
     def describe(self, index: int) -> str:

@@ -242,14 +242,25 @@ profile (:data:`_PROFILE_READS`) and the rest (turn flags, spells, the table's s
 immutable, so an equal snapshot gives an equal row."""
 
 
+_NO_FLAGS = (False, False, False, False, False)
+
+
+def _flag_bits(flags: dict[str, Any]) -> tuple[bool, bool, bool, bool, bool]:
+    """The turn flags a row reads: charged, declared_charge, moved, marched, shot."""
+    if not flags:  # the start of a turn: no flag set yet
+        return _NO_FLAGS
+    get = flags.get
+    return bool(get("charged")), bool(get("declared_charge")), bool(get("moved")), bool(get("marched")), bool(get("shot"))
+
+
 def _unit_snapshot(u: UnitState, uid: int, c: _RowContext) -> UnitSnapshot:
     """The :data:`UnitSnapshot` of unit ``u`` (uid ``uid``) in a table of context ``c``."""
-    flags = u.flags
+    spells_on = c.spells_on
     rest = (
-        bool(flags.get("charged")), bool(flags.get("declared_charge")), bool(flags.get("moved")),
-        bool(flags.get("marched")), bool(flags.get("shot")), u.missile is not None, tuple(u.spells[:CAST_SPELLS]),
+        _flag_bits(u.flags), u.missile is not None, tuple(u.spells[:CAST_SPELLS]) if u.spells else (),
         len(u.bound_spells), uid in c.engaged, c.pending_unit == uid, c.charger == uid, uid in c.stopped,
-        c.spells_on.get((uid, True), 0), c.spells_on.get((uid, False), 0), c.spell_target == uid,
+        spells_on.get((uid, True), 0) if spells_on else 0, spells_on.get((uid, False), 0) if spells_on else 0,
+        c.spell_target == uid,
     )  # fmt: skip
     return _UNIT_READS(u), _PROFILE_READS(u.profile), rest
 
@@ -261,7 +272,7 @@ def _unit_row(snapshot: UnitSnapshot, own: bool, c: _RowContext) -> list[float]:
      armour_save, points, fleeing, character, general, standard, musician, champion, troop_type, wizard_level,
      dispel_scrolls), profile, rest = snapshot  # fmt: skip
     M, WS, BS, S, T, W, I, A, Ld = profile  # noqa: N806, E741 - the profile's names
-    (charged, declared, moved, marched, shot, has_missile, spells, bound, engaged, pending, charging, stopped,
+    ((charged, declared, moved, marched, shot), has_missile, spells, bound, engaged, pending, charging, stopped,
      friendly_spells, enemy_spells, spell_target) = rest  # fmt: skip
     if deployed:  # mirror_pose, inline
         w, h = c.table_w, c.table_h
