@@ -236,9 +236,10 @@ _UNIT_READS = attrgetter(
 )
 _PROFILE_READS = attrgetter("M", "WS", "BS", "S", "T", "W", "I", "A", "Ld")
 
-UnitSnapshot = tuple[tuple[Any, ...], tuple[int, ...], tuple[Any, ...]]
+UnitSnapshot = tuple[tuple[Any, ...], tuple[int, ...], tuple[bool, ...], bool, tuple[str, ...], int, tuple[Any, ...]]
 """Every value one row of the unit table is computed from: the unit's attributes (:data:`_UNIT_READS`), its
-profile (:data:`_PROFILE_READS`) and the rest (turn flags, spells, the table's shared context for this uid), all
+profile (:data:`_PROFILE_READS`), its turn flags (:func:`_flag_bits`), whether it has a missile weapon, its first
+spells, its bound spells' count and what the table's shared context says of it (:func:`_table_bits`), all
 immutable, so an equal snapshot gives an equal row."""
 
 
@@ -253,16 +254,32 @@ def _flag_bits(flags: dict[str, Any]) -> tuple[bool, bool, bool, bool, bool]:
     return bool(get("charged")), bool(get("declared_charge")), bool(get("moved")), bool(get("marched")), bool(get("shot"))
 
 
-def _unit_snapshot(u: UnitState, uid: int, c: _RowContext) -> UnitSnapshot:
-    """The :data:`UnitSnapshot` of unit ``u`` (uid ``uid``) in a table of context ``c``."""
+_NO_TABLE_BITS = (False, False, False, False, 0, 0, False)
+"""The table's context bits of a unit it does not single out (:func:`_table_bits`)."""
+
+
+def _table_bits(uid: int, c: _RowContext) -> tuple[bool, bool, bool, bool, int, int, bool]:
+    """What the table's context says of unit ``uid``: engaged, pending, charging, stopped by a dispel, the spell
+    effects on it cast by its own side and by the enemy, the target of the pending spell."""
     spells_on = c.spells_on
-    rest = (
-        _flag_bits(u.flags), u.missile is not None, tuple(u.spells[:CAST_SPELLS]) if u.spells else (),
-        len(u.bound_spells), uid in c.engaged, c.pending_unit == uid, c.charger == uid, uid in c.stopped,
-        spells_on.get((uid, True), 0) if spells_on else 0, spells_on.get((uid, False), 0) if spells_on else 0,
-        c.spell_target == uid,
-    )  # fmt: skip
-    return _UNIT_READS(u), _PROFILE_READS(u.profile), rest
+    return (uid in c.engaged, c.pending_unit == uid, c.charger == uid, uid in c.stopped, spells_on.get((uid, True), 0),
+            spells_on.get((uid, False), 0), c.spell_target == uid)
+
+
+def _singled_out(c: _RowContext) -> set[int | None]:
+    """The uids whose :func:`_table_bits` differ from :data:`_NO_TABLE_BITS` (and maybe None)."""
+    return c.engaged | c.stopped | {uid for uid, _ in c.spells_on} | {c.pending_unit, c.charger, c.spell_target}
+
+
+def _unit_snapshot(u: UnitState, uid: int, c: _RowContext, singled_out: set[int | None] | None = None) -> UnitSnapshot:
+    """The :data:`UnitSnapshot` of unit ``u`` (uid ``uid``) in a table of context ``c``; ``singled_out``:
+    :func:`_singled_out` of ``c``, when the caller has it."""
+    if singled_out is None:
+        singled_out = _singled_out(c)
+    spells = u.spells
+    return (_UNIT_READS(u), _PROFILE_READS(u.profile), _flag_bits(u.flags), u.missile is not None,
+            tuple(spells[:CAST_SPELLS]) if spells else (), len(u.bound_spells),
+            _table_bits(uid, c) if uid in singled_out else _NO_TABLE_BITS)
 
 
 def _unit_row(snapshot: UnitSnapshot, own: bool, c: _RowContext) -> list[float]:
@@ -270,10 +287,9 @@ def _unit_row(snapshot: UnitSnapshot, own: bool, c: _RowContext) -> list[float]:
     from ``snapshot`` (:func:`_unit_snapshot`) and the player and table size of ``c`` alone."""
     (deployed, ux, uy, ufacing, alive, removed, width, depth, files, ranks, models, start_models, wounds_taken,
      armour_save, points, fleeing, character, general, standard, musician, champion, troop_type, wizard_level,
-     dispel_scrolls), profile, rest = snapshot  # fmt: skip
+     dispel_scrolls), profile, (charged, declared, moved, marched, shot), has_missile, spells, bound, (
+        engaged, pending, charging, stopped, friendly_spells, enemy_spells, spell_target) = snapshot  # fmt: skip
     M, WS, BS, S, T, W, I, A, Ld = profile  # noqa: N806, E741 - the profile's names
-    ((charged, declared, moved, marched, shot), has_missile, spells, bound, engaged, pending, charging, stopped,
-     friendly_spells, enemy_spells, spell_target) = rest  # fmt: skip
     if deployed:  # mirror_pose, inline
         w, h = c.table_w, c.table_h
         if c.player == 1:
@@ -419,13 +435,14 @@ class Observer:
         context = _RowContext(player, s.table_w, s.table_h, engaged, pending.unit, charger, stopped, spell_target,
                               _spells_on(battle))
         units, snapshots = s.units, cache.snapshots
+        singled_out = _singled_out(context)
         changed: list[int] = []
         fresh: list[UnitSnapshot | None] = []
         rows: list[list[float]] = []
         for base, uids in ((0, own), (n, enemy)):
             i = base
             for uid in uids:
-                snapshot = _unit_snapshot(units[uid], uid, context)
+                snapshot = _unit_snapshot(units[uid], uid, context, singled_out)
                 if not _same_row(snapshot, snapshots[i]):
                     changed.append(i)
                     fresh.append(snapshot)
