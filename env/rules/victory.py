@@ -137,7 +137,8 @@ def check_wipeout(battle: Battle) -> bool:
     s = battle.state
     if s.over or s.stage == "deploy" or s.phase == "deployment":
         return False
-    if any(not space.alive_units(s, side) for side in (0, 1)):
+    standing = {u.side for u in s.units if u.alive}  # the sides with a unit on the table, in one pass
+    if 0 not in standing or 1 not in standing:
         end_game(battle, reason="wiped_out")
         return True
     return False
