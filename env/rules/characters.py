@@ -41,6 +41,8 @@ LEAVE_GAP = 1.0  # CORE.MOVE.LEAVE: at least 1" from the unit
 BSB_RANGE = 12.0  # CORE.SR.BSB
 ALLOCATE_MIN_RNF = 5  # CORE.SHOOT.ALLOCATE: fewer than 5 R&F
 LOOK_OUT_SIR_RNF = 5  # CORE.SR.LOOK_OUT_SIR: more than 5 R&F
+_FAR_MARGIN = 1e-6
+"""Inches added to a bound before a pair is passed over as out of reach: far above the rounding of the sums."""
 CHARACTER_MOVES = ("join", "leave")
 """``move`` options of characters (:class:`env.rules.actions.Action` ``option``)."""
 
@@ -296,7 +298,13 @@ def legal_moves(battle: Battle) -> list[Action]:
             if hosts is None:  # the side's units on the table, not engaged: every lone character's candidates
                 hosts = [h for h in s.units if h.alive and h.side == active and h.uid not in engaged]
             reach = c.profile.M
+            x, y, spread = c.x, c.y, (c.width + c.depth) / 2 + reach + _FAR_MARGIN
             for h in hosts:
+                # a host farther along x or y than the half-diagonals' bound (w + d) / 2 plus M fails space.near
+                # anyway (the centres' distance is at least that offset): it is passed over without the numpy call
+                bound = spread + (h.width + h.depth) / 2
+                if abs(h.x - x) > bound or abs(h.y - y) > bound:
+                    continue
                 if can_host(s, c, h) and space.near(c, h, reach) and space.unit_distance(c, h) <= reach + geo.EPS:
                     acts.append(Action("move", c.uid, h.uid, "join"))
         elif not c.flags.get("joined") and not c.flags.get("moved"):
