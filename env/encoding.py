@@ -142,8 +142,8 @@ class CodecLayout:
 
 _KEPT_SLOTS = 64
 """At most this many slot layouts keep their actions' indices in one codec (:meth:`ActionCodec.mask`)."""
-_KEPT_ACTIONS = 50_000
-"""At most this many actions' indices kept per slot layout."""
+_KEPT_ACTIONS = 20_000
+"""At most this many action objects' indices kept per slot layout (then they are dropped and kept afresh)."""
 
 
 class ActionCodec:
@@ -190,8 +190,8 @@ class ActionCodec:
             "charge": (charge, True), "shoot": (shoot, True), "challenge": (challenge, True),
             "swap": (swap, False),
         }  # fmt: skip
-        self._kept: dict[tuple[int, tuple[int, ...], tuple[int, ...]], dict[Action, int]] = {}
-        """Indices of encoded actions by (player, own uids, enemy uids): see :meth:`mask`."""
+        self._kept: dict[tuple[int, tuple[int, ...], tuple[int, ...]], dict[int, tuple[Action, int]]] = {}
+        """(action, index) of encoded actions by their id, by (player, own uids, enemy uids): see :meth:`mask`."""
 
     # ------------------------------------------------------------------ slots
     def slots(self, battle: Battle, player: int) -> tuple[list[int], list[int]]:
@@ -370,21 +370,26 @@ class ActionCodec:
         if type(self)._encode is not ActionCodec._encode:  # a codec of its own kinds: every action encoded afresh
             out[[encode(a, player, own_map, enemy_map, battle) for a in legal]] = True
             return out
-        # An index is a function of the action and the slots alone (but a cast's, which reads the battle), so the
-        # indices of the actions met before with the same slots are kept and looked up.
+        # An index is a function of the action and the slots alone (but a cast's, which reads the battle), and the
+        # engine hands out the same action objects again (a unit's move options), so the indices of the action
+        # objects met before with the same slots are kept, by id; each entry holds its action, so the id stays its.
         key = (player, tuple(own), tuple(enemy))
         kept = self._kept.get(key)
         if kept is None:
             if len(self._kept) >= _KEPT_SLOTS:
                 self._kept.clear()
             kept = self._kept[key] = {}
+        elif len(kept) >= _KEPT_ACTIONS:
+            kept.clear()
         indices = []
         for a in legal:
-            index = kept.get(a)
-            if index is None:
-                index = encode(a, player, own_map, enemy_map, battle)
-                if a.kind != "cast" and len(kept) < _KEPT_ACTIONS:
-                    kept[a] = index
+            entry = kept.get(id(a))
+            if entry is not None and entry[0] is a:
+                indices.append(entry[1])
+                continue
+            index = encode(a, player, own_map, enemy_map, battle)
+            if a.kind != "cast":
+                kept[id(a)] = (a, index)
             indices.append(index)
         out[indices] = True
         return out
