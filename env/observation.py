@@ -230,14 +230,17 @@ def _spell_features(spells: tuple[str, ...]) -> list[float]:
 
 
 _UNIT_READS = attrgetter(
-    "deployed", "x", "y", "facing", "alive", "removed", "width", "depth", "files", "ranks", "models", "start_models",
+    "deployed", "x", "y", "facing", "removed", "joined_to", "base_w", "base_d", "files", "models", "start_models",
     "wounds_taken", "armour_save", "points", "fleeing", "character", "general", "standard", "musician", "champion",
     "troop_type", "wizard_level", "dispel_scrolls",
 )
+_DERIVED_READS = attrgetter("alive", "width", "depth", "ranks")
+"""The unit's properties a row reads, functions of :data:`_UNIT_READS` alone (deployed, removed, models, joined_to;
+files, models, base_w, base_d, troop_type): read only for a row that is worked out."""
 _PROFILE_READS = attrgetter("M", "WS", "BS", "S", "T", "W", "I", "A", "Ld")
 
 UnitSnapshot = tuple[tuple[Any, ...], tuple[int, ...], tuple[bool, ...], bool, tuple[str, ...], int, tuple[Any, ...]]
-"""Every value one row of the unit table is computed from: the unit's attributes (:data:`_UNIT_READS`), its
+"""Every value one row of the unit table is a function of: the unit's attributes (:data:`_UNIT_READS`), its
 profile (:data:`_PROFILE_READS`), its turn flags (:func:`_flag_bits`), whether it has a missile weapon, its first
 spells, its bound spells' count and what the table's shared context says of it (:func:`_table_bits`), all
 immutable, so an equal snapshot gives an equal row."""
@@ -282,14 +285,16 @@ def _unit_snapshot(u: UnitState, uid: int, c: _RowContext, singled_out: set[int 
             _table_bits(uid, c) if uid in singled_out else _NO_TABLE_BITS)
 
 
-def _unit_row(snapshot: UnitSnapshot, own: bool, c: _RowContext) -> list[float]:
+def _unit_row(snapshot: UnitSnapshot, derived: tuple[bool, float, float, int], own: bool, c: _RowContext) -> list[float]:
     """One row of the unit table (the module's unit feature table, before clipping): N_UNIT_FEAT floats, computed
-    from ``snapshot`` (:func:`_unit_snapshot`) and the player and table size of ``c`` alone."""
-    (deployed, ux, uy, ufacing, alive, removed, width, depth, files, ranks, models, start_models, wounds_taken,
+    from ``snapshot`` (:func:`_unit_snapshot`), the unit's ``derived`` properties (:data:`_DERIVED_READS`, functions
+    of the snapshot) and the player and table size of ``c`` alone."""
+    (deployed, ux, uy, ufacing, removed, _joined_to, _base_w, _base_d, files, models, start_models, wounds_taken,
      armour_save, points, fleeing, character, general, standard, musician, champion, troop_type, wizard_level,
      dispel_scrolls), profile, (charged, declared, moved, marched, shot), has_missile, spells, bound, (
         engaged, pending, charging, stopped, friendly_spells, enemy_spells, spell_target) = snapshot  # fmt: skip
     M, WS, BS, S, T, W, I, A, Ld = profile  # noqa: N806, E741 - the profile's names
+    alive, width, depth, ranks = derived
     if deployed:  # mirror_pose, inline
         w, h = c.table_w, c.table_h
         if c.player == 1:
@@ -446,7 +451,7 @@ class Observer:
                 if not _same_row(snapshot, snapshots[i]):
                     changed.append(i)
                     fresh.append(snapshot)
-                    rows.append(_unit_row(snapshot, base == 0, context))
+                    rows.append(_unit_row(snapshot, _DERIVED_READS(units[uid]), base == 0, context))
                 i += 1
             for j in range(i, base + n):  # slots this battle leaves unfilled
                 if snapshots[j] is not None:
