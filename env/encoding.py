@@ -140,9 +140,9 @@ class CodecLayout:
     size: int
 
 
-_KEPT_SLOTS = 64
+_KEPT_SLOTS = 16
 """At most this many slot layouts keep their actions' indices in one codec (:meth:`ActionCodec.mask`)."""
-_KEPT_ACTIONS = 20_000
+_KEPT_ACTIONS = 10_000
 """At most this many action objects' indices kept per slot layout (then they are dropped and kept afresh)."""
 
 
