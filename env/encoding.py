@@ -59,7 +59,7 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -140,6 +140,12 @@ class CodecLayout:
     size: int
 
 
+_KEPT_SLOTS = 16
+"""At most this many slot layouts keep their actions' indices in one codec (:meth:`ActionCodec.mask`)."""
+_KEPT_ACTIONS = 10_000
+"""At most this many action objects' indices kept per slot layout (then they are dropped and kept afresh)."""
+
+
 class ActionCodec:
     """Bijection between the engine's legal actions and allowed indices of a flat space.
 
@@ -184,6 +190,10 @@ class ActionCodec:
             "charge": (charge, True), "shoot": (shoot, True), "challenge": (challenge, True),
             "swap": (swap, False),
         }  # fmt: skip
+        self._kept: dict[tuple[int, tuple[int, ...], tuple[int, ...]], tuple[dict[int, tuple[Action, int]],
+                                                                          dict[tuple[Any, ...], int]]] = {}
+        """By (player, own uids, enemy uids): the (action, index) of encoded action objects by their id, and the
+        indices by the actions' (kind, unit, target, option); see :meth:`mask`."""
 
     # ------------------------------------------------------------------ slots
     def slots(self, battle: Battle, player: int) -> tuple[list[int], list[int]]:
@@ -358,7 +368,40 @@ class ActionCodec:
         own, enemy = self.slots(battle, player)
         own_map, enemy_map = {u: i for i, u in enumerate(own)}, {u: j for j, u in enumerate(enemy)}
         encode = self._encode
-        out[[encode(a, player, own_map, enemy_map, battle) for a in battle.legal_actions()]] = True
+        legal = battle.legal_actions()
+        if type(self)._encode is not ActionCodec._encode:  # a codec of its own kinds: every action encoded afresh
+            out[[encode(a, player, own_map, enemy_map, battle) for a in legal]] = True
+            return out
+        # An index is a function of the action's fields and the slots alone (but a cast's, which reads the
+        # battle), so the indices met before with the same slots are kept: by the action object's id (the engine
+        # hands out the same objects again, a unit's move options; each entry holds its action, so the id stays
+        # its), else by the action's fields (a deployment's actions are made afresh for every decision).
+        key = (player, tuple(own), tuple(enemy))
+        kept = self._kept.get(key)
+        if kept is None:
+            if len(self._kept) >= _KEPT_SLOTS:
+                self._kept.clear()
+            kept = self._kept[key] = ({}, {})
+        by_id, by_fields = kept
+        if len(by_id) >= _KEPT_ACTIONS or len(by_fields) >= _KEPT_ACTIONS:
+            by_id.clear()
+            by_fields.clear()
+        indices = []
+        for a in legal:
+            entry = by_id.get(id(a))
+            if entry is not None and entry[0] is a:
+                indices.append(entry[1])
+                continue
+            if a.kind == "cast":
+                indices.append(encode(a, player, own_map, enemy_map, battle))
+                continue
+            fields = (a.kind, a.unit, a.target, a.option)
+            index = by_fields.get(fields)
+            if index is None:
+                index = by_fields[fields] = encode(a, player, own_map, enemy_map, battle)
+            by_id[id(a)] = (a, index)
+            indices.append(index)
+        out[indices] = True
         return out
 
     def describe(self, index: int) -> str:

@@ -230,39 +230,71 @@ def _spell_features(spells: tuple[str, ...]) -> list[float]:
 
 
 _UNIT_READS = attrgetter(
-    "deployed", "x", "y", "facing", "alive", "removed", "width", "depth", "files", "ranks", "models", "start_models",
+    "deployed", "x", "y", "facing", "removed", "joined_to", "base_w", "base_d", "files", "models", "start_models",
     "wounds_taken", "armour_save", "points", "fleeing", "character", "general", "standard", "musician", "champion",
     "troop_type", "wizard_level", "dispel_scrolls",
 )
+_DERIVED_READS = attrgetter("alive", "width", "depth", "ranks")
+"""The unit's properties a row reads, functions of :data:`_UNIT_READS` alone (deployed, removed, models, joined_to;
+files, models, base_w, base_d, troop_type): read only for a row that is worked out."""
 _PROFILE_READS = attrgetter("M", "WS", "BS", "S", "T", "W", "I", "A", "Ld")
 
-UnitSnapshot = tuple[tuple[Any, ...], tuple[int, ...], tuple[Any, ...]]
-"""Every value one row of the unit table is computed from: the unit's attributes (:data:`_UNIT_READS`), its
-profile (:data:`_PROFILE_READS`) and the rest (turn flags, spells, the table's shared context for this uid), all
+UnitSnapshot = tuple[tuple[Any, ...], tuple[int, ...], tuple[bool, ...], bool, tuple[str, ...], int, tuple[Any, ...]]
+"""Every value one row of the unit table is a function of: the unit's attributes (:data:`_UNIT_READS`), its
+profile (:data:`_PROFILE_READS`), its turn flags (:func:`_flag_bits`), whether it has a missile weapon, its first
+spells, its bound spells' count and what the table's shared context says of it (:func:`_table_bits`), all
 immutable, so an equal snapshot gives an equal row."""
 
 
-def _unit_snapshot(u: UnitState, uid: int, c: _RowContext) -> UnitSnapshot:
-    """The :data:`UnitSnapshot` of unit ``u`` (uid ``uid``) in a table of context ``c``."""
-    flags = u.flags
-    rest = (
-        bool(flags.get("charged")), bool(flags.get("declared_charge")), bool(flags.get("moved")),
-        bool(flags.get("marched")), bool(flags.get("shot")), u.missile is not None, tuple(u.spells[:CAST_SPELLS]),
-        len(u.bound_spells), uid in c.engaged, c.pending_unit == uid, c.charger == uid, uid in c.stopped,
-        c.spells_on.get((uid, True), 0), c.spells_on.get((uid, False), 0), c.spell_target == uid,
-    )  # fmt: skip
-    return _UNIT_READS(u), _PROFILE_READS(u.profile), rest
+_NO_FLAGS = (False, False, False, False, False)
 
 
-def _unit_row(snapshot: UnitSnapshot, own: bool, c: _RowContext) -> list[float]:
+def _flag_bits(flags: dict[str, Any]) -> tuple[bool, bool, bool, bool, bool]:
+    """The turn flags a row reads: charged, declared_charge, moved, marched, shot."""
+    if not flags:  # the start of a turn: no flag set yet
+        return _NO_FLAGS
+    get = flags.get
+    return bool(get("charged")), bool(get("declared_charge")), bool(get("moved")), bool(get("marched")), bool(get("shot"))
+
+
+_NO_TABLE_BITS = (False, False, False, False, 0, 0, False)
+"""The table's context bits of a unit it does not single out (:func:`_table_bits`)."""
+
+
+def _table_bits(uid: int, c: _RowContext) -> tuple[bool, bool, bool, bool, int, int, bool]:
+    """What the table's context says of unit ``uid``: engaged, pending, charging, stopped by a dispel, the spell
+    effects on it cast by its own side and by the enemy, the target of the pending spell."""
+    spells_on = c.spells_on
+    return (uid in c.engaged, c.pending_unit == uid, c.charger == uid, uid in c.stopped, spells_on.get((uid, True), 0),
+            spells_on.get((uid, False), 0), c.spell_target == uid)
+
+
+def _singled_out(c: _RowContext) -> set[int | None]:
+    """The uids whose :func:`_table_bits` differ from :data:`_NO_TABLE_BITS` (and maybe None)."""
+    return c.engaged | c.stopped | {uid for uid, _ in c.spells_on} | {c.pending_unit, c.charger, c.spell_target}
+
+
+def _unit_snapshot(u: UnitState, uid: int, c: _RowContext, singled_out: set[int | None] | None = None) -> UnitSnapshot:
+    """The :data:`UnitSnapshot` of unit ``u`` (uid ``uid``) in a table of context ``c``; ``singled_out``:
+    :func:`_singled_out` of ``c``, when the caller has it."""
+    if singled_out is None:
+        singled_out = _singled_out(c)
+    spells = u.spells
+    return (_UNIT_READS(u), _PROFILE_READS(u.profile), _flag_bits(u.flags), u.missile is not None,
+            tuple(spells[:CAST_SPELLS]) if spells else (), len(u.bound_spells),
+            _table_bits(uid, c) if uid in singled_out else _NO_TABLE_BITS)
+
+
+def _unit_row(snapshot: UnitSnapshot, derived: tuple[bool, float, float, int], own: bool, c: _RowContext) -> list[float]:
     """One row of the unit table (the module's unit feature table, before clipping): N_UNIT_FEAT floats, computed
-    from ``snapshot`` (:func:`_unit_snapshot`) and the player and table size of ``c`` alone."""
-    (deployed, ux, uy, ufacing, alive, removed, width, depth, files, ranks, models, start_models, wounds_taken,
+    from ``snapshot`` (:func:`_unit_snapshot`), the unit's ``derived`` properties (:data:`_DERIVED_READS`, functions
+    of the snapshot) and the player and table size of ``c`` alone."""
+    (deployed, ux, uy, ufacing, removed, _joined_to, _base_w, _base_d, files, models, start_models, wounds_taken,
      armour_save, points, fleeing, character, general, standard, musician, champion, troop_type, wizard_level,
-     dispel_scrolls), profile, rest = snapshot  # fmt: skip
+     dispel_scrolls), profile, (charged, declared, moved, marched, shot), has_missile, spells, bound, (
+        engaged, pending, charging, stopped, friendly_spells, enemy_spells, spell_target) = snapshot  # fmt: skip
     M, WS, BS, S, T, W, I, A, Ld = profile  # noqa: N806, E741 - the profile's names
-    (charged, declared, moved, marched, shot, has_missile, spells, bound, engaged, pending, charging, stopped,
-     friendly_spells, enemy_spells, spell_target) = rest  # fmt: skip
+    alive, width, depth, ranks = derived
     if deployed:  # mirror_pose, inline
         w, h = c.table_w, c.table_h
         if c.player == 1:
@@ -408,17 +440,18 @@ class Observer:
         context = _RowContext(player, s.table_w, s.table_h, engaged, pending.unit, charger, stopped, spell_target,
                               _spells_on(battle))
         units, snapshots = s.units, cache.snapshots
+        singled_out = _singled_out(context)
         changed: list[int] = []
         fresh: list[UnitSnapshot | None] = []
         rows: list[list[float]] = []
         for base, uids in ((0, own), (n, enemy)):
             i = base
             for uid in uids:
-                snapshot = _unit_snapshot(units[uid], uid, context)
+                snapshot = _unit_snapshot(units[uid], uid, context, singled_out)
                 if not _same_row(snapshot, snapshots[i]):
                     changed.append(i)
                     fresh.append(snapshot)
-                    rows.append(_unit_row(snapshot, base == 0, context))
+                    rows.append(_unit_row(snapshot, _DERIVED_READS(units[uid]), base == 0, context))
                 i += 1
             for j in range(i, base + n):  # slots this battle leaves unfilled
                 if snapshots[j] is not None:

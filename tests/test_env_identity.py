@@ -372,3 +372,27 @@ def test_one_observer_across_battles_and_edits() -> None:
     got, want = observer.units(one, 0), ref.units(one, 0)
     assert np.signbit(want[[v.uid for v in one.state.units if v.side == 0].index(u.uid), UNIT_FEATURES.index("x")])
     assert_same_array(got, want, "units at x = -0.0")
+
+
+def test_one_codec_across_battles_and_slot_layouts() -> None:
+    """The codec's kept action indices (by action object and by fields, per slot layout) never leak between battles
+    (a cast's index follows its caster's spells, drawn for each battle), slot layouts or players: one codec playing
+    three battles in turns masks as the reference."""
+    battles = [Battle.from_scenario("pitched_battle", seed=3), Battle.from_scenario("pitched_battle", seed=8),
+               Battle.from_scenario("skirmish_line", seed=4)]
+    n = max(sum(u.side == s for u in b.state.units) for b in battles for s in (0, 1))
+    codec = ActionCodec(n)
+    ref = ReferenceObserver(codec)
+    rng = np.random.default_rng(5)
+    checked = 0
+    for _ in range(250):
+        for battle in battles:
+            if battle.is_over:
+                continue
+            for player in (0, 1):
+                mask = codec.mask(battle, player)
+                assert np.array_equal(mask, ref.mask(battle, player)), f"mask of player {player} at step {battle.state.step}"
+                checked += int(mask.sum())
+            legal = battle.legal_actions()
+            battle.apply(legal[int(rng.integers(len(legal)))])
+    assert checked > 1000  # the masks held many allowed indices, deployments, moves and casts among them

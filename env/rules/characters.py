@@ -41,6 +41,8 @@ LEAVE_GAP = 1.0  # CORE.MOVE.LEAVE: at least 1" from the unit
 BSB_RANGE = 12.0  # CORE.SR.BSB
 ALLOCATE_MIN_RNF = 5  # CORE.SHOOT.ALLOCATE: fewer than 5 R&F
 LOOK_OUT_SIR_RNF = 5  # CORE.SR.LOOK_OUT_SIR: more than 5 R&F
+_FAR_MARGIN = 1e-6
+"""Inches added to a bound before a pair is passed over as out of reach: far above the rounding of the sums."""
 CHARACTER_MOVES = ("join", "leave")
 """``move`` options of characters (:class:`env.rules.actions.Action` ``option``)."""
 
@@ -151,7 +153,8 @@ def sync(state: BattleState) -> None:
     combat has ended).
     """
     units = state.units
-    for h in units:
+    # it runs after every engine step: the units with joined characters or a refusal are picked in one pass
+    for h in [h for h in units if h.joined or h.refused]:
         if h.refused and not _engaged(state, carrier(state, h).uid):
             h.refused = False
         joined = h.joined
@@ -164,8 +167,12 @@ def sync(state: BattleState) -> None:
         models = h.models
         if models <= 0:
             continue  # wiped out: no front rank is left, its characters keep the slots they stood in (CORE.TYPE.CHARACTER)
-        files = rank_files(h)
-        shift = 0 if files <= min(h.files, models) else widen_shift(state, h)  # widen_shift is 0 unless widened
+        h_files, held = h.files, len(joined)  # rank_files(h), inline: max(1, min(F, max(N, characters)))
+        need = models if models >= held else held
+        files = h_files if h_files <= need else need
+        if files < 1:
+            files = 1
+        shift = 0 if files <= (h_files if h_files <= models else models) else widen_shift(state, h)  # 0 unless widened
         x, y, facing, deployed, fleeing = h.x, h.y, h.facing, h.deployed, h.fleeing
         base_w, base_d, width, depth = h.base_w, h.base_d, h.width, h.depth
         for i, cid in enumerate(joined):
@@ -223,37 +230,45 @@ def leave_pose(battle: Battle, c: UnitState, scenes: dict | None = None, reach: 
     """
     s = battle.state
     h = carrier(s, c)
-    hp = space.pose(h)
-    d_out = LEAVE_GAP + 0.05
-    spots: list[tuple[float, float, float]] = []  # (lx, ly, facing offset)
-    front_y = h.depth / 2 + d_out + c.base_d / 2
-    for k in (0.0, 1.0, -1.0, 2.0, -2.0):
-        spots.append((k * c.base_w, front_y, 0.0))
-    side_x = h.width / 2 + d_out + c.base_w / 2
-    spots += [(side_x, 0.0, 0.0), (-side_x, 0.0, 0.0), (0.0, -(h.depth / 2 + d_out + c.base_d / 2), 0.0)]
+    hw, hd, cw, cd, facing = h.width, h.depth, c.width, c.depth, h.facing
+    spots = _leave_spots(h.x, h.y, facing, hw, hd, c.base_w, c.base_d)
     key = (c.side, c.has("aquatic"))
     scene = scenes[key] if scenes is not None and key in scenes else (
         kernel.scene(s, c, table=kernel.decision_table(battle)) if kernel.available() and not s.castle else None)
     if scenes is not None and c.joined_to is not None:
         scenes[key] = scene
     env: space.Surroundings | None = None
-    for lx, ly, _ in spots:
-        x, y = geo.to_world(hp, lx, ly)
+    for x, y in spots:
         if reach is not None and math.hypot(x - c.x, y - c.y) > reach + geo.EPS:
             continue  # T9A.CHAR.LEAVE: beyond the character's move
-        p = geo.Pose(x, y, h.facing)
         if scene is not None:  # the compiled core: the same tests, no polygons built
-            blocked = scene.blocked_at(x, y, h.facing, c.width, c.depth, LEAVE_GAP)
-            gap = kernel.native.footprint_distance(x, y, h.facing, c.width, c.depth, h.x, h.y, h.facing, h.width, h.depth)
+            blocked = scene.blocked_at(x, y, facing, cw, cd, LEAVE_GAP)
+            gap = kernel.native.footprint_distance(x, y, facing, cw, cd, h.x, h.y, facing, hw, hd)
             if blocked >= 0 and abs(gap - (LEAVE_GAP - geo.EPS)) > kernel.TIE_BAND:
                 if not blocked and gap >= LEAVE_GAP - geo.EPS:
-                    return p
+                    return geo.Pose(x, y, facing)
                 continue
+        p = geo.Pose(x, y, facing)
         env = env or space.Surroundings(s, c, exclude=frozenset())  # the reference (or a tie the core left to it)
         poly = space.footprint_at(c, p)
         if not env.blocked(poly, poly, gap=LEAVE_GAP) and geo.distance(poly, space.footprint(h)) >= LEAVE_GAP - geo.EPS:
             return p
     return None
+
+
+@lru_cache(maxsize=4096)
+def _leave_spots(x: float, y: float, facing: float, width: float, depth: float, base_w: float,
+                 base_d: float) -> tuple[tuple[float, float], ...]:
+    """The table points (inches) :func:`leave_pose` tries, in order, for a character of base ``base_w`` x ``base_d``
+    leaving a host of footprint ``width`` x ``depth`` at (``x``, ``y``, ``facing``): in front of the host (centre,
+    then along the front), off its right and left flanks, behind it (kept per pose: every decision asks)."""
+    hp = geo.Pose(x, y, facing)
+    d_out = LEAVE_GAP + 0.05
+    front_y = depth / 2 + d_out + base_d / 2
+    side_x = width / 2 + d_out + base_w / 2
+    local = [(k * base_w, front_y) for k in (0.0, 1.0, -1.0, 2.0, -2.0)]
+    local += [(side_x, 0.0), (-side_x, 0.0), (0.0, -(depth / 2 + d_out + base_d / 2))]
+    return tuple(geo.to_world(hp, lx, ly) for lx, ly in local)
 
 
 def legal_moves(battle: Battle) -> list[Action]:
@@ -268,26 +283,35 @@ def legal_moves(battle: Battle) -> list[Action]:
     from battleline.env.rules.movement import can_move
 
     s = battle.state
+    active = s.active
+    chars = [c for c in s.units if c.character and c.side == active and c.in_play]
+    if not chars:
+        return []
+    engaged = {uid for e in s.engagements for uid in (e.attacker, e.defender)}  # as _engaged, once per decision
     acts: list[Action] = []
     scenes: dict = {}
-    for c in s.units:
-        if not c.character or c.side != s.active or not c.in_play:
-            continue
+    hosts: list[UnitState] | None = None
+    for c in chars:
         if c.joined_to is None:
-            if not can_move(battle, c):
+            if not can_move(battle, c, engaged):
                 continue
-            for h in space.alive_units(s, c.side):
-                if (
-                    can_host(s, c, h)
-                    and not _engaged(s, h.uid)
-                    and space.near(c, h, c.profile.M)
-                    and space.unit_distance(c, h) <= c.profile.M + geo.EPS
-                ):
+            if hosts is None:  # the side's units on the table, not engaged: every lone character's candidates
+                hosts = [h for h in s.units if h.alive and h.side == active and h.uid not in engaged]
+            reach = c.profile.M
+            x, y, spread = c.x, c.y, (c.width + c.depth) / 2 + reach + _FAR_MARGIN
+            for h in hosts:
+                # a host farther along x or y than the half-diagonals' bound (w + d) / 2 plus M fails space.near
+                # anyway (the centres' distance is at least that offset): it is passed over without the numpy call
+                bound = spread + (h.width + h.depth) / 2
+                if abs(h.x - x) > bound or abs(h.y - y) > bound:
+                    continue
+                if can_host(s, c, h) and space.near(c, h, reach) and space.unit_distance(c, h) <= reach + geo.EPS:
                     acts.append(Action("move", c.uid, h.uid, "join"))
         elif not c.flags.get("joined") and not c.flags.get("moved"):
             h = carrier(s, c)
-            if can_move(battle, h) and (leave_pose(battle, c, scenes) is not None if not t9a.on(s, t9a.CHARACTERS)
-                                        else _t9a().can_leave(battle, c, scenes)):
+            if can_move(battle, h, engaged) and (leave_pose(battle, c, scenes) is not None
+                                                 if not t9a.on(s, t9a.CHARACTERS)
+                                                 else _t9a().can_leave(battle, c, scenes)):
                 acts.append(Action("move", c.uid, None, "leave"))
     return acts
 

@@ -48,6 +48,8 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from battleline.env.rules import geometry as geo
 from battleline.env.rules import psychology, space, tables
 from battleline.env.rules.actions import Action
@@ -201,8 +203,8 @@ def targets(battle: Battle, caster: UnitState, sp: Spell, memo: dict[tuple[str, 
     if sp.type == "S":
         return [caster.uid]
     if sp.type == "A":
-        friends = [body] if engaged else space.alive_units(s, caster.side)
-        return [f.uid for f in friends if _in_range(body, f, sp.range, memo) and _augment_ok(battle, f, sp)]
+        friends = [body] if engaged else _near(s, body, caster.side, sp.range, memo)
+        return [f.uid for f in friends if (f.uid == body.uid or _within(body, f, sp.range, memo)) and _augment_ok(battle, f, sp)]
     if engaged:
         if sp.type != "H":
             return []
@@ -210,8 +212,8 @@ def targets(battle: Battle, caster: UnitState, sp: Spell, memo: dict[tuple[str, 
         contact |= {e.defender for e in s.engagements if e.attacker == body.uid}
         return sorted(uid for uid in contact if battle.unit(uid).alive)
     out = []
-    for t in space.alive_units(s, 1 - caster.side):
-        if not _in_range(body, t, sp.range, memo):
+    for t in _near(s, body, 1 - caster.side, sp.range, memo):
+        if t.uid != body.uid and not _within(body, t, sp.range, memo):
             continue
         if sp.type in ("M", "D"):
             if psychology.engaged(battle, t):
@@ -234,9 +236,29 @@ def _kept(memo: dict[tuple[str, int, int], Any] | None, key: tuple[str, int, int
     return memo[key]
 
 
-def _in_range(a: UnitState, b: UnitState, reach: float, memo: dict[tuple[str, int, int], Any] | None = None) -> bool:
-    return a.uid == b.uid or (space.near(a, b, reach) and _kept(
-        memo, ("dist", a.uid, b.uid), lambda: space.unit_distance(a, b)) <= reach + geo.EPS)
+def _within(a: UnitState, b: UnitState, reach: float, memo: dict[tuple[str, int, int], Any] | None) -> bool:
+    """Whether ``b``'s footprint is within ``reach`` inches of ``a``'s (CORE.CONV.DISTANCE), the distance kept in
+    ``memo``."""
+    return _kept(memo, ("dist", a.uid, b.uid), lambda: space.unit_distance(a, b)) <= reach + geo.EPS
+
+
+def _near(state: BattleState, a: UnitState, side: int, reach: float, memo: dict[tuple[str, int, int], Any] | None) -> list[UnitState]:
+    """The units of ``side`` on the table (in uid order) that :func:`space.near` keeps at ``reach`` from ``a``, with
+    ``a`` itself: the candidates :func:`_within` decides. With a ``memo``, the centres' distances and the radii's sums
+    of every unit of the side are worked out once per decision in one numpy pass (``space.near``'s values, term for
+    term) and compared to each spell's ``reach``."""
+    units = space.alive_units(state, side)
+    if memo is None:
+        return [u for u in units if u.uid == a.uid or space.near(a, u, reach)]
+    key: Any = ("near", a.uid, side)
+    terms = memo.get(key)
+    if terms is None:
+        xs = np.array([u.x for u in units], dtype=np.float64)
+        ys = np.array([u.y for u in units], dtype=np.float64)
+        ra = space.radius(a)
+        terms = memo[key] = (np.hypot(a.x - xs, a.y - ys), np.array([ra + space.radius(u) for u in units], dtype=np.float64))
+    close = (terms[0] <= terms[1] + reach).tolist()
+    return [u for u, ok in zip(units, close) if ok or u.uid == a.uid]
 
 
 def _augment_ok(battle: Battle, f: UnitState, sp: Spell) -> bool:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from battleline.env.rules import t9a, tables
 from battleline.env.rules.casualties import apply_wounds
@@ -198,6 +198,31 @@ STRAIGHT_MOVES = frozenset({"advance", "advance_half", "march", "backward"})
 """Move options that go straight ahead or back, costed over the area swept from start to end."""
 
 
+_TERRAIN_SCENES: dict[tuple[Any, ...], tuple[list[Any], Any]] = {}
+"""Terrain-only compiled scenes by (the terrain's rings, the mover's terrain exemptions), with the rings they were
+built from (held, so that an id in a key stays that ring's). Cleared when it grows past 256 entries."""
+
+
+def _terrain_scene(state: BattleState, u: UnitState) -> Any | None:
+    """``kernel.scene(state, u)`` with every unit left out (a scene whose ``terrain_cost`` reads its terrain only),
+    kept while the terrain stands as it was: the same scene for every move of a unit with the same exemptions
+    (CORE.MOVE.FLY, CORE.SR.ETHEREAL, CORE.TYPE.SKIRMISHERS, CORE.SR.AQUATIC) and M/2. None where only the
+    reference applies."""
+    from battleline.env.rules import kernel
+
+    terrain = None if state.castle or not kernel.available() else kernel.terrain_table(state)
+    if terrain is None:  # a siege, no core, or a feature that is not convex: kernel.scene decides, afresh
+        return kernel.scene(state, u, exclude=frozenset(o.uid for o in state.units))
+    key = (tuple((cls, id(ring)) for cls, ring in terrain), u.has("aquatic"), moves_over_units(u), u.has("skirmishers"),
+           u.profile.M / 2.0, float(state.table_w), float(state.table_h))
+    hit = _TERRAIN_SCENES.get(key)
+    if hit is None:
+        if len(_TERRAIN_SCENES) > 256:
+            _TERRAIN_SCENES.clear()
+        hit = _TERRAIN_SCENES[key] = (terrain, kernel.scene(state, u, exclude=frozenset(o.uid for o in state.units)))
+    return hit[1]
+
+
 def log_move(battle: Battle, u: UnitState, start: Pose | None = None, option: str | None = None) -> None:
     """Log the rules that shaped a move ``u`` just made from ``start`` (after :func:`env.rules.movement.apply`).
 
@@ -215,10 +240,7 @@ def log_move(battle: Battle, u: UnitState, start: Pose | None = None, option: st
     if start is not None and option in STRAIGHT_MOVES and (start.x, start.y) != (u.x, u.y):
         rough = space.DIFFICULT | space.OBSTACLES
         if any(t.kind in rough for t in battle.state.terrain):
-            from battleline.env.rules import kernel
-
-            # terrain_cost reads the scene's terrain only: every unit is left out of it (none is copied in)
-            scene = kernel.scene(battle.state, u, exclude=frozenset(o.uid for o in battle.state.units))
+            scene = _terrain_scene(battle.state, u)
             cost = None if scene is None else scene.terrain_cost(start.x, start.y, start.facing, u.x, u.y, u.facing,
                                                                 u.width, u.depth)
             if cost is not None:  # the compiled core: the same hull and tests

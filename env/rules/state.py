@@ -106,6 +106,10 @@ class Profile:
     Ld: int
 
 
+_US_PER_MODEL = {"infantry": 1, "monstrous_infantry": 3, "cavalry": 2, "chariot": 4, "war_machine": 1}
+"""Unit Strength per model by troop type (CORE.SR.UNIT_STRENGTH, CORE.GEO.BASES table); monsters count their W."""
+
+
 @dataclass(slots=True)
 class UnitState:
     """One unit on (or off) the table.
@@ -266,17 +270,10 @@ class UnitState:
     @property
     def unit_strength(self) -> int:
         """Unit Strength (CORE.SR.UNIT_STRENGTH, CORE.GEO.BASES table)."""
-        per_model = {
-            "infantry": 1,
-            "monstrous_infantry": 3,
-            "cavalry": 2,
-            "chariot": 4,
-            "war_machine": 1,
-        }
         if self.troop_type == "monster":
             rider = self.rider is not None and not self.rider.get("slain", False)
             return self.profile.W * self.models + int(rider)  # its starting W; W + 1 ridden (CORE.TYPE.MONSTER)
-        return per_model.get(self.troop_type, 1) * self.models
+        return _US_PER_MODEL.get(self.troop_type, 1) * self.models
 
     def has(self, rule: str) -> bool:
         """Whether the unit has special rule ``rule``."""

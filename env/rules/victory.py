@@ -47,17 +47,18 @@ def quarter_strengths(battle: Battle, moved: Mapping[int, UnitState] | None = No
     a copy of the unit, e.g. where a move would take it) stands in for those units (a forecast)."""
     s = battle.state
     moved = moved or {}
-    units = [moved.get(u.uid, u) for u in space.alive_units(s)]
-    out: list[list[int]] = []
-    for qx in (0, 1):
-        for qy in (0, 1):
-            us = [0, 0]
-            for u in units:
-                if u.fleeing or u.unit_strength < 5:
-                    continue
-                if _side_of(u.x, s.table_w / 2) == qx and _side_of(u.y, s.table_h / 2) == qy:
-                    us[u.side] += u.unit_strength
-            out.append(us)
+    mid_x, mid_y = s.table_w / 2, s.table_h / 2
+    out: list[list[int]] = [[0, 0], [0, 0], [0, 0], [0, 0]]
+    for u in space.alive_units(s):  # one pass: each unit adds its US to the one quarter its centre lies in
+        u = moved.get(u.uid, u)
+        if u.fleeing:
+            continue
+        strength = u.unit_strength
+        if strength < 5:
+            continue
+        qx, qy = _side_of(u.x, mid_x), _side_of(u.y, mid_y)
+        if qx is not None and qy is not None:
+            out[2 * qx + qy][u.side] += strength
     return out
 
 
@@ -136,7 +137,8 @@ def check_wipeout(battle: Battle) -> bool:
     s = battle.state
     if s.over or s.stage == "deploy" or s.phase == "deployment":
         return False
-    if any(not space.alive_units(s, side) for side in (0, 1)):
+    standing = {u.side for u in s.units if u.alive}  # the sides with a unit on the table, in one pass
+    if 0 not in standing or 1 not in standing:
         end_game(battle, reason="wiped_out")
         return True
     return False
