@@ -11,7 +11,7 @@ import shapely
 from battleline.env.rules import breath, characters, magic, monsters, psychology, space, special_rules, t9a, tables, templates, war_machines
 from battleline.env.rules import geometry as geo
 from battleline.env.rules.actions import Action
-from battleline.env.rules.state import BattleState, UnitState
+from battleline.env.rules.state import BattleState, TerrainFeature, UnitState
 from battleline.env.rules.t9a import equipment
 from battleline.env.rules.t9a import protections as t9a_pp
 from battleline.env.rules.t9a.artillery import forbids as t9a_artillery_forbids
@@ -70,16 +70,25 @@ def in_range_and_sight(battle: Battle, u: UnitState, t: UnitState) -> bool:
     w = weapon(u, battle.state)
     if not space.near(u, t, w.range):
         return False
-    if geo.distance(space.footprint(u), space.footprint(t)) > w.range:
+    if space.unit_distance(u, t) > w.range:
         return False
     return in_sight(battle, u, t)
 
 
 def in_sight(battle: Battle, u: UnitState, t: UnitState) -> bool:
     """Whether ``t`` is partly in ``u``'s vision arc and in its line of sight (CORE.SHOOT.TARGET), at any range."""
-    if not geo.partly_in_vision_arc(space.pose(u), u.width, u.depth, space.footprint(t)):
+    if not _in_arc(u.x, u.y, u.facing, u.width, u.depth, t.x, t.y, t.facing, t.width, t.depth):
         return False
     return space.line_of_sight(battle.state, u, t)
+
+
+@lru_cache(maxsize=65536)
+def _in_arc(x: float, y: float, facing: float, width: float, depth: float,
+            tx: float, ty: float, tfacing: float, twidth: float, tdepth: float) -> bool:
+    """:func:`geo.partly_in_vision_arc` of the viewer's footprint (x, y, facing, width, depth; inches, degrees) and
+    the target's (tx, ...), kept per pair of footprints (CORE.GEO.VISION_ARC)."""
+    return geo.partly_in_vision_arc(geo.Pose(x, y, facing), width, depth,
+                                    space._footprint(tx, ty, tfacing, twidth, tdepth))
 
 
 def _character_shielded(battle: Battle, u: UnitState, t: UnitState) -> bool:
@@ -164,6 +173,33 @@ def cover(battle: Battle, shooter: UnitState, t: UnitState) -> int:
     (their centre inside) or behind it (the line from the shooter's front
     midpoint to the model's centre crosses it). Model centres come from the
     formation (CORE.GEO.FORMATION); a war machine is one model, its centre.
+    The terrain's part is kept per shooter footprint, target formation and
+    terrain (:func:`terrain_cover`); a castle's part is worked out each time.
+    """
+    state = battle.state
+    key = (space.terrain_key(state), shooter.x, shooter.y, shooter.facing, shooter.width, shooter.depth,
+           t.troop_type == "war_machine" or t.models <= 1, t.x, t.y, t.facing, t.files, t.models, t.base_w, t.base_d)
+    best = _COVER.get(key)
+    if best is None:
+        if len(_COVER) >= 65536:
+            _COVER.clear()
+        best = _COVER[key] = terrain_cover(state.terrain, shooter, t)
+    if state.castle:  # SIEGE.CASTLE.WALL / TOWER: stone hard, wood soft, ruins hard
+        from battleline.env.rules.siege.castle import cover_for
+
+        best = max(best, -(cover_for(state, t) or 0))
+    return -best
+
+
+_COVER: dict[tuple, int] = {}
+""":func:`terrain_cover` by (terrain number, the shooter's footprint, the target's formation): see :func:`cover`."""
+
+
+def terrain_cover(terrain: list[TerrainFeature], shooter: UnitState, t: UnitState) -> int:
+    """The best cover the terrain features give ``t`` against ``shooter``: 0, 1 soft or 2 hard (CORE.TERRAIN.COVER).
+
+    Reads the shooter's footprint (x, y, facing, width, depth; inches, degrees), the target's place and
+    formation (x, y, facing, files, models, base size, war machine or not) and the features' kinds and outlines.
     """
     fl, fr = geo.front_edge(space.pose(shooter), shooter.width, shooter.depth)
     mid = ((fl[0] + fr[0]) / 2, (fl[1] + fr[1]) / 2)
@@ -175,7 +211,7 @@ def cover(battle: Battle, shooter: UnitState, t: UnitState) -> int:
     hi = np.maximum(centres.max(axis=0), mid).tolist()
     lines = points = None  # built for the first feature whose box meets that box
     best = 0
-    for feat in battle.state.terrain:
+    for feat in terrain:
         value = 2 if feat.kind in space.HARD_COVER else 1 if feat.kind in space.SOFT_COVER else 0
         if value <= best:
             continue
@@ -189,11 +225,7 @@ def cover(battle: Battle, shooter: UnitState, t: UnitState) -> int:
         covered = shapely.intersects(lines, poly) | shapely.contains(poly, points)
         if 2 * int(covered.sum()) >= len(centres):
             best = value
-    if battle.state.castle:  # SIEGE.CASTLE.WALL / TOWER: stone hard, wood soft, ruins hard
-        from battleline.env.rules.siege.castle import cover_for
-
-        best = max(best, -(cover_for(battle.state, t) or 0))
-    return -best
+    return best
 
 
 def to_hit_modifier(battle: Battle, u: UnitState, t: UnitState, stand_and_shoot: bool, multi: bool) -> tuple[int, dict]:

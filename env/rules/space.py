@@ -6,6 +6,8 @@ rank, so polygons are cached by ``(x, y, facing, width, depth)``.
 
 from __future__ import annotations
 
+import itertools
+import math
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import NamedTuple
@@ -71,14 +73,35 @@ def radius(u: UnitState) -> float:
     return _half_diagonal(u.width, u.depth)
 
 
+HYPOT_BAND = 1e-9
+"""Relative width (of 1 + the bound) of the band round :func:`near`'s bound inside which ``numpy.hypot`` decides."""
+
+
 def near(a: UnitState, b: UnitState, reach: float) -> bool:
-    """Cheap pre-filter: whether footprints might be within ``reach`` inches."""
-    return float(np.hypot(a.x - b.x, a.y - b.y)) <= radius(a) + radius(b) + reach
+    """Cheap pre-filter: whether footprints might be within ``reach`` inches.
+
+    The centre distance is ``numpy.hypot``'s; :func:`math.hypot` (faster on
+    two floats) answers where it lies farther than :data:`HYPOT_BAND` from the
+    bound, since the two differ by a few units in the last place at most.
+    """
+    dx, dy = a.x - b.x, a.y - b.y
+    bound = radius(a) + radius(b) + reach
+    d = math.hypot(dx, dy)
+    if abs(d - bound) > HYPOT_BAND * (1.0 + abs(bound)):
+        return d <= bound
+    return float(np.hypot(dx, dy)) <= bound
 
 
 def unit_distance(a: UnitState, b: UnitState) -> float:
-    """Footprint-to-footprint distance in inches (CORE.CONV.DISTANCE)."""
-    return geo.distance(footprint(a), footprint(b))
+    """Footprint-to-footprint distance in inches (CORE.CONV.DISTANCE), kept per pair of footprints."""
+    return _footprint_distance(a.x, a.y, a.facing, a.width, a.depth, b.x, b.y, b.facing, b.width, b.depth)
+
+
+@lru_cache(maxsize=65536)
+def _footprint_distance(ax: float, ay: float, af: float, aw: float, ad: float,
+                        bx: float, by: float, bf: float, bw: float, bd: float) -> float:
+    """:func:`geo.distance` between the footprints (x, y, facing, width, depth) ``a`` and ``b``, inches."""
+    return geo.distance(_footprint(ax, ay, af, aw, ad), _footprint(bx, by, bf, bw, bd))
 
 
 @lru_cache(maxsize=256)
@@ -105,8 +128,40 @@ def on_hill(state: BattleState, u: UnitState) -> bool:
 
 
 def alive_units(state: BattleState, side: int | None = None) -> list[UnitState]:
-    """Units on the table with models left, optionally of one side."""
-    return [u for u in state.units if u.alive and (side is None or u.side == side)]
+    """Units on the table with models left, optionally of one side (``UnitState.alive``, spelt out: no call per unit)."""
+    if side is None:
+        return [u for u in state.units if u.deployed and not u.removed and u.models > 0 and u.joined_to is None]
+    return [u for u in state.units
+            if u.side == side and u.deployed and not u.removed and u.models > 0 and u.joined_to is None]
+
+
+_TERRAIN_SEEN: list = [None, -1]
+"""The terrain last named by :func:`terrain_key`: [its (kind, vertex tuples) list, its number]."""
+_TERRAIN_NUMBERS: dict[tuple, int] = {}
+_TERRAIN_COUNT = itertools.count()
+
+
+def terrain_key(state: BattleState) -> int:
+    """A number naming the table's terrain (every feature's kind and outline, in order): equal numbers, equal terrain.
+
+    The same terrain always gets the same number in a process (until 4,096 have been named; then numbers
+    start afresh, never reused), so answers that depend on the terrain can be kept under it.
+    """
+    now = [(t.kind, t.polygon) for t in state.terrain]
+    try:
+        if now == _TERRAIN_SEEN[0]:  # vertex tuples compare by value: a feature changed in place is not missed
+            return _TERRAIN_SEEN[1]
+    except ValueError:  # a vertex held as an array compares element-wise: worked out afresh below
+        pass
+    snap = [(kind, [tuple(p) for p in poly]) for kind, poly in now]
+    key = tuple((kind, tuple(pts)) for kind, pts in snap)
+    number = _TERRAIN_NUMBERS.get(key)
+    if number is None:
+        if len(_TERRAIN_NUMBERS) >= 4096:
+            _TERRAIN_NUMBERS.clear()
+        number = _TERRAIN_NUMBERS[key] = next(_TERRAIN_COUNT)
+    _TERRAIN_SEEN[:] = [snap, number]
+    return number
 
 
 BLOCKING = frozenset({"building", "rocks"})
@@ -118,8 +173,48 @@ def line_of_sight(state: BattleState, viewer: UnitState, target: UnitState) -> b
     Only the third units near the box between the two centres (padded by
     the radii) are passed on as blockers; the answer is kept by
     :func:`_sight` for the same places of the viewer, the target, those
-    units and the terrain.
+    units and the terrain. The same answer as :func:`line_of_sight_reference`,
+    with the units' ``alive`` and ``has`` spelt out and the terrain's
+    polygons kept per terrain (:func:`terrain_key`).
     """
+    large = target.has("large_target") or viewer.has("large_target")
+    sight_from = (viewer.x, viewer.y, viewer.facing, viewer.width, viewer.depth)
+    sight_to = (target.x, target.y, target.facing, target.width, target.depth)
+    x0, x1 = min(viewer.x, target.x), max(viewer.x, target.x)
+    y0, y1 = min(viewer.y, target.y), max(viewer.y, target.y)
+    reach = max(_half_diagonal(*sight_from[3:]), _half_diagonal(*sight_to[3:]))
+    vu, tu = viewer.uid, target.uid
+    units = []
+    for o in state.units:
+        if (o.deployed and not o.removed and o.models > 0 and o.joined_to is None and o.uid != vu and o.uid != tu
+                and (not large or "large_target" in o.special_rules)):
+            w, d = o.width, o.depth
+            pad = _half_diagonal(w, d) + reach
+            if x0 - pad <= o.x <= x1 + pad and y0 - pad <= o.y <= y1 + pad:
+                units.append((o.x, o.y, o.facing, w, d))
+    blocking, woods = _sight_terrain(state)
+    from battleline.env.rules import kernel
+
+    return _sight(sight_from, sight_to, tuple(units), blocking, woods, kernel.available())
+
+
+_SIGHT_TERRAIN: dict[int, tuple[tuple[Polygon, ...], tuple[Polygon, ...]]] = {}
+
+
+def _sight_terrain(state: BattleState) -> tuple[tuple[Polygon, ...], tuple[Polygon, ...]]:
+    """The table's (blocking features, woods) polygons for :func:`line_of_sight`, kept per :func:`terrain_key`."""
+    key = terrain_key(state)
+    kept = _SIGHT_TERRAIN.get(key)
+    if kept is None:
+        if len(_SIGHT_TERRAIN) >= 256:
+            _SIGHT_TERRAIN.clear()
+        kept = _SIGHT_TERRAIN[key] = (tuple(terrain_poly(t) for t in state.terrain if t.kind in BLOCKING),
+                                      tuple(terrain_poly(t) for t in state.terrain if t.kind == "woods"))
+    return kept
+
+
+def line_of_sight_reference(state: BattleState, viewer: UnitState, target: UnitState) -> bool:
+    """:func:`line_of_sight` worked out afresh (the blockers found by a scan of the units; :func:`_sight` uncached)."""
     large = target.has("large_target") or viewer.has("large_target")
     sight_from = (viewer.x, viewer.y, viewer.facing, viewer.width, viewer.depth)
     sight_to = (target.x, target.y, target.facing, target.width, target.depth)
@@ -137,7 +232,7 @@ def line_of_sight(state: BattleState, viewer: UnitState, target: UnitState) -> b
     woods = tuple(terrain_poly(t) for t in state.terrain if t.kind == "woods")
     from battleline.env.rules import kernel
 
-    return _sight(sight_from, sight_to, tuple(units), blocking, woods, kernel.available())
+    return _sight.__wrapped__(sight_from, sight_to, tuple(units), blocking, woods, kernel.available())
 
 
 @lru_cache(maxsize=8192)
