@@ -173,9 +173,8 @@ def line_of_sight(state: BattleState, viewer: UnitState, target: UnitState) -> b
     Only the third units near the box between the two centres (padded by
     the radii) are passed on as blockers; the answer is kept by
     :func:`_sight` for the same places of the viewer, the target, those
-    units and the terrain. The same answer as :func:`line_of_sight_reference`,
-    with the units' ``alive`` and ``has`` spelt out and the terrain's
-    polygons kept per terrain (:func:`terrain_key`).
+    units and the terrain. The units' ``alive`` and ``has`` are spelt out,
+    and the terrain's polygons kept per terrain (:func:`terrain_key`).
     """
     large = target.has("large_target") or viewer.has("large_target")
     sight_from = (viewer.x, viewer.y, viewer.facing, viewer.width, viewer.depth)
@@ -211,28 +210,6 @@ def _sight_terrain(state: BattleState) -> tuple[tuple[Polygon, ...], tuple[Polyg
         kept = _SIGHT_TERRAIN[key] = (tuple(terrain_poly(t) for t in state.terrain if t.kind in BLOCKING),
                                       tuple(terrain_poly(t) for t in state.terrain if t.kind == "woods"))
     return kept
-
-
-def line_of_sight_reference(state: BattleState, viewer: UnitState, target: UnitState) -> bool:
-    """:func:`line_of_sight` worked out afresh (the blockers found by a scan of the units; :func:`_sight` uncached)."""
-    large = target.has("large_target") or viewer.has("large_target")
-    sight_from = (viewer.x, viewer.y, viewer.facing, viewer.width, viewer.depth)
-    sight_to = (target.x, target.y, target.facing, target.width, target.depth)
-    x0, x1 = min(viewer.x, target.x), max(viewer.x, target.x)
-    y0, y1 = min(viewer.y, target.y), max(viewer.y, target.y)
-    reach = max(_half_diagonal(*sight_from[3:]), _half_diagonal(*sight_to[3:]))
-    units = []
-    for o in state.units:
-        if o.alive and o.uid != viewer.uid and o.uid != target.uid and (not large or o.has("large_target")):
-            w, d = o.width, o.depth
-            pad = _half_diagonal(w, d) + reach
-            if x0 - pad <= o.x <= x1 + pad and y0 - pad <= o.y <= y1 + pad:
-                units.append((o.x, o.y, o.facing, w, d))
-    blocking = tuple(terrain_poly(t) for t in state.terrain if t.kind in BLOCKING)
-    woods = tuple(terrain_poly(t) for t in state.terrain if t.kind == "woods")
-    from battleline.env.rules import kernel
-
-    return _sight.__wrapped__(sight_from, sight_to, tuple(units), blocking, woods, kernel.available())
 
 
 @lru_cache(maxsize=8192)
