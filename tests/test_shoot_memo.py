@@ -4,9 +4,10 @@ See :func:`env.rules.shooting.cover` (the terrain's cover kept per shooter footp
 and terrain), :func:`env.rules.shooting.in_sight` (vision arcs per pair of footprints),
 :func:`env.rules.space.line_of_sight` (the blocker scan, terrain polygons per :func:`space.terrain_key`),
 :func:`env.rules.space.near` and :func:`env.rules.space.unit_distance` (``math.hypot`` away from the
-bound, distances per pair of footprints) and :func:`env.rules.psychology.general_ld`. Each is compared
-with the code it replaced, kept here as the reference, on battles played by the scripted agents, by
-random play and in a siege, and on forecast copies of their units.
+bound, distances per pair of footprints), :func:`env.rules.space.on_hill` (per terrain and centre) and
+:func:`env.rules.psychology.general_ld`. Each is compared with the code it replaced, kept here as the
+reference, on battles played by the scripted agents, by random play and in a siege, and on forecast
+copies of their units.
 """
 
 from __future__ import annotations
@@ -144,7 +145,8 @@ def _general_ld_reference(battle: Battle, u: UnitState) -> int | None:
 def test_kept_answers_equal_the_reference_on_played_battles(played: list[Battle]) -> None:
     """CORE.TERRAIN.COVER, CORE.GEO.VISION_ARC, CORE.GEO.LOS, CORE.CONV.DISTANCE, CORE.SR.INSPIRING_PRESENCE: every
     pair of opposing units (and forecast copies 3" ahead) gets the reference's cover, sight, distance and near
-    answers, each unit the reference's General's Ld, and the table's units the same alive list."""
+    answers, each unit the reference's General's Ld and hill level (CORE.TERRAIN.HILL_LEVEL), and the table's
+    units the same alive list."""
     asked = covered = seen = 0
     for b in played:
         s = b.state
@@ -163,6 +165,8 @@ def test_kept_answers_equal_the_reference_on_played_battles(played: list[Battle]
         for u in s.units:
             if u.in_play:
                 assert psychology.general_ld(b, u) == _general_ld_reference(b, u), u.uid
+                assert space.on_hill(s, u) == any(f.kind == "hill" and shapely.Polygon(f.polygon).contains(
+                    shapely.Point(u.x, u.y)) for f in s.terrain)
     assert asked > 3000 and covered > 0 and seen > 100  # the battles ask many questions, some with cover and sight
 
 

@@ -122,9 +122,18 @@ def terrain_of(state: BattleState, kinds: frozenset[str]) -> list[TerrainFeature
 
 
 def on_hill(state: BattleState, u: UnitState) -> bool:
-    """CORE.TERRAIN.HILL_LEVEL: the unit's centre is on a hill (level 1)."""
-    pt = shapely.Point(u.x, u.y)
-    return any(t.kind == "hill" and terrain_poly(t).contains(pt) for t in state.terrain)
+    """CORE.TERRAIN.HILL_LEVEL: the unit's centre is on a hill (level 1); kept per terrain and centre."""
+    key = (terrain_key(state), u.x, u.y)
+    up = _ON_HILL.get(key)
+    if up is None:
+        if len(_ON_HILL) >= 16384:
+            _ON_HILL.clear()
+        pt = shapely.Point(u.x, u.y)
+        up = _ON_HILL[key] = any(t.kind == "hill" and terrain_poly(t).contains(pt) for t in state.terrain)
+    return up
+
+
+_ON_HILL: dict[tuple[int, float, float], bool] = {}
 
 
 def alive_units(state: BattleState, side: int | None = None) -> list[UnitState]:
