@@ -82,7 +82,7 @@ def in_sight(battle: Battle, u: UnitState, t: UnitState) -> bool:
     return space.line_of_sight(battle.state, u, t)
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=16384)
 def _in_arc(x: float, y: float, facing: float, width: float, depth: float,
             tx: float, ty: float, tfacing: float, twidth: float, tdepth: float) -> bool:
     """:func:`geo.partly_in_vision_arc` of the viewer's footprint (x, y, facing, width, depth; inches, degrees) and
@@ -181,7 +181,7 @@ def cover(battle: Battle, shooter: UnitState, t: UnitState) -> int:
            t.troop_type == "war_machine" or t.models <= 1, t.x, t.y, t.facing, t.files, t.models, t.base_w, t.base_d)
     best = _COVER.get(key)
     if best is None:
-        if len(_COVER) >= 65536:
+        if len(_COVER) >= 16384:
             _COVER.clear()
         best = _COVER[key] = terrain_cover(state.terrain, shooter, t)
     if state.castle:  # SIEGE.CASTLE.WALL / TOWER: stone hard, wood soft, ruins hard

@@ -97,7 +97,7 @@ def unit_distance(a: UnitState, b: UnitState) -> float:
     return _footprint_distance(a.x, a.y, a.facing, a.width, a.depth, b.x, b.y, b.facing, b.width, b.depth)
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=16384)
 def _footprint_distance(ax: float, ay: float, af: float, aw: float, ad: float,
                         bx: float, by: float, bf: float, bw: float, bd: float) -> float:
     """:func:`geo.distance` between the footprints (x, y, facing, width, depth) ``a`` and ``b``, inches."""
