@@ -386,8 +386,8 @@ def main(
     max_decisions: Annotated[int, typer.Option(help="decisions a battle may take before it is a hang")] = MAX_DECISIONS,
     scenario: Annotated[list[str] | None, typer.Option(help="only these scenarios (repeat the flag); default: "
                                                        "every shipped one")] = None,
-    coverage: Annotated[bool, typer.Option("--coverage/--no-coverage", help="with the scenarios of "
-                                           "configs/scenarios/coverage")] = True,
+    coverage: Annotated[bool, typer.Option("--coverage/--no-coverage", help="with the set-ups of "
+                                           "configs/scenarios/coverage and coverage_t9a")] = True,
     replay: Annotated[str | None, typer.Option("--replay-case", help="replay one case from the report (its JSON) "
                                                "and print what it breaks")] = None,
     battle_out: Annotated[Path | None, typer.Option(help="with --replay-case: save the battle as it stood at the "
