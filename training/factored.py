@@ -36,7 +36,6 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import torch
-from sb3_contrib.common.maskable.policies import MaskableMultiInputActorCriticPolicy
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from torch import nn
 
@@ -45,6 +44,7 @@ from battleline.env.rules.actions import MOVE_OPTIONS, PURSUIT_CHOICES, REACTION
 from battleline.env.rules.deployment import N_SLOTS
 from battleline.env.siege_encoding import ORDERS as SIEGE_ORDERS
 from battleline.env.siege_encoding import SiegeActionCodec
+from battleline.training.masking import MaskedMultiInputPolicy
 from battleline.training.unit_pairs import head_constructor_parameters, install_head
 
 UNIT_TARGET, OPTION_TARGET, NO_TARGET = "unit", "option", "none"
@@ -448,7 +448,7 @@ class _ValueLatent(nn.Module):
         return self.forward_actor(features), self.forward_critic(features)
 
 
-class FactoredPolicy(MaskableMultiInputActorCriticPolicy):
+class FactoredPolicy(MaskedMultiInputPolicy):
     """sb3-contrib's maskable actor-critic with :class:`FactoredEncoder` and :class:`FactoredHead`.
 
     Keyword arguments as :class:`MaskableMultiInputActorCriticPolicy`, plus ``embed_dim`` (default 64),

@@ -34,7 +34,6 @@ from typing import Any
 
 import gymnasium as gym
 import torch
-from sb3_contrib.common.maskable.policies import MaskableMultiInputActorCriticPolicy
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from torch import nn
 
@@ -42,6 +41,7 @@ from battleline.env.encoding import CAST_OPTIONS, DISPEL_OPTIONS, ActionCodec
 from battleline.env.observation import UNIT_FEATURES
 from battleline.env.rules.actions import MOVE_OPTIONS, PURSUIT_CHOICES, REACTIONS
 from battleline.env.rules.deployment import N_SLOTS
+from battleline.training.masking import MaskedMultiInputPolicy
 
 POSE_FEATURES = ("x", "y", "sin_facing", "cos_facing", "deployed", "alive", "present")
 """Unit columns the pair geometry reads, in this order."""
@@ -209,7 +209,7 @@ class UnitPairActionHead(nn.Module):
         return torch.cat(blocks, dim=1)
 
 
-class UnitPairPolicy(MaskableMultiInputActorCriticPolicy):
+class UnitPairPolicy(MaskedMultiInputPolicy):
     """sb3-contrib's maskable actor-critic with :class:`UnitPairExtractor` and :class:`UnitPairActionHead`.
 
     Keyword arguments as :class:`MaskableMultiInputActorCriticPolicy`, plus ``embed_dim``
