@@ -116,8 +116,20 @@ def _convex_rings(state: BattleState, kinds: frozenset[str]) -> list[np.ndarray]
 def table_of(state: BattleState) -> Any:
     """The units on the table as a compiled :class:`_kernel.Table`: their footprints, built once for every scene of a
     decision (rows x, y, facing, width, depth, side, uid, in ``state.units`` order)."""
-    rows = [(o.x, o.y, o.facing, o.width, o.depth, float(o.side), float(o.uid)) for o in state.units if o.alive]
-    return native.Table(np.array(rows, dtype=np.float64).reshape(len(rows), 7))
+    flat: list[float] = []
+    add = flat.extend
+    for o in state.units:  # UnitState.alive, .width and .depth read from the fields, with the same values
+        n = o.models
+        if n < 1 or not o.deployed or o.removed or o.joined_to is not None:
+            continue
+        f = o.files
+        if o.troop_type == "war_machine":
+            depth = o.base_d
+        else:
+            r = -(-n // (f if f > 1 else 1))
+            depth = (r if r > 1 else 1) * o.base_d
+        add((o.x, o.y, o.facing, (f if f <= n else n) * o.base_w, depth, float(o.side), float(o.uid)))
+    return native.Table(np.array(flat, dtype=np.float64).reshape(len(flat) // 7, 7))
 
 
 def decision_table(battle: Battle) -> Any:

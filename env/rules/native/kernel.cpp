@@ -143,6 +143,13 @@ class Sweep {
     Box box;
 };
 
+// The gap between two boxes (inches, 0 when they meet): a lower bound of the distance between any shapes inside them.
+double box_gap(const Box& a, const Box& b) {
+    double dx = std::max(0.0, std::max(b.x0 - a.x1, a.x0 - b.x1));
+    double dy = std::max(0.0, std::max(b.y0 - a.y1, a.y0 - b.y1));
+    return std::sqrt(dx * dx + dy * dy);
+}
+
 // Overlap by more than EPS, as space.Surroundings.overlapping, with ties told apart: 1 overlap, 0 none, -1 when
 // the EPS/2-shrunk shapes' margin is within TIE_BAND of zero (an overlap of exactly EPS, which GEOS's rounding of
 // its own buffers decides).
@@ -233,14 +240,19 @@ class Scene {
         near_.clear();
         near_box(s.box, gap);
         if (near_.empty()) return false;
+        // A ring's distance is never below its box's gap: a box gap clear of the threshold by more than TIE_BAND
+        // (and the rounding of either figure) answers "not below, no tie" without the distance.
+        const double clear = gap - EPS + 2 * TIE_BAND;
         for (const Other* o : near_)
-            if (below(distance(end, o->shape->ring), gap - EPS)) return true;
+            if (box_gap(eb, o->shape->box) <= clear && below(distance(end, o->shape->ring), gap - EPS)) return true;
         if (start == nullptr) start = path.origin();
         for (const Other* o : near_) {
-            if (!o->enemy) continue;
+            if (!o->enemy || box_gap(s.box, o->shape->box) > clear) continue;  // floor <= gap: clear as above
+            double swept = distance(s.geom(), o->shape->ring);
+            if (swept > clear) continue;  // floor <= gap: neither below nor a tie, whatever the floor
             double floor = gap;
             if (start != nullptr) floor = std::min(floor, distance(*start, o->shape->ring));
-            if (below(distance(s.geom(), o->shape->ring), floor - EPS)) return true;
+            if (below(swept, floor - EPS)) return true;
         }
         if (!pass_friends)
             for (const Other* o : near_)
