@@ -450,7 +450,8 @@ def _legal_native(battle: Battle, terrain: list) -> list[Action]:
         asked.append((u.uid, names))
     if not requests:
         return []
-    answers = kernel.unit_moves(kernel.decision_table(battle), terrain, float(s.table_w), float(s.table_h), requests)
+    answers = kernel.unit_moves(kernel.decision_table(battle), terrain, float(s.table_w), float(s.table_h), requests,
+                                kernel.move_memo(battle))
     acts: list[Action] = []
     for (uid, names), legal in zip(asked, answers):
         if -1 in legal:  # a tie: the reference decides

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <vector>
 
@@ -60,15 +61,15 @@ inline Vec cos_sin(double facing) {
 }
 
 // geometry._corner_list: FL, FR, RR, RL (clockwise) of a W x D footprint.
-inline std::vector<Vec> corner_list(const Pose& p, double width, double depth) {
+inline std::array<Vec, 4> corner_list(const Pose& p, double width, double depth) {
     Vec cs = cos_sin(p.facing);
     double hw = 0.5 * width, hd = 0.5 * depth;
     double fx = hd * cs.x, fy = hd * cs.y;
     double rx = hw * cs.y, ry = -hw * cs.x;
-    return {{p.x + fx - rx, p.y + fy - ry},
-            {p.x + fx + rx, p.y + fy + ry},
-            {p.x - fx + rx, p.y - fy + ry},
-            {p.x - fx - rx, p.y - fy - ry}};
+    return {{{p.x + fx - rx, p.y + fy - ry},
+             {p.x + fx + rx, p.y + fy + ry},
+             {p.x - fx + rx, p.y - fy + ry},
+             {p.x - fx - rx, p.y - fy - ry}}};
 }
 
 // CORE.GEO.FOOTPRINT as a counter-clockwise ring (FL, RL, RR, FR), as geometry.footprint.

@@ -11,6 +11,8 @@
 
 #include <cmath>
 #include <array>
+#include <cstring>
+#include <unordered_map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -115,7 +117,7 @@ class Sweep {
         if (!built_) {
             std::vector<Vec> pts(start_->begin(), start_->end());
             pts.insert(pts.end(), end_->begin(), end_->end());
-            hull_ = convex_hull(pts);
+            hull_ = convex_hull(std::move(pts));
             built_ = true;
         }
         return hull_;
@@ -608,13 +610,77 @@ bool code_legal(Scene& s, const Mover& u, int code) {
     return !s.blocked_at({u.x, u.y, facing}, w, d, 1.0, false);
 }
 
+// The answers of unit_moves kept per unit with everything they were worked out from (kernel.MoveMemo): a unit's
+// request, its row, the table's size, and the rows (in table order) of every other unit whose box comes near
+// anything its options sweep, all as exact bits; a memo also holds the terrain and forgets all when that changes.
+// Units further away never enter a scene's tests (near_box, boxes_meet), so equal inputs give equal answers.
+struct MoveMemo {
+    std::vector<double> terrain;
+    std::unordered_map<long, std::pair<std::vector<double>, std::vector<int>>> by_uid;
+    long hits = 0, misses = 0;  // requests answered from the memo, and worked out
+};
+
+bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
+    return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0);
+}
+
+// How far from its centre (inches) anything one of ``u``'s option tests builds may reach: the longest move (a march,
+// 2M) plus one and a half of the longest diagonal among its footprints (a wheel sweeps within a diagonal of a front
+// corner, half a diagonal from the centre), whatever the files a turn or reform gives it.
+double move_reach(const Mover& u) {
+    double diag = std::hypot(u.width, u.depth);
+    long ranks = u.war_machine ? 1 : std::max(1L, ceil_div(u.models, std::max(1L, u.files)));
+    for (long files : {u.files, std::min(u.models, ranks), std::min(u.models, u.files + 2), std::max(1L, u.files - 2)}) {
+        auto [sw, sd] = stand_dims(u, files);
+        auto [mw, md] = shadow_dims(u, files);
+        diag = std::max(diag, std::max(std::hypot(sw, sd), std::hypot(mw, md)));
+    }
+    return 2.0 * std::fabs(u.m) + 1.5 * diag;
+}
+
+// The memo key of a request: its figures and option codes, the mover's row, the table's size and the neighbours.
+std::vector<double> move_key(const Table& table, const Mover& u, const std::vector<int>& codes, double table_w,
+                             double table_h) {
+    std::vector<double> key{static_cast<double>(u.over_units), static_cast<double>(u.skirmishers),
+                            static_cast<double>(u.aquatic), static_cast<double>(u.march_ok),
+                            static_cast<double>(u.war_machine), u.half_m, u.m, static_cast<double>(u.files),
+                            static_cast<double>(u.models), u.base_w, u.base_d, u.face, u.x, u.y, u.facing, u.width,
+                            u.depth, table_w, table_h, static_cast<double>(codes.size())};
+    for (int c : codes) key.push_back(static_cast<double>(c));
+    // Units whose boxes lie more than 1" (the largest gap a test uses) beyond the reach square never count; 2"
+    // leaves room for rounding.
+    double r = move_reach(u) + 2.0;
+    Box reach{u.x - r, u.y - r, u.x + r, u.y + r};
+    int side = table.sides[u.row];
+    for (size_t i = 0; i < table.size(); ++i) {
+        if (i == u.row || !boxes_meet(reach, table.shapes[i].box)) continue;
+        const auto& row = table.rows[i];
+        key.insert(key.end(), row.begin(), row.end());
+        key.push_back(table.sides[i] != side ? 1.0 : 0.0);
+    }
+    return key;
+}
+
 // All the move options of several units in one call: see kernel.unit_moves.
 std::vector<std::vector<int>> unit_moves(const Table& table, const std::vector<std::pair<int, Array>>& terrain,
-                                          double table_w, double table_h, const std::vector<py::tuple>& requests) {
+                                          double table_w, double table_h, const std::vector<py::tuple>& requests,
+                                          MoveMemo* memo) {
     const std::vector<Shape>& all = table.shapes;
     const std::vector<int>& sides = table.sides;
     std::vector<std::pair<int, Shape>> shapes;
     for (const auto& [cls, ring] : terrain) shapes.emplace_back(cls, Shape(ring_of(ring, "terrain")));
+    if (memo != nullptr) {
+        std::vector<double> sig;
+        for (const auto& [cls, shape] : shapes) {
+            sig.push_back(static_cast<double>(cls));
+            sig.push_back(static_cast<double>(shape.ring.size()));
+            for (const Vec& v : shape.ring) sig.push_back(v.x), sig.push_back(v.y);
+        }
+        if (!same_bits(sig, memo->terrain)) {
+            memo->terrain = std::move(sig);
+            memo->by_uid.clear();
+        }
+    }
     std::vector<std::vector<int>> out;
     for (const py::tuple& req : requests) {
         if (req.size() != 13) throw std::invalid_argument("unit_moves: a request has 13 fields");
@@ -631,6 +697,16 @@ std::vector<std::vector<int>> unit_moves(const Table& table, const std::vector<s
         u.x = r[0], u.y = r[1], u.facing = r[2], u.width = r[3], u.depth = r[4];
         auto codes_face = req[12].cast<std::pair<std::vector<int>, double>>();
         u.face = codes_face.second;
+        std::vector<double> key;
+        if (memo != nullptr) {
+            key = move_key(table, u, codes_face.first, table_w, table_h);
+            auto hit = memo->by_uid.find(table.uids[u.row]);
+            if (hit != memo->by_uid.end() && same_bits(hit->second.first, key)) {
+                out.push_back(hit->second.second);
+                ++memo->hits;
+                continue;
+            }
+        }
         std::vector<const Shape*> impassable, difficult, obstacles;
         for (const auto& [cls, shape] : shapes) {
             if (cls == IMPASSABLE || (cls == IMPASSABLE_WATER && !u.aquatic)) impassable.push_back(&shape);
@@ -644,6 +720,10 @@ std::vector<std::vector<int>> unit_moves(const Table& table, const std::vector<s
             scene.reset();
             bool ok = code_legal(scene, u, code);
             legal.push_back(scene.unsure() ? -1 : static_cast<int>(ok));
+        }
+        if (memo != nullptr) {
+            memo->by_uid[table.uids[u.row]] = {std::move(key), legal};
+            ++memo->misses;
         }
         out.push_back(std::move(legal));
     }
@@ -697,8 +777,14 @@ PYBIND11_MODULE(_kernel, m) {
           py::arg("facing2"), py::arg("width2"), py::arg("depth2"));
     m.def("is_convex", [](const Array& a) { return is_convex(ring_of(a, "polygon")); }, py::arg("polygon"));
 
+    py::class_<MoveMemo>(m, "MoveMemo")
+        .def(py::init<>())
+        .def("__len__", [](const MoveMemo& memo) { return memo.by_uid.size(); })
+        .def_readonly("hits", &MoveMemo::hits)
+        .def_readonly("misses", &MoveMemo::misses);
     m.def("unit_moves", &unit_moves, py::arg("table"), py::arg("terrain"), py::arg("table_w"), py::arg("table_h"),
-          py::arg("requests"), "Legal move options of several units in one call (see battleline.env.rules.kernel.unit_moves).");
+          py::arg("requests"), py::arg("memo") = nullptr,
+          "Legal move options of several units in one call (see battleline.env.rules.kernel.unit_moves).");
     m.attr("N_CODES") = static_cast<int>(N_CODES);
 
     py::class_<RouteScene>(m, "RouteScene")
