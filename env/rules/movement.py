@@ -12,7 +12,10 @@ when the new footprint is legal).
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import math
+import operator
 from collections.abc import Container
 from itertools import compress
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -278,11 +281,16 @@ def _blocked_at(battle: Battle, env: Scene, u: UnitState, p: geo.Pose, files: in
     return env.blocked(poly, poly, gap)
 
 
-def _with_files(u: UnitState, files: int) -> UnitState:
-    """A throw-away copy of ``u`` with another number of files (for planning)."""
-    from copy import copy
+_UNIT_FIELDS = operator.attrgetter(*(f.name for f in dataclasses.fields(UnitState))) if (
+    all(f.init for f in dataclasses.fields(UnitState)) and not hasattr(UnitState, "__post_init__")) else None
+"""Every field of a :class:`UnitState` in order, when each is an ``__init__`` argument and nothing else happens
+there (a shallow copy is then ``UnitState(*fields)``); else None."""
 
-    other = copy(u)
+
+def _with_files(u: UnitState, files: int) -> UnitState:
+    """A throw-away shallow copy of ``u`` (what :func:`copy.copy` gives, faster) with another number of files
+    (for planning)."""
+    other = copy.copy(u) if _UNIT_FIELDS is None else UnitState(*_UNIT_FIELDS(u))
     other.files = files
     return other
 
@@ -411,7 +419,8 @@ def _legal_native(battle: Battle, terrain: list) -> list[Action]:
     """
     s = battle.state
     active = s.active
-    on_table = [o for o in s.units if o.alive]
+    # UnitState.alive from its fields: the rows of kernel.table_of, in order
+    on_table = [o for o in s.units if o.models > 0 and o.deployed and not o.removed and o.joined_to is None]
     engaged = {uid for e in s.engagements for uid in (e.attacker, e.defender)}
     foes = [(e.x, e.y) for e in on_table if e.side != active and not e.fleeing]
     spells = bool(s.effects)  # magic.forbids answers no without any spell in effect
