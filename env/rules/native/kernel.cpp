@@ -220,6 +220,8 @@ class Scene {
     // TIE_BAND of the rule's threshold): the caller then asks the shapely reference instead.
     bool unsure() const { return unsure_; }
     void reset() { unsure_ = false; }
+    // Note a tie found earlier for the same question (an answer kept by the caller).
+    void mark_unsure() { unsure_ = true; }
 
     // space.Surroundings.terrain_cost: (multiplier, extra inches).
     std::pair<double, double> terrain_cost(Sweep& s) {
@@ -263,14 +265,24 @@ class Scene {
     }
 
     // movement.furthest_legal: NaN for None (the start itself is illegal).
+    // ``start_kept``: when given, the start test's answer for this start, footprint and pass_friends, kept across
+    // calls as blocked + 2 * tie (-1: not asked yet).
     double furthest_legal(const Pose& start, double width, double depth, double allowance, double gap, bool pass_friends,
-                          bool refine) {
+                          bool refine, int* start_kept = nullptr) {
         if (!std::isfinite(allowance) || !std::isfinite(gap))
             throw std::invalid_argument("furthest_legal: allowance and gap must be finite");
         Ring start_poly = footprint(start, width, depth);
-        {
+        if (start_kept == nullptr || *start_kept < 0) {
+            bool earlier = unsure_;
+            unsure_ = false;
             Sweep here(start_poly);
-            if (blocked(start_poly, here, 2 * EPS, pass_friends, nullptr)) return NAN;
+            bool at_start = blocked(start_poly, here, 2 * EPS, pass_friends, nullptr);
+            if (start_kept != nullptr) *start_kept = static_cast<int>(at_start) + 2 * static_cast<int>(unsure_);
+            unsure_ = earlier || unsure_;
+            if (at_start) return NAN;
+        } else {
+            if (*start_kept >= 2) unsure_ = true;
+            if (*start_kept & 1) return NAN;
         }
         double sign = allowance >= 0 ? 1.0 : -1.0;
         double full = std::fabs(allowance);
@@ -563,8 +575,15 @@ std::pair<double, double> shadow_dims(const Mover& u, long files) {
     return {w, static_cast<double>(ranks) * u.base_d};
 }
 
-// movement._plan(check_only=True) for one option code: whether it is legal.
-bool code_legal(Scene& s, const Mover& u, int code) {
+// One mover's wheel tests by angle (45, -45, 22.5, -22.5 degrees), each (blocked, a tie) once worked out: a wheel
+// and the march wheel of the same angle ask the very same question; so do the straight moves of their start.
+struct WheelMemo {
+    std::array<int, 4> state{-1, -1, -1, -1};  // -1 not asked yet, else blocked + 2 * tie
+    int start = -1;  // the straight moves' start test (Scene::furthest_legal's start_kept)
+};
+
+// movement._plan(check_only=True) for one option code: whether it is legal. ``s`` is reset for this code.
+bool code_legal(Scene& s, const Mover& u, int code, WheelMemo& wheels_asked) {
     const Pose start{u.x, u.y, u.facing};
     static const double straight[] = {1.0, 0.5, 2.0, -0.5};
     static const double wheels[] = {45.0, -45.0, 22.5, -22.5, 45.0, -45.0};
@@ -572,13 +591,20 @@ bool code_legal(Scene& s, const Mover& u, int code) {
     if (is_march && !u.march_ok) return false;
     const double m = u.m;
     if (code <= BACKWARD) {
-        double d = s.furthest_legal(start, u.width, u.depth, straight[code] * m, 1.0, false, false);
+        double d = s.furthest_legal(start, u.width, u.depth, straight[code] * m, 1.0, false, false, &wheels_asked.start);
         return !std::isnan(d) && d >= MIN_MOVE;
     }
     if (code <= MARCH_WHEEL_R) {
         double angle = wheels[code - WHEEL_L];
         if (wheel_distance(u.width, angle) > (is_march ? 2 * m : m) + EPS) return false;
-        return !s.wheel_blocked(start, u.width, u.depth, angle);
+        int& kept = wheels_asked.state[(code - WHEEL_L) % 4];  // march wheels share the 45-degree slots
+        if (kept < 0) {  // the scene was reset for this code: its tie flag is this question's alone
+            bool blocked = s.wheel_blocked(start, u.width, u.depth, angle);
+            kept = static_cast<int>(blocked) + 2 * static_cast<int>(s.unsure());
+        } else if (kept >= 2) {
+            s.mark_unsure();
+        }
+        return (kept & 1) == 0;
     }
     if (code <= ABOUT_FACE) {
         double angle = code == TURN_L ? 90.0 : code == TURN_R ? -90.0 : 180.0;
@@ -716,9 +742,10 @@ std::vector<std::vector<int>> unit_moves(const Table& table, const std::vector<s
         Scene scene(all, sides, u.row, sides[u.row], impassable, difficult, obstacles, table_w, table_h, u.over_units,
                     u.skirmishers, u.half_m);
         std::vector<int> legal;
+        WheelMemo wheels_asked;
         for (int code : codes_face.first) {
             scene.reset();
-            bool ok = code_legal(scene, u, code);
+            bool ok = code_legal(scene, u, code, wheels_asked);
             legal.push_back(scene.unsure() ? -1 : static_cast<int>(ok));
         }
         if (memo != nullptr) {
