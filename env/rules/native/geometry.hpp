@@ -49,15 +49,27 @@ inline double norm_deg(double a) {
     return r >= 360.0 ? 0.0 : r;
 }
 
-// geometry._cos_sin: (cos, sin) of an angle in degrees, exact at multiples of 90°.
+// geometry._cos_sin: (cos, sin) of an angle in degrees, exact at multiples of 90°. The last answer is kept (a
+// footprint, its move and its sweep ask of one facing in turn): equal facings (0.0 and -0.0 alike) give equal answers.
 inline Vec cos_sin(double facing) {
+    static double last_facing = NAN;
+    static Vec last{1.0, 0.0};
+    if (facing == last_facing) return last;
     double a = py_mod(facing, 360.0);
-    if (a == 0.0 || a >= 360.0) return {1.0, 0.0};
-    if (a == 90.0) return {0.0, 1.0};
-    if (a == 180.0) return {-1.0, 0.0};
-    if (a == 270.0) return {0.0, -1.0};
-    double r = a * DEG_TO_RAD;
-    return {std::cos(r), std::sin(r)};
+    if (a == 0.0 || a >= 360.0) {
+        last = {1.0, 0.0};
+    } else if (a == 90.0) {
+        last = {0.0, 1.0};
+    } else if (a == 180.0) {
+        last = {-1.0, 0.0};
+    } else if (a == 270.0) {
+        last = {0.0, -1.0};
+    } else {
+        double r = a * DEG_TO_RAD;
+        last = {std::cos(r), std::sin(r)};
+    }
+    last_facing = facing;
+    return last;
 }
 
 // geometry._corner_list: FL, FR, RR, RL (clockwise) of a W x D footprint.
