@@ -337,3 +337,56 @@ def test_charge_end_spots_agree_with_the_reference() -> None:
         b = set_up(blue, red)
         _spots_agree(b, b.unit(0), b.unit(1), "front", np.linspace(-4 * W, 4 * W, 33), outcomes)
     assert min(outcomes.values()) > 0, outcomes
+
+
+
+def test_the_move_memo_answers_as_a_fresh_call_in_play(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A unit whose request and neighbours are as they were gets its kept answer (kernel.move_memo): over random
+    battles every answer equals the one worked out afresh, and the memo does answer some requests itself."""
+    calls = []
+    real = kernel.native.unit_moves
+
+    def both(table, terrain, w, h, requests, memo=None):  # noqa: ANN001, ANN202 - the native signature
+        got = real(table, terrain, w, h, requests, memo)
+        calls.append((got, real(table, terrain, w, h, requests, None)))
+        return got
+
+    monkeypatch.setattr(kernel.native, "unit_moves", both)
+    memos = []
+    for seed in (4, 9):
+        battle = Battle.from_scenario("pitched_battle", seed=seed)
+        pick = random.Random(seed)
+        while not battle.is_over:
+            acts = battle.legal_actions()
+            battle.apply(acts[pick.randrange(len(acts))])
+        memos.append(kernel.move_memo(battle))
+    assert len(calls) > 50
+    assert all(got == fresh for got, fresh in calls)
+    assert sum(m.hits + m.misses for m in memos) == sum(len(got) for got, _ in calls)
+    assert all(m.hits > 0 and m.misses > 0 for m in memos)
+
+
+def _memo_call(rows: list[tuple], memo: object) -> list[list[int]]:
+    """unit_moves for the unit in row 0 (10 models of 1" bases, 5 files, M 5) on an open 72 x 48" table."""
+    table = kernel.native.Table(np.array(rows, dtype=np.float64))
+    request = (0, False, False, False, 2.5, 5.0, True, 5, 10, 1.0, 1.0, False, (list(range(16)), float("nan")))
+    return kernel.unit_moves(table, [], 72.0, 48.0, [request], memo)
+
+
+def test_the_move_memo_forgets_a_unit_when_a_neighbour_moves() -> None:
+    """A unit within reach of the mover's options (2M + 1.5 diagonals + 2") moving is a changed input (a miss); one
+    beyond it is not (a hit), and either way the answer is the fresh one."""
+    mover, near, far = (20.0, 10.0, 90.0, 5.0, 2.0, 0.0, 0.0), (20.0, 16.0, 270.0, 5.0, 2.0, 1.0, 1.0), (
+        65.0, 40.0, 270.0, 5.0, 2.0, 1.0, 2.0)
+    memo = kernel.native.MoveMemo()
+    first = _memo_call([mover, near, far], memo)
+    assert (memo.hits, memo.misses) == (0, 1)
+    assert _memo_call([mover, near, far], memo) == first
+    assert (memo.hits, memo.misses) == (1, 1)
+    moved_far = (66.0, *far[1:])
+    assert _memo_call([mover, near, moved_far], memo) == _memo_call([mover, near, moved_far], None)
+    assert (memo.hits, memo.misses) == (2, 1)
+    moved_near = (20.0, 12.5, *near[2:])  # now within 1" of the mover: its advance is blocked
+    answer = _memo_call([mover, moved_near, moved_far], memo)
+    assert (memo.hits, memo.misses) == (2, 2)
+    assert answer == _memo_call([mover, moved_near, moved_far], None) != first

@@ -116,8 +116,20 @@ def _convex_rings(state: BattleState, kinds: frozenset[str]) -> list[np.ndarray]
 def table_of(state: BattleState) -> Any:
     """The units on the table as a compiled :class:`_kernel.Table`: their footprints, built once for every scene of a
     decision (rows x, y, facing, width, depth, side, uid, in ``state.units`` order)."""
-    rows = [(o.x, o.y, o.facing, o.width, o.depth, float(o.side), float(o.uid)) for o in state.units if o.alive]
-    return native.Table(np.array(rows, dtype=np.float64).reshape(len(rows), 7))
+    flat: list[float] = []
+    add = flat.extend
+    for o in state.units:  # UnitState.alive, .width and .depth read from the fields, with the same values
+        n = o.models
+        if n < 1 or not o.deployed or o.removed or o.joined_to is not None:
+            continue
+        f = o.files
+        if o.troop_type == "war_machine":
+            depth = o.base_d
+        else:
+            r = -(-n // (f if f > 1 else 1))
+            depth = (r if r > 1 else 1) * o.base_d
+        add((o.x, o.y, o.facing, (f if f <= n else n) * o.base_w, depth, float(o.side), float(o.uid)))
+    return native.Table(np.array(flat, dtype=np.float64).reshape(len(flat) // 7, 7))
 
 
 def decision_table(battle: Battle) -> Any:
@@ -156,6 +168,10 @@ def decided_table(battle: Battle, legal: list) -> Any | None:
     return kept[1] if kept is not None and kept[0] is legal else None
 
 
+_SCENE_KINDS = {False: (IMPASSABLE, DIFFICULT), True: (IMPASSABLE - WATER, DIFFICULT - WATER)}
+"""The terrain kinds impassable and difficult to a unit, by whether it is Aquatic (CORE.SR.AQUATIC: water is open)."""
+
+
 def scene(state: BattleState, u: UnitState, exclude: frozenset[int] = frozenset(), table: Any = None) -> Any | None:
     """What ``u`` must keep clear of, as a compiled :class:`_kernel.Scene`; None where only the reference applies.
 
@@ -174,8 +190,7 @@ def scene(state: BattleState, u: UnitState, exclude: frozenset[int] = frozenset(
     """
     if state.castle or not available():
         return None
-    impassable_kinds = IMPASSABLE - (WATER if u.has("aquatic") else frozenset())
-    difficult_kinds = DIFFICULT - (WATER if u.has("aquatic") else frozenset())
+    impassable_kinds, difficult_kinds = _SCENE_KINDS[u.has("aquatic")]
     impassable, difficult, obstacles = [], [], []
     for t in state.terrain:
         bucket = impassable if t.kind in impassable_kinds else difficult if t.kind in difficult_kinds else (
@@ -230,8 +245,21 @@ OPTION_CODES = {name: code for code, name in enumerate((
 """The compiled core's code of each move option (actions.MOVE_OPTIONS)."""
 
 
+def move_memo(battle: Battle) -> Any:
+    """The battle's :class:`_kernel.MoveMemo` for :func:`unit_moves` (made on first use; kept beside the battle, not
+    on it, so that a battle stays picklable and a clone starts with none of its own)."""
+    memo = _MOVE_MEMOS.get(battle)
+    if memo is None:
+        memo = _MOVE_MEMOS[battle] = native.MoveMemo()
+    return memo
+
+
+_MOVE_MEMOS: weakref.WeakKeyDictionary[Battle, Any] = weakref.WeakKeyDictionary()
+"""Each battle's :func:`move_memo`."""
+
+
 def unit_moves(table: np.ndarray, terrain: list[tuple[int, np.ndarray]], table_w: float, table_h: float,
-               requests: list[tuple]) -> list[list[bool]]:
+               requests: list[tuple], memo: Any = None) -> list[list[bool]]:
     """Which move options of several units are legal, decided in one native call as ``movement._plan`` decides them.
 
     Args:
@@ -243,6 +271,9 @@ def unit_moves(table: np.ndarray, terrain: list[tuple[int, np.ndarray]], table_w
             move allowance in inches, may march (CORE.MOVE.MARCH), files, models, base width, base depth,
             war machine, (option codes (:data:`OPTION_CODES`), facing towards the nearest enemy in degrees or
             NaN for none)).
+        memo: a :func:`move_memo`, or None. A unit whose request, row, table size, terrain and neighbours (the rows,
+            in table order, of every unit whose box comes within reach of anything its options test) are those of
+            its last answer in the memo gets that answer again, bit for bit the same inputs, so the same answer.
 
     Returns:
         One list per request, one int per option code asked: 1 legal, 0 not (CORE.MOVE.ONE_INCH,
@@ -253,7 +284,7 @@ def unit_moves(table: np.ndarray, terrain: list[tuple[int, np.ndarray]], table_w
     Raises:
         ValueError: a malformed table, ring, request or option code.
     """
-    return native.unit_moves(table, terrain, table_w, table_h, requests)
+    return native.unit_moves(table, terrain, table_w, table_h, requests, memo)
 
 
 def _rings(polys: Sequence[shapely.Geometry]) -> tuple[np.ndarray, np.ndarray]:

@@ -12,7 +12,10 @@ when the new footprint is legal).
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import math
+import operator
 from collections.abc import Container
 from itertools import compress
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -278,11 +281,16 @@ def _blocked_at(battle: Battle, env: Scene, u: UnitState, p: geo.Pose, files: in
     return env.blocked(poly, poly, gap)
 
 
-def _with_files(u: UnitState, files: int) -> UnitState:
-    """A throw-away copy of ``u`` with another number of files (for planning)."""
-    from copy import copy
+_UNIT_FIELDS = operator.attrgetter(*(f.name for f in dataclasses.fields(UnitState))) if (
+    all(f.init for f in dataclasses.fields(UnitState)) and not hasattr(UnitState, "__post_init__")) else None
+"""Every field of a :class:`UnitState` in order, when each is an ``__init__`` argument and nothing else happens
+there (a shallow copy is then ``UnitState(*fields)``); else None."""
 
-    other = copy(u)
+
+def _with_files(u: UnitState, files: int) -> UnitState:
+    """A throw-away shallow copy of ``u`` (what :func:`copy.copy` gives, faster) with another number of files
+    (for planning)."""
+    other = copy.copy(u) if _UNIT_FIELDS is None else UnitState(*_UNIT_FIELDS(u))
     other.files = files
     return other
 
@@ -383,6 +391,25 @@ def _move_actions(uid: int, options: tuple[str, ...]) -> tuple[Action, ...]:
     return acts
 
 
+_OWN_FIGURES: dict[tuple[tuple[str, ...], str, int], tuple[bool, bool, bool, float, float, bool]] = {}
+"""A unit's figures for a :func:`kernel.unit_moves` request that rest on its special rules, troop type and M only,
+by (special rules, troop type, M): moves over units, skirmishers, aquatic, M/2, normal move allowance, may march.
+Cleared when it grows past 4096 entries."""
+
+
+def _own_figures(u: UnitState) -> tuple[bool, bool, bool, float, float, bool]:
+    """(moves over units (CORE.MOVE.FLY, CORE.SR.ETHEREAL), skirmishers, aquatic, M/2, :func:`normal_move_allowance`,
+    :func:`may_march`) of ``u``, a unit that is no war machine (its allowance rests on its crew), from a cache."""
+    key = (tuple(u.special_rules), u.troop_type, u.profile.M)
+    hit = _OWN_FIGURES.get(key)
+    if hit is None:
+        if len(_OWN_FIGURES) > 4096:
+            _OWN_FIGURES.clear()
+        hit = _OWN_FIGURES[key] = (special_rules.moves_over_units(u), u.has("skirmishers"), u.has("aquatic"),
+                                   u.profile.M / 2.0, normal_move_allowance(u), may_march(u))
+    return hit
+
+
 def _legal_native(battle: Battle, terrain: list) -> list[Action]:
     """:func:`legal`'s move actions (characters' aside) decided by the compiled core, all units in one call.
 
@@ -392,35 +419,48 @@ def _legal_native(battle: Battle, terrain: list) -> list[Action]:
     """
     s = battle.state
     active = s.active
-    on_table = [o for o in s.units if o.alive]
+    # UnitState.alive from its fields: the rows of kernel.table_of, in order
+    on_table = [o for o in s.units if o.models > 0 and o.deployed and not o.removed and o.joined_to is None]
     engaged = {uid for e in s.engagements for uid in (e.attacker, e.defender)}
-    foes = [(e.x, e.y, e) for e in on_table if e.side != active and not e.fleeing]
+    foes = [(e.x, e.y) for e in on_table if e.side != active and not e.fleeing]
     spells = bool(s.effects)  # magic.forbids answers no without any spell in effect
+    artillery = t9a.on(s, t9a.ARTILLERY)  # t9a_artillery.forbids answers no without the module
+    hypot = math.hypot
     requests, asked = [], []
     for row, u in enumerate(on_table):
-        if u.side != active or not can_move(battle, u, engaged):
+        f = u.flags
+        # can_move (CORE.MOVE.REMAINING) of a unit on the table
+        if (u.side != active or u.fleeing or (f and any(map(f.get, _DONE_FLAGS))) or u.profile.M <= 0
+                or u.uid in engaged):
             continue
         war_machine = u.troop_type == "war_machine"
-        names = tuple(war_machines.move_options(u, list(MOVE_OPTIONS))) if war_machine else MOVE_OPTIONS
+        if war_machine:
+            names = tuple(war_machines.move_options(u, list(MOVE_OPTIONS)))
+            own = (special_rules.moves_over_units(u), u.has("skirmishers"), u.has("aquatic"), u.profile.M / 2.0,
+                   normal_move_allowance(u), may_march(u))
+        else:
+            names = MOVE_OPTIONS
+            own = _own_figures(u)
         face = math.nan
         if foes and (not war_machine or "reform_face" in names):
             x, y = u.x, u.y
-            ex, ey, _ = foes[0]
-            best = math.hypot(ex - x, ey - y)
-            for fx, fy, _ in foes:
-                d = math.hypot(fx - x, fy - y)
+            ex, ey = foes[0]
+            best = hypot(ex - x, ey - y)
+            for fx, fy in foes:
+                d = hypot(fx - x, fy - y)
                 if d < best:
                     ex, ey, best = fx, fy, d
             face = geo.facing_towards((x, y), (ex, ey))
-        march_ok = (may_march(u) and not (spells and magic.forbids(battle, u, "march"))
-                    and not t9a_artillery.forbids(battle, u, "march"))
+        march_ok = (own[5] and not (spells and magic.forbids(battle, u, "march"))
+                    and not (artillery and t9a_artillery.forbids(battle, u, "march")))
         codes = [kernel.OPTION_CODES[o] for o in names] if war_machine else _ALL_CODES
-        requests.append((row, special_rules.moves_over_units(u), u.has("skirmishers"), u.has("aquatic"), u.profile.M / 2.0,
-                         normal_move_allowance(u), march_ok, u.files, u.models, u.base_w, u.base_d, war_machine, (codes, face)))
+        requests.append((row, own[0], own[1], own[2], own[3], own[4], march_ok, u.files, u.models, u.base_w, u.base_d,
+                         war_machine, (codes, face)))
         asked.append((u.uid, names))
     if not requests:
         return []
-    answers = kernel.unit_moves(kernel.decision_table(battle), terrain, float(s.table_w), float(s.table_h), requests)
+    answers = kernel.unit_moves(kernel.decision_table(battle), terrain, float(s.table_w), float(s.table_h), requests,
+                                kernel.move_memo(battle))
     acts: list[Action] = []
     for (uid, names), legal in zip(asked, answers):
         if -1 in legal:  # a tie: the reference decides

@@ -96,6 +96,9 @@ Ring wheel_swept_area(const Pose& p, double width, double depth, double angle_de
 Ring erode(const Ring& r, double by) {
     Ring cur = r;
     size_t n = r.size();
+    Ring next;  // one buffer for every cut (a cut adds at most one point)
+    next.reserve(2 * n);
+    cur.reserve(2 * n);
     for (size_t i = 0; i < n && !cur.empty(); ++i) {
         const Vec& a = r[i];
         const Vec& b = r[(i + 1) % n];
@@ -104,7 +107,7 @@ Ring erode(const Ring& r, double by) {
         if (len == 0.0) continue;
         double nx = ey / len, ny = -ex / len;  // outward normal of a counter-clockwise ring
         double c = nx * a.x + ny * a.y - by;   // keep n·q <= c
-        Ring next;
+        next.clear();
         size_t m = cur.size();
         for (size_t j = 0; j < m; ++j) {
             const Vec& p = cur[j];

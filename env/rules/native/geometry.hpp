@@ -8,6 +8,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <vector>
 
@@ -48,27 +49,39 @@ inline double norm_deg(double a) {
     return r >= 360.0 ? 0.0 : r;
 }
 
-// geometry._cos_sin: (cos, sin) of an angle in degrees, exact at multiples of 90°.
+// geometry._cos_sin: (cos, sin) of an angle in degrees, exact at multiples of 90°. The last answer is kept (a
+// footprint, its move and its sweep ask of one facing in turn): equal facings (0.0 and -0.0 alike) give equal answers.
 inline Vec cos_sin(double facing) {
+    static double last_facing = NAN;
+    static Vec last{1.0, 0.0};
+    if (facing == last_facing) return last;
     double a = py_mod(facing, 360.0);
-    if (a == 0.0 || a >= 360.0) return {1.0, 0.0};
-    if (a == 90.0) return {0.0, 1.0};
-    if (a == 180.0) return {-1.0, 0.0};
-    if (a == 270.0) return {0.0, -1.0};
-    double r = a * DEG_TO_RAD;
-    return {std::cos(r), std::sin(r)};
+    if (a == 0.0 || a >= 360.0) {
+        last = {1.0, 0.0};
+    } else if (a == 90.0) {
+        last = {0.0, 1.0};
+    } else if (a == 180.0) {
+        last = {-1.0, 0.0};
+    } else if (a == 270.0) {
+        last = {0.0, -1.0};
+    } else {
+        double r = a * DEG_TO_RAD;
+        last = {std::cos(r), std::sin(r)};
+    }
+    last_facing = facing;
+    return last;
 }
 
 // geometry._corner_list: FL, FR, RR, RL (clockwise) of a W x D footprint.
-inline std::vector<Vec> corner_list(const Pose& p, double width, double depth) {
+inline std::array<Vec, 4> corner_list(const Pose& p, double width, double depth) {
     Vec cs = cos_sin(p.facing);
     double hw = 0.5 * width, hd = 0.5 * depth;
     double fx = hd * cs.x, fy = hd * cs.y;
     double rx = hw * cs.y, ry = -hw * cs.x;
-    return {{p.x + fx - rx, p.y + fy - ry},
-            {p.x + fx + rx, p.y + fy + ry},
-            {p.x - fx + rx, p.y - fy + ry},
-            {p.x - fx - rx, p.y - fy - ry}};
+    return {{{p.x + fx - rx, p.y + fy - ry},
+             {p.x + fx + rx, p.y + fy + ry},
+             {p.x - fx + rx, p.y - fy + ry},
+             {p.x - fx - rx, p.y - fy - ry}}};
 }
 
 // CORE.GEO.FOOTPRINT as a counter-clockwise ring (FL, RL, RR, FR), as geometry.footprint.

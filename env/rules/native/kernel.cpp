@@ -11,6 +11,8 @@
 
 #include <cmath>
 #include <array>
+#include <cstring>
+#include <unordered_map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -115,7 +117,7 @@ class Sweep {
         if (!built_) {
             std::vector<Vec> pts(start_->begin(), start_->end());
             pts.insert(pts.end(), end_->begin(), end_->end());
-            hull_ = convex_hull(pts);
+            hull_ = convex_hull(std::move(pts));
             built_ = true;
         }
         return hull_;
@@ -142,6 +144,13 @@ class Sweep {
    public:
     Box box;
 };
+
+// The gap between two boxes (inches, 0 when they meet): a lower bound of the distance between any shapes inside them.
+double box_gap(const Box& a, const Box& b) {
+    double dx = std::max(0.0, std::max(b.x0 - a.x1, a.x0 - b.x1));
+    double dy = std::max(0.0, std::max(b.y0 - a.y1, a.y0 - b.y1));
+    return std::sqrt(dx * dx + dy * dy);
+}
 
 // Overlap by more than EPS, as space.Surroundings.overlapping, with ties told apart: 1 overlap, 0 none, -1 when
 // the EPS/2-shrunk shapes' margin is within TIE_BAND of zero (an overlap of exactly EPS, which GEOS's rounding of
@@ -211,6 +220,8 @@ class Scene {
     // TIE_BAND of the rule's threshold): the caller then asks the shapely reference instead.
     bool unsure() const { return unsure_; }
     void reset() { unsure_ = false; }
+    // Note a tie found earlier for the same question (an answer kept by the caller).
+    void mark_unsure() { unsure_ = true; }
 
     // space.Surroundings.terrain_cost: (multiplier, extra inches).
     std::pair<double, double> terrain_cost(Sweep& s) {
@@ -233,14 +244,19 @@ class Scene {
         near_.clear();
         near_box(s.box, gap);
         if (near_.empty()) return false;
+        // A ring's distance is never below its box's gap: a box gap clear of the threshold by more than TIE_BAND
+        // (and the rounding of either figure) answers "not below, no tie" without the distance.
+        const double clear = gap - EPS + 2 * TIE_BAND;
         for (const Other* o : near_)
-            if (below(distance(end, o->shape->ring), gap - EPS)) return true;
+            if (box_gap(eb, o->shape->box) <= clear && below(distance(end, o->shape->ring), gap - EPS)) return true;
         if (start == nullptr) start = path.origin();
         for (const Other* o : near_) {
-            if (!o->enemy) continue;
+            if (!o->enemy || box_gap(s.box, o->shape->box) > clear) continue;  // floor <= gap: clear as above
+            double swept = distance(s.geom(), o->shape->ring);
+            if (swept > clear) continue;  // floor <= gap: neither below nor a tie, whatever the floor
             double floor = gap;
             if (start != nullptr) floor = std::min(floor, distance(*start, o->shape->ring));
-            if (below(distance(s.geom(), o->shape->ring), floor - EPS)) return true;
+            if (below(swept, floor - EPS)) return true;
         }
         if (!pass_friends)
             for (const Other* o : near_)
@@ -249,14 +265,24 @@ class Scene {
     }
 
     // movement.furthest_legal: NaN for None (the start itself is illegal).
+    // ``start_kept``: when given, the start test's answer for this start, footprint and pass_friends, kept across
+    // calls as blocked + 2 * tie (-1: not asked yet).
     double furthest_legal(const Pose& start, double width, double depth, double allowance, double gap, bool pass_friends,
-                          bool refine) {
+                          bool refine, int* start_kept = nullptr) {
         if (!std::isfinite(allowance) || !std::isfinite(gap))
             throw std::invalid_argument("furthest_legal: allowance and gap must be finite");
         Ring start_poly = footprint(start, width, depth);
-        {
+        if (start_kept == nullptr || *start_kept < 0) {
+            bool earlier = unsure_;
+            unsure_ = false;
             Sweep here(start_poly);
-            if (blocked(start_poly, here, 2 * EPS, pass_friends, nullptr)) return NAN;
+            bool at_start = blocked(start_poly, here, 2 * EPS, pass_friends, nullptr);
+            if (start_kept != nullptr) *start_kept = static_cast<int>(at_start) + 2 * static_cast<int>(unsure_);
+            unsure_ = earlier || unsure_;
+            if (at_start) return NAN;
+        } else {
+            if (*start_kept >= 2) unsure_ = true;
+            if (*start_kept & 1) return NAN;
         }
         double sign = allowance >= 0 ? 1.0 : -1.0;
         double full = std::fabs(allowance);
@@ -549,8 +575,15 @@ std::pair<double, double> shadow_dims(const Mover& u, long files) {
     return {w, static_cast<double>(ranks) * u.base_d};
 }
 
-// movement._plan(check_only=True) for one option code: whether it is legal.
-bool code_legal(Scene& s, const Mover& u, int code) {
+// One mover's wheel tests by angle (45, -45, 22.5, -22.5 degrees), each (blocked, a tie) once worked out: a wheel
+// and the march wheel of the same angle ask the very same question; so do the straight moves of their start.
+struct WheelMemo {
+    std::array<int, 4> state{-1, -1, -1, -1};  // -1 not asked yet, else blocked + 2 * tie
+    int start = -1;  // the straight moves' start test (Scene::furthest_legal's start_kept)
+};
+
+// movement._plan(check_only=True) for one option code: whether it is legal. ``s`` is reset for this code.
+bool code_legal(Scene& s, const Mover& u, int code, WheelMemo& wheels_asked) {
     const Pose start{u.x, u.y, u.facing};
     static const double straight[] = {1.0, 0.5, 2.0, -0.5};
     static const double wheels[] = {45.0, -45.0, 22.5, -22.5, 45.0, -45.0};
@@ -558,13 +591,20 @@ bool code_legal(Scene& s, const Mover& u, int code) {
     if (is_march && !u.march_ok) return false;
     const double m = u.m;
     if (code <= BACKWARD) {
-        double d = s.furthest_legal(start, u.width, u.depth, straight[code] * m, 1.0, false, false);
+        double d = s.furthest_legal(start, u.width, u.depth, straight[code] * m, 1.0, false, false, &wheels_asked.start);
         return !std::isnan(d) && d >= MIN_MOVE;
     }
     if (code <= MARCH_WHEEL_R) {
         double angle = wheels[code - WHEEL_L];
         if (wheel_distance(u.width, angle) > (is_march ? 2 * m : m) + EPS) return false;
-        return !s.wheel_blocked(start, u.width, u.depth, angle);
+        int& kept = wheels_asked.state[(code - WHEEL_L) % 4];  // march wheels share the 45-degree slots
+        if (kept < 0) {  // the scene was reset for this code: its tie flag is this question's alone
+            bool blocked = s.wheel_blocked(start, u.width, u.depth, angle);
+            kept = static_cast<int>(blocked) + 2 * static_cast<int>(s.unsure());
+        } else if (kept >= 2) {
+            s.mark_unsure();
+        }
+        return (kept & 1) == 0;
     }
     if (code <= ABOUT_FACE) {
         double angle = code == TURN_L ? 90.0 : code == TURN_R ? -90.0 : 180.0;
@@ -596,13 +636,77 @@ bool code_legal(Scene& s, const Mover& u, int code) {
     return !s.blocked_at({u.x, u.y, facing}, w, d, 1.0, false);
 }
 
+// The answers of unit_moves kept per unit with everything they were worked out from (kernel.MoveMemo): a unit's
+// request, its row, the table's size, and the rows (in table order) of every other unit whose box comes near
+// anything its options sweep, all as exact bits; a memo also holds the terrain and forgets all when that changes.
+// Units further away never enter a scene's tests (near_box, boxes_meet), so equal inputs give equal answers.
+struct MoveMemo {
+    std::vector<double> terrain;
+    std::unordered_map<long, std::pair<std::vector<double>, std::vector<int>>> by_uid;
+    long hits = 0, misses = 0;  // requests answered from the memo, and worked out
+};
+
+bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
+    return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0);
+}
+
+// How far from its centre (inches) anything one of ``u``'s option tests builds may reach: the longest move (a march,
+// 2M) plus one and a half of the longest diagonal among its footprints (a wheel sweeps within a diagonal of a front
+// corner, half a diagonal from the centre), whatever the files a turn or reform gives it.
+double move_reach(const Mover& u) {
+    double diag = std::hypot(u.width, u.depth);
+    long ranks = u.war_machine ? 1 : std::max(1L, ceil_div(u.models, std::max(1L, u.files)));
+    for (long files : {u.files, std::min(u.models, ranks), std::min(u.models, u.files + 2), std::max(1L, u.files - 2)}) {
+        auto [sw, sd] = stand_dims(u, files);
+        auto [mw, md] = shadow_dims(u, files);
+        diag = std::max(diag, std::max(std::hypot(sw, sd), std::hypot(mw, md)));
+    }
+    return 2.0 * std::fabs(u.m) + 1.5 * diag;
+}
+
+// The memo key of a request: its figures and option codes, the mover's row, the table's size and the neighbours.
+std::vector<double> move_key(const Table& table, const Mover& u, const std::vector<int>& codes, double table_w,
+                             double table_h) {
+    std::vector<double> key{static_cast<double>(u.over_units), static_cast<double>(u.skirmishers),
+                            static_cast<double>(u.aquatic), static_cast<double>(u.march_ok),
+                            static_cast<double>(u.war_machine), u.half_m, u.m, static_cast<double>(u.files),
+                            static_cast<double>(u.models), u.base_w, u.base_d, u.face, u.x, u.y, u.facing, u.width,
+                            u.depth, table_w, table_h, static_cast<double>(codes.size())};
+    for (int c : codes) key.push_back(static_cast<double>(c));
+    // Units whose boxes lie more than 1" (the largest gap a test uses) beyond the reach square never count; 2"
+    // leaves room for rounding.
+    double r = move_reach(u) + 2.0;
+    Box reach{u.x - r, u.y - r, u.x + r, u.y + r};
+    int side = table.sides[u.row];
+    for (size_t i = 0; i < table.size(); ++i) {
+        if (i == u.row || !boxes_meet(reach, table.shapes[i].box)) continue;
+        const auto& row = table.rows[i];
+        key.insert(key.end(), row.begin(), row.end());
+        key.push_back(table.sides[i] != side ? 1.0 : 0.0);
+    }
+    return key;
+}
+
 // All the move options of several units in one call: see kernel.unit_moves.
 std::vector<std::vector<int>> unit_moves(const Table& table, const std::vector<std::pair<int, Array>>& terrain,
-                                          double table_w, double table_h, const std::vector<py::tuple>& requests) {
+                                          double table_w, double table_h, const std::vector<py::tuple>& requests,
+                                          MoveMemo* memo) {
     const std::vector<Shape>& all = table.shapes;
     const std::vector<int>& sides = table.sides;
     std::vector<std::pair<int, Shape>> shapes;
     for (const auto& [cls, ring] : terrain) shapes.emplace_back(cls, Shape(ring_of(ring, "terrain")));
+    if (memo != nullptr) {
+        std::vector<double> sig;
+        for (const auto& [cls, shape] : shapes) {
+            sig.push_back(static_cast<double>(cls));
+            sig.push_back(static_cast<double>(shape.ring.size()));
+            for (const Vec& v : shape.ring) sig.push_back(v.x), sig.push_back(v.y);
+        }
+        if (!same_bits(sig, memo->terrain)) {
+            memo->terrain = std::move(sig);
+            memo->by_uid.clear();
+        }
+    }
     std::vector<std::vector<int>> out;
     for (const py::tuple& req : requests) {
         if (req.size() != 13) throw std::invalid_argument("unit_moves: a request has 13 fields");
@@ -619,6 +723,16 @@ std::vector<std::vector<int>> unit_moves(const Table& table, const std::vector<s
         u.x = r[0], u.y = r[1], u.facing = r[2], u.width = r[3], u.depth = r[4];
         auto codes_face = req[12].cast<std::pair<std::vector<int>, double>>();
         u.face = codes_face.second;
+        std::vector<double> key;
+        if (memo != nullptr) {
+            key = move_key(table, u, codes_face.first, table_w, table_h);
+            auto hit = memo->by_uid.find(table.uids[u.row]);
+            if (hit != memo->by_uid.end() && same_bits(hit->second.first, key)) {
+                out.push_back(hit->second.second);
+                ++memo->hits;
+                continue;
+            }
+        }
         std::vector<const Shape*> impassable, difficult, obstacles;
         for (const auto& [cls, shape] : shapes) {
             if (cls == IMPASSABLE || (cls == IMPASSABLE_WATER && !u.aquatic)) impassable.push_back(&shape);
@@ -628,10 +742,15 @@ std::vector<std::vector<int>> unit_moves(const Table& table, const std::vector<s
         Scene scene(all, sides, u.row, sides[u.row], impassable, difficult, obstacles, table_w, table_h, u.over_units,
                     u.skirmishers, u.half_m);
         std::vector<int> legal;
+        WheelMemo wheels_asked;
         for (int code : codes_face.first) {
             scene.reset();
-            bool ok = code_legal(scene, u, code);
+            bool ok = code_legal(scene, u, code, wheels_asked);
             legal.push_back(scene.unsure() ? -1 : static_cast<int>(ok));
+        }
+        if (memo != nullptr) {
+            memo->by_uid[table.uids[u.row]] = {std::move(key), legal};
+            ++memo->misses;
         }
         out.push_back(std::move(legal));
     }
@@ -685,8 +804,14 @@ PYBIND11_MODULE(_kernel, m) {
           py::arg("facing2"), py::arg("width2"), py::arg("depth2"));
     m.def("is_convex", [](const Array& a) { return is_convex(ring_of(a, "polygon")); }, py::arg("polygon"));
 
+    py::class_<MoveMemo>(m, "MoveMemo")
+        .def(py::init<>())
+        .def("__len__", [](const MoveMemo& memo) { return memo.by_uid.size(); })
+        .def_readonly("hits", &MoveMemo::hits)
+        .def_readonly("misses", &MoveMemo::misses);
     m.def("unit_moves", &unit_moves, py::arg("table"), py::arg("terrain"), py::arg("table_w"), py::arg("table_h"),
-          py::arg("requests"), "Legal move options of several units in one call (see battleline.env.rules.kernel.unit_moves).");
+          py::arg("requests"), py::arg("memo") = nullptr,
+          "Legal move options of several units in one call (see battleline.env.rules.kernel.unit_moves).");
     m.attr("N_CODES") = static_cast<int>(N_CODES);
 
     py::class_<RouteScene>(m, "RouteScene")
