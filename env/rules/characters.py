@@ -290,20 +290,22 @@ def legal_moves(battle: Battle) -> list[Action]:
     engaged = {uid for e in s.engagements for uid in (e.attacker, e.defender)}  # as _engaged, once per decision
     acts: list[Action] = []
     scenes: dict = {}
-    hosts: list[UnitState] | None = None
+    hosts: list[tuple[UnitState, float, float, float]] | None = None
     for c in chars:
         if c.joined_to is None:
             if not can_move(battle, c, engaged):
                 continue
-            if hosts is None:  # the side's units on the table, not engaged: every lone character's candidates
-                hosts = [h for h in s.units if h.alive and h.side == active and h.uid not in engaged]
+            if hosts is None:  # the side's units on the table, not engaged: every lone character's candidates,
+                # each with its centre and its half-diagonals' bound (w + d) / 2 (inches), worked out once per decision
+                hosts = [(h, h.x, h.y, (h.width + h.depth) / 2) for h in s.units
+                         if h.side == active and h.alive and h.uid not in engaged]
             reach = c.profile.M
             x, y, spread = c.x, c.y, (c.width + c.depth) / 2 + reach + _FAR_MARGIN
-            for h in hosts:
+            for h, hx, hy, half in hosts:
                 # a host farther along x or y than the half-diagonals' bound (w + d) / 2 plus M fails space.near
                 # anyway (the centres' distance is at least that offset): it is passed over without the numpy call
-                bound = spread + (h.width + h.depth) / 2
-                if abs(h.x - x) > bound or abs(h.y - y) > bound:
+                bound = spread + half
+                if abs(hx - x) > bound or abs(hy - y) > bound:
                     continue
                 if can_host(s, c, h) and space.near(c, h, reach) and space.unit_distance(c, h) <= reach + geo.EPS:
                     acts.append(Action("move", c.uid, h.uid, "join"))

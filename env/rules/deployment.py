@@ -16,7 +16,9 @@ player may deploy anywhere wholly inside it (CORE.SETUP.ZONES).
 
 from __future__ import annotations
 
+import operator
 from functools import lru_cache
+from itertools import compress
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -155,8 +157,15 @@ def legal(battle: Battle) -> list[Action]:
                 decided[slot] = d
             cache[u.uid] = (context, decided)
             slots = [slot for slot in range(N_SLOTS) if decided[slot].legal]
-        acts.extend(Action("deploy", u.uid, None, str(slot)) for slot in slots)
+        acts.extend(map(_deploy_actions(u.uid).__getitem__, slots))
     return acts
+
+
+@lru_cache(maxsize=1024)
+def _deploy_actions(uid: int) -> tuple[Action, ...]:
+    """``Action("deploy", uid, None, str(slot))`` for every slot, by slot: the same (immutable) objects each
+    decision, not some 80 new ones per unit."""
+    return tuple(Action("deploy", uid, None, str(slot)) for slot in range(N_SLOTS))
 
 
 def _slots_native(battle: Battle, u: UnitState, scene: Any) -> list[int]:
@@ -166,7 +175,9 @@ def _slots_native(battle: Battle, u: UnitState, scene: Any) -> list[int]:
     slots, poses = _zone_slots(u.side, u.width, u.depth, float(s.table_w), float(s.table_h), s.queue.get("zone_depth", 12.0))
     if not slots:
         return []
-    blocked = scene.blocked_at_many(poses, u.width, u.depth)
+    blocked = scene.blocked_at_many(poses, u.width, u.depth)  # 1 blocked, 0 free, -1 undecided
+    if -1 not in blocked:  # the free slots, picked in C
+        return list(compress(slots, map(operator.not_, blocked)))
     # -1: a tie the core leaves to the reference
     return [slot for slot, b in zip(slots, blocked) if b == 0 or (b < 0 and _slot_legal(battle, u, slot))]
 
