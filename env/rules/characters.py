@@ -172,9 +172,17 @@ def sync(state: BattleState) -> None:
         files = h_files if h_files <= need else need
         if files < 1:
             files = 1
-        shift = 0 if files <= (h_files if h_files <= models else models) else widen_shift(state, h)  # 0 unless widened
+        front = h_files if h_files <= models else models  # min(F, N): models > 0 here
+        shift = 0 if files <= front else widen_shift(state, h)  # 0 unless widened
         x, y, facing, deployed, fleeing = h.x, h.y, h.facing, h.deployed, h.fleeing
-        base_w, base_d, width, depth = h.base_w, h.base_d, h.width, h.depth
+        base_w, base_d = h.base_w, h.base_d
+        # UnitState.width and .depth, inline, with the same values (N > 0 here)
+        width = front * base_w
+        if h.troop_type == "war_machine":
+            depth = base_d
+        else:
+            r = -(-models // (h_files if h_files > 1 else 1))
+            depth = (r if r > 1 else 1) * base_d
         for i, cid in enumerate(joined):
             c = units[cid]
             p = _slot_pose(x, y, facing, files, base_w, base_d, width, depth, i, shift)

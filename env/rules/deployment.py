@@ -334,23 +334,32 @@ def _start_vanguard(battle: Battle) -> bool:
     return True
 
 
-def _vanguard_plan(battle: Battle, u: UnitState, option: str, env: Any = None) -> dict | None:
-    """A Vanguard move of ``u``: the plan of a normal move with M = 12", ending more than 12" from every enemy.
-
-    ``env``: ``u``'s scene (:func:`movement.surroundings`, the same for every option), built if not given.
-    """
+def _vanguard_shadow(u: UnitState) -> UnitState:
+    """A copy of ``u`` that moves as a Vanguard move does: M = 12", neither Fly nor Hover (CORE.SETUP.VANGUARD)."""
     from copy import copy
     from dataclasses import replace
-
-    from battleline.env.rules import movement
 
     shadow = copy(u)
     shadow.profile = replace(u.profile, M=VANGUARD_MOVE)
     shadow.special_rules = [r for r in u.special_rules if r not in ("fly", "hover")]
+    return shadow
+
+
+def _vanguard_plan(battle: Battle, u: UnitState, option: str, env: Any = None,
+                   shared: tuple[UnitState, list] | None = None) -> dict | None:
+    """A Vanguard move of ``u``: the plan of a normal move with M = 12", ending more than 12" from every enemy.
+
+    ``env``: ``u``'s scene (:func:`movement.surroundings`, the same for every option), built if not given.
+    ``shared``: :func:`_vanguard_shadow` of ``u`` and the enemies' footprints (shapely polygons), the same for
+    every option of one decision; worked out here if not given.
+    """
+    from battleline.env.rules import movement
+
+    shadow = shared[0] if shared is not None else _vanguard_shadow(u)
     plan = movement._plan(battle, shadow, option, env or movement.surroundings(battle, u), marching=False)
     if plan is None:
         return None
-    enemies = [space.footprint(e) for e in space.alive_units(battle.state, 1 - u.side)]
+    enemies = shared[1] if shared is not None else [space.footprint(e) for e in space.alive_units(battle.state, 1 - u.side)]
 
     def clear(p: geo.Pose) -> bool:
         poly = space.footprint_at(u, p, plan["files"])
@@ -378,7 +387,9 @@ def legal_vanguard(battle: Battle) -> list[Action]:
     for u in _vanguard_units(battle, side):
         table = kernel.decision_table(battle) if kernel.available() and not battle.state.castle else None
         env = movement.surroundings(battle, u, table)
-        acts.extend(Action("move", u.uid, None, o) for o in VANGUARD_OPTIONS if _vanguard_plan(battle, u, o, env) is not None)
+        shared = (_vanguard_shadow(u), [space.footprint(e) for e in space.alive_units(battle.state, 1 - u.side)])
+        acts.extend(Action("move", u.uid, None, o) for o in VANGUARD_OPTIONS
+                    if _vanguard_plan(battle, u, o, env, shared) is not None)
     return acts
 
 
