@@ -168,6 +168,19 @@ def _deploy_actions(uid: int) -> tuple[Action, ...]:
     return tuple(Action("deploy", uid, None, str(slot)) for slot in range(N_SLOTS))
 
 
+def _first_slot(battle: Battle, u: UnitState, order: list[int]) -> int | None:
+    """The first slot of ``order`` that :func:`_slot_legal` allows ``u`` now, or None. Outside a siege, for a unit
+    that is no Scout, the compiled core tests every slot in one call (:func:`_slots_native`, as :func:`legal`
+    does); the reference tests them one by one otherwise."""
+    s = battle.state
+    scene = None if s.castle or u.has("scouts") or not kernel.available() else kernel.scene(
+        s, u, table=kernel.decision_table(battle))
+    if scene is None:
+        return next((k for k in order if _slot_legal(battle, u, k)), None)
+    free = set(_slots_native(battle, u, scene))
+    return next((k for k in order if k in free), None)
+
+
 def _slots_native(battle: Battle, u: UnitState, scene: Any) -> list[int]:
     """The slots :func:`_slot_legal` allows a unit that is not a Scout outside a siege, the footprints
     tested by the compiled core (:func:`kernel.scene`) in one call."""
@@ -264,7 +277,7 @@ def _auto_deploy(battle: Battle, side: int) -> None:
     order = sorted(range(N_SLOTS), key=lambda k: (k // len(COLUMNS), abs(k % len(COLUMNS) - 5)))
     castle = battle.state.castle and side == battle.state.castle[0].defender
     for u in list(_deployable(battle, side)):
-        slot = next((k for k in order if _slot_legal(battle, u, k)), None)
+        slot = _first_slot(battle, u, order)
         if slot is not None:
             _place(battle, u, slot)
         elif castle:
@@ -346,12 +359,13 @@ def _vanguard_shadow(u: UnitState) -> UnitState:
 
 
 def _vanguard_plan(battle: Battle, u: UnitState, option: str, env: Any = None,
-                   shared: tuple[UnitState, list] | None = None) -> dict | None:
+                   shared: tuple[UnitState, list[UnitState]] | None = None) -> dict | None:
     """A Vanguard move of ``u``: the plan of a normal move with M = 12", ending more than 12" from every enemy.
 
     ``env``: ``u``'s scene (:func:`movement.surroundings`, the same for every option), built if not given.
-    ``shared``: :func:`_vanguard_shadow` of ``u`` and the enemies' footprints (shapely polygons), the same for
-    every option of one decision; worked out here if not given.
+    ``shared``: :func:`_vanguard_shadow` of ``u`` and the enemy units on the table, the same for every option of
+    one decision; worked out here if not given. The compiled core measures the gaps to the enemies
+    (:func:`kernel.available`); a gap within ``kernel.TIE_BAND`` of 12" is left to the shapely reference.
     """
     from battleline.env.rules import movement
 
@@ -359,11 +373,27 @@ def _vanguard_plan(battle: Battle, u: UnitState, option: str, env: Any = None,
     plan = movement._plan(battle, shadow, option, env or movement.surroundings(battle, u), marching=False)
     if plan is None:
         return None
-    enemies = shared[1] if shared is not None else [space.footprint(e) for e in space.alive_units(battle.state, 1 - u.side)]
+    enemies = shared[1] if shared is not None else space.alive_units(battle.state, 1 - u.side)
+    files = plan["files"]
+    if u.troop_type == "war_machine":  # the footprint space.footprint_at(u, pose, files) has, in inches
+        width, depth = u.width, u.depth
+    else:
+        width, depth = min(files, u.models) * u.base_w, -(-u.models // files) * u.base_d
+    least = VANGUARD_CLEARANCE + geo.EPS
+    gap_of = kernel.native.footprint_distance if kernel.available() else None
 
     def clear(p: geo.Pose) -> bool:
-        poly = space.footprint_at(u, p, plan["files"])
-        return all(geo.distance(poly, e) > VANGUARD_CLEARANCE + geo.EPS for e in enemies)
+        if gap_of is not None:
+            for e in enemies:
+                gap = gap_of(p.x, p.y, p.facing, width, depth, e.x, e.y, e.facing, e.width, e.depth)
+                if abs(gap - least) <= kernel.TIE_BAND:
+                    break  # a tie: the reference decides
+                if gap <= least:
+                    return False
+            else:
+                return True
+        poly = space.footprint_at(u, p, files)
+        return all(geo.distance(poly, space.footprint(e)) > least for e in enemies)
 
     if clear(plan["pose"]):
         return plan
@@ -387,7 +417,7 @@ def legal_vanguard(battle: Battle) -> list[Action]:
     for u in _vanguard_units(battle, side):
         table = kernel.decision_table(battle) if kernel.available() and not battle.state.castle else None
         env = movement.surroundings(battle, u, table)
-        shared = (_vanguard_shadow(u), [space.footprint(e) for e in space.alive_units(battle.state, 1 - u.side)])
+        shared = (_vanguard_shadow(u), space.alive_units(battle.state, 1 - u.side))
         acts.extend(Action("move", u.uid, None, o) for o in VANGUARD_OPTIONS
                     if _vanguard_plan(battle, u, o, env, shared) is not None)
     return acts
