@@ -124,6 +124,14 @@ def _slot_pose(x: float, y: float, facing: float, files: int, base_w: float, bas
     return geo.Pose(wx, wy, facing)
 
 
+@lru_cache(maxsize=4096)
+def _slot_xyf(x: float, y: float, facing: float, files: int, base_w: float, base_d: float, width: float,
+              depth: float, index: int, shift: int) -> tuple[float, float, float]:
+    """:func:`_slot_pose` as a tuple (x, y, facing): what :func:`sync` writes on the character."""
+    p = _slot_pose(x, y, facing, files, base_w, base_d, width, depth, index, shift)
+    return p.x, p.y, p.facing
+
+
 def widen_shift(state: BattleState, host: UnitState) -> int:
     """Files (≤ 0: to the left) by which a front rank widened for its characters (:func:`slot_file`) moves.
 
@@ -183,12 +191,13 @@ def sync(state: BattleState) -> None:
         else:
             r = -(-models // (h_files if h_files > 1 else 1))
             depth = (r if r > 1 else 1) * base_d
-        for i, cid in enumerate(joined):
+        i = 0
+        for cid in joined:
             c = units[cid]
-            p = _slot_pose(x, y, facing, files, base_w, base_d, width, depth, i, shift)
-            c.x, c.y, c.facing = p.x, p.y, p.facing
+            c.x, c.y, c.facing = _slot_xyf(x, y, facing, files, base_w, base_d, width, depth, i, shift)
             c.deployed = deployed
             c.fleeing = fleeing
+            i += 1
 
 
 # --------------------------------------------------------------------- joining and leaving
@@ -292,7 +301,8 @@ def legal_moves(battle: Battle) -> list[Action]:
 
     s = battle.state
     active = s.active
-    chars = [c for c in s.units if c.character and c.side == active and c.in_play]
+    chars = [c for c in s.units  # UnitState.in_play, spelt out
+             if c.character and c.side == active and c.deployed and not c.removed and c.models > 0]
     if not chars:
         return []
     engaged = {uid for e in s.engagements for uid in (e.attacker, e.defender)}  # as _engaged, once per decision
@@ -305,8 +315,9 @@ def legal_moves(battle: Battle) -> list[Action]:
                 continue
             if hosts is None:  # the side's units on the table, not engaged: every lone character's candidates,
                 # each with its centre and its half-diagonals' bound (w + d) / 2 (inches), worked out once per decision
-                hosts = [(h, h.x, h.y, (h.width + h.depth) / 2) for h in s.units
-                         if h.side == active and h.alive and h.uid not in engaged]
+                hosts = [(h, h.x, h.y, (h.width + h.depth) / 2) for h in s.units  # UnitState.alive, spelt out
+                         if h.side == active and h.deployed and not h.removed and h.models > 0 and h.joined_to is None
+                         and h.uid not in engaged]
             reach = c.profile.M
             x, y, spread = c.x, c.y, (c.width + c.depth) / 2 + reach + _FAR_MARGIN
             for h, hx, hy, half in hosts:
