@@ -586,8 +586,8 @@ def test_army_list_characters_deploy_with_their_units() -> None:
 def _no_slot_for(monkeypatch: pytest.MonkeyPatch, uid: int) -> None:
     from battleline.env.rules import deployment
 
-    legal = deployment._slot_legal
-    monkeypatch.setattr(deployment, "_slot_legal", lambda battle, u, k, env=None: u.uid != uid and legal(battle, u, k, env))
+    first = deployment._first_slot  # where the automatic deployment looks for a unit's slot
+    monkeypatch.setattr(deployment, "_first_slot", lambda battle, u, order: None if u.uid == uid else first(battle, u, order))
 
 
 def _deploy_all(seed: int = 1) -> Battle:

@@ -297,6 +297,44 @@ def test_an_unknown_switch_value_is_one_config_error(monkeypatch: pytest.MonkeyP
         kernel.available()
 
 
+def test_the_switch_is_read_again_at_every_question(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every change of BATTLELINE_KERNEL at run time is seen by the next question, and a bad value is refused
+    every time it is read, also after good values were answered."""
+    from battleline.env.rules.config import ConfigError
+
+    seen = []
+    for value in ("reference", "native", "reference", None, "shapely", "shapely", "native"):
+        if value is None:
+            monkeypatch.delenv(kernel.ENV_SWITCH, raising=False)
+        else:
+            monkeypatch.setenv(kernel.ENV_SWITCH, value)
+        try:
+            seen.append(kernel.available())
+        except ConfigError:
+            seen.append("refused")
+    assert seen == [False, True, False, True, "refused", "refused", True]
+    monkeypatch.setattr(kernel, "native", None)  # not built: never available, whatever the switch says
+    assert not kernel.available()
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_automatic_deployment_agrees_with_the_reference(monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
+    """CORE.SETUP.DEPLOY: ending deployment at once puts every unit in the same slot whether the compiled core
+    or the reference tests the slots."""
+    from battleline.env.rules.actions import END_PHASE
+
+    def deploy_all(mode: str) -> list[tuple]:
+        monkeypatch.setenv(kernel.ENV_SWITCH, mode)
+        b = Battle.from_scenario("pitched_battle", seed=seed)
+        while b.state.stage == "deploy":
+            b.apply(END_PHASE)
+        return [(e["unit"], e["slot"], e["x"], e["y"]) for e in b.events if e["rule"] == "CORE.SETUP.DEPLOY"]
+
+    native = deploy_all("native")
+    assert len(native) > 0 and all(slot is not None for _, slot, _, _ in native)
+    assert native == deploy_all("reference")
+
+
 
 def _spots_agree(battle: Battle, c: UnitState, t: UnitState, facing: str, offsets: Iterable[float],
                  outcomes: dict[str, int]) -> None:

@@ -673,3 +673,24 @@ def test_spells_target_troops_on_a_wall_never_the_wall() -> None:
     (dmg,) = rules(b, "CORE.MAGIC.DAMAGE")
     assert (dmg["hits"], dmg["strength"], dmg["unsaved"], b.unit(0).models) == (3, 4, 3, 7)
     assert wall.results == [] and not [e for e in b.events if e["rule"].startswith("SIEGE.DMG")]
+
+
+@pytest.mark.parametrize("troop_type", ["infantry", "war_machine"])
+def test_front_rank_at_phase_start_is_the_models_in_the_first_rank(troop_type: str) -> None:
+    """CORE.MAGIC.DAMAGE: the front rank the Magic phase remembers is ``models_in_rank(1)``: min(F, N) for a unit of
+    several ranks, all N in one rank (a war machine is one base); e.g. 12 models in 5 files: 5, 3 in 5 files: 3."""
+    import dataclasses
+
+    u = Battle.from_scenario("pitched_battle", seed=0).state.units[3]
+    pins = {(12, 5): 5, (3, 5): 3, (5, 5): 5, (6, 5): 5, (1, 0): 1, (2, 0): 0, (0, 4): 0}
+    for (models, files), front in pins.items():
+        v = dataclasses.replace(u, models=models, files=files, troop_type=troop_type)
+        assert magic._front_rank(v) == v.models_in_rank(1)
+        if troop_type == "infantry":
+            assert magic._front_rank(v) == front
+        else:
+            assert magic._front_rank(v) == models  # one base whatever the files (CORE.GEO.BASES)
+    for models in range(0, 25):
+        for files in range(0, 9):
+            v = dataclasses.replace(u, models=models, files=files, troop_type=troop_type)
+            assert magic._front_rank(v) == v.models_in_rank(1)

@@ -124,6 +124,14 @@ def _slot_pose(x: float, y: float, facing: float, files: int, base_w: float, bas
     return geo.Pose(wx, wy, facing)
 
 
+@lru_cache(maxsize=4096)
+def _slot_xyf(x: float, y: float, facing: float, files: int, base_w: float, base_d: float, width: float,
+              depth: float, index: int, shift: int) -> tuple[float, float, float]:
+    """:func:`_slot_pose` as a tuple (x, y, facing): what :func:`sync` writes on the character."""
+    p = _slot_pose(x, y, facing, files, base_w, base_d, width, depth, index, shift)
+    return p.x, p.y, p.facing
+
+
 def widen_shift(state: BattleState, host: UnitState) -> int:
     """Files (≤ 0: to the left) by which a front rank widened for its characters (:func:`slot_file`) moves.
 
@@ -172,15 +180,24 @@ def sync(state: BattleState) -> None:
         files = h_files if h_files <= need else need
         if files < 1:
             files = 1
-        shift = 0 if files <= (h_files if h_files <= models else models) else widen_shift(state, h)  # 0 unless widened
+        front = h_files if h_files <= models else models  # min(F, N): models > 0 here
+        shift = 0 if files <= front else widen_shift(state, h)  # 0 unless widened
         x, y, facing, deployed, fleeing = h.x, h.y, h.facing, h.deployed, h.fleeing
-        base_w, base_d, width, depth = h.base_w, h.base_d, h.width, h.depth
-        for i, cid in enumerate(joined):
+        base_w, base_d = h.base_w, h.base_d
+        # UnitState.width and .depth, inline, with the same values (N > 0 here)
+        width = front * base_w
+        if h.troop_type == "war_machine":
+            depth = base_d
+        else:
+            r = -(-models // (h_files if h_files > 1 else 1))
+            depth = (r if r > 1 else 1) * base_d
+        i = 0
+        for cid in joined:
             c = units[cid]
-            p = _slot_pose(x, y, facing, files, base_w, base_d, width, depth, i, shift)
-            c.x, c.y, c.facing = p.x, p.y, p.facing
+            c.x, c.y, c.facing = _slot_xyf(x, y, facing, files, base_w, base_d, width, depth, i, shift)
             c.deployed = deployed
             c.fleeing = fleeing
+            i += 1
 
 
 # --------------------------------------------------------------------- joining and leaving
@@ -284,26 +301,30 @@ def legal_moves(battle: Battle) -> list[Action]:
 
     s = battle.state
     active = s.active
-    chars = [c for c in s.units if c.character and c.side == active and c.in_play]
+    chars = [c for c in s.units  # UnitState.in_play, spelt out
+             if c.character and c.side == active and c.deployed and not c.removed and c.models > 0]
     if not chars:
         return []
     engaged = {uid for e in s.engagements for uid in (e.attacker, e.defender)}  # as _engaged, once per decision
     acts: list[Action] = []
     scenes: dict = {}
-    hosts: list[UnitState] | None = None
+    hosts: list[tuple[UnitState, float, float, float]] | None = None
     for c in chars:
         if c.joined_to is None:
             if not can_move(battle, c, engaged):
                 continue
-            if hosts is None:  # the side's units on the table, not engaged: every lone character's candidates
-                hosts = [h for h in s.units if h.alive and h.side == active and h.uid not in engaged]
+            if hosts is None:  # the side's units on the table, not engaged: every lone character's candidates,
+                # each with its centre and its half-diagonals' bound (w + d) / 2 (inches), worked out once per decision
+                hosts = [(h, h.x, h.y, (h.width + h.depth) / 2) for h in s.units  # UnitState.alive, spelt out
+                         if h.side == active and h.deployed and not h.removed and h.models > 0 and h.joined_to is None
+                         and h.uid not in engaged]
             reach = c.profile.M
             x, y, spread = c.x, c.y, (c.width + c.depth) / 2 + reach + _FAR_MARGIN
-            for h in hosts:
+            for h, hx, hy, half in hosts:
                 # a host farther along x or y than the half-diagonals' bound (w + d) / 2 plus M fails space.near
                 # anyway (the centres' distance is at least that offset): it is passed over without the numpy call
-                bound = spread + (h.width + h.depth) / 2
-                if abs(h.x - x) > bound or abs(h.y - y) > bound:
+                bound = spread + half
+                if abs(hx - x) > bound or abs(hy - y) > bound:
                     continue
                 if can_host(s, c, h) and space.near(c, h, reach) and space.unit_distance(c, h) <= reach + geo.EPS:
                     acts.append(Action("move", c.uid, h.uid, "join"))

@@ -16,7 +16,9 @@ player may deploy anywhere wholly inside it (CORE.SETUP.ZONES).
 
 from __future__ import annotations
 
+import operator
 from functools import lru_cache
+from itertools import compress
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -155,8 +157,28 @@ def legal(battle: Battle) -> list[Action]:
                 decided[slot] = d
             cache[u.uid] = (context, decided)
             slots = [slot for slot in range(N_SLOTS) if decided[slot].legal]
-        acts.extend(Action("deploy", u.uid, None, str(slot)) for slot in slots)
+        acts.extend(map(_deploy_actions(u.uid).__getitem__, slots))
     return acts
+
+
+@lru_cache(maxsize=1024)
+def _deploy_actions(uid: int) -> tuple[Action, ...]:
+    """``Action("deploy", uid, None, str(slot))`` for every slot, by slot: the same (immutable) objects each
+    decision, not some 80 new ones per unit."""
+    return tuple(Action("deploy", uid, None, str(slot)) for slot in range(N_SLOTS))
+
+
+def _first_slot(battle: Battle, u: UnitState, order: list[int]) -> int | None:
+    """The first slot of ``order`` that :func:`_slot_legal` allows ``u`` now, or None. Outside a siege, for a unit
+    that is no Scout, the compiled core tests every slot in one call (:func:`_slots_native`, as :func:`legal`
+    does); the reference tests them one by one otherwise."""
+    s = battle.state
+    scene = None if s.castle or u.has("scouts") or not kernel.available() else kernel.scene(
+        s, u, table=kernel.decision_table(battle))
+    if scene is None:
+        return next((k for k in order if _slot_legal(battle, u, k)), None)
+    free = set(_slots_native(battle, u, scene))
+    return next((k for k in order if k in free), None)
 
 
 def _slots_native(battle: Battle, u: UnitState, scene: Any) -> list[int]:
@@ -166,7 +188,9 @@ def _slots_native(battle: Battle, u: UnitState, scene: Any) -> list[int]:
     slots, poses = _zone_slots(u.side, u.width, u.depth, float(s.table_w), float(s.table_h), s.queue.get("zone_depth", 12.0))
     if not slots:
         return []
-    blocked = scene.blocked_at_many(poses, u.width, u.depth)
+    blocked = scene.blocked_at_many(poses, u.width, u.depth)  # 1 blocked, 0 free, -1 undecided
+    if -1 not in blocked:  # the free slots, picked in C
+        return list(compress(slots, map(operator.not_, blocked)))
     # -1: a tie the core leaves to the reference
     return [slot for slot, b in zip(slots, blocked) if b == 0 or (b < 0 and _slot_legal(battle, u, slot))]
 
@@ -253,7 +277,7 @@ def _auto_deploy(battle: Battle, side: int) -> None:
     order = sorted(range(N_SLOTS), key=lambda k: (k // len(COLUMNS), abs(k % len(COLUMNS) - 5)))
     castle = battle.state.castle and side == battle.state.castle[0].defender
     for u in list(_deployable(battle, side)):
-        slot = next((k for k in order if _slot_legal(battle, u, k)), None)
+        slot = _first_slot(battle, u, order)
         if slot is not None:
             _place(battle, u, slot)
         elif castle:
@@ -323,27 +347,53 @@ def _start_vanguard(battle: Battle) -> bool:
     return True
 
 
-def _vanguard_plan(battle: Battle, u: UnitState, option: str, env: Any = None) -> dict | None:
-    """A Vanguard move of ``u``: the plan of a normal move with M = 12", ending more than 12" from every enemy.
-
-    ``env``: ``u``'s scene (:func:`movement.surroundings`, the same for every option), built if not given.
-    """
+def _vanguard_shadow(u: UnitState) -> UnitState:
+    """A copy of ``u`` that moves as a Vanguard move does: M = 12", neither Fly nor Hover (CORE.SETUP.VANGUARD)."""
     from copy import copy
     from dataclasses import replace
-
-    from battleline.env.rules import movement
 
     shadow = copy(u)
     shadow.profile = replace(u.profile, M=VANGUARD_MOVE)
     shadow.special_rules = [r for r in u.special_rules if r not in ("fly", "hover")]
+    return shadow
+
+
+def _vanguard_plan(battle: Battle, u: UnitState, option: str, env: Any = None,
+                   shared: tuple[UnitState, list[UnitState]] | None = None) -> dict | None:
+    """A Vanguard move of ``u``: the plan of a normal move with M = 12", ending more than 12" from every enemy.
+
+    ``env``: ``u``'s scene (:func:`movement.surroundings`, the same for every option), built if not given.
+    ``shared``: :func:`_vanguard_shadow` of ``u`` and the enemy units on the table, the same for every option of
+    one decision; worked out here if not given. The compiled core measures the gaps to the enemies
+    (:func:`kernel.available`); a gap within ``kernel.TIE_BAND`` of 12" is left to the shapely reference.
+    """
+    from battleline.env.rules import movement
+
+    shadow = shared[0] if shared is not None else _vanguard_shadow(u)
     plan = movement._plan(battle, shadow, option, env or movement.surroundings(battle, u), marching=False)
     if plan is None:
         return None
-    enemies = [space.footprint(e) for e in space.alive_units(battle.state, 1 - u.side)]
+    enemies = shared[1] if shared is not None else space.alive_units(battle.state, 1 - u.side)
+    files = plan["files"]
+    if u.troop_type == "war_machine":  # the footprint space.footprint_at(u, pose, files) has, in inches
+        width, depth = u.width, u.depth
+    else:
+        width, depth = min(files, u.models) * u.base_w, -(-u.models // files) * u.base_d
+    least = VANGUARD_CLEARANCE + geo.EPS
+    gap_of = kernel.native.footprint_distance if kernel.available() else None
 
     def clear(p: geo.Pose) -> bool:
-        poly = space.footprint_at(u, p, plan["files"])
-        return all(geo.distance(poly, e) > VANGUARD_CLEARANCE + geo.EPS for e in enemies)
+        if gap_of is not None:
+            for e in enemies:
+                gap = gap_of(p.x, p.y, p.facing, width, depth, e.x, e.y, e.facing, e.width, e.depth)
+                if abs(gap - least) <= kernel.TIE_BAND:
+                    break  # a tie: the reference decides
+                if gap <= least:
+                    return False
+            else:
+                return True
+        poly = space.footprint_at(u, p, files)
+        return all(geo.distance(poly, space.footprint(e)) > least for e in enemies)
 
     if clear(plan["pose"]):
         return plan
@@ -367,7 +417,9 @@ def legal_vanguard(battle: Battle) -> list[Action]:
     for u in _vanguard_units(battle, side):
         table = kernel.decision_table(battle) if kernel.available() and not battle.state.castle else None
         env = movement.surroundings(battle, u, table)
-        acts.extend(Action("move", u.uid, None, o) for o in VANGUARD_OPTIONS if _vanguard_plan(battle, u, o, env) is not None)
+        shared = (_vanguard_shadow(u), space.alive_units(battle.state, 1 - u.side))
+        acts.extend(Action("move", u.uid, None, o) for o in VANGUARD_OPTIONS
+                    if _vanguard_plan(battle, u, o, env, shared) is not None)
     return acts
 
 

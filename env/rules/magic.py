@@ -113,7 +113,7 @@ def start(battle: Battle) -> None:
     s = battle.state
     expire(battle, magic_side=s.active)
     for u in space.alive_units(s):
-        u.flags["front_rank_at_phase"] = u.models_in_rank(1)  # CORE.MAGIC.DAMAGE: losses count for Panic
+        u.flags["front_rank_at_phase"] = _front_rank(u)  # CORE.MAGIC.DAMAGE: losses count for Panic
         u.flags["lost_this_phase"] = 0
     casters = [u.uid for u in _casters(s, s.active)]
     power, dispel = power_pool(s, s.active), dispel_pool(s, 1 - s.active)
@@ -126,6 +126,15 @@ def start(battle: Battle) -> None:
         battle.emit("CORE.MAGIC.POWER_DICE", player=s.active, pool=power)
         battle.emit("CORE.MAGIC.DISPEL_DICE", player=1 - s.active, pool=dispel)
     battle.set_stage("cast")
+
+
+def _front_rank(u: UnitState) -> int:
+    """``u.models_in_rank(1)``, the models of its front rank, read once from the fields: min(F, N) when the unit
+    has more than one rank (R = ceil(N / max(1, F)) > 1, war machines never), else all N (CORE.GEO.FORMATION)."""
+    models, files = u.models, u.files
+    if u.troop_type != "war_machine" and -(-models // (files if files > 1 else 1)) > 1:
+        return files if files <= models else models
+    return models
 
 
 def _queue(battle: Battle) -> dict[str, Any]:

@@ -137,8 +137,8 @@ def check_wipeout(battle: Battle) -> bool:
     s = battle.state
     if s.over or s.stage == "deploy" or s.phase == "deployment":
         return False
-    standing = {u.side for u in s.units if u.alive}  # the sides with a unit on the table, in one pass
-    if 0 not in standing or 1 not in standing:
+    units = s.units  # each side with a unit on the table (UnitState.alive), each search stopping at its first
+    if not (any(u.side == 0 and u.alive for u in units) and any(u.side == 1 and u.alive for u in units)):
         end_game(battle, reason="wiped_out")
         return True
     return False
