@@ -63,12 +63,6 @@ SWITCH_VALUES = ("native", "reference")
 """What ``BATTLELINE_KERNEL`` may say (unset: native)."""
 
 
-_ENVIRON: Any = getattr(os.environ, "_data", None)
-"""The mapping under ``os.environ`` (encoded names to encoded values), which every change made through
-``os.environ`` (``monkeypatch.setenv`` too) writes at once; None where it has none (``os.environ`` is read then)."""
-
-_ENV_KEY: Any = os.environ.encodekey(ENV_SWITCH) if _ENVIRON is not None else ENV_SWITCH
-"""``BATTLELINE_KERNEL`` as :data:`_ENVIRON` spells it."""
 
 _SWITCHED_ON: dict[Any, bool] = {}
 """Whether each raw value of ``BATTLELINE_KERNEL`` seen so far (None: unset) switches the core on; only the allowed
@@ -78,17 +72,17 @@ values are kept, so a bad one is refused every time it is read."""
 def available() -> bool:
     """Whether the compiled core is built and switched on (``BATTLELINE_KERNEL`` unset or ``native``).
 
-    Asked several times per decision: the variable's raw value is read each time (a change at run time is seen at
-    once) and looked up among the values already checked.
+    Asked several times per decision: the variable is read each time (a change at run time is seen at once) and
+    its value looked up among the values already checked.
 
     Raises:
         ConfigError: ``BATTLELINE_KERNEL`` says anything but ``native`` or ``reference``.
     """
-    raw = _ENVIRON.get(_ENV_KEY) if _ENVIRON is not None else os.environ.get(ENV_SWITCH)
+    raw = os.environ.get(ENV_SWITCH)
     on = _SWITCHED_ON.get(raw)
     if on is not None:
         return native is not None and on
-    mode = os.environ.get(ENV_SWITCH, "native")
+    mode = "native" if raw is None else raw
     if mode not in SWITCH_VALUES:
         from battleline.env.rules.config import ConfigError
 
