@@ -155,7 +155,7 @@ def test_a_war_machine_option_in_a_faction_file_names_the_file_and_unit(cfg: Pat
     data["units"][i]["options"] = [{"id": "grapeshot_only", "effect": {"missile": "handgun"}}]
     _write(path, data)
     assert _error(C.load_faction, "men") == (
-        f"{path}: units[{i}]: option 'grapeshot_only': a war_machine's missile must be a machine ({MACHINE_LIST}), "
+        f"{path}: units[{i}] (great_cannon): option 'grapeshot_only': a war_machine's missile must be a machine ({MACHINE_LIST}), "
         f"got 'handgun'")
 
 

@@ -67,3 +67,19 @@ def test_a_character_joining_a_character_names_both_in_one_line(tmp_path) -> Non
         C.load_scenario(path)
     assert str(err.value).endswith("blue.placements[4].joins: 'lord_marshal' cannot join 'marcher_captain', a character "
                                    "(a character joins a unit that is not one)"), str(err.value)
+
+
+def test_faction_error_names_the_unit_type_by_id_beside_its_index() -> None:
+    """A bad `t9a:` block deep in a faction file: the one-line error names the unit type's id, not only its index."""
+    import yaml
+
+    from battleline.env.rules.config import CONFIG_DIR, ConfigError, FactionConfig, parse
+
+    data = yaml.safe_load((CONFIG_DIR / "factions" / "men.yaml").read_text(encoding="utf-8"))
+    i = next(k for k, u in enumerate(data["units"]) if u["id"] == "lord_marshal")
+    data["units"][i]["t9a"] = {"attributes": ["lethal_strik"]}
+    with pytest.raises(ConfigError) as err:
+        parse(FactionConfig, data, "men.yaml")
+    msg = str(err.value)
+    assert msg.startswith(f"men.yaml: units[{i}] (lord_marshal).t9a.attributes")
+    assert "\n" not in msg and "unknown attribute 'lethal_strik'" in msg

@@ -1041,10 +1041,31 @@ def _error_text(err: dict[str, Any]) -> str:
     return msg
 
 
-def from_validation_error(exc: ValidationError, file: str) -> ConfigError:
-    """The first pydantic error as a one-line :class:`ConfigError`."""
+def from_validation_error(exc: ValidationError, file: str, data: Any = None) -> ConfigError:
+    """The first pydantic error as a one-line :class:`ConfigError`.
+
+    With the validated ``data``, an error inside a faction's unit type names its id beside its index
+    (``units[8] (lord_marshal).t9a.attributes``), so a long faction file need not be counted through.
+    """
     err = exc.errors()[0]
-    return ConfigError(_error_text(err), file=file, where=loc_text(tuple(err["loc"])) or None)
+    loc = tuple(err["loc"])
+    where = loc_text(loc)
+    unit_id = _unit_type_id(loc, data)
+    if unit_id is not None:
+        head = f"units[{loc[1]}]"
+        where = f"{head} ({unit_id}){where[len(head):]}"
+    return ConfigError(_error_text(err), file=file, where=where or None)
+
+
+def _unit_type_id(loc: tuple[Any, ...], data: Any) -> str | None:
+    """The ``id`` of the unit type an error location ``('units', i, ...)`` points into, if ``data`` has one there."""
+    if len(loc) < 2 or loc[0] != "units" or not isinstance(loc[1], int) or not isinstance(data, dict):
+        return None
+    units = data.get("units")
+    if not isinstance(units, list) or not 0 <= loc[1] < len(units) or not isinstance(units[loc[1]], dict):
+        return None
+    ident = units[loc[1]].get("id")
+    return ident if isinstance(ident, str) and ident else None
 
 
 class DuplicateKeyError(yaml.YAMLError):
@@ -1181,7 +1202,7 @@ def parse(model: type[BaseModel], data: dict[str, Any], file: str) -> Any:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        raise from_validation_error(exc, file) from None
+        raise from_validation_error(exc, file, data) from None
     except RecursionError:  # values nested deeper than the checks can follow
         raise ConfigError(NESTED_TOO_DEEPLY, file=file) from None
 
