@@ -51,3 +51,22 @@ def end_declarations(b: Battle) -> None:
     """End the charge declarations if the engine still waits for them (it skips a stage with no choice)."""
     if b.pending.kind == "charge":
         b.apply(END_PHASE)
+
+
+def snapshots(scenario: str, blue: str, red: str, seed: int, every: int, limit: int | None = None) -> list[Battle]:
+    """Copies (:meth:`Battle.clone`) of a battle of ``scenario`` between two named agents (seeded ``2·seed`` and
+    ``2·seed + 1``), one every ``every`` decisions, until the end or ``limit`` decisions."""
+    from battleline.agents.registry import make_agent
+
+    b = Battle.from_scenario(scenario, seed=seed)
+    agents = [make_agent(blue, seed=2 * seed), make_agent(red, seed=2 * seed + 1)]
+    for side, agent in enumerate(agents):
+        agent.reset(b, side)
+    shots, n = [], 0
+    while not b.is_over and (limit is None or n < limit):
+        b.apply(agents[b.pending.player].act(b))
+        n += 1
+        if n % every == 0:
+            shots.append(b.clone())
+    return shots
+

@@ -25,22 +25,12 @@ from battleline.env.rules import space
 from battleline.env.rules.battle import Battle
 from battleline.env.rules.state import TerrainFeature, UnitState
 from battleline.tactics import manoeuvres as mv
-from tests.setups import battle, placement
+from tests.setups import battle, placement, snapshots
 
 
 def _snapshots(blue: str, red: str, seed: int, every: int = 9) -> list[Battle]:
     """Copies of a ``pitched_battle`` between two named agents, one every ``every`` decisions, the last one finished."""
-    b = Battle.from_scenario("pitched_battle", seed=seed)
-    agents = [make_agent(blue, seed=2 * seed), make_agent(red, seed=2 * seed + 1)]
-    for side, agent in enumerate(agents):
-        agent.reset(b, side)
-    shots, n = [], 0
-    while not b.is_over:
-        b.apply(agents[b.pending.player].act(b))
-        n += 1
-        if n % every == 0:
-            shots.append(b.clone())
-    return shots
+    return snapshots("pitched_battle", blue, red, seed, every)
 
 
 @pytest.fixture(scope="module")

@@ -20,28 +20,17 @@ import numpy as np
 import pytest
 import shapely
 
-from battleline.agents.registry import make_agent
 from battleline.agents.steering import moved_copy
 from battleline.env.rules import characters, psychology, shooting, space
 from battleline.env.rules import geometry as geo
 from battleline.env.rules.battle import Battle
 from battleline.env.rules.state import BattleState, TerrainFeature, UnitState
-from tests.setups import INFANTRY_BASE, battle, placement
+from tests.setups import INFANTRY_BASE, battle, placement, snapshots
 
 
 def _snapshots(scenario: str, blue: str, red: str, seed: int, every: int = 7) -> list[Battle]:
-    """Copies of a battle of ``scenario`` between two named agents, one every ``every`` decisions."""
-    b = Battle.from_scenario(scenario, seed=seed)
-    agents = [make_agent(blue, seed=2 * seed), make_agent(red, seed=2 * seed + 1)]
-    for side, agent in enumerate(agents):
-        agent.reset(b, side)
-    shots, n = [], 0
-    while not b.is_over and n < 400:
-        b.apply(agents[b.pending.player].act(b))
-        n += 1
-        if n % every == 0:
-            shots.append(b.clone())
-    return shots
+    """Copies of a battle of ``scenario`` between two named agents, one every ``every`` decisions (400 at most)."""
+    return snapshots(scenario, blue, red, seed, every, limit=400)
 
 
 @pytest.fixture(scope="module")
