@@ -120,6 +120,14 @@ def test_entrants_with_armies() -> None:
         schedule(["a@x", "b@y"], 2, seed=0, pairing="same-agent")
 
 
+def test_gauntlet_plays_the_first_entrant_against_each_other_with_the_round_robins_seeds() -> None:
+    full = schedule(["s", "a", "b", "c"], 4, seed=3)
+    gauntlet = schedule(["s", "a", "b", "c"], 4, seed=3, pairing="gauntlet")
+    assert [(g.a, g.b) for g in gauntlet] == [("s", "a")] * 4 + [("s", "b")] * 4 + [("s", "c")] * 4
+    assert [(g.blue, g.red, g.seed) for g in gauntlet] == [(g.blue, g.red, g.seed) for g in full[:12]]
+    assert all("s" not in (g.a, g.b) for g in full[12:])  # the others' own pairs are left out
+
+
 def test_faction_table_counts_games_between_factions() -> None:
     rows = [_row(0, "p", "q", "blue", factions=("men", "orcs")),
             _row(1, "q", "p", "blue", factions=("orcs", "men")),

@@ -481,7 +481,8 @@ def tournament(
     armies: Annotated[str | None, typer.Option(
         help="Comma-separated army list ids: every agent enters once with each (agent@army).")] = None,
     pairing: Annotated[str, typer.Option(
-        help="all: every pair of entrants meets; same-agent: only entrants of the same agent (faction balance).")
+        help="all: every pair of entrants meets; same-agent: only entrants of the same agent (faction balance); "
+             "gauntlet: the first entrant against each of the others.")
     ] = "all",
     backend: Annotated[str, typer.Option(help="process: a local process pool; ray: Ray tasks.")] = "process",
     ray_address: Annotated[str | None, typer.Option(

@@ -10,7 +10,10 @@ seed cancels between the two). Seeds come from :func:`game_seed` (the base
 seed, the pair index and ``k``), so a tournament is reproducible whatever the
 number of workers or the backend. With ``pairing="same-agent"`` only entrants
 of the same agent meet: a faction-balance design in which the armies differ and
-the play does not.
+the play does not. With ``pairing="gauntlet"`` the first entrant meets every
+other one and the others do not meet each other: one new agent measured against
+a field (the first entrant's pairs come first in the round robin, so a
+gauntlet's games are the round robin's games of the first entrant, seeds included).
 
 Outputs (in ``out``):
 
@@ -67,8 +70,9 @@ WILSON_Z = 1.959963984540054
 ARMY_SEP = "@"
 """Separates an entrant's agent from its army list: ``agent@army``."""
 
-PAIRINGS = ("all", "same-agent")
-"""``all``: every pair of entrants meets; ``same-agent``: only entrants of the same agent (different armies)."""
+PAIRINGS = ("all", "same-agent", "gauntlet")
+"""``all``: every pair of entrants meets; ``same-agent``: only entrants of the same agent (different armies);
+``gauntlet``: the first entrant against each of the others."""
 
 FIRST_TURN = "first-turn"
 """The name of the virtual player added to the team of the side that takes the first turn."""
@@ -181,8 +185,7 @@ def schedule(agents: list[str], games_per_pair: int, seed: int, pairing: str = "
     if pairing not in PAIRINGS:
         raise ValueError(f"unknown pairing '{pairing}'; known pairings: {', '.join(PAIRINGS)}")
     entrants = {name: Entrant.parse(name) for name in agents}
-    pairs = [(a, b) for a, b in combinations(agents, 2)
-             if pairing == "all" or entrants[a].agent == entrants[b].agent]
+    pairs = [(a, b) for a, b in combinations(agents, 2) if _meets(pairing, entrants, agents, a, b)]
     if not pairs:
         raise ValueError(f"no two entrants share an agent, so pairing '{pairing}' leaves no game")
     check_games_total(len(pairs) * games_per_pair,
@@ -194,6 +197,15 @@ def schedule(agents: list[str], games_per_pair: int, seed: int, pairing: str = "
             games.append(GameSpec(len(games), p, g, a, b, blue, red, game_seed(seed, p, g),
                                   entrants[blue].army or blue_army, entrants[red].army or red_army))
     return games
+
+
+def _meets(pairing: str, entrants: dict[str, Entrant], agents: list[str], a: str, b: str) -> bool:
+    """Whether entrants ``a`` and ``b`` (``a`` listed first) play each other under ``pairing``."""
+    if pairing == "same-agent":
+        return entrants[a].agent == entrants[b].agent
+    if pairing == "gauntlet":
+        return a == agents[0]
+    return True
 
 
 # ----------------------------------------------------------------------------- one game
