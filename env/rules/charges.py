@@ -69,7 +69,12 @@ def edge_frame(t: UnitState, facing: str) -> tuple[float, float, float, float, f
 
 def flush_pose(t: UnitState, facing: str, c: UnitState, offset: float) -> geo.Pose:
     """The charger pose flush against edge ``facing`` of ``t``, its front midpoint ``offset``" along the edge."""
-    mx, my, ax, ay, ox, oy, _ = edge_frame(t, facing)
+    return _flush_pose(edge_frame(t, facing), c, offset)
+
+
+def _flush_pose(edge: tuple[float, float, float, float, float, float, float], c: UnitState, offset: float) -> geo.Pose:
+    """:func:`flush_pose` on the edge frame ``edge`` (:func:`edge_frame`)."""
+    mx, my, ax, ay, ox, oy, _ = edge
     cx = mx + ax * offset + ox * c.depth / 2
     cy = my + ay * offset + oy * c.depth / 2
     return geo.Pose(cx, cy, math.degrees(math.atan2(-oy, -ox)) % 360.0)
@@ -108,10 +113,8 @@ class _Neighbours:
 
     def __init__(self, battle: Battle, c: UnitState, target: UnitState, ignore: frozenset[int]) -> None:
         s = battle.state
-        self.state, self.c = s, c
+        self.state, self.c, self.target = s, c, target
         self.table = (s.table_w, s.table_h)
-        self.impassable = [space.terrain_poly(t) for t in space.terrain_of(s, space.IMPASSABLE)]
-        self.target_poly = space.footprint(target)
         reach = c.width + c.depth
         others = [o for o in s.units if o.alive and o.uid != c.uid and o.uid != target.uid and o.uid not in ignore]
         xs = np.array([o.x for o in others], dtype=np.float64)
@@ -121,14 +124,28 @@ class _Neighbours:
         close = (np.hypot(xs - c.x, ys - c.y) <= (radii + space.radius(c)) + 0.5) | (
             np.hypot(xs - target.x, ys - target.y) <= (radii + space.radius(target)) + reach)
         near = [others[i] for i in np.flatnonzero(close).tolist()]
+        self.rows = [(o.x, o.y, o.facing, o.width, o.depth) for o in near]
+        """The footprints (x, y, facing, width, depth) of the units near the charger or the target, as they stand
+        now, in the order they are tested."""
         self.uids = [o.uid for o in near]
         self.friend = [o.side == c.side for o in near]
-        self.polys = np.array([space.footprint(o) for o in near], dtype=object)
-        """Footprints of the units near the charger or the target: object array (n,)."""
+        self._reference: tuple[list[Polygon], Polygon, np.ndarray] | None = None
         self._cores: dict[tuple[str, int], Polygon] = {}
         """The terrain's, target's and units' polygons shrunk by EPS/2 (:func:`_shrink`), once needed."""
-        self.compiled = kernel.contact_scene(s, c, target, near)
+        self.compiled = kernel.contact_scene(s, c, target, near, self.rows)
         """The same tests in the compiled core (:func:`kernel.contact_scene`), or None."""
+
+    @property
+    def reference(self) -> tuple[list[Polygon], Polygon, np.ndarray]:
+        """The shapely reference's shapes, built on first use (with the compiled core, only for a tie): the
+        impassable terrain's polygons, the target's footprint and the near units' footprints (object array (n,))."""
+        if self._reference is None:
+            self._reference = (
+                [space.terrain_poly(t) for t in space.terrain_of(self.state, space.IMPASSABLE)],
+                space.footprint(self.target),
+                np.array([geo.footprint(geo.Pose(x, y, f), w, d) for x, y, f, w, d in self.rows], dtype=object),
+            )
+        return self._reference
 
     def touched(self, p: geo.Pose) -> set[int] | None:
         """:func:`_touched` at pose ``p``, without the route test."""
@@ -137,21 +154,26 @@ class _Neighbours:
             if answer >= 0:
                 return set(uids) if answer else None
             # -1: a tie, which the shapely reference below decides
+        return self._touched_reference(p)
+
+    def _touched_reference(self, p: geo.Pose) -> set[int] | None:
+        """:meth:`touched` by the shapely reference."""
+        impassable, target_poly, polys = self.reference
         poly = space.footprint_at(self.c, p)
         if not geo.within_table(poly, *self.table):
             return None
         core: list[Polygon] = []
-        for k, t in enumerate(self.impassable):
+        for k, t in enumerate(impassable):
             if self._overlaps(poly, core, ("terrain", k), t):
                 return None
         if not space.castle_end_ok(self.state, self.c, poly):  # SIEGE.SCEN.CASTLE, SIEGE.MOVE.WALLS
             return None
-        if self._overlaps(poly, core, ("target", 0), self.target_poly):
+        if self._overlaps(poly, core, ("target", 0), target_poly):
             return None
         touched: set[int] = set()
-        if len(self.polys):
-            for i in np.flatnonzero(shapely.distance(poly, self.polys) <= geo.EPS).tolist():
-                if self.friend[i] or self._overlaps(poly, core, ("unit", i), self.polys[i]):
+        if len(polys):
+            for i in np.flatnonzero(shapely.distance(poly, polys) <= geo.EPS).tolist():
+                if self.friend[i] or self._overlaps(poly, core, ("unit", i), polys[i]):
                     return None
                 touched.add(self.uids[i])
         return touched
@@ -197,13 +219,12 @@ class ChargeRoute:
         self.start = space.pose(c)
         self.table = (battle.state.table_w, battle.state.table_h)
         self.flies = special_rules.moves_over_units(c)
-        self.start_poly = space.footprint(c)
         exclude = frozenset({target.uid, *ignore})
         built = None if self.flies else kernel.route_scene(battle.state, c, exclude)
         self.native = None if built is None else built[0]
         """The compiled core's obstacle test (:func:`kernel.route_scene`); None where only the reference applies."""
-        self._terrain = [space.terrain_poly(t) for t in battle.state.terrain if t.kind in space.IMPASSABLE - (
-            space.WATER if c.has("aquatic") else frozenset())]
+        self._terrain = list(battle.state.terrain)  # the reference's polygons of it are built with :attr:`obstacles`
+        self._aquatic, self._size = c.has("aquatic"), (c.width, c.depth)
         self._rows = None if built is None else built[1]
         self._obstacles: np.ndarray | None = None
         if built is None:
@@ -227,12 +248,14 @@ class ChargeRoute:
         With the compiled core, the shapely reference's are built on first use (from the units' places when the
         route was made), for a wheel the core leaves to the reference."""
         if self._obstacles is None:
+            water = space.WATER if self._aquatic else frozenset()
+            terrain = [space.terrain_poly(t) for t in self._terrain if t.kind in space.IMPASSABLE - water]
             units = [geo.footprint(geo.Pose(x, y, f), w, d) for x, y, f, w, d in self._rows.tolist()]
-            self._set_obstacles(np.array(self._terrain + units, dtype=object))
+            self._set_obstacles(np.array(terrain + units, dtype=object))
         return self._obstacles
 
     def _set_obstacles(self, polys: np.ndarray) -> None:
-        self._obstacles = polys[~_overlapping(self.start_poly, polys)]
+        self._obstacles = polys[~_overlapping(geo.footprint(self.start, *self._size), polys)]
         self.boxes = space.bounds_of(self._obstacles).tolist()
         self._cores: list[Polygon | None] = [None] * len(self._obstacles)  # each shrunk by EPS/2 once needed
 
@@ -468,7 +491,12 @@ def _candidate_offsets(c: UnitState, t: UnitState, facing: str) -> tuple[list[fl
     away from it by a base width while the charger still overlaps the edge
     by at least one base.
     """
-    mx, my, ax, ay, _, _, length = edge_frame(t, facing)
+    return _offsets_on(c, edge_frame(t, facing))
+
+
+def _offsets_on(c: UnitState, edge: tuple[float, float, float, float, float, float, float]) -> tuple[list[float], float]:
+    """:func:`_candidate_offsets` on the edge frame ``edge`` (:func:`edge_frame`)."""
+    mx, my, ax, ay, _, _, length = edge
     proj = (c.x - mx) * ax + (c.y - my) * ay
     half_gap = abs(length - c.width) / 2
     preferred = max(-half_gap, min(half_gap, proj))
@@ -625,9 +653,11 @@ class _Spots:
     def __init__(self, battle: Battle, c: UnitState, t: UnitState, facing: str, ignore: frozenset[int], route: bool) -> None:
         c, t = _snapshot(c), _snapshot(t)  # the spots are worked out later, as the units stand now
         self.battle, self.c, self.t, self.facing, self.ignore, self.needs_route = battle, c, t, facing, ignore, route
-        self.offsets, self.proj = _candidate_offsets(c, t, facing)
+        self.edge = edge_frame(t, facing)
+        self.offsets, self.proj = _offsets_on(c, self.edge)
         """Offsets along the edge (inches), preferred first, and the charger's projected offset."""
-        self.length = edge_frame(t, facing)[6]
+        self.length = self.edge[6]
+        self._poses: list[geo.Pose | None] = [None] * len(self.offsets)
         self._neighbours: _Neighbours | None = None
         self._route: ChargeRoute | None = None
         self._free: list[set[int] | None] = []
@@ -638,8 +668,11 @@ class _Spots:
         self._incidental: frozenset[int] | None = None
 
     def pose(self, i: int) -> geo.Pose:
-        """The charger's flush pose at ``offsets[i]``."""
-        return flush_pose(self.t, self.facing, self.c, self.offsets[i])
+        """The charger's flush pose at ``offsets[i]``; worked out once."""
+        p = self._poses[i]
+        if p is None:
+            p = self._poses[i] = _flush_pose(self.edge, self.c, self.offsets[i])
+        return p
 
     def free(self, i: int) -> set[int] | None:
         """:func:`_touched` at ``offsets[i]`` without the route test; worked out once."""
@@ -749,7 +782,11 @@ def start(battle: Battle) -> None:
 
 def can_charge(battle: Battle, c: UnitState) -> bool:
     """CORE.CHARGE.ELIGIBLE for the charger alone (no target checks)."""
-    declared = {ch["charger"] for ch in battle.state.queue.get("charges", [])}
+    return _can_charge(battle, c, {ch["charger"] for ch in battle.state.queue.get("charges", [])})
+
+
+def _can_charge(battle: Battle, c: UnitState, declared: set[int]) -> bool:
+    """:func:`can_charge`, the uids that have declared a charge this phase given."""
     return (
         c.alive
         and c.side == battle.state.active
@@ -857,18 +894,24 @@ def legal_declarations(battle: Battle) -> list[Action]:
     s = battle.state
     enemies = space.alive_units(s, 1 - s.active)
     memo = _memo(battle)
-    chargers = [c for c in space.alive_units(s, s.active) if can_charge(battle, c)]
+    declared = {ch["charger"] for ch in s.queue.get("charges", [])}
+    chargers = [c for c in space.alive_units(s, s.active) if _can_charge(battle, c, declared)]
     if s.castle or not chargers or not enemies:
         return [Action("charge", c.uid, t.uid) for c in chargers for t in enemies if _target_ok(battle, c, t, memo)]
     xs = np.array([t.x for t in enemies], dtype=np.float64)
     ys = np.array([t.y for t in enemies], dtype=np.float64)
     radii = np.array([space.radius(t) for t in enemies], dtype=np.float64)
+    cx = np.array([[c.x] for c in chargers], dtype=np.float64)
+    cy = np.array([[c.y] for c in chargers], dtype=np.float64)
+    bonus = np.array([[space.radius(c)] for c in chargers], dtype=np.float64)
+    reach = np.array([[charge_reach(c)] for c in chargers], dtype=np.float64)
+    near = np.hypot(cx - xs, cy - ys) <= (bonus + radii) + reach  # space.near, term for term, every pair at once
     acts = []
-    for c in chargers:
-        near = np.hypot(c.x - xs, c.y - ys) <= (space.radius(c) + radii) + charge_reach(c)  # space.near, term for term
-        for i in np.flatnonzero(near).tolist():
-            if _target_ok(battle, c, enemies[i], memo):
-                acts.append(Action("charge", c.uid, enemies[i].uid))
+    rows, cols = np.nonzero(near)  # charger by charger, then enemy by enemy
+    for k, i in zip(rows.tolist(), cols.tolist()):
+        c, t = chargers[k], enemies[i]
+        if _target_ok(battle, c, t, memo):
+            acts.append(Action("charge", c.uid, t.uid))
     return acts
 
 

@@ -330,7 +330,8 @@ def line_of_sight(viewer: tuple[float, ...], target: tuple[float, ...], units: S
     return None if seen < 0 else bool(seen)
 
 
-def contact_scene(state: BattleState, c: UnitState, target: UnitState, near: Sequence[UnitState]) -> Any | None:
+def contact_scene(state: BattleState, c: UnitState, target: UnitState, near: Sequence[UnitState],
+                  rows: Sequence[tuple[float, float, float, float, float]] | None = None) -> Any | None:
     """The end-spot test of a charge (charges._Neighbours) as a compiled :class:`_kernel.ContactScene`; None where only
     the reference applies (a siege, non-convex impassable terrain, the core off).
 
@@ -339,6 +340,8 @@ def contact_scene(state: BattleState, c: UnitState, target: UnitState, near: Seq
         c: the charger (its footprint's width and depth).
         target: the charged unit.
         near: the units a spot may touch, in the order they are tested.
+        rows: their footprints as (x, y, facing, width, depth), inches and degrees, when the caller has them
+            already (the same values as the units' own).
 
     The scene's ``touched(x, y, facing)`` gives (1, uids touched), (0, []) for no legal end of the charge move
     (CORE.CHARGE.MOVE), or (-1, []) where the answer rests on a tie, which the caller leaves to the reference.
@@ -348,7 +351,8 @@ def contact_scene(state: BattleState, c: UnitState, target: UnitState, near: Seq
     rings = _convex_rings(state, IMPASSABLE)
     if rings is None:
         return None
-    rows = [(o.x, o.y, o.facing, o.width, o.depth) for o in near]
+    if rows is None:
+        rows = [(o.x, o.y, o.facing, o.width, o.depth) for o in near]
     units = np.array(rows, dtype=np.float64).reshape(len(rows), 5)
     spot = np.array([target.x, target.y, target.facing, target.width, target.depth], dtype=np.float64)
     return native.ContactScene(units, [o.side == c.side for o in near], [o.uid for o in near], spot, rings,
