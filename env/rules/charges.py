@@ -660,6 +660,9 @@ class _Spots:
         self._poses: list[geo.Pose | None] = [None] * len(self.offsets)
         self._neighbours: _Neighbours | None = None
         self._route: ChargeRoute | None = None
+        self._native: list[tuple[int, list[int], int]] | None | bool = False
+        """The compiled core's answers for every offset (:func:`kernel.charge_spots`) once asked (False before);
+        None where only the reference applies."""
         self._free: list[set[int] | None] = []
         """:func:`_touched` without the route test at ``offsets[i]``, for the first ``len`` offsets."""
         self._reachable: dict[int, bool] = {}
@@ -674,12 +677,29 @@ class _Spots:
             p = self._poses[i] = _flush_pose(self.edge, self.c, self.offsets[i])
         return p
 
+    @property
+    def native(self) -> list[tuple[int, list[int], int]] | None:
+        """The compiled core's (touched, uids, route) for every offset (:func:`kernel.charge_spots`), asked once
+        on first use; None where only the reference applies."""
+        if self._native is False:
+            self._native = kernel.charge_spots(self.battle, self.c, self.t, self.ignore, self.edge, self.offsets,
+                                               self.needs_route)
+        return self._native
+
     def free(self, i: int) -> set[int] | None:
         """:func:`_touched` at ``offsets[i]`` without the route test; worked out once."""
         while len(self._free) <= i:
+            k = len(self._free)
+            native = self.native
+            if native is not None and native[k][0] >= 0:
+                self._free.append(set(native[k][1]) if native[k][0] else None)
+                continue
             if self._neighbours is None:
                 self._neighbours = _Neighbours(self.battle, self.c, self.t, self.ignore)
-            self._free.append(self._neighbours.touched(self.pose(len(self._free))))
+            if native is None:
+                self._free.append(self._neighbours.touched(self.pose(k)))
+            else:  # the compiled core's answer rested on a tie: the shapely reference decides
+                self._free.append(self._neighbours._touched_reference(self.pose(k)))
         return self._free[i]
 
     def reachable(self, i: int) -> bool:
@@ -687,7 +707,11 @@ class _Spots:
         if not self.needs_route:
             return True
         if i not in self._reachable:
-            self._reachable[i] = route_clear(self.route, self.pose(i))
+            native = self.native
+            if native is not None and native[i][2] >= 0:
+                self._reachable[i] = bool(native[i][2])
+            else:  # undecided (a tie), or not worked out: route_clear, whose legs the core answers where it can
+                self._reachable[i] = route_clear(self.route, self.pose(i))
         return self._reachable[i]
 
     def touched(self, i: int) -> set[int] | None:
