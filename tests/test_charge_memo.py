@@ -148,3 +148,42 @@ def test_a_blocker_moved_into_the_line_of_sight_blocks_it() -> None:
     third.x = 60.0
     assert space.line_of_sight(b.state, v, t)
     assert math.isclose(base.gap(v, t), 30.0 - 2 * W - 10.5 - 2 * W, abs_tol=1e-9)
+
+
+def _direct_arcs(c: UnitState, t: UnitState) -> list[str] | None:
+    """CORE.GEO.UNIT_ARC worked out directly (geo.unit_arc of the units' own footprint and front rank)."""
+    try:
+        arcs = geo.unit_arc(space.pose(t), t.width, t.depth, space.front_rank(c))
+    except ValueError:
+        return None
+    return [a for a in arcs if a != "inside"]
+
+
+@pytest.mark.parametrize("seed", [1, 4])
+def test_kept_arcs_and_reach_equal_direct_ones_through_a_random_battle(seed: int) -> None:
+    """charges._arcs (behind charge_facing, CORE.GEO.UNIT_ARC, CORE.CHARGE.FACING) and charges._reach_and_arc
+    (CORE.CHARGE.ELIGIBLE reach and CORE.GEO.VISION_ARC), both kept by value, answer as the direct tests on the
+    units' footprints, for every pair of enemies at every fourth decision of a random battle; many of the answers
+    come from what was kept, and both answers occur."""
+    rng = np.random.default_rng(seed)
+    b = Battle.from_scenario("pitched_battle", seed=seed)
+    hits0 = charges._arcs.cache_info().hits + charges._reach_and_arc.cache_info().hits
+    seen = {True: 0, False: 0}
+    while not b.is_over:
+        acts = b.legal_actions()
+        if len(b.actions) % 4 == 0:
+            for c in space.alive_units(b.state):
+                for t in space.alive_units(b.state, 1 - c.side):
+                    direct = _direct_arcs(c, t)
+                    want_facing = "front" if t.has("skirmishers") else direct[0] if direct else None
+                    assert charges.charge_facing(b, c, t, roll=False) == want_facing
+                    reach = charges.charge_reach(c)
+                    want = geo.distance(space.footprint(c), space.footprint(t)) <= reach and geo.partly_in_vision_arc(
+                        space.pose(c), c.width, c.depth, space.footprint(t))
+                    got = charges._reach_and_arc(c.x, c.y, c.facing, c.width, c.depth, t.x, t.y, t.facing, t.width,
+                                                 t.depth, reach)
+                    assert got == want, (len(b.actions), c.uid, t.uid)
+                    seen[bool(want)] += 1
+        b.apply(acts[int(rng.integers(len(acts)))])
+    hits = charges._arcs.cache_info().hits + charges._reach_and_arc.cache_info().hits - hits0
+    assert seen[True] > 10 and seen[False] > 100 and hits > 100, (seen, hits)

@@ -25,6 +25,7 @@ import itertools
 import math
 import operator
 from collections.abc import Iterator
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
@@ -558,10 +559,10 @@ def _table_key(state: BattleState) -> tuple | None:
     side, Large Target); None in a siege, whose castle changes in ways this does not see."""
     if state.castle:
         return None
-    return (
-        state.table_w, state.table_h,
-        tuple((t.kind, tuple(tuple(p) for p in t.polygon)) for t in state.terrain),
-        tuple((o.uid, o.side, o.x, o.y, o.facing, o.files, o.models, o.has("large_target")) for o in state.units if o.alive),
+    return (  # UnitState.alive and .has spelt out, with the same values; the terrain by its space.terrain_key number
+        state.table_w, state.table_h, space.terrain_key(state),
+        tuple((o.uid, o.side, o.x, o.y, o.facing, o.files, o.models, "large_target" in o.special_rules)
+              for o in state.units if o.deployed and not o.removed and o.models > 0 and o.joined_to is None),
     )
 
 
@@ -777,11 +778,10 @@ def charge_facing(battle: Battle, c: UnitState, t: UnitState, roll: bool) -> str
     """
     if t.has("skirmishers"):
         return "front"  # CORE.TYPE.SKIRMISHERS: always charged in the front
-    try:
-        arcs = geo.unit_arc(space.pose(t), t.width, t.depth, space.front_rank(c))
-    except ValueError:  # every front-rank model inside the target: no arc
+    found = _arcs(t.x, t.y, t.facing, t.width, t.depth, c.x, c.y, c.facing, c.files, c.models, c.base_w, c.base_d)
+    if found is None:  # every front-rank model inside the target: no arc
         return None
-    arcs = [a for a in arcs if a != "inside"]
+    arcs = list(found)
     if roll:
         battle.emit("CORE.GEO.ARCS", unit=c.uid, target=t.uid, arcs=arcs)
     if not arcs:
@@ -793,6 +793,32 @@ def charge_facing(battle: Battle, c: UnitState, t: UnitState, roll: bool) -> str
     chosen = ordered[0] if face <= 3 else ordered[-1]
     battle.emit("CORE.GEO.UNIT_ARC", unit=c.uid, target=t.uid, tied=arcs, roll=face, arc=chosen)
     return chosen
+
+
+@lru_cache(maxsize=16384)
+def _arcs(tx: float, ty: float, tf: float, tw: float, td: float, cx: float, cy: float, cf: float, files: int,
+          models: int, base_w: float, base_d: float) -> tuple[str, ...] | None:
+    """The arcs of a target (pose, footprint W x D) holding the most of a charger's front-rank centres (pose,
+    files, models, base), 'inside' left out (:func:`geo.unit_arc`, CORE.GEO.UNIT_ARC); None when every centre is
+    inside the target. Inches and degrees; kept by value (the answer is a function of these numbers alone)."""
+    try:
+        arcs = geo.unit_arc(geo.Pose(tx, ty, tf), tw, td, geo.front_rank_centres(geo.Pose(cx, cy, cf), files, models,
+                                                                                 base_w, base_d))
+    except ValueError:
+        return None
+    return tuple(a for a in arcs if a != "inside")
+
+
+@lru_cache(maxsize=16384)
+def _reach_and_arc(cx: float, cy: float, cf: float, cw: float, cd: float, tx: float, ty: float, tf: float, tw: float,
+                   td: float, reach: float) -> bool:
+    """Whether a target's footprint (pose, W x D) lies within ``reach`` inches of a charger's and partly in its
+    front arc (CORE.CHARGE.ELIGIBLE, CORE.GEO.VISION_ARC: :func:`geo.distance`, :func:`geo.partly_in_vision_arc`).
+    Inches and degrees; kept by value (the answer is a function of these numbers alone)."""
+    tt = geo.footprint(geo.Pose(tx, ty, tf), tw, td)
+    if geo.distance(geo.footprint(geo.Pose(cx, cy, cf), cw, cd), tt) > reach:
+        return False
+    return geo.partly_in_vision_arc(geo.Pose(cx, cy, cf), cw, cd, tt)
 
 
 # --------------------------------------------------------------------- declarations
@@ -856,10 +882,7 @@ def _target_geometry_ok(battle: Battle, c: UnitState, t: UnitState, memo: _Memo 
     reach = charge_reach(c)
     if not space.near(c, t, reach):
         return False
-    ct, tt = space.footprint(c), space.footprint(t)
-    if geo.distance(ct, tt) > reach:
-        return False
-    if not geo.partly_in_vision_arc(space.pose(c), c.width, c.depth, tt):
+    if not _reach_and_arc(c.x, c.y, c.facing, c.width, c.depth, t.x, t.y, t.facing, t.width, t.depth, reach):
         return False
     if not space.line_of_sight(battle.state, c, t):
         return False
