@@ -815,8 +815,8 @@ def _reach_and_arc(cx: float, cy: float, cf: float, cw: float, cd: float, tx: fl
     """Whether a target's footprint (pose, W x D) lies within ``reach`` inches of a charger's and partly in its
     front arc (CORE.CHARGE.ELIGIBLE, CORE.GEO.VISION_ARC: :func:`geo.distance`, :func:`geo.partly_in_vision_arc`).
     Inches and degrees; kept by value (the answer is a function of these numbers alone)."""
-    tt = geo.footprint(geo.Pose(tx, ty, tf), tw, td)
-    if geo.distance(geo.footprint(geo.Pose(cx, cy, cf), cw, cd), tt) > reach:
+    tt = space._footprint(tx, ty, tf, tw, td)  # space.footprint's own cache of footprints by value
+    if geo.distance(space._footprint(cx, cy, cf, cw, cd), tt) > reach:
         return False
     return geo.partly_in_vision_arc(geo.Pose(cx, cy, cf), cw, cd, tt)
 
