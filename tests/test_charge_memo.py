@@ -187,3 +187,21 @@ def test_kept_arcs_and_reach_equal_direct_ones_through_a_random_battle(seed: int
         b.apply(acts[int(rng.integers(len(acts)))])
     hits = charges._arcs.cache_info().hits + charges._reach_and_arc.cache_info().hits - hits0
     assert seen[True] > 10 and seen[False] > 100 and hits > 100, (seen, hits)
+
+
+def test_a_battle_with_kept_charge_answers_copies_and_pickles() -> None:
+    """A battle whose charge memo holds answers (and the compiled core's objects) deep-copies and pickles; the
+    copy's memo starts empty for the same table, and its legal charges (CORE.CHARGE.ELIGIBLE) are the original's."""
+    import copy
+    import pickle
+
+    b = _across()
+    b.state.stage = "charge"
+    legal = charges.legal_declarations(b)
+    assert [(a.unit, a.target) for a in legal] == [(0, 1)]
+    memo = b.__dict__["_charge_memo"]
+    assert memo.spots and memo.targets
+    for other in (copy.deepcopy(b), pickle.loads(pickle.dumps(b))):
+        kept = other.__dict__["_charge_memo"]
+        assert kept.key == memo.key and not kept.spots and not kept.targets
+        assert charges.legal_declarations(other) == legal

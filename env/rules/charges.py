@@ -75,9 +75,14 @@ def flush_pose(t: UnitState, facing: str, c: UnitState, offset: float) -> geo.Po
 
 def _flush_pose(edge: tuple[float, float, float, float, float, float, float], c: UnitState, offset: float) -> geo.Pose:
     """:func:`flush_pose` on the edge frame ``edge`` (:func:`edge_frame`)."""
+    return _flush_at(edge, c.depth, offset)
+
+
+def _flush_at(edge: tuple[float, float, float, float, float, float, float], depth: float, offset: float) -> geo.Pose:
+    """:func:`flush_pose` on the edge frame ``edge`` for a charger ``depth`` inches deep."""
     mx, my, ax, ay, ox, oy, _ = edge
-    cx = mx + ax * offset + ox * c.depth / 2
-    cy = my + ay * offset + oy * c.depth / 2
+    cx = mx + ax * offset + ox * depth / 2
+    cy = my + ay * offset + oy * depth / 2
     return geo.Pose(cx, cy, math.degrees(math.atan2(-oy, -ox)) % 360.0)
 
 
@@ -561,7 +566,8 @@ def _table_key(state: BattleState) -> tuple | None:
         return None
     return (  # UnitState.alive and .has spelt out, with the same values; the terrain by its space.terrain_key number
         state.table_w, state.table_h, space.terrain_key(state),
-        tuple((o.uid, o.side, o.x, o.y, o.facing, o.files, o.models, "large_target" in o.special_rules)
+        tuple((o.uid, o.side, o.x, o.y, o.facing, o.files, o.models, o.base_w, o.base_d, o.troop_type,
+               "large_target" in o.special_rules)
               for o in state.units if o.deployed and not o.removed and o.models > 0 and o.joined_to is None),
     )
 
@@ -579,14 +585,28 @@ class _Memo:
         key: the :func:`_table_key` they hold for.
         spots: :class:`_Spots` by (charger key, target key, facing, ignore, route).
         targets: :func:`_target_geometry_ok` by (charger key, target key).
+        table: the units on the table for the compiled core (:func:`kernel.decision_table`), once asked.
     """
 
-    __slots__ = ("key", "spots", "targets")
+    __slots__ = ("key", "spots", "table", "targets")
 
     def __init__(self, key: tuple) -> None:
         self.key = key
         self.spots: dict[tuple, _Spots] = {}
         self.targets: dict[tuple, bool] = {}
+        self.table: Any = None
+
+    def __reduce__(self) -> tuple[type, tuple[tuple]]:
+        """A copy or pickle of the memo is an empty memo for the same table (its answers hold compiled objects,
+        which neither copy nor pickle; a battle copied with its memo works them out again)."""
+        return _Memo, (self.key,)
+
+    def units_table(self, battle: Battle) -> Any:
+        """:attr:`table`, made on first use: every unit's row in it is read from what :attr:`key` records of the
+        unit (place, facing, files, models, bases, troop type, side, uid), so it holds while the key does."""
+        if self.table is None:
+            self.table = kernel.decision_table(battle)
+        return self.table
 
 
 _UNIT_FIELDS = operator.attrgetter(*(f.name for f in dataclasses.fields(UnitState))) if (
@@ -630,7 +650,7 @@ def _spots(
     key = (_unit_key(c), _unit_key(t), facing, ignore, route)
     spots = memo.spots.get(key)
     if spots is None:
-        spots = memo.spots[key] = _Spots(battle, c, t, facing, ignore, route)
+        spots = memo.spots[key] = _Spots(battle, c, t, facing, ignore, route, memo)
     return spots
 
 
@@ -639,68 +659,74 @@ class _Spots:
 
     :func:`contact_placement`, :func:`incidental_targets` and
     :func:`charge_spot` read the same offsets (:func:`_candidate_offsets`)
-    against the same units and route; this works each one out once, and
-    builds the :class:`ChargeRoute` only when a spot gets as far as its
-    route test, and a spot's route only when the spot is otherwise
-    acceptable. Kept by :func:`_spots` while the table stays as it is.
+    against the same units and route; this works each one out once. With
+    the compiled core every offset is settled at once, as the units stand
+    now (:func:`kernel.charge_spots` in one call, the shapely reference for
+    its ties); else lazily, on copies of the units: the
+    :class:`ChargeRoute` is built only when a spot gets as far as its route
+    test, and a spot's route only when the spot is otherwise acceptable.
+    Kept by :func:`_spots` while the table stays as it is.
 
     Args:
         battle: the battle; c: the charger; t: the charged unit.
         facing: the charged edge of ``t``.
         ignore: uids left out (of the units and of the route).
         route: whether a spot needs a clear route (:func:`route_clear`).
+        memo: the battle's :func:`_memo`, whose units' table the compiled core reads; None for none.
     """
 
-    def __init__(self, battle: Battle, c: UnitState, t: UnitState, facing: str, ignore: frozenset[int], route: bool) -> None:
-        c, t = _snapshot(c), _snapshot(t)  # the spots are worked out later, as the units stand now
+    def __init__(self, battle: Battle, c: UnitState, t: UnitState, facing: str, ignore: frozenset[int], route: bool,
+                 memo: _Memo | None = None) -> None:
         self.battle, self.c, self.t, self.facing, self.ignore, self.needs_route = battle, c, t, facing, ignore, route
         self.edge = edge_frame(t, facing)
         self.offsets, self.proj = _offsets_on(c, self.edge)
         """Offsets along the edge (inches), preferred first, and the charger's projected offset."""
-        self.length = self.edge[6]
+        self.length, self.width, self.depth = self.edge[6], c.width, c.depth
         self._poses: list[geo.Pose | None] = [None] * len(self.offsets)
         self._neighbours: _Neighbours | None = None
         self._route: ChargeRoute | None = None
-        self._native: list[tuple[int, list[int], int]] | None | bool = False
-        """The compiled core's answers for every offset (:func:`kernel.charge_spots`) once asked (False before);
-        None where only the reference applies."""
         self._free: list[set[int] | None] = []
         """:func:`_touched` without the route test at ``offsets[i]``, for the first ``len`` offsets."""
         self._reachable: dict[int, bool] = {}
         """:func:`route_clear` to ``offsets[i]``, by ``i``, once asked."""
         self._placements: dict[frozenset[int], tuple[geo.Pose, float, float] | None] = {}
         self._incidental: frozenset[int] | None = None
+        table = memo.units_table(battle) if memo is not None and kernel.available() else None
+        native = kernel.charge_spots(battle, c, t, ignore, self.edge, self.offsets, route, table)
+        if native is None:
+            self.c, self.t = _snapshot(c), _snapshot(t)  # the spots are worked out later, as the units stand now
+        else:
+            self._settle(native)
+            self.c = self.t = None  # type: ignore[assignment]  # every answer is in; nothing reads the units again
+
+    def _settle(self, native: list[tuple[int, list[int], int]]) -> None:
+        """Every offset's :meth:`free` and (where asked) :meth:`reachable` from the compiled core's answers, the
+        shapely reference deciding its ties, while the units stand as they did when the answers were worked out."""
+        for k, (answer, uids, clear) in enumerate(native):
+            if answer >= 0:
+                free = set(uids) if answer else None
+            else:  # the compiled core's answer rested on a tie: the shapely reference decides
+                if self._neighbours is None:
+                    self._neighbours = _Neighbours(self.battle, self.c, self.t, self.ignore)
+                free = self._neighbours._touched_reference(self.pose(k))
+            self._free.append(free)
+            if self.needs_route and free is not None:
+                # undecided (a tie) or not worked out: route_clear, whose legs the core answers where it can
+                self._reachable[k] = bool(clear) if clear >= 0 else route_clear(self.route, self.pose(k))
 
     def pose(self, i: int) -> geo.Pose:
         """The charger's flush pose at ``offsets[i]``; worked out once."""
         p = self._poses[i]
         if p is None:
-            p = self._poses[i] = _flush_pose(self.edge, self.c, self.offsets[i])
+            p = self._poses[i] = _flush_at(self.edge, self.depth, self.offsets[i])
         return p
-
-    @property
-    def native(self) -> list[tuple[int, list[int], int]] | None:
-        """The compiled core's (touched, uids, route) for every offset (:func:`kernel.charge_spots`), asked once
-        on first use; None where only the reference applies."""
-        if self._native is False:
-            self._native = kernel.charge_spots(self.battle, self.c, self.t, self.ignore, self.edge, self.offsets,
-                                               self.needs_route)
-        return self._native
 
     def free(self, i: int) -> set[int] | None:
         """:func:`_touched` at ``offsets[i]`` without the route test; worked out once."""
         while len(self._free) <= i:
-            k = len(self._free)
-            native = self.native
-            if native is not None and native[k][0] >= 0:
-                self._free.append(set(native[k][1]) if native[k][0] else None)
-                continue
             if self._neighbours is None:
                 self._neighbours = _Neighbours(self.battle, self.c, self.t, self.ignore)
-            if native is None:
-                self._free.append(self._neighbours.touched(self.pose(k)))
-            else:  # the compiled core's answer rested on a tie: the shapely reference decides
-                self._free.append(self._neighbours._touched_reference(self.pose(k)))
+            self._free.append(self._neighbours.touched(self.pose(len(self._free))))
         return self._free[i]
 
     def reachable(self, i: int) -> bool:
@@ -708,11 +734,7 @@ class _Spots:
         if not self.needs_route:
             return True
         if i not in self._reachable:
-            native = self.native
-            if native is not None and native[i][2] >= 0:
-                self._reachable[i] = bool(native[i][2])
-            else:  # undecided (a tie), or not worked out: route_clear, whose legs the core answers where it can
-                self._reachable[i] = route_clear(self.route, self.pose(i))
+            self._reachable[i] = route_clear(self.route, self.pose(i))
         return self._reachable[i]
 
     def touched(self, i: int) -> set[int] | None:
@@ -734,11 +756,11 @@ class _Spots:
         return self._placements[allowed]
 
     def _place(self, allowed: frozenset[int]) -> tuple[geo.Pose, float, float] | None:
-        c, length = self.c, self.length
+        width, length = self.width, self.length
         for i, off in enumerate(self.offsets):
             touched = self.free(i)  # the route last: a spot touching others than ``allowed`` needs none
             if touched is not None and touched <= allowed and self.reachable(i):
-                overlap = min(off + c.width / 2, length / 2) - max(off - c.width / 2, -length / 2)
+                overlap = min(off + width / 2, length / 2) - max(off - width / 2, -length / 2)
                 return self.pose(i), max(0.0, overlap), abs(off - self.proj)
         return None
 

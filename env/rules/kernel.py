@@ -381,7 +381,7 @@ def route_scene(state: BattleState, c: UnitState, exclude: frozenset[int]) -> tu
 
 def charge_spots(battle: Battle, c: UnitState, t: UnitState, ignore: frozenset[int],
                  edge: tuple[float, float, float, float, float, float, float], offsets: Sequence[float],
-                 route: bool) -> list[tuple[int, list[int], int]] | None:
+                 route: bool, table: Any = None) -> list[tuple[int, list[int], int]] | None:
     """A charger's contact spots on one edge of its target, each with its route, in one native call
     (charges._Spots); None where only the reference applies (a siege, non-convex impassable terrain, the core off).
 
@@ -393,6 +393,8 @@ def charge_spots(battle: Battle, c: UnitState, t: UnitState, ignore: frozenset[i
         edge: the charged edge (mid_x, mid_y, along_x, along_y, out_x, out_y, length), see charges.edge_frame.
         offsets: the offsets along it to try (inches), see charges._candidate_offsets.
         route: whether to work out the routes.
+        table: the units on the table as :func:`table_of` has them now, when the caller keeps one (else
+            :func:`decision_table`).
 
     Returns:
         One (touched, uids, route) per offset: ``touched`` and ``uids`` as :func:`contact_scene`'s ``touched``
@@ -414,6 +416,6 @@ def charge_spots(battle: Battle, c: UnitState, t: UnitState, ignore: frozenset[i
     else:
         route_rings = rings
     return native.charge_spots(
-        decision_table(battle), c.uid, c.side, c.x, c.y, c.facing, c.width, c.depth, 2.0 * c.profile.M,
+        decision_table(battle) if table is None else table, c.uid, c.side, c.x, c.y, c.facing, c.width, c.depth, 2.0 * c.profile.M,
         special_rules.moves_over_units(c), t.uid, t.x, t.y, t.facing, t.width, t.depth, list(ignore), rings,
         route_rings, float(state.table_w), float(state.table_h), edge, list(offsets), route)
