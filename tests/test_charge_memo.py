@@ -205,3 +205,22 @@ def test_a_battle_with_kept_charge_answers_copies_and_pickles() -> None:
         kept = other.__dict__["_charge_memo"]
         assert kept.key == memo.key and not kept.spots and not kept.targets
         assert charges.legal_declarations(other) == legal
+
+
+@pytest.mark.parametrize(("tx", "ty", "tf", "tw", "td", "inside"), [
+    (36.0, 20.0, 270.0, 5 * W, 2 * W, True),  # straight ahead: a corner in the front arc
+    (36.0, 0.0, 90.0, 5 * W, 2 * W, False),  # straight behind: wholly behind the front edge
+    (36.0, 12.0, 90.0, 30.0, 1.0, True),  # a wide unit right across the arc: no corner in it, but its body is
+    (36.0 + 2.5 * W + 1.0, 10.0 + W - 0.5, 90.0, 2.0, 1.0, False),  # flush on the right flank, level with the front
+    (36.0 + 2.5 * W + 1.0, 10.0 + W - 0.4, 90.0, 2.0, 1.0, True),  # 0.1" further forward: a corner past the ray
+])
+def test_the_vision_arc_pre_filter_answers_as_the_region_test(tx: float, ty: float, tf: float, tw: float, td: float,
+                                                              inside: bool) -> None:
+    """CORE.GEO.VISION_ARC: charges._reach_and_arc (a corner in the front arc; else wholly behind the front edge;
+    else the region test) answers as geo.partly_in_vision_arc for spearmen (5 files, 2 ranks) at (36, 10) facing 90:
+    ahead, behind, a wide unit right across the arc with no corner in it, one flush on the flank level with the
+    front edge (only touching the arc) and one a little further forward."""
+    viewer = geo.Pose(36.0, 10.0, 90.0)
+    target = geo.footprint(geo.Pose(tx, ty, tf), tw, td)
+    assert geo.partly_in_vision_arc(viewer, 5 * W, 2 * W, target) is inside
+    assert charges._reach_and_arc.__wrapped__(36.0, 10.0, 90.0, 5 * W, 2 * W, tx, ty, tf, tw, td, 100.0) is inside
