@@ -856,7 +856,6 @@ def _reach_and_arc(cx: float, cy: float, cf: float, cw: float, cd: float, tx: fl
     return geo.partly_in_vision_arc(viewer, cw, cd, tt)
 
 
-
 # --------------------------------------------------------------------- declarations
 def start(battle: Battle) -> None:
     """Open the Movement phase at the charge declarations (CORE.MOVE.SEQUENCE)."""
