@@ -20,6 +20,10 @@ those, a micro-inch either side of EPS. Query kinds:
   ``geometry.has_los`` decides it; an "undecided" answer of the core is the reference's by construction;
 * ``route``: whether a charge route's leg is clear (a hull or a wheel of at most 90°, CORE.CHARGE.MOVE), against
   :func:`env.rules.charges._sweep_clear`;
+* ``charge``: a charger's contact spots on one edge of a target and the routes to them (CORE.CHARGE.MOVE,
+  CORE.CHARGE.FEASIBLE), :func:`env.rules.kernel.charge_spots` against :class:`env.rules.charges._Neighbours` and
+  :func:`env.rules.charges.route_clear` on the shapely reference alone, in battles in play with the charger set
+  at random near its target;
 * ``legal``: whole legal move sets of battles in play (``movement.legal``), core on and off.
 
 Each kind reports queries and disagreements, and among them the exact ties:
@@ -58,7 +62,7 @@ TIE = 1e-9
 """Inches: a disagreement where the reference's own margin (the gap between the EPS/2-shrunk shapes) is below this
 is a tie at the tolerance edge, reported as such."""
 KINDS = ("footprint", "wheel_pose", "overlaps", "distance", "furthest", "cost", "wheel", "stand", "route", "sight",
-         "legal")
+         "charge", "legal")
 TERRAIN_KINDS = ("rocks", "woods", "hedge", "lake", "marsh")
 
 
@@ -459,9 +463,117 @@ def q_route(rng: np.random.Generator) -> tuple[bool, str]:
     return True, ""
 
 
+_CHARGE_STATES: list[Any] = []
+"""Battles in play (pitched_battle, random play, a copy at each charge declaration), made on first use."""
+
+
+def charge_states() -> list[Any]:
+    """:data:`_CHARGE_STATES`: copies of random pitched battles at their charge declarations (seeds 0-5)."""
+    import copy
+    import random
+
+    from battleline.env.rules.battle import Battle
+
+    if not _CHARGE_STATES:
+        for seed in range(6):
+            battle = Battle.from_scenario("pitched_battle", seed=seed)
+            pick = random.Random(seed)
+            while not battle.state.over:
+                acts = battle.legal_actions()
+                if battle.state.stage == "charge" and battle.state.turn > 1:
+                    _CHARGE_STATES.append(copy.deepcopy(battle))
+                battle.apply(acts[pick.randrange(len(acts))])
+    return _CHARGE_STATES
+
+
+def charge_case(rng: np.random.Generator) -> tuple[Any, Any, Any, str, frozenset[int], bool]:
+    """A random (battle, charger, target, facing, ignore, route): the charger a copy of a unit of the phasing side,
+    as it stands or set at random within 14" of the target's centre, facing anywhere or towards the target."""
+    import copy
+
+    from battleline.env.rules import space
+
+    states = charge_states()
+    battle = states[int(rng.integers(len(states)))]
+    s = battle.state
+    mine, theirs = space.alive_units(s, s.active), space.alive_units(s, 1 - s.active)
+    c = copy.copy(mine[int(rng.integers(len(mine)))])
+    t = theirs[int(rng.integers(len(theirs)))]
+    if rng.random() < 0.5:  # a target with others close beside it, whose spots touch or overlap them
+        crowd = [(min(space.unit_distance(o, u) for u in s.units if u.alive and u.uid != o.uid), k)
+                 for k, o in enumerate(theirs)]
+        t = theirs[sorted(crowd)[int(rng.integers(min(3, len(crowd))))][1]]
+    if rng.random() < 0.7:
+        c.x = float(np.clip(t.x + rng.uniform(-14, 14), 1.0, s.table_w - 1.0))
+        c.y = float(np.clip(t.y + rng.uniform(-14, 14), 1.0, s.table_h - 1.0))
+        c.facing = _facing(rng) if rng.random() < 0.5 else float(np.degrees(np.arctan2(t.y - c.y, t.x - c.x)) % 360.0)
+    others = [o.uid for o in s.units if o.alive and o.uid not in (c.uid, t.uid)]
+    if others and rng.random() < 0.4:  # another unit set beside the target, square to it, at a tolerance edge
+        battle = copy.deepcopy(battle)
+        s, t = battle.state, battle.unit(t.uid)
+        foes = [u for u in others if battle.unit(u).side == t.side]
+        o = battle.unit(int(rng.choice(foes if foes and rng.random() < 0.8 else others)))
+        from battleline.env.rules import geometry as geo
+
+        gap = float(rng.choice(EDGE_GAPS))
+        side = 1.0 if rng.random() < 0.5 else -1.0
+        o.facing = t.facing
+        ahead = t.depth / 2 - o.depth / 2 + float(rng.choice([0.0, 0.0, EPS, -EPS, 1e-7, 1.0, -1.0]))  # fronts in line
+        o.x, o.y = geo.to_world(geo.Pose(t.x, t.y, t.facing), side * (t.width / 2 + gap + o.width / 2), ahead)
+    ignore = frozenset(int(u) for u in rng.choice(others, size=min(len(others), 2), replace=False)) if (
+        others and rng.random() < 0.2) else frozenset()
+    facing = str(rng.choice(["front", "left", "right", "rear"]))
+    return battle, c, t, facing, ignore, bool(rng.random() < 0.9)
+
+
+def charge_both(battle: Any, c: Any, t: Any, facing: str, ignore: frozenset[int], route: bool) -> tuple[list, list]:
+    """(core, reference) per candidate offset: the core's (touched, uids, route) (:func:`kernel.charge_spots`) and the
+    reference's (uids touched or None, route clear or None where the core leaves it unasked), both with sorted uids."""
+    from battleline.env.rules import charges, kernel
+
+    edge = charges.edge_frame(t, facing)
+    offsets, _ = charges._offsets_on(c, edge)
+    core = kernel.charge_spots(battle, c, t, ignore, edge, offsets, route)
+    neighbours = charges._Neighbours(battle, c, t, ignore)
+    old = os.environ.get("BATTLELINE_KERNEL")
+    try:
+        os.environ["BATTLELINE_KERNEL"] = "reference"
+        path = charges.ChargeRoute(battle, c, t, facing, ignore)
+    finally:
+        if old is None:
+            os.environ.pop("BATTLELINE_KERNEL", None)
+        else:
+            os.environ["BATTLELINE_KERNEL"] = old
+    ref = []
+    for k, off in enumerate(offsets):
+        pose = charges._flush_pose(edge, c, off)
+        touched = neighbours._touched_reference(pose)
+        asked = core is not None and core[k][2] != -2
+        ref.append((None if touched is None else sorted(touched), charges.route_clear(path, pose) if asked else None))
+    return core, ref
+
+
+def q_charge(rng: np.random.Generator) -> tuple[bool, str]:
+    battle, c, t, facing, ignore, route = charge_case(rng)
+    core, ref = charge_both(battle, c, t, facing, ignore, route)
+    if core is None:
+        return True, "undecided"
+    undecided = False
+    for k, ((free, uids, clear), (touched, reached)) in enumerate(zip(core, ref)):
+        undecided = undecided or free < 0 or clear == -1
+        if free >= 0 and (sorted(uids) if free else None) != touched:
+            return False, f"offset {k}: touched core={free, sorted(uids)} ref={touched}"
+        if clear == -2 and route and free != 0:
+            return False, f"offset {k}: route not worked out for a spot that may be an end"
+        if clear >= 0 and bool(clear) != reached:
+            return False, f"offset {k}: route core={clear} ref={reached}"
+    return True, "undecided" if undecided else ""
+
+
 QUERIES: dict[str, Callable[[np.random.Generator], tuple[bool, str]]] = {
     "footprint": q_footprint, "wheel_pose": q_wheel_pose, "overlaps": q_overlaps, "distance": q_distance,
     "furthest": q_furthest, "cost": q_cost, "wheel": q_wheel, "stand": q_stand, "route": q_route, "sight": q_sight,
+    "charge": q_charge,
 }
 
 

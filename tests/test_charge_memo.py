@@ -148,3 +148,79 @@ def test_a_blocker_moved_into_the_line_of_sight_blocks_it() -> None:
     third.x = 60.0
     assert space.line_of_sight(b.state, v, t)
     assert math.isclose(base.gap(v, t), 30.0 - 2 * W - 10.5 - 2 * W, abs_tol=1e-9)
+
+
+def _direct_arcs(c: UnitState, t: UnitState) -> list[str] | None:
+    """CORE.GEO.UNIT_ARC worked out directly (geo.unit_arc of the units' own footprint and front rank)."""
+    try:
+        arcs = geo.unit_arc(space.pose(t), t.width, t.depth, space.front_rank(c))
+    except ValueError:
+        return None
+    return [a for a in arcs if a != "inside"]
+
+
+@pytest.mark.parametrize("seed", [1, 4])
+def test_kept_arcs_and_reach_equal_direct_ones_through_a_random_battle(seed: int) -> None:
+    """charges._arcs (behind charge_facing, CORE.GEO.UNIT_ARC, CORE.CHARGE.FACING) and charges._reach_and_arc
+    (CORE.CHARGE.ELIGIBLE reach and CORE.GEO.VISION_ARC), both kept by value, answer as the direct tests on the
+    units' footprints, for every pair of enemies at every fourth decision of a random battle; many of the answers
+    come from what was kept, and both answers occur."""
+    rng = np.random.default_rng(seed)
+    b = Battle.from_scenario("pitched_battle", seed=seed)
+    hits0 = charges._arcs.cache_info().hits + charges._reach_and_arc.cache_info().hits
+    seen = {True: 0, False: 0}
+    while not b.is_over:
+        acts = b.legal_actions()
+        if len(b.actions) % 4 == 0:
+            for c in space.alive_units(b.state):
+                for t in space.alive_units(b.state, 1 - c.side):
+                    direct = _direct_arcs(c, t)
+                    want_facing = "front" if t.has("skirmishers") else direct[0] if direct else None
+                    assert charges.charge_facing(b, c, t, roll=False) == want_facing
+                    reach = charges.charge_reach(c)
+                    want = geo.distance(space.footprint(c), space.footprint(t)) <= reach and geo.partly_in_vision_arc(
+                        space.pose(c), c.width, c.depth, space.footprint(t))
+                    got = charges._reach_and_arc(c.x, c.y, c.facing, c.width, c.depth, t.x, t.y, t.facing, t.width,
+                                                 t.depth, reach)
+                    assert got == want, (len(b.actions), c.uid, t.uid)
+                    seen[bool(want)] += 1
+        b.apply(acts[int(rng.integers(len(acts)))])
+    hits = charges._arcs.cache_info().hits + charges._reach_and_arc.cache_info().hits - hits0
+    assert seen[True] > 10 and seen[False] > 100 and hits > 100, (seen, hits)
+
+
+def test_a_battle_with_kept_charge_answers_copies_and_pickles() -> None:
+    """A battle whose charge memo holds answers (and the compiled core's objects) deep-copies and pickles; the
+    copy's memo starts empty for the same table, and its legal charges (CORE.CHARGE.ELIGIBLE) are the original's."""
+    import copy
+    import pickle
+
+    b = _across()
+    b.state.stage = "charge"
+    legal = charges.legal_declarations(b)
+    assert [(a.unit, a.target) for a in legal] == [(0, 1)]
+    memo = b.__dict__["_charge_memo"]
+    assert memo.spots and memo.targets
+    for other in (copy.deepcopy(b), pickle.loads(pickle.dumps(b))):
+        kept = other.__dict__["_charge_memo"]
+        assert kept.key == memo.key and not kept.spots and not kept.targets
+        assert charges.legal_declarations(other) == legal
+
+
+@pytest.mark.parametrize(("tx", "ty", "tf", "tw", "td", "inside"), [
+    (36.0, 20.0, 270.0, 5 * W, 2 * W, True),  # straight ahead: a corner in the front arc
+    (36.0, 0.0, 90.0, 5 * W, 2 * W, False),  # straight behind: wholly behind the front edge
+    (36.0, 12.0, 90.0, 30.0, 1.0, True),  # a wide unit right across the arc: no corner in it, but its body is
+    (36.0 + 2.5 * W + 1.0, 10.0 + W - 0.5, 90.0, 2.0, 1.0, False),  # flush on the right flank, level with the front
+    (36.0 + 2.5 * W + 1.0, 10.0 + W - 0.4, 90.0, 2.0, 1.0, True),  # 0.1" further forward: a corner past the ray
+])
+def test_the_vision_arc_pre_filter_answers_as_the_region_test(tx: float, ty: float, tf: float, tw: float, td: float,
+                                                              inside: bool) -> None:
+    """CORE.GEO.VISION_ARC: charges._reach_and_arc (a corner in the front arc; else wholly behind the front edge;
+    else the region test) answers as geo.partly_in_vision_arc for spearmen (5 files, 2 ranks) at (36, 10) facing 90:
+    ahead, behind, a wide unit right across the arc with no corner in it, one flush on the flank level with the
+    front edge (only touching the arc) and one a little further forward."""
+    viewer = geo.Pose(36.0, 10.0, 90.0)
+    target = geo.footprint(geo.Pose(tx, ty, tf), tw, td)
+    assert geo.partly_in_vision_arc(viewer, 5 * W, 2 * W, target) is inside
+    assert charges._reach_and_arc.__wrapped__(36.0, 10.0, 90.0, 5 * W, 2 * W, tx, ty, tf, tw, td, 100.0) is inside

@@ -428,3 +428,89 @@ def test_the_move_memo_forgets_a_unit_when_a_neighbour_moves() -> None:
     answer = _memo_call([mover, moved_near, moved_far], memo)
     assert (memo.hits, memo.misses) == (2, 2)
     assert answer == _memo_call([mover, moved_near, moved_far], None) != first
+
+
+def _front_spots(b: Battle, target: int, ignore: frozenset[int] = frozenset()) -> tuple[list[float], list]:
+    """Unit 0's candidate offsets on unit ``target``'s front and kernel.charge_spots's answers there."""
+    c, t = b.unit(0), b.unit(target)
+    edge = charges.edge_frame(t, "front")
+    offsets, _ = charges._offsets_on(c, edge)
+    answers = kernel.charge_spots(b, c, t, ignore, edge, offsets, True)
+    assert answers is not None
+    return offsets, answers
+
+
+def test_charge_spots_touch_the_enemy_beside_the_target_and_never_a_friend() -> None:
+    """kernel.charge_spots (CORE.CHARGE.MOVE): the orcs charged have an orc unit flush on their right and a friend of
+    the charger flush on their left. A spot slid towards the orcs (offset > 0) is a legal end touching them, with a
+    clear straight route; the centred spot touches both and a spot slid the other way touches the friend, so
+    neither is a legal end, and no route is worked out for them."""
+    blue = [placement("marcher_spearmen", 36.0, 10.0, 90), placement("marcher_spearmen", 36.0 + 5 * W, 20.0, 270,
+                                                                     models=10, files=5)]
+    red = [placement("orc_warriors", 36.0, 20.0, 270, models=10, files=5),
+           placement("orc_warriors", 36.0 - 5 * W, 20.0, 270, models=10, files=5)]
+    b = set_up(blue, red)
+    offsets, answers = _front_spots(b, 2)
+    assert len(offsets) == len(answers) == 9 and offsets[0] == 0.0
+    for off, answer in zip(offsets, answers):
+        assert answer == ((1, [3], 1) if off > 0 else (0, [], -2)), (off, answer)
+
+
+def test_charge_spots_are_blocked_by_a_unit_in_the_way_unless_it_is_ignored() -> None:
+    """kernel.charge_spots (CORE.CHARGE.FEASIBLE): an orc unit square across the way between the spearmen and the
+    orcs they charge blocks every route (the straight corridor and every wheel-and-close-the-door route), so each spot
+    is free but unreachable; left out (``ignore``), every route is clear."""
+    blue = [placement("marcher_spearmen", 36.0, 10.0, 90)]
+    red = [placement("orc_warriors", 36.0, 20.0, 270, models=10, files=5),
+           placement("orc_warriors", 36.0, 15.0, 270, models=10, files=5)]
+    b = set_up(blue, red)
+    _, answers = _front_spots(b, 1)
+    assert answers == [(1, [], 0)] * 9
+    _, answers = _front_spots(b, 1, frozenset({2}))
+    assert answers == [(1, [], 1)] * 9
+    assert charges.charge_spot(b, b.unit(0), b.unit(1), "front") is None
+
+
+def test_charge_spots_refuse_bad_rings() -> None:
+    """The compiled charge_spots refuses a malformed terrain ring with one ValueError."""
+    b = set_up([placement("marcher_spearmen", 36.0, 10.0, 90)], [placement("orc_warriors", 36.0, 20.0, 270)])
+    c, t = b.unit(0), b.unit(1)
+    with pytest.raises(ValueError, match="impassable"):
+        kernel.native.charge_spots(kernel.decision_table(b), c.uid, c.side, c.x, c.y, c.facing, c.width, c.depth, 8.0,
+                                   False, t.uid, t.x, t.y, t.facing, t.width, t.depth, [], [np.zeros((2, 2))], [],
+                                   72.0, 48.0, charges.edge_frame(t, "front"), [0.0], True)
+
+
+def test_charge_spots_give_the_reference_placements_in_play(monkeypatch: pytest.MonkeyPatch) -> None:
+    """charges.charge_spot and contact_placement (CORE.CHARGE.ALIGN, CORE.CHARGE.BLOCKED, CORE.CHARGE.MULTI_TARGET)
+    answer alike with the compiled core (kernel.charge_spots) and with the shapely reference alone, for every charger
+    and enemy within reach on every facing, at every charge declaration of random battles."""
+    asked = found = 0
+    for seed in range(3):
+        asked, found = _placements_agree(monkeypatch, seed, asked, found)
+    assert asked > 50 and 0 < found < asked, (asked, found)
+
+
+def _placements_agree(monkeypatch: pytest.MonkeyPatch, seed: int, asked: int, found: int) -> tuple[int, int]:
+    """One random battle of test_charge_spots_give_the_reference_placements_in_play: (asked, found) counted on."""
+    b = Battle.from_scenario("pitched_battle", seed=seed)
+    rng = random.Random(seed)
+    while not b.is_over:
+        s = b.state
+        if s.stage == "charge":
+            for c in space.alive_units(s, s.active):
+                for t in space.alive_units(s, 1 - s.active):
+                    if not space.near(c, t, charges.charge_reach(c)):
+                        continue
+                    for facing in ("front", "left", "right", "rear"):
+                        answers = []
+                        for mode in ("native", "reference"):
+                            monkeypatch.setenv("BATTLELINE_KERNEL", mode)
+                            spots = charges._Spots(b, c, t, facing, frozenset(), True)
+                            answers.append((spots.charge_spot(), spots.placement(frozenset()), spots.incidental()))
+                        monkeypatch.delenv("BATTLELINE_KERNEL")
+                        assert answers[0] == answers[1], (c.uid, t.uid, facing)
+                        asked += 1
+                        found += answers[0][0] is not None
+        b.apply(rng.choice(b.legal_actions()))
+    return asked, found

@@ -25,6 +25,7 @@ import itertools
 import math
 import operator
 from collections.abc import Iterator
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
@@ -69,9 +70,19 @@ def edge_frame(t: UnitState, facing: str) -> tuple[float, float, float, float, f
 
 def flush_pose(t: UnitState, facing: str, c: UnitState, offset: float) -> geo.Pose:
     """The charger pose flush against edge ``facing`` of ``t``, its front midpoint ``offset``" along the edge."""
-    mx, my, ax, ay, ox, oy, _ = edge_frame(t, facing)
-    cx = mx + ax * offset + ox * c.depth / 2
-    cy = my + ay * offset + oy * c.depth / 2
+    return _flush_pose(edge_frame(t, facing), c, offset)
+
+
+def _flush_pose(edge: tuple[float, float, float, float, float, float, float], c: UnitState, offset: float) -> geo.Pose:
+    """:func:`flush_pose` on the edge frame ``edge`` (:func:`edge_frame`)."""
+    return _flush_at(edge, c.depth, offset)
+
+
+def _flush_at(edge: tuple[float, float, float, float, float, float, float], depth: float, offset: float) -> geo.Pose:
+    """:func:`flush_pose` on the edge frame ``edge`` for a charger ``depth`` inches deep."""
+    mx, my, ax, ay, ox, oy, _ = edge
+    cx = mx + ax * offset + ox * depth / 2
+    cy = my + ay * offset + oy * depth / 2
     return geo.Pose(cx, cy, math.degrees(math.atan2(-oy, -ox)) % 360.0)
 
 
@@ -108,10 +119,8 @@ class _Neighbours:
 
     def __init__(self, battle: Battle, c: UnitState, target: UnitState, ignore: frozenset[int]) -> None:
         s = battle.state
-        self.state, self.c = s, c
+        self.state, self.c, self.target = s, c, target
         self.table = (s.table_w, s.table_h)
-        self.impassable = [space.terrain_poly(t) for t in space.terrain_of(s, space.IMPASSABLE)]
-        self.target_poly = space.footprint(target)
         reach = c.width + c.depth
         others = [o for o in s.units if o.alive and o.uid != c.uid and o.uid != target.uid and o.uid not in ignore]
         xs = np.array([o.x for o in others], dtype=np.float64)
@@ -121,14 +130,28 @@ class _Neighbours:
         close = (np.hypot(xs - c.x, ys - c.y) <= (radii + space.radius(c)) + 0.5) | (
             np.hypot(xs - target.x, ys - target.y) <= (radii + space.radius(target)) + reach)
         near = [others[i] for i in np.flatnonzero(close).tolist()]
+        self.rows = [(o.x, o.y, o.facing, o.width, o.depth) for o in near]
+        """The footprints (x, y, facing, width, depth) of the units near the charger or the target, as they stand
+        now, in the order they are tested."""
         self.uids = [o.uid for o in near]
         self.friend = [o.side == c.side for o in near]
-        self.polys = np.array([space.footprint(o) for o in near], dtype=object)
-        """Footprints of the units near the charger or the target: object array (n,)."""
+        self._reference: tuple[list[Polygon], Polygon, np.ndarray] | None = None
         self._cores: dict[tuple[str, int], Polygon] = {}
         """The terrain's, target's and units' polygons shrunk by EPS/2 (:func:`_shrink`), once needed."""
-        self.compiled = kernel.contact_scene(s, c, target, near)
+        self.compiled = kernel.contact_scene(s, c, target, near, self.rows)
         """The same tests in the compiled core (:func:`kernel.contact_scene`), or None."""
+
+    @property
+    def reference(self) -> tuple[list[Polygon], Polygon, np.ndarray]:
+        """The shapely reference's shapes, built on first use (with the compiled core, only for a tie): the
+        impassable terrain's polygons, the target's footprint and the near units' footprints (object array (n,))."""
+        if self._reference is None:
+            self._reference = (
+                [space.terrain_poly(t) for t in space.terrain_of(self.state, space.IMPASSABLE)],
+                space.footprint(self.target),
+                np.array([geo.footprint(geo.Pose(x, y, f), w, d) for x, y, f, w, d in self.rows], dtype=object),
+            )
+        return self._reference
 
     def touched(self, p: geo.Pose) -> set[int] | None:
         """:func:`_touched` at pose ``p``, without the route test."""
@@ -137,21 +160,26 @@ class _Neighbours:
             if answer >= 0:
                 return set(uids) if answer else None
             # -1: a tie, which the shapely reference below decides
+        return self._touched_reference(p)
+
+    def _touched_reference(self, p: geo.Pose) -> set[int] | None:
+        """:meth:`touched` by the shapely reference."""
+        impassable, target_poly, polys = self.reference
         poly = space.footprint_at(self.c, p)
         if not geo.within_table(poly, *self.table):
             return None
         core: list[Polygon] = []
-        for k, t in enumerate(self.impassable):
+        for k, t in enumerate(impassable):
             if self._overlaps(poly, core, ("terrain", k), t):
                 return None
         if not space.castle_end_ok(self.state, self.c, poly):  # SIEGE.SCEN.CASTLE, SIEGE.MOVE.WALLS
             return None
-        if self._overlaps(poly, core, ("target", 0), self.target_poly):
+        if self._overlaps(poly, core, ("target", 0), target_poly):
             return None
         touched: set[int] = set()
-        if len(self.polys):
-            for i in np.flatnonzero(shapely.distance(poly, self.polys) <= geo.EPS).tolist():
-                if self.friend[i] or self._overlaps(poly, core, ("unit", i), self.polys[i]):
+        if len(polys):
+            for i in np.flatnonzero(shapely.distance(poly, polys) <= geo.EPS).tolist():
+                if self.friend[i] or self._overlaps(poly, core, ("unit", i), polys[i]):
                     return None
                 touched.add(self.uids[i])
         return touched
@@ -197,13 +225,12 @@ class ChargeRoute:
         self.start = space.pose(c)
         self.table = (battle.state.table_w, battle.state.table_h)
         self.flies = special_rules.moves_over_units(c)
-        self.start_poly = space.footprint(c)
         exclude = frozenset({target.uid, *ignore})
         built = None if self.flies else kernel.route_scene(battle.state, c, exclude)
         self.native = None if built is None else built[0]
         """The compiled core's obstacle test (:func:`kernel.route_scene`); None where only the reference applies."""
-        self._terrain = [space.terrain_poly(t) for t in battle.state.terrain if t.kind in space.IMPASSABLE - (
-            space.WATER if c.has("aquatic") else frozenset())]
+        self._terrain = list(battle.state.terrain)  # the reference's polygons of it are built with :attr:`obstacles`
+        self._aquatic, self._size = c.has("aquatic"), (c.width, c.depth)
         self._rows = None if built is None else built[1]
         self._obstacles: np.ndarray | None = None
         if built is None:
@@ -227,12 +254,14 @@ class ChargeRoute:
         With the compiled core, the shapely reference's are built on first use (from the units' places when the
         route was made), for a wheel the core leaves to the reference."""
         if self._obstacles is None:
+            water = space.WATER if self._aquatic else frozenset()
+            terrain = [space.terrain_poly(t) for t in self._terrain if t.kind in space.IMPASSABLE - water]
             units = [geo.footprint(geo.Pose(x, y, f), w, d) for x, y, f, w, d in self._rows.tolist()]
-            self._set_obstacles(np.array(self._terrain + units, dtype=object))
+            self._set_obstacles(np.array(terrain + units, dtype=object))
         return self._obstacles
 
     def _set_obstacles(self, polys: np.ndarray) -> None:
-        self._obstacles = polys[~_overlapping(self.start_poly, polys)]
+        self._obstacles = polys[~_overlapping(geo.footprint(self.start, *self._size), polys)]
         self.boxes = space.bounds_of(self._obstacles).tolist()
         self._cores: list[Polygon | None] = [None] * len(self._obstacles)  # each shrunk by EPS/2 once needed
 
@@ -468,7 +497,12 @@ def _candidate_offsets(c: UnitState, t: UnitState, facing: str) -> tuple[list[fl
     away from it by a base width while the charger still overlaps the edge
     by at least one base.
     """
-    mx, my, ax, ay, _, _, length = edge_frame(t, facing)
+    return _offsets_on(c, edge_frame(t, facing))
+
+
+def _offsets_on(c: UnitState, edge: tuple[float, float, float, float, float, float, float]) -> tuple[list[float], float]:
+    """:func:`_candidate_offsets` on the edge frame ``edge`` (:func:`edge_frame`)."""
+    mx, my, ax, ay, _, _, length = edge
     proj = (c.x - mx) * ax + (c.y - my) * ay
     half_gap = abs(length - c.width) / 2
     preferred = max(-half_gap, min(half_gap, proj))
@@ -530,10 +564,11 @@ def _table_key(state: BattleState) -> tuple | None:
     side, Large Target); None in a siege, whose castle changes in ways this does not see."""
     if state.castle:
         return None
-    return (
-        state.table_w, state.table_h,
-        tuple((t.kind, tuple(tuple(p) for p in t.polygon)) for t in state.terrain),
-        tuple((o.uid, o.side, o.x, o.y, o.facing, o.files, o.models, o.has("large_target")) for o in state.units if o.alive),
+    return (  # UnitState.alive and .has spelt out, with the same values; the terrain by its space.terrain_key number
+        state.table_w, state.table_h, space.terrain_key(state),
+        tuple((o.uid, o.side, o.x, o.y, o.facing, o.files, o.models, o.base_w, o.base_d, o.troop_type,
+               "large_target" in o.special_rules)
+              for o in state.units if o.deployed and not o.removed and o.models > 0 and o.joined_to is None),
     )
 
 
@@ -550,14 +585,28 @@ class _Memo:
         key: the :func:`_table_key` they hold for.
         spots: :class:`_Spots` by (charger key, target key, facing, ignore, route).
         targets: :func:`_target_geometry_ok` by (charger key, target key).
+        table: the units on the table for the compiled core (:func:`kernel.decision_table`), once asked.
     """
 
-    __slots__ = ("key", "spots", "targets")
+    __slots__ = ("key", "spots", "table", "targets")
 
     def __init__(self, key: tuple) -> None:
         self.key = key
         self.spots: dict[tuple, _Spots] = {}
         self.targets: dict[tuple, bool] = {}
+        self.table: Any = None
+
+    def __reduce__(self) -> tuple[type, tuple[tuple]]:
+        """A copy or pickle of the memo is an empty memo for the same table (its answers hold compiled objects,
+        which neither copy nor pickle; a battle copied with its memo works them out again)."""
+        return _Memo, (self.key,)
+
+    def units_table(self, battle: Battle) -> Any:
+        """:attr:`table`, made on first use: every unit's row in it is read from what :attr:`key` records of the
+        unit (place, facing, files, models, bases, troop type, side, uid), so it holds while the key does."""
+        if self.table is None:
+            self.table = kernel.decision_table(battle)
+        return self.table
 
 
 _UNIT_FIELDS = operator.attrgetter(*(f.name for f in dataclasses.fields(UnitState))) if (
@@ -601,7 +650,7 @@ def _spots(
     key = (_unit_key(c), _unit_key(t), facing, ignore, route)
     spots = memo.spots.get(key)
     if spots is None:
-        spots = memo.spots[key] = _Spots(battle, c, t, facing, ignore, route)
+        spots = memo.spots[key] = _Spots(battle, c, t, facing, ignore, route, memo)
     return spots
 
 
@@ -610,24 +659,30 @@ class _Spots:
 
     :func:`contact_placement`, :func:`incidental_targets` and
     :func:`charge_spot` read the same offsets (:func:`_candidate_offsets`)
-    against the same units and route; this works each one out once, and
-    builds the :class:`ChargeRoute` only when a spot gets as far as its
-    route test, and a spot's route only when the spot is otherwise
-    acceptable. Kept by :func:`_spots` while the table stays as it is.
+    against the same units and route; this works each one out once. With
+    the compiled core every offset is settled at once, as the units stand
+    now (:func:`kernel.charge_spots` in one call, the shapely reference for
+    its ties); else lazily, on copies of the units: the
+    :class:`ChargeRoute` is built only when a spot gets as far as its route
+    test, and a spot's route only when the spot is otherwise acceptable.
+    Kept by :func:`_spots` while the table stays as it is.
 
     Args:
         battle: the battle; c: the charger; t: the charged unit.
         facing: the charged edge of ``t``.
         ignore: uids left out (of the units and of the route).
         route: whether a spot needs a clear route (:func:`route_clear`).
+        memo: the battle's :func:`_memo`, whose units' table the compiled core reads; None for none.
     """
 
-    def __init__(self, battle: Battle, c: UnitState, t: UnitState, facing: str, ignore: frozenset[int], route: bool) -> None:
-        c, t = _snapshot(c), _snapshot(t)  # the spots are worked out later, as the units stand now
+    def __init__(self, battle: Battle, c: UnitState, t: UnitState, facing: str, ignore: frozenset[int], route: bool,
+                 memo: _Memo | None = None) -> None:
         self.battle, self.c, self.t, self.facing, self.ignore, self.needs_route = battle, c, t, facing, ignore, route
-        self.offsets, self.proj = _candidate_offsets(c, t, facing)
+        self.edge = edge_frame(t, facing)
+        self.offsets, self.proj = _offsets_on(c, self.edge)
         """Offsets along the edge (inches), preferred first, and the charger's projected offset."""
-        self.length = edge_frame(t, facing)[6]
+        self.length, self.width, self.depth = self.edge[6], c.width, c.depth
+        self._poses: list[geo.Pose | None] = [None] * len(self.offsets)
         self._neighbours: _Neighbours | None = None
         self._route: ChargeRoute | None = None
         self._free: list[set[int] | None] = []
@@ -636,10 +691,35 @@ class _Spots:
         """:func:`route_clear` to ``offsets[i]``, by ``i``, once asked."""
         self._placements: dict[frozenset[int], tuple[geo.Pose, float, float] | None] = {}
         self._incidental: frozenset[int] | None = None
+        table = memo.units_table(battle) if memo is not None and kernel.available() else None
+        native = kernel.charge_spots(battle, c, t, ignore, self.edge, self.offsets, route, table)
+        if native is None:
+            self.c, self.t = _snapshot(c), _snapshot(t)  # the spots are worked out later, as the units stand now
+        else:
+            self._settle(native)
+            self.c = self.t = None  # type: ignore[assignment]  # every answer is in; nothing reads the units again
+
+    def _settle(self, native: list[tuple[int, list[int], int]]) -> None:
+        """Every offset's :meth:`free` and (where asked) :meth:`reachable` from the compiled core's answers, the
+        shapely reference deciding its ties, while the units stand as they did when the answers were worked out."""
+        for k, (answer, uids, clear) in enumerate(native):
+            if answer >= 0:
+                free = set(uids) if answer else None
+            else:  # the compiled core's answer rested on a tie: the shapely reference decides
+                if self._neighbours is None:
+                    self._neighbours = _Neighbours(self.battle, self.c, self.t, self.ignore)
+                free = self._neighbours._touched_reference(self.pose(k))
+            self._free.append(free)
+            if self.needs_route and free is not None:
+                # undecided (a tie) or not worked out: route_clear, whose legs the core answers where it can
+                self._reachable[k] = bool(clear) if clear >= 0 else route_clear(self.route, self.pose(k))
 
     def pose(self, i: int) -> geo.Pose:
-        """The charger's flush pose at ``offsets[i]``."""
-        return flush_pose(self.t, self.facing, self.c, self.offsets[i])
+        """The charger's flush pose at ``offsets[i]``; worked out once."""
+        p = self._poses[i]
+        if p is None:
+            p = self._poses[i] = _flush_at(self.edge, self.depth, self.offsets[i])
+        return p
 
     def free(self, i: int) -> set[int] | None:
         """:func:`_touched` at ``offsets[i]`` without the route test; worked out once."""
@@ -676,11 +756,11 @@ class _Spots:
         return self._placements[allowed]
 
     def _place(self, allowed: frozenset[int]) -> tuple[geo.Pose, float, float] | None:
-        c, length = self.c, self.length
+        width, length = self.width, self.length
         for i, off in enumerate(self.offsets):
             touched = self.free(i)  # the route last: a spot touching others than ``allowed`` needs none
             if touched is not None and touched <= allowed and self.reachable(i):
-                overlap = min(off + c.width / 2, length / 2) - max(off - c.width / 2, -length / 2)
+                overlap = min(off + width / 2, length / 2) - max(off - width / 2, -length / 2)
                 return self.pose(i), max(0.0, overlap), abs(off - self.proj)
         return None
 
@@ -720,11 +800,10 @@ def charge_facing(battle: Battle, c: UnitState, t: UnitState, roll: bool) -> str
     """
     if t.has("skirmishers"):
         return "front"  # CORE.TYPE.SKIRMISHERS: always charged in the front
-    try:
-        arcs = geo.unit_arc(space.pose(t), t.width, t.depth, space.front_rank(c))
-    except ValueError:  # every front-rank model inside the target: no arc
+    found = _arcs(t.x, t.y, t.facing, t.width, t.depth, c.x, c.y, c.facing, c.files, c.models, c.base_w, c.base_d)
+    if found is None:  # every front-rank model inside the target: no arc
         return None
-    arcs = [a for a in arcs if a != "inside"]
+    arcs = list(found)
     if roll:
         battle.emit("CORE.GEO.ARCS", unit=c.uid, target=t.uid, arcs=arcs)
     if not arcs:
@@ -738,6 +817,45 @@ def charge_facing(battle: Battle, c: UnitState, t: UnitState, roll: bool) -> str
     return chosen
 
 
+@lru_cache(maxsize=16384)
+def _arcs(tx: float, ty: float, tf: float, tw: float, td: float, cx: float, cy: float, cf: float, files: int,
+          models: int, base_w: float, base_d: float) -> tuple[str, ...] | None:
+    """The arcs of a target (pose, footprint W x D) holding the most of a charger's front-rank centres (pose,
+    files, models, base), 'inside' left out (:func:`geo.unit_arc`, CORE.GEO.UNIT_ARC); None when every centre is
+    inside the target. Inches and degrees; kept by value (the answer is a function of these numbers alone)."""
+    try:
+        arcs = geo.unit_arc(geo.Pose(tx, ty, tf), tw, td, geo.front_rank_centres(geo.Pose(cx, cy, cf), files, models,
+                                                                                 base_w, base_d))
+    except ValueError:
+        return None
+    return tuple(a for a in arcs if a != "inside")
+
+
+VISION_MARGIN = 1e-6
+"""Inches behind the viewer's front edge past which :func:`_reach_and_arc` needs no region test: far beyond the
+rounding of the local frame (about 1e-14 inch), so the region, all ahead of that edge, cannot meet the target."""
+
+
+@lru_cache(maxsize=16384)
+def _reach_and_arc(cx: float, cy: float, cf: float, cw: float, cd: float, tx: float, ty: float, tf: float, tw: float,
+                   td: float, reach: float) -> bool:
+    """Whether a target's footprint (pose, W x D) lies within ``reach`` inches of a charger's and partly in its
+    front arc (CORE.CHARGE.ELIGIBLE, CORE.GEO.VISION_ARC: :func:`geo.distance`, :func:`geo.partly_in_vision_arc`).
+    Inches and degrees; kept by value (the answer is a function of these numbers alone)."""
+    tt = space._footprint(tx, ty, tf, tw, td)  # space.footprint's own cache of footprints by value
+    if geo.distance(space._footprint(cx, cy, cf, cw, cd), tt) > reach:
+        return False
+    viewer = geo.Pose(cx, cy, cf)
+    hw, hd = 0.5 * cw, 0.5 * cd
+    # partly_in_vision_arc's own first test, on the target's corners (its footprint's vertices, the same numbers)
+    local = [geo.to_local(viewer, x, y) for x, y in geo.corner_list(geo.Pose(tx, ty, tf), tw, td)]
+    if any(geo.point_arc(x, y, hw, hd) == "front" for x, y in local):
+        return True
+    if max(y for _, y in local) < hd - VISION_MARGIN:
+        return False  # wholly behind the viewer's front edge: no part of it in the arc's region, which lies ahead
+    return geo.partly_in_vision_arc(viewer, cw, cd, tt)
+
+
 # --------------------------------------------------------------------- declarations
 def start(battle: Battle) -> None:
     """Open the Movement phase at the charge declarations (CORE.MOVE.SEQUENCE)."""
@@ -749,7 +867,11 @@ def start(battle: Battle) -> None:
 
 def can_charge(battle: Battle, c: UnitState) -> bool:
     """CORE.CHARGE.ELIGIBLE for the charger alone (no target checks)."""
-    declared = {ch["charger"] for ch in battle.state.queue.get("charges", [])}
+    return _can_charge(battle, c, {ch["charger"] for ch in battle.state.queue.get("charges", [])})
+
+
+def _can_charge(battle: Battle, c: UnitState, declared: set[int]) -> bool:
+    """:func:`can_charge`, the uids that have declared a charge this phase given."""
     return (
         c.alive
         and c.side == battle.state.active
@@ -795,10 +917,7 @@ def _target_geometry_ok(battle: Battle, c: UnitState, t: UnitState, memo: _Memo 
     reach = charge_reach(c)
     if not space.near(c, t, reach):
         return False
-    ct, tt = space.footprint(c), space.footprint(t)
-    if geo.distance(ct, tt) > reach:
-        return False
-    if not geo.partly_in_vision_arc(space.pose(c), c.width, c.depth, tt):
+    if not _reach_and_arc(c.x, c.y, c.facing, c.width, c.depth, t.x, t.y, t.facing, t.width, t.depth, reach):
         return False
     if not space.line_of_sight(battle.state, c, t):
         return False
@@ -857,18 +976,24 @@ def legal_declarations(battle: Battle) -> list[Action]:
     s = battle.state
     enemies = space.alive_units(s, 1 - s.active)
     memo = _memo(battle)
-    chargers = [c for c in space.alive_units(s, s.active) if can_charge(battle, c)]
+    declared = {ch["charger"] for ch in s.queue.get("charges", [])}
+    chargers = [c for c in space.alive_units(s, s.active) if _can_charge(battle, c, declared)]
     if s.castle or not chargers or not enemies:
         return [Action("charge", c.uid, t.uid) for c in chargers for t in enemies if _target_ok(battle, c, t, memo)]
     xs = np.array([t.x for t in enemies], dtype=np.float64)
     ys = np.array([t.y for t in enemies], dtype=np.float64)
     radii = np.array([space.radius(t) for t in enemies], dtype=np.float64)
+    cx = np.array([[c.x] for c in chargers], dtype=np.float64)
+    cy = np.array([[c.y] for c in chargers], dtype=np.float64)
+    bonus = np.array([[space.radius(c)] for c in chargers], dtype=np.float64)
+    reach = np.array([[charge_reach(c)] for c in chargers], dtype=np.float64)
+    near = np.hypot(cx - xs, cy - ys) <= (bonus + radii) + reach  # space.near, term for term, every pair at once
     acts = []
-    for c in chargers:
-        near = np.hypot(c.x - xs, c.y - ys) <= (space.radius(c) + radii) + charge_reach(c)  # space.near, term for term
-        for i in np.flatnonzero(near).tolist():
-            if _target_ok(battle, c, enemies[i], memo):
-                acts.append(Action("charge", c.uid, enemies[i].uid))
+    rows, cols = np.nonzero(near)  # charger by charger, then enemy by enemy
+    for k, i in zip(rows.tolist(), cols.tolist()):
+        c, t = chargers[k], enemies[i]
+        if _target_ok(battle, c, t, memo):
+            acts.append(Action("charge", c.uid, t.uid))
     return acts
 
 

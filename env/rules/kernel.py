@@ -330,7 +330,8 @@ def line_of_sight(viewer: tuple[float, ...], target: tuple[float, ...], units: S
     return None if seen < 0 else bool(seen)
 
 
-def contact_scene(state: BattleState, c: UnitState, target: UnitState, near: Sequence[UnitState]) -> Any | None:
+def contact_scene(state: BattleState, c: UnitState, target: UnitState, near: Sequence[UnitState],
+                  rows: Sequence[tuple[float, float, float, float, float]] | None = None) -> Any | None:
     """The end-spot test of a charge (charges._Neighbours) as a compiled :class:`_kernel.ContactScene`; None where only
     the reference applies (a siege, non-convex impassable terrain, the core off).
 
@@ -339,6 +340,8 @@ def contact_scene(state: BattleState, c: UnitState, target: UnitState, near: Seq
         c: the charger (its footprint's width and depth).
         target: the charged unit.
         near: the units a spot may touch, in the order they are tested.
+        rows: their footprints as (x, y, facing, width, depth), inches and degrees, when the caller has them
+            already (the same values as the units' own).
 
     The scene's ``touched(x, y, facing)`` gives (1, uids touched), (0, []) for no legal end of the charge move
     (CORE.CHARGE.MOVE), or (-1, []) where the answer rests on a tie, which the caller leaves to the reference.
@@ -348,7 +351,8 @@ def contact_scene(state: BattleState, c: UnitState, target: UnitState, near: Seq
     rings = _convex_rings(state, IMPASSABLE)
     if rings is None:
         return None
-    rows = [(o.x, o.y, o.facing, o.width, o.depth) for o in near]
+    if rows is None:
+        rows = [(o.x, o.y, o.facing, o.width, o.depth) for o in near]
     units = np.array(rows, dtype=np.float64).reshape(len(rows), 5)
     spot = np.array([target.x, target.y, target.facing, target.width, target.depth], dtype=np.float64)
     return native.ContactScene(units, [o.side == c.side for o in near], [o.uid for o in near], spot, rings,
@@ -373,3 +377,45 @@ def route_scene(state: BattleState, c: UnitState, exclude: frozenset[int]) -> tu
     table = np.array(rows, dtype=np.float64).reshape(len(rows), 5)
     return native.RouteScene(table, rings, float(state.table_w), float(state.table_h), c.x, c.y, c.facing, c.width,
                              c.depth), table
+
+
+def charge_spots(battle: Battle, c: UnitState, t: UnitState, ignore: frozenset[int],
+                 edge: tuple[float, float, float, float, float, float, float], offsets: Sequence[float],
+                 route: bool, table: Any = None) -> list[tuple[int, list[int], int]] | None:
+    """A charger's contact spots on one edge of its target, each with its route, in one native call
+    (charges._Spots); None where only the reference applies (a siege, non-convex impassable terrain, the core off).
+
+    Args:
+        battle: the battle (its :func:`decision_table` gives the units on the table).
+        c: the charger (its place, footprint, side, M (the 2×M align slide, CORE.CHARGE.ALIGN) and whether it
+            flies over units, CORE.MOVE.FLY, CORE.SR.ETHEREAL); t: the charged unit. Either may be a copy.
+        ignore: uids left out of the units a spot may touch and of the route's obstacles.
+        edge: the charged edge (mid_x, mid_y, along_x, along_y, out_x, out_y, length), see charges.edge_frame.
+        offsets: the offsets along it to try (inches), see charges._candidate_offsets.
+        route: whether to work out the routes.
+        table: the units on the table as :func:`table_of` has them now, when the caller keeps one (else
+            :func:`decision_table`).
+
+    Returns:
+        One (touched, uids, route) per offset: ``touched`` and ``uids`` as :func:`contact_scene`'s ``touched``
+        (1 and the uids touched, 0 for no legal end of the charge move, -1 undecided); ``route`` as
+        charges.route_clear (1 clear, 0 blocked, -1 undecided, -2 not worked out: the spot is no legal end or
+        ``route`` is False). Undecided answers rest on a tie (or a close-the-door pivot of more than 90°) and
+        are left to the shapely reference.
+    """
+    state = battle.state
+    if state.castle or not available():
+        return None
+    rings = _convex_rings(state, IMPASSABLE)
+    if rings is None:
+        return None
+    if c.has("aquatic"):
+        route_rings = _convex_rings(state, IMPASSABLE - WATER)
+        if route_rings is None:
+            return None
+    else:
+        route_rings = rings
+    return native.charge_spots(
+        decision_table(battle) if table is None else table, c.uid, c.side, c.x, c.y, c.facing, c.width, c.depth, 2.0 * c.profile.M,
+        special_rules.moves_over_units(c), t.uid, t.x, t.y, t.facing, t.width, t.depth, list(ignore), rings,
+        route_rings, float(state.table_w), float(state.table_h), edge, list(offsets), route)

@@ -541,6 +541,254 @@ class ContactScene {
     double table_w_, table_h_, width_, depth_;
 };
 
+// Tri-state answers (1 yes, 0 no, -1 undecided) combined as the Python's all() and any() of the exact answers.
+int all3(int a, int b) { return (a == 0 || b == 0) ? 0 : (a < 0 || b < 0) ? -1 : 1; }
+int any3(int a, int b) { return (a == 1 || b == 1) ? 1 : (a < 0 || b < 0) ? -1 : 0; }
+
+constexpr double RAD_TO_DEG = 180.0 / PI;  // as Python's math.degrees
+constexpr double MAX_FREE_WHEEL = 90.0;    // charges.MAX_FREE_WHEEL (degrees)
+constexpr double WHEEL_STEP = 15.0;        // charges.WHEEL_STEP (degrees)
+
+// geometry.wheel with the pivot corner named (left: front-left, else front-right).
+Pose wheel_about(const Pose& p, double width, double angle_deg, double depth, bool left) {
+    double plx = left ? -0.5 * width : 0.5 * width;
+    double hd = 0.5 * depth;
+    Vec piv = to_world(p, plx, hd);
+    double t = angle_deg * DEG_TO_RAD;
+    double ct = std::cos(t), st = std::sin(t);
+    double dx = p.x - piv.x, dy = p.y - piv.y;
+    return {piv.x + ct * dx - st * dy, piv.y + st * dx + ct * dy, norm_deg(p.facing + angle_deg)};
+}
+
+// charges._Spots in one call, outside a siege: for each candidate offset along the charged edge, the charger's
+// end spot there (charges._Neighbours.touched, CORE.CHARGE.MOVE) and, where the spot may be a legal end, whether
+// a route to it is clear (charges.route_clear: routes 1-4, CORE.CHARGE.MOVE, CORE.CHARGE.FEASIBLE,
+// CORE.CHARGE.CLOSE_DOOR, CORE.CHARGE.ALIGN). Every answer is 1, 0 or -1 (undecided: a tie, or a wheel of more
+// than 90 degrees, which the caller leaves to the shapely reference).
+class ChargeSpots {
+   public:
+    struct Charger {
+        long uid;
+        int side;
+        Pose pose;
+        double width, depth, max_slide;
+        bool flies;
+    };
+
+    ChargeSpots(const Table& table, const Charger& c, long target_uid, const Pose& target, double target_w,
+                double target_d, const std::vector<long>& ignore, const std::vector<Array>& impassable,
+                const std::vector<Array>& route_terrain, double table_w, double table_h)
+        : c_(c), table_w_(table_w), table_h_(table_h), target_(footprint(target, target_w, target_d)) {
+        for (const auto& a : impassable) impassable_.emplace_back(ring_of(a, "impassable"));
+        for (const auto& a : route_terrain) route_terrain_.emplace_back(ring_of(a, "route terrain"));
+        // charges._Neighbours: the units near the charger (0.5") or near the target (the charger's W + D), as
+        // space.near measures them (half diagonals by hypot, centre distances by hypot).
+        double reach = c.width + c.depth;
+        double rc = 0.5 * std::hypot(c.width, c.depth), rt = 0.5 * std::hypot(target_w, target_d);
+        Ring start = footprint(c.pose, c.width, c.depth);
+        Sweep at(start);
+        for (size_t i = 0; i < table.size(); ++i) {
+            long uid = table.uids[i];
+            if (uid == c.uid || uid == target_uid) continue;
+            if (std::find(ignore.begin(), ignore.end(), uid) != ignore.end()) continue;
+            const auto& r = table.rows[i];
+            double ro = 0.5 * std::hypot(r[3], r[4]);
+            if (std::hypot(r[0] - c.pose.x, r[1] - c.pose.y) <= (ro + rc) + 0.5 ||
+                std::hypot(r[0] - target.x, r[1] - target.y) <= (ro + rt) + reach) {
+                near_.push_back(&table.shapes[i]);
+                friends_.push_back(table.sides[i] == c.side);
+                uids_.push_back(uid);
+            }
+        }
+        if (c.flies) return;
+        // charges.ChargeRoute: impassable terrain for the charger, then every unit but the charger, the target and
+        // ``ignore``, less those the charger's footprint already overlaps where it stands.
+        std::vector<const Shape*> all;
+        for (const Shape& t : route_terrain_) all.push_back(&t);
+        for (size_t i = 0; i < table.size(); ++i) {
+            long uid = table.uids[i];
+            if (uid == c.uid || uid == target_uid) continue;
+            if (std::find(ignore.begin(), ignore.end(), uid) != ignore.end()) continue;
+            all.push_back(&table.shapes[i]);
+        }
+        for (const Shape* o : all) {
+            int sign = overlap_sign(at, *o);
+            route_unsure_ = route_unsure_ || sign < 0;
+            if (sign == 0) obstacles_.push_back(o);
+        }
+    }
+
+    // One (touched answer, uids touched, route answer) per offset: the touched answer as ContactScene.touched; the
+    // route answer 1 clear, 0 blocked, -1 undecided, -2 not worked out (the spot is no legal end, or no route is
+    // needed).
+    std::vector<std::tuple<int, std::vector<long>, int>> answer(const std::array<double, 7>& edge,
+                                                                const std::vector<double>& offsets, bool route) {
+        edge_ = edge;
+        std::vector<std::tuple<int, std::vector<long>, int>> out;
+        double flush_facing = py_mod(std::atan2(-edge[5], -edge[4]) * RAD_TO_DEG, 360.0);
+        for (double off : offsets) {
+            // charges._flush_pose
+            Pose p{edge[0] + edge[2] * off + edge[4] * c_.depth / 2, edge[1] + edge[3] * off + edge[5] * c_.depth / 2,
+                   flush_facing};
+            auto [free, uids] = touched(p);
+            int clear = -2;
+            if (route && free != 0) clear = c_.flies ? 1 : route_clear(p);
+            out.emplace_back(free, std::move(uids), clear);
+        }
+        return out;
+    }
+
+   private:
+    // charges._Neighbours.touched (ContactScene.touched over the near units).
+    std::pair<int, std::vector<long>> touched(const Pose& p) const {
+        Ring poly = footprint(p, c_.width, c_.depth);
+        Box b = bounds(poly);
+        if (b.x0 < -EPS || b.y0 < -EPS || b.x1 > table_w_ + EPS || b.y1 > table_h_ + EPS) return {0, {}};
+        bool unsure = std::fabs(b.x0 + EPS) <= TIE_BAND || std::fabs(b.y0 + EPS) <= TIE_BAND ||
+                      std::fabs(b.x1 - table_w_ - EPS) <= TIE_BAND || std::fabs(b.y1 - table_h_ - EPS) <= TIE_BAND;
+        Sweep here(poly);
+        for (const Shape& o : impassable_) {
+            int sign = overlap_sign(here, o);
+            if (sign == 1) return {0, {}};
+            unsure = unsure || sign < 0;
+        }
+        int sign = overlap_sign(here, target_);
+        if (sign == 1) return {0, {}};
+        unsure = unsure || sign < 0;
+        std::vector<long> out;
+        for (size_t i = 0; i < near_.size(); ++i) {
+            double d = distance(poly, near_[i]->ring);
+            if (std::fabs(d - EPS) <= TIE_BAND) {
+                unsure = true;
+                continue;
+            }
+            if (d > EPS) continue;
+            if (friends_[i]) return {0, {}};
+            sign = overlap_sign(here, *near_[i]);
+            if (sign == 1) return {0, {}};
+            unsure = unsure || sign < 0;
+            out.push_back(uids_[i]);
+        }
+        if (unsure) return {-1, {}};
+        return {1, out};
+    }
+
+    // RouteScene.clear on this route's obstacles.
+    int clear(Sweep& s) const {
+        const Box& b = s.box;
+        if (b.x0 < -EPS || b.y0 < -EPS || b.x1 > table_w_ + EPS || b.y1 > table_h_ + EPS) return 0;
+        bool unsure = route_unsure_ || std::fabs(b.x0 + EPS) <= TIE_BAND || std::fabs(b.y0 + EPS) <= TIE_BAND ||
+                      std::fabs(b.x1 - table_w_ - EPS) <= TIE_BAND || std::fabs(b.y1 - table_h_ - EPS) <= TIE_BAND;
+        for (const Shape* o : obstacles_) {
+            if (!boxes_meet(b, o->box)) continue;
+            int sign = overlap_sign(s, *o);
+            if (sign == 1) return 0;
+            unsure = unsure || sign < 0;
+        }
+        return unsure ? -1 : 1;
+    }
+
+    // charges.leg_clear of Hull(a, b).
+    int hull(const Pose& a, const Pose& b) const {
+        Ring from = footprint(a, c_.width, c_.depth), to = footprint(b, c_.width, c_.depth);
+        Sweep s(&from, to);
+        return clear(s);
+    }
+
+    // charges.leg_clear of Wheel(p, angle): more than 90 degrees is left to the reference.
+    int wheel_leg(const Pose& p, double angle) const {
+        if (!(std::fabs(angle) <= 90.0)) return -1;
+        Ring area = wheel_swept_area(p, c_.width, c_.depth, angle);
+        Sweep s(area);
+        return clear(s);
+    }
+
+    // charges._wheel_first_clear, kept by angle.
+    int wheel_first(double turn) {
+        for (const auto& [angle, answer] : wheel_first_)
+            if (angle == turn) return answer;
+        int answer = wheel_leg(c_.pose, turn);
+        wheel_first_.emplace_back(turn, answer);
+        return answer;
+    }
+
+    // charges.route_clear to ``end`` (the charger does not fly).
+    int route_clear(const Pose& end) {
+        const Pose& start = c_.pose;
+        int any = hull(start, end);  // route 1
+        if (any == 1) return 1;
+        double turn = py_mod(end.facing - start.facing + 180.0, 360.0) - 180.0;
+        if (EPS < std::fabs(turn) && std::fabs(turn) <= MAX_FREE_WHEEL) {
+            int first = wheel_first(turn);  // route 2
+            if (first != 0) any = any3(any, all3(first, hull(wheel(start, c_.width, turn, c_.depth), end)));
+            if (any == 1) return 1;
+            Pose last = wheel_about(end, c_.width, -turn, c_.depth, turn >= 0);  // route 3
+            int legs = hull(start, last);
+            if (legs != 0) legs = all3(legs, wheel_leg(last, turn));
+            any = any3(any, legs);
+            if (any == 1) return 1;
+        }
+        for (const auto& [flush, ok] : contacts()) {  // route 4
+            double gap = std::hypot(flush.x - end.x, flush.y - end.y), bound = c_.max_slide + EPS;
+            int within = std::fabs(gap - bound) <= TIE_BAND ? -1 : gap <= bound ? 1 : 0;
+            if (within == 0) continue;
+            any = any3(any, all3(all3(within, ok), hull(flush, end)));
+            if (any == 1) return 1;
+        }
+        return any;
+    }
+
+    // charges.ChargeRoute.contacts: route 4's flush poses (charges._door_contacts), each with whether its wheel,
+    // move and close-the-door pivot are clear (1, 0 or -1); worked out once.
+    const std::vector<std::pair<Pose, int>>& contacts() {
+        if (contacts_built_) return contacts_;
+        contacts_built_ = true;
+        const Pose& start = c_.pose;
+        double mx = edge_[0], my = edge_[1], ax = edge_[2], ay = edge_[3], ox = edge_[4], oy = edge_[5], len = edge_[6];
+        double flush_facing = py_mod(std::atan2(-oy, -ox) * RAD_TO_DEG, 360.0);
+        int steps = static_cast<int>(std::floor(MAX_FREE_WHEEL / WHEEL_STEP));
+        std::vector<double> phis;
+        for (int k = -steps; k <= steps; ++k) phis.push_back(k * WHEEL_STEP);
+        std::stable_sort(phis.begin(), phis.end(), [](double a, double b) { return std::fabs(a) < std::fabs(b); });
+        for (double phi : phis) {
+            Pose wheeled = phi != 0.0 ? wheel(start, c_.width, phi, c_.depth) : start;
+            double fx = std::cos(wheeled.facing * DEG_TO_RAD), fy = std::sin(wheeled.facing * DEG_TO_RAD);
+            double closing = fx * ox + fy * oy;
+            if (closing > -EPS) continue;
+            Vec left = to_world(wheeled, -c_.width / 2, c_.depth / 2), right = to_world(wheeled, c_.width / 2, c_.depth / 2);
+            double kl = (left.x - mx) * ox + (left.y - my) * oy, kr = (right.x - mx) * ox + (right.y - my) * oy;
+            bool lead_left = !(kr < kl);  // min() keeps the first of equals: the left corner
+            Vec k = lead_left ? left : right;
+            double dist = -((k.x - mx) * ox + (k.y - my) * oy) / closing;
+            double along = (k.x + fx * dist - mx) * ax + (k.y + fy * dist - my) * ay;
+            if (dist < -EPS || std::fabs(along) > len / 2 + EPS) continue;
+            Pose touch = move_straight(wheeled, std::max(0.0, dist));
+            double door = py_mod(flush_facing - touch.facing + 180.0, 360.0) - 180.0;
+            if (std::fabs(door) > EPS && (door > 0) != lead_left) continue;
+            Pose flush = std::fabs(door) > EPS ? wheel(touch, c_.width, door, c_.depth) : touch;
+            int ok = 1;
+            if (phi != 0.0) ok = wheel_leg(start, phi);
+            if (ok != 0) ok = all3(ok, hull(wheeled, touch));
+            if (ok != 0 && std::fabs(door) > EPS) ok = all3(ok, wheel_leg(touch, door));
+            if (ok != 0) contacts_.emplace_back(flush, ok);
+        }
+        return contacts_;
+    }
+
+    Charger c_;
+    double table_w_, table_h_;
+    Shape target_;
+    std::vector<Shape> impassable_, route_terrain_;
+    std::vector<const Shape*> near_, obstacles_;
+    std::vector<bool> friends_;
+    std::vector<long> uids_;
+    bool route_unsure_ = false;
+    std::array<double, 7> edge_{};
+    std::vector<std::pair<double, int>> wheel_first_;
+    std::vector<std::pair<Pose, int>> contacts_;
+    bool contacts_built_ = false;
+};
+
 // Terrain classes of unit_moves: impassable, lake (impassable but to Aquatic units), difficult,
 // marsh/ford (difficult but to Aquatic units), obstacle (CORE.TERRAIN.TYPES, CORE.SR.AQUATIC).
 enum TerrainClass { IMPASSABLE = 0, IMPASSABLE_WATER = 1, DIFFICULT = 2, DIFFICULT_WATER = 3, OBSTACLE = 4 };
@@ -842,6 +1090,24 @@ PYBIND11_MODULE(_kernel, m) {
         .def("touched",
              [](const ContactScene& c, double x, double y, double facing) { return c.touched(pose_of(x, y, facing)); },
              py::arg("x"), py::arg("y"), py::arg("facing"));
+
+    m.def("charge_spots",
+          [](const Table& table, long uid, int side, double x, double y, double facing, double width, double depth,
+             double max_slide, bool flies, long target_uid, double tx, double ty, double tfacing, double tw, double td,
+             const std::vector<long>& ignore, const std::vector<Array>& impassable,
+             const std::vector<Array>& route_terrain, double table_w, double table_h, const std::array<double, 7>& edge,
+             const std::vector<double>& offsets, bool route) {
+              ChargeSpots::Charger c{uid, side, pose_of(x, y, facing), width, depth, max_slide, flies};
+              ChargeSpots spots(table, c, target_uid, pose_of(tx, ty, tfacing), tw, td, ignore, impassable,
+                                route_terrain, table_w, table_h);
+              return spots.answer(edge, offsets, route);
+          },
+          py::arg("table"), py::arg("uid"), py::arg("side"), py::arg("x"), py::arg("y"), py::arg("facing"),
+          py::arg("width"), py::arg("depth"), py::arg("max_slide"), py::arg("flies"), py::arg("target_uid"),
+          py::arg("tx"), py::arg("ty"), py::arg("tfacing"), py::arg("twidth"), py::arg("tdepth"), py::arg("ignore"),
+          py::arg("impassable"), py::arg("route_terrain"), py::arg("table_w"), py::arg("table_h"), py::arg("edge"),
+          py::arg("offsets"), py::arg("route"),
+          "A charger's contact spots on one edge, each with its route (see battleline.env.rules.kernel.charge_spots).");
 
     py::class_<Table>(m, "Table")
         .def(py::init<const Array&>(), py::arg("rows"))
