@@ -8,11 +8,15 @@
   and place of the unit (:meth:`ScriptedAgent.enemy_pool`): it equals the min over fresh efforts and gaps.
 * :meth:`ScriptedAgent._danger` passes over chargers beyond :func:`agents.base._reach_bound`: exactly those that
   ``space.near`` rules out.
+* :func:`tactics.deployment.choose_slot` ranks slots off an order kept per target (:func:`deployment.ranked_slots`)
+  and builds the other units' rectangles only as its look-ahead reaches them: its choice equals the reference's.
 
 Each is compared with the reference on decisions of battles played by the scripted agents.
 """
 
 from __future__ import annotations
+
+import random
 
 import pytest
 
@@ -25,6 +29,7 @@ from battleline.env.rules import space
 from battleline.env.rules.actions import END_PHASE
 from battleline.env.rules.battle import Battle
 from battleline.env.rules.charges import charge_reach
+from battleline.tactics import deployment
 
 
 def _decisions(blue: str, red: str, seed: int) -> list[tuple[Battle, ScriptedAgent]]:
@@ -205,3 +210,55 @@ def test_kept_targets_equal_fresh_choices(decisions: list[tuple[Battle, Scripted
                     assert agent.nearest_enemy(b, v) is want_near
                 compared += 1
     assert compared > 500
+
+
+def _reference_choose_slot(battle: Battle, uid: int, legal: dict[int, list[int]],
+                           targets: dict[int, deployment.SlotTarget]) -> int:
+    """choose_slot as it was: every other unit's rectangles built for every legal slot, each list sorted afresh."""
+    units = battle.state.units
+    default = deployment.SlotTarget(battle.state.table_w / 2, deployment.FRONT)
+
+    def ranked(v: int) -> list[int]:
+        return sorted(legal[v], key=lambda k: (deployment.slot_cost(k, targets.get(v, default)), k))
+
+    others = sorted((v for v in legal if v != uid), key=lambda v: len(legal[v]))
+    options = [[deployment.slot_rect(battle, units[v], k) for k in ranked(v)] for v in others]
+    candidates = ranked(uid)
+    for k in candidates:
+        if deployment._all_fit([deployment.slot_rect(battle, units[uid], k)], options, [deployment.SEARCH_BUDGET]):
+            return k
+    return candidates[0]
+
+
+def test_choose_slot_equals_the_reference(decisions: list[tuple[Battle, ScriptedAgent]]) -> None:
+    """At every deployment decision, for every unit still to deploy (not only the plan's next): choose_slot (slots
+    ranked off the order kept per target, rectangles built as the look-ahead reaches them) equals the reference."""
+    compared = 0
+    for b, agent in decisions:
+        if b.pending.kind != "deploy":
+            continue
+        plan = agent.plan or agent.make_plan(b)
+        slots: dict[int, list[int]] = {}
+        for a in b.legal_actions():
+            if a.kind == "deploy":
+                slots.setdefault(a.unit, []).append(int(a.option))
+        for uid in slots:
+            want = _reference_choose_slot(b, uid, slots, plan.targets)
+            assert deployment.choose_slot(b, uid, slots, plan.targets) == want
+            compared += 1
+    assert compared > 100
+
+
+def test_ranked_slots_equal_sorted_slots() -> None:
+    """3,000 random lists of the table's 55 slots (a slot twice and empty lists among them) and targets (x across the
+    table and beyond, every row): ranked_slots equals sorting on (slot_cost, slot)."""
+    rng = random.Random(5)
+    n = len(deployment.ROWS) * len(deployment.COLUMNS)
+    for _ in range(3000):
+        target = deployment.SlotTarget(rng.choice([rng.uniform(-10, 90), 6.0 * rng.randint(0, 12)]),
+                                       rng.randrange(len(deployment.ROWS)))
+        slots = rng.sample(range(n), rng.randint(0, n))
+        if slots and rng.random() < 0.1:
+            slots.append(rng.choice(slots))
+        want = sorted(slots, key=lambda k: (deployment.slot_cost(k, target), k))
+        assert deployment.ranked_slots(slots, target) == want
