@@ -484,7 +484,8 @@ class ScriptedAgent:
         A charger whose centre lies beyond its :func:`_reach_bound` plus ``u``'s radius fails the first test of
         :func:`_threat_geometry` (``space.near``, term for term) and is passed over without a key built; one whose
         squared centre distance exceeds that bound's square by a margin (:data:`FAR_MARGIN`) is passed over without
-        the distance taken. ``lds``: the General's Ld kept per unit (:func:`estimates.break_chance`) while the
+        the distance taken; the others have passed that test, so their geometry (:func:`_kept_threat`) is worked
+        out with the reach known. ``lds``: the General's Ld kept per unit (:func:`estimates.break_chance`) while the
         battle holds still (a new one when None)."""
         if not chargers:
             return 0.0
@@ -502,7 +503,7 @@ class ScriptedAgent:
                 continue
             if target is None:
                 target = _target_key(u)
-            threat = _kept_threat(battle, e, u, key + target)
+            threat = _kept_threat(battle, e, u, key + target, bound[1])
             if threat is None:
                 continue
             p, facing = threat
@@ -749,13 +750,15 @@ def charge_threat(battle: Battle, c: UnitState, t: UnitState, target: Polygon | 
     return _kept_threat(battle, c, t, _threat_key(c, t))
 
 
-def _kept_threat(battle: Battle, c: UnitState, t: UnitState, key: tuple) -> tuple[float, str] | None:
-    """:func:`charge_threat`'s kept geometry for ``c`` (able to threaten) and ``t``; ``key`` is :func:`_threat_key`."""
+def _kept_threat(battle: Battle, c: UnitState, t: UnitState, key: tuple,
+                 reach: float | None = None) -> tuple[float, str] | None:
+    """:func:`charge_threat`'s kept geometry for ``c`` (able to threaten) and ``t``; ``key`` is :func:`_threat_key`;
+    ``reach``: as in :func:`_threat_geometry`."""
     threat = _THREATS.get(key, _UNSET)
     if threat is _UNSET:
         if len(_THREATS) >= THREAT_MEMO_SIZE:
             _THREATS.clear()
-        threat = _THREATS[key] = _threat_geometry(battle, c, t, None)
+        threat = _THREATS[key] = _threat_geometry(battle, c, t, None, reach)
     return threat  # type: ignore[return-value]
 
 
@@ -789,12 +792,17 @@ def _reach_bound(c: UnitState) -> tuple[float, float]:
     return space.radius(c), charge_reach(c)
 
 
-def _threat_geometry(battle: Battle, c: UnitState, t: UnitState, target: Polygon | None) -> tuple[float, str] | None:
+def _threat_geometry(battle: Battle, c: UnitState, t: UnitState, target: Polygon | None,
+                     reach: float | None = None) -> tuple[float, str] | None:
     """:func:`charge_threat` once ``c`` can threaten: reach, front arc, chance and facing (geometry of ``c`` and
-    ``t`` alone; ``battle`` is not read, ``target`` as there)."""
-    reach = charge_reach(c)
-    if not space.near(c, t, reach):
-        return None
+    ``t`` alone; ``battle`` is not read, ``target`` as there).
+
+    ``reach``: :func:`charge_reach` of ``c`` from a caller that has found ``space.near(c, t, reach)`` true already
+    (:meth:`ScriptedAgent._danger`, through :func:`_reach_bound`): neither is worked out again. None: both are."""
+    if reach is None:
+        reach = charge_reach(c)
+        if not space.near(c, t, reach):
+            return None
     target = space.footprint(t) if target is None else target
     dist = geo.distance(space.footprint(c), target)
     if dist > reach or not geo.partly_in_vision_arc(space.pose(c), c.width, c.depth, target):

@@ -21,7 +21,7 @@ import random
 import pytest
 
 from battleline.agents import estimates
-from battleline.agents.base import FAR_MARGIN, ScriptedAgent, _reach_bound, effort, gap, nearest_gaps
+from battleline.agents.base import FAR_MARGIN, ScriptedAgent, _reach_bound, _threat_geometry, effort, gap, nearest_gaps
 from battleline.agents.registry import make_agent
 from battleline.agents.steering import moved_copy
 from battleline.env.rules import geometry as geo
@@ -93,7 +93,8 @@ def test_unit_order_with_kept_nearest_gaps_equals_fresh_gaps(decisions: list[tup
 
 def test_reach_bound_rules_out_what_near_rules_out(decisions: list[tuple[Battle, ScriptedAgent]]) -> None:
     """For every pair of opposing units, where the target stands and 3" ahead: the _danger prefilter passes a
-    charger over exactly when space.near(charger, target, charge_reach) is False, and some pairs are near."""
+    charger over exactly when space.near(charger, target, charge_reach) is False, the threat geometry of a pair it
+    keeps, given the reach, equals the geometry worked out in full, and some pairs are near."""
     import numpy as np
 
     near = far = 0
@@ -110,6 +111,8 @@ def test_reach_bound_rules_out_what_near_rules_out(decisions: list[tuple[Battle,
                     if dx * dx + dy * dy > far * far:
                         assert skipped
                     assert skipped == (not space.near(e, u, charge_reach(e)))
+                    if not skipped:  # the geometry with the reach handed on (near not asked) is the full test's
+                        assert _threat_geometry(b, e, u, None, reach) == _threat_geometry(b, e, u, None)
                     near += not skipped
                     far += skipped
     assert near > 0 and far > 0
