@@ -29,6 +29,7 @@ leaves two things to its subclasses: the deployment template
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
@@ -280,7 +281,7 @@ class ScriptedAgent:
         key = _place_key(u)
         i = store.get(key)
         if i is None:
-            i = store[key] = min(range(len(pool)), key=lambda j: (measure(u, pool[j]), pool[j].uid))
+            i = store[key] = least_index(u, pool, measure)
         return pool[i]
 
     def nearest_enemy(self, battle: Battle, u: UnitState) -> UnitState | None:
@@ -703,10 +704,44 @@ def nearest_gaps(pool: list[UnitState], kept: PoolAnswers | None = None) -> Call
         key = _place_key(u)
         d = gaps.get(key)
         if d is None:
-            d = gaps[key] = min((gap(u, e) for e in pool), default=float("inf"))
+            d = gaps[key] = gap(u, pool[least_index(u, pool, gap)]) if pool else float("inf")
         return d
 
     return nearest
+
+
+GAP_SLACK = 1e-6
+"""Inches by which an enemy's lower bound (:func:`least_index`) must exceed the least measure found before the enemy
+is passed over (far above the rounding of a centre distance and two radii)."""
+SMALL_POOL = 3
+"""Pools up to this size are measured enemy by enemy in :func:`least_index` (no bounds worked out)."""
+
+
+def least_index(u: UnitState, pool: list[UnitState], measure: Callable[[UnitState, UnitState], float]) -> int:
+    """The index in ``pool`` (not empty, distinct units) of the enemy with the least ``(measure(u, e), e.uid)``:
+    ``min(range(len(pool)), key=lambda j: (measure(u, pool[j]), pool[j].uid))``.
+
+    ``measure`` is never below :func:`gap` (:func:`gap` itself, :func:`effort`), and the gap between two footprints is
+    never below their centre distance less both radii (:func:`space.radius`: every point of a footprint lies within it
+    of its centre). So the enemies are measured in order of that bound, and once the bound of the next exceeds the
+    least measure found by :data:`GAP_SLACK`, it and all after it are passed over: none of them can be least.
+    """
+    n = len(pool)
+    if n <= SMALL_POOL:
+        return min(range(n), key=lambda j: (measure(u, pool[j]), pool[j].uid))
+    ux, uy, ru = u.x, u.y, space.radius(u)
+    bounds = sorted((math.hypot(e.x - ux, e.y - uy) - ru - space.radius(e), j) for j, e in enumerate(pool))
+    best_j = bounds[0][1]
+    e = pool[best_j]
+    best = (measure(u, e), e.uid)
+    for bound, j in bounds[1:]:
+        if bound > best[0] + GAP_SLACK:
+            break
+        e = pool[j]
+        found = (measure(u, e), e.uid)
+        if found < best:
+            best, best_j = found, j
+    return best_j
 
 
 def charge_arc(battle: Battle, c: UnitState, t: UnitState) -> str:

@@ -8,6 +8,8 @@
   and place of the unit (:meth:`ScriptedAgent.enemy_pool`): it equals the min over fresh efforts and gaps.
 * :meth:`ScriptedAgent._danger` passes over chargers beyond :func:`agents.base._reach_bound`: exactly those that
   ``space.near`` rules out.
+* :func:`agents.base.least_index` measures the enemies of a pool in order of a centre-distance bound and stops once
+  the bound exceeds the least found: its choice equals the plain min.
 * :func:`tactics.deployment.choose_slot` ranks slots off an order kept per target (:func:`deployment.ranked_slots`)
   and builds the other units' rectangles only as its look-ahead reaches them: its choice equals the reference's.
 
@@ -21,14 +23,24 @@ import random
 import pytest
 
 from battleline.agents import estimates
-from battleline.agents.base import FAR_MARGIN, ScriptedAgent, _reach_bound, _threat_geometry, effort, gap, nearest_gaps
+from battleline.agents.base import (
+    FAR_MARGIN,
+    ScriptedAgent,
+    _reach_bound,
+    _threat_geometry,
+    effort,
+    gap,
+    least_index,
+    nearest_gaps,
+)
 from battleline.agents.registry import make_agent
-from battleline.agents.steering import moved_copy
+from battleline.agents.steering import moved_copy, replaced
 from battleline.env.rules import geometry as geo
 from battleline.env.rules import space
 from battleline.env.rules.actions import END_PHASE
 from battleline.env.rules.battle import Battle
 from battleline.env.rules.charges import charge_reach
+from battleline.env.rules.state import UnitState
 from battleline.tactics import deployment
 
 
@@ -265,3 +277,37 @@ def test_ranked_slots_equal_sorted_slots() -> None:
             slots.append(rng.choice(slots))
         want = sorted(slots, key=lambda k: (deployment.slot_cost(k, target), k))
         assert deployment.ranked_slots(slots, target) == want
+
+
+def test_least_index_equals_the_plain_min(decisions: list[tuple[Battle, ScriptedAgent]]) -> None:
+    """For 400 random pools drawn from a decision's units (forecast copies 0-8" ahead, turned, and twins of one enemy
+    on the same spot with other uids, so gaps tie) and every unit of the other side asking: least_index with gap and
+    with effort equals the min over (measure, uid) of every enemy; the bound passes some enemies over."""
+    rng = random.Random(11)
+    counted = {"asked": 0}
+    original = gap
+
+    def counting_gap(u: UnitState, e: UnitState) -> float:
+        counted["asked"] += 1
+        return original(u, e)
+
+    pools = 0
+    moves = [(b, a) for b, a in decisions if b.pending.kind == "move"]
+    for _ in range(400):
+        b, agent = rng.choice(moves)
+        enemies = space.alive_units(b.state, 1 - agent.side)
+        pool = []
+        for e in rng.sample(enemies, rng.randint(1, len(enemies))):
+            pose = geo.Pose(e.x, e.y, e.facing + rng.choice([0.0, 45.0, 180.0]))
+            pool.append(moved_copy(e, geo.move_straight(pose, rng.uniform(0.0, 8.0))))
+        if rng.random() < 0.3:
+            pool.append(replaced(pool[0], uid=pool[0].uid + 100))
+        for u in space.alive_units(b.state, agent.side):
+            for measure in (gap, effort):
+                want = min(range(len(pool)), key=lambda j: (measure(u, pool[j]), pool[j].uid))
+                assert least_index(u, pool, measure) == want
+            before = counted["asked"]
+            least_index(u, pool, counting_gap)
+            pools += 1
+            counted["skipped"] = counted.get("skipped", 0) + len(pool) - (counted["asked"] - before)
+    assert pools > 1000 and counted["skipped"] > 0
