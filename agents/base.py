@@ -117,14 +117,16 @@ class _Decision:
 
     Attributes:
         dangers: :meth:`ScriptedAgent._kept_danger`'s answers by its key.
+        chargers: :meth:`ScriptedAgent._chargers`'s lists by ``ignore``.
         lds: the General's Ld lent to each unit, as ``estimates.break_chance`` keeps it.
         pool: :meth:`ScriptedAgent.enemy_pool` once read.
     """
 
-    __slots__ = ("dangers", "lds", "pool")
+    __slots__ = ("chargers", "dangers", "lds", "pool")
 
     def __init__(self) -> None:
         self.dangers: dict[tuple, float] = {}
+        self.chargers: dict[frozenset[int], list[tuple[UnitState, tuple, tuple[float, float]]]] = {}
         self.lds: dict[int, tuple[UnitState, int | None]] = {}
         self.pool: tuple[list[UnitState], PoolAnswers] | None = None
 
@@ -474,7 +476,18 @@ class ScriptedAgent:
     def _chargers(self, battle: Battle, ignore: frozenset[int] = frozenset()) -> list[tuple[UnitState, tuple, tuple[float, float]]]:
         """The enemies :meth:`danger` weighs (not in ``ignore``, able to declare a charge: ``can_threaten``), each
         with its part of the :func:`charge_threat` key (:func:`_charger_key`) and its :func:`_reach_bound`, in
-        :meth:`enemies`' order."""
+        :meth:`enemies`' order. Kept per ``ignore`` for the decision while :meth:`act` works it out (the list is
+        shared then: read it, never change it)."""
+        decision = self.__dict__.get("_decision")
+        if decision is None:
+            return self._chargers_afresh(battle, ignore)
+        found = decision.chargers.get(ignore)
+        if found is None:
+            found = decision.chargers[ignore] = self._chargers_afresh(battle, ignore)
+        return found
+
+    def _chargers_afresh(self, battle: Battle, ignore: frozenset[int]) -> list[tuple[UnitState, tuple, tuple[float, float]]]:
+        """:meth:`_chargers` worked out."""
         return [(e, _charger_key(e), _reach_bound(e)) for e in self.enemies(battle)
                 if e.uid not in ignore and can_threaten(battle, e)]
 

@@ -8,6 +8,7 @@
   and place of the unit (:meth:`ScriptedAgent.enemy_pool`): it equals the min over fresh efforts and gaps.
 * :meth:`ScriptedAgent._danger` passes over chargers beyond :func:`agents.base._reach_bound`: exactly those that
   ``space.near`` rules out.
+* :meth:`ScriptedAgent._chargers` keeps its list per ``ignore`` for the decision: it equals the list worked out afresh.
 * :func:`agents.base.least_index` measures the enemies of a pool in order of a centre-distance bound and stops once
   the bound exceeds the least found: its choice equals the plain min.
 * :func:`tactics.deployment.choose_slot` ranks slots off an order kept per target (:func:`deployment.ranked_slots`)
@@ -26,6 +27,7 @@ from battleline.agents import estimates
 from battleline.agents.base import (
     FAR_MARGIN,
     ScriptedAgent,
+    _Decision,
     _reach_bound,
     _threat_geometry,
     effort,
@@ -311,3 +313,24 @@ def test_least_index_equals_the_plain_min(decisions: list[tuple[Battle, Scripted
             pools += 1
             counted["skipped"] = counted.get("skipped", 0) + len(pool) - (counted["asked"] - before)
     assert pools > 1000 and counted["skipped"] > 0
+
+
+def test_kept_chargers_equal_fresh_ones(decisions: list[tuple[Battle, ScriptedAgent]]) -> None:
+    """At every decision, inside a decision of the acting agent, with nothing and with each enemy ignored: _chargers
+    asked twice gives one kept list, equal element for element (the same units) to the list worked out afresh
+    outside a decision; some lists are not empty."""
+    filled = 0
+    for b, agent in decisions[::4]:
+        ignores = [frozenset()] + [frozenset({e.uid}) for e in agent.enemies(b)]
+        fresh = [agent._chargers(b, ignore) for ignore in ignores]
+        agent._decision = _Decision()
+        try:
+            for ignore, want in zip(ignores, fresh, strict=True):
+                kept = agent._chargers(b, ignore)
+                assert agent._chargers(b, ignore) is kept
+                assert [(e.uid, key, bound) for e, key, bound in kept] == [(e.uid, k, r) for e, k, r in want]
+                assert all(e is w[0] for (e, _, _), w in zip(kept, want, strict=True))
+                filled += bool(kept)
+        finally:
+            agent._decision = None
+    assert filled > 100
