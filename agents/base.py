@@ -177,6 +177,7 @@ class ScriptedAgent:
         """Start a new battle on ``side``; the plan is made at the first decision."""
         self.side = side
         self.plan = None
+        self._sighted: dict[int, int] = {}
 
     def act(self, battle: Battle) -> Action:
         """Answer the pending decision with one of the legal actions.
@@ -559,12 +560,27 @@ class ScriptedAgent:
         return gap(u, e) if e is not None else float("inf")
 
     def holds_to_shoot(self, battle: Battle, u: UnitState) -> bool:
-        """A foot shooter with a target in range and sight stays put (moving spoils or forbids its shot)."""
+        """A foot shooter with a target in range and sight stays put (moving spoils or forbids its shot).
+
+        Whether *some* enemy (not fleeing, not engaged) is in range and sight does not depend on the order they are
+        tried in, so the enemy that answered yes for a unit of this uid last time (:attr:`_sighted`, a hint only) is
+        tried first: a shooter that holds decision after decision is mostly settled by one sight line."""
         if u.missile is None or is_fast(u):
             return False
-        return any(
-            not psychology.engaged(battle, e) and shooting.in_range_and_sight(battle, u, e) for e in self.enemies(battle)
-        )
+        sighted: dict[int, int] = self.__dict__.setdefault("_sighted", {})
+        hint = sighted.get(u.uid)
+        enemies = self.enemies(battle)
+        if hint is not None:
+            for e in enemies:
+                if e.uid == hint:
+                    if not psychology.engaged(battle, e) and shooting.in_range_and_sight(battle, u, e):
+                        return True
+                    break
+        for e in enemies:
+            if e.uid != hint and not psychology.engaged(battle, e) and shooting.in_range_and_sight(battle, u, e):
+                sighted[u.uid] = e.uid
+                return True
+        return False
 
     def advance_on(
         self, battle: Battle, u: UnitState, options: Collection[str], target: UnitState | None = None, pace: str | None = None

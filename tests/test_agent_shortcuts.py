@@ -8,6 +8,8 @@
   and place of the unit (:meth:`ScriptedAgent.enemy_pool`): it equals the min over fresh efforts and gaps.
 * :meth:`ScriptedAgent._danger` passes over chargers beyond :func:`agents.base._reach_bound`: exactly those that
   ``space.near`` rules out.
+* :meth:`ScriptedAgent.holds_to_shoot` tries first the enemy that answered yes last time for the unit: its answer
+  equals the plain "some enemy in range and sight".
 * :meth:`ScriptedAgent._chargers` keeps its list per ``ignore`` for the decision: it equals the list worked out afresh.
 * :func:`agents.base.least_index` measures the enemies of a pool in order of a centre-distance bound and stops once
   the bound exceeds the least found: its choice equals the plain min.
@@ -38,12 +40,13 @@ from battleline.agents.base import (
 from battleline.agents.registry import make_agent
 from battleline.agents.steering import moved_copy, replaced
 from battleline.env.rules import geometry as geo
-from battleline.env.rules import space
+from battleline.env.rules import psychology, shooting, space
 from battleline.env.rules.actions import END_PHASE
 from battleline.env.rules.battle import Battle
 from battleline.env.rules.charges import charge_reach
 from battleline.env.rules.state import UnitState
 from battleline.tactics import deployment
+from battleline.tactics.deployment import is_fast
 
 
 def _decisions(blue: str, red: str, seed: int) -> list[tuple[Battle, ScriptedAgent]]:
@@ -334,3 +337,27 @@ def test_kept_chargers_equal_fresh_ones(decisions: list[tuple[Battle, ScriptedAg
         finally:
             agent._decision = None
     assert filled > 100
+
+
+def test_holds_to_shoot_with_a_hint_equals_any_enemy_in_range_and_sight(
+        decisions: list[tuple[Battle, ScriptedAgent]]) -> None:
+    """At every movement decision, for every unit of the acting side where it stands and 4" ahead, with no hint and
+    with each enemy (and a uid no unit has) as the hint: holds_to_shoot equals the plain test (some enemy, not engaged,
+    in range and sight); both answers occur, and some hinted enemy is the one that answers yes."""
+    answers = {True: 0, False: 0}
+    hinted = 0
+    for b, agent in decisions:
+        if b.pending.kind != "move":
+            continue
+        enemies = agent.enemies(b)
+        for u in space.alive_units(b.state, agent.side):
+            for v in (u, moved_copy(u, geo.move_straight(space.pose(u), 4.0))):
+                want = (v.missile is not None and not is_fast(v) and any(
+                    not psychology.engaged(b, e) and shooting.in_range_and_sight(b, v, e) for e in enemies))
+                for hint in [None, 10_000] + [e.uid for e in enemies]:
+                    agent._sighted = {} if hint is None else {v.uid: hint}
+                    assert agent.holds_to_shoot(b, v) == want
+                    if want and agent._sighted.get(v.uid) == hint:
+                        hinted += 1
+                answers[want] += 1
+    assert answers[True] > 20 and answers[False] > 20 and hinted > 0
