@@ -466,7 +466,7 @@ class ScriptedAgent:
         decision = self.__dict__.get("_decision")
         if decision is None:
             return self._danger(battle, u, self._chargers(battle, ignore) if chargers is None else chargers, lds)
-        key = (ignore, u.uid, u.side, u.joined_to, _target_key(u), estimates.combat_key(u))
+        key = _danger_key(ignore, u)
         d = decision.dangers.get(key)
         if d is None:
             if chargers is None:
@@ -493,8 +493,12 @@ class ScriptedAgent:
                 if e.uid not in ignore and can_threaten(battle, e)]
 
     def _danger(self, battle: Battle, u: UnitState, chargers: list[tuple[UnitState, tuple, tuple[float, float]]],
-                lds: dict[int, tuple[UnitState, int | None]] | None = None) -> float:
+                lds: dict[int, tuple[UnitState, int | None]] | None = None, limit: float | None = None) -> float:
         """:meth:`danger` of ``u`` against ``chargers`` (:meth:`_chargers`, read once for several places of ``u``).
+
+        ``limit``: once some charger's part exceeds it, that part is returned at once (above ``limit``, and never
+        above the danger, the max of all the parts); None: every charger is weighed. At most ``limit``, the answer
+        is the danger either way.
 
         A charger whose centre lies beyond its :func:`_reach_bound` plus ``u``'s radius fails the first test of
         :func:`_threat_geometry` (``space.near``, term for term) and is passed over without a key built; one whose
@@ -525,6 +529,8 @@ class ScriptedAgent:
             est = estimates.estimate_combat(battle, e, u, facing, lds=lds)
             if est.diff > 0:
                 worst = max(worst, p * (est.diff + BREAK_WEIGHT * est.break_chance))
+                if limit is not None and worst > limit:
+                    return worst
         return worst
 
     def ignores_danger(self, battle: Battle, u: UnitState) -> bool:
@@ -539,20 +545,44 @@ class ScriptedAgent:
         if self.ignores_danger(battle, u):
             return option
         candidates = [option] + [o for o in SAFER_OPTIONS if o != option and (o is None or o in options)]
-        best, best_danger = option, float("inf")
         chargers = self._chargers(battle)
         lds: dict[int, tuple[UnitState, int | None]] = {}  # the General's Ld per unit, for every candidate place
-        places: dict[tuple[float, float, float], float] = {}  # candidates ending on one place have one danger
+        places: dict[tuple[float, float, float], tuple[UnitState, float | None]] = {}  # one place, one danger
+        over: list[tuple[str | None, UnitState]] = []
         for cand in candidates:
             pose = predict_pose(battle, u, cand) if cand is not None else space.pose(u)
-            d = places.get(pose)
-            if d is None:
-                d = places[pose] = self._kept_danger(battle, moved_copy(u, pose), frozenset(), chargers, lds)
-            if d <= DANGER_LIMIT:
+            kept = places.get(pose)
+            if kept is None:
+                copy = moved_copy(u, pose)
+                kept = places[pose] = (copy, self._safe_danger(battle, copy, chargers, lds))
+            if kept[1] is not None:
                 return cand
+            over.append((cand, kept[0]))
+        # Every candidate is over the limit: the least dangerous (the first on a tie), on exact dangers.
+        best, best_danger = option, float("inf")
+        for cand, copy in over:
+            d = self._kept_danger(battle, copy, frozenset(), chargers, lds)
             if d < best_danger:
                 best, best_danger = cand, d
         return best
+
+    def _safe_danger(self, battle: Battle, u: UnitState, chargers: list[tuple[UnitState, tuple, tuple[float, float]]],
+                     lds: dict[int, tuple[UnitState, int | None]]) -> float | None:
+        """:meth:`_kept_danger` of ``u`` (nobody ignored) when it is at most :data:`DANGER_LIMIT`, else None: the
+        chargers are weighed only until one part exceeds the limit (:meth:`_danger`'s ``limit``), and such a
+        partial answer is not kept (an exact one is, as :meth:`_kept_danger` keeps it)."""
+        decision = self.__dict__.get("_decision")
+        if decision is None:
+            d = self._danger(battle, u, chargers, lds, DANGER_LIMIT)
+            return d if d <= DANGER_LIMIT else None
+        key = _danger_key(frozenset(), u)
+        d = decision.dangers.get(key)
+        if d is None:
+            d = self._danger(battle, u, chargers, decision.lds, DANGER_LIMIT)
+            if d > DANGER_LIMIT:
+                return None
+            decision.dangers[key] = d
+        return d if d <= DANGER_LIMIT else None
 
     def enemy_distance(self, battle: Battle, u: UnitState) -> float:
         """Edge-to-edge distance from ``u`` to the nearest enemy (inf if none)."""
@@ -685,6 +715,13 @@ def gap(u: UnitState, e: UnitState) -> float:
             _GAPS.clear()
         d = _GAPS[key] = space.unit_distance(u, e)
     return d
+
+
+def _danger_key(ignore: frozenset[int], u: UnitState) -> tuple:
+    """What :meth:`ScriptedAgent._kept_danger` keeps a danger under: ``ignore`` and all :meth:`ScriptedAgent._danger`
+    reads of ``u``: uid, side, the unit it is joined to (the General's Ld it is lent), its :func:`_target_key` (place,
+    formation, special rules) and its ``estimates.combat_key``."""
+    return (ignore, u.uid, u.side, u.joined_to, _target_key(u), estimates.combat_key(u))
 
 
 def _place_key(u: UnitState) -> tuple:

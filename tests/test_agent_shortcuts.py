@@ -10,6 +10,8 @@
   ``space.near`` rules out.
 * :meth:`ScriptedAgent.holds_to_shoot` tries first the enemy that answered yes last time for the unit: its answer
   equals the plain "some enemy in range and sight".
+* :meth:`ScriptedAgent.safer_option` weighs a candidate's chargers only until one exceeds the danger limit (exact
+  dangers only when every candidate is over it): its choice equals the reference's.
 * :meth:`ScriptedAgent._chargers` keeps its list per ``ignore`` for the decision: it equals the list worked out afresh.
 * :func:`agents.base.least_index` measures the enemies of a pool in order of a centre-distance bound and stops once
   the bound exceeds the least found: its choice equals the plain min.
@@ -27,7 +29,9 @@ import pytest
 
 from battleline.agents import estimates
 from battleline.agents.base import (
+    DANGER_LIMIT,
     FAR_MARGIN,
+    SAFER_OPTIONS,
     ScriptedAgent,
     _Decision,
     _reach_bound,
@@ -38,7 +42,7 @@ from battleline.agents.base import (
     nearest_gaps,
 )
 from battleline.agents.registry import make_agent
-from battleline.agents.steering import moved_copy, replaced
+from battleline.agents.steering import moved_copy, predict_pose, replaced
 from battleline.env.rules import geometry as geo
 from battleline.env.rules import psychology, shooting, space
 from battleline.env.rules.actions import END_PHASE
@@ -361,3 +365,54 @@ def test_holds_to_shoot_with_a_hint_equals_any_enemy_in_range_and_sight(
                         hinted += 1
                 answers[want] += 1
     assert answers[True] > 20 and answers[False] > 20 and hinted > 0
+
+
+def _reference_safer_option(agent: ScriptedAgent, b: Battle, u: UnitState, option: str,
+                            options: list[str]) -> str | None:
+    """safer_option as it was: every candidate's full danger, worked out afresh, the first safe one, else the least."""
+    if agent.ignores_danger(b, u):
+        return option
+    candidates = [option] + [o for o in SAFER_OPTIONS if o != option and (o is None or o in options)]
+    best, best_danger = option, float("inf")
+    chargers = agent._chargers_afresh(b, frozenset())
+    for cand in candidates:
+        pose = predict_pose(b, u, cand) if cand is not None else space.pose(u)
+        d = ScriptedAgent._danger(agent, b, moved_copy(u, pose), chargers, {})
+        if d <= DANGER_LIMIT:
+            return cand
+        if d < best_danger:
+            best, best_danger = cand, d
+    return best
+
+
+def test_safer_option_weighing_chargers_up_to_the_limit_equals_the_reference(
+        decisions: list[tuple[Battle, ScriptedAgent]]) -> None:
+    """At every movement decision, for every unit of the acting side with move options and every one of its options:
+    safer_option (inside a decision, chargers weighed only until one exceeds the danger limit) equals the reference
+    (every danger in full); some options are replaced, and some units find every candidate over the limit."""
+    replaced_count = all_over = compared = 0
+    for b, agent in decisions:
+        if b.pending.kind != "move":
+            continue
+        options: dict[int, list[str]] = {}
+        for a in b.legal_actions():
+            if a.kind == "move":
+                options.setdefault(a.unit, []).append(a.option)
+        agent._decision = _Decision()
+        try:
+            for uid, opts in options.items():
+                u = b.unit(uid)
+                for option in opts:
+                    want = _reference_safer_option(agent, b, u, option, opts)
+                    assert agent.safer_option(b, u, option, opts) == want
+                    replaced_count += want != option
+                    candidates = [option] + [o for o in SAFER_OPTIONS if o != option and (o is None or o in opts)]
+                    all_over += want not in candidates[:1] and all(
+                        ScriptedAgent._danger(agent, b, moved_copy(u, predict_pose(b, u, c) if c is not None
+                                                                   else space.pose(u)),
+                                              agent._chargers_afresh(b, frozenset()), {}) > DANGER_LIMIT
+                        for c in candidates)
+                    compared += 1
+        finally:
+            agent._decision = None
+    assert compared > 1000 and replaced_count > 20 and all_over > 0
