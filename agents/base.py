@@ -29,6 +29,7 @@ leaves two things to its subclasses: the deployment template
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
@@ -116,14 +117,16 @@ class _Decision:
 
     Attributes:
         dangers: :meth:`ScriptedAgent._kept_danger`'s answers by its key.
+        chargers: :meth:`ScriptedAgent._chargers`'s lists by ``ignore``.
         lds: the General's Ld lent to each unit, as ``estimates.break_chance`` keeps it.
         pool: :meth:`ScriptedAgent.enemy_pool` once read.
     """
 
-    __slots__ = ("dangers", "lds", "pool")
+    __slots__ = ("chargers", "dangers", "lds", "pool")
 
     def __init__(self) -> None:
         self.dangers: dict[tuple, float] = {}
+        self.chargers: dict[frozenset[int], list[tuple[UnitState, tuple, tuple[float, float]]]] = {}
         self.lds: dict[int, tuple[UnitState, int | None]] = {}
         self.pool: tuple[list[UnitState], PoolAnswers] | None = None
 
@@ -174,6 +177,7 @@ class ScriptedAgent:
         """Start a new battle on ``side``; the plan is made at the first decision."""
         self.side = side
         self.plan = None
+        self._sighted: dict[int, int] = {}
 
     def act(self, battle: Battle) -> Action:
         """Answer the pending decision with one of the legal actions.
@@ -280,7 +284,7 @@ class ScriptedAgent:
         key = _place_key(u)
         i = store.get(key)
         if i is None:
-            i = store[key] = min(range(len(pool)), key=lambda j: (measure(u, pool[j]), pool[j].uid))
+            i = store[key] = least_index(u, pool, measure)
         return pool[i]
 
     def nearest_enemy(self, battle: Battle, u: UnitState) -> UnitState | None:
@@ -462,7 +466,7 @@ class ScriptedAgent:
         decision = self.__dict__.get("_decision")
         if decision is None:
             return self._danger(battle, u, self._chargers(battle, ignore) if chargers is None else chargers, lds)
-        key = (ignore, u.uid, u.side, u.joined_to, _target_key(u), estimates.combat_key(u))
+        key = _danger_key(ignore, u)
         d = decision.dangers.get(key)
         if d is None:
             if chargers is None:
@@ -473,18 +477,34 @@ class ScriptedAgent:
     def _chargers(self, battle: Battle, ignore: frozenset[int] = frozenset()) -> list[tuple[UnitState, tuple, tuple[float, float]]]:
         """The enemies :meth:`danger` weighs (not in ``ignore``, able to declare a charge: ``can_threaten``), each
         with its part of the :func:`charge_threat` key (:func:`_charger_key`) and its :func:`_reach_bound`, in
-        :meth:`enemies`' order."""
+        :meth:`enemies`' order. Kept per ``ignore`` for the decision while :meth:`act` works it out (the list is
+        shared then: read it, never change it)."""
+        decision = self.__dict__.get("_decision")
+        if decision is None:
+            return self._chargers_afresh(battle, ignore)
+        found = decision.chargers.get(ignore)
+        if found is None:
+            found = decision.chargers[ignore] = self._chargers_afresh(battle, ignore)
+        return found
+
+    def _chargers_afresh(self, battle: Battle, ignore: frozenset[int]) -> list[tuple[UnitState, tuple, tuple[float, float]]]:
+        """:meth:`_chargers` worked out."""
         return [(e, _charger_key(e), _reach_bound(e)) for e in self.enemies(battle)
                 if e.uid not in ignore and can_threaten(battle, e)]
 
     def _danger(self, battle: Battle, u: UnitState, chargers: list[tuple[UnitState, tuple, tuple[float, float]]],
-                lds: dict[int, tuple[UnitState, int | None]] | None = None) -> float:
+                lds: dict[int, tuple[UnitState, int | None]] | None = None, limit: float | None = None) -> float:
         """:meth:`danger` of ``u`` against ``chargers`` (:meth:`_chargers`, read once for several places of ``u``).
+
+        ``limit``: once some charger's part exceeds it, that part is returned at once (above ``limit``, and never
+        above the danger, the max of all the parts); None: every charger is weighed. At most ``limit``, the answer
+        is the danger either way.
 
         A charger whose centre lies beyond its :func:`_reach_bound` plus ``u``'s radius fails the first test of
         :func:`_threat_geometry` (``space.near``, term for term) and is passed over without a key built; one whose
         squared centre distance exceeds that bound's square by a margin (:data:`FAR_MARGIN`) is passed over without
-        the distance taken. ``lds``: the General's Ld kept per unit (:func:`estimates.break_chance`) while the
+        the distance taken; the others have passed that test, so their geometry (:func:`_kept_threat`) is worked
+        out with the reach known. ``lds``: the General's Ld kept per unit (:func:`estimates.break_chance`) while the
         battle holds still (a new one when None)."""
         if not chargers:
             return 0.0
@@ -502,13 +522,15 @@ class ScriptedAgent:
                 continue
             if target is None:
                 target = _target_key(u)
-            threat = _kept_threat(battle, e, u, key + target)
+            threat = _kept_threat(battle, e, u, key + target, bound[1])
             if threat is None:
                 continue
             p, facing = threat
             est = estimates.estimate_combat(battle, e, u, facing, lds=lds)
             if est.diff > 0:
                 worst = max(worst, p * (est.diff + BREAK_WEIGHT * est.break_chance))
+                if limit is not None and worst > limit:
+                    return worst
         return worst
 
     def ignores_danger(self, battle: Battle, u: UnitState) -> bool:
@@ -523,20 +545,44 @@ class ScriptedAgent:
         if self.ignores_danger(battle, u):
             return option
         candidates = [option] + [o for o in SAFER_OPTIONS if o != option and (o is None or o in options)]
-        best, best_danger = option, float("inf")
         chargers = self._chargers(battle)
         lds: dict[int, tuple[UnitState, int | None]] = {}  # the General's Ld per unit, for every candidate place
-        places: dict[tuple[float, float, float], float] = {}  # candidates ending on one place have one danger
+        places: dict[tuple[float, float, float], tuple[UnitState, float | None]] = {}  # one place, one danger
+        over: list[tuple[str | None, UnitState]] = []
         for cand in candidates:
             pose = predict_pose(battle, u, cand) if cand is not None else space.pose(u)
-            d = places.get(pose)
-            if d is None:
-                d = places[pose] = self._kept_danger(battle, moved_copy(u, pose), frozenset(), chargers, lds)
-            if d <= DANGER_LIMIT:
+            kept = places.get(pose)
+            if kept is None:
+                copy = moved_copy(u, pose)
+                kept = places[pose] = (copy, self._safe_danger(battle, copy, chargers, lds))
+            if kept[1] is not None:
                 return cand
+            over.append((cand, kept[0]))
+        # Every candidate is over the limit: the least dangerous (the first on a tie), on exact dangers.
+        best, best_danger = option, float("inf")
+        for cand, copy in over:
+            d = self._kept_danger(battle, copy, frozenset(), chargers, lds)
             if d < best_danger:
                 best, best_danger = cand, d
         return best
+
+    def _safe_danger(self, battle: Battle, u: UnitState, chargers: list[tuple[UnitState, tuple, tuple[float, float]]],
+                     lds: dict[int, tuple[UnitState, int | None]]) -> float | None:
+        """:meth:`_kept_danger` of ``u`` (nobody ignored) when it is at most :data:`DANGER_LIMIT`, else None: the
+        chargers are weighed only until one part exceeds the limit (:meth:`_danger`'s ``limit``), and such a
+        partial answer is not kept (an exact one is, as :meth:`_kept_danger` keeps it)."""
+        decision = self.__dict__.get("_decision")
+        if decision is None:
+            d = self._danger(battle, u, chargers, lds, DANGER_LIMIT)
+            return d if d <= DANGER_LIMIT else None
+        key = _danger_key(frozenset(), u)
+        d = decision.dangers.get(key)
+        if d is None:
+            d = self._danger(battle, u, chargers, decision.lds, DANGER_LIMIT)
+            if d > DANGER_LIMIT:
+                return None
+            decision.dangers[key] = d
+        return d if d <= DANGER_LIMIT else None
 
     def enemy_distance(self, battle: Battle, u: UnitState) -> float:
         """Edge-to-edge distance from ``u`` to the nearest enemy (inf if none)."""
@@ -544,12 +590,27 @@ class ScriptedAgent:
         return gap(u, e) if e is not None else float("inf")
 
     def holds_to_shoot(self, battle: Battle, u: UnitState) -> bool:
-        """A foot shooter with a target in range and sight stays put (moving spoils or forbids its shot)."""
+        """A foot shooter with a target in range and sight stays put (moving spoils or forbids its shot).
+
+        Whether *some* enemy (not fleeing, not engaged) is in range and sight does not depend on the order they are
+        tried in, so the enemy that answered yes for a unit of this uid last time (:attr:`_sighted`, a hint only) is
+        tried first: a shooter that holds decision after decision is mostly settled by one sight line."""
         if u.missile is None or is_fast(u):
             return False
-        return any(
-            not psychology.engaged(battle, e) and shooting.in_range_and_sight(battle, u, e) for e in self.enemies(battle)
-        )
+        sighted: dict[int, int] = self.__dict__.setdefault("_sighted", {})
+        hint = sighted.get(u.uid)
+        enemies = self.enemies(battle)
+        if hint is not None:
+            for e in enemies:
+                if e.uid == hint:
+                    if not psychology.engaged(battle, e) and shooting.in_range_and_sight(battle, u, e):
+                        return True
+                    break
+        for e in enemies:
+            if e.uid != hint and not psychology.engaged(battle, e) and shooting.in_range_and_sight(battle, u, e):
+                sighted[u.uid] = e.uid
+                return True
+        return False
 
     def advance_on(
         self, battle: Battle, u: UnitState, options: Collection[str], target: UnitState | None = None, pace: str | None = None
@@ -656,6 +717,13 @@ def gap(u: UnitState, e: UnitState) -> float:
     return d
 
 
+def _danger_key(ignore: frozenset[int], u: UnitState) -> tuple:
+    """What :meth:`ScriptedAgent._kept_danger` keeps a danger under: ``ignore`` and all :meth:`ScriptedAgent._danger`
+    reads of ``u``: uid, side, the unit it is joined to (the General's Ld it is lent), its :func:`_target_key` (place,
+    formation, special rules) and its ``estimates.combat_key``."""
+    return (ignore, u.uid, u.side, u.joined_to, _target_key(u), estimates.combat_key(u))
+
+
 def _place_key(u: UnitState) -> tuple:
     """What ``u``'s footprint is built from (one half of :func:`gap`'s key): centre, facing, files, models, bases
     and troop type (CORE.GEO.FOOTPRINT)."""
@@ -702,10 +770,44 @@ def nearest_gaps(pool: list[UnitState], kept: PoolAnswers | None = None) -> Call
         key = _place_key(u)
         d = gaps.get(key)
         if d is None:
-            d = gaps[key] = min((gap(u, e) for e in pool), default=float("inf"))
+            d = gaps[key] = gap(u, pool[least_index(u, pool, gap)]) if pool else float("inf")
         return d
 
     return nearest
+
+
+GAP_SLACK = 1e-6
+"""Inches by which an enemy's lower bound (:func:`least_index`) must exceed the least measure found before the enemy
+is passed over (far above the rounding of a centre distance and two radii)."""
+SMALL_POOL = 3
+"""Pools up to this size are measured enemy by enemy in :func:`least_index` (no bounds worked out)."""
+
+
+def least_index(u: UnitState, pool: list[UnitState], measure: Callable[[UnitState, UnitState], float]) -> int:
+    """The index in ``pool`` (not empty, distinct units) of the enemy with the least ``(measure(u, e), e.uid)``:
+    ``min(range(len(pool)), key=lambda j: (measure(u, pool[j]), pool[j].uid))``.
+
+    ``measure`` is never below :func:`gap` (:func:`gap` itself, :func:`effort`), and the gap between two footprints is
+    never below their centre distance less both radii (:func:`space.radius`: every point of a footprint lies within it
+    of its centre). So the enemies are measured in order of that bound, and once the bound of the next exceeds the
+    least measure found by :data:`GAP_SLACK`, it and all after it are passed over: none of them can be least.
+    """
+    n = len(pool)
+    if n <= SMALL_POOL:
+        return min(range(n), key=lambda j: (measure(u, pool[j]), pool[j].uid))
+    ux, uy, ru = u.x, u.y, space.radius(u)
+    bounds = sorted((math.hypot(e.x - ux, e.y - uy) - ru - space.radius(e), j) for j, e in enumerate(pool))
+    best_j = bounds[0][1]
+    e = pool[best_j]
+    best = (measure(u, e), e.uid)
+    for bound, j in bounds[1:]:
+        if bound > best[0] + GAP_SLACK:
+            break
+        e = pool[j]
+        found = (measure(u, e), e.uid)
+        if found < best:
+            best, best_j = found, j
+    return best_j
 
 
 def charge_arc(battle: Battle, c: UnitState, t: UnitState) -> str:
@@ -749,13 +851,15 @@ def charge_threat(battle: Battle, c: UnitState, t: UnitState, target: Polygon | 
     return _kept_threat(battle, c, t, _threat_key(c, t))
 
 
-def _kept_threat(battle: Battle, c: UnitState, t: UnitState, key: tuple) -> tuple[float, str] | None:
-    """:func:`charge_threat`'s kept geometry for ``c`` (able to threaten) and ``t``; ``key`` is :func:`_threat_key`."""
+def _kept_threat(battle: Battle, c: UnitState, t: UnitState, key: tuple,
+                 reach: float | None = None) -> tuple[float, str] | None:
+    """:func:`charge_threat`'s kept geometry for ``c`` (able to threaten) and ``t``; ``key`` is :func:`_threat_key`;
+    ``reach``: as in :func:`_threat_geometry`."""
     threat = _THREATS.get(key, _UNSET)
     if threat is _UNSET:
         if len(_THREATS) >= THREAT_MEMO_SIZE:
             _THREATS.clear()
-        threat = _THREATS[key] = _threat_geometry(battle, c, t, None)
+        threat = _THREATS[key] = _threat_geometry(battle, c, t, None, reach)
     return threat  # type: ignore[return-value]
 
 
@@ -789,12 +893,17 @@ def _reach_bound(c: UnitState) -> tuple[float, float]:
     return space.radius(c), charge_reach(c)
 
 
-def _threat_geometry(battle: Battle, c: UnitState, t: UnitState, target: Polygon | None) -> tuple[float, str] | None:
+def _threat_geometry(battle: Battle, c: UnitState, t: UnitState, target: Polygon | None,
+                     reach: float | None = None) -> tuple[float, str] | None:
     """:func:`charge_threat` once ``c`` can threaten: reach, front arc, chance and facing (geometry of ``c`` and
-    ``t`` alone; ``battle`` is not read, ``target`` as there)."""
-    reach = charge_reach(c)
-    if not space.near(c, t, reach):
-        return None
+    ``t`` alone; ``battle`` is not read, ``target`` as there).
+
+    ``reach``: :func:`charge_reach` of ``c`` from a caller that has found ``space.near(c, t, reach)`` true already
+    (:meth:`ScriptedAgent._danger`, through :func:`_reach_bound`): neither is worked out again. None: both are."""
+    if reach is None:
+        reach = charge_reach(c)
+        if not space.near(c, t, reach):
+            return None
     target = space.footprint(t) if target is None else target
     dist = geo.distance(space.footprint(c), target)
     if dist > reach or not geo.partly_in_vision_arc(space.pose(c), c.width, c.depth, target):

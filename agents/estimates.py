@@ -29,7 +29,7 @@ import shapely
 
 from battleline.env.rules import breath, combat, psychology, shooting, space, special_rules, tables
 from battleline.env.rules import geometry as geo
-from battleline.env.rules.state import Profile, UnitState
+from battleline.env.rules.state import BattleState, Profile, TerrainFeature, UnitState
 from battleline.tactics.manoeuvres import flee_distance_pmf
 
 if TYPE_CHECKING:
@@ -146,20 +146,52 @@ def obstacle_between(battle: Battle, a: UnitState, b: UnitState) -> bool:
     """Whether a hedge, fence or wall crosses the line between two units' centres.
 
     A feature whose bounding box the line's box misses is passed over without building the line
-    (they cannot meet)."""
-    obstacles = space.terrain_of(battle.state, space.OBSTACLES)
-    if not obstacles:
+    (they cannot meet). Kept per (terrain, both centres) (:func:`space.terrain_key`): all it reads."""
+    state = battle.state
+    if not state.terrain:
         return False
-    x0, x1 = (a.x, b.x) if a.x <= b.x else (b.x, a.x)
-    y0, y1 = (a.y, b.y) if a.y <= b.y else (b.y, a.y)
+    terrain = space.terrain_key(state)
+    key = (terrain, a.x, a.y, b.x, b.y)
+    crossed = _CROSSED.get(key)
+    if crossed is None:
+        if len(_CROSSED) >= OBSTACLE_MEMO_SIZE:
+            _CROSSED.clear()
+        crossed = _CROSSED[key] = _obstacle_between(_obstacle_boxes(state, terrain), a.x, a.y, b.x, b.y)
+    return crossed
+
+
+OBSTACLE_MEMO_SIZE = 65536
+"""Most (terrain, centre, centre) answers :func:`obstacle_between` keeps (then it starts afresh)."""
+_CROSSED: dict[tuple[int, float, float, float, float], bool] = {}
+_OBSTACLE_BOXES: dict[int, list[tuple[float, float, float, float, TerrainFeature]]] = {}
+
+
+def _obstacle_boxes(state: BattleState, terrain: int) -> list[tuple[float, float, float, float, TerrainFeature]]:
+    """The table's hedges, fences and walls, each as (min x, min y, max x, max y, feature), in the terrain's order;
+    kept per ``terrain`` (:func:`space.terrain_key` of ``state``)."""
+    boxes = _OBSTACLE_BOXES.get(terrain)
+    if boxes is None:
+        if len(_OBSTACLE_BOXES) >= 256:
+            _OBSTACLE_BOXES.clear()
+        boxes = _OBSTACLE_BOXES[terrain] = [
+            (min(p[0] for p in t.polygon), min(p[1] for p in t.polygon),
+             max(p[0] for p in t.polygon), max(p[1] for p in t.polygon), t)
+            for t in space.terrain_of(state, space.OBSTACLES)
+        ]
+    return boxes
+
+
+def _obstacle_between(boxes: list[tuple[float, float, float, float, TerrainFeature]],
+                      ax: float, ay: float, bx: float, by: float) -> bool:
+    """:func:`obstacle_between` for the centres (ax, ay) and (bx, by) and the :func:`_obstacle_boxes` ``boxes``."""
+    x0, x1 = (ax, bx) if ax <= bx else (bx, ax)
+    y0, y1 = (ay, by) if ay <= by else (by, ay)
     line = None
-    for t in obstacles:
-        xs = [p[0] for p in t.polygon]
-        ys = [p[1] for p in t.polygon]
-        if x1 < min(xs) or x0 > max(xs) or y1 < min(ys) or y0 > max(ys):
+    for min_x, min_y, max_x, max_y, t in boxes:
+        if x1 < min_x or x0 > max_x or y1 < min_y or y0 > max_y:
             continue
         if line is None:
-            line = shapely.LineString([(a.x, a.y), (b.x, b.y)])
+            line = shapely.LineString([(ax, ay), (bx, by)])
         if line.intersects(space.terrain_poly(t)):
             return True
     return False

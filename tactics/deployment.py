@@ -35,7 +35,7 @@ row for deep units and send shallow ones (shooters, characters) to the back.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from statistics import median
 from typing import TYPE_CHECKING
@@ -1225,7 +1225,7 @@ def too_close(a: Rect, b: Rect, gap: float = 1.0) -> bool:
     return dx * dx + dy * dy < (gap - EPS) ** 2
 
 
-def _all_fit(placed: list[Rect], options: list[list[Rect]], budget: list[int]) -> bool:
+def _all_fit(placed: list[Rect], options: Sequence[Iterable[Rect]], budget: list[int]) -> bool:
     """Backtracking: can each remaining unit (its options best first) get a footprint clear of the others?"""
     if not options:
         return True
@@ -1253,15 +1253,60 @@ def choose_slot(battle: Battle, uid: int, legal: dict[int, list[int]], targets: 
     default = SlotTarget(battle.state.table_w / 2, FRONT)
 
     def ranked(v: int) -> list[int]:
-        return sorted(legal[v], key=lambda k: (slot_cost(k, targets.get(v, default)), k))
+        return ranked_slots(legal[v], targets.get(v, default))
 
     others = sorted((v for v in legal if v != uid), key=lambda v: len(legal[v]))
-    options = [[slot_rect(battle, units[v], k) for k in ranked(v)] for v in others]
+    options: list[Iterable[Rect]] = [_LazyRects(battle, units[v], ranked(v)) for v in others]
     candidates = ranked(uid)
     for k in candidates:
         if _all_fit([slot_rect(battle, units[uid], k)], options, [SEARCH_BUDGET]):
             return k
     return candidates[0]
+
+
+def ranked_slots(slots: Sequence[int], target: SlotTarget) -> list[int]:
+    """``slots`` in order of :func:`slot_cost` to ``target`` (ties: the lower slot): ``sorted(slots, key=lambda k:
+    (slot_cost(k, target), k))``, read off the order of every slot kept per target (:func:`_slot_order`)."""
+    if len(slots) > 1:
+        wanted = set(slots)
+        order = [k for k in _slot_order(target) if k in wanted]
+        if len(order) == len(slots):  # every slot a table slot, none twice
+            return order
+    return sorted(slots, key=lambda k: (slot_cost(k, target), k))
+
+
+_SLOT_ORDERS: dict[SlotTarget, tuple[int, ...]] = {}
+
+
+def _slot_order(target: SlotTarget) -> tuple[int, ...]:
+    """Every slot of the table (0 .. len(ROWS)·len(COLUMNS) − 1) by (:func:`slot_cost` to ``target``, slot), kept
+    per target (a few hundred at most: one per plan target)."""
+    order = _SLOT_ORDERS.get(target)
+    if order is None:
+        if len(_SLOT_ORDERS) >= SLOT_MEMO_SIZE:
+            _SLOT_ORDERS.clear()
+        order = _SLOT_ORDERS[target] = tuple(sorted(range(len(ROWS) * len(COLUMNS)), key=lambda k: (slot_cost(k, target), k)))
+    return order
+
+
+class _LazyRects:
+    """The footprints (:func:`slot_rect`) of ``u`` in ``slots``, in order, each built when an iteration first reaches
+    it (:func:`_all_fit` mostly settles on the first few); iterable any number of times."""
+
+    __slots__ = ("_battle", "_built", "_slots", "_unit")
+
+    def __init__(self, battle: Battle, u: UnitState, slots: list[int]) -> None:
+        self._battle, self._unit, self._slots = battle, u, slots
+        self._built: list[Rect] = []
+
+    def __iter__(self) -> Iterator[Rect]:
+        built = self._built
+        i = 0
+        while i < len(self._slots):
+            if i == len(built):
+                built.append(slot_rect(self._battle, self._unit, self._slots[i]))
+            yield built[i]
+            i += 1
 
 
 TEMPLATES = (

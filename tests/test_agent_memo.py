@@ -2,7 +2,7 @@
 
 See :func:`tactics.manoeuvres.ring_arc` (a friend's arc round the protected_bubble's asset, per
 pair of footprints), :func:`agents.estimates.estimate_combat` (the round before the break test,
-per pair of units' fighting characteristics), :func:`agents.estimates.obstacle_between` (features
+per pair of units' fighting characteristics), :func:`agents.estimates.obstacle_between` (kept per terrain and centres, features
 whose box the line misses skipped) and :func:`agents.steering.moved_copy` (a positional copy).
 Each is compared with the code it replaced, kept here as the reference, on battles played by the
 scripted agents and on forecast copies of their units.
@@ -363,3 +363,26 @@ def test_kept_control_areas_equal_the_reference() -> None:
                 total[0] += want[0]
                 total[1] += want[1]
     assert total[0] > 0 and total[1] > 0
+
+
+def test_kept_obstacle_answers_follow_terrain_changed_in_place() -> None:
+    """A line from (36, 10.5) to (36, 30) asked again after each change, each answer equal to the reference: no
+    obstacle (False); a hedge across it appended (True); that hedge's outline moved aside in place (False); moved back
+    in place (True); its kind changed in place to woods (False, not an obstacle); removed (False)."""
+    b = battle([placement("marcher_spearmen", 36, 10.5, 90)], [placement("orc_warriors", 36, 30, 270)])
+    a, t = b.unit(0), b.unit(1)
+    across = [(30.0, 20.0), (42.0, 20.0), (42.0, 21.0), (30.0, 21.0)]
+    aside = [(50.0, 20.0), (62.0, 20.0), (62.0, 21.0), (50.0, 21.0)]
+    hedge = TerrainFeature(kind="hedge", polygon=list(across))
+    b.state.terrain[:] = [f for f in b.state.terrain if f.kind not in space.OBSTACLES]
+    steps: list[tuple[object, bool]] = [
+        (lambda: None, False),
+        (lambda: b.state.terrain.append(hedge), True),
+        (lambda: setattr(hedge, "polygon", list(aside)), False),
+        (lambda: hedge.polygon.__setitem__(slice(None), across), True),
+        (lambda: setattr(hedge, "kind", "woods"), False),
+        (lambda: b.state.terrain.remove(hedge), False),
+    ]
+    for change, want in steps:
+        change()  # type: ignore[operator]
+        assert estimates.obstacle_between(b, a, t) == _reference_obstacle_between(b, a, t) == want
