@@ -24,6 +24,7 @@ parameters: ``tests/test_masking.py`` compares them with sb3-contrib's own class
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -197,15 +198,18 @@ def sample_masked(logits: torch.Tensor, masks: MaybeMasks,
     """
     logits = logits - logits.logsumexp(-1, keepdim=True)
     mask = torch.as_tensor(masks, dtype=torch.bool, device=logits.device).reshape(logits.shape)
-    masked = torch.where(mask, logits, torch.tensor(HUGE_NEG, dtype=logits.dtype, device=logits.device))
-    final = masked - _logsumexp_last_value(masked)
+    masked = torch.where(mask, logits, HUGE_NEG)  # the scalar in logits' dtype, as sb3-contrib's tensor
+    # logsumexp_last(masked) less its guard against an infinite maximum: a row of masked logits holds -1e8 or
+    # normalised logits (finite, or NaN where the raw ones were not finite), so its maximum is never infinite
+    maxes = torch.amax(masked, -1, keepdim=True)
+    final = masked - _exp_no_underflow(masked - maxes).sum(-1, keepdim=True).log_().add_(maxes)
     probs = torch.softmax(final, -1)
     if deterministic:
         actions = torch.argmax(probs, dim=1)
     else:
         actions = torch.argmax(probs / torch.empty_like(probs).exponential_(1), dim=-1)
     log_probs = final.gather(-1, actions.unsqueeze(-1)).squeeze(-1)
-    if not bool(torch.isfinite(log_probs).all()):
+    if not math.isfinite(float(log_probs.min())):  # at most 0 (or NaN, which min passes on)
         raise RuntimeError("the policy's action logits are not finite (NaN or infinite): no action can be drawn")
     return actions, log_probs
 
