@@ -20,6 +20,10 @@ normalisation whose result is discarded; :class:`ExactMaskableCategoricalDistrib
 for the policies (:class:`MaskedMultiInputPolicy`, ``training.unit_pairs.UnitPairPolicy``,
 ``training.factored.FactoredPolicy``). Same seed, same actions, log-probabilities, losses and
 parameters: ``tests/test_masking.py`` compares them with sb3-contrib's own classes.
+
+The rollout's step (one masked draw per env, no gradient) needs no distribution object:
+:meth:`MaskedMultiInputPolicy.forward` draws through :func:`sample_masked`, the same tensor
+operations without the objects' overhead and without ``torch.multinomial``'s input checks.
 """
 
 from __future__ import annotations
