@@ -15,6 +15,7 @@ from battleline.training.masking import (
     ExactMaskableCategoricalDistribution,
     MaskedMultiInputPolicy,
     logsumexp_last,
+    sample_masked,
 )
 
 N_ACTIONS = 5704  # pitched_battle's action indices
@@ -87,6 +88,74 @@ def test_exact_distribution_builds_unmasked_when_read_before_a_mask() -> None:
     mask[:, 4] = True
     got.apply_masking(mask)  # masking a distribution already built goes through it
     assert torch.equal(got.mode(), torch.full((3,), 4))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("batch,legal", [(1, 0.005), (8, 0.05), (64, 0.005), (3, 1.0)])
+def test_sample_masked_draws_what_maskable_categorical_draws(batch: int, legal: float, dtype: torch.dtype) -> None:
+    """Same actions, log-probabilities and random generator state afterwards as sb3-contrib's ``sample()``
+    (or ``mode()``) and ``log_prob()``, over raw logits of three scales, all-masked rows included."""
+    for seed in range(8):
+        g = torch.Generator().manual_seed(seed)
+        raw = torch.randn(batch, N_ACTIONS, generator=g, dtype=dtype) * (0.01, 4.0, 40.0)[seed % 3]
+        masks = (torch.rand(batch, N_ACTIONS, generator=g) < legal).numpy()
+        if seed % 2 == 0:
+            masks[0] = False  # no legal action: sb3-contrib draws uniformly among all
+        for deterministic in (False, True):
+            want = MaskableCategorical(logits=raw)
+            want.apply_masking(masks)
+            torch.manual_seed(seed)
+            actions = torch.argmax(want.probs, dim=1) if deterministic else want.sample()
+            rng_after = torch.get_rng_state()
+            torch.manual_seed(seed)
+            with torch.no_grad():
+                got_actions, got_log_probs = sample_masked(raw, masks, deterministic)
+            assert got_actions.dtype == torch.int64 and got_actions.shape == (batch,)
+            assert torch.equal(got_actions, actions)
+            assert torch.equal(got_log_probs, want.log_prob(actions))
+            assert torch.equal(torch.get_rng_state(), rng_after)
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+def test_sample_masked_refuses_logits_that_are_not_finite(bad: float) -> None:
+    raw = torch.zeros(2, 10)
+    raw[1, 3] = bad
+    with pytest.raises(RuntimeError, match="not finite"):
+        sample_masked(raw, np.ones((2, 10), dtype=bool))
+
+
+def test_policy_forward_draws_what_sb3_contrib_forward_draws() -> None:
+    """The rollout's call (no gradient, masks) through :func:`sample_masked` gives sb3-contrib's actions, values
+    and log-probabilities, and leaves the random generator where sb3-contrib's leaves it."""
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.utils import obs_as_tensor
+
+    from battleline.env.battle_env import BattleEnv
+    from battleline.training.config import PPOConfig
+    from battleline.training.train import policy_class, policy_kwargs
+
+    ppo = PPOConfig()
+    env = BattleEnv("skirmish_line", opponent="random")
+    model = MaskablePPO(policy_class(ppo), env, n_steps=8, batch_size=8, seed=3, device="cpu",
+                        policy_kwargs=policy_kwargs(ppo, (72.0, 48.0)))
+    policy = model.policy
+    original = MaskableCategoricalDistribution(policy.action_dist.action_dim)
+    ours = policy.action_dist
+    obs, _ = env.reset(seed=4)
+    for step in range(20):
+        masks = env.action_masks()[None]
+        batch = obs_as_tensor({k: v[None] for k, v in obs.items()}, "cpu")
+        results = []
+        for dist in (original, ours):
+            policy.action_dist = dist
+            torch.manual_seed(step)
+            with torch.no_grad():
+                results.append((*policy(batch, deterministic=step % 5 == 4, action_masks=masks),
+                                torch.get_rng_state()))
+        assert all(torch.equal(a, b) for a, b in zip(*results))
+        obs, _, term, trunc, _ = env.step(int(results[1][0][0]))
+        if term or trunc:
+            obs, _ = env.reset(seed=step)
 
 
 def _learned(policy: str, original: bool) -> Any:

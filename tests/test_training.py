@@ -434,11 +434,42 @@ def test_policy_reads_every_observation_key_but_the_mask() -> None:
     np.testing.assert_allclose(features[0].numpy(), expected)
     assert not ppo.mask_features
     with_mask = ppo.model_copy(update={"mask_features": True})
-    assert policy_kwargs(with_mask) == {"net_arch": list(ppo.net_arch)}
+    assert policy_kwargs(with_mask) == {"net_arch": list(ppo.net_arch), "optimizer_kwargs": {"eps": 1e-5, "fused": True}}
     full = MaskablePPO("MultiInputPolicy", env, n_steps=8, batch_size=8, policy_kwargs=policy_kwargs(with_mask),
                        device="cpu")
     assert isinstance(full.policy.features_extractor, CombinedExtractor)
     assert full.policy.features_extractor.features_dim == units + globals_ + env.action_space.n
+
+
+@pytest.mark.parametrize("policy", ["mlp", "unit_pairs", "factored"])
+def test_every_policy_learns_with_sb3s_adam_eps_in_torchs_fused_kernel_and_keeps_it_saved(
+        tmp_path: Path, policy: str) -> None:
+    """SB3's default Adam ``eps`` (1e-5) stays; the fused kernel is asked for; a saved model loads with the same
+    optimizer settings and state and learns on."""
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from battleline.training.config import PPOConfig
+    from battleline.training.train import optimizer_kwargs, policy_class, policy_kwargs
+
+    assert optimizer_kwargs() == {"eps": 1e-5, "fused": True}  # torch 2.13 (constraints.txt) has the fused kernel
+    ppo = PPOConfig(policy=policy, embed_dim=16, net_arch=[16], attention_heads=2)
+    env = BattleEnv("skirmish_line", opponent="random")
+    model = MaskablePPO(policy_class(ppo), env, n_steps=8, batch_size=8, n_epochs=1, seed=1, device="cpu",
+                        policy_kwargs=policy_kwargs(ppo, (72.0, 48.0)))
+    group = model.policy.optimizer.param_groups[0]
+    assert isinstance(model.policy.optimizer, torch.optim.Adam)
+    assert group["eps"] == 1e-5 and group["fused"] is True
+    model.learn(8)
+    model.save(tmp_path / "m.zip")
+    loaded = MaskablePPO.load(tmp_path / "m.zip", env=env, device="cpu")
+    loaded_group = loaded.policy.optimizer.param_groups[0]
+    assert loaded_group["eps"] == 1e-5 and loaded_group["fused"] is True
+    saved, restored = model.policy.optimizer.state_dict()["state"], loaded.policy.optimizer.state_dict()["state"]
+    assert saved.keys() == restored.keys()
+    assert all(torch.equal(saved[i]["exp_avg_sq"], restored[i]["exp_avg_sq"]) for i in saved)
+    loaded.learn(8, reset_num_timesteps=False)
+    assert loaded.num_timesteps == 16
 
 
 # ---------------------------------------------------------------------- pool and wrapper

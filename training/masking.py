@@ -20,12 +20,18 @@ normalisation whose result is discarded; :class:`ExactMaskableCategoricalDistrib
 for the policies (:class:`MaskedMultiInputPolicy`, ``training.unit_pairs.UnitPairPolicy``,
 ``training.factored.FactoredPolicy``). Same seed, same actions, log-probabilities, losses and
 parameters: ``tests/test_masking.py`` compares them with sb3-contrib's own classes.
+
+The rollout's step (one masked draw per env, no gradient) needs no distribution object:
+:meth:`MaskedMultiInputPolicy.forward` draws through :func:`sample_masked`, the same tensor
+operations without the objects' overhead and without ``torch.multinomial``'s input checks.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
+import numpy as np
 import torch
 from sb3_contrib.common.maskable.distributions import (
     MaskableCategorical,
@@ -33,6 +39,7 @@ from sb3_contrib.common.maskable.distributions import (
     MaybeMasks,
 )
 from sb3_contrib.common.maskable.policies import MaskableMultiInputActorCriticPolicy
+from stable_baselines3.common.type_aliases import PyTorchObs
 from torch.distributions import Categorical, Distribution
 
 UNDERFLOW = {torch.float32: -128.0, torch.float64: -1024.0, torch.float16: -32.0, torch.bfloat16: -128.0}
@@ -49,14 +56,19 @@ def _exp_no_underflow(d: torch.Tensor) -> torch.Tensor:
     return d.masked_fill_(low, 0.0).exp_().masked_fill_(low, 0.0)
 
 
+def _logsumexp_last_value(x: torch.Tensor) -> torch.Tensor:
+    """The value of :func:`logsumexp_last` (no autograd): ATen's ``logsumexp`` steps with :func:`_exp_no_underflow`."""
+    maxes = torch.amax(x, -1, keepdim=True)
+    maxes.masked_fill_(maxes.abs() == float("inf"), 0)
+    return _exp_no_underflow(x - maxes).sum(-1, keepdim=True).log_().add_(maxes)
+
+
 class _LogSumExpLast(torch.autograd.Function):
     """``torch.logsumexp(x, -1, keepdim=True)`` with its gradient, element for element as ATen computes them."""
 
     @staticmethod
     def forward(ctx: Any, x: torch.Tensor) -> torch.Tensor:  # noqa: D102 - see the class docstring
-        maxes = torch.amax(x, -1, keepdim=True)
-        maxes.masked_fill_(maxes.abs() == float("inf"), 0)
-        result = _exp_no_underflow(x - maxes).sum(-1, keepdim=True).log_().add_(maxes)
+        result = _logsumexp_last_value(x)
         ctx.save_for_backward(x, result)
         return result
 
@@ -166,6 +178,46 @@ class ExactMaskableCategoricalDistribution(MaskableCategoricalDistribution):
             self.distribution.apply_masking(masks)
 
 
+def sample_masked(logits: torch.Tensor, masks: MaybeMasks,
+                  deterministic: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+    """Actions and their log-probabilities, drawn as ``ExactMaskableCategorical.from_logits(logits, masks)``'s
+    ``sample()`` (or ``mode()``) and ``log_prob()`` draw them, bit for bit and with the same random numbers, without
+    building the distribution objects (the policy's rollout step, no gradient).
+
+    The same tensor operations in the same order: the raw logits normalised (``Categorical``), masked to ``-1e8``
+    and normalised again (:func:`logsumexp_last`), ``softmax``; the draw is what ``torch.multinomial(probs, 1, True)``
+    does for one sample per row (``argmax(probs / q)`` with ``q ~ Exp(1)`` of ``probs``' shape, from torch's
+    generator), less its input checks, for which one check of the log-probabilities stands.
+
+    Args:
+        logits: float tensor of shape (batch, n_actions), unnormalised.
+        masks: bool array or tensor of ``logits``' size (True: allowed).
+        deterministic: the most probable action (``mode()``) instead of a draw.
+
+    Returns:
+        (actions, log_probs): int64 tensor of shape (batch,) and ``logits``' dtype, shape (batch,).
+
+    Raises:
+        RuntimeError: the logits hold NaN or infinite values (as ``torch.multinomial`` refuses such probabilities).
+    """
+    logits = logits - logits.logsumexp(-1, keepdim=True)
+    mask = torch.as_tensor(masks, dtype=torch.bool, device=logits.device).reshape(logits.shape)
+    masked = torch.where(mask, logits, HUGE_NEG)  # the scalar in logits' dtype, as sb3-contrib's tensor
+    # logsumexp_last(masked) less its guard against an infinite maximum: a row of masked logits holds -1e8 or
+    # normalised logits (finite, or NaN where the raw ones were not finite), so its maximum is never infinite
+    maxes = torch.amax(masked, -1, keepdim=True)
+    final = masked - _exp_no_underflow(masked - maxes).sum(-1, keepdim=True).log_().add_(maxes)
+    probs = torch.softmax(final, -1)
+    if deterministic:
+        actions = torch.argmax(probs, dim=1)
+    else:
+        actions = torch.argmax(probs / torch.empty_like(probs).exponential_(1), dim=-1)
+    log_probs = final.gather(-1, actions.unsqueeze(-1)).squeeze(-1)
+    if not math.isfinite(float(log_probs.min())):  # at most 0 (or NaN, which min passes on)
+        raise RuntimeError("the policy's action logits are not finite (NaN or infinite): no action can be drawn")
+    return actions, log_probs
+
+
 def exact_masking(policy: MaskableMultiInputActorCriticPolicy) -> None:
     """Give ``policy`` an :class:`ExactMaskableCategoricalDistribution` in place of sb3-contrib's categorical
     one (nothing else changes: the action net, its weights and the random generator are untouched)."""
@@ -181,6 +233,27 @@ class MaskedMultiInputPolicy(MaskableMultiInputActorCriticPolicy):
         super().__init__(*args, **kwargs)
         exact_masking(self)
 
+    def forward(self, obs: PyTorchObs, deterministic: bool = False,
+                action_masks: np.ndarray | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """sb3-contrib's ``forward`` (actions (batch,) int64, values (batch, 1), log-probabilities (batch,)); the
+        rollout's call (masks given, no gradient, :class:`ExactMaskableCategoricalDistribution`) draws through
+        :func:`sample_masked`, the same numbers with fewer steps."""
+        if (action_masks is None or torch.is_grad_enabled()
+                or type(self.action_dist) is not ExactMaskableCategoricalDistribution):
+            return super().forward(obs, deterministic, action_masks)
+        features = self.extract_features(obs)
+        if self.share_features_extractor:
+            latent_pi, latent_vf = self.mlp_extractor(features)
+        else:
+            pi_features, vf_features = features
+            latent_pi = self.mlp_extractor.forward_actor(pi_features)
+            latent_vf = self.mlp_extractor.forward_critic(vf_features)
+        values = self.value_net(latent_vf)
+        logits = self.action_net(latent_pi).view(-1, self.action_dist.action_dim)
+        self.action_dist.distribution = None  # no distribution object is built for this call
+        actions, log_probs = sample_masked(logits, action_masks, deterministic)
+        return actions.reshape((-1, *self.action_space.shape)), values, log_probs
+
 
 __all__ = ["ExactMaskableCategorical", "ExactMaskableCategoricalDistribution", "MaskedMultiInputPolicy",
-           "exact_masking", "logsumexp_last"]
+           "exact_masking", "logsumexp_last", "sample_masked"]

@@ -193,19 +193,33 @@ def policy_class(ppo: PPOConfig) -> Any:
     return MaskedMultiInputPolicy
 
 
+def optimizer_kwargs() -> dict[str, Any]:
+    """The learner's Adam settings: SB3's own (``eps=1e-5``) with torch's fused kernel where torch has one for
+    every device (torch 2.4 and later: on a CPU about five times faster per update for the ``mlp`` network, the
+    same update up to floating-point rounding)."""
+    import torch
+
+    kwargs: dict[str, Any] = {"eps": 1e-5}
+    if tuple(int(v) for v in torch.__version__.split(".")[:2]) >= (2, 4):
+        kwargs["fused"] = True
+    return kwargs
+
+
 def policy_kwargs(ppo: PPOConfig, table: tuple[float, float] = (72.0, 48.0)) -> dict[str, Any]:
     """Policy keyword arguments.
 
-    ``unit_pairs``: embedding width, table size (inches) and the value MLP's widths; ``factored``: token
-    width, attention layers and heads, and the value MLP's widths; ``mlp``: the layer widths and, unless
-    ``ppo.mask_features``, the mask-free extractor.
+    Every policy: :func:`optimizer_kwargs`. ``unit_pairs``: embedding width, table size (inches) and the value
+    MLP's widths; ``factored``: token width, attention layers and heads, and the value MLP's widths; ``mlp``: the
+    layer widths and, unless ``ppo.mask_features``, the mask-free extractor.
     """
     if ppo.policy == "factored":
         return {"embed_dim": ppo.embed_dim, "attention_layers": ppo.attention_layers,
-                "attention_heads": ppo.attention_heads, "value_arch": list(ppo.net_arch)}
+                "attention_heads": ppo.attention_heads, "value_arch": list(ppo.net_arch),
+                "optimizer_kwargs": optimizer_kwargs()}
     if ppo.policy == "unit_pairs":
-        return {"embed_dim": ppo.embed_dim, "table_w": table[0], "table_h": table[1], "value_arch": list(ppo.net_arch)}
-    kwargs: dict[str, Any] = {"net_arch": list(ppo.net_arch)}
+        return {"embed_dim": ppo.embed_dim, "table_w": table[0], "table_h": table[1], "value_arch": list(ppo.net_arch),
+                "optimizer_kwargs": optimizer_kwargs()}
+    kwargs: dict[str, Any] = {"net_arch": list(ppo.net_arch), "optimizer_kwargs": optimizer_kwargs()}
     if not ppo.mask_features:
         from battleline.training.features import MaskFreeExtractor
 
@@ -625,4 +639,5 @@ def _truncate_evaluations(path: Path, step: int) -> None:
     path.write_text("".join(ln + "\n" for ln in keep), encoding="utf-8")
 
 
-__all__ = ["RunPaths", "TrainingError", "TrainingInterrupted", "env_kwargs", "make_vec_env", "policy_class", "policy_kwargs", "train"]
+__all__ = ["RunPaths", "TrainingError", "TrainingInterrupted", "env_kwargs", "make_vec_env", "optimizer_kwargs",
+           "policy_class", "policy_kwargs", "train"]
