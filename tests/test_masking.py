@@ -1,4 +1,5 @@
-"""training.masking: the learner's masked distribution gives sb3-contrib's numbers bit for bit, faster."""
+"""training.masking: the learner's masked distribution gives sb3-contrib's numbers bit for bit, faster (the dense
+path; the ``mlp`` policy's sparse path, equal to rounding, is tested in tests/test_sparse_head.py)."""
 
 from __future__ import annotations
 
@@ -139,6 +140,7 @@ def test_policy_forward_draws_what_sb3_contrib_forward_draws() -> None:
     model = MaskablePPO(policy_class(ppo), env, n_steps=8, batch_size=8, seed=3, device="cpu",
                         policy_kwargs=policy_kwargs(ppo, (72.0, 48.0)))
     policy = model.policy
+    policy.sparse_head = False  # the dense path: sb3-contrib's numbers bit for bit
     original = MaskableCategoricalDistribution(policy.action_dist.action_dim)
     ours = policy.action_dist
     obs, _ = env.reset(seed=4)
@@ -160,7 +162,8 @@ def test_policy_forward_draws_what_sb3_contrib_forward_draws() -> None:
 
 def _learned(policy: str, original: bool) -> Any:
     """A MaskablePPO of the ``policy`` (the config's name) after two rollouts of 64 steps and their updates;
-    ``original`` swaps sb3-contrib's own distribution back in before learning."""
+    ``original`` swaps sb3-contrib's own distribution back in before learning; the ``mlp`` policy takes its dense
+    path (``sparse_head = False``), sb3-contrib's numbers bit for bit."""
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.vec_env import DummyVecEnv
 
@@ -173,6 +176,7 @@ def _learned(policy: str, original: bool) -> Any:
     model = MaskablePPO(policy_class(ppo), env, n_steps=32, batch_size=32, n_epochs=2, seed=7, device="cpu",
                         policy_kwargs=policy_kwargs(ppo, (72.0, 48.0)))
     assert isinstance(model.policy.action_dist, ExactMaskableCategoricalDistribution)
+    model.policy.sparse_head = False
     if original:
         model.policy.action_dist = MaskableCategoricalDistribution(model.policy.action_dist.action_dim)
     model.learn(128)
