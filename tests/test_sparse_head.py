@@ -277,6 +277,10 @@ def test_legal_columns_from_arrays_and_tensors_agree() -> None:
             assert a.legal is None and b.legal is None
         else:
             assert torch.equal(a.legal, b.legal)
+    odd = torch.as_tensor(masks, dtype=torch.float32)
+    odd[2, 3], odd[4, 11] = -1.0, float("nan")  # legal where non-zero, as sb3-contrib's bool cast reads them
+    a, b = legal_columns(odd, 50), legal_columns(odd.bool(), 50)
+    assert torch.equal(a.columns, b.columns) and torch.equal(a.legal, b.legal) and {3, 11} <= set(a.columns.tolist())
     same = np.repeat(masks[:1], 3, axis=0)
     assert legal_columns(same, 50).legal is None  # every column legal in every row: no per-row mask
 

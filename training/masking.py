@@ -262,12 +262,16 @@ def legal_columns(masks: MaybeMasks | torch.Tensor, n_actions: int,
     """
     if isinstance(masks, torch.Tensor):
         rows = masks.reshape(-1, n_actions)
-        rows = rows if rows.dtype == torch.bool else rows != 0
+        if rows.dtype != torch.bool and not bool(rows.amin() >= 0):  # negative or NaN entries (legal: non-zero)
+            rows = rows != 0
         if rows.shape[0] == 1:
             columns = rows[0].nonzero().squeeze(1)
             return LegalColumns(columns.to(device), None) if columns.numel() else None
-        columns = rows.any(0).nonzero().squeeze(1)
+        # a column is legal somewhere where its largest entry is non-zero (entries are bool or non-negative here;
+        # one reduction over the float masks instead of a comparison and a reduction)
+        columns = (rows.any(0) if rows.dtype == torch.bool else rows.amax(0)).nonzero().squeeze(1)
         legal = rows.index_select(1, columns)
+        legal = legal if legal.dtype == torch.bool else legal != 0
         if not bool(legal.any(1).all()):
             return None
         return LegalColumns(columns.to(device), legal.to(device))
