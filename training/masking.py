@@ -363,8 +363,10 @@ def sparse_evaluate(log_probs: torch.Tensor, columns: LegalColumns,
     if not bool(found.all()):
         return None
     log_prob = log_probs.gather(1, positions.unsqueeze(1)).squeeze(1)
+    # each row's masked entries (-inf) read as log-probability 0: their terms are exp(0) * 0 = 0, as p log p is
+    # there, and exp takes no -inf argument (a slow path on a CPU; see the module docstring)
     finite = log_probs if columns.legal is None else log_probs.masked_fill(~columns.legal, 0.0)
-    entropy = -(log_probs.exp() * finite).sum(-1)
+    entropy = -(finite.exp() * finite).sum(-1)
     return log_prob, entropy
 
 
