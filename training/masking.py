@@ -34,8 +34,8 @@ exactly 0, so :func:`legal_columns` picks the indices legal anywhere in the batc
 normalises over each row's legal ones, :func:`sparse_sample` draws among them (Gumbel-max) and
 :func:`sparse_evaluate` gives the taken actions' log-probabilities and the entropies. The same
 distribution, equal to floating-point rounding rather than bit for bit (log-probabilities,
-entropies and gradients to about 1e-6, ``tests/test_sparse_head.py``), drawn with other random
-numbers; on ``pitched_battle`` a MaskablePPO step (rollout and update) takes about 45% less time.
+entropies and gradients within a few 1e-6, ``tests/test_sparse_head.py``), drawn with other random
+numbers; on ``pitched_battle`` a MaskablePPO step (rollout and update) takes about 40% less CPU time.
 """
 
 from __future__ import annotations
@@ -388,7 +388,7 @@ class MaskedMultiInputPolicy(MaskableMultiInputActorCriticPolicy):
       log-probabilities, entropies and draws over each batch's legal action indices only
       (:func:`legal_columns`, :func:`sparse_log_probs`, :func:`sparse_sample`, :func:`sparse_evaluate`). The same
       distribution as sb3-contrib's, equal to floating-point rounding (log-probabilities, entropies and gradients
-      to about 1e-6), but not bit for bit, and drawn with other random numbers (fewer of them);
+      within a few 1e-6), but not bit for bit, and drawn with other random numbers (fewer of them);
     - the dense path (otherwise: :attr:`sparse_head` False, a head that is not a plain ``nn.Linear`` as
       ``unit_pairs``' and ``factored``' heads, no mask, a row with no legal action, sb3-contrib's own distribution
       swapped in): sb3-contrib's numbers bit for bit (:class:`ExactMaskableCategoricalDistribution`, and
