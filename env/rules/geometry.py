@@ -54,6 +54,7 @@ __all__ = [
     "overlaps",
     "vision_arc_region",
     "partly_in_vision_arc",
+    "corners_in_vision_arc",
     "has_los",
     "move_straight",
     "wheel",
@@ -443,10 +444,51 @@ def partly_in_vision_arc(
     hd = 0.5 * depth
     coords = shapely.get_coordinates(target)
     lx, ly = _to_local_arr(pose, coords)
+    top = -math.inf
     for x, y in zip(lx.tolist(), ly.tolist()):
         if point_arc(x, y, hw, hd) == "front":
             return True
+        if y > top:
+            top = y
+    if top < hd - VISION_MARGIN:
+        return False  # wholly behind the front edge (the hull of its vertices is): the region lies ahead of it
     return bool(shapely.relate_pattern(vision_arc_region(pose, width, depth), target, "T********"))
+
+
+VISION_MARGIN = 1e-6
+"""Inches behind the viewer's front edge past which :func:`partly_in_vision_arc` needs no region test: far beyond the
+rounding of the local frame (about 1e-14 inch), so the region, all ahead of that edge, cannot meet the target."""
+
+
+def corners_in_vision_arc(pose: Pose, width: float, depth: float, corners: Sequence[tuple[float, float]]) -> bool | None:
+    """:func:`partly_in_vision_arc` decided on a polygon's vertices alone, without shapely; None where only the
+    region test decides (CORE.GEO.VISION_ARC).
+
+    Args:
+        pose, width, depth: the viewer's (inches, facing in degrees).
+        corners: the target's vertices in table inches (e.g. :func:`corner_list` of its footprint: the same
+            numbers as its footprint polygon's).
+
+    Returns:
+        True if a vertex is in the front arc (:func:`point_arc`), False if every vertex lies more than
+        :data:`VISION_MARGIN` behind the front edge, else None.
+    """
+    hw = 0.5 * width
+    hd = 0.5 * depth
+    c, s = _cos_sin(pose.facing)
+    x0, y0 = pose.x, pose.y
+    top = -math.inf
+    for px, py in corners:
+        dx = px - x0
+        dy = py - y0
+        x, y = dx * s - dy * c, dx * c + dy * s  # to_local, term for term
+        if point_arc(x, y, hw, hd) == "front":
+            return True
+        if y > top:
+            top = y
+    if top < hd - VISION_MARGIN:
+        return False
+    return None
 
 
 def _bbox(pts: list[tuple[float, float]]) -> tuple[float, float, float, float]:

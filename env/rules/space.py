@@ -69,8 +69,17 @@ def _half_diagonal(width: float, depth: float) -> float:
 
 
 def radius(u: UnitState) -> float:
-    """Half the footprint diagonal (inches): a cheap bound for pre-filtering."""
-    return _half_diagonal(u.width, u.depth)
+    """Half the footprint diagonal (inches): a cheap bound for pre-filtering.
+
+    ``UnitState.width`` and ``depth`` are spelt out (the same values, read from the fields without two
+    property calls): W = min(F, max(1, N))·w, D = R·d (one rank for a war machine), CORE.GEO.FOOTPRINT.
+    """
+    n, f = u.models, u.files
+    m = n if n >= 1 else 1
+    if u.troop_type == "war_machine":
+        return _half_diagonal((f if f <= m else m) * u.base_w, u.base_d)
+    r = -(-n // (f if f > 1 else 1))
+    return _half_diagonal((f if f <= m else m) * u.base_w, (r if r > 1 else 1) * u.base_d)
 
 
 HYPOT_BAND = 1e-9
@@ -90,6 +99,26 @@ def near(a: UnitState, b: UnitState, reach: float) -> bool:
     if abs(d - bound) > HYPOT_BAND * (1.0 + abs(bound)):
         return d <= bound
     return float(np.hypot(dx, dy)) <= bound
+
+
+def in_vision_arc(viewer: UnitState, target: UnitState) -> bool:
+    """Whether ``target``'s footprint is partly in ``viewer``'s front arc (CORE.GEO.VISION_ARC), kept per pair of
+    footprints (:func:`geo.partly_in_vision_arc`; its corners decide first, without shapely, where they can)."""
+    return _in_arc(viewer.x, viewer.y, viewer.facing, viewer.width, viewer.depth,
+                   target.x, target.y, target.facing, target.width, target.depth)
+
+
+@lru_cache(maxsize=16384)
+def _in_arc(x: float, y: float, facing: float, width: float, depth: float,
+            tx: float, ty: float, tfacing: float, twidth: float, tdepth: float) -> bool:
+    """:func:`geo.partly_in_vision_arc` of the viewer's footprint (x, y, facing, width, depth; inches, degrees) and
+    the target's (tx, ...): :func:`geo.corners_in_vision_arc` on the target's corners (its footprint polygon's
+    vertices, the same numbers), the region test where they leave it undecided."""
+    pose = geo.Pose(x, y, facing)
+    seen = geo.corners_in_vision_arc(pose, width, depth, geo.corner_list(geo.Pose(tx, ty, tfacing), twidth, tdepth))
+    if seen is not None:
+        return seen
+    return geo.partly_in_vision_arc(pose, width, depth, _footprint(tx, ty, tfacing, twidth, tdepth))
 
 
 def unit_distance(a: UnitState, b: UnitState) -> float:
@@ -176,7 +205,7 @@ def terrain_key(state: BattleState) -> int:
 BLOCKING = frozenset({"building", "rocks"})
 
 
-def line_of_sight(state: BattleState, viewer: UnitState, target: UnitState) -> bool:
+def line_of_sight(state: BattleState, viewer: UnitState, target: UnitState, scan: SightScan | None = None) -> bool:
     """CORE.GEO.LOS between two units: third units and blocking features obstruct; woods block after 2".
 
     Only the third units near the box between the two centres (padded by
@@ -184,6 +213,8 @@ def line_of_sight(state: BattleState, viewer: UnitState, target: UnitState) -> b
     :func:`_sight` for the same places of the viewer, the target, those
     units and the terrain. The units' ``alive`` and ``has`` are spelt out,
     and the terrain's polygons kept per terrain (:func:`terrain_key`).
+    ``scan``: :func:`sight_scan` of ``state`` as it stands now, when the caller asks several questions of one
+    state; the same blockers, in the same order, and the same terrain are then read from it.
     """
     large = target.has("large_target") or viewer.has("large_target")
     sight_from = (viewer.x, viewer.y, viewer.facing, viewer.width, viewer.depth)
@@ -193,6 +224,13 @@ def line_of_sight(state: BattleState, viewer: UnitState, target: UnitState) -> b
     reach = max(_half_diagonal(*sight_from[3:]), _half_diagonal(*sight_to[3:]))
     vu, tu = viewer.uid, target.uid
     units = []
+    if scan is not None:
+        for uid, ox, oy, half, place, big in scan.rows:
+            if uid != vu and uid != tu and (big or not large):
+                pad = half + reach
+                if x0 - pad <= ox <= x1 + pad and y0 - pad <= oy <= y1 + pad:
+                    units.append(place)
+        return _sight(sight_from, sight_to, tuple(units), scan.blocking, scan.woods, scan.core)
     for o in state.units:
         if (o.deployed and not o.removed and o.models > 0 and o.joined_to is None and o.uid != vu and o.uid != tu
                 and (not large or "large_target" in o.special_rules)):
@@ -204,6 +242,38 @@ def line_of_sight(state: BattleState, viewer: UnitState, target: UnitState) -> b
     from battleline.env.rules import kernel
 
     return _sight(sight_from, sight_to, tuple(units), blocking, woods, kernel.available())
+
+
+SightRow = tuple[int, float, float, float, tuple[float, float, float, float, float], bool]
+"""One unit on the table as :func:`line_of_sight` reads it: (uid, x, y, half diagonal, (x, y, facing, width, depth),
+Large Target); inches and degrees."""
+
+
+class SightScan(NamedTuple):
+    """What :func:`line_of_sight` reads of a state, read once for several questions (:func:`sight_scan`).
+
+    ``rows``: the units on the table (``UnitState.alive``, in ``state.units`` order) as :data:`SightRow` s;
+    ``blocking``, ``woods``: :func:`_sight_terrain`; ``core``: :func:`kernel.available`.
+    """
+
+    rows: list[SightRow]
+    blocking: tuple[Polygon, ...]
+    woods: tuple[Polygon, ...]
+    core: bool
+
+
+def sight_scan(state: BattleState) -> SightScan:
+    """:class:`SightScan` of ``state`` as it stands now: valid while no unit or terrain feature changes."""
+    rows = []
+    for o in state.units:
+        if o.deployed and not o.removed and o.models > 0 and o.joined_to is None:
+            w, d = o.width, o.depth
+            x, y = o.x, o.y
+            rows.append((o.uid, x, y, _half_diagonal(w, d), (x, y, o.facing, w, d), "large_target" in o.special_rules))
+    blocking, woods = _sight_terrain(state)
+    from battleline.env.rules import kernel
+
+    return SightScan(rows, blocking, woods, kernel.available())
 
 
 _SIGHT_TERRAIN: dict[int, tuple[tuple[Polygon, ...], tuple[Polygon, ...]]] = {}

@@ -235,8 +235,11 @@ def _basic_target(battle: Battle, u: UnitState, t: UnitState) -> bool:
     )
 
 
-def modes(battle: Battle, u: UnitState, t: UnitState) -> list[str]:
-    """The fire modes ``u`` may use at ``t`` now: "shot", "grapeshot", "direct", "indirect" or "fire"."""
+def modes(battle: Battle, u: UnitState, t: UnitState, scan: space.SightScan | None = None) -> list[str]:
+    """The fire modes ``u`` may use at ``t`` now: "shot", "grapeshot", "direct", "indirect" or "fire".
+
+    ``scan``: :func:`space.sight_scan` of the battle's state as it stands, for a caller asking several questions.
+    """
     if not (t.alive and t.side != u.side and not psychology.engaged(battle, t)):
         return []
     m = machine(u)
@@ -250,7 +253,7 @@ def modes(battle: Battle, u: UnitState, t: UnitState) -> list[str]:
     def sight() -> bool:
         nonlocal los
         if los is None:
-            los = space.line_of_sight(battle.state, u, t)
+            los = space.line_of_sight(battle.state, u, t, scan)
         return los
 
     out: list[str] = []
@@ -270,16 +273,20 @@ def modes(battle: Battle, u: UnitState, t: UnitState) -> list[str]:
     return out
 
 
-def legal_shots(battle: Battle, u: UnitState) -> list[Action]:
+def legal_shots(battle: Battle, u: UnitState, scan: space.SightScan | None = None) -> list[Action]:
     """The legal ``shoot`` actions of war machine ``u``: one per target unit, no option; in a siege also
-    one per castle element it may strike, target None, option "element:<id>" (:mod:`env.rules.siege.orders`)."""
+    one per castle element it may strike, target None, option "element:<id>" (:mod:`env.rules.siege.orders`).
+
+    ``scan``: :func:`space.sight_scan` of the battle's state as it stands (read here when not given)."""
     if t9a_on(battle.state, ARTILLERY):  # T9A.ART.*: the T9A profiles' ranges (CFG.EXCLUSIVE)
         from battleline.env.rules.t9a import artillery
 
         return artillery.legal_shots(battle, u)
     if silenced(battle, u):
         return []
-    acts = [Action("shoot", u.uid, t.uid) for t in space.alive_units(battle.state, 1 - u.side) if modes(battle, u, t)]
+    if scan is None:
+        scan = space.sight_scan(battle.state)
+    acts = [Action("shoot", u.uid, t.uid) for t in space.alive_units(battle.state, 1 - u.side) if modes(battle, u, t, scan)]
     if battle.state.castle:  # SIEGE.DMG.*: shots at the enemy castle's elements ("element:<id>")
         from battleline.env.rules.siege.orders import element_shots
 
