@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 import shapely
@@ -440,19 +441,16 @@ def partly_in_vision_arc(
     ``pose``, ``width`` and ``depth`` are the viewer's (inches, facing in
     degrees); ``target`` is a shapely geometry in table inches.
     """
-    hw = 0.5 * width
-    hd = 0.5 * depth
-    coords = shapely.get_coordinates(target)
-    lx, ly = _to_local_arr(pose, coords)
-    top = -math.inf
-    for x, y in zip(lx.tolist(), ly.tolist()):
-        if point_arc(x, y, hw, hd) == "front":
-            return True
-        if y > top:
-            top = y
-    if top < hd - VISION_MARGIN:
-        return False  # wholly behind the front edge (the hull of its vertices is): the region lies ahead of it
-    return bool(shapely.relate_pattern(vision_arc_region(pose, width, depth), target, "T********"))
+    seen = corners_in_vision_arc(pose, width, depth, shapely.get_coordinates(target).tolist())
+    if seen is not None:
+        return seen
+    return bool(shapely.relate_pattern(_vision_region(pose.x, pose.y, pose.facing, width, depth), target, "T********"))
+
+
+@lru_cache(maxsize=4096)
+def _vision_region(x: float, y: float, facing: float, width: float, depth: float) -> Polygon:
+    """:func:`vision_arc_region` at the default reach, kept by value (a function of these numbers alone)."""
+    return vision_arc_region(Pose(x, y, facing), width, depth)
 
 
 VISION_MARGIN = 1e-6
@@ -471,7 +469,8 @@ def corners_in_vision_arc(pose: Pose, width: float, depth: float, corners: Seque
 
     Returns:
         True if a vertex is in the front arc (:func:`point_arc`), False if every vertex lies more than
-        :data:`VISION_MARGIN` behind the front edge, else None.
+        :data:`VISION_MARGIN` behind the front edge (so does the hull of the vertices, the whole polygon, while
+        the region lies ahead of that edge), else None. The local frame is :func:`to_local`'s, term for term.
     """
     hw = 0.5 * width
     hd = 0.5 * depth
