@@ -201,6 +201,32 @@ def corner_list(pose: Pose, width: float, depth: float) -> list[tuple[float, flo
     return _corner_list(pose, width, depth)
 
 
+_NO_HOLES = np.empty((0,), dtype=object)
+_ALLOW_NAN = np.intc(0)  # shapely.creation.HandleNaN.allow, shapely.polygons' default
+
+
+def _lib_polygon(ring: np.ndarray) -> Polygon:
+    return shapely.lib.polygons(shapely.lib.linearrings(ring, _ALLOW_NAN), _NO_HOLES)
+
+
+def _check_lib_polygon() -> bool:
+    """Whether :func:`_lib_polygon` builds what ``shapely.polygons`` builds (the same WKB) on this shapely."""
+    ring = np.array([[0.1, 0.2], [0.1, 1.3], [2.5, 1.3], [2.5, 0.2], [0.1, 0.2]], dtype=np.float64)
+    try:
+        return _lib_polygon(ring).wkb == shapely.polygons(ring).wkb
+    except Exception:  # noqa: BLE001 - any failure of the internal path: use the public one
+        return False
+
+
+def polygon(ring: np.ndarray) -> Polygon:
+    """``shapely.polygons(ring)`` for one (k, 2) float64 ring (closed or not), inches: the same polygon, built
+    through shapely's compiled ufuncs without its Python argument handling where that gives the same WKB."""
+    return _lib_polygon(ring) if _LIB_POLYGON else shapely.polygons(ring)
+
+
+_LIB_POLYGON = _check_lib_polygon()
+
+
 def footprint(pose: Pose, width: float, depth: float) -> Polygon:
     """The footprint rectangle W x D centred on the pose (CORE.GEO.FOOTPRINT).
 
@@ -210,7 +236,7 @@ def footprint(pose: Pose, width: float, depth: float) -> Polygon:
     Always the full rectangle, even with a short last rank.
     """
     fl, fr, rr, rl = _corner_list(pose, width, depth)
-    return shapely.polygons(np.array([fl, rl, rr, fr, fl], dtype=np.float64))
+    return polygon(np.array([fl, rl, rr, fr, fl], dtype=np.float64))
 
 
 def front_edge(
@@ -423,7 +449,7 @@ def vision_arc_region(
     k = reach * _SQRT_HALF
     lx = np.array([-hw, hw, hw + k, -hw - k, -hw])
     ly = np.array([hd, hd, hd + k, hd + k, hd])
-    return shapely.polygons(_local_to_world_arr(pose, lx, ly))
+    return polygon(_local_to_world_arr(pose, lx, ly))
 
 
 def partly_in_vision_arc(
