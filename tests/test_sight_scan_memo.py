@@ -158,7 +158,7 @@ def test_kept_rings_equal_fresh_ones_and_follow_a_new_tuple(played: list[Battle]
     """kernel._rings gives the coordinates and sizes kernel._rings_of works out afresh, for the kept terrain tuple
     of each battle, and a list (never kept) or another tuple of other polygons gets its own."""
     for b in played[::10]:
-        blocking, woods = space._sight_terrain(b.state)
+        _, blocking, woods = space._sight_terrain(b.state)
         for polys in (blocking, woods, list(blocking)):
             got, want = kernel._rings(polys), kernel._rings_of(polys)
             assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])

@@ -230,7 +230,7 @@ def line_of_sight(state: BattleState, viewer: UnitState, target: UnitState, scan
                 pad = half + reach
                 if x0 - pad <= ox <= x1 + pad and y0 - pad <= oy <= y1 + pad:
                     units.append(place)
-        return _sight(sight_from, sight_to, tuple(units), scan.blocking, scan.woods, scan.core)
+        return _kept_sight(sight_from, sight_to, tuple(units), scan.terrain, scan.blocking, scan.woods, scan.core)
     for o in state.units:
         if (o.deployed and not o.removed and o.models > 0 and o.joined_to is None and o.uid != vu and o.uid != tu
                 and (not large or "large_target" in o.special_rules)):
@@ -238,10 +238,10 @@ def line_of_sight(state: BattleState, viewer: UnitState, target: UnitState, scan
             pad = _half_diagonal(w, d) + reach
             if x0 - pad <= o.x <= x1 + pad and y0 - pad <= o.y <= y1 + pad:
                 units.append((o.x, o.y, o.facing, w, d))
-    blocking, woods = _sight_terrain(state)
+    number, blocking, woods = _sight_terrain(state)
     from battleline.env.rules import kernel
 
-    return _sight(sight_from, sight_to, tuple(units), blocking, woods, kernel.available())
+    return _kept_sight(sight_from, sight_to, tuple(units), number, blocking, woods, kernel.available())
 
 
 SightRow = tuple[int, float, float, float, tuple[float, float, float, float, float], bool]
@@ -253,10 +253,11 @@ class SightScan(NamedTuple):
     """What :func:`line_of_sight` reads of a state, read once for several questions (:func:`sight_scan`).
 
     ``rows``: the units on the table (``UnitState.alive``, in ``state.units`` order) as :data:`SightRow` s;
-    ``blocking``, ``woods``: :func:`_sight_terrain`; ``core``: :func:`kernel.available`.
+    ``terrain``, ``blocking``, ``woods``: :func:`_sight_terrain`; ``core``: :func:`kernel.available`.
     """
 
     rows: list[SightRow]
+    terrain: int
     blocking: tuple[Polygon, ...]
     woods: tuple[Polygon, ...]
     core: bool
@@ -270,31 +271,48 @@ def sight_scan(state: BattleState) -> SightScan:
             w, d = o.width, o.depth
             x, y = o.x, o.y
             rows.append((o.uid, x, y, _half_diagonal(w, d), (x, y, o.facing, w, d), "large_target" in o.special_rules))
-    blocking, woods = _sight_terrain(state)
+    number, blocking, woods = _sight_terrain(state)
     from battleline.env.rules import kernel
 
-    return SightScan(rows, blocking, woods, kernel.available())
+    return SightScan(rows, number, blocking, woods, kernel.available())
 
 
-_SIGHT_TERRAIN: dict[int, tuple[tuple[Polygon, ...], tuple[Polygon, ...]]] = {}
+_SIGHT_TERRAIN: dict[int, tuple[int, tuple[Polygon, ...], tuple[Polygon, ...]]] = {}
 
 
-def _sight_terrain(state: BattleState) -> tuple[tuple[Polygon, ...], tuple[Polygon, ...]]:
-    """The table's (blocking features, woods) polygons for :func:`line_of_sight`, kept per :func:`terrain_key`."""
+def _sight_terrain(state: BattleState) -> tuple[int, tuple[Polygon, ...], tuple[Polygon, ...]]:
+    """The table's :func:`terrain_key` with its (blocking features, woods) polygons for :func:`line_of_sight`, kept
+    per terrain key."""
     key = terrain_key(state)
     kept = _SIGHT_TERRAIN.get(key)
     if kept is None:
         if len(_SIGHT_TERRAIN) >= 256:
             _SIGHT_TERRAIN.clear()
-        kept = _SIGHT_TERRAIN[key] = (tuple(terrain_poly(t) for t in state.terrain if t.kind in BLOCKING),
+        kept = _SIGHT_TERRAIN[key] = (key, tuple(terrain_poly(t) for t in state.terrain if t.kind in BLOCKING),
                                       tuple(terrain_poly(t) for t in state.terrain if t.kind == "woods"))
     return kept
 
 
-@lru_cache(maxsize=8192)
+_SIGHTS: dict[tuple, bool] = {}
+""":func:`_sight`'s answers by (viewer, target, third units, terrain number, core): see :func:`_kept_sight`."""
+
+
+def _kept_sight(viewer: tuple, target: tuple, units: tuple, terrain: int, blocking: tuple, woods: tuple,
+                core: bool) -> bool:
+    """:func:`_sight`, kept under the terrain's number (:func:`terrain_key`: equal numbers, equal terrain, never
+    reused) rather than its polygons, whose hashing (of their WKB) cost more than the lookup."""
+    key = (viewer, target, units, terrain, core)
+    seen = _SIGHTS.get(key)
+    if seen is None:
+        if len(_SIGHTS) >= 8192:
+            _SIGHTS.clear()
+        seen = _SIGHTS[key] = _sight(viewer, target, units, blocking, woods, core)
+    return seen
+
+
 def _sight(viewer: tuple, target: tuple, units: tuple, blocking: tuple, woods: tuple, core: bool = True) -> bool:
     """:func:`geo.has_los` from the footprint ``viewer`` (x, y, facing, width, depth) to ``target``, blocked by the
-    footprints ``units`` (each as ``viewer``) and the polygons ``blocking``, through the woods ``woods``; cached.
+    footprints ``units`` (each as ``viewer``) and the polygons ``blocking``, through the woods ``woods``.
     The compiled core answers where it can (kernel.line_of_sight) when ``core`` (the answers are kept apart by it, so
     a process that switches the core off asks the reference), the reference where it cannot."""
     from battleline.env.rules import kernel
