@@ -23,7 +23,7 @@ import shapely
 
 from battleline.agents.steering import moved_copy
 from battleline.env.rules import geometry as geo
-from battleline.env.rules import kernel, magic, shooting, space, war_machines
+from battleline.env.rules import kernel, magic, shooting, space, templates, war_machines
 from battleline.env.rules.battle import Battle
 from battleline.env.rules.state import UnitState
 from tests.setups import snapshots
@@ -180,3 +180,19 @@ def test_radius_equals_half_the_footprint_diagonal(played: list[Battle]) -> None
     for models, files in ((0, 5), (1, 5), (3, 5), (7, 5), (12, 4), (5, 0)):
         u.models, u.files = models, files
         assert space.radius(u) == space._half_diagonal(u.width, u.depth), (models, files)
+
+
+def test_bases_within_a_misfire_blast_equal_those_of_every_unit(played: list[Battle]) -> None:
+    """CORE.WM.MISFIRE.CANNON: the model bases within D3" (and farther) of a machine's footprint, found among the
+    units whose footprints come near it, are those found among every unit's bases, in the same order."""
+    found = 0
+    for b in played[::3]:
+        for u in space.alive_units(b.state):
+            area = space.footprint(u)
+            everyone = [base for o in war_machines._others(b, u) for base in templates.model_bases(o)]
+            for dist in (1.0, 3.0, 8.0):
+                got = war_machines._bases_within(b, u, area, dist)
+                want = templates.within(area, dist, everyone)
+                assert [(x.unit, x.slot, x.poly.wkb) for x in got] == [(x.unit, x.slot, x.poly.wkb) for x in want]
+                found += len(got)
+    assert found > 0

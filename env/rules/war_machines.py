@@ -65,6 +65,8 @@ from battleline.env.rules.t9a import ARTILLERY
 from battleline.env.rules.t9a import on as t9a_on
 
 if TYPE_CHECKING:
+    import shapely
+
     from battleline.env.rules.battle import Battle
 
 
@@ -563,6 +565,15 @@ def _bases_near_segment(battle: Battle, u: UnitState, start: tuple[float, float]
     return out
 
 
+def _bases_within(battle: Battle, u: UnitState, area: shapely.Geometry, dist: float) -> list[templates.Base]:
+    """:func:`env.rules.templates.within` ``dist`` inches of ``area`` among the model bases (in unit order) of every
+    unit but ``u``: a unit's bases lie inside its footprint, so one whose footprint stays :data:`SEGMENT_MARGIN`
+    beyond ``dist`` + EPS of ``area`` has none within it, and its bases are not built."""
+    reach = dist + geo.EPS + SEGMENT_MARGIN
+    near = [o for o in _others(battle, u) if geo.distance(area, space.footprint(o)) <= reach]
+    return templates.within(area, dist, [b for o in near for b in templates.model_bases(o)])
+
+
 def _hits_by_unit(bases: list[templates.Base]) -> dict[int, list[int]]:
     out: dict[int, list[int]] = {}
     for b in bases:
@@ -621,7 +632,7 @@ def cannon_misfire(battle: Battle, u: UnitState) -> None:
     if face == 1:
         radius = battle.dice.d3(rule)
         area = space.footprint(u)
-        bases = templates.within(area, radius, [b for o in _others(battle, u) for b in templates.model_bases(o)])
+        bases = _bases_within(battle, u, area, radius)
         by_unit = _hits_by_unit(bases)
         battle.emit(rule, unit=u.uid, roll=face, result="destroyed", radius=radius,
                     hits={str(k): len(v) for k, v in by_unit.items()})
