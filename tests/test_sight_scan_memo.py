@@ -196,3 +196,15 @@ def test_bases_within_a_misfire_blast_equal_those_of_every_unit(played: list[Bat
                 assert [(x.unit, x.slot, x.poly.wkb) for x in got] == [(x.unit, x.slot, x.poly.wkb) for x in want]
                 found += len(got)
     assert found > 0
+
+
+def test_far_distance_from_corners_equals_the_polygons_vertices(played: list[Battle]) -> None:
+    """CORE.WM.STONE.AIM (the minimum range to the target's far side): the farthest corner found from the
+    footprint's corners is the one found from its polygon's vertices, from random points, for every unit."""
+    rng = random.Random(7)
+    for b in played[::4]:
+        for t in space.alive_units(b.state):
+            for _ in range(5):
+                p = (rng.uniform(0, 72), rng.uniform(0, 48))
+                want = max(math.dist(p, tuple(c)) for c in space.footprint(t).exterior.coords)
+                assert war_machines._far_distance(p, t) == want

@@ -223,7 +223,9 @@ def _aim_frame(u: UnitState, t: UnitState) -> tuple[tuple[float, float], float]:
 
 
 def _far_distance(point: tuple[float, float], t: UnitState) -> float:
-    return max(math.dist(point, tuple(c)) for c in space.footprint(t).exterior.coords)
+    """The distance (inches) from ``point`` to the farthest corner of ``t``'s footprint (the corners of
+    :func:`geo.corner_list`, the same numbers as the footprint polygon's vertices)."""
+    return max(math.dist(point, c) for c in geo.corner_list(space.pose(t), t.width, t.depth))
 
 
 def _basic_target(battle: Battle, u: UnitState, t: UnitState) -> bool:
@@ -248,7 +250,9 @@ def modes(battle: Battle, u: UnitState, t: UnitState, scan: space.SightScan | No
     dist = space.unit_distance(u, t)
     if dist > m.max_range + geo.EPS:
         return []  # every mode needs the target within the machine's range: the cheaper test before the next
-    if not _basic_target(battle, u, t):
+    from battleline.env.rules import shooting
+
+    if shooting._character_shielded(battle, u, t):  # CORE.SHOOT.TARGET (:func:`_basic_target`'s last test)
         return []
     los = None
 
