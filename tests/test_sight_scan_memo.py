@@ -208,3 +208,23 @@ def test_far_distance_from_corners_equals_the_polygons_vertices(played: list[Bat
                 p = (rng.uniform(0, 72), rng.uniform(0, 48))
                 want = max(math.dist(p, tuple(c)) for c in space.footprint(t).exterior.coords)
                 assert war_machines._far_distance(p, t) == want
+
+
+def test_may_target_equals_any_mode(played: list[Battle]) -> None:
+    """CORE.WM.*: war_machines.may_target (no line of sight asked for a stone thrower, whose indirect fire needs
+    none) answers as ``bool(modes(...))`` for every machine and every unit on the table, with a scan and
+    without, at every snapshot; stone throwers and cannons both get targets."""
+    kinds: dict[str, int] = {}
+    for b in played:
+        s = b.state
+        scan = space.sight_scan(s)
+        for u in space.alive_units(s):
+            if u.troop_type != "war_machine" or u.missile is None:
+                continue
+            for t in space.alive_units(s):
+                want = bool(war_machines.modes(b, u, t))
+                assert war_machines.may_target(b, u, t, scan) == want == war_machines.may_target(b, u, t)
+                if want:
+                    kind = war_machines.machine(u).kind
+                    kinds[kind] = kinds.get(kind, 0) + 1
+    assert {"stone_thrower", "great_cannon"} <= set(kinds)

@@ -239,21 +239,32 @@ def _basic_target(battle: Battle, u: UnitState, t: UnitState) -> bool:
     )
 
 
+def _in_reach(battle: Battle, u: UnitState, t: UnitState) -> tuple[Machine, float] | None:
+    """(the machine, the footprint distance in inches) where ``t`` is a target ``u`` may fire at in some mode as far
+    as the tests every mode shares go (CORE.SHOOT.TARGET: an enemy on the table, not engaged, not a shielded
+    character; within the machine's range); None where it is not."""
+    if not (t.alive and t.side != u.side and not psychology.engaged(battle, t)):
+        return None
+    m = machine(u)
+    dist = space.unit_distance(u, t)
+    if dist > m.max_range + geo.EPS:
+        return None  # every mode needs the target within the machine's range: the cheaper test before the next
+    from battleline.env.rules import shooting
+
+    if shooting._character_shielded(battle, u, t):  # CORE.SHOOT.TARGET (:func:`_basic_target`'s last test)
+        return None
+    return m, dist
+
+
 def modes(battle: Battle, u: UnitState, t: UnitState, scan: space.SightScan | None = None) -> list[str]:
     """The fire modes ``u`` may use at ``t`` now: "shot", "grapeshot", "direct", "indirect" or "fire".
 
     ``scan``: :func:`space.sight_scan` of the battle's state as it stands, for a caller asking several questions.
     """
-    if not (t.alive and t.side != u.side and not psychology.engaged(battle, t)):
+    reach = _in_reach(battle, u, t)
+    if reach is None:
         return []
-    m = machine(u)
-    dist = space.unit_distance(u, t)
-    if dist > m.max_range + geo.EPS:
-        return []  # every mode needs the target within the machine's range: the cheaper test before the next
-    from battleline.env.rules import shooting
-
-    if shooting._character_shielded(battle, u, t):  # CORE.SHOOT.TARGET (:func:`_basic_target`'s last test)
-        return []
+    m, dist = reach
     los = None
 
     def sight() -> bool:
@@ -269,14 +280,34 @@ def modes(battle: Battle, u: UnitState, t: UnitState, scan: space.SightScan | No
             if dist <= GRAPESHOT_RANGE + geo.EPS:
                 out.append("grapeshot")
     elif m.kind == "stone_thrower":
-        mz, _ = _aim_frame(u, t)
-        if dist <= m.max_range + geo.EPS and _far_distance(mz, t) >= m.min_range - geo.EPS:
+        if _beyond_minimum(u, t, m, dist):
             if sight():
                 out.append("direct")
             out.append("indirect")
     elif dist <= m.max_range + geo.EPS and sight():
         out.append("fire")
     return out
+
+
+def _beyond_minimum(u: UnitState, t: UnitState, m: Machine, dist: float) -> bool:
+    """A stone thrower's range test (CORE.WM.STONE.AIM): ``t`` within the maximum range (``dist`` inches) and its far
+    side beyond the minimum range from the muzzle, as if ``u`` had pivoted to face it."""
+    if dist > m.max_range + geo.EPS:
+        return False
+    mz, _ = _aim_frame(u, t)
+    return _far_distance(mz, t) >= m.min_range - geo.EPS
+
+
+def may_target(battle: Battle, u: UnitState, t: UnitState, scan: space.SightScan | None = None) -> bool:
+    """``bool(modes(battle, u, t, scan))``: whether ``u`` may fire at ``t`` in some mode. A stone thrower's indirect
+    fire needs no line of sight (CORE.WM.STONE.INDIRECT), so none is asked for it."""
+    reach = _in_reach(battle, u, t)
+    if reach is None:
+        return False
+    m, dist = reach
+    if m.kind == "stone_thrower":
+        return _beyond_minimum(u, t, m, dist)
+    return dist <= m.max_range + geo.EPS and space.line_of_sight(battle.state, u, t, scan)
 
 
 def legal_shots(battle: Battle, u: UnitState, scan: space.SightScan | None = None) -> list[Action]:
@@ -292,7 +323,7 @@ def legal_shots(battle: Battle, u: UnitState, scan: space.SightScan | None = Non
         return []
     if scan is None:
         scan = space.sight_scan(battle.state)
-    acts = [Action("shoot", u.uid, t.uid) for t in space.alive_units(battle.state, 1 - u.side) if modes(battle, u, t, scan)]
+    acts = [Action("shoot", u.uid, t.uid) for t in space.alive_units(battle.state, 1 - u.side) if may_target(battle, u, t, scan)]
     if battle.state.castle:  # SIEGE.DMG.*: shots at the enemy castle's elements ("element:<id>")
         from battleline.env.rules.siege.orders import element_shots
 
@@ -315,7 +346,7 @@ def option_ok(battle: Battle, u: UnitState, t: UnitState, option: str | None) ->
     except ValueError:
         return False
     if mode is None:
-        return bool(modes(battle, u, t))
+        return may_target(battle, u, t)
     m = machine(u)
     if mode not in modes(battle, u, t) or (d is not None and not math.isfinite(d)):
         return False
