@@ -228,3 +228,58 @@ def test_may_target_equals_any_mode(played: list[Battle]) -> None:
                     kind = war_machines.machine(u).kind
                     kinds[kind] = kinds.get(kind, 0) + 1
     assert {"stone_thrower", "great_cannon"} <= set(kinds)
+
+
+def _may_fire_reference(battle: Battle, u: UnitState) -> bool:
+    """shooting.may_fire before its flags were read one by one."""
+    if not u.alive or u.side != battle.state.active or u.fleeing:
+        return False
+    f = u.flags
+    if any(f.get(k) for k in ("shot", "marched", "charged", "failed_charge", "stupid", "declared_charge", "fled",
+                              "siege_no_shoot")):
+        return False
+    move_or_fire = u.troop_type == "war_machine" or (u.missile is not None and shooting.weapon(u, battle.state).move_or_fire)
+    if move_or_fire and (f.get("moved") or f.get("rallied")):
+        return False
+    if u.troop_type == "war_machine" and war_machines.silenced(battle, u):
+        return False
+    from battleline.env.rules import psychology
+    from battleline.env.rules.t9a.artillery import forbids
+
+    if u.marks and forbids(battle, u, "shoot"):
+        return False
+    return not psychology.engaged(battle, u)
+
+
+def test_shooting_legal_equals_the_reference_loop(played: list[Battle]) -> None:
+    """CORE.SHOOT.ELIGIBLE, CORE.SHOOT.TARGET, CORE.SR.BREATH_WEAPON: shooting.legal, which passes over units with
+    neither a missile weapon nor a breath weapon before may_fire, equals the loop asking every unit, and may_fire
+    equals its reference for every unit, at every snapshot (flags set by the play: shot, moved, marched...)."""
+    from battleline.env.rules import breath, psychology, special_rules
+    from battleline.env.rules import templates as tpl
+    from battleline.env.rules.actions import Action
+
+    asked = 0
+    for b in played:
+        s = b.state
+        for u in s.units:
+            assert shooting.may_fire(b, u) == _may_fire_reference(b, u), u.uid
+        acts = []
+        enemies = space.alive_units(s, 1 - s.active)
+        free = [t for t in enemies if not psychology.engaged(b, t)]
+        for u in space.alive_units(s, s.active):
+            if not _may_fire_reference(b, u):
+                continue
+            if u.troop_type == "war_machine":
+                if u.missile is not None:
+                    acts += war_machines.legal_shots(b, u)
+                continue
+            if u.missile is not None:
+                acts += [Action("shoot", u.uid, t.uid) for t in free
+                         if shooting.in_range_and_sight(b, u, t) and not shooting._character_shielded(b, u, t)]
+            if special_rules.breath_ready(b, u):
+                acts += breath.legal(b, u, [t for t in free if space.near(u, t, tpl.TEARDROP_LENGTH)
+                                            and shooting.in_sight(b, u, t) and not shooting._character_shielded(b, u, t)])
+        assert shooting.legal(b) == acts
+        asked += len(acts)
+    assert asked > 0

@@ -52,8 +52,9 @@ def may_fire(battle: Battle, u: UnitState) -> bool:
     if not u.alive or u.side != battle.state.active or u.fleeing:
         return False
     f = u.flags
-    if any(f.get(k) for k in ("shot", "marched", "charged", "failed_charge", "stupid", "declared_charge", "fled",
-                              "siege_no_shoot")):  # siege_no_shoot: SIEGE.DMG.WALL / TOWER 15–16
+    get = f.get
+    if (get("shot") or get("marched") or get("charged") or get("failed_charge") or get("stupid")
+            or get("declared_charge") or get("fled") or get("siege_no_shoot")):  # siege_no_shoot: SIEGE.DMG.WALL / TOWER 15–16
         return False
     move_or_fire = u.troop_type == "war_machine" or (u.missile is not None and weapon(u, battle.state).move_or_fire)
     if move_or_fire and (f.get("moved") or f.get("rallied")):
@@ -111,6 +112,8 @@ def legal(battle: Battle) -> list[Action]:
     free = None  # the enemies not engaged (CORE.SHOOT.TARGET), found once for every shooter
     scan = None  # what line of sight reads of the state (it holds still here), read once for every shooter
     for u in space.alive_units(battle.state, battle.state.active):
+        if u.missile is None and "breath_weapon" not in u.special_rules:
+            continue  # nothing to shoot with (CORE.SHOOT.WEAPONS, CORE.SR.BREATH_WEAPON): no action either way
         if not may_fire(battle, u):
             continue
         if scan is None:
