@@ -283,3 +283,19 @@ def test_shooting_legal_equals_the_reference_loop(played: list[Battle]) -> None:
         assert shooting.legal(b) == acts
         asked += len(acts)
     assert asked > 0
+
+
+def test_switched_on_sight_equals_the_kernels_line_of_sight(played: list[Battle]) -> None:
+    """CORE.GEO.LOS: kernel.switched_on_line_of_sight (the switch read once by the caller) answers as
+    kernel.line_of_sight for the viewer, target and third units of every pair at some snapshots."""
+    assert kernel.available()
+    asked = 0
+    for b in played[::6]:
+        _, blocking, woods = space._sight_terrain(b.state)
+        for u, t in _pairs(b)[::4]:
+            v = (u.x, u.y, u.facing, u.width, u.depth)
+            w = (t.x, t.y, t.facing, t.width, t.depth)
+            units = [(o.x, o.y, o.facing, o.width, o.depth) for o in space.alive_units(b.state) if o.uid not in (u.uid, t.uid)]
+            assert kernel.switched_on_line_of_sight(v, w, units, blocking, woods) == kernel.line_of_sight(v, w, units, blocking, woods)
+            asked += 1
+    assert asked > 100

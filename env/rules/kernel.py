@@ -344,6 +344,14 @@ def line_of_sight(viewer: tuple[float, ...], target: tuple[float, ...], units: S
     """
     if not available():
         return None
+    return switched_on_line_of_sight(viewer, target, units, blocking, woods)
+
+
+def switched_on_line_of_sight(viewer: tuple[float, ...], target: tuple[float, ...], units: Sequence[tuple[float, ...]],
+                              blocking: Sequence[shapely.Geometry], woods: Sequence[shapely.Geometry]) -> bool | None:
+    """:func:`line_of_sight` for a caller that has just found the core :func:`available` (``space.sight_scan`` reads
+    it once for many questions): the same answer, without reading ``BATTLELINE_KERNEL`` again. Arguments and
+    result as :func:`line_of_sight`'s (None: undecided, the reference answers)."""
     table = np.array(units, dtype=np.float64).reshape(len(units), 5)
     seen = native.line_of_sight(*viewer, *target, table, *_rings(blocking), *_rings(woods))
     return None if seen < 0 else bool(seen)

@@ -313,11 +313,12 @@ def _kept_sight(viewer: tuple, target: tuple, units: tuple, terrain: int, blocki
 def _sight(viewer: tuple, target: tuple, units: tuple, blocking: tuple, woods: tuple, core: bool = True) -> bool:
     """:func:`geo.has_los` from the footprint ``viewer`` (x, y, facing, width, depth) to ``target``, blocked by the
     footprints ``units`` (each as ``viewer``) and the polygons ``blocking``, through the woods ``woods``.
-    The compiled core answers where it can (kernel.line_of_sight) when ``core`` (the answers are kept apart by it, so
-    a process that switches the core off asks the reference), the reference where it cannot."""
+    The compiled core answers where it can (kernel.line_of_sight) when ``core``, the caller having just found it
+    :func:`kernel.available` (the answers are kept apart by it, so a process that switches the core off asks the
+    reference), the reference where it cannot."""
     from battleline.env.rules import kernel
 
-    seen = kernel.line_of_sight(viewer, target, units, blocking, woods) if core else None
+    seen = kernel.switched_on_line_of_sight(viewer, target, units, blocking, woods) if core and kernel.native else None
     if seen is not None:
         return seen
     blockers = [_footprint(*u) for u in units] + list(blocking)
