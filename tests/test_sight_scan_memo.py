@@ -169,17 +169,22 @@ def test_kept_rings_equal_fresh_ones_and_follow_a_new_tuple(played: list[Battle]
 
 
 def test_radius_equals_half_the_footprint_diagonal(played: list[Battle]) -> None:
-    """space.radius (width and depth read from the fields) equals half the diagonal of the footprint's properties,
-    for every unit of the played battles, and for units with no models, one model, more files than models and a
-    war machine."""
+    """space.radius and space._dims (width and depth read from the fields) equal the footprint's properties (half
+    their diagonal), for every unit of the played battles, and for units with no models, one model, more files
+    than models, no files, and war machines."""
     units = [u for b in played[::5] for u in b.state.units]
     assert any(u.troop_type == "war_machine" for u in units)
     for u in units:
         assert space.radius(u) == space._half_diagonal(u.width, u.depth), u.uid
-    u = next(u for u in units if u.troop_type != "war_machine").copy()
-    for models, files in ((0, 5), (1, 5), (3, 5), (7, 5), (12, 4), (5, 0)):
-        u.models, u.files = models, files
-        assert space.radius(u) == space._half_diagonal(u.width, u.depth), (models, files)
+        if u.models > 0:
+            assert space._dims(u, u.models) == (u.width, u.depth), u.uid
+    for kind in ("war_machine", "infantry"):
+        u = next(u for u in units if (u.troop_type == "war_machine") == (kind == "war_machine")).copy()
+        for models, files in ((0, 5), (1, 5), (3, 5), (7, 5), (12, 4), (5, 0)):
+            u.models, u.files = models, files
+            assert space.radius(u) == space._half_diagonal(u.width, u.depth), (kind, models, files)
+            if models > 0:
+                assert space._dims(u, models) == (u.width, u.depth), (kind, models, files)
 
 
 def test_bases_within_a_misfire_blast_equal_those_of_every_unit(played: list[Battle]) -> None:

@@ -232,9 +232,10 @@ def line_of_sight(state: BattleState, viewer: UnitState, target: UnitState, scan
                     units.append(place)
         return _kept_sight(sight_from, sight_to, tuple(units), scan.terrain, scan.blocking, scan.woods, scan.core)
     for o in state.units:
-        if (o.deployed and not o.removed and o.models > 0 and o.joined_to is None and o.uid != vu and o.uid != tu
+        n = o.models
+        if (n > 0 and o.deployed and not o.removed and o.joined_to is None and o.uid != vu and o.uid != tu
                 and (not large or "large_target" in o.special_rules)):
-            w, d = o.width, o.depth
+            w, d = _dims(o, n)
             pad = _half_diagonal(w, d) + reach
             if x0 - pad <= o.x <= x1 + pad and y0 - pad <= o.y <= y1 + pad:
                 units.append((o.x, o.y, o.facing, w, d))
@@ -242,6 +243,17 @@ def line_of_sight(state: BattleState, viewer: UnitState, target: UnitState, scan
     from battleline.env.rules import kernel
 
     return _kept_sight(sight_from, sight_to, tuple(units), number, blocking, woods, kernel.available())
+
+
+def _dims(o: UnitState, n: int) -> tuple[float, float]:
+    """``(o.width, o.depth)`` in inches for a unit with ``n`` = ``o.models`` >= 1 models, read from the fields in one
+    call (CORE.GEO.FOOTPRINT: W = min(F, N)·w, D = R·d, one rank for a war machine)."""
+    f = o.files
+    w = (f if f <= n else n) * o.base_w
+    if o.troop_type == "war_machine":
+        return w, o.base_d
+    r = -(-n // (f if f > 1 else 1))
+    return w, (r if r > 1 else 1) * o.base_d
 
 
 SightRow = tuple[int, float, float, float, tuple[float, float, float, float, float], bool]
@@ -267,8 +279,9 @@ def sight_scan(state: BattleState) -> SightScan:
     """:class:`SightScan` of ``state`` as it stands now: valid while no unit or terrain feature changes."""
     rows = []
     for o in state.units:
-        if o.deployed and not o.removed and o.models > 0 and o.joined_to is None:
-            w, d = o.width, o.depth
+        n = o.models
+        if n > 0 and o.deployed and not o.removed and o.joined_to is None:
+            w, d = _dims(o, n)
             x, y = o.x, o.y
             rows.append((o.uid, x, y, _half_diagonal(w, d), (x, y, o.facing, w, d), "large_target" in o.special_rules))
     number, blocking, woods = _sight_terrain(state)
