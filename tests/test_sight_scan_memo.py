@@ -183,8 +183,8 @@ def test_radius_equals_half_the_footprint_diagonal(played: list[Battle]) -> None
         for models, files in ((0, 5), (1, 5), (3, 5), (7, 5), (12, 4), (5, 0)):
             u.models, u.files = models, files
             assert space.radius(u) == space._half_diagonal(u.width, u.depth), (kind, models, files)
-            if models > 0:
-                assert space._dims(u, models) == (u.width, u.depth), (kind, models, files)
+            assert space._dims(u, max(models, 1)) == (u.width, u.depth), (kind, models, files)
+            assert space.footprint(u).wkb == geo.footprint(space.pose(u), u.width, u.depth).wkb
 
 
 def test_bases_within_a_misfire_blast_equal_those_of_every_unit(played: list[Battle]) -> None:

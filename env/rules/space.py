@@ -40,7 +40,9 @@ def _footprint(x: float, y: float, facing: float, width: float, depth: float) ->
 
 def footprint(u: UnitState) -> Polygon:
     """The unit's footprint rectangle (CORE.GEO.FOOTPRINT), cached."""
-    return _footprint(u.x, u.y, u.facing, u.width, u.depth)
+    n = u.models
+    w, d = _dims(u, n if n >= 1 else 1)  # UnitState.width and depth: N counts as 1 below 1
+    return _footprint(u.x, u.y, u.facing, w, d)
 
 
 def footprint_at(u: UnitState, p: geo.Pose, files: int | None = None) -> Polygon:
@@ -123,7 +125,10 @@ def _in_arc(x: float, y: float, facing: float, width: float, depth: float,
 
 def unit_distance(a: UnitState, b: UnitState) -> float:
     """Footprint-to-footprint distance in inches (CORE.CONV.DISTANCE), kept per pair of footprints."""
-    return _footprint_distance(a.x, a.y, a.facing, a.width, a.depth, b.x, b.y, b.facing, b.width, b.depth)
+    n, m = a.models, b.models
+    aw, ad = _dims(a, n if n >= 1 else 1)  # UnitState.width and depth: N counts as 1 below 1
+    bw, bd = _dims(b, m if m >= 1 else 1)
+    return _footprint_distance(a.x, a.y, a.facing, aw, ad, b.x, b.y, b.facing, bw, bd)
 
 
 @lru_cache(maxsize=16384)
