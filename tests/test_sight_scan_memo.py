@@ -304,3 +304,31 @@ def test_switched_on_sight_equals_the_kernels_line_of_sight(played: list[Battle]
             assert kernel.switched_on_line_of_sight(v, w, units, blocking, woods) == kernel.line_of_sight(v, w, units, blocking, woods)
             asked += 1
     assert asked > 100
+
+
+def test_pivot_blocked_by_the_core_equals_the_reference(played: list[Battle], monkeypatch: pytest.MonkeyPatch) -> None:
+    """CORE.WM.MOVE, CORE.MOVE.ONE_INCH, CORE.MOVE.TABLE_EDGE: a machine's free pivot is blocked (compiled scene,
+    ties to the reference) exactly where space.Surroundings says so, for every war machine of the snapshots
+    turned to 24 facings and slid towards each other unit; with the core switched off the reference answers."""
+    rng = random.Random(9)
+    cases = []
+    for b in played[::2]:
+        for u in space.alive_units(b.state):
+            if u.troop_type != "war_machine":
+                continue
+            others = [o for o in space.alive_units(b.state) if o.uid != u.uid]
+            for k in range(24):
+                o = rng.choice(others)
+                f = rng.random()
+                cases.append((b, u, geo.Pose(u.x + f * (o.x - u.x), u.y + f * (o.y - u.y), 15.0 * k)))
+    blocked = 0
+    for b, u, pose in cases:
+        poly = space.footprint_at(u, pose)
+        want = space.Surroundings(b.state, u).blocked(poly, poly, gap=war_machines.PIVOT_GAP)
+        assert war_machines._pivot_blocked(b, u, pose) == want
+        blocked += want
+    assert 0 < blocked < len(cases)
+    monkeypatch.setenv(kernel.ENV_SWITCH, "reference")
+    for b, u, pose in cases[::7]:
+        poly = space.footprint_at(u, pose)
+        assert war_machines._pivot_blocked(b, u, pose) == space.Surroundings(b.state, u).blocked(poly, poly, gap=war_machines.PIVOT_GAP)

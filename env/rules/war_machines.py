@@ -439,13 +439,30 @@ def _pivot(battle: Battle, u: UnitState, t: UnitState) -> None:
     turn = abs((facing - u.facing + 180.0) % 360.0 - 180.0)
     if turn < 0.5:
         return
-    pose = geo.Pose(u.x, u.y, facing)
-    poly = space.footprint_at(u, pose)
-    if space.Surroundings(battle.state, u).blocked(poly, poly, gap=2 * geo.EPS):
+    if _pivot_blocked(battle, u, geo.Pose(u.x, u.y, facing)):
         battle.emit("CORE.WM.MOVE", unit=u.uid, pivot=turn, free=True, blocked=True)
         return
     u.facing = facing
     battle.emit("CORE.WM.MOVE", unit=u.uid, pivot=turn, free=True, facing=facing)
+
+
+PIVOT_GAP = 2 * geo.EPS
+"""Inches a pivoted machine's footprint must keep from other units (a turn in place, as movement's turns)."""
+
+
+def _pivot_blocked(battle: Battle, u: UnitState, pose: geo.Pose) -> bool:
+    """Whether ``u`` may not stand at ``pose`` after its free pivot (CORE.WM.MOVE, CORE.MOVE.ONE_INCH at
+    :data:`PIVOT_GAP`, CORE.MOVE.TABLE_EDGE): the compiled core's scene answers (:func:`kernel.scene`), the shapely
+    reference (:class:`space.Surroundings`) where the core is off, in a siege, or on a tie."""
+    from battleline.env.rules import kernel
+
+    scene = kernel.scene(battle.state, u)
+    if scene is not None:
+        answer = scene.blocked_at(pose.x, pose.y, pose.facing, u.width, u.depth, PIVOT_GAP)
+        if answer >= 0:
+            return bool(answer)
+    poly = space.footprint_at(u, pose)
+    return space.Surroundings(battle.state, u).blocked(poly, poly, gap=PIVOT_GAP)
 
 
 def _others(battle: Battle, u: UnitState) -> list[UnitState]:
