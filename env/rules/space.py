@@ -221,12 +221,16 @@ def line_of_sight(state: BattleState, viewer: UnitState, target: UnitState, scan
     ``scan``: :func:`sight_scan` of ``state`` as it stands now, when the caller asks several questions of one
     state; the same blockers, in the same order, and the same terrain are then read from it.
     """
-    large = target.has("large_target") or viewer.has("large_target")
-    sight_from = (viewer.x, viewer.y, viewer.facing, viewer.width, viewer.depth)
-    sight_to = (target.x, target.y, target.facing, target.width, target.depth)
-    x0, x1 = min(viewer.x, target.x), max(viewer.x, target.x)
-    y0, y1 = min(viewer.y, target.y), max(viewer.y, target.y)
-    reach = max(_half_diagonal(*sight_from[3:]), _half_diagonal(*sight_to[3:]))
+    large = "large_target" in target.special_rules or "large_target" in viewer.special_rules  # UnitState.has
+    n, m = viewer.models, target.models
+    vw, vd = _dims(viewer, n if n >= 1 else 1)  # UnitState.width and depth: N counts as 1 below 1
+    tw, td = _dims(target, m if m >= 1 else 1)
+    vx, vy, tx, ty = viewer.x, viewer.y, target.x, target.y
+    sight_from = (vx, vy, viewer.facing, vw, vd)
+    sight_to = (tx, ty, target.facing, tw, td)
+    x0, x1 = min(vx, tx), max(vx, tx)
+    y0, y1 = min(vy, ty), max(vy, ty)
+    reach = max(_half_diagonal(vw, vd), _half_diagonal(tw, td))
     vu, tu = viewer.uid, target.uid
     units = []
     if scan is not None:
