@@ -96,7 +96,7 @@ def _los_reference(state: BattleState, viewer: UnitState, target: UnitState) -> 
     woods = tuple(space.terrain_poly(t) for t in state.terrain if t.kind == "woods")
     from battleline.env.rules import kernel
 
-    return space._sight.__wrapped__(sight_from, sight_to, tuple(units), blocking, woods, kernel.available())
+    return space._sight(sight_from, sight_to, tuple(units), blocking, woods, kernel.available())
 
 
 def _in_sight_reference(battle: Battle, u: UnitState, t: UnitState) -> bool:

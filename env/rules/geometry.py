@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 import shapely
@@ -54,6 +55,7 @@ __all__ = [
     "overlaps",
     "vision_arc_region",
     "partly_in_vision_arc",
+    "corners_in_vision_arc",
     "has_los",
     "move_straight",
     "wheel",
@@ -199,6 +201,32 @@ def corner_list(pose: Pose, width: float, depth: float) -> list[tuple[float, flo
     return _corner_list(pose, width, depth)
 
 
+_NO_HOLES = np.empty((0,), dtype=object)
+_ALLOW_NAN = np.intc(0)  # shapely.creation.HandleNaN.allow, shapely.polygons' default
+
+
+def _lib_polygon(ring: np.ndarray) -> Polygon:
+    return shapely.lib.polygons(shapely.lib.linearrings(ring, _ALLOW_NAN), _NO_HOLES)
+
+
+def _check_lib_polygon() -> bool:
+    """Whether :func:`_lib_polygon` builds what ``shapely.polygons`` builds (the same WKB) on this shapely."""
+    ring = np.array([[0.1, 0.2], [0.1, 1.3], [2.5, 1.3], [2.5, 0.2], [0.1, 0.2]], dtype=np.float64)
+    try:
+        return _lib_polygon(ring).wkb == shapely.polygons(ring).wkb
+    except Exception:  # noqa: BLE001 - any failure of the internal path: use the public one
+        return False
+
+
+def polygon(ring: np.ndarray) -> Polygon:
+    """``shapely.polygons(ring)`` for one (k, 2) float64 ring (closed or not), inches: the same polygon, built
+    through shapely's compiled ufuncs without its Python argument handling where that gives the same WKB."""
+    return _lib_polygon(ring) if _LIB_POLYGON else shapely.polygons(ring)
+
+
+_LIB_POLYGON = _check_lib_polygon()
+
+
 def footprint(pose: Pose, width: float, depth: float) -> Polygon:
     """The footprint rectangle W x D centred on the pose (CORE.GEO.FOOTPRINT).
 
@@ -208,7 +236,7 @@ def footprint(pose: Pose, width: float, depth: float) -> Polygon:
     Always the full rectangle, even with a short last rank.
     """
     fl, fr, rr, rl = _corner_list(pose, width, depth)
-    return shapely.polygons(np.array([fl, rl, rr, fr, fl], dtype=np.float64))
+    return polygon(np.array([fl, rl, rr, fr, fl], dtype=np.float64))
 
 
 def front_edge(
@@ -421,7 +449,7 @@ def vision_arc_region(
     k = reach * _SQRT_HALF
     lx = np.array([-hw, hw, hw + k, -hw - k, -hw])
     ly = np.array([hd, hd, hd + k, hd + k, hd])
-    return shapely.polygons(_local_to_world_arr(pose, lx, ly))
+    return polygon(_local_to_world_arr(pose, lx, ly))
 
 
 def partly_in_vision_arc(
@@ -439,14 +467,53 @@ def partly_in_vision_arc(
     ``pose``, ``width`` and ``depth`` are the viewer's (inches, facing in
     degrees); ``target`` is a shapely geometry in table inches.
     """
+    seen = corners_in_vision_arc(pose, width, depth, shapely.get_coordinates(target).tolist())
+    if seen is not None:
+        return seen
+    return bool(shapely.relate_pattern(_vision_region(pose.x, pose.y, pose.facing, width, depth), target, "T********"))
+
+
+@lru_cache(maxsize=4096)
+def _vision_region(x: float, y: float, facing: float, width: float, depth: float) -> Polygon:
+    """:func:`vision_arc_region` at the default reach, kept by value (a function of these numbers alone)."""
+    return vision_arc_region(Pose(x, y, facing), width, depth)
+
+
+VISION_MARGIN = 1e-6
+"""Inches behind the viewer's front edge past which :func:`partly_in_vision_arc` needs no region test: far beyond the
+rounding of the local frame (about 1e-14 inch), so the region, all ahead of that edge, cannot meet the target."""
+
+
+def corners_in_vision_arc(pose: Pose, width: float, depth: float, corners: Sequence[tuple[float, float]]) -> bool | None:
+    """:func:`partly_in_vision_arc` decided on a polygon's vertices alone, without shapely; None where only the
+    region test decides (CORE.GEO.VISION_ARC).
+
+    Args:
+        pose, width, depth: the viewer's (inches, facing in degrees).
+        corners: the target's vertices in table inches (e.g. :func:`corner_list` of its footprint: the same
+            numbers as its footprint polygon's).
+
+    Returns:
+        True if a vertex is in the front arc (:func:`point_arc`), False if every vertex lies more than
+        :data:`VISION_MARGIN` behind the front edge (so does the hull of the vertices, the whole polygon, while
+        the region lies ahead of that edge), else None. The local frame is :func:`to_local`'s, term for term.
+    """
     hw = 0.5 * width
     hd = 0.5 * depth
-    coords = shapely.get_coordinates(target)
-    lx, ly = _to_local_arr(pose, coords)
-    for x, y in zip(lx.tolist(), ly.tolist()):
+    c, s = _cos_sin(pose.facing)
+    x0, y0 = pose.x, pose.y
+    top = -math.inf
+    for px, py in corners:
+        dx = px - x0
+        dy = py - y0
+        x, y = dx * s - dy * c, dx * c + dy * s  # to_local, term for term
         if point_arc(x, y, hw, hd) == "front":
             return True
-    return bool(shapely.relate_pattern(vision_arc_region(pose, width, depth), target, "T********"))
+        if y > top:
+            top = y
+    if top < hd - VISION_MARGIN:
+        return False
+    return None
 
 
 def _bbox(pts: list[tuple[float, float]]) -> tuple[float, float, float, float]:

@@ -302,6 +302,25 @@ def unit_moves(table: np.ndarray, terrain: list[tuple[int, np.ndarray]], table_w
 
 
 def _rings(polys: Sequence[shapely.Geometry]) -> tuple[np.ndarray, np.ndarray]:
+    """The polygons' stacked coordinates (float64, (k, 2)) and ring sizes (int64); kept for a tuple (immutable, as
+    its shapely polygons are) while it is held, the tuple :func:`space._sight_terrain` keeps per terrain."""
+    if type(polys) is not tuple:
+        return _rings_of(polys)
+    hit = _RINGS_KEPT.get(id(polys))
+    if hit is not None and hit[0] is polys:
+        return hit[1]
+    if len(_RINGS_KEPT) >= 256:
+        _RINGS_KEPT.clear()
+    rings = _rings_of(polys)
+    _RINGS_KEPT[id(polys)] = (polys, rings)
+    return rings
+
+
+_RINGS_KEPT: dict[int, tuple[tuple, tuple[np.ndarray, np.ndarray]]] = {}
+""":func:`_rings` by id(tuple), with the tuple (held, so that its id is not reused while kept)."""
+
+
+def _rings_of(polys: Sequence[shapely.Geometry]) -> tuple[np.ndarray, np.ndarray]:
     if not polys:
         return np.empty((0, 2), dtype=np.float64), np.empty(0, dtype=np.int64)
     return shapely.get_coordinates(polys), shapely.get_num_coordinates(polys).astype(np.int64)
@@ -325,6 +344,14 @@ def line_of_sight(viewer: tuple[float, ...], target: tuple[float, ...], units: S
     """
     if not available():
         return None
+    return switched_on_line_of_sight(viewer, target, units, blocking, woods)
+
+
+def switched_on_line_of_sight(viewer: tuple[float, ...], target: tuple[float, ...], units: Sequence[tuple[float, ...]],
+                              blocking: Sequence[shapely.Geometry], woods: Sequence[shapely.Geometry]) -> bool | None:
+    """:func:`line_of_sight` for a caller that has just found the core :func:`available` (``space.sight_scan`` reads
+    it once for many questions): the same answer, without reading ``BATTLELINE_KERNEL`` again. Arguments and
+    result as :func:`line_of_sight`'s (None: undecided, the reference answers)."""
     table = np.array(units, dtype=np.float64).reshape(len(units), 5)
     seen = native.line_of_sight(*viewer, *target, table, *_rings(blocking), *_rings(woods))
     return None if seen < 0 else bool(seen)

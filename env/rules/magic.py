@@ -227,10 +227,9 @@ def targets(battle: Battle, caster: UnitState, sp: Spell, memo: dict[tuple[str, 
         if sp.type in ("M", "D"):
             if psychology.engaged(battle, t):
                 continue
-            if sp.type == "M" and not _kept(memo, ("arc", body.uid, t.uid), lambda t=t: geo.partly_in_vision_arc(
-                    space.pose(body), body.width, body.depth, space.footprint(t))):
+            if sp.type == "M" and not _kept(memo, ("arc", body.uid, t.uid), lambda t=t: space.in_vision_arc(body, t)):
                 continue
-            if not _kept(memo, ("los", body.uid, t.uid), lambda t=t: space.line_of_sight(s, body, t)):
+            if not _kept(memo, ("los", body.uid, t.uid), lambda t=t: space.line_of_sight(s, body, t, _scan(s, memo))):
                 continue
         out.append(t.uid)
     return out
@@ -243,6 +242,16 @@ def _kept(memo: dict[tuple[str, int, int], Any] | None, key: tuple[str, int, int
     if key not in memo:
         memo[key] = work()
     return memo[key]
+
+
+def _scan(state: BattleState, memo: dict[tuple[str, int, int], Any] | None) -> space.SightScan | None:
+    """:func:`space.sight_scan` of ``state``, read once per decision into ``memo``; None without a memo."""
+    if memo is None:
+        return None
+    scan = memo.get(("scan", 0, 0))
+    if scan is None:
+        scan = memo[("scan", 0, 0)] = space.sight_scan(state)
+    return scan
 
 
 def _within(a: UnitState, b: UnitState, reach: float, memo: dict[tuple[str, int, int], Any] | None) -> bool:

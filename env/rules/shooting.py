@@ -52,8 +52,9 @@ def may_fire(battle: Battle, u: UnitState) -> bool:
     if not u.alive or u.side != battle.state.active or u.fleeing:
         return False
     f = u.flags
-    if any(f.get(k) for k in ("shot", "marched", "charged", "failed_charge", "stupid", "declared_charge", "fled",
-                              "siege_no_shoot")):  # siege_no_shoot: SIEGE.DMG.WALL / TOWER 15–16
+    get = f.get
+    if (get("shot") or get("marched") or get("charged") or get("failed_charge") or get("stupid")
+            or get("declared_charge") or get("fled") or get("siege_no_shoot")):  # siege_no_shoot: SIEGE.DMG.WALL / TOWER 15–16
         return False
     move_or_fire = u.troop_type == "war_machine" or (u.missile is not None and weapon(u, battle.state).move_or_fire)
     if move_or_fire and (f.get("moved") or f.get("rallied")):
@@ -65,30 +66,27 @@ def may_fire(battle: Battle, u: UnitState) -> bool:
     return not psychology.engaged(battle, u)
 
 
-def in_range_and_sight(battle: Battle, u: UnitState, t: UnitState) -> bool:
-    """Whether ``t`` is partly in ``u``'s vision arc, in LOS and within range (CORE.SHOOT.TARGET)."""
+def in_range_and_sight(battle: Battle, u: UnitState, t: UnitState, scan: space.SightScan | None = None) -> bool:
+    """Whether ``t`` is partly in ``u``'s vision arc, in LOS and within range (CORE.SHOOT.TARGET).
+
+    ``scan``: :func:`space.sight_scan` of the battle's state as it stands, for a caller asking several questions.
+    """
     w = weapon(u, battle.state)
     if not space.near(u, t, w.range):
         return False
     if space.unit_distance(u, t) > w.range:
         return False
-    return in_sight(battle, u, t)
+    return in_sight(battle, u, t, scan)
 
 
-def in_sight(battle: Battle, u: UnitState, t: UnitState) -> bool:
-    """Whether ``t`` is partly in ``u``'s vision arc and in its line of sight (CORE.SHOOT.TARGET), at any range."""
-    if not _in_arc(u.x, u.y, u.facing, u.width, u.depth, t.x, t.y, t.facing, t.width, t.depth):
+def in_sight(battle: Battle, u: UnitState, t: UnitState, scan: space.SightScan | None = None) -> bool:
+    """Whether ``t`` is partly in ``u``'s vision arc and in its line of sight (CORE.SHOOT.TARGET), at any range.
+
+    ``scan``: as :func:`in_range_and_sight`'s.
+    """
+    if not space.in_vision_arc(u, t):
         return False
-    return space.line_of_sight(battle.state, u, t)
-
-
-@lru_cache(maxsize=16384)
-def _in_arc(x: float, y: float, facing: float, width: float, depth: float,
-            tx: float, ty: float, tfacing: float, twidth: float, tdepth: float) -> bool:
-    """:func:`geo.partly_in_vision_arc` of the viewer's footprint (x, y, facing, width, depth; inches, degrees) and
-    the target's (tx, ...), kept per pair of footprints (CORE.GEO.VISION_ARC)."""
-    return geo.partly_in_vision_arc(geo.Pose(x, y, facing), width, depth,
-                                    space._footprint(tx, ty, tfacing, twidth, tdepth))
+    return space.line_of_sight(battle.state, u, t, scan)
 
 
 def _character_shielded(battle: Battle, u: UnitState, t: UnitState) -> bool:
@@ -112,23 +110,28 @@ def legal(battle: Battle) -> list[Action]:
     acts = []
     enemies = space.alive_units(battle.state, 1 - battle.state.active)
     free = None  # the enemies not engaged (CORE.SHOOT.TARGET), found once for every shooter
+    scan = None  # what line of sight reads of the state (it holds still here), read once for every shooter
     for u in space.alive_units(battle.state, battle.state.active):
+        if u.missile is None and "breath_weapon" not in u.special_rules:
+            continue  # nothing to shoot with (CORE.SHOOT.WEAPONS, CORE.SR.BREATH_WEAPON): no action either way
         if not may_fire(battle, u):
             continue
+        if scan is None:
+            scan = space.sight_scan(battle.state)
         if u.troop_type == "war_machine":
             if u.missile is not None:
-                acts += war_machines.legal_shots(battle, u)  # CORE.WM.*: free pivot, the machine's own ranges
+                acts += war_machines.legal_shots(battle, u, scan)  # CORE.WM.*: free pivot, the machine's own ranges
             continue
         if free is None:
             free = [t for t in enemies if not psychology.engaged(battle, t)]
         if u.missile is not None:
             for t in free:
-                if in_range_and_sight(battle, u, t) and not _character_shielded(battle, u, t):
+                if in_range_and_sight(battle, u, t, scan) and not _character_shielded(battle, u, t):
                     acts.append(Action("shoot", u.uid, t.uid))
         if special_rules.breath_ready(battle, u):  # CORE.SR.BREATH_WEAPON, shooting form
             targets = [
                 t for t in free
-                if space.near(u, t, templates.TEARDROP_LENGTH) and in_sight(battle, u, t)
+                if space.near(u, t, templates.TEARDROP_LENGTH) and in_sight(battle, u, t, scan)
                 and not _character_shielded(battle, u, t)
             ]
             acts += breath.legal(battle, u, targets)

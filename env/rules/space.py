@@ -40,7 +40,9 @@ def _footprint(x: float, y: float, facing: float, width: float, depth: float) ->
 
 def footprint(u: UnitState) -> Polygon:
     """The unit's footprint rectangle (CORE.GEO.FOOTPRINT), cached."""
-    return _footprint(u.x, u.y, u.facing, u.width, u.depth)
+    n = u.models
+    w, d = _dims(u, n if n >= 1 else 1)  # UnitState.width and depth: N counts as 1 below 1
+    return _footprint(u.x, u.y, u.facing, w, d)
 
 
 def footprint_at(u: UnitState, p: geo.Pose, files: int | None = None) -> Polygon:
@@ -69,8 +71,17 @@ def _half_diagonal(width: float, depth: float) -> float:
 
 
 def radius(u: UnitState) -> float:
-    """Half the footprint diagonal (inches): a cheap bound for pre-filtering."""
-    return _half_diagonal(u.width, u.depth)
+    """Half the footprint diagonal (inches): a cheap bound for pre-filtering.
+
+    ``UnitState.width`` and ``depth`` are spelt out (the same values, read from the fields without two
+    property calls): W = min(F, max(1, N))·w, D = R·d (one rank for a war machine), CORE.GEO.FOOTPRINT.
+    """
+    n, f = u.models, u.files
+    m = n if n >= 1 else 1
+    if u.troop_type == "war_machine":
+        return _half_diagonal((f if f <= m else m) * u.base_w, u.base_d)
+    r = -(-n // (f if f > 1 else 1))
+    return _half_diagonal((f if f <= m else m) * u.base_w, (r if r > 1 else 1) * u.base_d)
 
 
 HYPOT_BAND = 1e-9
@@ -92,9 +103,32 @@ def near(a: UnitState, b: UnitState, reach: float) -> bool:
     return float(np.hypot(dx, dy)) <= bound
 
 
+def in_vision_arc(viewer: UnitState, target: UnitState) -> bool:
+    """Whether ``target``'s footprint is partly in ``viewer``'s front arc (CORE.GEO.VISION_ARC), kept per pair of
+    footprints (:func:`geo.partly_in_vision_arc`; its corners decide first, without shapely, where they can)."""
+    return _in_arc(viewer.x, viewer.y, viewer.facing, viewer.width, viewer.depth,
+                   target.x, target.y, target.facing, target.width, target.depth)
+
+
+@lru_cache(maxsize=16384)
+def _in_arc(x: float, y: float, facing: float, width: float, depth: float,
+            tx: float, ty: float, tfacing: float, twidth: float, tdepth: float) -> bool:
+    """:func:`geo.partly_in_vision_arc` of the viewer's footprint (x, y, facing, width, depth; inches, degrees) and
+    the target's (tx, ...): :func:`geo.corners_in_vision_arc` on the target's corners (its footprint polygon's
+    vertices, the same numbers), the region test where they leave it undecided."""
+    pose = geo.Pose(x, y, facing)
+    seen = geo.corners_in_vision_arc(pose, width, depth, geo.corner_list(geo.Pose(tx, ty, tfacing), twidth, tdepth))
+    if seen is not None:
+        return seen
+    return geo.partly_in_vision_arc(pose, width, depth, _footprint(tx, ty, tfacing, twidth, tdepth))
+
+
 def unit_distance(a: UnitState, b: UnitState) -> float:
     """Footprint-to-footprint distance in inches (CORE.CONV.DISTANCE), kept per pair of footprints."""
-    return _footprint_distance(a.x, a.y, a.facing, a.width, a.depth, b.x, b.y, b.facing, b.width, b.depth)
+    n, m = a.models, b.models
+    aw, ad = _dims(a, n if n >= 1 else 1)  # UnitState.width and depth: N counts as 1 below 1
+    bw, bd = _dims(b, m if m >= 1 else 1)
+    return _footprint_distance(a.x, a.y, a.facing, aw, ad, b.x, b.y, b.facing, bw, bd)
 
 
 @lru_cache(maxsize=16384)
@@ -176,7 +210,7 @@ def terrain_key(state: BattleState) -> int:
 BLOCKING = frozenset({"building", "rocks"})
 
 
-def line_of_sight(state: BattleState, viewer: UnitState, target: UnitState) -> bool:
+def line_of_sight(state: BattleState, viewer: UnitState, target: UnitState, scan: SightScan | None = None) -> bool:
     """CORE.GEO.LOS between two units: third units and blocking features obstruct; woods block after 2".
 
     Only the third units near the box between the two centres (padded by
@@ -184,52 +218,129 @@ def line_of_sight(state: BattleState, viewer: UnitState, target: UnitState) -> b
     :func:`_sight` for the same places of the viewer, the target, those
     units and the terrain. The units' ``alive`` and ``has`` are spelt out,
     and the terrain's polygons kept per terrain (:func:`terrain_key`).
+    ``scan``: :func:`sight_scan` of ``state`` as it stands now, when the caller asks several questions of one
+    state; the same blockers, in the same order, and the same terrain are then read from it.
     """
-    large = target.has("large_target") or viewer.has("large_target")
-    sight_from = (viewer.x, viewer.y, viewer.facing, viewer.width, viewer.depth)
-    sight_to = (target.x, target.y, target.facing, target.width, target.depth)
-    x0, x1 = min(viewer.x, target.x), max(viewer.x, target.x)
-    y0, y1 = min(viewer.y, target.y), max(viewer.y, target.y)
-    reach = max(_half_diagonal(*sight_from[3:]), _half_diagonal(*sight_to[3:]))
+    large = "large_target" in target.special_rules or "large_target" in viewer.special_rules  # UnitState.has
+    n, m = viewer.models, target.models
+    vw, vd = _dims(viewer, n if n >= 1 else 1)  # UnitState.width and depth: N counts as 1 below 1
+    tw, td = _dims(target, m if m >= 1 else 1)
+    vx, vy, tx, ty = viewer.x, viewer.y, target.x, target.y
+    sight_from = (vx, vy, viewer.facing, vw, vd)
+    sight_to = (tx, ty, target.facing, tw, td)
+    x0, x1 = min(vx, tx), max(vx, tx)
+    y0, y1 = min(vy, ty), max(vy, ty)
+    reach = max(_half_diagonal(vw, vd), _half_diagonal(tw, td))
     vu, tu = viewer.uid, target.uid
     units = []
+    if scan is not None:
+        for uid, ox, oy, half, place, big in scan.rows:
+            if uid != vu and uid != tu and (big or not large):
+                pad = half + reach
+                if x0 - pad <= ox <= x1 + pad and y0 - pad <= oy <= y1 + pad:
+                    units.append(place)
+        return _kept_sight(sight_from, sight_to, tuple(units), scan.terrain, scan.blocking, scan.woods, scan.core)
     for o in state.units:
-        if (o.deployed and not o.removed and o.models > 0 and o.joined_to is None and o.uid != vu and o.uid != tu
+        n = o.models
+        if (n > 0 and o.deployed and not o.removed and o.joined_to is None and o.uid != vu and o.uid != tu
                 and (not large or "large_target" in o.special_rules)):
-            w, d = o.width, o.depth
+            w, d = _dims(o, n)
             pad = _half_diagonal(w, d) + reach
             if x0 - pad <= o.x <= x1 + pad and y0 - pad <= o.y <= y1 + pad:
                 units.append((o.x, o.y, o.facing, w, d))
-    blocking, woods = _sight_terrain(state)
+    number, blocking, woods = _sight_terrain(state)
     from battleline.env.rules import kernel
 
-    return _sight(sight_from, sight_to, tuple(units), blocking, woods, kernel.available())
+    return _kept_sight(sight_from, sight_to, tuple(units), number, blocking, woods, kernel.available())
 
 
-_SIGHT_TERRAIN: dict[int, tuple[tuple[Polygon, ...], tuple[Polygon, ...]]] = {}
+def _dims(o: UnitState, n: int) -> tuple[float, float]:
+    """``(o.width, o.depth)`` in inches for a unit with ``n`` = ``o.models`` >= 1 models, read from the fields in one
+    call (CORE.GEO.FOOTPRINT: W = min(F, N)·w, D = R·d, one rank for a war machine)."""
+    f = o.files
+    w = (f if f <= n else n) * o.base_w
+    if o.troop_type == "war_machine":
+        return w, o.base_d
+    r = -(-n // (f if f > 1 else 1))
+    return w, (r if r > 1 else 1) * o.base_d
 
 
-def _sight_terrain(state: BattleState) -> tuple[tuple[Polygon, ...], tuple[Polygon, ...]]:
-    """The table's (blocking features, woods) polygons for :func:`line_of_sight`, kept per :func:`terrain_key`."""
+SightRow = tuple[int, float, float, float, tuple[float, float, float, float, float], bool]
+"""One unit on the table as :func:`line_of_sight` reads it: (uid, x, y, half diagonal, (x, y, facing, width, depth),
+Large Target); inches and degrees."""
+
+
+class SightScan(NamedTuple):
+    """What :func:`line_of_sight` reads of a state, read once for several questions (:func:`sight_scan`).
+
+    ``rows``: the units on the table (``UnitState.alive``, in ``state.units`` order) as :data:`SightRow` s;
+    ``terrain``, ``blocking``, ``woods``: :func:`_sight_terrain`; ``core``: :func:`kernel.available`.
+    """
+
+    rows: list[SightRow]
+    terrain: int
+    blocking: tuple[Polygon, ...]
+    woods: tuple[Polygon, ...]
+    core: bool
+
+
+def sight_scan(state: BattleState) -> SightScan:
+    """:class:`SightScan` of ``state`` as it stands now: valid while no unit or terrain feature changes."""
+    rows = []
+    for o in state.units:
+        n = o.models
+        if n > 0 and o.deployed and not o.removed and o.joined_to is None:
+            w, d = _dims(o, n)
+            x, y = o.x, o.y
+            rows.append((o.uid, x, y, _half_diagonal(w, d), (x, y, o.facing, w, d), "large_target" in o.special_rules))
+    number, blocking, woods = _sight_terrain(state)
+    from battleline.env.rules import kernel
+
+    return SightScan(rows, number, blocking, woods, kernel.available())
+
+
+_SIGHT_TERRAIN: dict[int, tuple[int, tuple[Polygon, ...], tuple[Polygon, ...]]] = {}
+
+
+def _sight_terrain(state: BattleState) -> tuple[int, tuple[Polygon, ...], tuple[Polygon, ...]]:
+    """The table's :func:`terrain_key` with its (blocking features, woods) polygons for :func:`line_of_sight`, kept
+    per terrain key."""
     key = terrain_key(state)
     kept = _SIGHT_TERRAIN.get(key)
     if kept is None:
         if len(_SIGHT_TERRAIN) >= 256:
             _SIGHT_TERRAIN.clear()
-        kept = _SIGHT_TERRAIN[key] = (tuple(terrain_poly(t) for t in state.terrain if t.kind in BLOCKING),
+        kept = _SIGHT_TERRAIN[key] = (key, tuple(terrain_poly(t) for t in state.terrain if t.kind in BLOCKING),
                                       tuple(terrain_poly(t) for t in state.terrain if t.kind == "woods"))
     return kept
 
 
-@lru_cache(maxsize=8192)
+_SIGHTS: dict[tuple, bool] = {}
+""":func:`_sight`'s answers by (viewer, target, third units, terrain number, core): see :func:`_kept_sight`."""
+
+
+def _kept_sight(viewer: tuple, target: tuple, units: tuple, terrain: int, blocking: tuple, woods: tuple,
+                core: bool) -> bool:
+    """:func:`_sight`, kept under the terrain's number (:func:`terrain_key`: equal numbers, equal terrain, never
+    reused) rather than its polygons, whose hashing (of their WKB) cost more than the lookup."""
+    key = (viewer, target, units, terrain, core)
+    seen = _SIGHTS.get(key)
+    if seen is None:
+        if len(_SIGHTS) >= 8192:
+            _SIGHTS.clear()
+        seen = _SIGHTS[key] = _sight(viewer, target, units, blocking, woods, core)
+    return seen
+
+
 def _sight(viewer: tuple, target: tuple, units: tuple, blocking: tuple, woods: tuple, core: bool = True) -> bool:
     """:func:`geo.has_los` from the footprint ``viewer`` (x, y, facing, width, depth) to ``target``, blocked by the
-    footprints ``units`` (each as ``viewer``) and the polygons ``blocking``, through the woods ``woods``; cached.
-    The compiled core answers where it can (kernel.line_of_sight) when ``core`` (the answers are kept apart by it, so
-    a process that switches the core off asks the reference), the reference where it cannot."""
+    footprints ``units`` (each as ``viewer``) and the polygons ``blocking``, through the woods ``woods``.
+    The compiled core answers where it can (kernel.line_of_sight) when ``core``, the caller having just found it
+    :func:`kernel.available` (the answers are kept apart by it, so a process that switches the core off asks the
+    reference), the reference where it cannot."""
     from battleline.env.rules import kernel
 
-    seen = kernel.line_of_sight(viewer, target, units, blocking, woods) if core else None
+    seen = kernel.switched_on_line_of_sight(viewer, target, units, blocking, woods) if core and kernel.native else None
     if seen is not None:
         return seen
     blockers = [_footprint(*u) for u in units] + list(blocking)

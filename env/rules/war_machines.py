@@ -65,6 +65,8 @@ from battleline.env.rules.t9a import ARTILLERY
 from battleline.env.rules.t9a import on as t9a_on
 
 if TYPE_CHECKING:
+    import shapely
+
     from battleline.env.rules.battle import Battle
 
 
@@ -221,7 +223,9 @@ def _aim_frame(u: UnitState, t: UnitState) -> tuple[tuple[float, float], float]:
 
 
 def _far_distance(point: tuple[float, float], t: UnitState) -> float:
-    return max(math.dist(point, tuple(c)) for c in space.footprint(t).exterior.coords)
+    """The distance (inches) from ``point`` to the farthest corner of ``t``'s footprint (the corners of
+    :func:`geo.corner_list`, the same numbers as the footprint polygon's vertices)."""
+    return max(math.dist(point, c) for c in geo.corner_list(space.pose(t), t.width, t.depth))
 
 
 def _basic_target(battle: Battle, u: UnitState, t: UnitState) -> bool:
@@ -235,22 +239,38 @@ def _basic_target(battle: Battle, u: UnitState, t: UnitState) -> bool:
     )
 
 
-def modes(battle: Battle, u: UnitState, t: UnitState) -> list[str]:
-    """The fire modes ``u`` may use at ``t`` now: "shot", "grapeshot", "direct", "indirect" or "fire"."""
+def _in_reach(battle: Battle, u: UnitState, t: UnitState) -> tuple[Machine, float] | None:
+    """(the machine, the footprint distance in inches) where ``t`` is a target ``u`` may fire at in some mode as far
+    as the tests every mode shares go (CORE.SHOOT.TARGET: an enemy on the table, not engaged, not a shielded
+    character; within the machine's range); None where it is not."""
     if not (t.alive and t.side != u.side and not psychology.engaged(battle, t)):
-        return []
+        return None
     m = machine(u)
     dist = space.unit_distance(u, t)
     if dist > m.max_range + geo.EPS:
-        return []  # every mode needs the target within the machine's range: the cheaper test before the next
-    if not _basic_target(battle, u, t):
+        return None  # every mode needs the target within the machine's range: the cheaper test before the next
+    from battleline.env.rules import shooting
+
+    if shooting._character_shielded(battle, u, t):  # CORE.SHOOT.TARGET (:func:`_basic_target`'s last test)
+        return None
+    return m, dist
+
+
+def modes(battle: Battle, u: UnitState, t: UnitState, scan: space.SightScan | None = None) -> list[str]:
+    """The fire modes ``u`` may use at ``t`` now: "shot", "grapeshot", "direct", "indirect" or "fire".
+
+    ``scan``: :func:`space.sight_scan` of the battle's state as it stands, for a caller asking several questions.
+    """
+    reach = _in_reach(battle, u, t)
+    if reach is None:
         return []
+    m, dist = reach
     los = None
 
     def sight() -> bool:
         nonlocal los
         if los is None:
-            los = space.line_of_sight(battle.state, u, t)
+            los = space.line_of_sight(battle.state, u, t, scan)
         return los
 
     out: list[str] = []
@@ -260,8 +280,7 @@ def modes(battle: Battle, u: UnitState, t: UnitState) -> list[str]:
             if dist <= GRAPESHOT_RANGE + geo.EPS:
                 out.append("grapeshot")
     elif m.kind == "stone_thrower":
-        mz, _ = _aim_frame(u, t)
-        if dist <= m.max_range + geo.EPS and _far_distance(mz, t) >= m.min_range - geo.EPS:
+        if _beyond_minimum(u, t, m, dist):
             if sight():
                 out.append("direct")
             out.append("indirect")
@@ -270,16 +289,41 @@ def modes(battle: Battle, u: UnitState, t: UnitState) -> list[str]:
     return out
 
 
-def legal_shots(battle: Battle, u: UnitState) -> list[Action]:
+def _beyond_minimum(u: UnitState, t: UnitState, m: Machine, dist: float) -> bool:
+    """A stone thrower's range test (CORE.WM.STONE.AIM): ``t`` within the maximum range (``dist`` inches) and its far
+    side beyond the minimum range from the muzzle, as if ``u`` had pivoted to face it."""
+    if dist > m.max_range + geo.EPS:
+        return False
+    mz, _ = _aim_frame(u, t)
+    return _far_distance(mz, t) >= m.min_range - geo.EPS
+
+
+def may_target(battle: Battle, u: UnitState, t: UnitState, scan: space.SightScan | None = None) -> bool:
+    """``bool(modes(battle, u, t, scan))``: whether ``u`` may fire at ``t`` in some mode. A stone thrower's indirect
+    fire needs no line of sight (CORE.WM.STONE.INDIRECT), so none is asked for it."""
+    reach = _in_reach(battle, u, t)
+    if reach is None:
+        return False
+    m, dist = reach
+    if m.kind == "stone_thrower":
+        return _beyond_minimum(u, t, m, dist)
+    return dist <= m.max_range + geo.EPS and space.line_of_sight(battle.state, u, t, scan)
+
+
+def legal_shots(battle: Battle, u: UnitState, scan: space.SightScan | None = None) -> list[Action]:
     """The legal ``shoot`` actions of war machine ``u``: one per target unit, no option; in a siege also
-    one per castle element it may strike, target None, option "element:<id>" (:mod:`env.rules.siege.orders`)."""
+    one per castle element it may strike, target None, option "element:<id>" (:mod:`env.rules.siege.orders`).
+
+    ``scan``: :func:`space.sight_scan` of the battle's state as it stands (read here when not given)."""
     if t9a_on(battle.state, ARTILLERY):  # T9A.ART.*: the T9A profiles' ranges (CFG.EXCLUSIVE)
         from battleline.env.rules.t9a import artillery
 
         return artillery.legal_shots(battle, u)
     if silenced(battle, u):
         return []
-    acts = [Action("shoot", u.uid, t.uid) for t in space.alive_units(battle.state, 1 - u.side) if modes(battle, u, t)]
+    if scan is None:
+        scan = space.sight_scan(battle.state)
+    acts = [Action("shoot", u.uid, t.uid) for t in space.alive_units(battle.state, 1 - u.side) if may_target(battle, u, t, scan)]
     if battle.state.castle:  # SIEGE.DMG.*: shots at the enemy castle's elements ("element:<id>")
         from battleline.env.rules.siege.orders import element_shots
 
@@ -302,7 +346,7 @@ def option_ok(battle: Battle, u: UnitState, t: UnitState, option: str | None) ->
     except ValueError:
         return False
     if mode is None:
-        return bool(modes(battle, u, t))
+        return may_target(battle, u, t)
     m = machine(u)
     if mode not in modes(battle, u, t) or (d is not None and not math.isfinite(d)):
         return False
@@ -395,13 +439,30 @@ def _pivot(battle: Battle, u: UnitState, t: UnitState) -> None:
     turn = abs((facing - u.facing + 180.0) % 360.0 - 180.0)
     if turn < 0.5:
         return
-    pose = geo.Pose(u.x, u.y, facing)
-    poly = space.footprint_at(u, pose)
-    if space.Surroundings(battle.state, u).blocked(poly, poly, gap=2 * geo.EPS):
+    if _pivot_blocked(battle, u, geo.Pose(u.x, u.y, facing)):
         battle.emit("CORE.WM.MOVE", unit=u.uid, pivot=turn, free=True, blocked=True)
         return
     u.facing = facing
     battle.emit("CORE.WM.MOVE", unit=u.uid, pivot=turn, free=True, facing=facing)
+
+
+PIVOT_GAP = 2 * geo.EPS
+"""Inches a pivoted machine's footprint must keep from other units (a turn in place, as movement's turns)."""
+
+
+def _pivot_blocked(battle: Battle, u: UnitState, pose: geo.Pose) -> bool:
+    """Whether ``u`` may not stand at ``pose`` after its free pivot (CORE.WM.MOVE, CORE.MOVE.ONE_INCH at
+    :data:`PIVOT_GAP`, CORE.MOVE.TABLE_EDGE): the compiled core's scene answers (:func:`kernel.scene`), the shapely
+    reference (:class:`space.Surroundings`) where the core is off, in a siege, or on a tie."""
+    from battleline.env.rules import kernel
+
+    scene = kernel.scene(battle.state, u)
+    if scene is not None:
+        answer = scene.blocked_at(pose.x, pose.y, pose.facing, u.width, u.depth, PIVOT_GAP)
+        if answer >= 0:
+            return bool(answer)
+    poly = space.footprint_at(u, pose)
+    return space.Surroundings(battle.state, u).blocked(poly, poly, gap=PIVOT_GAP)
 
 
 def _others(battle: Battle, u: UnitState) -> list[UnitState]:
@@ -556,6 +617,15 @@ def _bases_near_segment(battle: Battle, u: UnitState, start: tuple[float, float]
     return out
 
 
+def _bases_within(battle: Battle, u: UnitState, area: shapely.Geometry, dist: float) -> list[templates.Base]:
+    """:func:`env.rules.templates.within` ``dist`` inches of ``area`` among the model bases (in unit order) of every
+    unit but ``u``: a unit's bases lie inside its footprint, so one whose footprint stays :data:`SEGMENT_MARGIN`
+    beyond ``dist`` + EPS of ``area`` has none within it, and its bases are not built."""
+    reach = dist + geo.EPS + SEGMENT_MARGIN
+    near = [o for o in _others(battle, u) if geo.distance(area, space.footprint(o)) <= reach]
+    return templates.within(area, dist, [b for o in near for b in templates.model_bases(o)])
+
+
 def _hits_by_unit(bases: list[templates.Base]) -> dict[int, list[int]]:
     out: dict[int, list[int]] = {}
     for b in bases:
@@ -614,7 +684,7 @@ def cannon_misfire(battle: Battle, u: UnitState) -> None:
     if face == 1:
         radius = battle.dice.d3(rule)
         area = space.footprint(u)
-        bases = templates.within(area, radius, [b for o in _others(battle, u) for b in templates.model_bases(o)])
+        bases = _bases_within(battle, u, area, radius)
         by_unit = _hits_by_unit(bases)
         battle.emit(rule, unit=u.uid, roll=face, result="destroyed", radius=radius,
                     hits={str(k): len(v) for k, v in by_unit.items()})
