@@ -116,17 +116,27 @@ def play_case(case: Case, dump: Path | None = None) -> dict[str, Any]:
 
 
 def extra_cases(n: int) -> list[Case]:
-    """``n`` more seeds (from 100) of random and line_advance battles on pitched_battle and skirmish_line.
+    """``n`` more seeds (from 100) of random, line_advance and scripted battles on pitched_battle and skirmish_line.
 
-    Not in the committed fixture: for comparing two versions of the engine
-    with ``--extra N --fixture PATH`` (``--write`` with the first).
+    The scripted battles put every field agent on blue in turn (seed ``s``: :data:`FIELD_AGENTS` ``[s % k]``)
+    against a red that cycles at another pace, so the agents' own choices are compared too. Not in the
+    committed fixture: for comparing two versions of the engine (and agents) with ``--extra N --fixture PATH``
+    (``--write`` with the first).
     """
     seeds = range(100, 100 + n)
+    k = len(FIELD_AGENTS)
     return [
         *(Case("pitched_battle", "random", "random", s) for s in seeds),
         *(Case("pitched_battle", "line_advance", "random", s) for s in seeds),
         *(Case("skirmish_line", "random", "random", s) for s in seeds),
+        *(Case("pitched_battle", FIELD_AGENTS[s % k], FIELD_AGENTS[(s // k + 5 * s) % k], s) for s in seeds),
     ]
+
+
+FIELD_AGENTS = ("line_advance", "pincers", "refused_flank", "flank_teeth", "weakened_flank", "abandoned_flank",
+                "shooting_lines", "sacrifice_for_deployment", "protected_bubble", "bait_and_flank", "control_zones",
+                "open_loop")
+"""The scripted field agents the extra cases pit against each other."""
 
 
 def main(
