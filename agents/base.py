@@ -107,6 +107,16 @@ DANGER_LIMIT = 1.0
 """Danger (see :meth:`ScriptedAgent.danger`) above which a move is replaced by a safer one."""
 SAFER_OPTIONS = ("advance_half", None, "backward")
 """The fall-backs of a dangerous move, most progress first (None: stay put)."""
+WORLD_MEMO_SIZE = 8
+"""Most worlds (enemies and terrain) a scripted agent keeps dangers for (:meth:`ScriptedAgent._danger_store`)."""
+DANGER_MEMO_SIZE = 65536
+"""Most answers one world's store keeps (then it starts afresh)."""
+_OVER = "over the danger limit"
+"""A kept :meth:`ScriptedAgent._safe_danger` answer: more than :data:`DANGER_LIMIT`, not worked out in full."""
+_BY_GENERAL = "kept per the General's Ld"
+"""Kept under a danger key whose answers read the General's Ld lent to the unit (see
+:meth:`ScriptedAgent._keep_answer`)."""
+HYPOT_BAND = space.HYPOT_BAND
 FAR_MARGIN = 1.0 + 1e-9
 """Relative margin past which a squared centre distance is surely beyond a reach: ``dx² + dy² > (r·FAR_MARGIN)²``
 implies ``hypot(dx, dy) > r`` whatever the rounding (each is within a few units in the last place)."""
@@ -116,7 +126,8 @@ class _Decision:
     """What a scripted agent keeps while it works out one decision (the battle holding still).
 
     Attributes:
-        dangers: :meth:`ScriptedAgent._kept_danger`'s answers by its key.
+        dangers: :meth:`ScriptedAgent._kept_danger`'s answers (:meth:`ScriptedAgent._danger_store`), once looked up:
+            the store shared by every decision that sees the same enemies and terrain.
         chargers: :meth:`ScriptedAgent._chargers`'s lists by ``ignore``.
         lds: the General's Ld lent to each unit, as ``estimates.break_chance`` keeps it.
         pool: :meth:`ScriptedAgent.enemy_pool` once read.
@@ -125,7 +136,7 @@ class _Decision:
     __slots__ = ("chargers", "dangers", "lds", "pool")
 
     def __init__(self) -> None:
-        self.dangers: dict[tuple, float] = {}
+        self.dangers: dict[tuple, object] | None = None
         self.chargers: dict[frozenset[int], list[tuple[UnitState, tuple, tuple[float, float]]]] = {}
         self.lds: dict[int, tuple[UnitState, int | None]] = {}
         self.pool: tuple[list[UnitState], PoolAnswers] | None = None
@@ -460,19 +471,77 @@ class ScriptedAgent:
                      lds: dict[int, tuple[UnitState, int | None]] | None = None) -> float:
         """:meth:`_danger` of ``u`` against :meth:`_chargers` (``chargers`` when read already; ``lds`` as there).
 
-        Within :meth:`act` (the battle holding still) the answer is kept for the decision per ``ignore`` and all
-        :meth:`_danger` reads of ``u``: uid, side, the unit it is joined to (the General's Ld it is lent), its
-        :func:`_target_key` (place, formation, special rules) and its ``estimates.combat_key``."""
+        Within :meth:`act` (the battle holding still) the answer is kept in :meth:`_danger_store` (shared by the
+        decisions that see the same enemies and terrain) per ``ignore`` and all :meth:`_danger` reads of ``u``: uid,
+        side, the unit it is joined to, its :func:`_target_key` (place, formation, special rules) and its
+        ``estimates.combat_key``, and, where the answer reads it, the General's Ld lent to ``u``
+        (:meth:`_kept_answer`)."""
         decision = self.__dict__.get("_decision")
         if decision is None:
             return self._danger(battle, u, self._chargers(battle, ignore) if chargers is None else chargers, lds)
+        store = self._danger_store(battle, decision)
         key = _danger_key(ignore, u)
-        d = decision.dangers.get(key)
-        if d is None:
+        d = self._kept_answer(battle, decision, store, key, u)
+        if d is None or d is _OVER:
             if chargers is None:
                 chargers = self._chargers(battle, ignore)
-            d = decision.dangers[key] = self._danger(battle, u, chargers, decision.lds)
+            d = self._danger(battle, u, chargers, decision.lds)
+            self._keep_answer(store, key, u, d, decision.lds)
+        return d  # type: ignore[return-value]
+
+    def _danger_store(self, battle: Battle, decision: _Decision) -> dict[tuple, object]:
+        """Where :meth:`_kept_danger` keeps its answers for ``decision``: one store per "world" of the enemies that
+        may charge (:meth:`_chargers` with nobody ignored: each one's uid, :func:`_charger_key` and
+        ``estimates.combat_key``, in order) and the terrain (``space.terrain_key``). That is all :meth:`_danger`
+        reads besides ``u`` and the General's Ld lent to it, so a store serves every decision of that world (a
+        movement phase in which only our own units move). The last :data:`WORLD_MEMO_SIZE` worlds are kept."""
+        store = decision.dangers
+        if store is None:
+            world = (space.terrain_key(battle.state),
+                     tuple((e.uid, key, estimates.combat_key(e)) for e, key, _ in self._chargers(battle)))
+            worlds: dict[tuple, dict[tuple, object]] = self.__dict__.setdefault("_worlds", {})
+            store = worlds.get(world)
+            if store is None:
+                if len(worlds) >= WORLD_MEMO_SIZE:
+                    worlds.clear()
+                store = worlds[world] = {}
+            elif len(store) >= DANGER_MEMO_SIZE:
+                store.clear()
+            decision.dangers = store
+        return store
+
+    @staticmethod
+    def _kept_answer(battle: Battle, decision: _Decision, store: dict[tuple, object], key: tuple,
+                     u: UnitState) -> object:
+        """The answer kept in ``store`` under ``key`` (:func:`_danger_key` of ``u``): a danger, :data:`_OVER` (more
+        than :data:`DANGER_LIMIT`, not worked out in full) or None (none kept). An answer that read the General's
+        Ld lent to ``u`` is kept under ``key + (that Ld,)`` (:data:`_BY_GENERAL` under ``key``); the Ld is then
+        looked up (``psychology.general_ld``, kept in ``decision.lds`` as ``estimates.break_chance`` keeps it)."""
+        d = store.get(key)
+        if d is _BY_GENERAL:
+            kept = decision.lds.get(id(u))
+            if kept is None:
+                kept = decision.lds[id(u)] = (u, psychology.general_ld(battle, u))
+            d = store.get(key + (kept[1],))
         return d
+
+    @staticmethod
+    def _keep_answer(store: dict[tuple, object], key: tuple, u: UnitState, d: object,
+                     lds: dict[int, tuple[UnitState, int | None]]) -> None:
+        """Keep :meth:`_danger`'s answer ``d`` for ``u`` (a danger, or :data:`_OVER`) in ``store`` under ``key``.
+
+        :meth:`_danger` reads the General's Ld lent to ``u`` only through ``estimates.break_chance`` (which keeps
+        it in ``lds``), at the latest for the first charger expected to win with a chance to reach above 0 (``u``
+        not Unbreakable): whether it reads it at all depends on nothing the Ld changes. When ``lds`` holds no Ld for
+        ``u`` it was not read, and a danger of 0 is 0 whatever the Ld (every part is the chance to reach × a
+        positive number): such an answer is kept under ``key`` itself. Otherwise under ``key + (the Ld,)``, with
+        :data:`_BY_GENERAL` under ``key``."""
+        kept = lds.get(id(u))
+        if kept is None or (d is not _OVER and d == 0.0):
+            store[key] = d
+        else:
+            store[key] = _BY_GENERAL
+            store[key + (kept[1],)] = d
 
     def _chargers(self, battle: Battle, ignore: frozenset[int] = frozenset()) -> list[tuple[UnitState, tuple, tuple[float, float]]]:
         """The enemies :meth:`danger` weighs (not in ``ignore``, able to declare a charge: ``can_threaten``), each
@@ -498,14 +567,19 @@ class ScriptedAgent:
 
         ``limit``: once some charger's part exceeds it, that part is returned at once (above ``limit``, and never
         above the danger, the max of all the parts); None: every charger is weighed. At most ``limit``, the answer
-        is the danger either way.
+        is the danger either way. Whatever ``limit``, the greatest part so far is also returned at once when it
+        exceeds the charger's reach bound (its :func:`_reach_bound` plus ``u``'s radius, inches): the answer these
+        agents have always played with.
 
         A charger whose centre lies beyond its :func:`_reach_bound` plus ``u``'s radius fails the first test of
-        :func:`_threat_geometry` (``space.near``, term for term) and is passed over without a key built; one whose
-        squared centre distance exceeds that bound's square by a margin (:data:`FAR_MARGIN`) is passed over without
-        the distance taken; the others have passed that test, so their geometry (:func:`_kept_threat`) is worked
-        out with the reach known. ``lds``: the General's Ld kept per unit (:func:`estimates.break_chance`) while the
-        battle holds still (a new one when None)."""
+        :func:`_threat_geometry` (``space.near``, term for term, ``math.hypot`` answering outside its
+        :data:`space.HYPOT_BAND`) and is passed over without a key built; one whose squared centre distance exceeds
+        that bound's square by a margin (:data:`FAR_MARGIN`) is passed over without the distance taken; the others
+        have passed that test, so their geometry (:func:`_kept_threat`) is worked out with the reach known. Each
+        part is ``estimate_combat``'s (the round, then the break test of ``u`` when the charger wins it); the break
+        test is skipped where even a sure break (chance 1) could not raise the worst part so far. ``lds``: the
+        General's Ld kept per unit (:func:`estimates.break_chance`) while the battle holds still (a new one when
+        None)."""
         if not chargers:
             return 0.0
         worst = 0.0
@@ -516,9 +590,12 @@ class ScriptedAgent:
             lds = {}
         for e, key, bound in chargers:
             dx, dy = e.x - ux, e.y - uy
-            limit = (bound[0] + ru) + bound[1]
-            far = limit * FAR_MARGIN
-            if dx * dx + dy * dy > far * far or float(np.hypot(dx, dy)) > limit:
+            reach = (bound[0] + ru) + bound[1]
+            far = reach * FAR_MARGIN
+            if dx * dx + dy * dy > far * far:
+                continue
+            d = math.hypot(dx, dy)
+            if d > reach if abs(d - reach) > HYPOT_BAND * (1.0 + abs(reach)) else float(np.hypot(dx, dy)) > reach:
                 continue
             if target is None:
                 target = _target_key(u)
@@ -526,10 +603,12 @@ class ScriptedAgent:
             if threat is None:
                 continue
             p, facing = threat
-            est = estimates.estimate_combat(battle, e, u, facing, lds=lds)
-            if est.diff > 0:
-                worst = max(worst, p * (est.diff + BREAK_WEIGHT * est.break_chance))
-                if limit is not None and worst > limit:
+            _, _, diff, a_left, d_left = estimates.combat_round(battle, e, u, facing)
+            if diff > 0:
+                if p * (diff + BREAK_WEIGHT) > worst:  # else this part, at most that, cannot raise the worst
+                    chance = estimates.break_chance(battle, u, d_left, a_left, diff, lds)
+                    worst = max(worst, p * (diff + BREAK_WEIGHT * chance))
+                if worst > reach or (limit is not None and worst > limit):
                     return worst
         return worst
 
@@ -569,20 +648,21 @@ class ScriptedAgent:
     def _safe_danger(self, battle: Battle, u: UnitState, chargers: list[tuple[UnitState, tuple, tuple[float, float]]],
                      lds: dict[int, tuple[UnitState, int | None]]) -> float | None:
         """:meth:`_kept_danger` of ``u`` (nobody ignored) when it is at most :data:`DANGER_LIMIT`, else None: the
-        chargers are weighed only until one part exceeds the limit (:meth:`_danger`'s ``limit``), and such a
-        partial answer is not kept (an exact one is, as :meth:`_kept_danger` keeps it)."""
+        chargers are weighed only until one part exceeds the limit (:meth:`_danger`'s ``limit``); such a partial
+        answer is kept as :data:`_OVER` (an exact one as :meth:`_kept_danger` keeps it)."""
         decision = self.__dict__.get("_decision")
         if decision is None:
             d = self._danger(battle, u, chargers, lds, DANGER_LIMIT)
             return d if d <= DANGER_LIMIT else None
+        store = self._danger_store(battle, decision)
         key = _danger_key(frozenset(), u)
-        d = decision.dangers.get(key)
+        d = self._kept_answer(battle, decision, store, key, u)
         if d is None:
             d = self._danger(battle, u, chargers, decision.lds, DANGER_LIMIT)
-            if d > DANGER_LIMIT:
-                return None
-            decision.dangers[key] = d
-        return d if d <= DANGER_LIMIT else None
+            self._keep_answer(store, key, u, d if d <= DANGER_LIMIT else _OVER, decision.lds)
+        elif d is _OVER:
+            return None
+        return d if d <= DANGER_LIMIT else None  # type: ignore[operator,return-value]
 
     def enemy_distance(self, battle: Battle, u: UnitState) -> float:
         """Edge-to-edge distance from ``u`` to the nearest enemy (inf if none)."""

@@ -351,20 +351,35 @@ def estimate_combat(
     Raises:
         KeyError: ``facing`` is not one of the four sides.
     """
-    flanked = facing != "front"
-    defended = charging and not flanked and obstacle_between(battle, attacker, defender)
+    a_wounds, d_wounds, diff, a_left, d_left = combat_round(battle, attacker, defender, facing, charging, ally)
+    if diff > 0:
+        chance = break_chance(battle, defender, d_left, a_left, diff, lds)
+    else:
+        chance = break_chance(battle, attacker, a_left, d_left, -diff, lds)
+    return CombatEstimate(a_wounds, d_wounds, diff, chance)
+
+
+def combat_round(battle: Battle, attacker: UnitState, defender: UnitState, facing: str, charging: bool = True,
+                 ally: float = 0.0) -> tuple[float, float, float, float, float]:
+    """:func:`estimate_combat` before the break test: (attacker's wounds, defender's wounds, expected combat-result
+    difference, attacker's and defender's models left), arguments as there.
+
+    Kept per (:func:`combat_key` of each unit, facing, charging, ally, defended obstacle); the obstacle
+    (:func:`obstacle_between`, CORE.TERRAIN.DEFENDED_OBSTACLE) is looked up afresh. The break test
+    (:func:`break_chance` of the loser: the defender when the difference is positive, else the attacker) is left
+    to the caller.
+
+    Raises:
+        KeyError: ``facing`` is not one of the four sides.
+    """
+    defended = charging and facing == "front" and obstacle_between(battle, attacker, defender)
     key = (combat_key(attacker), combat_key(defender), facing, charging, ally, defended)
     part = _ROUNDS.get(key)
     if part is None:
         if len(_ROUNDS) >= ROUND_MEMO_SIZE:
             _ROUNDS.clear()
         part = _ROUNDS[key] = _round(attacker, defender, facing, charging, ally, defended)
-    a_wounds, d_wounds, diff, a_left, d_left = part
-    if diff > 0:
-        chance = break_chance(battle, defender, d_left, a_left, diff, lds)
-    else:
-        chance = break_chance(battle, attacker, a_left, d_left, -diff, lds)
-    return CombatEstimate(a_wounds, d_wounds, diff, chance)
+    return part
 
 
 ROUND_MEMO_SIZE = 65536
