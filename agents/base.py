@@ -30,9 +30,11 @@ leaves two things to its subclasses: the deployment template
 from __future__ import annotations
 
 import math
+import operator
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
+from itertools import repeat
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
@@ -221,7 +223,10 @@ class ScriptedAgent:
         }
         handler = handlers.get(battle.pending.kind)
         action = handler(battle, legal) if handler is not None else END_PHASE
-        # The handlers choose from ``legal``; the check keeps the protocol's promise regardless.
+        # The handlers choose from ``legal``; the check keeps the protocol's promise regardless. An element of
+        # ``legal`` itself is found by identity first (a C-level scan, no Action compared field by field).
+        if any(map(operator.is_, legal, repeat(action))):
+            return action
         return action if action in legal else END_PHASE
 
     def acceptable_actions(self, battle: Battle) -> list[Action]:
@@ -295,7 +300,7 @@ class ScriptedAgent:
         key = _place_key(u)
         i = store.get(key)
         if i is None:
-            i = store[key] = least_index(u, pool, measure)
+            i = store[key] = least_index(u, pool, measure, kept.radii_of(pool))
         return pool[i]
 
     def nearest_enemy(self, battle: Battle, u: UnitState) -> UnitState | None:
@@ -547,13 +552,17 @@ class ScriptedAgent:
         """The enemies :meth:`danger` weighs (not in ``ignore``, able to declare a charge: ``can_threaten``), each
         with its part of the :func:`charge_threat` key (:func:`_charger_key`) and its :func:`_reach_bound`, in
         :meth:`enemies`' order. Kept per ``ignore`` for the decision while :meth:`act` works it out (the list is
-        shared then: read it, never change it)."""
+        shared then: read it, never change it); a list with some ignored is the one with nobody ignored, less those."""
         decision = self.__dict__.get("_decision")
         if decision is None:
             return self._chargers_afresh(battle, ignore)
         found = decision.chargers.get(ignore)
         if found is None:
-            found = decision.chargers[ignore] = self._chargers_afresh(battle, ignore)
+            if ignore:  # the list with nobody ignored, less the ignored: the same elements in the same order
+                found = [c for c in self._chargers(battle) if c[0].uid not in ignore]
+            else:
+                found = self._chargers_afresh(battle, ignore)
+            decision.chargers[ignore] = found
         return found
 
     def _chargers_afresh(self, battle: Battle, ignore: frozenset[int]) -> list[tuple[UnitState, tuple, tuple[float, float]]]:
@@ -815,12 +824,20 @@ class PoolAnswers:
     asking: ``gap`` its least :func:`gap` to the pool (inches), ``nearest`` and ``target`` the index in the pool of
     its nearest enemy and of its :meth:`ScriptedAgent.target_for` choice."""
 
-    __slots__ = ("gap", "nearest", "target")
+    __slots__ = ("gap", "nearest", "radii", "target")
 
     def __init__(self) -> None:
         self.gap: dict[tuple, float] = {}
         self.nearest: dict[tuple, int] = {}
         self.target: dict[tuple, int] = {}
+        self.radii: list[float] | None = None
+
+    def radii_of(self, pool: list[UnitState]) -> list[float]:
+        """:func:`space.radius` of each enemy of ``pool`` (the pool these answers are kept for), inches."""
+        radii = self.radii
+        if radii is None:
+            radii = self.radii = [space.radius(e) for e in pool]
+        return radii
 
 
 POOL_MEMO_SIZE = 4096
@@ -844,13 +861,14 @@ def nearest_gaps(pool: list[UnitState], kept: PoolAnswers | None = None) -> Call
     """``u -> min(gap(u, e) for e in pool)`` (inches; inf for an empty pool), kept per the footprints of the pool
     and of ``u`` (``kept``: :func:`pool_answers` of ``pool``, looked up when None), so a unit that has not moved
     against enemies that have not moved is answered without a distance looked up."""
-    gaps = (pool_answers(pool) if kept is None else kept).gap
+    answers = pool_answers(pool) if kept is None else kept
+    gaps = answers.gap
 
     def nearest(u: UnitState) -> float:
         key = _place_key(u)
         d = gaps.get(key)
         if d is None:
-            d = gaps[key] = gap(u, pool[least_index(u, pool, gap)]) if pool else float("inf")
+            d = gaps[key] = gap(u, pool[least_index(u, pool, gap, answers.radii_of(pool))]) if pool else float("inf")
         return d
 
     return nearest
@@ -863,7 +881,8 @@ SMALL_POOL = 3
 """Pools up to this size are measured enemy by enemy in :func:`least_index` (no bounds worked out)."""
 
 
-def least_index(u: UnitState, pool: list[UnitState], measure: Callable[[UnitState, UnitState], float]) -> int:
+def least_index(u: UnitState, pool: list[UnitState], measure: Callable[[UnitState, UnitState], float],
+                radii: list[float] | None = None) -> int:
     """The index in ``pool`` (not empty, distinct units) of the enemy with the least ``(measure(u, e), e.uid)``:
     ``min(range(len(pool)), key=lambda j: (measure(u, pool[j]), pool[j].uid))``.
 
@@ -871,12 +890,15 @@ def least_index(u: UnitState, pool: list[UnitState], measure: Callable[[UnitStat
     never below their centre distance less both radii (:func:`space.radius`: every point of a footprint lies within it
     of its centre). So the enemies are measured in order of that bound, and once the bound of the next exceeds the
     least measure found by :data:`GAP_SLACK`, it and all after it are passed over: none of them can be least.
+    ``radii``: the pool's radii when kept already (:meth:`PoolAnswers.radii_of`), else worked out.
     """
     n = len(pool)
     if n <= SMALL_POOL:
         return min(range(n), key=lambda j: (measure(u, pool[j]), pool[j].uid))
     ux, uy, ru = u.x, u.y, space.radius(u)
-    bounds = sorted((math.hypot(e.x - ux, e.y - uy) - ru - space.radius(e), j) for j, e in enumerate(pool))
+    if radii is None:
+        radii = [space.radius(e) for e in pool]
+    bounds = sorted((math.hypot(e.x - ux, e.y - uy) - ru - radii[j], j) for j, e in enumerate(pool))
     best_j = bounds[0][1]
     e = pool[best_j]
     best = (measure(u, e), e.uid)
@@ -984,11 +1006,55 @@ def _threat_geometry(battle: Battle, c: UnitState, t: UnitState, target: Polygon
         reach = charge_reach(c)
         if not space.near(c, t, reach):
             return None
-    target = space.footprint(t) if target is None else target
-    dist = geo.distance(space.footprint(c), target)
-    if dist > reach or not geo.partly_in_vision_arc(space.pose(c), c.width, c.depth, target):
+    if target is None:  # the footprints' distance as the engine keeps it (the same polygons), the arc in floats
+        dist = gap(c, t)
+        if dist > reach:
+            return None
+        seen = in_vision_arc(c, t)
+        if seen is None:
+            seen = geo.partly_in_vision_arc(space.pose(c), c.width, c.depth, space.footprint(t))
+    else:
+        dist = geo.distance(space.footprint(c), target)
+        if dist > reach:
+            return None
+        seen = geo.partly_in_vision_arc(space.pose(c), c.width, c.depth, target)
+    if not seen:
         return None
     return estimates.charge_chance(c, dist), charge_arc(battle, c, t)
+
+
+ARC_MARGIN = 1e-6
+"""Inches by which every corner of a target must lie beyond a side of the viewer's front arc for
+:func:`in_vision_arc` to answer False (far above the rounding of the arc's polygon in table inches)."""
+
+
+def in_vision_arc(c: UnitState, t: UnitState) -> bool | None:
+    """``geo.partly_in_vision_arc`` of ``c``'s footprint and ``t``'s (CORE.GEO.VISION_ARC) in plain floats, or None
+    where only the polygons can tell.
+
+    True when a corner of ``t`` (``geo.corner_list``: the vertices of its footprint polygon) is in ``c``'s front
+    arc as ``geo.point_arc`` says: the first test of ``partly_in_vision_arc``, on the same floats (its local
+    frame is worked out element by element in the same order). False when every corner lies more than
+    :data:`ARC_MARGIN` inches beyond one side of the arc (behind the front edge's line, or outside one of the 45°
+    rays from the front corners): the rectangle then lies in an open half-plane that misses the arc, so the
+    interiors cannot meet. None otherwise (the polygons' relation decides)."""
+    cs = geo.Pose(c.x, c.y, c.facing)
+    cos_f, sin_f = cs.front()
+    hw, hd = 0.5 * c.width, 0.5 * c.depth
+    cx, cy = c.x, c.y
+    behind = right = left = True
+    for px, py in geo.corner_list(geo.Pose(t.x, t.y, t.facing), t.width, t.depth):
+        dx = px - cx
+        dy = py - cy
+        lx = dx * sin_f - dy * cos_f
+        ly = dx * cos_f + dy * sin_f
+        if geo.point_arc(lx, ly, hw, hd) == "front":
+            return True
+        fy = ly - hd
+        behind = behind and fy < -ARC_MARGIN
+        right = right and fy < lx - hw - ARC_MARGIN
+        left = left and fy < -lx - hw - ARC_MARGIN
+    return False if behind or right or left else None
 
 
 def room_to_flee(battle: Battle, t: UnitState, c: UnitState, distance: float = 12.0) -> bool:
