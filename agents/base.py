@@ -44,7 +44,7 @@ from battleline.agents.steering import face_threat, moved_copy, off_axis, predic
 from battleline.env.rules import geometry as geo
 from battleline.env.rules import psychology, shooting, space
 from battleline.env.rules.actions import END_PHASE, Action
-from battleline.env.rules.charges import charge_facing, charge_reach, contact_placement
+from battleline.env.rules.charges import charge_reach, contact_placement
 from battleline.env.rules.state import UnitState
 from battleline.tactics.deployment import CENTRE, DeploymentPlan, choose_slot, is_fast
 from battleline.tactics.manoeuvres import can_threaten
@@ -917,19 +917,52 @@ def charge_arc(battle: Battle, c: UnitState, t: UnitState) -> str:
 
     Forecast copies may overlap their target, where the engine's
     ``charge_facing`` has no answer. Kept per :func:`_threat_key` of ``c`` and ``t`` (their places,
-    formations, bases and special rules: all the unrolled ``charge_facing`` reads; no die is rolled).
+    formations, bases and special rules: all the unrolled ``charge_facing`` reads; no die is rolled);
+    worked out in plain floats (:func:`front_rank_arc`).
     """
     key = _threat_key(c, t)
     arc = _ARCS.get(key)
     if arc is None:
         if len(_ARCS) >= THREAT_MEMO_SIZE:
             _ARCS.clear()
-        try:
-            arc = charge_facing(battle, c, t, roll=False) or "front"
-        except ValueError:
-            arc = "front"
+        if t.has("skirmishers"):
+            arc = "front"  # as charge_facing: CORE.TYPE.SKIRMISHERS, always charged in the front
+        else:
+            arc = front_rank_arc(c, t)
         _ARCS[key] = arc
     return arc
+
+
+def front_rank_arc(c: UnitState, t: UnitState) -> str:
+    """``charge_facing(battle, c, t, roll=False) or "front"`` for a ``t`` without Skirmishers, in plain floats: the
+    first arc of ``t`` (``geo.ARCS`` order: front, left, right, rear; CORE.GEO.UNIT_ARC) holding the most of ``c``'s
+    front-rank model centres, "front" when every centre is inside ``t``.
+
+    The centres are ``geo.front_rank_centres``' and their arcs ``geo.arc_counts``', worked out on the same floats
+    in the same order of operations (numpy's element-wise arithmetic rounds as Python's does)."""
+    f = min(c.files, c.models)
+    if f < 1:
+        return "front"  # geo.model_centres refuses it; charge_facing's caller answers "front"
+    ranks = -(-c.models // f)
+    hw = 0.5 * f * c.base_w
+    ly = 0.5 * ranks * c.base_d - 0.5 * c.base_d
+    cos_c, sin_c = geo.Pose(c.x, c.y, c.facing).front()
+    cos_t, sin_t = geo.Pose(t.x, t.y, t.facing).front()
+    thw, thd = 0.5 * t.width, 0.5 * t.depth
+    counts = dict.fromkeys(geo.ARCS, 0)
+    for i in range(f):
+        lx = -hw + (i + 0.5) * c.base_w
+        px = c.x + lx * sin_c + ly * cos_c
+        py = c.y - lx * cos_c + ly * sin_c
+        dx = px - t.x
+        dy = py - t.y
+        arc = geo.point_arc(dx * sin_t - dy * cos_t, dx * cos_t + dy * sin_t, thw, thd)
+        if arc != "inside":
+            counts[arc] += 1
+    best = max(counts.values())
+    if best == 0:
+        return "front"
+    return next(a for a in geo.ARCS if counts[a] == best)
 
 
 _ARCS: dict[tuple, str] = {}
@@ -1006,13 +1039,15 @@ def _threat_geometry(battle: Battle, c: UnitState, t: UnitState, target: Polygon
         reach = charge_reach(c)
         if not space.near(c, t, reach):
             return None
-    if target is None:  # the footprints' distance as the engine keeps it (the same polygons), the arc in floats
-        dist = gap(c, t)
-        if dist > reach:
-            return None
+    if target is None:  # the arc in floats first, then the footprints' distance as the engine keeps it
         seen = in_vision_arc(c, t)
         if seen is None:
             seen = geo.partly_in_vision_arc(space.pose(c), c.width, c.depth, space.footprint(t))
+        if not seen:
+            return None
+        dist = gap(c, t)
+        if dist > reach:
+            return None
     else:
         dist = geo.distance(space.footprint(c), target)
         if dist > reach:
