@@ -133,15 +133,17 @@ class _Decision:
         chargers: :meth:`ScriptedAgent._chargers`'s lists by ``ignore``.
         lds: the General's Ld lent to each unit, as ``estimates.break_chance`` keeps it.
         pool: :meth:`ScriptedAgent.enemy_pool` once read.
+        generals: :func:`lending_generals` per side, once read.
     """
 
-    __slots__ = ("chargers", "dangers", "lds", "pool")
+    __slots__ = ("chargers", "dangers", "generals", "lds", "pool")
 
     def __init__(self) -> None:
         self.dangers: dict[tuple, object] | None = None
         self.chargers: dict[frozenset[int], list[tuple[UnitState, tuple, tuple[float, float]]]] = {}
         self.lds: dict[int, tuple[UnitState, int | None]] = {}
         self.pool: tuple[list[UnitState], PoolAnswers] | None = None
+        self.generals: dict[int, list[tuple[UnitState, UnitState, float]]] = {}
 
 
 @dataclass(frozen=True)
@@ -521,12 +523,12 @@ class ScriptedAgent:
         """The answer kept in ``store`` under ``key`` (:func:`_danger_key` of ``u``): a danger, :data:`_OVER` (more
         than :data:`DANGER_LIMIT`, not worked out in full) or None (none kept). An answer that read the General's
         Ld lent to ``u`` is kept under ``key + (that Ld,)`` (:data:`_BY_GENERAL` under ``key``); the Ld is then
-        looked up (``psychology.general_ld``, kept in ``decision.lds`` as ``estimates.break_chance`` keeps it)."""
+        looked up (:func:`general_ld`, kept in ``decision.lds`` as ``estimates.break_chance`` keeps it)."""
         d = store.get(key)
         if d is _BY_GENERAL:
             kept = decision.lds.get(id(u))
             if kept is None:
-                kept = decision.lds[id(u)] = (u, psychology.general_ld(battle, u))
+                kept = decision.lds[id(u)] = (u, general_ld(battle, u, decision))
             d = store.get(key + (kept[1],))
         return d
 
@@ -615,6 +617,8 @@ class ScriptedAgent:
             _, _, diff, a_left, d_left = estimates.combat_round(battle, e, u, facing)
             if diff > 0:
                 if p * (diff + BREAK_WEIGHT) > worst:  # else this part, at most that, cannot raise the worst
+                    if id(u) not in lds and not u.has("unbreakable"):  # where break_chance reads it
+                        lds[id(u)] = (u, general_ld(battle, u, self.__dict__.get("_decision")))
                     chance = estimates.break_chance(battle, u, d_left, a_left, diff, lds)
                     worst = max(worst, p * (diff + BREAK_WEIGHT * chance))
                 if worst > reach or (limit is not None and worst > limit):
@@ -647,12 +651,29 @@ class ScriptedAgent:
                 return cand
             over.append((cand, kept[0]))
         # Every candidate is over the limit: the least dangerous (the first on a tie), on exact dangers.
-        best, best_danger = option, float("inf")
+        best, best_danger = option, math.inf
         for cand, copy in over:
-            d = self._kept_danger(battle, copy, frozenset(), chargers, lds)
+            d = self._danger_below(battle, copy, chargers, lds, best_danger)
             if d < best_danger:
                 best, best_danger = cand, d
         return best
+
+    def _danger_below(self, battle: Battle, u: UnitState, chargers: list[tuple[UnitState, tuple, tuple[float, float]]],
+                      lds: dict[int, tuple[UnitState, int | None]], bound: float) -> float:
+        """:meth:`_kept_danger` of ``u`` (nobody ignored) where it is at most ``bound``; else some number above
+        ``bound`` (the danger is at least that): the chargers are weighed only until a part exceeds ``bound``
+        (:meth:`_danger`'s ``limit``; ``math.inf``: all). Only exact answers are kept."""
+        decision = self.__dict__.get("_decision")
+        if decision is None:
+            return self._danger(battle, u, chargers, lds, bound)
+        store = self._danger_store(battle, decision)
+        key = _danger_key(frozenset(), u)
+        d = self._kept_answer(battle, decision, store, key, u)
+        if d is None or d is _OVER:
+            d = self._danger(battle, u, chargers, decision.lds, bound)
+            if d <= bound:
+                self._keep_answer(store, key, u, d, decision.lds)
+        return d  # type: ignore[return-value]
 
     def _safe_danger(self, battle: Battle, u: UnitState, chargers: list[tuple[UnitState, tuple, tuple[float, float]]],
                      lds: dict[int, tuple[UnitState, int | None]]) -> float | None:
@@ -783,6 +804,41 @@ def best_per_unit(values: dict[Action, float]) -> list[Action]:
 def effort(u: UnitState, e: UnitState) -> float:
     """Inches of movement for ``u`` to reach ``e``: the gap plus the wheel that faces it (W·θ)."""
     return gap(u, e) + geo.wheel_distance(u.width, off_axis(u, (e.x, e.y)))
+
+
+def lending_generals(battle: Battle, side: int) -> list[tuple[UnitState, UnitState, float]]:
+    """The Generals of ``side`` that may lend their Ld (CORE.SR.GENERAL): in play, their carrier (``characters.carrier``:
+    the host when joined) deployed and not fleeing; each as (General, carrier, Inspiring Presence range in inches:
+    18" for a Large Target, else 12"), in the order of ``battle.state.units``."""
+    state = battle.state
+    out = []
+    for g in state.units:
+        if g.general and g.side == side and g.in_play:
+            gc = g if g.joined_to is None else state.units[g.joined_to]
+            if gc.fleeing or not gc.deployed:
+                continue
+            reach = psychology.LARGE_TARGET_INSPIRING_RANGE if g.has("large_target") else psychology.INSPIRING_RANGE
+            out.append((g, gc, reach))
+    return out
+
+
+def general_ld(battle: Battle, u: UnitState, decision: _Decision | None = None) -> int | None:
+    """``psychology.general_ld(battle, u)`` (CORE.SR.GENERAL, CORE.SR.INSPIRING_PRESENCE, CORE.CC.CHALLENGE.REFUSE):
+    the same tests on the Generals of :func:`lending_generals`, listed once per ``decision`` (the battle holding still;
+    None: listed afresh)."""
+    if decision is None:
+        generals = lending_generals(battle, u.side)
+    else:
+        generals = decision.generals.get(u.side)
+        if generals is None:
+            generals = decision.generals[u.side] = lending_generals(battle, u.side)
+    target = u if u.joined_to is None else battle.state.units[u.joined_to]
+    for g, gc, reach in generals:
+        if gc.uid == target.uid:
+            return None if g.refused else g.profile.Ld
+        if space.near(gc, target, reach) and space.unit_distance(gc, target) <= reach:
+            return g.profile.Ld
+    return None
 
 
 GAP_MEMO_SIZE = 65536

@@ -7,6 +7,9 @@
 * :func:`agents.base.in_vision_arc` answers ``geo.partly_in_vision_arc`` in floats (or leaves it to the polygons).
 * :func:`agents.base.front_rank_arc` answers ``charge_facing(..., roll=False) or "front"`` in floats.
 * :func:`agents.base.least_index` with the pool's kept radii equals it without them.
+* :func:`agents.base.general_ld` (the Generals listed once per decision) equals ``psychology.general_ld``.
+* :meth:`ScriptedAgent._danger_below` (safer_option's last resort, weighing up to the least danger so far) is the
+  danger where that is at most its bound, else a number above the bound.
 
 Each is compared on decisions of battles played by the scripted agents, their units where they stand and moved.
 """
@@ -14,6 +17,7 @@ Each is compared on decisions of battles played by the scripted agents, their un
 from __future__ import annotations
 
 import dataclasses
+import math
 import random
 
 import numpy as np
@@ -32,6 +36,7 @@ from battleline.agents.base import (
     _Decision,
     front_rank_arc,
     gap,
+    general_ld,
     in_vision_arc,
     least_index,
 )
@@ -255,3 +260,47 @@ def test_least_index_with_kept_radii_equals_without(pairs: list[tuple[Battle, Un
         assert least_index(c, pool, gap, radii) == least_index(c, pool, gap)
         checked += 1
     assert checked > 100
+
+
+def test_general_ld_equals_the_engines(pairs: list[tuple[Battle, UnitState, UnitState]]) -> None:
+    """For every unit of a pair (where it stands and moved about), and every character in play of its battle, on
+    both sides: general_ld, afresh and with the Generals listed once per decision, equals psychology.general_ld;
+    some units are lent an Ld and some are not."""
+    lent = {True: 0, False: 0}
+    decisions: dict[int, _Decision] = {}
+    for b, c, _ in pairs[::3]:
+        decision = decisions.setdefault(id(b), _Decision())
+        units = [c] + [x for x in b.state.units if x.character and x.in_play]
+        for u in units:
+            want = psychology.general_ld(b, u)
+            assert general_ld(b, u) == want
+            assert general_ld(b, u, decision) == want
+            lent[want is not None] += 1
+    assert lent[True] > 100 and lent[False] > 100
+
+
+def test_danger_below_a_bound_is_the_danger_or_above_the_bound(
+        pairs: list[tuple[Battle, UnitState, UnitState]]) -> None:
+    """For units of pairs (moved about) against their enemies' chargers, in a decision and outside one, with bounds
+    of 0.5, 2, 5 and inf: _danger_below is the reference danger where that is at most the bound, else above the bound
+    and at most the danger; some answers are cut short."""
+    agents = {side: make_agent("line_advance", seed=side) for side in (0, 1)}
+    cut = exact = 0
+    for b, c, _ in pairs[1::9]:
+        agent = agents[c.side]
+        agent.reset(b, c.side)
+        want = _reference_danger(agent, b, c)
+        for keep in (False, True):
+            for bound in (0.5, 2.0, 5.0, math.inf):
+                agent._decision = _Decision() if keep else None
+                try:
+                    got = agent._danger_below(b, c, agent._chargers(b), {}, bound)
+                finally:
+                    agent._decision = None
+                if want <= bound:
+                    assert got == want
+                    exact += 1
+                else:
+                    assert bound < got <= want
+                    cut += got < want
+    assert exact > 100 and cut > 0
