@@ -47,7 +47,7 @@ from battleline.env.rules.actions import END_PHASE, Action
 from battleline.env.rules.charges import charge_reach, contact_placement
 from battleline.env.rules.state import UnitState
 from battleline.tactics.deployment import CENTRE, DeploymentPlan, choose_slot, is_fast
-from battleline.tactics.manoeuvres import can_threaten
+from battleline.tactics.manoeuvres import can_threaten, engaged_uids
 
 if TYPE_CHECKING:
     from shapely.geometry import Polygon
@@ -568,9 +568,15 @@ class ScriptedAgent:
         return found
 
     def _chargers_afresh(self, battle: Battle, ignore: frozenset[int]) -> list[tuple[UnitState, tuple, tuple[float, float]]]:
-        """:meth:`_chargers` worked out."""
-        return [(e, _charger_key(e), _reach_bound(e)) for e in self.enemies(battle)
-                if e.uid not in ignore and can_threaten(battle, e)]
+        """:meth:`_chargers` worked out (``can_threaten`` with the engaged units listed once; each bound kept per
+        :func:`_charger_key`, all it is worked out from: :func:`_kept_reach_bound`)."""
+        engaged = engaged_uids(battle)
+        out = []
+        for e in self.enemies(battle):
+            if e.uid not in ignore and can_threaten(battle, e, engaged):
+                key = _charger_key(e)
+                out.append((e, key, _kept_reach_bound(e, key)))
+        return out
 
     def _danger(self, battle: Battle, u: UnitState, chargers: list[tuple[UnitState, tuple, tuple[float, float]]],
                 lds: dict[int, tuple[UnitState, int | None]] | None = None, limit: float | None = None) -> float:
@@ -594,7 +600,7 @@ class ScriptedAgent:
         if not chargers:
             return 0.0
         worst = 0.0
-        target = None
+        target = u_key = None
         ru = space.radius(u)
         ux, uy = u.x, u.y
         if lds is None:
@@ -614,7 +620,9 @@ class ScriptedAgent:
             if threat is None:
                 continue
             p, facing = threat
-            _, _, diff, a_left, d_left = estimates.combat_round(battle, e, u, facing)
+            if u_key is None:
+                u_key = estimates.combat_key(u)
+            _, _, diff, a_left, d_left = estimates.combat_round(battle, e, u, facing, keys=(estimates.combat_key(e), u_key))
             if diff > 0:
                 if p * (diff + BREAK_WEIGHT) > worst:  # else this part, at most that, cannot raise the worst
                     if id(u) not in lds and not u.has("unbreakable"):  # where break_chance reads it
@@ -1076,6 +1084,20 @@ def _charger_key(c: UnitState) -> tuple:
 def _target_key(t: UnitState) -> tuple:
     """The target's part of :func:`_threat_key`: place, formation, bases, troop type and special rules."""
     return (t.x, t.y, t.facing, t.files, t.models, t.base_w, t.base_d, t.troop_type, tuple(t.special_rules))
+
+
+_BOUNDS: dict[tuple, tuple[float, float]] = {}
+
+
+def _kept_reach_bound(c: UnitState, key: tuple) -> tuple[float, float]:
+    """:func:`_reach_bound` of ``c``, kept per ``key`` (its :func:`_charger_key`: the footprint's formation, bases and
+    troop type, M and special rules, all the radius and the charge reach read)."""
+    bound = _BOUNDS.get(key)
+    if bound is None:
+        if len(_BOUNDS) >= THREAT_MEMO_SIZE:
+            _BOUNDS.clear()
+        bound = _BOUNDS[key] = _reach_bound(c)
+    return bound
 
 
 def _reach_bound(c: UnitState) -> tuple[float, float]:

@@ -360,9 +360,10 @@ def estimate_combat(
 
 
 def combat_round(battle: Battle, attacker: UnitState, defender: UnitState, facing: str, charging: bool = True,
-                 ally: float = 0.0) -> tuple[float, float, float, float, float]:
+                 ally: float = 0.0, keys: tuple[tuple, tuple] | None = None) -> tuple[float, float, float, float, float]:
     """:func:`estimate_combat` before the break test: (attacker's wounds, defender's wounds, expected combat-result
-    difference, attacker's and defender's models left), arguments as there.
+    difference, attacker's and defender's models left), arguments as there; ``keys``: (:func:`combat_key` of the
+    attacker, of the defender) where the caller has them already.
 
     Kept per (:func:`combat_key` of each unit, facing, charging, ally, defended obstacle); the obstacle
     (:func:`obstacle_between`, CORE.TERRAIN.DEFENDED_OBSTACLE) is looked up afresh. The break test
@@ -373,7 +374,9 @@ def combat_round(battle: Battle, attacker: UnitState, defender: UnitState, facin
         KeyError: ``facing`` is not one of the four sides.
     """
     defended = charging and facing == "front" and obstacle_between(battle, attacker, defender)
-    key = (combat_key(attacker), combat_key(defender), facing, charging, ally, defended)
+    if keys is None:
+        keys = (combat_key(attacker), combat_key(defender))
+    key = (keys[0], keys[1], facing, charging, ally, defended)
     part = _ROUNDS.get(key)
     if part is None:
         if len(_ROUNDS) >= ROUND_MEMO_SIZE:

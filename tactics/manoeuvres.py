@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -126,15 +126,23 @@ def flank_swing(defender: UnitState, arc: str) -> int:
 
 
 # ----------------------------------------------------------------------------- threat and control zones
-def can_threaten(battle: Battle, e: UnitState) -> bool:
-    """Whether ``e`` could declare a charge in its next movement phase (as far as its state shows)."""
+def can_threaten(battle: Battle, e: UnitState, engaged: Collection[int] | None = None) -> bool:
+    """Whether ``e`` could declare a charge in its next movement phase (as far as its state shows).
+
+    ``engaged``: the uids of the units in combat (:func:`engaged_uids`) where the caller has listed them already
+    (None: ``psychology.engaged`` is asked)."""
     return (
         e.alive
         and not e.fleeing
         and e.profile.M > 0
         and e.troop_type != "war_machine"
-        and not psychology.engaged(battle, e)
+        and not (psychology.engaged(battle, e) if engaged is None else e.uid in engaged)
     )
+
+
+def engaged_uids(battle: Battle) -> set[int]:
+    """The uids of the units in combat: either side of an engagement (CORE.GEO.CONTACT, ``psychology.engaged``)."""
+    return {uid for en in battle.state.engagements for uid in (en.attacker, en.defender)}
 
 
 def threat_region(e: UnitState, pose: geo.Pose | None = None) -> shapely.Geometry:

@@ -10,6 +10,8 @@
 * :func:`agents.base.general_ld` (the Generals listed once per decision) equals ``psychology.general_ld``.
 * :meth:`ScriptedAgent._danger_below` (safer_option's last resort, weighing up to the least danger so far) is the
   danger where that is at most its bound, else a number above the bound.
+* ``tactics.manoeuvres.can_threaten`` with the engaged units listed once, the reach bounds kept per charger key and
+  ``estimates.combat_round`` given its combat keys equal them worked out afresh.
 
 Each is compared on decisions of battles played by the scripted agents, their units where they stand and moved.
 """
@@ -32,8 +34,11 @@ from battleline.agents.base import (
     SAFER_OPTIONS,
     PoolAnswers,
     ScriptedAgent,
+    _charger_key,
     _danger_key,
     _Decision,
+    _kept_reach_bound,
+    _reach_bound,
     front_rank_arc,
     gap,
     general_ld,
@@ -47,6 +52,7 @@ from battleline.env.rules import psychology, space
 from battleline.env.rules.battle import Battle
 from battleline.env.rules.charges import charge_facing, charge_reach
 from battleline.env.rules.state import UnitState
+from battleline.tactics.manoeuvres import can_threaten, engaged_uids
 
 
 def _reference_threat(b: Battle, c: UnitState, t: UnitState) -> tuple[float, str] | None:
@@ -304,3 +310,21 @@ def test_danger_below_a_bound_is_the_danger_or_above_the_bound(
                     assert bound < got <= want
                     cut += got < want
     assert exact > 100 and cut > 0
+
+
+def test_listed_engagements_kept_bounds_and_given_keys_equal_afresh(
+        pairs: list[tuple[Battle, UnitState, UnitState]]) -> None:
+    """For every pair: can_threaten with the engaged units listed once equals it asking psychology.engaged; the
+    reach bound kept per charger key equals _reach_bound; combat_round given both combat keys equals it working them
+    out, on every facing; some units are engaged and cannot threaten."""
+    engaged_seen = 0
+    listed: dict[int, set[int]] = {}
+    for b, c, t in pairs:
+        engaged = listed.setdefault(id(b), engaged_uids(b))
+        assert can_threaten(b, c, engaged) == can_threaten(b, c)
+        engaged_seen += c.uid in engaged and not can_threaten(b, c)
+        assert _kept_reach_bound(c, _charger_key(c)) == _reach_bound(c)
+        for facing in ("front", "left", "right", "rear"):
+            keys = (estimates.combat_key(c), estimates.combat_key(t))
+            assert estimates.combat_round(b, c, t, facing, keys=keys) == estimates.combat_round(b, c, t, facing)
+    assert engaged_seen > 0
