@@ -328,3 +328,50 @@ def test_listed_engagements_kept_bounds_and_given_keys_equal_afresh(
             keys = (estimates.combat_key(c), estimates.combat_key(t))
             assert estimates.combat_round(b, c, t, facing, keys=keys) == estimates.combat_round(b, c, t, facing)
     assert engaged_seen > 0
+
+
+@pytest.mark.parametrize("seed", [16, 17])
+def test_line_advance_unit_choices_kept_across_decisions_equal_afresh(seed: int,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Through a whole line_advance battle, at every movement decision, before the agent acts, in a new decision of
+    the acting agent (its answers kept from the decisions before): every unit's unit_choice equals a twin's that keeps
+    nothing (keep_decisions off); many answers are found kept before they are asked, and some are moves."""
+    b = Battle.from_scenario("pitched_battle", seed=seed)
+    agents = [make_agent("line_advance", seed=1), make_agent("line_advance", seed=2)]
+    twins = [make_agent("line_advance", seed=1), make_agent("line_advance", seed=2)]
+    for side in (0, 1):
+        agents[side].reset(b, side)
+        twins[side].reset(b, side)
+        twins[side].keep_decisions = False
+    found = moves = compared = 0
+    worked_out = [0]
+    original = ScriptedAgent.unit_choice
+
+    def counting(self: ScriptedAgent, *args: object) -> str | None:
+        worked_out[0] += self.keep_decisions
+        return original(self, *args)
+
+    monkeypatch.setattr(ScriptedAgent, "unit_choice", counting)
+    while not b.is_over:
+        side = b.pending.player
+        agent, twin = agents[side], twins[side]
+        if b.pending.kind == "move" and agent.plan is not None:
+            twin.plan = agent.plan
+            options: dict[int, list[str]] = {}
+            for a in b.legal_actions():
+                if a.kind == "move":
+                    options.setdefault(a.unit, []).append(a.option)
+            agent._decision = _Decision()
+            try:
+                for uid, opts in options.items():
+                    u = b.unit(uid)
+                    before = worked_out[0]
+                    got = agent.unit_choice(b, u, opts)
+                    found += worked_out[0] == before
+                    assert got == twin.unit_choice(b, u, opts)
+                    moves += got is not None
+                    compared += 1
+            finally:
+                agent._decision = None
+        b.apply(agent.act(b))
+    assert compared > 200 and found > 30 and moves > 20
