@@ -1145,13 +1145,13 @@ def _threat_geometry(battle: Battle, c: UnitState, t: UnitState, target: Polygon
         reach = charge_reach(c)
         if not space.near(c, t, reach):
             return None
-    if target is None:  # the arc in floats first, then the footprints' distance as the engine keeps it
+    if target is None:  # the arc in floats first, then the footprints' distance
         seen = in_vision_arc(c, t)
         if seen is None:
             seen = geo.partly_in_vision_arc(space.pose(c), c.width, c.depth, space.footprint(t))
         if not seen:
             return None
-        dist = gap(c, t)
+        dist = geo.distance(space.footprint(c), space.footprint(t))
         if dist > reach:
             return None
     else:
