@@ -330,7 +330,7 @@ def test_listed_engagements_kept_bounds_and_given_keys_equal_afresh(
     assert engaged_seen > 0
 
 
-@pytest.mark.parametrize("seed", [12, 16])
+@pytest.mark.parametrize("seed", [16, 17])
 def test_line_advance_unit_choices_kept_across_decisions_equal_afresh(seed: int,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """Through a whole line_advance battle, at every movement decision, before the agent acts, in a new decision of
