@@ -134,11 +134,9 @@ class _Decision:
         lds: the General's Ld lent to each unit, as ``estimates.break_chance`` keeps it.
         pool: :meth:`ScriptedAgent.enemy_pool` once read.
         generals: :func:`lending_generals` per side, once read.
-        world: the key of the :meth:`ScriptedAgent._danger_store` looked up; context:
-            :meth:`ScriptedAgent.decision_context` once read.
     """
 
-    __slots__ = ("chargers", "context", "dangers", "generals", "lds", "pool", "world")
+    __slots__ = ("chargers", "dangers", "generals", "lds", "pool")
 
     def __init__(self) -> None:
         self.dangers: dict[tuple, object] | None = None
@@ -146,8 +144,6 @@ class _Decision:
         self.lds: dict[int, tuple[UnitState, int | None]] = {}
         self.pool: tuple[list[UnitState], PoolAnswers] | None = None
         self.generals: dict[int, list[tuple[UnitState, UnitState, float]]] = {}
-        self.world: tuple | None = None
-        self.context: tuple | None = None
 
 
 @dataclass(frozen=True)
@@ -460,34 +456,11 @@ class ScriptedAgent:
         else:
             units.sort(key=lambda u: (self.enemy_distance(battle, u), u.uid))
         for u in units:
-            option = self.unit_choice(battle, u, options[u.uid])
+            option = self.move_option(battle, u, options[u.uid])
+            if option is not None:
+                option = self.safer_option(battle, u, option, options[u.uid])
             if option is not None and option in options[u.uid]:
                 yield options[u.uid][option]
-
-    def unit_choice(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
-        """The move :meth:`unit_moves` gives ``u`` (one of ``options``, or None): :meth:`move_option`, made safe
-        by :meth:`safer_option`."""
-        option = self.move_option(battle, u, options)
-        if option is not None:
-            option = self.safer_option(battle, u, option, options)
-        return option
-
-    def decision_context(self, battle: Battle) -> tuple | None:
-        """Within :meth:`act` (None outside it): what the decision shows of the enemies and the Generals, worked
-        out once per decision, for answers kept across decisions: the danger world (:meth:`_danger_store`: terrain,
-        the enemies that may charge), every enemy on the table (uid, :func:`_place_key`, fleeing) in order, and the
-        Generals of this side that may lend their Ld (:func:`lending_generals`: General's uid, Ld, refused, Large
-        Target; carrier's uid and :func:`_place_key`)."""
-        decision = self.__dict__.get("_decision")
-        if decision is None:
-            return None
-        if decision.context is None:
-            self._danger_store(battle, decision)
-            enemies = tuple((e.uid, _place_key(e), e.fleeing) for e in space.alive_units(battle.state, 1 - self.side))
-            generals = tuple((g.uid, g.profile.Ld, g.refused, g.has("large_target"), gc.uid, _place_key(gc))
-                             for g, gc, _ in lending_generals(battle, self.side))
-            decision.context = (decision.world, enemies, generals)
-        return decision.context
 
     def danger(self, battle: Battle, u: UnitState, ignore: frozenset[int] = frozenset()) -> float:
         """How badly an enemy charge next turn would go for ``u`` where it stands.
@@ -542,7 +515,6 @@ class ScriptedAgent:
             elif len(store) >= DANGER_MEMO_SIZE:
                 store.clear()
             decision.dangers = store
-            decision.world = world
         return store
 
     @staticmethod

@@ -14,8 +14,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import TYPE_CHECKING
 
-from battleline.agents.base import CLOSE, MIN_REACH_FLANK, ChargeOption, ScriptedAgent, _place_key, gap
-from battleline.agents.estimates import combat_key
+from battleline.agents.base import CLOSE, MIN_REACH_FLANK, ChargeOption, ScriptedAgent, gap
 from battleline.agents.steering import face_threat
 from battleline.env.rules import geometry as geo
 from battleline.env.rules import space
@@ -37,10 +36,6 @@ if TYPE_CHECKING:
     from battleline.env.rules.battle import Battle
 
 
-UNIT_MEMO_SIZE = 4096
-"""Most unit answers :meth:`LineAdvanceAgent.unit_choice` keeps (then it starts afresh)."""
-
-
 class LineAdvanceAgent(ScriptedAgent):
     """``line_advance``: deploy a battle line across the centre and advance it on the enemy.
 
@@ -57,27 +52,6 @@ class LineAdvanceAgent(ScriptedAgent):
     def make_plan(self, battle: Battle) -> DeploymentPlan:
         """The battle-line template for this army."""
         return line_template(self.army(battle), battle.state.table_w)
-
-    def unit_choice(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
-        """:meth:`ScriptedAgent.unit_choice`, kept across the decisions that show the same enemies and Generals
-        (:meth:`ScriptedAgent.decision_context`) for a unit that neither shoots (no missile weapon, or fast) nor is
-        a character nor a war machine, under its uid, side, joined unit, place (:func:`base._place_key`),
-        ``estimates.combat_key`` (profile, special rules, formation) and its options: for such a unit
-        :meth:`move_option` advances on :meth:`target_for` (the enemies), steering with its options and its own
-        move allowance, and :meth:`ScriptedAgent.safer_option` weighs places of it against the enemies that may
-        charge and the General's Ld: all in the key. Only for this class itself (a subclass may read more)."""
-        context = self.decision_context(battle) if type(self) is LineAdvanceAgent else None
-        if (context is None or u.character or u.troop_type == "war_machine"
-                or not (u.missile is None or is_fast(u))):
-            return super().unit_choice(battle, u, options)
-        key = (context, u.uid, u.side, u.joined_to, u.fleeing, _place_key(u), combat_key(u), tuple(options))
-        answers: dict[tuple, str | None] = self.__dict__.setdefault("_unit_answers", {})
-        if key in answers:
-            return answers[key]
-        if len(answers) >= UNIT_MEMO_SIZE:
-            answers.clear()
-        option = answers[key] = super().unit_choice(battle, u, options)
-        return option
 
     def move_option(self, battle: Battle, u: UnitState, options: Collection[str]) -> str | None:
         """Shooters with targets hold, characters follow the line, the rest advance on the nearest enemy."""
