@@ -1256,7 +1256,7 @@ def choose_slot(battle: Battle, uid: int, legal: dict[int, list[int]], targets: 
         return ranked_slots(legal[v], targets.get(v, default))
 
     others = sorted((v for v in legal if v != uid), key=lambda v: len(legal[v]))
-    options: list[Iterable[Rect]] = [_LazyRects(battle, units[v], ranked(v)) for v in others]
+    options: list[Iterable[Rect]] = [_LazyRects(battle, units[v], legal[v], targets.get(v, default)) for v in others]
     candidates = ranked(uid)
     for k in candidates:
         if _all_fit([slot_rect(battle, units[uid], k)], options, [SEARCH_BUDGET]):
@@ -1290,21 +1290,27 @@ def _slot_order(target: SlotTarget) -> tuple[int, ...]:
 
 
 class _LazyRects:
-    """The footprints (:func:`slot_rect`) of ``u`` in ``slots``, in order, each built when an iteration first reaches
-    it (:func:`_all_fit` mostly settles on the first few); iterable any number of times."""
+    """The footprints (:func:`slot_rect`) of ``u`` in its legal ``slots`` ranked for ``target``
+    (:func:`ranked_slots`), in that order, the ranking made when an iteration first starts and each footprint built
+    when an iteration first reaches it (:func:`_all_fit` mostly settles on the first few, often before it reaches
+    this unit at all); iterable any number of times."""
 
-    __slots__ = ("_battle", "_built", "_slots", "_unit")
+    __slots__ = ("_battle", "_built", "_legal", "_slots", "_target", "_unit")
 
-    def __init__(self, battle: Battle, u: UnitState, slots: list[int]) -> None:
-        self._battle, self._unit, self._slots = battle, u, slots
+    def __init__(self, battle: Battle, u: UnitState, slots: Sequence[int], target: SlotTarget) -> None:
+        self._battle, self._unit, self._legal, self._target = battle, u, slots, target
+        self._slots: list[int] | None = None
         self._built: list[Rect] = []
 
     def __iter__(self) -> Iterator[Rect]:
+        if self._slots is None:
+            self._slots = ranked_slots(self._legal, self._target)
+        slots = self._slots
         built = self._built
         i = 0
-        while i < len(self._slots):
+        while i < len(slots):
             if i == len(built):
-                built.append(slot_rect(self._battle, self._unit, self._slots[i]))
+                built.append(slot_rect(self._battle, self._unit, slots[i]))
             yield built[i]
             i += 1
 
