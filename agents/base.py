@@ -134,9 +134,11 @@ class _Decision:
         lds: the General's Ld lent to each unit, as ``estimates.break_chance`` keeps it.
         pool: :meth:`ScriptedAgent.enemy_pool` once read.
         generals: :func:`lending_generals` per side, once read.
+        targets: (:meth:`ScriptedAgent.enemies`, the uids of the units in combat) once
+            :meth:`ScriptedAgent.holds_to_shoot` has read them.
     """
 
-    __slots__ = ("chargers", "dangers", "generals", "lds", "pool")
+    __slots__ = ("chargers", "dangers", "generals", "lds", "pool", "targets")
 
     def __init__(self) -> None:
         self.dangers: dict[tuple, object] | None = None
@@ -144,6 +146,7 @@ class _Decision:
         self.lds: dict[int, tuple[UnitState, int | None]] = {}
         self.pool: tuple[list[UnitState], PoolAnswers] | None = None
         self.generals: dict[int, list[tuple[UnitState, UnitState, float]]] = {}
+        self.targets: tuple[list[UnitState], set[int]] | None = None
 
 
 @dataclass(frozen=True)
@@ -712,20 +715,28 @@ class ScriptedAgent:
 
         Whether *some* enemy (not fleeing, not engaged) is in range and sight does not depend on the order they are
         tried in, so the enemy that answered yes for a unit of this uid last time (:attr:`_sighted`, a hint only) is
-        tried first: a shooter that holds decision after decision is mostly settled by one sight line."""
+        tried first: a shooter that holds decision after decision is mostly settled by one sight line. Within
+        :meth:`act` the enemies and the engaged units (``tactics.manoeuvres.engaged_uids``: ``psychology.engaged``
+        for each) are read once per decision."""
         if u.missile is None or is_fast(u):
             return False
         sighted: dict[int, int] = self.__dict__.setdefault("_sighted", {})
         hint = sighted.get(u.uid)
-        enemies = self.enemies(battle)
+        decision = self.__dict__.get("_decision")
+        if decision is None:
+            enemies, engaged = self.enemies(battle), engaged_uids(battle)
+        else:  # read once per decision
+            if decision.targets is None:
+                decision.targets = (self.enemies(battle), engaged_uids(battle))
+            enemies, engaged = decision.targets
         if hint is not None:
             for e in enemies:
                 if e.uid == hint:
-                    if not psychology.engaged(battle, e) and shooting.in_range_and_sight(battle, u, e):
+                    if e.uid not in engaged and shooting.in_range_and_sight(battle, u, e):
                         return True
                     break
         for e in enemies:
-            if e.uid != hint and not psychology.engaged(battle, e) and shooting.in_range_and_sight(battle, u, e):
+            if e.uid != hint and e.uid not in engaged and shooting.in_range_and_sight(battle, u, e):
                 sighted[u.uid] = e.uid
                 return True
         return False

@@ -12,6 +12,7 @@
   danger where that is at most its bound, else a number above the bound.
 * ``tactics.manoeuvres.can_threaten`` with the engaged units listed once, the reach bounds kept per charger key and
   ``estimates.combat_round`` given its combat keys equal them worked out afresh.
+* :meth:`ScriptedAgent.holds_to_shoot` in a decision (enemies and engaged units read once) equals the plain test.
 
 Each is compared on decisions of battles played by the scripted agents, their units where they stand and moved.
 """
@@ -48,10 +49,11 @@ from battleline.agents.base import (
 from battleline.agents.registry import make_agent
 from battleline.agents.steering import moved_copy, predict_pose
 from battleline.env.rules import geometry as geo
-from battleline.env.rules import psychology, space
+from battleline.env.rules import psychology, shooting, space
 from battleline.env.rules.battle import Battle
 from battleline.env.rules.charges import charge_facing, charge_reach
 from battleline.env.rules.state import UnitState
+from battleline.tactics.deployment import is_fast
 from battleline.tactics.manoeuvres import can_threaten, engaged_uids
 
 
@@ -328,3 +330,27 @@ def test_listed_engagements_kept_bounds_and_given_keys_equal_afresh(
             keys = (estimates.combat_key(c), estimates.combat_key(t))
             assert estimates.combat_round(b, c, t, facing, keys=keys) == estimates.combat_round(b, c, t, facing)
     assert engaged_seen > 0
+
+
+def test_holds_to_shoot_in_a_decision_equals_the_plain_test(pairs: list[tuple[Battle, UnitState, UnitState]]) -> None:
+    """In a decision (the enemies and engaged units read once), for every unit of each snapshot where it stands and
+    4" ahead, with no hint and with the hint each answer leaves: holds_to_shoot equals "not fast, a missile weapon
+    and some enemy not engaged in range and sight"; both answers occur."""
+    answers = {True: 0, False: 0}
+    for b in {id(b): b for b, _, _ in pairs}.values():
+        for side in (0, 1):
+            agent = make_agent("line_advance", seed=side)
+            agent.reset(b, side)
+            enemies = agent.enemies(b)
+            agent._decision = _Decision()
+            try:
+                for u in space.alive_units(b.state, side):
+                    for v in (u, moved_copy(u, geo.move_straight(space.pose(u), 4.0))):
+                        want = (v.missile is not None and not is_fast(v) and any(
+                            not psychology.engaged(b, e) and shooting.in_range_and_sight(b, v, e) for e in enemies))
+                        assert agent.holds_to_shoot(b, v) == want
+                        assert agent.holds_to_shoot(b, v) == want  # now with the hint it left
+                        answers[want] += 1
+            finally:
+                agent._decision = None
+    assert answers[True] > 20 and answers[False] > 20
