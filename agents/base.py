@@ -170,6 +170,11 @@ class ChargeOption:
     p_reach: float
 
 
+_HANDLERS = {"deploy": "choose_deploy", "charge": "choose_charge", "react": "choose_reaction", "move": "choose_move",
+             "shoot": "choose_shot", "pursue": "choose_pursuit"}
+"""The :class:`ScriptedAgent` method that answers each kind of decision (``cast`` and ``dispel``: :mod:`magic_policy`)."""
+
+
 class ScriptedAgent:
     """Base class of the scripted agents: shared decision rules, per-agent template and manoeuvres.
 
@@ -216,18 +221,16 @@ class ScriptedAgent:
         legal = battle.legal_actions()
         if self.plan is None:
             self.plan = self.make_plan(battle)
-        handlers: dict[str, Callable[[Battle, list[Action]], Action]] = {
-            "deploy": self.choose_deploy,
-            "charge": self.choose_charge,
-            "react": self.choose_reaction,
-            "move": self.choose_move,
-            "shoot": self.choose_shot,
-            "pursue": self.choose_pursuit,
-            "cast": magic_policy.choose_cast,
-            "dispel": magic_policy.choose_dispel,
-        }
-        handler = handlers.get(battle.pending.kind)
-        action = handler(battle, legal) if handler is not None else END_PHASE
+        kind = battle.pending.kind
+        name = _HANDLERS.get(kind)
+        if name is not None:
+            action = getattr(self, name)(battle, legal)
+        elif kind == "cast":
+            action = magic_policy.choose_cast(battle, legal)
+        elif kind == "dispel":
+            action = magic_policy.choose_dispel(battle, legal)
+        else:
+            action = END_PHASE
         # The handlers choose from ``legal``; the check keeps the protocol's promise regardless. An element of
         # ``legal`` itself is found by identity first (a C-level scan, no Action compared field by field).
         if any(map(operator.is_, legal, repeat(action))):
