@@ -390,8 +390,10 @@ class ScriptedAgent:
         facing = charge_arc(battle, c, t)
         p = estimates.charge_chance(c, dist)
         ally = self.ally_support(battle, t)
-        first = estimates.estimate_combat(battle, c, t, facing, ally=ally)
-        later = estimates.estimate_combat(battle, c, t, facing, charging=False, ally=ally)
+        decision = self.__dict__.get("_decision")
+        lds = decision.lds if decision is not None else None  # the General's Ld kept while the battle holds still
+        first = estimates.estimate_combat(battle, c, t, facing, ally=ally, lds=lds)
+        later = estimates.estimate_combat(battle, c, t, facing, charging=False, ally=ally, lds=lds)
         if not self.charge_allowed(battle, ChargeOption(c, t, facing, first, later, p)):
             return None
         sign = 1.0 if first.diff > 0 else -1.0
