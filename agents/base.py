@@ -763,7 +763,7 @@ class ScriptedAgent:
         blocks = [f for f in friends if self.group(f) in groups] or friends
         if not blocks:
             return self.advance_on(battle, u, options)
-        anchor = min(blocks, key=lambda f: (gap(u, f), f.uid))
+        anchor = blocks[least_index(u, blocks, gap)]  # min by (gap, uid), the far ones passed over
         goal = geo.to_world(space.pose(anchor), 0.0, -(anchor.depth / 2 + FOLLOW_GAP + u.depth / 2))
         pace = "march" if gap(u, anchor) > CLOSE else "advance"
         return steer(battle, u, goal, pace, options, approach=False) or face_threat(battle, u, options)
