@@ -115,6 +115,8 @@ DANGER_MEMO_SIZE = 65536
 """Most answers one world's store keeps (then it starts afresh)."""
 _OVER = "over the danger limit"
 """A kept :meth:`ScriptedAgent._safe_danger` answer: more than :data:`DANGER_LIMIT`, not worked out in full."""
+_SAFER = "safer_option's choice"
+"""The first element of the keys under which :meth:`ScriptedAgent.safer_option` keeps its choices in a danger store."""
 _BY_GENERAL = "kept per the General's Ld"
 """Kept under a danger key whose answers read the General's Ld lent to the unit (see
 :meth:`ScriptedAgent._keep_answer`)."""
@@ -133,12 +135,13 @@ class _Decision:
         chargers: :meth:`ScriptedAgent._chargers`'s lists by ``ignore``.
         lds: the General's Ld lent to each unit, as ``estimates.break_chance`` keeps it.
         pool: :meth:`ScriptedAgent.enemy_pool` once read.
-        generals: :func:`lending_generals` per side, once read.
+        generals: :func:`lending_generals` per side, once read; lenders: their keys (the Generals' uid, Ld, refusal
+            and Large Target, their carriers' uid and place) per side, once read.
         targets: (:meth:`ScriptedAgent.enemies`, the uids of the units in combat) once
             :meth:`ScriptedAgent.holds_to_shoot` has read them.
     """
 
-    __slots__ = ("chargers", "dangers", "generals", "lds", "pool", "targets")
+    __slots__ = ("chargers", "dangers", "generals", "lds", "lenders", "pool", "targets")
 
     def __init__(self) -> None:
         self.dangers: dict[tuple, object] | None = None
@@ -146,6 +149,7 @@ class _Decision:
         self.lds: dict[int, tuple[UnitState, int | None]] = {}
         self.pool: tuple[list[UnitState], PoolAnswers] | None = None
         self.generals: dict[int, list[tuple[UnitState, UnitState, float]]] = {}
+        self.lenders: dict[int, tuple] = {}
         self.targets: tuple[list[UnitState], set[int]] | None = None
 
 
@@ -649,10 +653,31 @@ class ScriptedAgent:
     def safer_option(self, battle: Battle, u: UnitState, option: str, options: Collection[str]) -> str | None:
         """``option``, unless it ends where :meth:`danger` exceeds :data:`DANGER_LIMIT`; then the least
         dangerous of it and the fall-backs :data:`SAFER_OPTIONS` (most progress first on a tie). Where
-        :meth:`ignores_danger` says so, ``option`` as it is."""
+        :meth:`ignores_danger` says so, ``option`` as it is. Within :meth:`act` the choice is kept in the world's
+        :meth:`_danger_store` for the decisions after (see the comment below)."""
         if self.ignores_danger(battle, u):
             return option
         candidates = [option] + [o for o in SAFER_OPTIONS if o != option and (o is None or o in options)]
+        decision = self.__dict__.get("_decision")
+        if decision is None or option == "reform_face" or u.joined_to is not None:
+            return self._safer_choice(battle, u, option, candidates)
+        # Kept in the world's store (the enemies that may charge, the terrain) per all the choice reads besides:
+        # the unit (its danger key: place, formation, profile, special rules), the candidates and the Generals that
+        # may lend their Ld (reform_face, whose forecast reads the nearest enemy, and joined units are not kept).
+        store = self._danger_store(battle, decision)
+        generals = decision.lenders.get(u.side)
+        if generals is None:
+            generals = decision.lenders[u.side] = tuple(
+                (g.uid, g.profile.Ld, g.refused, g.has("large_target"), gc.uid, _place_key(gc))
+                for g, gc, _ in lending_generals(battle, u.side))
+        key = (_SAFER, _danger_key(frozenset(), u), tuple(candidates), generals)
+        found = store.get(key, _UNSET)
+        if found is _UNSET:
+            found = store[key] = self._safer_choice(battle, u, option, candidates)
+        return found  # type: ignore[return-value]
+
+    def _safer_choice(self, battle: Battle, u: UnitState, option: str, candidates: list[str | None]) -> str | None:
+        """:meth:`safer_option`'s choice among ``candidates`` (``option`` first, then its fall-backs)."""
         chargers = self._chargers(battle)
         lds: dict[int, tuple[UnitState, int | None]] = {}  # the General's Ld per unit, for every candidate place
         places: dict[tuple[float, float, float], tuple[UnitState, float | None]] = {}  # one place, one danger

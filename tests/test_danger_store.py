@@ -354,3 +354,52 @@ def test_holds_to_shoot_in_a_decision_equals_the_plain_test(pairs: list[tuple[Ba
             finally:
                 agent._decision = None
     assert answers[True] > 20 and answers[False] > 20
+
+
+@pytest.mark.parametrize(("blue", "red", "seed"), [("line_advance", "line_advance", 12),
+                                                    ("pincers", "refused_flank", 18)])
+def test_safer_choices_kept_across_decisions_equal_afresh(blue: str, red: str, seed: int,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Through a whole battle, at every movement decision, before the agent acts, in a new decision of the acting
+    agent (its stores kept from the decisions before): for every unit and each of its move options, safer_option
+    equals a twin's that keeps nothing (keep_decisions off); many choices are found kept, some options replaced."""
+    b = Battle.from_scenario("pitched_battle", seed=seed)
+    agents = [make_agent(blue, seed=1), make_agent(red, seed=2)]
+    twins = [make_agent(blue, seed=1), make_agent(red, seed=2)]
+    for side in (0, 1):
+        agents[side].reset(b, side)
+        twins[side].reset(b, side)
+        twins[side].keep_decisions = False
+    worked_out = [0]
+    original = ScriptedAgent._safer_choice
+
+    def counting(self: ScriptedAgent, *args: object) -> str | None:
+        worked_out[0] += self.keep_decisions
+        return original(self, *args)
+
+    monkeypatch.setattr(ScriptedAgent, "_safer_choice", counting)
+    found = replaced = compared = 0
+    while not b.is_over:
+        side = b.pending.player
+        agent, twin = agents[side], twins[side]
+        if b.pending.kind == "move" and agent.plan is not None:
+            twin.plan = agent.plan
+            options: dict[int, list[str]] = {}
+            for a in b.legal_actions():
+                if a.kind == "move":
+                    options.setdefault(a.unit, []).append(a.option)
+            agent._decision = _Decision()
+            try:
+                for uid, opts in options.items():
+                    u = b.unit(uid)
+                    for option in opts:
+                        before = worked_out[0]
+                        got = agent.safer_option(b, u, option, opts)
+                        found += worked_out[0] == before
+                        assert got == twin.safer_option(b, u, option, opts)
+                        replaced += got != option
+                        compared += 1
+            finally:
+                agent._decision = None
+        b.apply(agent.act(b))
+    assert compared > 1000 and found > 100 and replaced > 20
