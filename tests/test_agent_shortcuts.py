@@ -28,21 +28,11 @@ import random
 import pytest
 
 from battleline.agents import estimates
-from battleline.agents.base import (
-    DANGER_LIMIT,
-    FAR_MARGIN,
-    SAFER_OPTIONS,
-    ScriptedAgent,
-    _Decision,
-    _reach_bound,
-    _threat_geometry,
-    effort,
-    gap,
-    least_index,
-    nearest_gaps,
-)
+from battleline.agents.base import ScriptedAgent
+from battleline.agents.dangers import DANGER_LIMIT, FAR_MARGIN, SAFER_OPTIONS, _Decision
 from battleline.agents.registry import make_agent
 from battleline.agents.steering import moved_copy, predict_pose, replaced
+from battleline.agents.threats import _reach_bound, _threat_geometry, effort, gap, least_index, nearest_gaps
 from battleline.env.rules import geometry as geo
 from battleline.env.rules import psychology, shooting, space
 from battleline.env.rules.actions import END_PHASE

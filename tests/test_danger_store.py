@@ -27,27 +27,29 @@ import numpy as np
 import pytest
 
 from battleline.agents import estimates
-from battleline.agents.base import (
+from battleline.agents.base import ScriptedAgent
+from battleline.agents.dangers import (
     _BY_GENERAL,
     BREAK_WEIGHT,
     DANGER_LIMIT,
     FAR_MARGIN,
     SAFER_OPTIONS,
-    PoolAnswers,
-    ScriptedAgent,
-    _charger_key,
     _danger_key,
     _Decision,
+    general_ld,
+)
+from battleline.agents.registry import make_agent
+from battleline.agents.steering import moved_copy, predict_pose
+from battleline.agents.threats import (
+    PoolAnswers,
+    _charger_key,
     _kept_reach_bound,
     _reach_bound,
     front_rank_arc,
     gap,
-    general_ld,
     in_vision_arc,
     least_index,
 )
-from battleline.agents.registry import make_agent
-from battleline.agents.steering import moved_copy, predict_pose
 from battleline.env.rules import geometry as geo
 from battleline.env.rules import psychology, shooting, space
 from battleline.env.rules.battle import Battle
