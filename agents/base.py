@@ -22,7 +22,8 @@ leaves two things to its subclasses: the deployment template
 * **move** — each unit's :meth:`ScriptedAgent.move_option`, units nearest the
   enemy first, replaced by a shorter move, a halt or a step back when it
   would end where an enemy expects to win by charging it (the "dead zone");
-  the phase ends when no unit wants to move;
+  the phase ends when no unit wants to move (the danger forecast: :class:`agents.dangers.DangerForecast`, on the
+  charge geometry of :mod:`agents.threats`);
 * **shoot** — the volley worth most (points per model × expected kills);
 * **pursue** — always.
 """

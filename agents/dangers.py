@@ -37,20 +37,20 @@ if TYPE_CHECKING:
 BREAK_WEIGHT = 3.0
 """Combat-result value of breaking the enemy (a broken unit is usually run down)."""
 DANGER_LIMIT = 1.0
-"""Danger (see :meth:`ScriptedAgent.danger`) above which a move is replaced by a safer one."""
+"""Danger (see :meth:`DangerForecast.danger`) above which a move is replaced by a safer one."""
 SAFER_OPTIONS = ("advance_half", None, "backward")
 """The fall-backs of a dangerous move, most progress first (None: stay put)."""
 WORLD_MEMO_SIZE = 8
-"""Most worlds (enemies and terrain) a scripted agent keeps dangers for (:meth:`ScriptedAgent._danger_store`)."""
+"""Most worlds (enemies and terrain) a scripted agent keeps dangers for (:meth:`DangerForecast._danger_store`)."""
 DANGER_MEMO_SIZE = 65536
 """Most answers one world's store keeps (then it starts afresh)."""
 _OVER = "over the danger limit"
-"""A kept :meth:`ScriptedAgent._safe_danger` answer: more than :data:`DANGER_LIMIT`, not worked out in full."""
+"""A kept :meth:`DangerForecast._safe_danger` answer: more than :data:`DANGER_LIMIT`, not worked out in full."""
 _SAFER = "safer_option's choice"
-"""The first element of the keys under which :meth:`ScriptedAgent.safer_option` keeps its choices in a danger store."""
+"""The first element of the keys under which :meth:`DangerForecast.safer_option` keeps its choices in a danger store."""
 _BY_GENERAL = "kept per the General's Ld"
 """Kept under a danger key whose answers read the General's Ld lent to the unit (see
-:meth:`ScriptedAgent._keep_answer`)."""
+:meth:`DangerForecast._keep_answer`)."""
 HYPOT_BAND = space.HYPOT_BAND
 FAR_MARGIN = 1.0 + 1e-9
 """Relative margin past which a squared centre distance is surely beyond a reach: ``dx² + dy² > (r·FAR_MARGIN)²``
@@ -61,15 +61,15 @@ class _Decision:
     """What a scripted agent keeps while it works out one decision (the battle holding still).
 
     Attributes:
-        dangers: :meth:`ScriptedAgent._kept_danger`'s answers (:meth:`ScriptedAgent._danger_store`), once looked up:
+        dangers: :meth:`DangerForecast._kept_danger`'s answers (:meth:`DangerForecast._danger_store`), once looked up:
             the store shared by every decision that sees the same enemies and terrain.
-        chargers: :meth:`ScriptedAgent._chargers`'s lists by ``ignore``.
+        chargers: :meth:`DangerForecast._chargers`'s lists by ``ignore``.
         lds: the General's Ld lent to each unit, as ``estimates.break_chance`` keeps it.
-        pool: :meth:`ScriptedAgent.enemy_pool` once read.
+        pool: :meth:`agents.base.ScriptedAgent.enemy_pool` once read.
         generals: :func:`lending_generals` per side, once read; lenders: their keys (the Generals' uid, Ld, refusal
             and Large Target, their carriers' uid and place) per side, once read.
-        targets: (:meth:`ScriptedAgent.enemies`, the uids of the units in combat) once
-            :meth:`ScriptedAgent.holds_to_shoot` has read them.
+        targets: (:meth:`agents.base.ScriptedAgent.enemies`, the uids of the units in combat) once
+            :meth:`agents.base.ScriptedAgent.holds_to_shoot` has read them.
     """
 
     __slots__ = ("chargers", "dangers", "generals", "lds", "lenders", "pool", "targets")
@@ -95,7 +95,7 @@ class DangerForecast:
 
     if TYPE_CHECKING:
         def enemies(self, battle: Battle, fleeing: bool = False) -> list[UnitState]:
-            """Enemy units on the table; fleeing ones only if ``fleeing`` (``ScriptedAgent.enemies``)."""
+            """Enemy units on the table; fleeing ones only if ``fleeing`` (``agents.base.ScriptedAgent.enemies``)."""
 
     def danger(self, battle: Battle, u: UnitState, ignore: frozenset[int] = frozenset()) -> float:
         """How badly an enemy charge next turn would go for ``u`` where it stands.
@@ -113,7 +113,7 @@ class DangerForecast:
                      lds: dict[int, tuple[UnitState, int | None]] | None = None) -> float:
         """:meth:`_danger` of ``u`` against :meth:`_chargers` (``chargers`` when read already; ``lds`` as there).
 
-        Within :meth:`act` (the battle holding still) the answer is kept in :meth:`_danger_store` (shared by the
+        Within the agent's ``act`` (the battle holding still) the answer is kept in :meth:`_danger_store` (shared by the
         decisions that see the same enemies and terrain) per ``ignore`` and all :meth:`_danger` reads of ``u``: uid,
         side, the unit it is joined to, its :func:`_target_key` (place, formation, special rules) and its
         ``estimates.combat_key``, and, where the answer reads it, the General's Ld lent to ``u``
@@ -187,7 +187,7 @@ class DangerForecast:
 
     def _chargers(self, battle: Battle, ignore: frozenset[int] = frozenset()) -> list[tuple[UnitState, tuple, tuple[float, float]]]:
         """The enemies :meth:`danger` weighs (not in ``ignore``, able to declare a charge: ``can_threaten``), each
-        with its part of the :func:`charge_threat` key (:func:`_charger_key`) and its :func:`_reach_bound`, in
+        with its part of the :func:`agents.threats.charge_threat` key (:func:`_charger_key`) and its :func:`_reach_bound`, in
         :meth:`enemies`' order. Kept per ``ignore`` for the decision while :meth:`act` works it out (the list is
         shared then: read it, never change it); a list with some ignored is the one with nobody ignored, less those."""
         decision = self.__dict__.get("_decision")
@@ -224,10 +224,10 @@ class DangerForecast:
         agents have always played with.
 
         A charger whose centre lies beyond its :func:`_reach_bound` plus ``u``'s radius fails the first test of
-        :func:`_threat_geometry` (``space.near``, term for term, ``math.hypot`` answering outside its
+        :func:`agents.threats._threat_geometry` (``space.near``, term for term, ``math.hypot`` answering outside its
         :data:`space.HYPOT_BAND`) and is passed over without a key built; one whose squared centre distance exceeds
         that bound's square by a margin (:data:`FAR_MARGIN`) is passed over without the distance taken; the others
-        have passed that test, so their geometry (:func:`_kept_threat`) is worked out with the reach known. Each
+        have passed that test, so their geometry (:func:`agents.threats._kept_threat`) is worked out with the reach known. Each
         part is ``estimate_combat``'s (the round, then the break test of ``u`` when the charger wins it); the break
         test is skipped where even a sure break (chance 1) could not raise the worst part so far. ``lds``: the
         General's Ld kept per unit (:func:`estimates.break_chance`) while the battle holds still (a new one when
@@ -395,7 +395,7 @@ def general_ld(battle: Battle, u: UnitState, decision: _Decision | None = None) 
 
 
 def _danger_key(ignore: frozenset[int], u: UnitState) -> tuple:
-    """What :meth:`ScriptedAgent._kept_danger` keeps a danger under: ``ignore`` and all :meth:`ScriptedAgent._danger`
+    """What :meth:`DangerForecast._kept_danger` keeps a danger under: ``ignore`` and all :meth:`DangerForecast._danger`
     reads of ``u``: uid, side, the unit it is joined to (the General's Ld it is lent), its :func:`_target_key` (place,
     formation, special rules) and its ``estimates.combat_key``."""
     return (ignore, u.uid, u.side, u.joined_to, _target_key(u), estimates.combat_key(u))

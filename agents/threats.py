@@ -63,7 +63,7 @@ def _place_key(u: UnitState) -> tuple:
 class PoolAnswers:
     """What the scripted agents keep for one pool of enemies (:func:`pool_answers`), per :func:`_place_key` of the unit
     asking: ``gap`` its least :func:`gap` to the pool (inches), ``nearest`` and ``target`` the index in the pool of
-    its nearest enemy and of its :meth:`ScriptedAgent.target_for` choice."""
+    its nearest enemy and of its :meth:`agents.base.ScriptedAgent.target_for` choice."""
 
     __slots__ = ("gap", "nearest", "radii", "target")
 
@@ -289,7 +289,7 @@ def _threat_geometry(battle: Battle, c: UnitState, t: UnitState, target: Polygon
     ``t`` alone; ``battle`` is not read, ``target`` as there).
 
     ``reach``: :func:`charge_reach` of ``c`` from a caller that has found ``space.near(c, t, reach)`` true already
-    (:meth:`ScriptedAgent._danger`, through :func:`_reach_bound`): neither is worked out again. None: both are."""
+    (:meth:`agents.dangers.DangerForecast._danger`, through :func:`_reach_bound`): neither is worked out again. None: both are."""
     if reach is None:
         reach = charge_reach(c)
         if not space.near(c, t, reach):

@@ -4,10 +4,10 @@
   that may charge and the terrain, :meth:`ScriptedAgent._danger_store`), shared by the decisions of that world, keyed
   by the General's Ld where an answer reads it: every answer equals :meth:`ScriptedAgent._danger` as it was (every
   charger weighed, its break test always taken, the polygons' geometry), worked out afresh.
-* :func:`agents.base.in_vision_arc` answers ``geo.partly_in_vision_arc`` in floats (or leaves it to the polygons).
-* :func:`agents.base.front_rank_arc` answers ``charge_facing(..., roll=False) or "front"`` in floats.
-* :func:`agents.base.least_index` with the pool's kept radii equals it without them.
-* :func:`agents.base.general_ld` (the Generals listed once per decision) equals ``psychology.general_ld``.
+* :func:`agents.threats.in_vision_arc` answers ``geo.partly_in_vision_arc`` in floats (or leaves it to the polygons).
+* :func:`agents.threats.front_rank_arc` answers ``charge_facing(..., roll=False) or "front"`` in floats.
+* :func:`agents.threats.least_index` with the pool's kept radii equals it without them.
+* :func:`agents.dangers.general_ld` (the Generals listed once per decision) equals ``psychology.general_ld``.
 * :meth:`ScriptedAgent._danger_below` (safer_option's last resort, weighing up to the least danger so far) is the
   danger where that is at most its bound, else a number above the bound.
 * ``tactics.manoeuvres.can_threaten`` with the engaged units listed once, the reach bounds kept per charger key and
