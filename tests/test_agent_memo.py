@@ -222,7 +222,8 @@ def test_kept_threat_regions_equal_fresh_ones(bubble_battles: list[Battle]) -> N
 
 def _reference_danger(agent, battle: Battle, u: UnitState, ignore: frozenset[int] = frozenset()) -> float:
     """ScriptedAgent.danger as it was: every enemy's charge_threat and combat estimate, one by one."""
-    from battleline.agents.base import BREAK_WEIGHT, charge_threat
+    from battleline.agents.dangers import BREAK_WEIGHT
+    from battleline.agents.threats import charge_threat
 
     worst = 0.0
     for e in agent.enemies(battle):
@@ -312,7 +313,7 @@ def test_kept_charge_arcs_equal_the_engine_s(bubble_battles: list[Battle]) -> No
     """Every pair of enemies of every snapshot, the charger where it stands, swung round to the target's far side
     and standing on the target's centre (no arc: "front"): the kept arc equals the engine's each time, and some
     pairs see a flank or the rear."""
-    from battleline.agents.base import charge_arc
+    from battleline.agents.threats import charge_arc
 
     seen = set()
     for b in bubble_battles[::2]:

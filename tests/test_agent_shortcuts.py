@@ -2,18 +2,18 @@
 
 * :meth:`agents.base.ScriptedAgent.choose_shot` skips volleys whose :func:`agents.estimates.shot_value_bound`
   falls short of the best value found: its choice equals the max of :meth:`ScriptedAgent.valued_shots`.
-* :func:`agents.base.nearest_gaps` keeps each unit's nearest-enemy gap per pool of enemies: the movement order
+* :func:`agents.threats.nearest_gaps` keeps each unit's nearest-enemy gap per pool of enemies: the movement order
   equals the one sorted on fresh gaps.
 * :meth:`ScriptedAgent.target_for` and :meth:`ScriptedAgent.nearest_enemy` keep their choice per pool of enemies
   and place of the unit (:meth:`ScriptedAgent.enemy_pool`): it equals the min over fresh efforts and gaps.
-* :meth:`ScriptedAgent._danger` passes over chargers beyond :func:`agents.base._reach_bound`: exactly those that
+* :meth:`ScriptedAgent._danger` passes over chargers beyond :func:`agents.threats._reach_bound`: exactly those that
   ``space.near`` rules out.
 * :meth:`ScriptedAgent.holds_to_shoot` tries first the enemy that answered yes last time for the unit: its answer
   equals the plain "some enemy in range and sight".
 * :meth:`ScriptedAgent.safer_option` weighs a candidate's chargers only until one exceeds the danger limit (exact
   dangers only when every candidate is over it): its choice equals the reference's.
 * :meth:`ScriptedAgent._chargers` keeps its list per ``ignore`` for the decision: it equals the list worked out afresh.
-* :func:`agents.base.least_index` measures the enemies of a pool in order of a centre-distance bound and stops once
+* :func:`agents.threats.least_index` measures the enemies of a pool in order of a centre-distance bound and stops once
   the bound exceeds the least found: its choice equals the plain min.
 * :func:`tactics.deployment.choose_slot` ranks slots off an order kept per target (:func:`deployment.ranked_slots`)
   and builds the other units' rectangles only as its look-ahead reaches them: its choice equals the reference's.
@@ -28,21 +28,11 @@ import random
 import pytest
 
 from battleline.agents import estimates
-from battleline.agents.base import (
-    DANGER_LIMIT,
-    FAR_MARGIN,
-    SAFER_OPTIONS,
-    ScriptedAgent,
-    _Decision,
-    _reach_bound,
-    _threat_geometry,
-    effort,
-    gap,
-    least_index,
-    nearest_gaps,
-)
+from battleline.agents.base import ScriptedAgent
+from battleline.agents.dangers import DANGER_LIMIT, FAR_MARGIN, SAFER_OPTIONS, _Decision
 from battleline.agents.registry import make_agent
 from battleline.agents.steering import moved_copy, predict_pose, replaced
+from battleline.agents.threats import _reach_bound, _threat_geometry, effort, gap, least_index, nearest_gaps
 from battleline.env.rules import geometry as geo
 from battleline.env.rules import psychology, shooting, space
 from battleline.env.rules.actions import END_PHASE

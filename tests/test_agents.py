@@ -239,10 +239,10 @@ def test_agent_estimates_use_the_engines_charge_m_and_swiftstride() -> None:
 
 
 def test_charge_threat_counts_only_units_that_could_declare_a_charge() -> None:
-    """agents.base.charge_threat: orc warriors (M4) 6" away front to front reach blue's spearmen unless both
+    """agents.threats.charge_threat: orc warriors (M4) 6" away front to front reach blue's spearmen unless both
     dice are 1 (CORE.CHARGE.RANGE, M + the higher of 2D6: 35/36), hitting their front. A fleeing unit and a
     war machine (a rock lobber, M4 from its crew) in the same spot could declare no charge (CORE.CHARGE.ELIGIBLE)."""
-    from battleline.agents.base import charge_threat
+    from battleline.agents.threats import charge_threat
     from tests.setups import INFANTRY_BASE, battle, placement
 
     front = 10 + 4 * INFANTRY_BASE + 6.0  # 20 spearmen in 5 files are 4 ranks deep

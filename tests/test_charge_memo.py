@@ -2,7 +2,7 @@
 
 See :func:`env.rules.charges._memo` (charge spots and targets per table),
 :func:`env.rules.space.line_of_sight` (sight per viewer, target and nearby
-units) and :func:`agents.base.charge_threat` / :func:`agents.base.gap` (per
+units) and :func:`agents.threats.charge_threat` / :func:`agents.threats.gap` (per
 pair of units). Blue Marcher Spearmen (5 files of 20 mm bases, ``W`` wide
 each) charge Orc Warriors, as in ``test_charges_blocked``.
 """
@@ -14,7 +14,7 @@ import math
 import numpy as np
 import pytest
 
-from battleline.agents import base
+from battleline.agents import threats
 from battleline.agents.steering import moved_copy
 from battleline.env.rules import charges, space
 from battleline.env.rules import geometry as geo
@@ -99,7 +99,7 @@ def _reference_threat(b: Battle, c: UnitState, t: UnitState) -> tuple[float, str
     dist = geo.distance(space.footprint(c), space.footprint(t))
     if dist > reach or not geo.partly_in_vision_arc(space.pose(c), c.width, c.depth, space.footprint(t)):
         return None
-    return base.estimates.charge_chance(c, dist), base.charge_arc(b, c, t)
+    return threats.estimates.charge_chance(c, dist), threats.charge_arc(b, c, t)
 
 
 @pytest.mark.parametrize("seed", [0, 6])
@@ -127,10 +127,10 @@ def test_kept_answers_equal_fresh_ones_through_a_random_battle(seed: int) -> Non
                 for t in units:
                     if v.uid != t.uid:
                         assert space.line_of_sight(b.state, v, t) == _reference_sight(b.state, v, t)
-                        assert base.gap(v, t) == space.unit_distance(v, t)
+                        assert threats.gap(v, t) == space.unit_distance(v, t)
                         checked["sight"] += 1
-                        if v.side != t.side and base.can_threaten(b, v):
-                            assert base.charge_threat(b, v, t) == _reference_threat(b, v, t)
+                        if v.side != t.side and threats.can_threaten(b, v):
+                            assert threats.charge_threat(b, v, t) == _reference_threat(b, v, t)
                             checked["threat"] += 1
         b.apply(acts[int(rng.integers(len(acts)))])
     assert checked["charge"] > 3 and checked["sight"] > 1000 and checked["threat"] > 100, checked
@@ -147,7 +147,7 @@ def test_a_blocker_moved_into_the_line_of_sight_blocks_it() -> None:
     assert not space.line_of_sight(b.state, v, t) and not _reference_sight(b.state, v, t)
     third.x = 60.0
     assert space.line_of_sight(b.state, v, t)
-    assert math.isclose(base.gap(v, t), 30.0 - 2 * W - 10.5 - 2 * W, abs_tol=1e-9)
+    assert math.isclose(threats.gap(v, t), 30.0 - 2 * W - 10.5 - 2 * W, abs_tol=1e-9)
 
 
 def _direct_arcs(c: UnitState, t: UnitState) -> list[str] | None:

@@ -4,10 +4,10 @@
   that may charge and the terrain, :meth:`ScriptedAgent._danger_store`), shared by the decisions of that world, keyed
   by the General's Ld where an answer reads it: every answer equals :meth:`ScriptedAgent._danger` as it was (every
   charger weighed, its break test always taken, the polygons' geometry), worked out afresh.
-* :func:`agents.base.in_vision_arc` answers ``geo.partly_in_vision_arc`` in floats (or leaves it to the polygons).
-* :func:`agents.base.front_rank_arc` answers ``charge_facing(..., roll=False) or "front"`` in floats.
-* :func:`agents.base.least_index` with the pool's kept radii equals it without them.
-* :func:`agents.base.general_ld` (the Generals listed once per decision) equals ``psychology.general_ld``.
+* :func:`agents.threats.in_vision_arc` answers ``geo.partly_in_vision_arc`` in floats (or leaves it to the polygons).
+* :func:`agents.threats.front_rank_arc` answers ``charge_facing(..., roll=False) or "front"`` in floats.
+* :func:`agents.threats.least_index` with the pool's kept radii equals it without them.
+* :func:`agents.dangers.general_ld` (the Generals listed once per decision) equals ``psychology.general_ld``.
 * :meth:`ScriptedAgent._danger_below` (safer_option's last resort, weighing up to the least danger so far) is the
   danger where that is at most its bound, else a number above the bound.
 * ``tactics.manoeuvres.can_threaten`` with the engaged units listed once, the reach bounds kept per charger key and
@@ -27,27 +27,29 @@ import numpy as np
 import pytest
 
 from battleline.agents import estimates
-from battleline.agents.base import (
+from battleline.agents.base import ScriptedAgent
+from battleline.agents.dangers import (
     _BY_GENERAL,
     BREAK_WEIGHT,
     DANGER_LIMIT,
     FAR_MARGIN,
     SAFER_OPTIONS,
-    PoolAnswers,
-    ScriptedAgent,
-    _charger_key,
     _danger_key,
     _Decision,
+    general_ld,
+)
+from battleline.agents.registry import make_agent
+from battleline.agents.steering import moved_copy, predict_pose
+from battleline.agents.threats import (
+    PoolAnswers,
+    _charger_key,
     _kept_reach_bound,
     _reach_bound,
     front_rank_arc,
     gap,
-    general_ld,
     in_vision_arc,
     least_index,
 )
-from battleline.agents.registry import make_agent
-from battleline.agents.steering import moved_copy, predict_pose
 from battleline.env.rules import geometry as geo
 from battleline.env.rules import psychology, shooting, space
 from battleline.env.rules.battle import Battle

@@ -731,7 +731,7 @@ def test_flank_teeth_wing_detours_round_a_winning_charge_reach() -> None:
     the waypoint, at least DETOUR_GAIN nearer than standing; Spearmen, safe after the march, keep it."""
     import math
 
-    from battleline.agents.base import DANGER_LIMIT
+    from battleline.agents.dangers import DANGER_LIMIT
     from battleline.agents.steering import moved_copy, predict_pose
     from battleline.agents.tactical import DETOUR_GAIN, DETOUR_OPTIONS
 
