@@ -70,3 +70,26 @@ def snapshots(scenario: str, blue: str, red: str, seed: int, every: int, limit: 
             shots.append(b.clone())
     return shots
 
+
+
+def move_options(b: Battle) -> dict[int, list[str]]:
+    """The move options of ``b``'s legal actions, per unit uid, in the legal list's order."""
+    options: dict[int, list[str]] = {}
+    for a in b.legal_actions():
+        if a.kind == "move":
+            options.setdefault(a.unit, []).append(a.option)
+    return options
+
+
+def agents_and_twins(b: Battle, blue: str, red: str) -> tuple[list[Any], list[Any]]:
+    """Two pairs of agents reset on ``b`` (blue seeded 1, red 2): the agents, and their twins that keep no answers
+    from one decision to the next (``keep_decisions`` off)."""
+    from battleline.agents.registry import make_agent
+
+    agents = [make_agent(blue, seed=1), make_agent(red, seed=2)]
+    twins = [make_agent(blue, seed=1), make_agent(red, seed=2)]
+    for side in (0, 1):
+        agents[side].reset(b, side)
+        twins[side].reset(b, side)
+        twins[side].keep_decisions = False
+    return agents, twins

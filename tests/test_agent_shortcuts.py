@@ -41,6 +41,7 @@ from battleline.env.rules.charges import charge_reach
 from battleline.env.rules.state import UnitState
 from battleline.tactics import deployment
 from battleline.tactics.deployment import is_fast
+from tests.setups import agents_and_twins, move_options
 
 
 def _decisions(blue: str, red: str, seed: int) -> list[tuple[Battle, ScriptedAgent]]:
@@ -183,12 +184,7 @@ def test_kept_decisions_choose_what_afresh_answers_choose(blue: str, red: str, s
     with keep_decisions off (every danger afresh) choose the same action; where the tactic asks a danger twice in a
     decision (flank_teeth's detour, then the dead-zone check), the kept answers are used."""
     b = Battle.from_scenario("pitched_battle", seed=seed)
-    agents = [make_agent(blue, seed=1), make_agent(red, seed=2)]
-    twins = [make_agent(blue, seed=1), make_agent(red, seed=2)]
-    for side in (0, 1):
-        agents[side].reset(b, side)
-        twins[side].reset(b, side)
-        twins[side].keep_decisions = False
+    agents, twins = agents_and_twins(b, blue, red)
     worked_out = {True: 0, False: 0}  # _danger calls by agents keeping (True) and not keeping (False) their answers
     original = ScriptedAgent._danger
 
@@ -384,10 +380,7 @@ def test_safer_option_weighing_chargers_up_to_the_limit_equals_the_reference(
     for b, agent in decisions:
         if b.pending.kind != "move":
             continue
-        options: dict[int, list[str]] = {}
-        for a in b.legal_actions():
-            if a.kind == "move":
-                options.setdefault(a.unit, []).append(a.option)
+        options = move_options(b)
         agent._decision = _Decision()
         try:
             for uid, opts in options.items():

@@ -57,6 +57,7 @@ from battleline.env.rules.charges import charge_facing, charge_reach
 from battleline.env.rules.state import UnitState
 from battleline.tactics.deployment import is_fast
 from battleline.tactics.manoeuvres import can_threaten, engaged_uids
+from tests.setups import agents_and_twins, move_options
 
 
 def _reference_threat(b: Battle, c: UnitState, t: UnitState) -> tuple[float, str] | None:
@@ -366,12 +367,7 @@ def test_safer_choices_kept_across_decisions_equal_afresh(blue: str, red: str, s
     agent (its stores kept from the decisions before): for every unit and each of its move options, safer_option
     equals a twin's that keeps nothing (keep_decisions off); many choices are found kept, some options replaced."""
     b = Battle.from_scenario("pitched_battle", seed=seed)
-    agents = [make_agent(blue, seed=1), make_agent(red, seed=2)]
-    twins = [make_agent(blue, seed=1), make_agent(red, seed=2)]
-    for side in (0, 1):
-        agents[side].reset(b, side)
-        twins[side].reset(b, side)
-        twins[side].keep_decisions = False
+    agents, twins = agents_and_twins(b, blue, red)
     worked_out = [0]
     original = ScriptedAgent._safer_choice
 
@@ -386,10 +382,7 @@ def test_safer_choices_kept_across_decisions_equal_afresh(blue: str, red: str, s
         agent, twin = agents[side], twins[side]
         if b.pending.kind == "move" and agent.plan is not None:
             twin.plan = agent.plan
-            options: dict[int, list[str]] = {}
-            for a in b.legal_actions():
-                if a.kind == "move":
-                    options.setdefault(a.unit, []).append(a.option)
+            options = move_options(b)
             agent._decision = _Decision()
             try:
                 for uid, opts in options.items():

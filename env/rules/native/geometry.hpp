@@ -102,15 +102,20 @@ inline Vec to_world(const Pose& p, double lx, double ly) {
     return {p.x + lx * cs.y + ly * cs.x, p.y - lx * cs.x + ly * cs.y};
 }
 
-// geometry.wheel (pivot on the front-left corner for angle >= 0, else front-right).
-inline Pose wheel(const Pose& p, double width, double angle_deg, double depth) {
-    double plx = angle_deg >= 0 ? -0.5 * width : 0.5 * width;
+// geometry.wheel with the pivot corner named (left: front-left, else front-right).
+inline Pose wheel_about(const Pose& p, double width, double angle_deg, double depth, bool left) {
+    double plx = left ? -0.5 * width : 0.5 * width;
     double hd = 0.5 * depth;
     Vec piv = to_world(p, plx, hd);
     double t = angle_deg * DEG_TO_RAD;
     double ct = std::cos(t), st = std::sin(t);
     double dx = p.x - piv.x, dy = p.y - piv.y;
     return {piv.x + ct * dx - st * dy, piv.y + st * dx + ct * dy, norm_deg(p.facing + angle_deg)};
+}
+
+// geometry.wheel (pivot on the front-left corner for angle >= 0, else front-right).
+inline Pose wheel(const Pose& p, double width, double angle_deg, double depth) {
+    return wheel_about(p, width, angle_deg, depth, angle_deg >= 0);
 }
 
 // geometry.wheel_distance: W·|θ| (inches).

@@ -474,6 +474,49 @@ class RouteScene {
     double table_w_, table_h_;
 };
 
+// charges._Neighbours.touched outside a siege for a charger's footprint ``poly`` at an end spot: 1 and the uids it
+// touches, 0 when it is no legal end of the charge move, -1 when the answer rests on a tie (a distance within
+// TIE_BAND of a threshold, an overlap of about EPS), left to the reference. ``unit(i)`` is the i-th of ``n`` units
+// near the charger or the charged unit; ``friends`` and ``uids`` say, for each, whether it is a friend and its uid.
+template <class UnitAt>
+std::pair<int, std::vector<long>> touched_at(const Ring& poly, double table_w, double table_h,
+                                             const std::vector<Shape>& impassable, const Shape& target, size_t n,
+                                             UnitAt unit, const std::vector<bool>& friends,
+                                             const std::vector<long>& uids) {
+    Box b = bounds(poly);
+    if (b.x0 < -EPS || b.y0 < -EPS || b.x1 > table_w + EPS || b.y1 > table_h + EPS) return {0, {}};
+    // Any later "no" stands whatever an earlier tie would have said (every tie could only have said "no" or
+    // added a touched unit), so a tie is noted and the tests go on.
+    bool unsure = std::fabs(b.x0 + EPS) <= TIE_BAND || std::fabs(b.y0 + EPS) <= TIE_BAND ||
+                  std::fabs(b.x1 - table_w - EPS) <= TIE_BAND || std::fabs(b.y1 - table_h - EPS) <= TIE_BAND;
+    Sweep here(poly);
+    for (const Shape& o : impassable) {
+        int sign = overlap_sign(here, o);
+        if (sign == 1) return {0, {}};
+        unsure = unsure || sign < 0;
+    }
+    int sign = overlap_sign(here, target);
+    if (sign == 1) return {0, {}};
+    unsure = unsure || sign < 0;
+    std::vector<long> out;
+    for (size_t i = 0; i < n; ++i) {
+        const Shape& o = unit(i);
+        double d = distance(poly, o.ring);
+        if (std::fabs(d - EPS) <= TIE_BAND) {
+            unsure = true;
+            continue;
+        }
+        if (d > EPS) continue;
+        if (friends[i]) return {0, {}};
+        sign = overlap_sign(here, o);
+        if (sign == 1) return {0, {}};
+        unsure = unsure || sign < 0;
+        out.push_back(uids[i]);
+    }
+    if (unsure) return {-1, {}};
+    return {1, out};
+}
+
 // charges._Neighbours.touched outside a siege (CORE.CHARGE.MOVE): whether a charger's footprint at an end spot lies
 // on the table and overlaps by more than EPS no impassable terrain, not the charged unit and no unit near the
 // charger or the charged unit, touches (comes within EPS of) no friend, and which of those units it touches.
@@ -498,40 +541,10 @@ class ContactScene {
     }
 
     // The footprint at ``p``: 1 and the uids it touches, 0 when it is no legal end of the charge move, -1 when the
-    // answer rests on a tie (a distance within TIE_BAND of a threshold, an overlap of about EPS), left to the reference.
+    // answer rests on a tie, left to the reference (touched_at).
     std::pair<int, std::vector<long>> touched(const Pose& p) const {
-        Ring poly = footprint(p, width_, depth_);
-        Box b = bounds(poly);
-        if (b.x0 < -EPS || b.y0 < -EPS || b.x1 > table_w_ + EPS || b.y1 > table_h_ + EPS) return {0, {}};
-        // Any later "no" stands whatever an earlier tie would have said (every tie could only have said "no" or
-        // added a touched unit), so a tie is noted and the tests go on.
-        bool unsure = std::fabs(b.x0 + EPS) <= TIE_BAND || std::fabs(b.y0 + EPS) <= TIE_BAND ||
-                      std::fabs(b.x1 - table_w_ - EPS) <= TIE_BAND || std::fabs(b.y1 - table_h_ - EPS) <= TIE_BAND;
-        Sweep here(poly);
-        for (const Shape& o : impassable_) {
-            int sign = overlap_sign(here, o);
-            if (sign == 1) return {0, {}};
-            unsure = unsure || sign < 0;
-        }
-        int sign = overlap_sign(here, target_[0]);
-        if (sign == 1) return {0, {}};
-        unsure = unsure || sign < 0;
-        std::vector<long> out;
-        for (size_t i = 0; i < units_.size(); ++i) {
-            double d = distance(poly, units_[i].ring);
-            if (std::fabs(d - EPS) <= TIE_BAND) {
-                unsure = true;
-                continue;
-            }
-            if (d > EPS) continue;
-            if (friends_[i]) return {0, {}};
-            sign = overlap_sign(here, units_[i]);
-            if (sign == 1) return {0, {}};
-            unsure = unsure || sign < 0;
-            out.push_back(uids_[i]);
-        }
-        if (unsure) return {-1, {}};
-        return {1, out};
+        return touched_at(footprint(p, width_, depth_), table_w_, table_h_, impassable_, target_[0], units_.size(),
+                          [this](size_t k) -> const Shape& { return units_[k]; }, friends_, uids_);
     }
 
    private:
@@ -549,16 +562,6 @@ constexpr double RAD_TO_DEG = 180.0 / PI;  // as Python's math.degrees
 constexpr double MAX_FREE_WHEEL = 90.0;    // charges.MAX_FREE_WHEEL (degrees)
 constexpr double WHEEL_STEP = 15.0;        // charges.WHEEL_STEP (degrees)
 
-// geometry.wheel with the pivot corner named (left: front-left, else front-right).
-Pose wheel_about(const Pose& p, double width, double angle_deg, double depth, bool left) {
-    double plx = left ? -0.5 * width : 0.5 * width;
-    double hd = 0.5 * depth;
-    Vec piv = to_world(p, plx, hd);
-    double t = angle_deg * DEG_TO_RAD;
-    double ct = std::cos(t), st = std::sin(t);
-    double dx = p.x - piv.x, dy = p.y - piv.y;
-    return {piv.x + ct * dx - st * dy, piv.y + st * dx + ct * dy, norm_deg(p.facing + angle_deg)};
-}
 
 // charges._Spots in one call, outside a siege: for each candidate offset along the charged edge, the charger's
 // end spot there (charges._Neighbours.touched, CORE.CHARGE.MOVE) and, where the spot may be a legal end, whether
@@ -641,36 +644,8 @@ class ChargeSpots {
    private:
     // charges._Neighbours.touched (ContactScene.touched over the near units).
     std::pair<int, std::vector<long>> touched(const Pose& p) const {
-        Ring poly = footprint(p, c_.width, c_.depth);
-        Box b = bounds(poly);
-        if (b.x0 < -EPS || b.y0 < -EPS || b.x1 > table_w_ + EPS || b.y1 > table_h_ + EPS) return {0, {}};
-        bool unsure = std::fabs(b.x0 + EPS) <= TIE_BAND || std::fabs(b.y0 + EPS) <= TIE_BAND ||
-                      std::fabs(b.x1 - table_w_ - EPS) <= TIE_BAND || std::fabs(b.y1 - table_h_ - EPS) <= TIE_BAND;
-        Sweep here(poly);
-        for (const Shape& o : impassable_) {
-            int sign = overlap_sign(here, o);
-            if (sign == 1) return {0, {}};
-            unsure = unsure || sign < 0;
-        }
-        int sign = overlap_sign(here, target_);
-        if (sign == 1) return {0, {}};
-        unsure = unsure || sign < 0;
-        std::vector<long> out;
-        for (size_t i = 0; i < near_.size(); ++i) {
-            double d = distance(poly, near_[i]->ring);
-            if (std::fabs(d - EPS) <= TIE_BAND) {
-                unsure = true;
-                continue;
-            }
-            if (d > EPS) continue;
-            if (friends_[i]) return {0, {}};
-            sign = overlap_sign(here, *near_[i]);
-            if (sign == 1) return {0, {}};
-            unsure = unsure || sign < 0;
-            out.push_back(uids_[i]);
-        }
-        if (unsure) return {-1, {}};
-        return {1, out};
+        return touched_at(footprint(p, c_.width, c_.depth), table_w_, table_h_, impassable_, target_, near_.size(),
+                          [this](size_t k) -> const Shape& { return *near_[k]; }, friends_, uids_);
     }
 
     // RouteScene.clear on this route's obstacles.
