@@ -403,8 +403,24 @@ def main(
         "figures": rows, "bars_met": met,
     }
     with flag_errors(), writing("--out", out):
-        out.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+        write_whole(out, json.dumps(report, indent=1) + "\n")
     console.print(f"wrote {out}", soft_wrap=True)
+
+
+def write_whole(path: Path, text: str) -> None:
+    """Write ``text`` (UTF-8) to ``path`` whole or not at all: into a temporary file beside it, renamed over it, so
+    that a failed write (a full disk) leaves the report already there as it was.
+
+    Raises:
+        OSError: the write or the rename failed (its ``filename`` is ``path``; the temporary file is removed).
+    """
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise OSError(exc.errno, exc.strerror, str(path)) from None
 
 
 @contextmanager

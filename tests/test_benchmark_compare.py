@@ -93,6 +93,36 @@ def test_a_tree_under_a_folder_named_out_is_still_compiled(tmp_path: Path) -> No
     assert not list(tree.glob("out/**/*.pyc")) and not list(tree.glob("build/**/*.pyc"))
 
 
+def test_a_failed_report_write_leaves_the_old_report(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+                                                    tmp_path: Path) -> None:
+    """The report is written whole or not at all: a write that fails (here the rename of the finished file, as on
+    a full disk) is one line naming --out, and the report already there is kept, with no temporary file left."""
+    import errno
+    import os
+
+    import typer
+
+    import benchmarks.compare as compare
+    from battleline.training.cli import writing
+
+    report = tmp_path / "r.json"
+    report.write_text('{"kept": true}\n', encoding="utf-8")
+
+    def full(src: str, dst: str) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(src))
+
+    monkeypatch.setattr(compare.os, "replace", full)
+    with pytest.raises(typer.Exit) as info, writing("--out", report):
+        compare.write_whole(report, '{"new": true}\n')
+    assert info.value.exit_code == 2
+    assert capsys.readouterr().err.startswith(f"error: --out {report}: cannot write {report} (")
+    assert report.read_text(encoding="utf-8") == '{"kept": true}\n'
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json"]
+    monkeypatch.undo()
+    compare.write_whole(report, '{"new": true}\n')
+    assert json.loads(report.read_text(encoding="utf-8")) == {"new": True}
+
+
 @pytest.mark.slow  # 15-30 s: ten measuring processes on a busy machine
 @pytest.mark.skipif(not _in_git_checkout(), reason="needs the git checkout to make a worktree of HEAD")
 def test_quick_head_against_head(tmp_path: Path) -> None:
