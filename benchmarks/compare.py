@@ -48,6 +48,7 @@ import json
 import math
 import os
 import platform
+import re
 import shlex
 import shutil
 import signal
@@ -160,14 +161,39 @@ def compile_tree(tree: Path) -> None:
     compile every module it imports, some of them inside the clock (the agents' modules are imported by the first
     battle): a constant of tens of milliseconds that weighs more on the faster tree.
 
+    The tree's own ``.venv``, ``build`` and ``out`` folders are left out (matched below ``tree`` only, so a tree
+    that itself lies under a folder of such a name is still compiled).
+
     Raises:
-        UserError: compiling failed (a syntax error in the tree).
+        UserError: compiling failed (a syntax error in the tree): the first failing file, its line and the error.
     """
-    out = subprocess.run([sys.executable, "-m", "compileall", "-q", "-x", r"(^|/)(\.venv|build|out)/", str(tree)],
+    skip = "^" + re.escape(str(tree).rstrip("/")) + r"/(.*/)?(\.venv|build|out)/"
+    out = subprocess.run([sys.executable, "-m", "compileall", "-q", "-x", skip, str(tree)],
                          capture_output=True, text=True, check=False)
     if out.returncode != 0:
-        tail = " | ".join((out.stderr or out.stdout).strip().splitlines()[-3:])
-        raise UserError(f"byte-compiling {tree} failed: {tail}")
+        raise UserError(f"byte-compiling {tree} failed: {compile_failure(out.stdout + out.stderr)}")
+
+
+_FAILED_FILE = re.compile(r"^\*\*\* Error compiling '(?P<file>.*)'\.\.\.$")
+_FAILED_LINE = re.compile(r'^\s*File "(?P<file>.*)", line (?P<line>\d+)')
+_FAILURE = re.compile(r"^(Sorry: )?(?P<error>\w*(Error|Exception)\b.*)$")
+
+
+def compile_failure(output: str) -> str:
+    """``compileall -q``'s output summed up on one line: the first failing file, its line where given, the error,
+    and how many other files failed (e.g. ``/t/a.py, line 3: SyntaxError: invalid syntax (and 1 more file)``)."""
+    lines = output.splitlines()
+    starts = [i for i, text in enumerate(lines) if _FAILED_FILE.match(text)]
+    if not starts:  # not compileall's own report (the interpreter itself failed): its last lines
+        return " | ".join(text.strip() for text in lines[-3:] if text.strip()) or "no output"
+    first = starts[0]
+    block = lines[first + 1:starts[1] if len(starts) > 1 else len(lines)]
+    where = _FAILED_FILE.match(lines[first])["file"]  # type: ignore[index]
+    line = next((m["line"] for m in map(_FAILED_LINE.match, block) if m), None)
+    error = next((m["error"] for m in map(_FAILURE.match, (t.strip() for t in block)) if m), "failed")
+    more = len(starts) - 1
+    return (f"{where}{f', line {line}' if line else ''}: {error}"
+            + (f" (and {more} more file{'s' * (more != 1)})" if more else ""))
 
 
 def _exit_on_term(signum: int, frame: object) -> None:
@@ -377,8 +403,24 @@ def main(
         "figures": rows, "bars_met": met,
     }
     with flag_errors(), writing("--out", out):
-        out.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+        write_whole(out, json.dumps(report, indent=1) + "\n")
     console.print(f"wrote {out}", soft_wrap=True)
+
+
+def write_whole(path: Path, text: str) -> None:
+    """Write ``text`` (UTF-8) to ``path`` whole or not at all: into a temporary file beside it, renamed over it, so
+    that a failed write (a full disk) leaves the report already there as it was.
+
+    Raises:
+        OSError: the write or the rename failed (its ``filename`` is ``path``; the temporary file is removed).
+    """
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise OSError(exc.errno, exc.strerror, str(path)) from None
 
 
 @contextmanager

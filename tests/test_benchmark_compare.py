@@ -45,6 +45,84 @@ def test_bad_flags_are_one_line(capsys: pytest.CaptureFixture[str], tmp_path: Pa
     assert not report.exists()
 
 
+def _tree(root: Path, files: dict[str, str]) -> Path:
+    """A folder of Python files (relative path -> source)."""
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
+    return root
+
+
+def test_a_baseline_with_a_syntax_error_is_one_line_naming_the_file(capsys: pytest.CaptureFixture[str],
+                                                                    tmp_path: Path) -> None:
+    """--baseline-dir on a tree that does not compile: one line with the file, its line and the error (and how many
+    other files failed); the report already at --out is left as it was."""
+    from benchmarks.compare import main
+
+    old = _tree(tmp_path / "old", {"pkg/a.py": "x = 1\n", "pkg/b.py": "def broken(:\n    pass\n",
+                                   "pkg/c.py": "\tif True:\n  pass\n"})
+    report = tmp_path / "r.json"
+    report.write_text('{"kept": true}\n', encoding="utf-8")
+    with pytest.raises(SystemExit) as info:
+        main(baseline_dir=old, quick=True, out=report)
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert err == (f"error: byte-compiling {old} failed: {old / 'pkg' / 'b.py'}, line 1: SyntaxError: invalid syntax "
+                   "(and 1 more file)\n")
+    assert report.read_text(encoding="utf-8") == '{"kept": true}\n'
+
+
+def test_compile_failure_reads_compileall_reports() -> None:
+    from benchmarks.compare import compile_failure
+
+    indent = "*** Error compiling '/t/b.py'...\nSorry: IndentationError: unexpected indent (b.py, line 1)\n"
+    assert compile_failure(indent) == "/t/b.py: IndentationError: unexpected indent (b.py, line 1)"
+    assert compile_failure("Traceback (most recent call last):\n  ...\nOSError: disk full\n") == \
+        "Traceback (most recent call last): | ... | OSError: disk full"
+
+
+def test_a_tree_under_a_folder_named_out_is_still_compiled(tmp_path: Path) -> None:
+    """The tree's own out/, build/ and .venv/ folders are left out, not every file whose path passes through a
+    folder of that name (a checkout kept under ~/out was once compiled not at all)."""
+    from benchmarks.compare import compile_tree
+
+    tree = _tree(tmp_path / "out" / "build" / "tree", {"pkg/a.py": "x = 1\n", "out/skip.py": "x = (\n",
+                                                       "build/lib/skip.py": "x = (\n"})
+    compile_tree(tree)  # the broken files lie in the tree's own out/ and build/: not compiled
+    assert list((tree / "pkg" / "__pycache__").glob("a.*.pyc"))
+    assert not list(tree.glob("out/**/*.pyc")) and not list(tree.glob("build/**/*.pyc"))
+
+
+def test_a_failed_report_write_leaves_the_old_report(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+                                                    tmp_path: Path) -> None:
+    """The report is written whole or not at all: a write that fails (here the rename of the finished file, as on
+    a full disk) is one line naming --out, and the report already there is kept, with no temporary file left."""
+    import errno
+    import os
+
+    import typer
+
+    import benchmarks.compare as compare
+    from battleline.training.cli import writing
+
+    report = tmp_path / "r.json"
+    report.write_text('{"kept": true}\n', encoding="utf-8")
+
+    def full(src: str, dst: str) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(src))
+
+    monkeypatch.setattr(compare.os, "replace", full)
+    with pytest.raises(typer.Exit) as info, writing("--out", report):
+        compare.write_whole(report, '{"new": true}\n')
+    assert info.value.exit_code == 2
+    assert capsys.readouterr().err.startswith(f"error: --out {report}: cannot write {report} (")
+    assert report.read_text(encoding="utf-8") == '{"kept": true}\n'
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json"]
+    monkeypatch.undo()
+    compare.write_whole(report, '{"new": true}\n')
+    assert json.loads(report.read_text(encoding="utf-8")) == {"new": True}
+
+
 @pytest.mark.slow  # 15-30 s: ten measuring processes on a busy machine
 @pytest.mark.skipif(not _in_git_checkout(), reason="needs the git checkout to make a worktree of HEAD")
 def test_quick_head_against_head(tmp_path: Path) -> None:

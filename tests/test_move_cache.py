@@ -93,3 +93,29 @@ def test_a_move_outside_the_regions_looked_at_decides_nothing_again(monkeypatch:
     assert {"advance", "advance_half", "march"} & {a.option for a in after if a.unit == 0} == set()
     assert {"advance", "advance_half", "march"} <= set(decided)
     assert after == _fresh(b)
+
+
+
+@pytest.mark.parametrize("edit", ["base_d", "troop_type"])
+def test_a_unit_edited_in_place_is_seen_by_the_kept_options(edit: str) -> None:
+    """A friend in front of unit 0 whose footprint changes in place, its centre kept (CORE.GEO.FOOTPRINT): deeper
+    bases bring its rear edge from 3" to 1.1" away, closing the forward moves; made a war machine (one base deep,
+    CORE.GEO.BASES) it shrinks from 1.1" to about 2.3" away, opening them. The kept options follow a fresh
+    computation; they once missed both edits (a unit's place was keyed without its bases and troop type)."""
+    gap = 3.0 if edit == "base_d" else 1.1
+    b = battle([placement("marcher_spearmen", 20, 10, 90), placement("marcher_spearmen", 20, 30, 90)],
+               [placement("orc_warriors", 60, 40, 270)])
+    end_declarations(b)
+    friend = b.unit(1)
+    friend.y = 10 + DEPTH / 2 + gap + friend.depth / 2  # its rear edge ``gap`` in front of unit 0's front edge
+    forward = {"advance", "advance_half", "march"}
+    before = {a.option for a in movement.legal(b) if a.unit == 0}
+    assert forward <= before if edit == "base_d" else not forward & before
+    if edit == "base_d":
+        friend.base_d += (gap - 1.1) / 2  # four ranks: the rear edge comes 1.9" nearer
+    else:
+        friend.troop_type = "war_machine"  # one rank of bases: the rear edge goes 1.5 bases farther
+    after = movement.legal(b)
+    options = {a.option for a in after if a.unit == 0}
+    assert not forward & options if edit == "base_d" else forward <= options
+    assert after == _fresh(b)

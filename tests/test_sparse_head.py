@@ -231,6 +231,36 @@ def test_predict_draws_legal_actions_for_one_observation(pitched: Any) -> None:
         assert action.shape == () and mask[int(action)]
 
 
+@pytest.mark.parametrize("mask_rows", [1, 2, 3])
+def test_masks_with_another_number_of_rows_than_the_observations_are_refused(pitched: Any, mask_rows: int) -> None:
+    """One mask row for two observations (or three for two) is an error on the dense path (the masks cannot take
+    the logits' shape); the sparse path once applied the lone row to every observation, or drew one action per
+    mask row. Both now refuse it."""
+    model, (obs, masks, _) = pitched
+    batch = {k: v[:2].numpy() for k, v in obs.items()}
+    given = masks[:mask_rows].numpy().astype(bool)
+    if mask_rows == 2:  # the right count is accepted: legal actions, one per observation
+        actions, _ = model.policy.predict(batch, action_masks=given)
+        assert actions.shape == (2,) and all(given[i, int(a)] for i, a in enumerate(actions))
+        return
+    with pytest.raises(ValueError, match=f"{mask_rows} row\\(s\\) of 5814 action indices but the observations 2"):
+        model.policy.predict(batch, action_masks=given)
+    with pytest.raises(ValueError, match="one mask per observation"):
+        model.policy.evaluate_actions(obs_slice(obs, 2), torch.zeros(2, dtype=torch.long),
+                                      torch.as_tensor(masks[:mask_rows]))
+    model.policy.sparse_head = False
+    try:
+        with pytest.raises(RuntimeError, match="invalid for input of size"):
+            model.policy.predict(batch, action_masks=given)
+    finally:
+        model.policy.sparse_head = True
+
+
+def obs_slice(obs: dict[str, torch.Tensor], count: int) -> dict[str, torch.Tensor]:
+    """The first ``count`` observations of a batch."""
+    return {k: v[:count] for k, v in obs.items()}
+
+
 def test_a_state_with_one_legal_action() -> None:
     head = torch.nn.Linear(4, 6)
     latent = torch.randn(3, 4)

@@ -260,6 +260,25 @@ def test_cli_tournament_bad_entrants_are_one_line(tmp_path: Path, agents: str, e
     assert len(lines) == 1 and lines[0].startswith("error:") and named in lines[0]
 
 
+@pytest.mark.parametrize(("pairing", "hint"), [("GAUNTLET", " (did you mean 'gauntlet'?)"), ("Same-Agent", " (did you mean 'same-agent'?)"),
+                                             ("", ""), ("round-robin", "")])
+def test_cli_tournament_unknown_pairing_names_the_flag(tmp_path: Path, pairing: str, hint: str) -> None:
+    """An unknown --pairing is one line naming the flag (and the lower-case name where that is a pairing); no game
+    is played and nothing is written."""
+    from typer.testing import CliRunner
+
+    from battleline.training.cli import app
+
+    out = tmp_path / "t"
+    result = CliRunner().invoke(app, ["tournament", "--scenario", FAST, "--agents", "line_advance,random",
+                                      "--games-per-pair", "1", "--workers", "1", "--out", str(out),
+                                      "--pairing", pairing])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.strip() == (f"error: --pairing: unknown pairing '{pairing}'{hint}; known pairings: all, "
+                                     "same-agent, gauntlet")
+    assert not out.exists()
+
+
 def test_agent_groups() -> None:
     from battleline.agents.registry import AGENT_NAMES
     from battleline.training.play import expand_agent_names

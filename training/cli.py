@@ -431,6 +431,19 @@ def _warn_unpaired(flag: str, games: int) -> None:
                                f"swapped, so the last game has no partner", style="yellow"), soft_wrap=True)
 
 
+def _check_pairing(pairing: str) -> None:
+    """Reject an unknown ``--pairing`` in one line naming the flag (names are lower case, as typed in the help).
+
+    Raises:
+        UserError: ``pairing`` is not one of ``training.tournament.PAIRINGS``.
+    """
+    from battleline.training.tournament import PAIRINGS
+
+    if pairing not in PAIRINGS:
+        hint = f" (did you mean '{pairing.lower()}'?)" if pairing.lower() in PAIRINGS else ""
+        raise UserError(f"--pairing: unknown pairing '{pairing}'{hint}; known pairings: {', '.join(PAIRINGS)}")
+
+
 def _check_run_options(workers: int | None, backend: str, ray_address: str | None = None) -> None:
     """Reject ``--workers`` below 1, an unknown ``--backend`` and, with ``--backend ray``, a ``--ray-address``
     where no cluster answers (UserError, one line)."""
@@ -520,6 +533,7 @@ def tournament(
             raise UserError(f"a tournament needs at least two agents, got {len(names)}: '{agents}'{repeats}")
         if games_per_pair < 1:
             raise UserError(f"--games-per-pair must be at least 1, got {games_per_pair}")
+        _check_pairing(pairing)
         _check_seed(seed)
         _check_army_flags(blue_army, red_army)
         _check_run_options(workers, backend, ray_address)

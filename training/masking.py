@@ -238,13 +238,15 @@ class LegalColumns:
         columns: int64 tensor of shape (m,), ascending: every action index legal in at least one row.
         legal: bool tensor of shape (batch, m), whether ``columns[j]`` is legal in row ``i``; None when every
             column is legal in every row (one row, or rows with the same legal actions).
+        rows: the number of mask rows (batch), or None where unknown (then not checked).
     """
 
-    __slots__ = ("columns", "legal")
+    __slots__ = ("columns", "legal", "rows")
 
-    def __init__(self, columns: torch.Tensor, legal: torch.Tensor | None) -> None:
+    def __init__(self, columns: torch.Tensor, legal: torch.Tensor | None, rows: int | None = None) -> None:
         self.columns = columns
         self.legal = legal
+        self.rows = rows
 
 
 def legal_columns(masks: MaybeMasks | torch.Tensor, n_actions: int,
@@ -266,7 +268,7 @@ def legal_columns(masks: MaybeMasks | torch.Tensor, n_actions: int,
             rows = rows != 0
         if rows.shape[0] == 1:
             columns = rows[0].nonzero().squeeze(1)
-            return LegalColumns(columns.to(device), None) if columns.numel() else None
+            return LegalColumns(columns.to(device), None, 1) if columns.numel() else None
         # a column is legal somewhere where its largest entry is non-zero (entries are bool or non-negative here;
         # one reduction over the float masks instead of a comparison and a reduction)
         columns = (rows.any(0) if rows.dtype == torch.bool else rows.amax(0)).nonzero().squeeze(1)
@@ -274,17 +276,18 @@ def legal_columns(masks: MaybeMasks | torch.Tensor, n_actions: int,
         legal = legal if legal.dtype == torch.bool else legal != 0
         if not bool(legal.any(1).all()):
             return None
-        return LegalColumns(columns.to(device), legal.to(device))
+        return LegalColumns(columns.to(device), legal.to(device), rows.shape[0])
     array = np.asarray(masks).reshape(-1, n_actions)
     array = array if array.dtype == np.bool_ else array != 0
     if array.shape[0] == 1:
         index = np.flatnonzero(array[0])
-        return LegalColumns(torch.from_numpy(index).to(device), None) if index.size else None
+        return LegalColumns(torch.from_numpy(index).to(device), None, 1) if index.size else None
     index = np.flatnonzero(array.any(0))
     sub = array[:, index]
     if not sub.any(1).all():
         return None
-    return LegalColumns(torch.from_numpy(index).to(device), None if sub.all() else torch.from_numpy(sub).to(device))
+    legal = None if sub.all() else torch.from_numpy(sub).to(device)
+    return LegalColumns(torch.from_numpy(index).to(device), legal, array.shape[0])
 
 
 def sparse_log_probs(latent: torch.Tensor, head: nn.Linear, columns: LegalColumns) -> torch.Tensor:
@@ -303,7 +306,14 @@ def sparse_log_probs(latent: torch.Tensor, head: nn.Linear, columns: LegalColumn
 
     Returns:
         tensor of shape (batch, m), ``latent``'s dtype.
+
+    Raises:
+        ValueError: ``columns`` came from masks with another number of rows than ``latent`` (as the dense path,
+            which cannot reshape such masks to its logits' shape, refuses them).
     """
+    if columns.rows is not None and columns.rows != latent.shape[0]:
+        raise ValueError(f"the action masks hold {columns.rows} row(s) of {head.out_features} action indices but "
+                         f"the observations {latent.shape[0]}: one mask per observation")
     weight = head.weight.index_select(0, columns.columns)
     bias = None if head.bias is None else head.bias.index_select(0, columns.columns)
     logits = nn.functional.linear(latent, weight, bias)

@@ -440,8 +440,10 @@ def bounds_of(polys: np.ndarray) -> np.ndarray:
 
 
 def placed(o: UnitState) -> tuple:
-    """A unit's place and formation, all its footprint depends on: (uid, x, y, facing, files, models)."""
-    return (o.uid, o.x, o.y, o.facing, o.files, o.models)
+    """A unit's place and formation, all its footprint depends on: (uid, x, y, facing, files, models, base_w, base_d,
+    troop_type) (CORE.GEO.FOOTPRINT; a war machine is one base whatever its crew, CORE.GEO.BASES). Bases and troop
+    type never change in play, but a unit edited in place between two questions is seen."""
+    return (o.uid, o.x, o.y, o.facing, o.files, o.models, o.base_w, o.base_d, o.troop_type)
 
 
 class UnitsOnTable:
