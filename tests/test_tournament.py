@@ -128,6 +128,16 @@ def test_gauntlet_plays_the_first_entrant_against_each_other_with_the_round_robi
     assert all("s" not in (g.a, g.b) for g in full[12:])  # the others' own pairs are left out
 
 
+def test_gauntlet_with_armies_plays_each_of_the_first_agents_entrants_against_the_other_agents() -> None:
+    names = ["s@x", "s@y", "a@x", "a@y"]
+    full = {(g.a, g.b, g.game): g for g in schedule(names, 2, seed=5)}
+    gauntlet = schedule(names, 2, seed=5, pairing="gauntlet")
+    assert sorted({(g.a, g.b) for g in gauntlet}) == [("s@x", "a@x"), ("s@x", "a@y"), ("s@y", "a@x"), ("s@y", "a@y")]
+    assert all((g.blue, g.red, g.seed, g.pair) == (full[g.a, g.b, g.game].blue, full[g.a, g.b, g.game].red,
+                                                   full[g.a, g.b, g.game].seed, full[g.a, g.b, g.game].pair)
+               for g in gauntlet)
+
+
 def test_faction_table_counts_games_between_factions() -> None:
     rows = [_row(0, "p", "q", "blue", factions=("men", "orcs")),
             _row(1, "q", "p", "blue", factions=("orcs", "men")),

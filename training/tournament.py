@@ -10,10 +10,10 @@ seed cancels between the two). Seeds come from :func:`game_seed` (the base
 seed, the pair index and ``k``), so a tournament is reproducible whatever the
 number of workers or the backend. With ``pairing="same-agent"`` only entrants
 of the same agent meet: a faction-balance design in which the armies differ and
-the play does not. With ``pairing="gauntlet"`` the first entrant meets every
-other one and the others do not meet each other: one new agent measured against
-a field (the first entrant's pairs come first in the round robin, so a
-gauntlet's games are the round robin's games of the first entrant, seeds included).
+the play does not. With ``pairing="gauntlet"`` the first entrant's agent (each
+of its entrants, one per army with ``--armies``) meets every entrant of the other
+agents, and those do not meet each other: one new agent measured against a field.
+A gauntlet's games are the full round robin's games of those pairs, seeds included.
 
 Outputs (in ``out``):
 
@@ -72,7 +72,7 @@ ARMY_SEP = "@"
 
 PAIRINGS = ("all", "same-agent", "gauntlet")
 """``all``: every pair of entrants meets; ``same-agent``: only entrants of the same agent (different armies);
-``gauntlet``: the first entrant against each of the others."""
+``gauntlet``: the first entrant's agent (each of its entrants) against every entrant of the other agents."""
 
 FIRST_TURN = "first-turn"
 """The name of the virtual player added to the team of the side that takes the first turn."""
@@ -185,13 +185,15 @@ def schedule(agents: list[str], games_per_pair: int, seed: int, pairing: str = "
     if pairing not in PAIRINGS:
         raise ValueError(f"unknown pairing '{pairing}'; known pairings: {', '.join(PAIRINGS)}")
     entrants = {name: Entrant.parse(name) for name in agents}
-    pairs = [(a, b) for a, b in combinations(agents, 2) if _meets(pairing, entrants, agents, a, b)]
+    # a gauntlet's pairs keep their round-robin indices (and so their seeds); the other pairings number theirs afresh
+    indexed = [(p, (a, b)) for p, (a, b) in enumerate(combinations(agents, 2)) if _meets(pairing, entrants, agents, a, b)]
+    pairs = [(p if pairing == "gauntlet" else k, ab) for k, (p, ab) in enumerate(indexed)]
     if not pairs:
         raise ValueError(f"no two entrants share an agent, so pairing '{pairing}' leaves no game")
     check_games_total(len(pairs) * games_per_pair,
                       f"{len(pairs):,} pair{'s' * (len(pairs) != 1)} × {games_per_pair:,} games per pair")
     games = []
-    for p, (a, b) in enumerate(pairs):
+    for p, (a, b) in pairs:
         for g in range(games_per_pair):
             blue, red = (a, b) if g % 2 == 0 else (b, a)
             games.append(GameSpec(len(games), p, g, a, b, blue, red, game_seed(seed, p, g),
@@ -204,7 +206,8 @@ def _meets(pairing: str, entrants: dict[str, Entrant], agents: list[str], a: str
     if pairing == "same-agent":
         return entrants[a].agent == entrants[b].agent
     if pairing == "gauntlet":
-        return a == agents[0]
+        first = entrants[agents[0]].agent
+        return (entrants[a].agent == first) != (entrants[b].agent == first)
     return True
 
 
