@@ -554,6 +554,9 @@ def charge_both(battle: Any, c: Any, t: Any, facing: str, ignore: frozenset[int]
 
 
 def q_charge(rng: np.random.Generator) -> tuple[bool, str]:
+    """One random charge query: ``kernel.charge_spots`` (each offset's end-spot answer, units touched and route)
+    against the shapely reference (CORE.CHARGE.MOVE, CORE.CHARGE.ALIGN). Returns (agreed, note): the note names the
+    first differing offset, or says "undecided" where the core left some answer to the reference."""
     battle, c, t, facing, ignore, route = charge_case(rng)
     core, ref = charge_both(battle, c, t, facing, ignore, route)
     if core is None:
@@ -575,6 +578,9 @@ QUERIES: dict[str, Callable[[np.random.Generator], tuple[bool, str]]] = {
     "furthest": q_furthest, "cost": q_cost, "wheel": q_wheel, "stand": q_stand, "route": q_route, "sight": q_sight,
     "charge": q_charge,
 }
+"""Every query kind's function: one random query of that kind asked of the compiled core and of the shapely reference,
+returning (agreed, note); the note describes a disagreement, or says "undecided" where the core left the answer to
+the reference (counted as agreeing, and reported as left to the reference)."""
 
 
 def legal_move_states(scenario: str, seed: int, limit: int) -> list[tuple[Any, list, list]]:
