@@ -831,11 +831,6 @@ def _arcs(tx: float, ty: float, tf: float, tw: float, td: float, cx: float, cy: 
     return tuple(a for a in arcs if a != "inside")
 
 
-VISION_MARGIN = 1e-6
-"""Inches behind the viewer's front edge past which :func:`_reach_and_arc` needs no region test: far beyond the
-rounding of the local frame (about 1e-14 inch), so the region, all ahead of that edge, cannot meet the target."""
-
-
 @lru_cache(maxsize=16384)
 def _reach_and_arc(cx: float, cy: float, cf: float, cw: float, cd: float, tx: float, ty: float, tf: float, tw: float,
                    td: float, reach: float) -> bool:
@@ -845,15 +840,7 @@ def _reach_and_arc(cx: float, cy: float, cf: float, cw: float, cd: float, tx: fl
     tt = space._footprint(tx, ty, tf, tw, td)  # space.footprint's own cache of footprints by value
     if geo.distance(space._footprint(cx, cy, cf, cw, cd), tt) > reach:
         return False
-    viewer = geo.Pose(cx, cy, cf)
-    hw, hd = 0.5 * cw, 0.5 * cd
-    # partly_in_vision_arc's own first test, on the target's corners (its footprint's vertices, the same numbers)
-    local = [geo.to_local(viewer, x, y) for x, y in geo.corner_list(geo.Pose(tx, ty, tf), tw, td)]
-    if any(geo.point_arc(x, y, hw, hd) == "front" for x, y in local):
-        return True
-    if max(y for _, y in local) < hd - VISION_MARGIN:
-        return False  # wholly behind the viewer's front edge: no part of it in the arc's region, which lies ahead
-    return geo.partly_in_vision_arc(viewer, cw, cd, tt)
+    return geo.partly_in_vision_arc(geo.Pose(cx, cy, cf), cw, cd, tt)  # its corners decide first, without shapely
 
 
 # --------------------------------------------------------------------- declarations
