@@ -9,7 +9,7 @@ baseline), then the siege agents of ``agents/siege.py``.
 
 Two families of parametrised names are built by :func:`make_agent` without
 being listed in :data:`AGENT_NAMES` (so ``all`` and ``all-scripted`` stay the
-fixed agents): ``model:PATH`` and ``search`` / ``search:KEY=VALUE:...``.
+fixed agents): ``model:PATH``, ``plans:PATH`` and ``search`` / ``search:KEY=VALUE:...``.
 """
 
 from __future__ import annotations
@@ -41,6 +41,9 @@ SEARCH_NAME = "search"
 MODEL_PREFIX = "model:"
 """Names ``model:PATH`` load the trained policy saved at PATH (:class:`agents.learned.PolicyAgent`)."""
 
+PLANS_PREFIX = "plans:"
+"""Names ``plans:PATH`` load the plan network saved at PATH (:class:`agents.plan_net.PlanNetAgent`)."""
+
 
 class UnknownAgentError(ValueError):
     """An agent name that is not registered; the message is one line listing the known names."""
@@ -52,6 +55,14 @@ class UnknownAgentError(ValueError):
 
 class ModelAgentError(UnknownAgentError):
     """A ``model:PATH`` name whose file is missing or is not a loadable policy; one line, the reason first."""
+
+    def __init__(self, name: str, reason: str) -> None:
+        super().__init__(name)
+        self.args = (f"{reason} (agent '{name}')",)
+
+
+class PlanNetAgentError(UnknownAgentError):
+    """A ``plans:PATH`` name whose file is missing or is not a plan network; one line, the reason first."""
 
     def __init__(self, name: str, reason: str) -> None:
         super().__init__(name)
@@ -74,13 +85,16 @@ def make_agent(name: str, seed: int = 0) -> Agent:
     prediction (models are cached per process). ``search`` and
     ``search:KEY=VALUE:...`` build a :class:`agents.search.SearchAgent`
     (portfolio search over the scripted plans; see :mod:`agents.search`).
+    ``plans:PATH`` builds a :class:`agents.plan_net.PlanNetAgent` (the plan
+    network saved at PATH choosing a scripted plan per turn, without search).
 
     Raises:
         UnknownAgentError: ``name`` is not in :data:`AGENT_NAMES`;
             :class:`ModelAgentError` (a subclass, "model file not found: PATH"
             or the loader's reason) when ``name`` is ``model:PATH`` and the file
             at PATH is missing or not a policy; :class:`SearchAgentError` (a subclass, the
-            parameter's fault first) when ``name`` is ``search:...`` with a bad parameter.
+            parameter's fault first) when ``name`` is ``search:...`` with a bad parameter;
+            :class:`PlanNetAgentError` (a subclass) when ``name`` is ``plans:PATH`` and PATH is not a plan network.
     """
     if name.startswith(MODEL_PREFIX):
         from battleline.agents.learned import ModelLoadError, PolicyAgent, model_file_problem
@@ -92,6 +106,13 @@ def make_agent(name: str, seed: int = 0) -> Agent:
             return PolicyAgent(name[len(MODEL_PREFIX):], deterministic=True, seed=seed, name=name)
         except ModelLoadError as exc:
             raise ModelAgentError(name, str(exc)) from None
+    if name.startswith(PLANS_PREFIX):
+        from battleline.agents.plan_net import PlanNetAgent, PlanNetError
+
+        try:
+            return PlanNetAgent(name[len(PLANS_PREFIX):], seed=seed, name=name)
+        except PlanNetError as exc:
+            raise PlanNetAgentError(name, str(exc)) from None
     if name == SEARCH_NAME or name.startswith(SEARCH_NAME + ":"):
         from battleline.agents.search import SearchSpecError, make_search_agent
 

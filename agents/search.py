@@ -57,10 +57,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from battleline.agents.portfolio import DEPLOYMENT_BLOCK, Block, PlanFollower, block_of, ensure_plan
 from battleline.env.rules.actions import Action
 
 if TYPE_CHECKING:
     from battleline.agents.base import Agent
+    from battleline.agents.plan_net import PlanPolicy
     from battleline.env.rules.battle import Battle
 
 SEARCH_NAME = "search"
@@ -94,7 +96,7 @@ DEFAULT_PORTFOLIO: tuple[str, ...] = (
 )
 """The field-battle scripted plans (every scripted and tactical agent but ``open_loop``, which ignores the
 enemy), the plain line first: it is the plan played before the first search and the first of equals."""
-PARAMETERS = ("sims", "horizon", "opponent", "portfolio")
+PARAMETERS = ("sims", "horizon", "opponent", "portfolio", "prior", "top")
 """The parameter keys a ``search:`` name accepts."""
 MAX_ROLLOUT_DECISIONS = 20_000
 """A rollout that has not stopped after this many decisions is scored where it stands (a full pitched
@@ -116,12 +118,18 @@ class SearchSpec:
         horizon: player turns per rollout (>= 0; 0 plays to the end of the game).
         opponent: the registry name of the opponent model.
         portfolio: the registry names of the candidate plans, the default plan first.
+        prior: the path of a plan network (:mod:`agents.plan_net`) over the same portfolio, or "" for none.
+            With one, the search's side follows the network's plan at every block of a rollout after
+            the one searched (the network is the rollout policy), and ``top`` uses it as the prior.
+        top: with a prior, search only the ``top`` plans it finds most likely (0: all of them).
     """
 
     sims: int = DEFAULT_SIMS
     horizon: int = DEFAULT_HORIZON
     opponent: str = DEFAULT_OPPONENT
     portfolio: tuple[str, ...] = DEFAULT_PORTFOLIO
+    prior: str = ""
+    top: int = 0
 
     @classmethod
     def parse(cls, name: str) -> SearchSpec:
@@ -148,13 +156,39 @@ class SearchSpec:
             if key in values:
                 raise SearchSpecError(f"parameter '{key}' given twice")
             values[key] = _parse_value(key, value)
-        return cls(**values)
+        spec = cls(**values)
+        if spec.top and not spec.prior:
+            raise SearchSpecError("top needs a prior (prior=PATH of a plan network)")
+        if spec.prior:
+            policy = spec.prior_policy()
+            if set(policy.portfolio) != set(spec.portfolio):
+                raise SearchSpecError(f"prior '{spec.prior}' was trained on the plans {LIST_SEP.join(policy.portfolio)}, "
+                                      f"not the search's portfolio {LIST_SEP.join(spec.portfolio)}")
+        return spec
 
     @property
     def name(self) -> str:
-        """The canonical name, every parameter spelled out."""
-        return PARAM_SEP.join((SEARCH_NAME, f"sims={self.sims}", f"horizon={self.horizon}",
-                               f"opponent={self.opponent}", f"portfolio={LIST_SEP.join(self.portfolio)}"))
+        """The canonical name, every parameter spelled out (``prior`` and ``top`` only when a prior is given)."""
+        parts = [SEARCH_NAME, f"sims={self.sims}", f"horizon={self.horizon}", f"opponent={self.opponent}",
+                 f"portfolio={LIST_SEP.join(self.portfolio)}"]
+        if self.prior:
+            parts += [f"prior={self.prior}", f"top={self.top}"]
+        return PARAM_SEP.join(parts)
+
+    def prior_policy(self) -> PlanPolicy | None:
+        """The prior's network (loaded once per process and path), or None without a prior.
+
+        Raises:
+            SearchSpecError: the prior's file is missing or not a plan network (one line).
+        """
+        if not self.prior:
+            return None
+        from battleline.agents.plan_net import PlanNetError, load_plan_policy
+
+        try:
+            return load_plan_policy(self.prior)
+        except PlanNetError as exc:
+            raise SearchSpecError(f"prior: {exc}") from None
 
 
 def _parse_int(key: str, value: str, least: int) -> int:
@@ -181,8 +215,12 @@ def _parse_value(key: str, value: str) -> Any:
     """One parameter's value, checked (see :meth:`SearchSpec.parse`)."""
     if key == "sims":
         return _parse_int(key, value, 1)
-    if key == "horizon":
+    if key in ("horizon", "top"):
         return _parse_int(key, value, 0)
+    if key == "prior":
+        if not value.strip():
+            raise SearchSpecError("prior needs the path of a plan network, as prior=PATH")
+        return value
     if key == "opponent":
         return _check_plan_agent(key, value)
     names = value.split(LIST_SEP)
@@ -214,14 +252,6 @@ class SearchRecord:
     sims: int = 0
 
 
-def block_of(battle: Battle) -> tuple[int, int]:
-    """The block a decision belongs to: (game turn, active side), or (0, -1) during deployment and Vanguard."""
-    s = battle.state
-    if s.phase == "deployment" or s.turn == 0:
-        return (0, -1)
-    return (s.turn, s.active)
-
-
 def rollout_value(battle: Battle, side: int) -> float:
     """The value of ``battle`` as it stands for ``side`` (0 blue, 1 red): result term + VP margin / points limit.
 
@@ -249,7 +279,7 @@ def rollout_value(battle: Battle, side: int) -> float:
     return term + max(-1.0, min(1.0, margin / limit))
 
 
-class SearchAgent:
+class SearchAgent(PlanFollower):
     """``search``: portfolio greedy search over the scripted plans, by rollouts on reseeded clones.
 
     See the module docstring for the granularity, the rollouts, the value and the budget.
@@ -262,17 +292,19 @@ class SearchAgent:
 
     Attributes:
         records: one :class:`SearchRecord` per search of the current battle, in order.
+        prior: the plan network of ``spec.prior`` (None without one).
+
+    Raises:
+        SearchSpecError: ``spec.prior`` is not a plan network.
     """
 
     def __init__(self, seed: int = 0, spec: SearchSpec | None = None, name: str | None = None) -> None:
         self.spec = spec or SearchSpec()
+        super().__init__(self.spec.portfolio)
         self.name = name or self.spec.name
         self.rng = np.random.default_rng(seed)
-        self.side = 0
-        self.plans: dict[str, Agent] = {}
+        self.prior = self.spec.prior_policy()
         self.opponent: Agent | None = None
-        self.current = self.spec.portfolio[0]
-        self.block: tuple[int, int] | None = None
         self.records: list[SearchRecord] = []
 
     # ------------------------------------------------------------------ protocol
@@ -280,14 +312,9 @@ class SearchAgent:
         """Start a battle on ``side``: fresh plan agents and opponent model, the default plan current."""
         from battleline.agents.registry import make_agent
 
-        self.side = side
-        self.plans = {n: make_agent(n, seed=i) for i, n in enumerate(self.spec.portfolio)}
-        for agent in self.plans.values():
-            agent.reset(battle, side)
+        super().reset(battle, side)
         self.opponent = make_agent(self.spec.opponent, seed=len(self.spec.portfolio))
         self.opponent.reset(battle, 1 - side)
-        self.current = self.spec.portfolio[0]
-        self.block = None
         self.records = []
 
     def act(self, battle: Battle) -> Action:
@@ -299,25 +326,38 @@ class SearchAgent:
         if not self.plans:
             self.reset(battle, battle.pending.player or 0)
         view = battle.clone(reseed=self._draw_seed())
-        block = block_of(view)
-        if block != self.block and (block == (0, -1) or block[1] == self.side):
-            self.block = block
+        if self.choosing(view):
             record = self.search(view)
             self.records.append(record)
-            self.current = record.choice
+            self.current = self._follow(view, record)
         return self.plans[self.current].act(view)
 
+    def _follow(self, battle: Battle, record: SearchRecord) -> str:
+        """The plan to follow after ``record``'s search of ``battle``: its choice (a hook for labelling agents)."""
+        return record.choice
+
     # ------------------------------------------------------------------ search
+    def candidates(self, battle: Battle) -> list[str]:
+        """The plans searched: the portfolio, or with a prior and ``top`` its ``top`` most likely plans
+        (ties to the earlier plan), in portfolio order."""
+        names = list(self.spec.portfolio)
+        if self.prior is None or not self.spec.top or self.spec.top >= len(names):
+            return names
+        p = self.prior.probabilities(battle, self.side)
+        chance = dict(zip(self.prior.portfolio, p, strict=True))
+        ranked = sorted(range(len(names)), key=lambda i: (-chance[names[i]], i))
+        return [names[i] for i in sorted(ranked[: self.spec.top])]
+
     def search(self, battle: Battle) -> SearchRecord:
         """Choose a plan for the block now starting in ``battle`` (a copy the search may read); see the module docstring.
 
         Returns the :class:`SearchRecord`; the persistent plan agents are not changed beyond their
         deployment plans being made.
         """
-        names = list(self.spec.portfolio)
+        names = self.candidates(battle)
         record = SearchRecord(block_of(battle), names, [0] * len(names), [0.0] * len(names))
-        for agent in [*self.plans.values(), self.opponent]:
-            self._ensure_plan(agent, battle)
+        self.ensure_plans(battle)
+        ensure_plan(self.opponent, battle)
         seeds = [int(s) for s in self.rng.integers(0, SEED_BOUND, size=self.spec.sims)]
         totals = [0.0] * len(names)
         if len(names) == 1:
@@ -336,8 +376,9 @@ class SearchAgent:
         return record
 
     def _subset(self, names: Sequence[str]) -> list[int]:
-        """With fewer rollouts than candidates: the current plan and ``sims - 1`` others drawn by the generator."""
-        current = names.index(self.current)
+        """With fewer rollouts than candidates: the current plan (when a candidate, else the first) and
+        ``sims - 1`` others drawn by the generator."""
+        current = names.index(self.current) if self.current in names else 0
         others = [i for i in range(len(names)) if i != current]
         drawn = self.rng.choice(len(others), size=self.spec.sims - 1, replace=False) if self.spec.sims > 1 else []
         return sorted([current, *(others[int(k)] for k in drawn)])
@@ -366,9 +407,17 @@ class SearchAgent:
 
     def rollout(self, battle: Battle, plan: str, seed: int) -> float:
         """Play ``plan`` for the search's side against the opponent model on a copy of ``battle`` with dice
-        seeded by ``seed``, to the end or the horizon; returns :func:`rollout_value` for the search's side."""
+        seeded by ``seed``, to the end or the horizon; returns :func:`rollout_value` for the search's side.
+
+        Without a prior the plan plays the whole rollout; with one, the plan plays the block searched and
+        the prior's most likely plan each later block of the side (:class:`PriorRollout`)."""
         sim = battle.clone(reseed=seed)
-        players = {self.side: copy.deepcopy(self.plans[plan]), 1 - self.side: copy.deepcopy(self.opponent)}
+        mine: Agent | PriorRollout
+        if self.prior is None:
+            mine = copy.deepcopy(self.plans[plan])
+        else:
+            mine = PriorRollout(self.plans, plan, block_of(battle), self.prior, self.side)
+        players = {self.side: mine, 1 - self.side: copy.deepcopy(self.opponent)}
         blocks = 1
         block = block_of(sim)
         for _ in range(MAX_ROLLOUT_DECISIONS):
@@ -384,15 +433,42 @@ class SearchAgent:
         return rollout_value(sim, self.side)
 
     # ------------------------------------------------------------------ helpers
-    def _ensure_plan(self, agent: Agent | None, battle: Battle) -> None:
-        """Give a scripted agent its deployment plan now (as its first decision would), so rollouts copy it
-        instead of each making it again."""
-        if agent is not None and getattr(agent, "plan", False) is None:
-            agent.plan = agent.make_plan(battle)  # type: ignore[attr-defined]
-
     def _draw_seed(self) -> int:
         """A fresh dice seed from the agent's generator."""
         return int(self.rng.integers(0, SEED_BOUND))
+
+
+class PriorRollout(PlanFollower):
+    """The search's side in a rollout with a prior: ``first`` for the block searched, then at each later
+    block of the side the prior's most likely plan.
+
+    The plan agents are deep copies of the search's persistent ones, made when a plan is first used, so a
+    rollout leaves the search's agents untouched.
+
+    Args:
+        plans: the search's plan agents (read, copied on use).
+        first: the plan of the block searched.
+        block: the block searched.
+        prior: the plan network.
+        side: the search's side.
+    """
+
+    def __init__(self, plans: dict[str, Agent], first: str, block: Block, prior: PlanPolicy, side: int) -> None:
+        super().__init__(tuple(plans))
+        self.source = plans
+        self.side = side
+        self.block = block
+        self.current = first
+        self.prior = prior
+
+    def act(self, battle: Battle) -> Action:
+        """The current plan's order; a new block of the side first switches to the prior's plan."""
+        if self.choosing(battle):
+            self.current = self.prior.choose(battle, self.side)
+        agent = self.plans.get(self.current)
+        if agent is None:
+            agent = self.plans[self.current] = copy.deepcopy(self.source[self.current])
+        return agent.act(battle)
 
 
 def make_search_agent(name: str, seed: int = 0) -> SearchAgent:
@@ -404,5 +480,5 @@ def make_search_agent(name: str, seed: int = 0) -> SearchAgent:
     return SearchAgent(seed=seed, spec=SearchSpec.parse(name), name=name)
 
 
-__all__ = ["SearchAgent", "SearchRecord", "SearchSpec", "SearchSpecError", "block_of", "make_search_agent",
-           "rollout_value"]
+__all__ = ["DEPLOYMENT_BLOCK", "PriorRollout", "SearchAgent", "SearchRecord", "SearchSpec", "SearchSpecError",
+           "block_of", "make_search_agent", "rollout_value"]

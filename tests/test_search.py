@@ -158,7 +158,7 @@ def test_parameters_are_parsed() -> None:
     ("search:sims", "parameter 'sims' needs a value, as KEY=VALUE (agent 'search:sims')"),
     ("search:", "empty parameter; give KEY=VALUE after each ':' (agent 'search:')"),
     ("search:sims=2:", "empty parameter; give KEY=VALUE after each ':' (agent 'search:sims=2:')"),
-    ("search:depth=3", "unknown parameter 'depth'; parameters: sims, horizon, opponent, portfolio "
+    ("search:depth=3", "unknown parameter 'depth'; parameters: sims, horizon, opponent, portfolio, prior, top "
                        "(agent 'search:depth=3')"),
     ("search:sims=2:sims=3", "parameter 'sims' given twice (agent 'search:sims=2:sims=3')"),
     ("search:portfolio=line_advance++pincers", "portfolio 'line_advance++pincers' has an empty entry; give agent "

@@ -1106,5 +1106,59 @@ def evaluate_cmd(
         raise typer.Exit(EXIT_CHECK_FAILED)
 
 
+@app.command("expert-iteration")
+def expert_iteration_cmd(
+    out: Annotated[Path, typer.Option(help="Run folder: settings.json, iter_KK/, tensorboard/, plan_net.pt, "
+                                      "curve.png. A folder holding a run with the same settings is resumed.")
+                   ] = Path("out/expert_iteration"),
+    scenario: Annotated[str, typer.Option(help="Scenario name in configs/scenarios.")] = "pitched_battle",
+    iterations: Annotated[int, typer.Option(help="Rounds of label, fit, evaluate.")] = 3,
+    games: Annotated[int, typer.Option(help="Label games per round.")] = 48,
+    sims: Annotated[int, typer.Option(help="Rollouts per search (one search per block of the apprentice).")] = 32,
+    self_play_every: Annotated[int, typer.Option(help="Every N-th label game is self-play, both seats labelled "
+                                                 "(0: none).")] = 4,
+    opponents: Annotated[str, typer.Option(help="Comma-separated scripted field agents: the label games' and "
+                                           "the evaluation's opponents; 'all-field' = all of them.")] = "all-field",
+    eval_games: Annotated[int, typer.Option(help="Games of the network alone against each opponent per round, "
+                                            "split across both seats.")] = 10,
+    epochs: Annotated[int, typer.Option(help="Training epochs per round (the best held-out epoch is kept).")] = 200,
+    seed: Annotated[int, typer.Option(help="Base seed of the label games, searches and evaluation.")] = 0,
+    workers: Annotated[int | None, typer.Option(help="Worker processes (default: one per CPU).")] = None,
+) -> None:
+    """Expert iteration: the search labels plan choices, a plan network learns them and plays without search."""
+    from pydantic import ValidationError
+
+    from battleline.training.expert_iteration import ExItRunError, ExItSettings, run
+    from battleline.training.play import expand_agent_names
+
+    flags = {"iterations": "--iterations", "games": "--games", "sims": "--sims", "eval_games": "--eval-games",
+             "epochs": "--epochs", "self_play_every": "--self-play-every", "opponents": "--opponents",
+             "scenario": "--scenario"}
+    with _user_errors():
+        _check_seed(seed)
+        try:
+            settings = ExItSettings(scenario=scenario, iterations=iterations, games=games, sims=sims,
+                                    self_play_every=self_play_every, opponents=expand_agent_names(opponents),
+                                    eval_games=eval_games, epochs=epochs, seed=seed)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            field = str(err["loc"][0]) if err["loc"] else ""
+            raise UserError(f"{flags.get(field, field)}: {err['msg'].removeprefix('Value error, ')}") from None
+        from battleline.env.rules.config import list_scenarios
+
+        if scenario not in list_scenarios():
+            raise UserError(f"--scenario: unknown scenario '{scenario}'; known: {', '.join(list_scenarios())}")
+        check_output("--out", out, folder=True)
+        count = _worker_count(workers, games, "process", None)
+        try:
+            history = run(settings, out, workers=count, log=lambda line: console.print(line, soft_wrap=True))
+        except ExItRunError as exc:
+            raise UserError(str(exc)) from None
+    last = history[-1]
+    console.print(f"plan network: {_shown(out / 'plan_net.pt')} (play it as plans:{_shown(out / 'plan_net.pt')}); "
+                  f"mean score alone {last['score_mean']:.3f}; curve: {_shown(out / 'curve.png')}", soft_wrap=True)
+    console.print(f"tensorboard: {tensorboard_command()} --logdir {_shown(out / 'tensorboard')}", soft_wrap=True)
+
+
 if __name__ == "__main__":  # pragma: no cover
     app()
