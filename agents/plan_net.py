@@ -7,7 +7,8 @@ that decision from the search's labels (expert iteration,
 one forward pass of a small multilayer perceptron over the observation the
 environments give (:class:`env.observation.Observer`: the unit table and the
 global features, the table mirrored for red), ``(2n × N_UNIT_FEAT + N_GLOBAL_FEAT,)``
-float32 in, one logit per plan out. The chosen plan's scripted agent then
+float32 in, one output per plan out (the logit of the search choosing it, or the
+value of its rollouts, :data:`HEADS`). The chosen plan's scripted agent then
 gives the orders of the block (:class:`agents.portfolio.PlanFollower`).
 
 It serves three roles:
@@ -50,6 +51,11 @@ FORMAT = "battleline-plan-net/1"
 """The ``format`` entry of a saved plan network."""
 DEFAULT_HIDDEN = (256, 256)
 """Hidden layer widths of a new network."""
+HEADS = ("policy", "value")
+"""What a network's outputs are: ``policy`` logits of the search's choice, or the ``value`` of each plan (the
+search's mean rollout value for the searching side, in [−2, 2], :func:`agents.search.rollout_value`)."""
+VALUE_TEMPERATURE = 0.1
+"""A value head's probabilities are softmax(values / VALUE_TEMPERATURE) (the most likely plan is the most valued)."""
 
 
 class PlanNetError(ValueError):
@@ -79,18 +85,26 @@ class PlanFeatures:
 
 
 class PlanNet(nn.Module):
-    """A multilayer perceptron from the features to one logit per plan.
+    """A multilayer perceptron from the features to one output per plan.
 
     Args:
         inputs: feature count (:func:`feature_size`).
         plans: the portfolio's size K.
         hidden: hidden layer widths (ReLU between layers, dropout ``dropout`` after each).
+        head: one of :data:`HEADS`: the outputs are logits (``policy``) or plan values (``value``).
 
-    Input float32 (batch, inputs); output float32 logits (batch, K).
+    Input float32 (batch, inputs); output float32 (batch, K).
+
+    Raises:
+        ValueError: an unknown ``head``.
     """
 
-    def __init__(self, inputs: int, plans: int, hidden: Sequence[int] = DEFAULT_HIDDEN, dropout: float = 0.1) -> None:
+    def __init__(self, inputs: int, plans: int, hidden: Sequence[int] = DEFAULT_HIDDEN, dropout: float = 0.1,
+                 head: str = "policy") -> None:
+        if head not in HEADS:
+            raise ValueError(f"head must be one of {', '.join(HEADS)}, got '{head}'")
         super().__init__()
+        self.head = head
         layers: list[nn.Module] = []
         width = inputs
         for h in hidden:
@@ -124,10 +138,12 @@ class PlanPolicy:
         self.features = PlanFeatures(unit_slots)
 
     def probabilities(self, battle: Battle, side: int) -> np.ndarray:
-        """float64 (K,): the network's probability of each plan for ``side`` in ``battle``."""
+        """float64 (K,): the network's probability of each plan for ``side`` in ``battle`` (for a value head,
+        softmax of the values over :data:`VALUE_TEMPERATURE`)."""
         x = torch.from_numpy(self.features(battle, side))[None, :]
+        scale = VALUE_TEMPERATURE if self.net.head == "value" else 1.0
         with torch.no_grad():
-            p = torch.softmax(self.net(x), dim=1)[0]
+            p = torch.softmax(self.net(x) / scale, dim=1)[0]
         return p.double().numpy()
 
     def choose(self, battle: Battle, side: int) -> str:
@@ -138,7 +154,7 @@ class PlanPolicy:
         """Write the network to ``path`` (:data:`FORMAT`; ``meta`` is stored as given: plain values only)."""
         torch.save({"format": FORMAT, "portfolio": list(self.portfolio), "unit_slots": self.unit_slots,
                     "inputs": self.net.inputs, "hidden": list(self.net.hidden), "dropout": self.net.dropout,
-                    "state_dict": self.net.state_dict(), "meta": dict(meta or {})}, str(path))
+                    "head": self.net.head, "state_dict": self.net.state_dict(), "meta": dict(meta or {})}, str(path))
 
 
 def load_plan_policy(path: str | Path) -> PlanPolicy:
@@ -165,7 +181,7 @@ def _load(path: str, mtime: int) -> PlanPolicy:
         raise PlanNetError(f"{path}: not a plan network (no format '{FORMAT}')")
     try:
         net = PlanNet(int(data["inputs"]), len(data["portfolio"]), [int(h) for h in data["hidden"]],
-                      float(data["dropout"]))
+                      float(data["dropout"]), str(data.get("head", "policy")))
         net.load_state_dict(data["state_dict"])
         return PlanPolicy(net, [str(n) for n in data["portfolio"]], int(data["unit_slots"]))
     except (KeyError, TypeError, ValueError, RuntimeError) as exc:
@@ -213,5 +229,5 @@ class PlanNetAgent(PlanFollower):
         return self.plans[self.current].act(battle)
 
 
-__all__ = ["FORMAT", "PLAN_NET_PREFIX", "PlanFeatures", "PlanNet", "PlanNetAgent", "PlanNetError", "PlanPolicy",
-           "feature_size", "load_plan_policy"]
+__all__ = ["FORMAT", "HEADS", "PLAN_NET_PREFIX", "VALUE_TEMPERATURE", "PlanFeatures", "PlanNet", "PlanNetAgent",
+           "PlanNetError", "PlanPolicy", "feature_size", "load_plan_policy"]

@@ -152,6 +152,9 @@ def test_a_tiny_run_writes_every_round_charts_and_resumes(tmp_path: Path) -> Non
                      for m in history]
     with pytest.raises(ExItRunError, match="the run there has sims = 2, not 3"):
         run(ExItSettings(**{**TINY, "sims": 3}), out)
+    longer = run(ExItSettings(**{**TINY, "iterations": 3}), out, log=lines.append)  # more rounds extend the run
+    assert longer[:2] == history and longer[2]["iteration"] == 2 and (out / "iter_02" / "metrics.json").exists()
+    assert json.loads((out / "settings.json").read_text())["iterations"] == 3
 
 
 def test_command_line_errors_are_one_line(tmp_path: Path) -> None:
@@ -166,3 +169,28 @@ def test_command_line_errors_are_one_line(tmp_path: Path) -> None:
         assert result.exit_code == 2
         lines = result.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith(line)
+
+
+def test_a_value_target_learns_each_plans_rollout_value_and_plays_the_best() -> None:
+    """target=values: the network predicts the search's mean rollout value of every plan it tried, weighted by
+    rollouts, and its most likely plan is the most valued; untried plans (NaN, 0 rollouts) teach nothing."""
+    n = resolve_unit_slots(None, SCENARIO)
+    rng = np.random.default_rng(1)
+    x = 0.1 * rng.random((400, feature_size(n)), dtype=np.float32)
+    x[:, 7] = rng.integers(0, 2, 400)
+    values = np.full((400, 11), np.nan, np.float32)
+    samples = np.zeros((400, 11), np.int32)
+    values[:, 2] = np.where(x[:, 7] > 0, 0.8, -0.4)  # plan 2 is good where feature 7 is set
+    values[:, 4] = 0.2
+    samples[:, 2], samples[:, 4] = 6, 6
+    labels = {"features": x, "choice": np.where(x[:, 7] > 0, 2, 4).astype(np.int32), "values": values,
+              "samples": samples, "side": np.zeros(400, np.int32), "turn": np.zeros(400, np.int32),
+              "game": np.arange(400, dtype=np.int32) // 4, "iteration": np.zeros(400, np.int32),
+              "mode": np.zeros(400, np.int32)}
+    policy, stats = fit(labels, ExItSettings(epochs=80, target="values"), DEFAULT_PORTFOLIO, n, seed=0)
+    assert policy.net.head == "value" and stats["agreement"] >= 0.9
+    import torch
+
+    with torch.no_grad():
+        out = policy.net(torch.from_numpy(x[:8]))
+    assert np.allclose(out[:, 2].numpy(), values[:8, 2], atol=0.15) and np.allclose(out[:, 4].numpy(), 0.2, atol=0.15)

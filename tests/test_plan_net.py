@@ -223,3 +223,22 @@ def test_a_search_with_a_prior_is_deterministic_and_changes_with_its_rollout_pol
 def test_the_default_search_is_unchanged_by_the_prior_option() -> None:
     assert SearchSpec.parse("search").prior == "" and SearchSpec.parse("search").prior_policy() is None
     assert SearchSpec.parse("search").portfolio == DEFAULT_PORTFOLIO
+
+
+def test_a_value_head_saves_its_kind_and_turns_values_into_probabilities(tmp_path: Path) -> None:
+    from battleline.agents.plan_net import VALUE_TEMPERATURE
+
+    n = resolve_unit_slots(None, SCENARIO)
+    net = PlanNet(feature_size(n), 3, hidden=(4,), head="value")
+    with torch.no_grad():
+        for p in net.parameters():
+            p.zero_()
+        net.body[-1].bias[:] = torch.tensor([0.1, 0.3, 0.2])
+    PlanPolicy(net, PLANS, n).save(tmp_path / "v.pt")
+    loaded = load_plan_policy(tmp_path / "v.pt")
+    assert loaded.net.head == "value"
+    p = loaded.probabilities(Battle.from_scenario(SCENARIO, seed=0), 0)
+    expected = np.exp(np.array([0.1, 0.3, 0.2]) / VALUE_TEMPERATURE)
+    assert np.allclose(p, expected / expected.sum(), atol=1e-6)
+    with pytest.raises(ValueError, match="head must be one of policy, value"):
+        PlanNet(4, 3, head="q")

@@ -21,7 +21,7 @@ One run (``battleline expert-iteration``) repeats, for ``iterations`` rounds:
 
 Everything of a round is written to ``out/iter_KK/`` (``labels.npz``,
 ``plan_net.pt``, ``metrics.json``); a run started again with the same settings
-resumes after the last finished step. TensorBoard (``out/tensorboard``):
+resumes after the last finished step (given more ``iterations``, it goes on to the new rounds). TensorBoard (``out/tensorboard``):
 ``exit/agreement``, ``exit/loss``, ``exit/labels``, ``exit/score_mean``,
 ``exit/score/<opponent>``, ``search/*`` (rollouts per label, the gap between
 the best two plans, the share of each plan among the choices, the label
@@ -35,7 +35,7 @@ import json
 import math
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import StrictInt, field_validator
@@ -48,6 +48,8 @@ DEFAULT_OPPONENTS = ("line_advance", "pincers", "refused_flank", "flank_teeth", 
 """The scripted field agents, the label games' and the evaluation's opponents."""
 SETTINGS_FILE = "settings.json"
 """The run's settings, written at its start and compared on a resume."""
+EXTENSIBLE = ("iterations", "eval_games")
+"""Settings a resumed run may change: more rounds extend it; the evaluation's size changes only later rounds."""
 
 
 class ExItSettings(ConfigModel):
@@ -70,6 +72,7 @@ class ExItSettings(ConfigModel):
     batch_size: StrictInt = 64
     hidden: list[StrictInt] = [256, 256]
     holdout_every: StrictInt = 8
+    target: Literal["choice", "values"] = "choice"
     seed: StrictInt = 0
 
     @field_validator("iterations", "games", "sims", "eval_games", "epochs", "batch_size")
@@ -134,6 +137,11 @@ def fit(labels: dict[str, np.ndarray], settings: ExItSettings, portfolio: tuple[
         seed: int) -> tuple[Any, dict[str, float]]:
     """Train a fresh plan network on ``labels`` (see the module docstring, step 2).
 
+    With ``settings.target == "choice"`` the network is a policy head fitted by cross-entropy to the search's
+    choices; with ``"values"`` a value head fitted to the search's mean rollout value of every plan it tried,
+    a squared error weighted by the plan's rollouts (so each rollout counts once), and it plays the plan of
+    highest predicted value.
+
     Returns:
         The :class:`agents.plan_net.PlanPolicy` of the kept epoch, and its statistics: ``loss`` and
         ``agreement`` on the held-out labels (on the training labels when none are held out),
@@ -146,33 +154,43 @@ def fit(labels: dict[str, np.ndarray], settings: ExItSettings, portfolio: tuple[
     torch.manual_seed(seed)
     x = torch.from_numpy(labels["features"])
     y = torch.from_numpy(labels["choice"].astype(np.int64))
+    weights = torch.from_numpy(labels["samples"].astype(np.float32))
+    values = torch.from_numpy(np.nan_to_num(labels["values"], nan=0.0))
     held = torch.from_numpy(holdout_mask(labels, settings.holdout_every))
     train = ~held if bool((~held).any()) else torch.ones_like(held)
     check = held if bool(held.any()) else train
-    net = PlanNet(feature_size(unit_slots), len(portfolio), settings.hidden)
+    head = "value" if settings.target == "values" else "policy"
+    net = PlanNet(feature_size(unit_slots), len(portfolio), settings.hidden, head=head)
+
+    def loss_of(rows: torch.Tensor) -> torch.Tensor:
+        out = net(x[rows])
+        if head == "policy":
+            return torch.nn.functional.cross_entropy(out, y[rows])
+        w = weights[rows]
+        return (w * (out - values[rows]) ** 2).sum() / w.sum().clamp(min=1.0)
+
     opt = torch.optim.Adam(net.parameters(), lr=settings.learning_rate, weight_decay=settings.weight_decay)
-    xt, yt = x[train], y[train]
+    trained = torch.nonzero(train).flatten()
     generator = torch.Generator().manual_seed(seed)
     best: tuple[float, int, dict[str, Any]] = (math.inf, 0, {})
     for epoch in range(1, settings.epochs + 1):
         net.train()
-        order = torch.randperm(len(yt), generator=generator)
-        for start in range(0, len(yt), settings.batch_size):
-            idx = order[start:start + settings.batch_size]
-            loss = torch.nn.functional.cross_entropy(net(xt[idx]), yt[idx])
+        order = trained[torch.randperm(len(trained), generator=generator)]
+        for start in range(0, len(order), settings.batch_size):
+            loss = loss_of(order[start:start + settings.batch_size])
             opt.zero_grad()
             loss.backward()
             opt.step()
         net.eval()
         with torch.no_grad():
-            val = float(torch.nn.functional.cross_entropy(net(x[check]), y[check]))
+            val = float(loss_of(check))
         if val < best[0]:
             best = (val, epoch, {k: v.clone() for k, v in net.state_dict().items()})
     net.load_state_dict(best[2])
     net.eval()
     with torch.no_grad():
         agreement = float((net(x[check]).argmax(1) == y[check]).float().mean())
-        train_agreement = float((net(xt).argmax(1) == yt).float().mean())
+        train_agreement = float((net(x[train]).argmax(1) == y[train]).float().mean())
     stats = {"loss": best[0], "agreement": agreement, "train_agreement": train_agreement, "epoch": best[1],
              "labels": len(y), "heldout": int(held.sum())}
     return PlanPolicy(net, portfolio, unit_slots), stats
@@ -239,16 +257,17 @@ class ExItRunError(ValueError):
 
 
 def _check_settings(out: Path, settings: ExItSettings) -> None:
-    """Write ``out/settings.json``, or, when it exists, check it matches ``settings`` (a resume)."""
+    """Write ``out/settings.json``, or, when it exists, check it matches ``settings`` but for :data:`EXTENSIBLE`
+    (a resume; the file then records the new values)."""
     path = out / SETTINGS_FILE
     mine = settings.model_dump()
     if path.exists():
         theirs = json.loads(path.read_text())
         for key in mine:
-            if theirs.get(key) != mine[key]:
-                raise ExItRunError(f"{path}: the run there has {key} = {theirs.get(key)!r}, not {mine[key]!r}; "
-                                   "give the same settings to resume it, or another --out")
-        return
+            recorded = theirs.get(key, ExItSettings.model_fields[key].default)  # a setting added since: its default
+            if key not in EXTENSIBLE and recorded != mine[key]:
+                raise ExItRunError(f"{path}: the run there has {key} = {recorded!r}, not {mine[key]!r}; "
+                                   "give the same settings to resume it (more --iterations extend it), or another --out")
     out.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(mine, indent=2) + "\n")
 
