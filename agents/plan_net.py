@@ -163,7 +163,11 @@ def load_plan_policy(path: str | Path) -> PlanPolicy:
     Raises:
         PlanNetError: the file is missing, unreadable, or not a plan network of this format.
     """
+    if not str(path).strip():
+        raise PlanNetError(f"{PLAN_NET_PREFIX} needs the path of a plan network, as {PLAN_NET_PREFIX}PATH")
     p = Path(path)
+    if p.is_dir():
+        raise PlanNetError(f"{path}: is a directory, not a plan network")
     if not p.is_file():
         raise PlanNetError(f"plan network not found: {path}")
     return _load(str(p.resolve()), p.stat().st_mtime_ns)
@@ -180,12 +184,31 @@ def _load(path: str, mtime: int) -> PlanPolicy:
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise PlanNetError(f"{path}: not a plan network (no format '{FORMAT}')")
     try:
-        net = PlanNet(int(data["inputs"]), len(data["portfolio"]), [int(h) for h in data["hidden"]],
+        portfolio = _checked_portfolio(data["portfolio"])
+        net = PlanNet(int(data["inputs"]), len(portfolio), [int(h) for h in data["hidden"]],
                       float(data["dropout"]), str(data.get("head", "policy")))
         net.load_state_dict(data["state_dict"])
-        return PlanPolicy(net, [str(n) for n in data["portfolio"]], int(data["unit_slots"]))
+        return PlanPolicy(net, portfolio, int(data["unit_slots"]))
     except (KeyError, TypeError, ValueError, RuntimeError) as exc:
         raise PlanNetError(f"{path}: a damaged plan network ({type(exc).__name__}: {str(exc).splitlines()[0][:120]})") from None
+
+
+def _checked_portfolio(names: Any) -> list[str]:
+    """A saved portfolio: a list of distinct registered agent names (the plans a follower plays).
+
+    Raises:
+        ValueError: not a list of names, a name that is not a registered agent, or a name given twice.
+    """
+    from battleline.agents.registry import AGENT_NAMES
+
+    if not isinstance(names, (list, tuple)) or not all(isinstance(n, str) for n in names):
+        raise ValueError("portfolio is not a list of agent names")
+    for i, name in enumerate(names):
+        if name not in AGENT_NAMES:
+            raise ValueError(f"portfolio entry '{name}' is not a registered agent")
+        if name in names[:i]:
+            raise ValueError(f"portfolio names '{name}' twice")
+    return list(names)
 
 
 class PlanNetAgent(PlanFollower):

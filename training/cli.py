@@ -354,7 +354,7 @@ def play(
     max_decisions: Annotated[int, typer.Option(help="Give up after this many decisions.")] = 20000,
 ) -> None:
     """Play one battle and print the winner and the victory points."""
-    from battleline.training.play import PlayError, check_model_agents, play_battle
+    from battleline.training.play import PlayError, check_model_agents, plan_network_slots, play_battle
 
     with _user_errors():
         _check_seed(seed)
@@ -369,15 +369,19 @@ def play(
         from battleline.env.rules.battle import Battle
 
         models = [(flag, name) for flag, name in (("--blue", blue), ("--red", red)) if name.startswith(MODEL_PREFIX)]
+        nets = []  # plans:PATH and search:...:prior=PATH: a plan network whose unit slots must fit
         for flag, name in (("--blue", blue), ("--red", red)):
             if (flag, name) in models:  # the replay would replace the trained model
                 _check_not_model(("--replay", replay), f"{flag}'s model", name[len(MODEL_PREFIX):])
             else:
                 with _agent_flag(flag):
-                    make_agent(name)
-        if models:  # an army list the scenario refuses is the fault, not the slots its units would need
+                    if plan_network_slots(name) is None:
+                        make_agent(name)
+                    else:
+                        nets.append((flag, name))
+        if models or nets:  # an army list the scenario refuses is the fault, not the slots its units would need
             Battle.from_scenario(scenario, seed=seed, blue_army=blue_army, red_army=red_army)
-        for flag, name in models:
+        for flag, name in [*models, *nets]:
             with _agent_flag(flag):  # a model is built (loaded) once, by check_model_agents
                 check_model_agents(scenario, [name], [blue_army] if blue_army else None,
                                    [red_army] if red_army else None)
@@ -1144,14 +1148,19 @@ def expert_iteration_cmd(
             err = exc.errors()[0]
             field = str(err["loc"][0]) if err["loc"] else ""
             raise UserError(f"{flags.get(field, field)}: {err['msg'].removeprefix('Value error, ')}") from None
-        from battleline.env.rules.config import list_scenarios
+        from battleline.env.rules.config import list_scenarios, load_scenario
 
         if scenario not in list_scenarios():
             raise UserError(f"--scenario: unknown scenario '{scenario}'; known: {', '.join(list_scenarios())}")
+        if load_scenario(scenario).siege:
+            raise UserError(f"--scenario: '{scenario}' is a siege; expert iteration plays field battles (its plans "
+                            "and opponents are the field agents)")
+        _check_run_options(workers, "process")
         check_output("--out", out, folder=True)
         count = _worker_count(workers, games, "process", None)
         try:
-            history = run(settings, out, workers=count, log=lambda line: console.print(line, soft_wrap=True))
+            with writing("--out", out):
+                history = run(settings, out, workers=count, log=lambda line: console.print(line, soft_wrap=True))
         except ExItRunError as exc:
             raise UserError(str(exc)) from None
     last = history[-1]

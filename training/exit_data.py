@@ -21,6 +21,8 @@ rollout value and rollouts of each plan, NaN and 0 for a plan not tried).
 from __future__ import annotations
 
 import time
+import zipfile
+import zlib
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -171,13 +173,24 @@ def load_labels(path: Path) -> dict[str, np.ndarray]:
     """Read a dataset written by :func:`save_labels`.
 
     Raises:
-        ValueError: a key of :data:`LABEL_KEYS` is missing (one line naming the file).
+        ValueError: the file cannot be read as an ``.npz``, a key of :data:`LABEL_KEYS` is missing, or the arrays
+            do not have one row per label each (one line naming the file).
     """
-    with np.load(path) as data:
-        missing = [k for k in LABEL_KEYS if k not in data.files]
-        if missing:
-            raise ValueError(f"{path}: not a label file (missing {', '.join(missing)})")
-        return {k: data[k] for k in LABEL_KEYS}
+    try:
+        with np.load(path) as data:
+            missing = [k for k in LABEL_KEYS if k not in data.files]
+            if missing:
+                raise ValueError(f"{path}: not a label file (missing {', '.join(missing)})")
+            labels = {k: data[k] for k in LABEL_KEYS}
+    except (OSError, EOFError, ValueError, zipfile.BadZipFile, zlib.error, AttributeError) as exc:
+        if str(exc).startswith(f"{path}: "):
+            raise
+        reason = str(exc).splitlines()[0][:120] if str(exc) else ""
+        raise ValueError(f"{path}: not a label file ({type(exc).__name__}: {reason})") from None
+    rows = {len(a) if a.ndim else -1 for a in labels.values()}
+    if len(rows) != 1:
+        raise ValueError(f"{path}: not a label file (its arrays do not have one row per label each)")
+    return labels
 
 
 __all__ = ["APPRENTICE", "LABEL_KEYS", "MODES", "LabelGame", "LabellingSearch", "concat_labels", "label_game",

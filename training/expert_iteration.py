@@ -256,27 +256,117 @@ class ExItRunError(ValueError):
     """An output folder holding a run with other settings; one line naming the folder and the first difference."""
 
 
+def _read_json(path: Path, kind: type, what: str) -> Any:
+    """The JSON value in ``path``, of type ``kind`` (dict or list).
+
+    Raises:
+        ExItRunError: the file cannot be read, is not JSON, or holds another type (one line naming it).
+    """
+    try:
+        data = json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        raise ExItRunError(f"{path}: not {what} (not JSON: {exc.msg}, line {exc.lineno})") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = "is a directory" if isinstance(exc, IsADirectoryError) else str(getattr(exc, "strerror", "") or exc)
+        raise ExItRunError(f"{path}: cannot read {what} ({reason.lower()})") from None
+    if not isinstance(data, kind):
+        raise ExItRunError(f"{path}: not {what} (a JSON {'object' if kind is dict else 'list'} expected)")
+    return data
+
+
 def _check_settings(out: Path, settings: ExItSettings) -> None:
-    """Write ``out/settings.json``, or, when it exists, check it matches ``settings`` but for :data:`EXTENSIBLE`
-    (a resume; the file then records the new values)."""
+    """When ``out/settings.json`` exists, check it matches ``settings`` but for :data:`EXTENSIBLE` (a resume).
+
+    Raises:
+        ExItRunError: the file is not a run's settings, or records another value of a setting.
+    """
     path = out / SETTINGS_FILE
+    if not (path.exists() or path.is_symlink()):
+        return
+    theirs = _read_json(path, dict, "a run's settings")
     mine = settings.model_dump()
-    if path.exists():
-        theirs = json.loads(path.read_text())
-        for key in mine:
-            recorded = theirs.get(key, ExItSettings.model_fields[key].default)  # a setting added since: its default
-            if key not in EXTENSIBLE and recorded != mine[key]:
-                raise ExItRunError(f"{path}: the run there has {key} = {recorded!r}, not {mine[key]!r}; "
-                                   "give the same settings to resume it (more --iterations extend it), or another --out")
+    for key in mine:
+        recorded = theirs.get(key, ExItSettings.model_fields[key].default)  # a setting added since: its default
+        if key not in EXTENSIBLE and recorded != mine[key]:
+            raise ExItRunError(f"{path}: the run there has {key} = {recorded!r}, not {mine[key]!r}; "
+                               "give the same settings to resume it (more --iterations extend it), or another --out")
+
+
+def _write_settings(out: Path, settings: ExItSettings) -> None:
+    """Write ``out/settings.json`` (on a resume, the new values of :data:`EXTENSIBLE`)."""
     out.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(mine, indent=2) + "\n")
+    (out / SETTINGS_FILE).write_text(json.dumps(settings.model_dump(), indent=2) + "\n")
+
+
+def _read_labels(path: Path, unit_slots: int, plans: int) -> dict[str, np.ndarray]:
+    """A round's labels (:func:`training.exit_data.load_labels`), checked against the run's feature and plan counts.
+
+    Raises:
+        ExItRunError: the file is not a label file of this run (one line naming it).
+    """
+    from battleline.agents.plan_net import feature_size
+    from battleline.training.exit_data import load_labels
+
+    try:
+        labels = load_labels(path)
+    except ValueError as exc:
+        raise ExItRunError(str(exc)) from None
+    want = {"features": feature_size(unit_slots), "values": plans, "samples": plans}
+    for key, width in want.items():
+        if labels[key].ndim != 2 or labels[key].shape[1] != width:
+            raise ExItRunError(f"{path}: not a label file of this run ({key} of shape {labels[key].shape}, "
+                               f"not (N, {width}))")
+    return labels
+
+
+def _read_games(path: Path) -> list[dict[str, Any]]:
+    """A round's label games (``games.json``).
+
+    Raises:
+        ExItRunError: the file is not a list of label games (one line naming it).
+    """
+    games = _read_json(path, list, "a round's label games")
+    needed = ("blue", "red", "winner", "cpu_seconds", "rollouts")
+    for g in games:
+        if not isinstance(g, dict) or any(k not in g for k in needed):
+            raise ExItRunError(f"{path}: not a round's label games (each needs {', '.join(needed)})")
+    return games
+
+
+def _read_round(folder: Path, unit_slots: int, portfolio: tuple[str, ...]) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """A finished round's metrics and labels, its network checked to read back for this run.
+
+    Raises:
+        ExItRunError: a file of the round is missing or damaged (one line naming it).
+    """
+    from battleline.agents.plan_net import PlanNetError, load_plan_policy
+
+    path = folder / "metrics.json"
+    metrics = _read_json(path, dict, "a round's metrics")
+    try:
+        int(metrics["iteration"]), float(metrics["score_mean"])
+        float(metrics["compute"]["cpu_seconds"]), int(metrics["compute"]["rollouts"])
+        [float(s["score"]) for s in metrics["scores"].values()]
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise ExItRunError(f"{path}: not a round's metrics ({type(exc).__name__}: {exc})") from None
+    labels = _read_labels(folder / "labels.npz", unit_slots, len(portfolio))
+    try:
+        policy = load_plan_policy(folder / "plan_net.pt")
+    except PlanNetError as exc:
+        raise ExItRunError(str(exc)) from None
+    if policy.portfolio != portfolio or policy.unit_slots != unit_slots:
+        raise ExItRunError(f"{folder / 'plan_net.pt'}: not this run's plan network (another portfolio or unit slots)")
+    return metrics, labels
 
 
 def run(settings: ExItSettings, out: Path, workers: int = 1, log: Any = print) -> list[dict[str, Any]]:
     """Run (or resume) expert iteration into ``out``; returns each round's metrics (``metrics.json``).
 
+    Every file of ``out`` a resume reads (the settings, the finished rounds, the labels of a round begun) is
+    checked before anything is written, so a damaged run folder is left as it was.
+
     Raises:
-        ExItRunError: ``out`` holds a run with other settings.
+        ExItRunError: ``out`` holds a run with other settings, or a damaged file (one line naming it).
         RuntimeError: a label or evaluation game failed (its message).
     """
     from torch.utils.tensorboard import SummaryWriter
@@ -285,33 +375,42 @@ def run(settings: ExItSettings, out: Path, workers: int = 1, log: Any = print) -
     from battleline.agents.search import DEFAULT_PORTFOLIO
     from battleline.env.battle_env import resolve_unit_slots
     from battleline.training.backends import run_games
-    from battleline.training.exit_data import concat_labels, label_game, load_labels, save_labels
+    from battleline.training.exit_data import concat_labels, label_game, save_labels
 
     _check_settings(out, settings)
     unit_slots = resolve_unit_slots(None, settings.scenario)
     portfolio = DEFAULT_PORTFOLIO
-    writer = SummaryWriter(log_dir=str(out / "tensorboard"))
     history: list[dict[str, Any]] = []
     parts: list[dict[str, np.ndarray]] = []
     prior: Path | None = None
     cpu_total, rollouts_total = 0.0, 0
+    for it in range(settings.iterations):  # the finished rounds, read before anything is written
+        folder = out / f"iter_{it:02d}"
+        if folder.exists() and not folder.is_dir():
+            raise ExItRunError(f"{folder}: not a round's folder (a file of that name is in the way)")
+        if not (folder / "metrics.json").exists():
+            break
+        metrics, labels = _read_round(folder, unit_slots, portfolio)
+        parts.append(labels)
+        prior = folder / "plan_net.pt"
+        cpu_total, rollouts_total = metrics["compute"]["cpu_seconds"], metrics["compute"]["rollouts"]
+        history.append(metrics)
+    begun: tuple[dict[str, np.ndarray], list[dict[str, Any]]] | None = None
+    folder = out / f"iter_{len(history):02d}"
+    if len(history) < settings.iterations and (folder / "labels.npz").exists() and (folder / "games.json").exists():
+        begun = _read_labels(folder / "labels.npz", unit_slots, len(portfolio)), _read_games(folder / "games.json")
+    _write_settings(out, settings)
+    for metrics in history:
+        log(f"round {metrics['iteration']}: done before (score {metrics['score_mean']:.3f}), resumed after it")
+    writer = SummaryWriter(log_dir=str(out / "tensorboard"))
     try:
-        for it in range(settings.iterations):
+        for it in range(len(history), settings.iterations):
             folder = out / f"iter_{it:02d}"
             folder.mkdir(exist_ok=True)
-            metrics_path = folder / "metrics.json"
-            if metrics_path.exists():
-                metrics = json.loads(metrics_path.read_text())
-                parts.append(load_labels(folder / "labels.npz"))
-                prior = folder / "plan_net.pt"
-                cpu_total, rollouts_total = metrics["compute"]["cpu_seconds"], metrics["compute"]["rollouts"]
-                history.append(metrics)
-                log(f"round {it}: done before (score {metrics['score_mean']:.3f}), resumed after it")
-                continue
             t0 = time.perf_counter()
-            labels_path, games_path = folder / "labels.npz", folder / "games.json"
-            if labels_path.exists() and games_path.exists():
-                labels, games = load_labels(labels_path), json.loads(games_path.read_text())
+            labels_path, games_path, metrics_path = folder / "labels.npz", folder / "games.json", folder / "metrics.json"
+            if begun is not None:
+                (labels, games), begun = begun, None
             else:
                 specs = label_schedule(settings, it)
                 rows = list(run_games(label_game, specs, (settings.scenario, settings.sims,

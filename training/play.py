@@ -89,6 +89,7 @@ def require_unit_slots(
     blue_armies: Sequence[str] | None = None,
     red_armies: Sequence[str] | None = None,
     elements: int | None = None,
+    what: str = "model",
 ) -> None:
     """Check that a policy with ``slots`` unit slots a side (and ``elements`` castle elements) can play ``scenario``.
 
@@ -99,6 +100,8 @@ def require_unit_slots(
     codec's siege block (:mod:`env.siege_encoding`) with at least as many castle
     elements as the scenario's castle has; ``elements`` is the block's element
     count (0: trained without siege orders; None: not checked).
+
+    ``what`` names the policy in the message ("model", "plan network").
 
     Raises:
         agents.learned.ModelLoadError: too few slots or castle elements (one line naming
@@ -121,7 +124,7 @@ def require_unit_slots(
     has = f"{slots} unit slots a side"
     if castle > (elements or 0):
         has += f" and siege orders for {elements} castle elements" if elements else " and no siege orders"
-    raise ModelLoadError(f"{label}: the model has {has} but scenario '{shown}' {' and '.join(needs)}")
+    raise ModelLoadError(f"{label}: the {what} has {has} but scenario '{shown}' {' and '.join(needs)}")
 
 
 def require_policy_fits(
@@ -148,22 +151,48 @@ def check_model_agents(
     blue_armies: Sequence[str] | None = None,
     red_armies: Sequence[str] | None = None,
 ) -> None:
-    """Load every ``model:PATH`` agent among ``names`` and check it can play ``scenario`` (:func:`require_policy_fits`).
+    """Load every ``model:PATH`` agent among ``names`` and check it can play ``scenario`` (:func:`require_policy_fits`);
+    likewise the plan network of every ``plans:PATH`` agent and ``search:...:prior=PATH`` (its unit slots).
 
-    Other names are left alone; nothing is loaded when there is no model agent.
+    Other names are left alone; nothing is loaded when there is no such agent.
 
     Raises:
-        UnknownAgentError: a ``model:`` file is missing or is not a policy.
-        agents.learned.ModelLoadError: a model has too few unit slots for the scenario, or lacks
-            the siege orders (castle elements) its castle needs.
+        UnknownAgentError: a ``model:`` or ``plans:`` file is missing or is not a policy / plan network, or a
+            ``search:`` name with a bad parameter.
+        agents.learned.ModelLoadError: a model or plan network has too few unit slots for the scenario, or a
+            model lacks the siege orders (castle elements) its castle needs.
     """
     from battleline.agents.learned import PolicyAgent
     from battleline.agents.registry import MODEL_PREFIX
 
-    for name in dict.fromkeys(n for n in names if n.startswith(MODEL_PREFIX)):
-        agent = make_agent(name)
-        assert isinstance(agent, PolicyAgent)  # make_agent builds one for every model: name
-        require_policy_fits(agent, name, scenario, blue_armies, red_armies)
+    for name in dict.fromkeys(names):
+        if name.startswith(MODEL_PREFIX):
+            agent = make_agent(name)
+            assert isinstance(agent, PolicyAgent)  # make_agent builds one for every model: name
+            require_policy_fits(agent, name, scenario, blue_armies, red_armies)
+            continue
+        slots = plan_network_slots(name)
+        if slots is not None:
+            require_unit_slots(slots, name, scenario, blue_armies, red_armies, what="plan network")
+
+
+def plan_network_slots(name: str) -> int | None:
+    """The unit slots a side of the plan network the agent ``name`` reads (``plans:PATH``, or a ``search:``
+    name with ``prior=PATH``); None for an agent without one.
+
+    Raises:
+        UnknownAgentError: a bad ``plans:`` file or ``search:`` parameter (one line).
+    """
+    from battleline.agents.plan_net import PlanNetAgent
+    from battleline.agents.registry import PLANS_PREFIX, SEARCH_NAME
+    from battleline.agents.search import SearchAgent
+
+    if not (name.startswith(PLANS_PREFIX) or name.startswith(SEARCH_NAME + ":")):
+        return None
+    agent = make_agent(name)
+    if isinstance(agent, PlanNetAgent):
+        return agent.policy.unit_slots
+    return agent.prior.unit_slots if isinstance(agent, SearchAgent) and agent.prior is not None else None
 
 
 def default_agents(scenario: str | Path | dict[str, Any]) -> str:
