@@ -7,6 +7,7 @@ a search's ``prior=``), and ``battleline expert-iteration`` with bad flags or a 
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -174,3 +175,17 @@ def test_a_damaged_run_folder_is_one_line_naming_the_file_and_is_left_as_it_was(
     assert str(bad) in _one_error_line(result)
     assert _snapshot(out) == before
     assert not np.any([p.name.endswith(".part.npz") for p in out.rglob("*")])
+
+
+def test_fewer_iterations_than_the_rounds_finished_is_refused_and_keeps_the_last_network(tmp_path: Path) -> None:
+    """Resuming a 2-round run with --iterations 1 would put round 0's network back in out/plan_net.pt."""
+    out = _run_folder(tmp_path / "run")
+    shutil.copytree(out / "iter_00", out / "iter_01")
+    metrics = json.loads((out / "iter_01" / "metrics.json").read_text())
+    (out / "iter_01" / "metrics.json").write_text(json.dumps({**metrics, "iteration": 1}) + "\n")
+    (out / "plan_net.pt").write_bytes((out / "iter_01" / "plan_net.pt").read_bytes())
+    before = _snapshot(out)
+    result = CliRunner().invoke(app, ["expert-iteration", *TINY, "--out", str(out)])
+    assert _one_error_line(result) == (f"--iterations: the run in {out} has finished 2 rounds, more than 1; "
+                                       "give --iterations 2 or more to resume it")
+    assert _snapshot(out) == before

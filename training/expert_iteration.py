@@ -366,7 +366,8 @@ def run(settings: ExItSettings, out: Path, workers: int = 1, log: Any = print) -
     checked before anything is written, so a damaged run folder is left as it was.
 
     Raises:
-        ExItRunError: ``out`` holds a run with other settings, or a damaged file (one line naming it).
+        ExItRunError: ``out`` holds a run with other settings, more finished rounds than ``settings.iterations``,
+            or a damaged file (one line naming it).
         RuntimeError: a label or evaluation game failed (its message).
     """
     from torch.utils.tensorboard import SummaryWriter
@@ -395,6 +396,12 @@ def run(settings: ExItSettings, out: Path, workers: int = 1, log: Any = print) -
         prior = folder / "plan_net.pt"
         cpu_total, rollouts_total = metrics["compute"]["cpu_seconds"], metrics["compute"]["rollouts"]
         history.append(metrics)
+    finished = settings.iterations
+    while (out / f"iter_{finished:02d}" / "metrics.json").exists():
+        finished += 1
+    if finished > settings.iterations:  # resuming would put an earlier round's network in out/plan_net.pt
+        raise ExItRunError(f"--iterations: the run in {out} has finished {finished} rounds, more than "
+                           f"{settings.iterations}; give --iterations {finished} or more to resume it")
     begun: tuple[dict[str, np.ndarray], list[dict[str, Any]]] | None = None
     folder = out / f"iter_{len(history):02d}"
     if len(history) < settings.iterations and (folder / "labels.npz").exists() and (folder / "games.json").exists():
