@@ -176,7 +176,6 @@ def load_plan_policy(path: str | Path) -> PlanPolicy:
 @functools.lru_cache(maxsize=8)
 def _load(path: str, mtime: int) -> PlanPolicy:
     """Read and check one saved network (see :func:`load_plan_policy`)."""
-    torch.set_num_threads(1)  # one forward of a small net: threads only add overhead (and oversubscribe workers)
     try:
         data = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:  # noqa: BLE001 - any unreadable file is the user's file fault

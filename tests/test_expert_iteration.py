@@ -194,3 +194,13 @@ def test_a_value_target_learns_each_plans_rollout_value_and_plays_the_best() -> 
     with torch.no_grad():
         out = policy.net(torch.from_numpy(x[:8]))
     assert np.allclose(out[:, 2].numpy(), values[:8, 2], atol=0.15) and np.allclose(out[:, 4].numpy(), 0.2, atol=0.15)
+
+
+def test_the_label_games_score_leaves_self_play_out_and_is_none_without_other_games() -> None:
+    from battleline.training.expert_iteration import apprentice_score
+
+    rows = [{"blue": APPRENTICE, "red": "pincers", "winner": "blue"},
+            {"blue": "pincers", "red": APPRENTICE, "winner": "draw"},
+            {"blue": APPRENTICE, "red": APPRENTICE, "winner": "red"}]
+    assert apprentice_score(rows) == 0.75
+    assert apprentice_score(rows[2:]) is None

@@ -215,8 +215,9 @@ def search_statistics(labels: dict[str, np.ndarray], portfolio: tuple[str, ...])
     return out
 
 
-def apprentice_score(rows: list[dict[str, Any]]) -> float:
-    """The apprentice's score over label games against scripted opponents (self-play games left out)."""
+def apprentice_score(rows: list[dict[str, Any]]) -> float | None:
+    """The apprentice's score over label games against scripted opponents (self-play games left out); None
+    when every game was self-play."""
     from battleline.training.exit_data import APPRENTICE
 
     points = []
@@ -225,7 +226,7 @@ def apprentice_score(rows: list[dict[str, Any]]) -> float:
             continue
         side = "blue" if r["blue"] == APPRENTICE else "red"
         points.append(0.5 if r["winner"] == "draw" else float(r["winner"] == side))
-    return float(np.mean(points)) if points else math.nan
+    return float(np.mean(points)) if points else None
 
 
 def evaluate(net_path: Path, settings: ExItSettings, iteration: int, workers: int) -> tuple[dict[str, Any], float]:
@@ -466,7 +467,8 @@ def _chart(writer: Any, m: dict[str, Any]) -> None:
         writer.add_scalar(f"exit/score/{opponent}", record["score"], it)
     for key, value in m["search"].items():
         writer.add_scalar(f"search/{key}", value, it)
-    writer.add_scalar("search/label_games_score", m["apprentice_score"], it)
+    if m["apprentice_score"] is not None:  # None when every label game was self-play
+        writer.add_scalar("search/label_games_score", m["apprentice_score"], it)
     writer.add_scalar("compute/cpu_seconds", m["compute"]["cpu_seconds"], it)
     writer.add_scalar("compute/rollouts", m["compute"]["rollouts"], it)
     writer.add_scalar("exit_by_cpu_hours/score_mean", m["score_mean"], int(round(m["compute"]["cpu_seconds"])))
@@ -485,8 +487,10 @@ def draw_curve(history: list[dict[str, Any]], path: Path) -> None:
     rounds = [m["iteration"] for m in history]
     hours = [m["compute"]["cpu_seconds"] / 3600 for m in history]
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
-    for opponent in history[-1]["scores"]:
-        left.plot(rounds, [m["scores"][opponent]["score"] for m in history], lw=0.8, alpha=0.6, label=opponent)
+    colours = plt.get_cmap("tab20").colors
+    for k, opponent in enumerate(history[-1]["scores"]):
+        left.plot(rounds, [m["scores"][opponent]["score"] for m in history], lw=0.9, alpha=0.8, label=opponent,
+                  color=colours[k % len(colours)])
     for ax, xs, xlabel in ((left, rounds, "round"), (right, hours, "CPU hours (label games and evaluation)")):
         ax.plot(xs, [m["score_mean"] for m in history], "k-o", lw=2.2, label="mean")
         ax.axhline(0.5, color="grey", ls="--", lw=0.8)
