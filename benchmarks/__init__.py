@@ -11,7 +11,7 @@ def flag_errors() -> Iterator[None]:
     """Report a bad flag (a ConfigError or a ``training.cli.UserError``) as one line, ``error: ...`` on stderr,
     and exit with code 2, as the battleline CLI does."""
     from battleline.env.rules.config import ConfigError
-    from battleline.training.cli import EXIT_USER_ERROR, UserError, print_error
+    from battleline.training.cli_common import EXIT_USER_ERROR, UserError, print_error
 
     try:
         yield
@@ -23,7 +23,7 @@ def flag_errors() -> Iterator[None]:
 def check_at_least(minimum: int, **flags: int | None) -> None:
     """Raise ``training.cli.UserError`` for the first flag below ``minimum``; keywords name flags, ``n_envs`` for
     ``--n-envs`` (None: not given)."""
-    from battleline.training.cli import UserError
+    from battleline.training.cli_common import UserError
 
     for name, value in flags.items():
         if value is not None and value < minimum:
@@ -33,7 +33,7 @@ def check_at_least(minimum: int, **flags: int | None) -> None:
 def check_scenario(scenario: str, siege: bool = False) -> None:
     """Load ``--scenario`` now (ConfigError, one line naming its file); ``siege``: it must take the siege module."""
     from battleline.env.rules.config import load_scenario
-    from battleline.training.cli import UserError
+    from battleline.training.cli_common import UserError
 
     if not load_scenario(scenario).siege and siege:
         raise UserError(f"--scenario: '{scenario}' is not a siege (its modules do not include 'siege')")

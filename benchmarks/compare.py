@@ -67,7 +67,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from battleline.training.cli import UserError, check_output, writing
+from battleline.training.cli_common import UserError, check_output, writing
 from benchmarks import check_at_least, check_scenario, flag_errors
 
 console = Console(highlight=False, width=None if Console().is_terminal else 120)  # a log file gets the whole table
@@ -430,6 +430,6 @@ def _as_is(path: Path) -> Iterator[Path]:
 
 
 if __name__ == "__main__":
-    from battleline.training.cli import run_command
+    from battleline.training.cli_common import run_command
 
     run_command(main)

@@ -30,7 +30,7 @@ import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from battleline.training.cli import OneLineArgumentParser  # noqa: E402
+from battleline.training.cli_common import OneLineArgumentParser  # noqa: E402
 from benchmarks import check_at_least, check_scenario, flag_errors  # noqa: E402
 from benchmarks.run import pin_to_one_core  # noqa: E402
 

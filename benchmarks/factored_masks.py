@@ -252,7 +252,7 @@ def _flush(report: MaskReport, policy: Any, pending: list[tuple[dict[str, np.nda
 
 def main(argv: list[str] | None = None) -> int:
     """Run the check and write the JSON report; 1 when any state failed."""
-    from battleline.training.cli import OneLineArgumentParser
+    from battleline.training.cli_common import OneLineArgumentParser
 
     parser = OneLineArgumentParser(prog="python -m benchmarks.factored_masks", description=__doc__.splitlines()[0])
     parser.add_argument("--states", type=int, default=10_000, help="random states in all (default 10000)")

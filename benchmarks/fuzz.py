@@ -329,7 +329,7 @@ def commit() -> str:
 def write_report(out: Path, result: dict[str, Any], command: str) -> None:
     """The JSON report: the summary first (command, commit, totals, violations, errors, hangs), then one line a
     battle (index, case, decisions, seconds, winner and the kinds it broke)."""
-    from battleline.training.cli import writing
+    from battleline.training.cli_common import writing
 
     summary = {"command": command, "commit": commit(), **{k: v for k, v in result.items() if k != "rows"}}
     lines = ",\n".join(json.dumps({"index": r["index"], **r["case"], "decisions": r["decisions"],
@@ -351,7 +351,7 @@ def replay_case(text: str, seconds: float, max_decisions: int, battle_out: Path 
     Raises:
         UserError: the text is not a case's JSON (one line naming the field).
     """
-    from battleline.training.cli import UserError, writing
+    from battleline.training.cli_common import UserError, writing
 
     try:
         data = json.loads(text)
@@ -397,7 +397,7 @@ def main(
     violation, error or hang."""
     from battleline.env.rules.config import load_scenario
     from battleline.training.backends import worker_count
-    from battleline.training.cli import check_output
+    from battleline.training.cli_common import check_output
 
     with flag_errors():
         check_at_least(1, battles=battles, workers=workers, max_decisions=max_decisions)
@@ -421,6 +421,6 @@ def main(
 
 
 if __name__ == "__main__":
-    from battleline.training.cli import run_command
+    from battleline.training.cli_common import run_command
 
     run_command(main)

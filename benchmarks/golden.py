@@ -147,7 +147,7 @@ def main(
     fixture: Annotated[Path, typer.Option(help="The digests file to compare with or write.")] = FIXTURE,
 ) -> None:
     """Play the golden cases; compare with (or, with --write, store) the fixture's digests."""
-    from battleline.training.cli import UserError
+    from battleline.training.cli_common import UserError
 
     with flag_errors():
         check_at_least(0, extra=extra)
@@ -185,6 +185,6 @@ def main(
 
 
 if __name__ == "__main__":
-    from battleline.training.cli import run_command
+    from battleline.training.cli_common import run_command
 
     run_command(main)

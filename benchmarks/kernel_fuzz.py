@@ -662,7 +662,7 @@ def main(
     out: Annotated[Path, typer.Option(help="JSON report")] = Path("benchmarks/results/kernel_fuzz.json"),
 ) -> None:
     """Fuzz the compiled core against the shapely reference; exit 1 on any disagreement."""
-    from battleline.training.cli import UserError, check_output
+    from battleline.training.cli_common import UserError, check_output
 
     with flag_errors():
         chosen = list(KINDS) if kinds == "all" else [k.strip() for k in kinds.split(",")]

@@ -142,7 +142,7 @@ def _final_eval_spec(items: list[str]) -> dict[str, int]:
     Raises:
         training.cli.UserError: an item is malformed or names an unknown agent (one line naming it).
     """
-    from battleline.training.cli import UserError
+    from battleline.training.cli_common import UserError
 
     out: dict[str, int] = {}
     for item in items:
@@ -168,7 +168,7 @@ def _weight_spec(items: list[str]) -> dict[str, float]:
         training.cli.UserError: an item is malformed, its weight is not a number above 0, or it names an
             agent outside :data:`OPPONENTS` (one line naming it).
     """
-    from battleline.training.cli import UserError
+    from battleline.training.cli_common import UserError
 
     out = dict.fromkeys(OPPONENTS, 1.0)
     for item in items:
@@ -240,7 +240,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         TrainingInterrupted: training was interrupted (Ctrl-C); the message
             names the checkpoint to resume from.
     """
-    from battleline.training.cli import OneLineArgumentParser
+    from battleline.training.cli_common import OneLineArgumentParser
 
     parser = OneLineArgumentParser(prog="python -m benchmarks.learning", description=__doc__.split("\n\n")[0])
     parser.add_argument("--minutes", type=float, default=60.0, help="wall-clock budget (default 60)")
@@ -282,7 +282,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                         help="observe the unit-pair features (agents.pair_features: charge reach, arcs, expected combat)")
     parser.add_argument("--note", default="", help="free text stored in learning.json (e.g. machine load)")
     args = parser.parse_args(argv)
-    from battleline.training.cli import EXIT_USER_ERROR, UserError, print_error
+    from battleline.training.cli_common import EXIT_USER_ERROR, UserError, print_error
 
     with flag_errors():
         if not args.minutes > 0:  # a budget of 0 or less would stop the run at once, and report nothing

@@ -78,7 +78,7 @@ def measure(policy: str, scenario: str, steps: int, seed: int = 0) -> dict[str, 
 
 def main(argv: list[str] | None = None) -> int:
     """Measure each policy, print a table and write the JSON report."""
-    from battleline.training.cli import OneLineArgumentParser
+    from battleline.training.cli_common import OneLineArgumentParser
 
     parser = OneLineArgumentParser(prog="python -m benchmarks.policy_speed", description=__doc__.splitlines()[0])
     parser.add_argument("--scenario", default="pitched_battle")

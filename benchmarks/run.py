@@ -164,6 +164,6 @@ def main(
 
 
 if __name__ == "__main__":
-    from battleline.training.cli import run_command
+    from battleline.training.cli_common import run_command
 
     run_command(main)

@@ -22,7 +22,7 @@ import typer
 
 from battleline.env.rules.battle import Battle
 from battleline.env.rules.state import SIDES
-from battleline.training.cli import UserError, check_output, writing
+from battleline.training.cli_common import UserError, check_output, writing
 from battleline.training.play import play_battle
 from benchmarks import check_at_least, check_scenario, flag_errors
 
@@ -80,6 +80,6 @@ def main(
 
 
 if __name__ == "__main__":
-    from battleline.training.cli import run_command
+    from battleline.training.cli_common import run_command
 
     run_command(main)

@@ -30,7 +30,7 @@ from typing import Annotated, Any
 
 import typer
 
-from battleline.training.cli import check_output, writing
+from battleline.training.cli_common import check_output, writing
 from benchmarks import check_at_least, check_scenario, flag_errors
 from benchmarks.fuzz import MAX_DECISIONS, Case, play_checked
 
@@ -106,6 +106,6 @@ def main(
 
 
 if __name__ == "__main__":
-    from battleline.training.cli import run_command
+    from battleline.training.cli_common import run_command
 
     run_command(main)

@@ -26,7 +26,7 @@ from typing import Annotated, Any
 import numpy as np
 import typer
 
-from battleline.training.cli import UserError, check_output, writing
+from battleline.training.cli_common import UserError, check_output, writing
 from benchmarks import check_at_least, flag_errors
 
 RULE_SETS: dict[str, str] = {"core": "pitched_battle", "t9a": "pitched_battle_t9a"}
@@ -224,6 +224,6 @@ def main(
 
 
 if __name__ == "__main__":
-    from battleline.training.cli import run_command
+    from battleline.training.cli_common import run_command
 
     run_command(main)

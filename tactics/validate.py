@@ -174,10 +174,10 @@ def report(result: dict[str, Any], table: str | None = None) -> str:
 def _input_problem(scenario: str, agents: list[str], outputs: dict[str, Path | None]) -> str | None:
     """What is wrong with the command line before any battle is played (one line), or None: no agents, an
     unknown agent, a scenario that does not load, an output path that is a folder or whose folder cannot be
-    made (:func:`training.cli.check_output`)."""
+    made (:func:`training.cli_common.check_output`)."""
     from battleline.agents.registry import UnknownAgentError, make_agent
     from battleline.env.rules.config import ConfigError, load_scenario
-    from battleline.training.cli import UserError, check_output
+    from battleline.training.cli_common import UserError, check_output
 
     if not agents:
         return "--agents: no agent named"
@@ -201,7 +201,7 @@ def _input_problem(scenario: str, agents: list[str], outputs: dict[str, Path | N
 
 def main(argv: list[str] | None = None) -> int:
     """Command line: play, print the markdown table, write the JSON. Exit code 1 if a check fails."""
-    from battleline.training.cli import OneLineArgumentParser
+    from battleline.training.cli_common import OneLineArgumentParser
 
     ap = OneLineArgumentParser(prog="python -m battleline.tactics.validate", description=__doc__.split("\n\n")[0])
     ap.add_argument("--battles", type=int, default=20, help="battles per agent against line_advance")

@@ -1,5 +1,6 @@
-"""The ``battleline`` command line: play, tournament, parity, replay, detect, train, evaluate, scenarios, tactics,
-rules (the rules reference), coverage; ``battleline --version``.
+"""The ``battleline`` command line: play, tournament, parity, replay, detect, scenarios, tactics, rules (the rules
+reference), coverage, and the learning commands of :mod:`training.cli_learning` (train, evaluate,
+expert-iteration); ``battleline --version``. The app and the shared error handling are in :mod:`training.cli_common`.
 
 User errors (a bad scenario or army file, an unknown agent, a missing or
 unreadable replay) print one red line ``error: <message>`` on stderr and exit
@@ -10,335 +11,45 @@ A replay that fails ``--check`` exits with code 1.
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
-import sys
-import tempfile
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any
 
 import typer
 from rich import box
 from rich.table import Table
 from rich.text import Text
-from typer.core import TyperCommand, TyperGroup
-
-try:  # typer 0.26 and later carry their own copy of Click
-    from typer._click.exceptions import NoArgsIsHelpError, UsageError
-except ImportError:  # pragma: no cover - an older typer runs on Click itself (NoArgsIsHelpError: Click 8.2 on)
-    import click.exceptions
-
-    UsageError = click.exceptions.UsageError  # type: ignore[misc]
-    NoArgsIsHelpError = getattr(click.exceptions, "NoArgsIsHelpError", ())  # type: ignore[misc]
 
 from battleline.env.rules.config import NESTED_TOO_DEEPLY, ConfigError, read_file_text
 from battleline.env.rules.state import SIDES
-from battleline.training.console import LoggedProgress, make_console
-
-EXIT_USER_ERROR = 2
-EXIT_CHECK_FAILED = 1
-
-err_console = make_console(stderr=True)
-
-
-def print_error(message: str) -> None:
-    """Print ``error: <message>`` on stderr as one red line (runs of white space, newlines too, become one space)."""
-    err_console.print(Text(f"error: {' '.join(str(message).split())}", style="bold red"), soft_wrap=True)
-
-
-@contextmanager
-def _one_line_usage_errors(command_path: Callable[[], str]) -> Iterator[None]:
-    """Print a Click usage error (bad value, unknown option or command, missing argument) as one line naming the
-    command, ``error: battleline play: Invalid value for '--seed': ...``, and exit with code 2 (typer.Exit).
-    ``command_path``: names the command when the error carries no context (``Option '--seed' requires an
-    argument.``). Running with no arguments (help) is left to Typer."""
-    try:
-        yield
-    except UsageError as exc:
-        if isinstance(exc, NoArgsIsHelpError):
-            raise
-        print_error(f"{exc.ctx.command_path if exc.ctx is not None else command_path()}: {exc.format_message()}")
-        raise typer.Exit(EXIT_USER_ERROR) from None
-
-
-class _OneLineUsage:
-    """Usage errors as one line (see :func:`_one_line_usage_errors`) instead of Typer's usage, hint and boxed panel.
-
-    They are caught in ``make_context`` (this command's own options) and ``invoke`` (a subcommand's name and
-    options, and a ``typer.BadParameter`` raised by the command), before ``main`` would print the panel; ``--help``
-    and the other exits are Typer's."""
-
-    def make_context(self, info_name: str | None, args: list[str], parent: Any = None, **extra: Any) -> Any:
-        def path() -> str:
-            return " ".join(filter(None, (parent.command_path if parent is not None else None, info_name)))
-
-        with _one_line_usage_errors(path):
-            return super().make_context(info_name, args, parent=parent, **extra)  # type: ignore[misc]
-
-    def invoke(self, ctx: Any) -> Any:
-        with _one_line_usage_errors(lambda: " ".join(filter(None, (ctx.command_path, ctx.invoked_subcommand)))):
-            return super().invoke(ctx)  # type: ignore[misc]
-
-
-class OneLineUsageGroup(_OneLineUsage, TyperGroup):
-    """A Typer group (``typer.Typer(cls=OneLineUsageGroup)``) whose usage errors, its subcommands' included, are
-    one line on stderr with exit code 2."""
-
-
-class OneLineUsageCommand(_OneLineUsage, TyperCommand):
-    """A single Typer command (``app.command(cls=OneLineUsageCommand)``) whose usage errors are one line on stderr
-    with exit code 2."""
-
-
-def run_command(function: Any, args: list[str] | None = None, prog_name: str | None = None) -> None:
-    """``typer.run(function)`` with one-line usage errors (exit code 2); exits (SystemExit) when done.
-
-    ``args``: the command line (default ``sys.argv[1:]``); ``prog_name``: the name errors and help give the command
-    (default: as it was run, e.g. ``python -m benchmarks.run``)."""
-    one = typer.Typer(add_completion=False, pretty_exceptions_show_locals=False)
-    one.command(cls=OneLineUsageCommand)(function)
-    one(args=args, prog_name=prog_name)
-
-
-class OneLineArgumentParser(argparse.ArgumentParser):
-    """``argparse.ArgumentParser`` whose errors are one line, ``error: <prog>: <message>``, with exit code 2,
-    instead of the usage and ``<prog>: error: <message>``; ``--help`` is unchanged."""
-
-    def error(self, message: str) -> NoReturn:
-        """Print ``message`` as one line and raise SystemExit(2)."""
-        print_error(f"{self.prog}: {message}")
-        raise SystemExit(EXIT_USER_ERROR)
-
-
-app = typer.Typer(
-    cls=OneLineUsageGroup,
-    name="battleline",
-    help="Play, replay and rank agents on the battleline rank-and-file wargame engine.",
-    add_completion=False,
-    no_args_is_help=True,
-    pretty_exceptions_show_locals=False,
+from battleline.training.cli_common import (
+    EXIT_CHECK_FAILED,
+    EXIT_USER_ERROR,
+    UserError,
+    _agent_flag,
+    _check_army_flags,
+    _check_list,
+    _check_not_model,
+    _check_pairing,
+    _check_run_options,
+    _check_seed,
+    _fail,
+    _shown,
+    _user_error_types,
+    _user_errors,
+    _warn_unpaired,
+    _worker_count,
+    app,
+    check_distinct,
+    check_output,
+    console,
+    err_console,
+    print_result,
+    run_command,
+    write_replay,
+    writing,
 )
-console = make_console()
-
-
-def _print_version(value: bool) -> None:
-    """``--version``: print ``battleline <version>`` (the installed distribution's, importlib.metadata) and exit 0."""
-    if value:
-        from battleline import __version__
-
-        console.print(f"battleline {__version__}", soft_wrap=True, highlight=False)
-        raise typer.Exit()
-
-
-@app.callback()
-def _main(
-    version: Annotated[bool, typer.Option("--version", help="Print the version and exit.", is_eager=True,
-                                          callback=_print_version)] = False,
-) -> None:
-    """Play, replay and rank agents on the battleline rank-and-file wargame engine."""
-
-
-class UserError(Exception):
-    """A user mistake reported as one line (exit code 2)."""
-
-
-def _user_error_types() -> tuple[type[BaseException], ...]:
-    types: list[type[BaseException]] = [ConfigError, UserError]
-    try:
-        from battleline.agents.registry import UnknownAgentError
-
-        types.append(UnknownAgentError)
-    except ImportError:  # pragma: no cover - the agents package is optional for `scenarios`
-        pass
-    try:
-        from battleline.agents.learned import ModelLoadError
-
-        types.append(ModelLoadError)
-    except ImportError:  # pragma: no cover - the learning stack is optional for the other commands
-        pass
-    return tuple(types)
-
-
-def _fail(message: str, code: int) -> typer.Exit:
-    print_error(message)
-    return typer.Exit(code)
-
-
-@contextmanager
-def _user_errors() -> Iterator[None]:
-    """Turn user errors into one red line on stderr and exit code 2."""
-    try:
-        yield
-    except _user_error_types() as exc:
-        raise _fail(str(exc), EXIT_USER_ERROR) from None
-
-
-@contextmanager
-def _agent_flag(flag: str) -> Iterator[None]:
-    """Name the flag that gave an unknown agent, or a ``model:`` agent whose file is bad (UserError, one line):
-    "--blue: unknown agent 'nope'; known agents: ..."."""
-    from battleline.agents.registry import UnknownAgentError
-
-    try:
-        yield
-    except UnknownAgentError as exc:
-        raise UserError(f"{flag}: {exc}") from None
-
-
-def _shown(path: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(Path.cwd()))
-    except ValueError:
-        return str(path)
-
-
-def _os_reason(exc: OSError) -> str:
-    """The reason of an OSError in a few words ("is a directory", "permission denied", ...)."""
-    if isinstance(exc, IsADirectoryError):
-        return "is a directory"
-    if isinstance(exc, FileExistsError):
-        return "a file of that name is in the way"
-    return (exc.strerror or type(exc).__name__).lower()
-
-
-def check_output(flag: str, path: Path, folder: bool = False, suffix: str | None = None) -> None:
-    """Check a user-given output path before any work: create its folder, reject what cannot be written.
-
-    ``folder`` True: ``path`` is an output folder (created); otherwise a file whose parent folder is
-    created. ``suffix`` (".png", ".gif"): the file name must end in it (the picture is written in that format).
-    Raises :class:`UserError` (one line naming ``flag``): "--replay /tmp: is a directory",
-    "--out f.json: not a directory", "--png /proc/x/y.png: cannot create /proc/x (no such file or directory)",
-    "--png r.txt: the file name must end in .png", "--png ro/p.png: cannot write ro/p.png (permission denied)"
-    (:func:`_probe_writable`: the file, or a file in the folder, is opened for writing and nothing is changed).
-    """
-    try:
-        exists, is_dir = path.exists(), path.is_dir()
-    except OSError as exc:  # e.g. a name too long for the file system
-        raise UserError(f"{flag} {path}: cannot write {path} ({_os_reason(exc)})") from None
-    if folder and exists and not is_dir:
-        raise UserError(f"{flag} {path}: not a directory (a file of that name exists)")
-    if not folder and is_dir:
-        raise UserError(f"{flag} {path}: is a directory (give a file name)")
-    if suffix is not None and path.suffix.lower() != suffix:  # before any folder is made
-        raise UserError(f"{flag} {path}: the file name must end in {suffix}")
-    target = path if folder else path.parent
-    try:
-        target.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        where = exc.filename or target
-        raise UserError(f"{flag} {path}: cannot create {where} ({_os_reason(exc)})") from None
-    try:
-        _probe_writable(path, folder)
-    except OSError as exc:
-        raise UserError(f"{flag} {path}: cannot write {exc.filename or path} ({_os_reason(exc)})") from None
-
-
-def _probe_writable(path: Path, folder: bool) -> None:
-    """Raise the OSError that writing ``path`` would raise, changing nothing: an existing file is opened for
-    appending (not truncated) and closed; a new file, or a file in the folder ``path``, is created and removed.
-    A real attempt, not a permission check, so it holds for every user (root included) and file system."""
-    if folder:
-        with tempfile.TemporaryFile(dir=path):
-            return
-    if path.exists():  # O_NONBLOCK: a named pipe without a reader fails at once instead of waiting
-        os.close(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NONBLOCK))
-        return
-    os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL))
-    path.unlink()
-
-
-def check_distinct(*outputs: tuple[str, Path | None], reads: tuple[str, Path] | None = None) -> None:
-    """Reject two outputs given the same file, or an output that is the file being read (one line, UserError):
-    "--png r.json: the same file as --replay" — the second write would replace the first."""
-    seen: dict[Path, str] = {}
-    if reads is not None:
-        seen[reads[1].resolve()] = reads[0]
-    for flag, path in outputs:
-        if path is None:
-            continue
-        key = path.resolve()
-        if key in seen:
-            raise UserError(f"{flag} {path}: the same file as {seen[key]}")
-        seen[key] = flag
-
-
-def _check_not_model(output: tuple[str, Path | None], what: str, model: str | Path) -> None:
-    """Reject an output that is the model file being played or the ``model.json`` beside it (one line, UserError):
-    "--out run/model.json: the same file as --model's model.json"."""
-    from battleline.agents.learned import model_file
-    from battleline.training.evaluate import metadata_path
-
-    path = model_file(model)
-    check_distinct(output, reads=(what, path))
-    if path.name:  # '' (the current folder) is no model, and load_model says so
-        check_distinct(output, reads=(f"{what}'s model.json", metadata_path(path)))
-
-
-@contextmanager
-def writing(flag: str, path: Path) -> Iterator[None]:
-    """Turn an OSError while writing the user-given output ``path`` (or a file in it) into one line naming ``flag``.
-
-    An OSError about another file is not the output's fault and is raised as it is.
-    """
-    try:
-        yield
-    except OSError as exc:
-        where = Path(exc.filename) if isinstance(exc.filename, (str, os.PathLike)) else path
-        if not (where == path or path in where.parents or where in path.parents):
-            raise
-        raise _fail(f"{flag} {path}: cannot write {where} ({_os_reason(exc)})", EXIT_USER_ERROR) from None
-
-
-def write_replay(battle: Any, path: Path, players: dict[str, str]) -> None:
-    """Write the replay JSON: ``battle.to_json()`` plus ``meta.players`` {side: agent name}.
-
-    Parent folders are created. ``Battle.from_json`` ignores the extra key.
-    """
-    data = json.loads(battle.to_json())
-    data["meta"] = {"players": players}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data), encoding="utf-8")
-
-
-def _summary_table(battle: Any, players: dict[str, str] | None) -> Table:
-    from battleline.training.play import battle_summary
-
-    s = battle_summary(battle)
-    table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
-    for col in ("side", "agent", "army", "VP", "units destroyed"):
-        table.add_column(col, justify="right" if col in ("VP", "units destroyed") else "left")
-    for _i, side in enumerate(SIDES):
-        army = (battle.scenario.get(side) or {}).get("army") or "placements"
-        table.add_row(Text(side, style=side), (players or {}).get(side, "?"), army, str(s["vp"][side]),
-                      f"{s['destroyed'][side]}/{s['units'][side]}")
-    return table
-
-
-def print_result(battle: Any, players: dict[str, str] | None, written: list[tuple[str, Path]]) -> None:
-    """Print the winner, VP, turns, units destroyed per side and the files written (to stdout); a battle not over
-    (a replay saved mid-battle) says so instead of naming a winner."""
-    from battleline.training.play import battle_summary
-
-    s = battle_summary(battle)
-    winner = s["winner"]
-    if winner in SIDES:
-        who = f" ({players[winner]})" if players and winner in players else ""
-        headline = Text(f"winner: {winner}{who}", style=f"bold {winner}")
-    elif winner is None:  # a replay saved before the end
-        headline = Text("winner: none yet (the battle is unfinished)", style="bold")
-    else:
-        headline = Text(f"winner: {winner}", style="bold")
-    so_far = " so far" if winner is None else ""
-    headline.append(f"  —  VP{so_far} blue {s['vp']['blue']}, red {s['vp']['red']}", style="default")
-    console.print(headline, soft_wrap=True)
-    console.print(f"turns: {s['turn']}, decisions: {s['decisions']}, scenario: {battle.scenario.get('id', '?')}, "
-                  f"seed: {battle.seed}", soft_wrap=True)
-    console.print(_summary_table(battle, players))
-    for what, path in written:
-        console.print(f"{what}: {_shown(path)}", soft_wrap=True)
+from battleline.training.console import LoggedProgress
 
 
 @app.command()
@@ -403,77 +114,6 @@ def play(
             render_battle(battle, png, title=f"{blue} (blue) vs {red} (red), seed {seed}")
         written.append(("png", png))
     print_result(battle, players, written)
-
-
-def _check_list(flag: str, spec: str, what: str) -> None:
-    """Refuse an empty entry of a comma-separated list (UserError, one line): "--agents 'random,,line_advance':
-    entrant 2 is empty" — a comma too many would otherwise drop an entry silently. ``what``: an entry's name."""
-    if "," not in spec:  # a single name: its own checks say what is wrong with ""
-        return
-    for i, entry in enumerate(spec.split(","), start=1):
-        if not entry.strip():
-            raise UserError(f"{flag} '{spec}': {what} {i} is empty")
-
-
-def _check_seed(seed: int) -> None:
-    """Reject a negative ``--seed`` (UserError, one line): seeds feed numpy's SeedSequence, which takes none."""
-    if seed < 0:
-        raise UserError(f"--seed must be at least 0, got {seed}")
-
-
-def _check_army_flags(blue_army: str | None, red_army: str | None) -> None:
-    """Reject an empty ``--blue-army`` / ``--red-army`` (UserError, one line): "" names no army list."""
-    for flag, army in (("--blue-army", blue_army), ("--red-army", red_army)):
-        if army is not None and not army.strip():
-            raise UserError(f"{flag}: no army list named (an empty name)")
-
-
-def _warn_unpaired(flag: str, games: int) -> None:
-    """Warn (one line, stderr) when an odd ``games`` leaves the last seed played from one seat only."""
-    if games % 2:
-        err_console.print(Text(f"warning: {flag} {games} is odd: games 2k and 2k+1 share a seed with the seats "
-                               f"swapped, so the last game has no partner", style="yellow"), soft_wrap=True)
-
-
-def _check_pairing(pairing: str) -> None:
-    """Reject an unknown ``--pairing`` in one line naming the flag (names are lower case, as typed in the help).
-
-    Raises:
-        UserError: ``pairing`` is not one of ``training.tournament.PAIRINGS``.
-    """
-    from battleline.training.tournament import PAIRINGS
-
-    if pairing not in PAIRINGS:
-        hint = f" (did you mean '{pairing.lower()}'?)" if pairing.lower() in PAIRINGS else ""
-        raise UserError(f"--pairing: unknown pairing '{pairing}'{hint}; known pairings: {', '.join(PAIRINGS)}")
-
-
-def _check_run_options(workers: int | None, backend: str, ray_address: str | None = None) -> None:
-    """Reject ``--workers`` below 1, an unknown ``--backend`` and, with ``--backend ray``, a ``--ray-address``
-    where no cluster answers (UserError, one line)."""
-    from battleline.training.backends import BACKENDS, check_ray_address
-
-    if workers is not None and workers < 1:
-        raise UserError(f"--workers must be at least 1, got {workers}")
-    if backend not in BACKENDS:
-        raise UserError(f"--backend: unknown backend '{backend}'; known backends: {', '.join(BACKENDS)}")
-    if backend == "ray" and ray_address:
-        try:
-            check_ray_address(ray_address)
-        except ConnectionError as exc:
-            raise UserError(str(exc)) from None
-
-
-def _worker_count(workers: int | None, games: int, backend: str, ray_address: str | None) -> int:
-    """The workers for ``games`` games (:func:`training.backends.worker_count`: at most one per game and per CPU),
-    saying so on stderr (one line) when that lowers ``--workers``: "warning: --workers 64: using 2 (the machine's
-    CPU count)". A Ray cluster (``--ray-address``) brings its own CPUs, so nothing is said there."""
-    from battleline.training.backends import worker_count
-
-    n, why = worker_count(workers, games)
-    if why and not (backend == "ray" and ray_address):
-        err_console.print(Text(f"warning: --workers {workers}: using {n} ({why})", style="yellow"), soft_wrap=True)
-    return n
 
 
 @app.command()
@@ -969,205 +609,14 @@ def detect_cmd(
             console.print(table)
 
 
-@app.command("train")
-def train_cmd(
-    config: Annotated[Path, typer.Option(help="Training config: a YAML path or a name in configs/training.")],
-    resume: Annotated[bool, typer.Option("--resume", help="Continue the run in the config's run_dir from its "
-                                         "last checkpoint (same step count, pool and TensorBoard curves).")] = False,
-    run_dir: Annotated[Path | None, typer.Option(help="Override the config's run_dir.")] = None,
-    total_timesteps: Annotated[int | None, typer.Option(help="Override the config's total_timesteps.")] = None,
-    progress: Annotated[bool, typer.Option(help="Show the progress bar.")] = True,
-) -> None:
-    """Train a MaskablePPO policy against the config's opponent pool (checkpoints, TensorBoard in run_dir/tb)."""
-    from battleline.training.config import load_training_config
-    from battleline.training.train import TrainingError, TrainingInterrupted, train
-
-    overrides: dict[str, Any] = {}
-    if run_dir is not None:
-        overrides["run_dir"] = str(run_dir)
-    if total_timesteps is not None:
-        overrides["total_timesteps"] = total_timesteps
-    with _user_errors():
-        flags = {"run_dir": "--run-dir", "total_timesteps": "--total-timesteps"}
-        cfg = load_training_config(config, overrides, flags={k: f for k, f in flags.items() if k in overrides})
-        check_output("--run-dir" if run_dir is not None else f"{config}: run_dir", cfg.run_path(), folder=True)
-        try:
-            summary = train(cfg, resume=resume, console=console, progress=progress)
-        except TrainingInterrupted as exc:
-            err_console.print(Text(str(exc), style="yellow"), soft_wrap=True)
-            raise typer.Exit(130) from None
-        except TrainingError as exc:
-            raise UserError(str(exc)) from None
-    console.print(f"{summary['num_timesteps']} steps ({summary['session_steps']} this session) in "
-                  f"{summary['seconds']:.1f} s: {summary['steps_per_second']:.1f} steps/s; "
-                  f"{summary['episodes']} episodes, illegal actions: {summary['illegal_actions']}", soft_wrap=True)
-    console.print(f"model: {_shown(Path(summary['model']))}", soft_wrap=True)
-    console.print(f"tensorboard: {tensorboard_command()} --logdir {_shown(cfg.run_path() / 'tb')}", soft_wrap=True)
 
 
-def tensorboard_command() -> str:
-    """How to start TensorBoard in this environment: the ``tensorboard`` script beside the running Python, relative
-    to the current folder when inside it (``.venv/bin/tensorboard`` from the repository), else its absolute path;
-    plain ``tensorboard`` when there is no such script."""
-    script = Path(sys.executable).parent / "tensorboard"
-    if not script.is_file():
-        return "tensorboard"
-    try:
-        return script.relative_to(Path.cwd()).as_posix()
-    except ValueError:
-        return str(script)
+# last, so that train, evaluate and expert-iteration (registered on import) list after the commands above
+from battleline.training.cli_learning import tensorboard_command  # noqa: E402
 
-
-@app.command("evaluate")
-def evaluate_cmd(
-    model: Annotated[Path, typer.Option(help="A trained policy (model.zip) written by 'battleline train'.")],
-    opponents: Annotated[str | None, typer.Option(
-        help="Comma-separated agent names; 'all-scripted' = every agent but random, 'all-field' = the same "
-             "without the siege roles, 'all' = every agent. Default: all-field on a field scenario, the siege "
-             "roles on a siege.")
-    ] = None,
-    games: Annotated[int, typer.Option(help="Games per opponent, split across both seats.")] = 100,
-    scenario: Annotated[str | None, typer.Option(
-        help="Scenario name or YAML path (default: the one the model was trained on).")] = None,
-    seed: Annotated[int, typer.Option(help="Base seed; games 2k and 2k+1 share a dice seed.")] = 0,
-    sample: Annotated[bool, typer.Option("--sample", help="Sample the policy's actions instead of "
-                                         "playing the most likely one.")] = False,
-    out: Annotated[Path | None, typer.Option(help="Also write the results as JSON here.")] = None,
-) -> None:
-    """Win/draw/loss rates of a trained policy against opponents, with Wilson 95% intervals (masks at prediction)."""
-    from battleline.agents.learned import ModelLoadError, model_file_problem
-    from battleline.training.evaluate import evaluate_model, model_metadata
-    from battleline.training.play import check_model_agents, default_agents, expand_agent_names
-    from battleline.training.tournament import check_games_total
-
-    with _user_errors():
-        # before any progress bar; a missing model (or '', the current folder) is reported by make_agent below
-        trained_on = None if scenario or model_file_problem(model) else model_metadata(model).get("scenario")
-        defaulted = not (scenario or trained_on)  # e.g. a checkpoint: no model.json beside it
-        scenario = scenario or trained_on or "pitched_battle"
-        if opponents is None:  # an empty --opponents "" is a mistake, not the default
-            opponents = default_agents(scenario)
-        _check_list("--opponents", opponents, "opponent")
-        names = expand_agent_names(opponents)
-        if not names:
-            raise UserError(f"--opponents: no agent named in '{opponents}'")
-        if games < 1:
-            raise UserError(f"--games must be at least 1, got {games}")
-        try:
-            check_games_total(games * len(names), f"--games {games:,} × {len(names)} opponent{'s' * (len(names) != 1)}")
-        except ValueError as exc:
-            raise UserError(str(exc)) from None
-        _check_seed(seed)
-        if out is not None:
-            check_output("--out", out)
-            _check_not_model(("--out", out), "--model", model)  # the results would replace it
-        from battleline.agents.registry import MODEL_PREFIX, make_agent
-
-        for name in names:
-            with _agent_flag("--opponents"):
-                make_agent(name)  # unknown names fail here, before any game
-        try:
-            with _agent_flag("--model"):  # a bad file fails here, before the progress bar, as play's --blue/--red
-                make_agent(f"{MODEL_PREFIX}{model}")
-            try:
-                check_model_agents(scenario, [f"model:{model}", *names])  # and a bad scenario or a model that does not fit
-            except ModelLoadError as exc:
-                if not defaulted:
-                    raise
-                raise ModelLoadError(f"{exc}; {scenario} is the default when no model.json beside the model names "
-                                     f"its scenario: give it with --scenario") from None
-            _warn_unpaired("--games", games)
-            with LoggedProgress(console=console, transient=True, unit="games") as bar:
-                task = bar.add_task("evaluation", total=games * len(names))
-                report = evaluate_model(model, names, games, scenario=scenario, seed=seed, deterministic=not sample,
-                                        on_game=lambda _r: bar.advance(task))
-        except ModelLoadError as exc:
-            raise UserError(str(exc)) from None
-
-    def rate(d: dict[str, Any], what: str) -> str:
-        lo, hi = d[f"{what}_ci95"]
-        return f"{d[f'{what}_rate']:.0%} {lo * 100:.0f}–{hi * 100:.0f}"
-
-    table = Table(title=f"{_shown(model)} on {report['scenario']}", caption="rates with Wilson 95% intervals (%)",
-                  header_style="bold", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False,
-                  collapse_padding=True)
-    for col in ("opponent", "games", "win", "draw", "loss", "VP diff", "W-D-L b|r"):
-        table.add_column(col, justify="left" if col == "opponent" else "right", no_wrap=True)
-    for opp, d in report["opponents"].items():
-        seats = "|".join("-".join(str(v) for v in d["by_seat"][s]) for s in SIDES)
-        table.add_row(opp, str(d["games"]), rate(d, "win"), rate(d, "draw"), rate(d, "loss"), f"{d['vp_diff']:+.0f}",
-                      seats)
-    console.print(table)
-    style = "green" if report["illegal_actions"] == 0 else "bold red"
-    console.print(Text(f"decisions: {report['decisions']}, illegal actions: {report['illegal_actions']}", style=style),
-                  soft_wrap=True)
-    if out is not None:
-        with writing("--out", out):
-            out.parent.mkdir(parents=True, exist_ok=True)
-            out.write_text(json.dumps(report, indent=1), encoding="utf-8")
-        console.print(f"results: {_shown(out)}", soft_wrap=True)
-    if report["illegal_actions"]:
-        raise typer.Exit(EXIT_CHECK_FAILED)
-
-
-@app.command("expert-iteration")
-def expert_iteration_cmd(
-    out: Annotated[Path, typer.Option(help="Run folder: settings.json, iter_KK/, tensorboard/, plan_net.pt, "
-                                      "curve.png. A folder holding a run with the same settings is resumed.")
-                   ] = Path("out/expert_iteration"),
-    scenario: Annotated[str, typer.Option(help="Scenario name in configs/scenarios.")] = "pitched_battle",
-    iterations: Annotated[int, typer.Option(help="Rounds of label, fit, evaluate.")] = 3,
-    games: Annotated[int, typer.Option(help="Label games per round.")] = 48,
-    sims: Annotated[int, typer.Option(help="Rollouts per search (one search per block of the apprentice).")] = 32,
-    self_play_every: Annotated[int, typer.Option(help="Every N-th label game is self-play, both seats labelled "
-                                                 "(0: none).")] = 4,
-    opponents: Annotated[str, typer.Option(help="Comma-separated scripted field agents: the label games' and "
-                                           "the evaluation's opponents; 'all-field' = all of them.")] = "all-field",
-    eval_games: Annotated[int, typer.Option(help="Games of the network alone against each opponent per round, "
-                                            "split across both seats.")] = 10,
-    epochs: Annotated[int, typer.Option(help="Training epochs per round (the best held-out epoch is kept).")] = 200,
-    seed: Annotated[int, typer.Option(help="Base seed of the label games, searches and evaluation.")] = 0,
-    workers: Annotated[int | None, typer.Option(help="Worker processes (default: one per CPU).")] = None,
-) -> None:
-    """Expert iteration: the search labels plan choices, a plan network learns them and plays without search."""
-    from pydantic import ValidationError
-
-    from battleline.training.expert_iteration import ExItRunError, ExItSettings, run
-    from battleline.training.play import expand_agent_names
-
-    flags = {"iterations": "--iterations", "games": "--games", "sims": "--sims", "eval_games": "--eval-games",
-             "epochs": "--epochs", "self_play_every": "--self-play-every", "opponents": "--opponents",
-             "scenario": "--scenario"}
-    with _user_errors():
-        _check_seed(seed)
-        try:
-            settings = ExItSettings(scenario=scenario, iterations=iterations, games=games, sims=sims,
-                                    self_play_every=self_play_every, opponents=expand_agent_names(opponents),
-                                    eval_games=eval_games, epochs=epochs, seed=seed)
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            field = str(err["loc"][0]) if err["loc"] else ""
-            raise UserError(f"{flags.get(field, field)}: {err['msg'].removeprefix('Value error, ')}") from None
-        from battleline.env.rules.config import list_scenarios, load_scenario
-
-        if scenario not in list_scenarios():
-            raise UserError(f"--scenario: unknown scenario '{scenario}'; known: {', '.join(list_scenarios())}")
-        if load_scenario(scenario).siege:
-            raise UserError(f"--scenario: '{scenario}' is a siege; expert iteration plays field battles (its plans "
-                            "and opponents are the field agents)")
-        _check_run_options(workers, "process")
-        check_output("--out", out, folder=True)
-        count = _worker_count(workers, games, "process", None)
-        try:
-            with writing("--out", out):
-                history = run(settings, out, workers=count, log=lambda line: console.print(line, soft_wrap=True))
-        except ExItRunError as exc:
-            raise UserError(str(exc)) from None
-    last = history[-1]
-    console.print(f"plan network: {_shown(out / 'plan_net.pt')} (play it as plans:{_shown(out / 'plan_net.pt')}); "
-                  f"mean score alone {last['score_mean']:.3f}; curve: {_shown(out / 'curve.png')}", soft_wrap=True)
-    console.print(f"tensorboard: {tensorboard_command()} --logdir {_shown(out / 'tensorboard')}", soft_wrap=True)
-
+__all__ = ["UserError", "app", "check_output", "console", "run_command", "tensorboard_command", "write_replay",
+           "writing"]
+"""The names other modules and the tests import from here (the commands register themselves on :data:`app`)."""
 
 if __name__ == "__main__":  # pragma: no cover
     app()

@@ -286,7 +286,7 @@ def summary(rows: list[RuleCoverage]) -> dict[str, float]:
 
 def main(argv: list[str] | None = None) -> None:
     """``python -m battleline.training.coverage --write-index``: regenerate :data:`TEST_INDEX_FILE` from ``tests/``."""
-    from battleline.training.cli import OneLineArgumentParser, print_error
+    from battleline.training.cli_common import OneLineArgumentParser, print_error
 
     parser = OneLineArgumentParser(prog="python -m battleline.training.coverage", description=main.__doc__)
     parser.add_argument("--write-index", action="store_true", required=True,

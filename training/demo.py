@@ -51,7 +51,7 @@ def main(
 ) -> None:
     """Run the demo tournament and battle and print where the files are."""
     from battleline.env.render import render_battle
-    from battleline.training.cli import print_result, write_replay
+    from battleline.training.cli_common import print_result, write_replay
     from battleline.training.play import agent_names, play_battle
     from battleline.training.tournament import run_tournament, schedule
 
@@ -93,6 +93,6 @@ def main(
 
 
 if __name__ == "__main__":
-    from battleline.training.cli import run_command
+    from battleline.training.cli_common import run_command
 
     run_command(main)
