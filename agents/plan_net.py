@@ -178,8 +178,9 @@ def _load(path: str, mtime: int) -> PlanPolicy:
     """Read and check one saved network (see :func:`load_plan_policy`)."""
     try:
         data = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as exc:  # noqa: BLE001 - any unreadable file is the user's file fault
-        raise PlanNetError(f"{path}: not a plan network ({type(exc).__name__}: {str(exc).splitlines()[0][:120]})") from None
+    except Exception:  # noqa: BLE001 - any unreadable file is the user's file fault
+        # torch's own message talks of weights_only and trusting the file: beside the point for a file that is not ours
+        raise PlanNetError(f"{path}: not a plan network (torch cannot read it as a saved plan network)") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise PlanNetError(f"{path}: not a plan network (no format '{FORMAT}')")
     try:

@@ -195,6 +195,9 @@ def expert_iteration_cmd(
     eval_games: Annotated[int, typer.Option(help="Games of the network alone against each opponent per round, "
                                             "split across both seats.")] = 10,
     epochs: Annotated[int, typer.Option(help="Training epochs per round (the best held-out epoch is kept).")] = 200,
+    target: Annotated[str, typer.Option(help="What the network learns: 'choice' (the search's choice, a policy "
+                                        "head) or 'values' (each plan's mean rollout value, a value head).")
+                      ] = "choice",
     seed: Annotated[int, typer.Option(help="Base seed of the label games, searches and evaluation.")] = 0,
     workers: Annotated[int | None, typer.Option(help="Worker processes (default: one per CPU).")] = None,
 ) -> None:
@@ -206,13 +209,13 @@ def expert_iteration_cmd(
 
     flags = {"iterations": "--iterations", "games": "--games", "sims": "--sims", "eval_games": "--eval-games",
              "epochs": "--epochs", "self_play_every": "--self-play-every", "opponents": "--opponents",
-             "scenario": "--scenario"}
+             "scenario": "--scenario", "target": "--target"}
     with _user_errors():
         _check_seed(seed)
         try:
             settings = ExItSettings(scenario=scenario, iterations=iterations, games=games, sims=sims,
                                     self_play_every=self_play_every, opponents=expand_agent_names(opponents),
-                                    eval_games=eval_games, epochs=epochs, seed=seed)
+                                    eval_games=eval_games, epochs=epochs, target=target, seed=seed)
         except ValidationError as exc:
             err = exc.errors()[0]
             field = str(err["loc"][0]) if err["loc"] else ""
@@ -233,6 +236,7 @@ def expert_iteration_cmd(
         except ExItRunError as exc:
             raise UserError(str(exc)) from None
     last = history[-1]
-    console.print(f"plan network: {_shown(out / 'plan_net.pt')} (play it as plans:{_shown(out / 'plan_net.pt')}); "
+    where = "" if scenario == "pitched_battle" else f" --scenario {scenario}"  # it fits scenarios with as many units
+    console.print(f"plan network: {_shown(out / 'plan_net.pt')} (play it as plans:{_shown(out / 'plan_net.pt')}{where}); "
                   f"mean score alone {last['score_mean']:.3f}; curve: {_shown(out / 'curve.png')}", soft_wrap=True)
     console.print(f"tensorboard: {tensorboard_command()} --logdir {_shown(out / 'tensorboard')}", soft_wrap=True)

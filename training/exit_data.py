@@ -185,8 +185,9 @@ def load_labels(path: Path) -> dict[str, np.ndarray]:
     except (OSError, EOFError, ValueError, zipfile.BadZipFile, zlib.error, AttributeError) as exc:
         if str(exc).startswith(f"{path}: "):
             raise
-        reason = str(exc).splitlines()[0][:120] if str(exc) else ""
-        raise ValueError(f"{path}: not a label file ({type(exc).__name__}: {reason})") from None
+        reason = "numpy cannot read it as an .npz of arrays" if "pickle" in str(exc) else (
+            f"{type(exc).__name__}: {str(exc).splitlines()[0][:120]}" if str(exc) else type(exc).__name__)
+        raise ValueError(f"{path}: not a label file ({reason})") from None
     rows = {len(a) if a.ndim else -1 for a in labels.values()}
     if len(rows) != 1:
         raise ValueError(f"{path}: not a label file (its arrays do not have one row per label each)")

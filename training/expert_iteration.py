@@ -25,7 +25,7 @@ resumes after the last finished step (given more ``iterations``, it goes on to t
 ``exit/agreement``, ``exit/loss``, ``exit/labels``, ``exit/score_mean``,
 ``exit/score/<opponent>``, ``search/*`` (rollouts per label, the gap between
 the best two plans, the share of each plan among the choices, the label
-games' score), ``compute/*``, and ``exit_by_cpu_hours/score_mean`` (the curve
+games' score), ``compute/*``, and ``exit_by_cpu_seconds/score_mean`` (the curve
 against compute). ``out/curve.png`` draws the scores against rounds and CPU hours.
 """
 
@@ -471,7 +471,7 @@ def _chart(writer: Any, m: dict[str, Any]) -> None:
         writer.add_scalar("search/label_games_score", m["apprentice_score"], it)
     writer.add_scalar("compute/cpu_seconds", m["compute"]["cpu_seconds"], it)
     writer.add_scalar("compute/rollouts", m["compute"]["rollouts"], it)
-    writer.add_scalar("exit_by_cpu_hours/score_mean", m["score_mean"], int(round(m["compute"]["cpu_seconds"])))
+    writer.add_scalar("exit_by_cpu_seconds/score_mean", m["score_mean"], int(round(m["compute"]["cpu_seconds"])))
     writer.flush()
 
 
