@@ -12,7 +12,8 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from battleline.tactics.catalogue import detectable_ids
-from battleline.tactics.detectors import Detection, detect
+from battleline.tactics.detectors import detect
+from battleline.tactics.detectors_common import Detection
 
 
 def _sides(side: int | str | Sequence[int | str]) -> Iterable[int | str]:

@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from battleline.tactics.catalogue import catalogue, detectable_ids
-from battleline.tactics.detectors import Detection, detect
+from battleline.tactics.detectors import detect
+from battleline.tactics.detectors_common import Detection
 from battleline.tactics.fingerprint import rates
 from battleline.training.console import LoggedProgress, make_console
 
