@@ -46,7 +46,7 @@ from battleline.agents.threats import charge_threat as charge_threat  # re-expor
 from battleline.env.rules import geometry as geo
 from battleline.env.rules import shooting, space
 from battleline.env.rules.actions import END_PHASE, Action
-from battleline.env.rules.charges import contact_placement
+from battleline.env.rules.charge_spots import contact_placement
 from battleline.env.rules.state import UnitState
 from battleline.tactics.deployment import CENTRE, DeploymentPlan, choose_slot, is_fast
 from battleline.tactics.manoeuvres import engaged_uids

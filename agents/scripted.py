@@ -18,7 +18,7 @@ from battleline.agents.base import CLOSE, MIN_REACH_FLANK, ChargeOption, Scripte
 from battleline.agents.steering import face_threat
 from battleline.env.rules import geometry as geo
 from battleline.env.rules import space
-from battleline.env.rules.charges import charge_reach
+from battleline.env.rules.charge_spots import charge_reach
 from battleline.env.rules.state import UnitState
 from battleline.tactics.deployment import (
     LEFT,

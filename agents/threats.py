@@ -18,7 +18,7 @@ from battleline.agents import estimates
 from battleline.agents.steering import off_axis
 from battleline.env.rules import geometry as geo
 from battleline.env.rules import space
-from battleline.env.rules.charges import charge_reach
+from battleline.env.rules.charge_spots import charge_reach
 from battleline.env.rules.state import UnitState
 from battleline.tactics.manoeuvres import can_threaten
 
@@ -214,7 +214,7 @@ def charge_threat(battle: Battle, c: UnitState, t: UnitState, target: Polygon | 
 
     None when ``c`` could not declare a charge in its next movement phase
     (:func:`tactics.manoeuvres.can_threaten`: fleeing, a war machine, M 0, engaged), ``t`` is beyond its reach
-    (:func:`env.rules.charges.charge_reach`, inches, edge to edge) or not partly in
+    (:func:`env.rules.charge_spots.charge_reach`, inches, edge to edge) or not partly in
     its front vision arc (CORE.CHARGE.ELIGIBLE). The chance is the charge roll (the engine's charge M, flyers 10,
     + the higher of 2D6) reaching the gap (:func:`agents.estimates.charge_chance`, CORE.CHARGE.RANGE).
     ``target``: ``t``'s footprint when already built (``t`` may be a forecast copy).

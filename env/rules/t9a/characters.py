@@ -142,7 +142,7 @@ def march_test(battle: Battle, u: UnitState) -> bool:
 def contact_span(battle: Battle, host: UnitState, e: Engagement) -> tuple[float, float] | None:
     """The part of ``host``'s front edge in contact across ``e``: (lo, hi) inches along it from its centre
     (positive: to the host's right), or None if ``e`` touches no part of it (the host is a flank/rear defender)."""
-    from battleline.env.rules.charges import edge_frame
+    from battleline.env.rules.charge_routes import edge_frame
 
     if e.attacker == host.uid:
         d = battle.unit(e.defender)
