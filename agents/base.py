@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from battleline.agents import estimates, magic_policy
 from battleline.agents.dangers import BREAK_WEIGHT, DangerForecast, _Decision
-from battleline.agents.dangers import DANGER_LIMIT as DANGER_LIMIT  # re-exported: agents.tactical imports it from here
+from battleline.agents.dangers import DANGER_LIMIT as DANGER_LIMIT  # re-exported: the tactical agents import it from here
 from battleline.agents.steering import face_threat, moved_copy, steer
 from battleline.agents.threats import PoolAnswers, _place_key, charge_arc, effort, gap, least_index, nearest_gaps, pool_answers
 from battleline.agents.threats import charge_threat as charge_threat  # re-exported: agents.pair_features imports it from here
