@@ -23,7 +23,7 @@ from battleline.agents.steering import (
 from battleline.agents.tactical_base import TacticalAgent, move_options
 from battleline.env.rules import space
 from battleline.env.rules.actions import END_PHASE, Action
-from battleline.env.rules.charges import charge_reach
+from battleline.env.rules.charge_spots import charge_reach
 from battleline.env.rules.movement import can_move, normal_move_allowance, surroundings
 from battleline.env.rules.state import UnitState
 from battleline.tactics import manoeuvres as mv

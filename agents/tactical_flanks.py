@@ -32,7 +32,7 @@ from battleline.agents.tactical_base import FLANK_DIFF, TacticalAgent, move_opti
 from battleline.env.rules import geometry as geo
 from battleline.env.rules import space
 from battleline.env.rules.actions import Action
-from battleline.env.rules.charges import charge_reach
+from battleline.env.rules.charge_spots import charge_reach
 from battleline.env.rules.state import UnitState
 from battleline.tactics import manoeuvres as mv
 from battleline.tactics.deployment import (
