@@ -11,6 +11,7 @@ import yaml
 from pydantic import ValidationError
 
 from battleline.env.rules import config as C
+from battleline.env.rules import config_files
 from battleline.env.rules.army import army_points, validate_army
 from battleline.env.rules.config import ConfigError, ScenarioConfig, UnitTypeConfig
 
@@ -337,7 +338,7 @@ def cfg(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     shutil.copytree(C.CONFIG_DIR / "factions", root / "factions")
     (root / "armies").mkdir()
     (root / "scenarios").mkdir()
-    monkeypatch.setattr(C, "CONFIG_DIR", root)
+    monkeypatch.setattr(config_files, "CONFIG_DIR", root)
     return root
 
 

@@ -15,6 +15,7 @@ import yaml
 from typer.testing import CliRunner
 
 from battleline.env.rules import config as C
+from battleline.env.rules import config_files
 from battleline.env.rules.battle import Battle
 from battleline.env.rules.config import ConfigError
 
@@ -260,7 +261,7 @@ def test_army_equipment_error_names_the_scenario_and_army_files(tmp_path: Path, 
     army.update(id="men_oil")
     army["units"][1]["equipment"] = {"oil": 1}
     _write_yaml(root / "armies" / "men_oil.yaml", army)
-    monkeypatch.setattr(C, "CONFIG_DIR", root)
+    monkeypatch.setattr(config_files, "CONFIG_DIR", root)
     data = _load("pitched_battle")
     data["blue"] = {"army": "men_oil"}
     path = _write_yaml(tmp_path / "s.yaml", data)
@@ -280,7 +281,7 @@ def test_a_scenario_named_by_its_id_must_say_that_id(tmp_path: Path, monkeypatch
     data = _load("skirmish_line")
     data["id"] = "other"
     path = _write_yaml(root / "scenarios" / "mine.yaml", data)
-    monkeypatch.setattr(C, "CONFIG_DIR", root)
+    monkeypatch.setattr(config_files, "CONFIG_DIR", root)
     assert _error(C.load_scenario, "mine") == f"{path}: id: id 'other' does not match the file name 'mine'"
     assert C.load_scenario(path).id == "other"
     monkeypatch.undo()
