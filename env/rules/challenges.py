@@ -225,7 +225,7 @@ def fight_duel(battle: Battle, duel: list[int], charged_units: set[int], wounds_
     Returns:
         Overkill per side, [blue, red].
     """
-    from battleline.env.rules.combat import Strike, _attacks, resolve_strike
+    from battleline.env.rules.strikes import Strike, _attacks, resolve_strike
 
     a, b = battle.unit(duel[0]), battle.unit(duel[1])
     taken: dict[int, int] = {}

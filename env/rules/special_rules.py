@@ -466,7 +466,7 @@ def before_blows(battle: Battle, group: list[Engagement], round_one: bool, charg
     Wounds count for the result; casualties are removed at once and count as
     killed this round (CORE.CC.RETURN_STRIKE).
     """
-    from battleline.env.rules.combat import fighters
+    from battleline.env.rules.strikes import fighters
 
     if round_one:
         for e in group:

@@ -434,8 +434,8 @@ def stomp(battle: Battle, group: list[Engagement], wounds_by_side: list[int]) ->
     """T9A.STOMP at Initiative step 0 (after every other blow of the round): each model of a unit with
     Stomp (X) in contact makes X automatic hits at its S (X rolled per model for d3/d6) on one Standard-size
     enemy unit in contact (:func:`stomp_target`). Wounds count for the result (CORE.CC.SEQUENCE)."""
-    from battleline.env.rules.combat import fighters
     from battleline.env.rules.special_rules import _auto_hits
+    from battleline.env.rules.strikes import fighters
     from battleline.env.rules.t9a.attributes import roll_param
 
     for uid in sorted({i for e in group for i in (e.attacker, e.defender)}):
