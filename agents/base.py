@@ -49,7 +49,7 @@ from battleline.env.rules.actions import END_PHASE, Action
 from battleline.env.rules.charge_spots import contact_placement
 from battleline.env.rules.state import UnitState
 from battleline.tactics.deployment import CENTRE, DeploymentPlan, choose_slot, is_fast
-from battleline.tactics.manoeuvres import engaged_uids
+from battleline.tactics.threat_zones import engaged_uids
 
 if TYPE_CHECKING:
     from battleline.env.rules.battle import Battle

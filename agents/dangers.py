@@ -27,7 +27,7 @@ from battleline.agents.threats import (
 )
 from battleline.env.rules import psychology, space
 from battleline.env.rules.state import UnitState
-from battleline.tactics.manoeuvres import can_threaten, engaged_uids
+from battleline.tactics.threat_zones import can_threaten, engaged_uids
 
 if TYPE_CHECKING:
     from battleline.agents.threats import PoolAnswers

@@ -20,7 +20,7 @@ from battleline.env.rules import geometry as geo
 from battleline.env.rules import space
 from battleline.env.rules.charge_spots import charge_reach
 from battleline.env.rules.state import UnitState
-from battleline.tactics.manoeuvres import can_threaten
+from battleline.tactics.threat_zones import can_threaten
 
 if TYPE_CHECKING:
     from shapely.geometry import Polygon

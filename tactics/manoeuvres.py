@@ -5,15 +5,7 @@ Every function reads a :class:`~env.rules.battle.Battle` and never changes it
 tactics chapters ask before a move, a charge or a reaction; the scripted
 agents (``agents/tactical.py``) turn the answers into orders.
 
-* **Arcs and combat result** — :func:`arc_of_point`, :func:`attack_arc`,
-  :func:`rank_bonus`, :func:`static_result` and :func:`flank_swing`: a flank
-  charge is worth +1, a rear charge +2, and either cancels the target's rank
-  bonus (tactics.md §0.4, ``flanking_charge_bonus``).
-* **Threat and control zones** (§0.1, §2.2) — :func:`threats_on`,
-  :func:`threat_zone`, :func:`control`, :func:`dead_zone`,
-  :func:`denied_hills`, :func:`key_hill`, :func:`covers_point`, :func:`corridor`,
-  :func:`trap_zone` and
-  :func:`herding_trap`.
+* **Exposed arcs** — :func:`exposed_arcs`.
 * **Flank seeking and combined charges** — :func:`flank_point`,
   :func:`rear_point`, :func:`flank_charges` and :func:`combined_charges`.
 * **Bait and feigned flight** (§2.1, ``bait_unit``) — :func:`flee_escape_probability`,
@@ -24,39 +16,80 @@ agents (``agents/tactical.py``) turn the answers into orders.
 * **The flyer feint** (§3.1) — :func:`feint_exposed`, :func:`feint_landing`
   and :func:`feint_true_target` (the aggressor); :func:`feinting` and
   :func:`feint_watcher` (the defender turns one unit only).
-* **The protected bubble** (§4.4) — :func:`ring_coverage`, :func:`ring_posts` (with
-  :func:`extent_along`).
-* **Table quarters** (CORE.VP.QUARTERS) — :func:`quarter_balance`.
-* **Unmasking shooters** (§3.2) — :func:`visible_targets`, :func:`maskers`
-  and :func:`unmask_gain`.
 * **Charge consequence analysis** (§3.2, "measure seven times") —
   :func:`counter_chargers`, :func:`covering_friends` and
   :func:`pursuit_exposure`.
+
+The analyses these build on live in their own modules and are importable from
+here too: arcs, combat-result swings and threat and control zones (§0.1, §0.4,
+§2.2) in :mod:`tactics.threat_zones`; the protected bubble (§4.4) and table
+quarters (CORE.VP.QUARTERS) in :mod:`tactics.bubble`; unmasking shooters (§3.2)
+in :mod:`tactics.unmasking`.
 
 Coordinates are table inches; facings degrees counter-clockwise from +x.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
 import shapely
 
-from battleline.env.rules import charges, movement, psychology, shooting, space, special_rules, victory
+from battleline.env.rules import charges, movement, space, special_rules
 from battleline.env.rules import geometry as geo
-from battleline.env.rules.combat import MAX_RANK_BONUS, RANK_MIN_MODELS
 from battleline.env.rules.state import Engagement, UnitState
+from battleline.tactics.bubble import (
+    RING_GAP,
+    RING_MEMO_SIZE,
+    extent_along,
+    quarter_balance,
+    ring_arc,
+    ring_coverage,
+    ring_posts,
+)
+from battleline.tactics.threat_zones import (
+    _REGIONS,
+    ARC_BONUS,
+    REGION_MEMO_SIZE,
+    arc_of_front_rank,
+    arc_of_point,
+    attack_arc,
+    can_threaten,
+    control,
+    control_areas,
+    control_share,
+    corridor,
+    covers,
+    covers_point,
+    dead_zone,
+    denied_hills,
+    engaged_uids,
+    flank_swing,
+    herding_trap,
+    hills,
+    key_hill,
+    no_mans_land,
+    rank_bonus,
+    region_key,
+    static_result,
+    threat_region,
+    threat_zone,
+    threats_on,
+    trap_zone,
+)
+from battleline.tactics.unmasking import (
+    maskers,
+    moved_view,
+    unmask_gain,
+    visible_targets,
+)
 
 if TYPE_CHECKING:
     from battleline.env.rules.battle import Battle
-
-ARC_BONUS = {"front": 0, "left": 1, "right": 1, "rear": 2}
-"""Combat-result bonus of a charge into each facing (CORE.CC.COMBAT_RESULT.FLANK / REAR)."""
 
 FLANK_GAP = 6.0
 """Inches outside an enemy's flank (or behind its rear) where a unit seeking that arc aims."""
@@ -80,255 +113,7 @@ PURSUIT_THREATS = 2
 """Enemy units that may charge an over-extended pursuer before it is held back (``restrained_pursuit``)."""
 
 
-# ----------------------------------------------------------------------------- arcs and combat result
-def arc_of_point(t: UnitState, x: float, y: float, pose: geo.Pose | None = None) -> str:
-    """The arc of ``t`` (at ``pose``, default where it stands) holding the table point (x, y)."""
-    p = pose or space.pose(t)
-    lx, ly = geo.to_local(p, x, y)
-    return geo.point_arc(lx, ly, t.width / 2, t.depth / 2)
-
-
-def attack_arc(battle: Battle, c: UnitState, t: UnitState) -> str:
-    """The facing of ``t`` that ``c`` would charge now (the less favourable on a tie; "front" when undecidable)."""
-    try:
-        return charges.charge_facing(battle, c, t, roll=False) or "front"
-    except ValueError:  # the charger's front rank lies inside the target (a forecast copy)
-        return "front"
-
-
-def rank_bonus(u: UnitState) -> int:
-    """Full ranks of at least four models behind the first, at most +3 (CORE.CC.COMBAT_RESULT.RANKS)."""
-    if u.has("skirmishers"):
-        return 0
-    return min(MAX_RANK_BONUS, sum(1 for r in range(2, u.ranks + 1) if u.models_in_rank(r) >= RANK_MIN_MODELS))
-
-
-def static_result(attacker: UnitState, defender: UnitState, arc: str, charging: bool = True) -> tuple[int, int]:
-    """The combat-result bonuses of a charge that do not depend on the dice: (attacker's, defender's).
-
-    Attacker: +1 for charging, its ranks, +1 standard, +1 flank or +2 rear.
-    Defender: its ranks unless attacked in the flank or rear, +1 standard.
-    Wounds and outnumbering are left out (tactics.md FX-04).
-    """
-    att = (1 if charging else 0) + rank_bonus(attacker) + (1 if attacker.standard else 0) + ARC_BONUS[arc]
-    dfd = (rank_bonus(defender) if arc == "front" else 0) + (1 if defender.standard else 0)
-    return att, dfd
-
-
-def flank_swing(defender: UnitState, arc: str) -> int:
-    """How much better a charge into ``arc`` is than a frontal one: the arc bonus plus the ranks it denies.
-
-    The source's example (src L185): +1 flank and three ranks denied, a swing of +4.
-    """
-    if arc == "front":
-        return 0
-    return ARC_BONUS[arc] + rank_bonus(defender)
-
-
-# ----------------------------------------------------------------------------- threat and control zones
-def can_threaten(battle: Battle, e: UnitState, engaged: Collection[int] | None = None) -> bool:
-    """Whether ``e`` could declare a charge in its next movement phase (as far as its state shows).
-
-    ``engaged``: the uids of the units in combat (:func:`engaged_uids`) where the caller has listed them already
-    (None: ``psychology.engaged`` is asked)."""
-    return (
-        e.alive
-        and not e.fleeing
-        and e.profile.M > 0
-        and e.troop_type != "war_machine"
-        and not (psychology.engaged(battle, e) if engaged is None else e.uid in engaged)
-    )
-
-
-def engaged_uids(battle: Battle) -> set[int]:
-    """The uids of the units in combat: either side of an engagement (CORE.GEO.CONTACT, ``psychology.engaged``)."""
-    return {uid for en in battle.state.engagements for uid in (en.attacker, en.defender)}
-
-
-def threat_region(e: UnitState, pose: geo.Pose | None = None) -> shapely.Geometry:
-    """Where ``e`` (at ``pose``) may declare a charge: within its charge reach and in its front arc.
-
-    Kept per (pose, footprint width and depth, charge reach), all it is built from; the shapely
-    geometry returned is shared by the callers that ask for the same (never change it).
-    """
-    return _region(e, region_key(e, pose))
-
-
-def region_key(e: UnitState, pose: geo.Pose | None = None) -> tuple[float, float, float, float, float, float]:
-    """What :func:`threat_region` of ``e`` at ``pose`` (default: where it stands) is built from: (x, y, facing,
-    footprint width, depth, charge reach), inches and degrees."""
-    p = pose or space.pose(e)
-    return (p.x, p.y, p.facing, e.width, e.depth, charges.charge_reach(e))
-
-
-def _region(e: UnitState, key: tuple[float, float, float, float, float, float]) -> shapely.Geometry:
-    """:func:`threat_region` for its :func:`region_key` ``key``, kept."""
-    region = _REGIONS.get(key)
-    if region is None:
-        if len(_REGIONS) >= REGION_MEMO_SIZE:
-            _REGIONS.clear()
-        x, y, facing, width, depth, reach = key
-        p = geo.Pose(x, y, facing)
-        near = space.footprint_at(e, p).buffer(reach)
-        region = _REGIONS[key] = near.intersection(geo.vision_arc_region(p, width, depth, reach + width + depth))
-    return region
-
-
-REGION_MEMO_SIZE = 8192
-"""Most threat regions :func:`threat_region` keeps (then it starts afresh)."""
-_REGIONS: dict[tuple, shapely.Geometry] = {}
-
-
-def threats_on(
-    battle: Battle,
-    target: shapely.Geometry,
-    side: int,
-    exclude: Iterable[int] = (),
-    pose: Mapping[int, geo.Pose] | None = None,
-    arcs: bool = True,
-) -> list[UnitState]:
-    """Units of ``side`` that could charge a unit standing on ``target`` (a footprint) next turn.
-
-    Reach and front arc only; line of sight and blocking units are ignored
-    (a forecast errs on the side of caution). ``pose`` overrides positions.
-    With ``arcs`` False the front arc is ignored too: the discs of charge
-    reach of tactics.md §0.1, for threats a turn or more away (an enemy may
-    turn first).
-    """
-    skip = set(exclude)
-    out = []
-    for e in space.alive_units(battle.state, side):
-        if e.uid in skip or not can_threaten(battle, e):
-            continue
-        p = (pose or {}).get(e.uid) or space.pose(e)
-        fp = space.footprint_at(e, p)
-        reach = charges.charge_reach(e)
-        if geo.distance(fp, target) > reach:
-            continue
-        if not arcs or geo.partly_in_vision_arc(p, e.width, e.depth, target):
-            out.append(e)
-    return out
-
-
-def threat_zone(battle: Battle, side: int) -> shapely.Geometry:
-    """``threat_zone(side)`` (tactics.md §0.1): every point a unit of ``side`` could charge next turn."""
-    regions = [threat_region(e) for e in space.alive_units(battle.state, side) if can_threaten(battle, e)]
-    return shapely.union_all(regions) if regions else shapely.Polygon()
-
-
-def no_mans_land(battle: Battle) -> shapely.Polygon:
-    """The table between the two deployment zones."""
-    s = battle.state
-    zone = s.queue.get("zone_depth", 12.0)
-    return shapely.box(0.0, zone, s.table_w, s.table_h - zone)
-
-
-def control(battle: Battle, side: int) -> shapely.Geometry:
-    """``control(side)``: ``side``'s threat zone minus the opponent's (on the table)."""
-    table = shapely.box(0.0, 0.0, battle.state.table_w, battle.state.table_h)
-    return threat_zone(battle, side).difference(threat_zone(battle, 1 - side)).intersection(table)
-
-
-def dead_zone(battle: Battle) -> shapely.Geometry:
-    """The "dead zone" (§6 G-4): where both sides' threat zones overlap; whoever enters it gets charged."""
-    return threat_zone(battle, 0).intersection(threat_zone(battle, 1))
-
-
-def control_share(battle: Battle, side: int) -> float:
-    """area(control(side)) / (area(control(side)) + area(control(opponent))), 0.5 when neither controls anything."""
-    own, other = control(battle, side).area, control(battle, 1 - side).area
-    return own / (own + other) if own + other > 0 else 0.5
-
-
-def control_areas(battle: Battle, side: int, moved: Mapping[int, geo.Pose] | None = None) -> tuple[float, float]:
-    """Square inches of ``control(side)`` and ``control(opponent)`` on the table, with ``moved`` overriding
-    positions (a forecast): the two terms of ``control_share`` (``area_control``, tactics.md §2.2).
-
-    Kept per (table size, each side's :func:`region_key` of its units able to charge, in order): the
-    regions, and so the areas, are built from nothing else."""
-    w, h = battle.state.table_w, battle.state.table_h
-    keys = tuple(
-        tuple((region_key(u, (moved or {}).get(u.uid)), u) for u in space.alive_units(battle.state, s) if can_threaten(battle, u))
-        for s in (side, 1 - side)
-    )
-    memo_key = (w, h, tuple(k for k, _ in keys[0]), tuple(k for k, _ in keys[1]))
-    areas = _AREAS.get(memo_key)
-    if areas is None:
-        table = shapely.box(0.0, 0.0, w, h)
-        zones = []
-        for pairs in keys:
-            regions = [_region(u, k) for k, u in pairs]
-            zones.append(shapely.union_all(regions).intersection(table) if regions else shapely.Polygon())
-        own, opp = zones
-        if len(_AREAS) >= REGION_MEMO_SIZE:
-            _AREAS.clear()
-        areas = _AREAS[memo_key] = (own.difference(opp).area, opp.difference(own).area)
-    return areas
-
-
-_AREAS: dict[tuple, tuple[float, float]] = {}
-
-
-def hills(battle: Battle) -> list[shapely.Polygon]:
-    """The hill polygons on the table."""
-    return [space.terrain_poly(t) for t in battle.state.terrain if t.kind == "hill"]
-
-
-def denied_hills(battle: Battle, side: int) -> list[shapely.Polygon]:
-    """``terrain_denial_by_threat``: hills mostly inside ``control(side)``: the enemy cannot climb them uncharged."""
-    zone = control(battle, side)
-    return [h for h in hills(battle) if h.intersection(zone).area >= 0.5 * h.area]
-
-
-def key_hill(battle: Battle) -> shapely.Polygon | None:
-    """``terrain_denial_by_threat``: the hill nearest the table's centre (the contested one), or None without hills."""
-    cx, cy = battle.state.table_w / 2, battle.state.table_h / 2
-    return min(hills(battle), key=lambda h: (h.representative_point().distance(shapely.Point(cx, cy)), h.bounds), default=None)
-
-
-def covers_point(u: UnitState, pose: geo.Pose, point: tuple[float, float], margin: float = 0.0) -> bool:
-    """Whether ``u`` standing at ``pose`` could charge a unit at ``point`` (table inches): the point lies in its
-    front arc and within its charge reach less ``margin`` inches (the threat zone of tactics.md §0.1)."""
-    return covers(u, pose, shapely.Point(point), margin)
-
-
-def covers(u: UnitState, pose: geo.Pose, target: shapely.Geometry, margin: float = 0.0) -> bool:
-    """Whether ``u`` standing at ``pose`` could charge ``target`` (a point or a footprint, table inches): it
-    lies partly in its front arc and within its charge reach less ``margin`` inches."""
-    if geo.distance(space.footprint_at(u, pose), target) > charges.charge_reach(u) - margin:
-        return False
-    return geo.partly_in_vision_arc(pose, u.width, u.depth, target)
-
-
-def corridor(battle: Battle, side: int) -> shapely.Geometry:
-    """``herding_corridor``: the part of no-man's land outside ``side``'s threat zone (the "safe" lane left open)."""
-    return no_mans_land(battle).difference(threat_zone(battle, side))
-
-
-def trap_zone(battle: Battle, side: int, moved: Mapping[int, geo.Pose] | None = None, min_threats: int = 2) -> shapely.Geometry:
-    """``herding_corridor``: the ground where ``min_threats`` or more units of ``side`` could charge (the trap).
-
-    An enemy that follows the lane left open and ends there is charged by
-    several units at once. ``moved`` overrides positions (a forecast).
-    """
-    regions = [
-        threat_region(u, (moved or {}).get(u.uid))
-        for u in space.alive_units(battle.state, side)
-        if can_threaten(battle, u)
-    ]
-    if len(regions) < min_threats:
-        return shapely.Polygon()
-    if min_threats <= 1:
-        return shapely.union_all(regions)
-    pairs = [a.intersection(b) for i, a in enumerate(regions) for b in regions[i + 1:]]
-    return shapely.union_all(pairs) if pairs else shapely.Polygon()
-
-
-def herding_trap(battle: Battle, side: int, point: tuple[float, float], min_threats: int = 2) -> bool:
-    """Whether an enemy arriving at ``point`` could be charged by ``min_threats`` units of ``side`` (the trap at the corridor's end)."""
-    return len(threats_on(battle, shapely.Point(point).buffer(1.0), side)) >= min_threats
-
-
+# ----------------------------------------------------------------------------- exposed arcs
 def exposed_arcs(battle: Battle, u: UnitState, pose: geo.Pose | None = None) -> dict[int, str]:
     """Enemies that could charge ``u`` (at ``pose``) next turn, and the arc each would hit."""
     p = pose or space.pose(u)
@@ -338,15 +123,6 @@ def exposed_arcs(battle: Battle, u: UnitState, pose: geo.Pose | None = None) -> 
     for e in threats_on(battle, fp, 1 - u.side, exclude=(u.uid,)):
         out[e.uid] = arc_of_front_rank(e, copy)
     return out
-
-
-def arc_of_front_rank(c: UnitState, t: UnitState) -> str:
-    """The arc of ``t`` where most of ``c``'s front rank stands (the arc a charge of ``c`` would hit; "front" on doubt)."""
-    try:
-        arcs = geo.unit_arc(space.pose(t), t.width, t.depth, space.front_rank(c))
-    except ValueError:
-        return "front"
-    return arcs[0]
 
 
 # ----------------------------------------------------------------------------- flank seeking and combined charges
@@ -642,202 +418,6 @@ def feint_watcher(battle: Battle, flyer: UnitState) -> UnitState | None:
     return min(able, key=lambda u: (space.unit_distance(u, flyer), u.uid), default=None)
 
 
-# ----------------------------------------------------------------------------- the protected bubble
-def ring_coverage(battle: Battle, asset: UnitState, reach: float = 6.0,
-                  moved: Mapping[int, UnitState] | None = None) -> float:
-    """``protected_bubble``: degrees around ``asset``'s centre covered by friends within ``reach``" of it (0–360).
-
-    ``moved`` stands forecast copies of units (by uid) in for them; the battle is not touched. Each
-    friend's arc is :func:`ring_arc` (kept per pair of footprints).
-    """
-    covered = bytearray(360)
-    seen_from = (asset.x, asset.y, asset.facing, asset.width, asset.depth)
-    for f in space.alive_units(battle.state, asset.side):
-        if f.uid == asset.uid or f.fleeing:
-            continue
-        if moved and f.uid in moved:
-            f = moved[f.uid]
-        arc = _kept_arc(seen_from, asset, f, reach)
-        if arc is None:
-            continue
-        lo, hi = arc
-        n = hi - lo
-        if n >= 360:
-            return 360.0
-        if n <= 0:
-            continue
-        start = lo % 360
-        end = start + n
-        if end <= 360:
-            covered[start:end] = b"\x01" * n
-        else:
-            covered[start:] = b"\x01" * (360 - start)
-            covered[:end - 360] = b"\x01" * (end - 360)
-    return float(covered.count(1))
-
-
-RING_MEMO_SIZE = 65536
-"""Most (asset, friend, reach) places :func:`ring_arc` keeps arcs for (then it starts afresh)."""
-_RING_ARCS: dict[tuple, tuple[int, int] | None] = {}
-_UNSET = object()
-
-
-def ring_arc(asset: UnitState, f: UnitState, reach: float = 6.0) -> tuple[int, int] | None:
-    """The whole degrees (lo, hi: ``range(lo, hi)``, table angles CCW from +x, not reduced mod 360) that
-    ``f``'s footprint spans seen from ``asset``'s centre, or None when ``f`` is more than ``reach``
-    inches from ``asset`` (edge to edge).
-
-    Kept per (asset footprint, friend footprint, reach): centre, facing, width and depth of each
-    (CORE.GEO.FOOTPRINT), all the answer depends on.
-    """
-    return _kept_arc((asset.x, asset.y, asset.facing, asset.width, asset.depth), asset, f, reach)
-
-
-def _kept_arc(seen_from: tuple[float, float, float, float, float], asset: UnitState, f: UnitState,
-              reach: float) -> tuple[int, int] | None:
-    """:func:`ring_arc` with the asset's (x, y, facing, width, depth) already read as ``seen_from``."""
-    key = (seen_from, f.x, f.y, f.facing, f.width, f.depth, reach)
-    arc = _RING_ARCS.get(key, _UNSET)
-    if arc is not _UNSET:
-        return arc  # type: ignore[return-value]
-    if len(_RING_ARCS) >= RING_MEMO_SIZE:
-        _RING_ARCS.clear()
-    arc = _ring_arc(asset, f, reach)
-    _RING_ARCS[key] = arc
-    return arc
-
-
-def _ring_arc(asset: UnitState, f: UnitState, reach: float) -> tuple[int, int] | None:
-    """:func:`ring_arc` worked out afresh."""
-    if space.unit_distance(asset, f) > reach:
-        return None
-    mid = math.atan2(f.y - asset.y, f.x - asset.x)
-    rel = []
-    for x, y in geo.corners(space.pose(f), f.width, f.depth):
-        a = math.atan2(y - asset.y, x - asset.x)
-        rel.append((a - mid + math.pi) % (2 * math.pi) - math.pi)
-    lo, hi = math.degrees(mid + min(rel)), math.degrees(mid + max(rel))
-    return int(math.floor(lo)), int(math.ceil(hi))
-
-
-def quarter_balance(battle: Battle, side: int, moved: Mapping[int, UnitState] | None = None) -> int:
-    """Table quarters held by ``side`` less those held by its enemy (CORE.VP.QUARTERS, 100 VP each), with
-    the units in ``moved`` (uid -> a forecast copy, e.g. :func:`agents.steering.landing`) where the copies stand
-    (:func:`env.rules.victory.quarter_holders`)."""
-    holders = victory.quarter_holders(battle, moved)
-    return holders.count(side) - holders.count(1 - side)
-
-
-RING_GAP = 1.1
-"""``protected_bubble``: inches between the asset and a ring unit at its post (the engine keeps units 1" apart)."""
-
-
-def extent_along(u: UnitState, axis: tuple[float, float]) -> tuple[float, float]:
-    """(least, greatest) projection of ``u``'s footprint corners on the unit vector ``axis`` (inches)."""
-    vals = [x * axis[0] + y * axis[1] for x, y in geo.corners(space.pose(u), u.width, u.depth)]
-    return min(vals), max(vals)
-
-
-def ring_posts(asset: UnitState, ring: Mapping[str, UnitState], gap: float = RING_GAP) -> dict[str, tuple[float, float]]:
-    """``protected_bubble``: where the asset and each ring unit should stand, from their real footprints.
-
-    ``ring`` maps "front", "left", "right", "rear" (the asset's side's frame) to units. The posts
-    (table points, inches, keyed like ``ring`` plus "asset") form a cross ``gap`` inches apart: the
-    asset's front edge level with the nearer (rearmost) front edge of the side units (so that it
-    stands between them), the front unit's rear edge ``gap`` ahead of the asset, the side units
-    ``gap`` to either side of it with their front edges level with its front edge, the rear unit
-    ``gap`` behind it. Each unit keeps its present footprint (a unit that turns may differ).
-    """
-    ahead = (0.0, 1.0) if asset.side == 0 else (0.0, -1.0)
-    left = (-ahead[1], ahead[0])
-
-    def table(lat: float, fwd: float) -> tuple[float, float]:
-        return lat * left[0] + fwd * ahead[0], lat * left[1] + fwd * ahead[1]
-
-    a_lo, a_hi = extent_along(asset, ahead)
-    l_lo, l_hi = extent_along(asset, left)
-    lat = (l_lo + l_hi) / 2
-    tops = [extent_along(ring[k], ahead)[1] for k in ("left", "right") if k in ring]
-    top = min(tops) if tops else a_hi
-    posts = {"asset": table(lat, top - (a_hi - a_lo) / 2)}
-    if "front" in ring:
-        lo, hi = extent_along(ring["front"], ahead)
-        posts["front"] = table(lat, top + gap + (hi - lo) / 2)
-    for key, sign in (("left", 1.0), ("right", -1.0)):
-        if key in ring:
-            lo, hi = extent_along(ring[key], ahead)
-            wl, wh = extent_along(ring[key], left)
-            offset = (l_hi - l_lo) / 2 + gap + (wh - wl) / 2
-            posts[key] = table(lat + sign * offset, top - (hi - lo) / 2)
-    if "rear" in ring:
-        lo, hi = extent_along(ring["rear"], ahead)
-        posts["rear"] = table(lat, top - (a_hi - a_lo) - gap - (hi - lo) / 2)
-    return posts
-
-
-# ----------------------------------------------------------------------------- unmasking shooters
-def visible_targets(battle: Battle, shooter: UnitState, moved: Mapping[int, geo.Pose] | None = None) -> set[int]:
-    """Enemies ``shooter`` has in range and sight, with the units in ``moved`` standing at those poses instead.
-
-    The forecast is read on :func:`moved_view` (copies of the moved units only; the battle is not touched).
-    """
-    b = moved_view(battle, moved) if moved else battle
-    s = b.unit(shooter.uid)
-    if s.missile is None or not s.alive:
-        return set()
-    return {e.uid for e in space.alive_units(b.state, 1 - s.side) if shooting.in_range_and_sight(b, s, e)}
-
-
-def moved_view(battle: Battle, moved: Mapping[int, geo.Pose]) -> Battle:
-    """A read-only look at ``battle`` with the units in ``moved`` (uid -> pose) standing at those poses.
-
-    Only the state is there (no dice, events or actions): the moved units are copies
-    (:func:`agents.steering.moved_copy`), every other unit, the terrain and the rest of the state are
-    ``battle``'s own objects, so nothing may be changed through it; for questions of the table
-    (range, sight, cover) where :meth:`Battle.clone` would copy the whole battle.
-    """
-    from battleline.agents.steering import moved_copy
-    from battleline.env.rules.battle import Battle
-
-    view = Battle.__new__(Battle)
-    units = list(battle.state.units)
-    for uid, p in moved.items():
-        units[uid] = moved_copy(units[uid], p)
-    view.state = dataclasses.replace(battle.state, units=units)
-    view._legal_cache = None
-    return view
-
-
-def maskers(battle: Battle, shooter: UnitState) -> list[UnitState]:
-    """Friends standing between ``shooter`` and an enemy in its range and arc that it cannot see (they mask it)."""
-    if shooter.missile is None:
-        return []
-    rng = shooting.weapon(shooter, battle.state).range
-    sp = space.pose(shooter)
-    found: dict[int, UnitState] = {}
-    for e in space.alive_units(battle.state, 1 - shooter.side):
-        tp = space.footprint(e)
-        if geo.distance(space.footprint(shooter), tp) > rng or not geo.partly_in_vision_arc(sp, shooter.width, shooter.depth, tp):
-            continue
-        if space.line_of_sight(battle.state, shooter, e):
-            continue
-        line = shapely.LineString([(shooter.x, shooter.y), (e.x, e.y)]).buffer(shooter.width / 2)
-        for f in space.alive_units(battle.state, shooter.side):
-            if f.uid != shooter.uid and space.footprint(f).intersects(line):
-                found[f.uid] = f
-    return sorted(found.values(), key=lambda f: f.uid)
-
-
-def unmask_gain(battle: Battle, mover: UnitState, pose: geo.Pose, shooters: Iterable[UnitState]) -> int:
-    """How many more (shooter, target) pairs the friendly ``shooters`` get if ``mover`` stands at ``pose``."""
-    gain = 0
-    for s in shooters:
-        if s.uid == mover.uid:
-            continue
-        gain += len(visible_targets(battle, s, {mover.uid: pose})) - len(visible_targets(battle, s))
-    return gain
-
-
 # ----------------------------------------------------------------------------- charge consequence analysis
 def contact_pose(battle: Battle, c: UnitState, t: UnitState) -> tuple[geo.Pose, str] | None:
     """Where ``c`` would stand after charging ``t`` home, and the facing it hits; None if no spot is free."""
@@ -928,26 +508,36 @@ def _at(u: UnitState, pose: geo.Pose) -> UnitState:
 
 
 __all__ = [
-    "ARC_BONUS",
-    "ChargeOption",
+    "_REGIONS",
     "ambushers",
+    "ARC_BONUS",
     "arc_of_front_rank",
     "arc_of_point",
     "attack_arc",
+    "BAIT_DEPTH",
     "bait_post",
+    "BAIT_SIDE",
     "blocks_lane",
+    "can_threaten",
     "charge_options",
+    "charge_range_pmf",
+    "ChargeOption",
     "combined_charges",
     "contact_pose",
     "control",
+    "control_areas",
     "control_share",
     "corridor",
     "counter_chargers",
     "covering_friends",
+    "covers",
+    "covers_point",
     "dead_zone",
-    "detour_point",
     "denied_hills",
+    "detour_point",
+    "engaged_uids",
     "exposed_arcs",
+    "extent_along",
     "feigned_flight_payoff",
     "feint_exposed",
     "feint_landing",
@@ -955,31 +545,44 @@ __all__ = [
     "feint_watcher",
     "feinting",
     "flank_charges",
+    "FLANK_GAP",
     "flank_point",
     "flank_swing",
+    "flee_distance_pmf",
     "flee_escape_probability",
     "flee_heading",
     "flyers_in_reach",
     "herding_trap",
+    "hills",
+    "key_hill",
     "maskers",
+    "MEAN_FLEE",
+    "MEAN_HIGH_DIE",
+    "moved_view",
+    "no_mans_land",
     "overextended",
     "predicted_pursuer_pose",
     "pursuit_exposure",
+    "PURSUIT_FRIEND_GAP",
     "pursuit_pose",
+    "PURSUIT_THREATS",
+    "quarter_balance",
     "rank_bonus",
     "rear_point",
+    "region_key",
+    "REGION_MEMO_SIZE",
     "ring_arc",
     "ring_coverage",
+    "RING_GAP",
+    "RING_MEMO_SIZE",
     "ring_posts",
-    "extent_along",
     "screen_point",
     "speed_bump_point",
     "static_result",
     "threat_region",
-    "trap_zone",
     "threat_zone",
     "threats_on",
+    "trap_zone",
     "unmask_gain",
-    "moved_view",
     "visible_targets",
 ]
