@@ -33,7 +33,7 @@ from battleline.env.rules.state import TerrainFeature, UnitState
 from battleline.env.rules.tables import MISSILE_WEAPONS
 
 try:  # war machines (CORE.WM.*) are newer than the rest of the engine
-    from battleline.env.rules.war_machines import MACHINES as _MACHINES
+    from battleline.env.rules.war_machine_profiles import MACHINES as _MACHINES
 except ImportError:  # pragma: no cover
     _MACHINES = {}
 

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 from shapely.geometry import Polygon
 
 from battleline.env.rules import geometry as geo
-from battleline.env.rules import psychology, space, special_rules, tables, templates, war_machines
+from battleline.env.rules import psychology, space, special_rules, tables, templates, war_machine_profiles, war_machine_shots
 from battleline.env.rules.actions import Action
 from battleline.env.rules.state import UnitState
 
@@ -45,7 +45,7 @@ PARTIAL = 4  # CORE.SR.BREATH_WEAPON: a model partly under is hit on a 4+
 
 def aim(u: UnitState, t: UnitState) -> tuple[tuple[float, float], float]:
     """(tip, direction): the monster's head (front-edge middle) and the bearing from it to ``t``'s centre."""
-    head = war_machines.muzzle(u)
+    head = war_machine_profiles.muzzle(u)
     if head == (t.x, t.y):
         return head, u.facing
     return head, geo.facing_towards(head, (t.x, t.y))
@@ -103,7 +103,7 @@ def breathe(battle: Battle, u: UnitState, t: UnitState) -> dict[str, list[list[i
     battle.emit(RULE, unit=u.uid, target=t.uid, form="shooting", tip=list(tip), direction=direction, strength=strength,
                 uses=uses, rolls=faces, hits={str(k): len(v) for k, v in sorted(by_unit.items())}, **report)
     for uid, slots in sorted(by_unit.items()):
-        war_machines.resolve_hits(battle, u, battle.unit(uid), len(slots), strength, "1", RULE, slots=slots)
+        war_machine_shots.resolve_hits(battle, u, battle.unit(uid), len(slots), strength, "1", RULE, slots=slots)
     psychology.panic_after_shooting(battle, u, sorted(by_unit))
     return report
 

@@ -503,7 +503,7 @@ class UnitTypeConfig(ConfigModel):
         Raises:
             ValueError: no machine, a weapon that is not one, or another crew than min_size = max_size.
         """
-        from battleline.env.rules.war_machines import MACHINES
+        from battleline.env.rules.war_machine_profiles import MACHINES
 
         where = f"option '{option.id}': " if option is not None else ""
         if missile not in MACHINES:

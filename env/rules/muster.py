@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from battleline.env.rules import special_rules, war_machines
+from battleline.env.rules import special_rules, war_machine_assault
 from battleline.env.rules.psychology import INSPIRING_RANGE, LARGE_TARGET_INSPIRING_RANGE
 from battleline.env.rules.space import DIFFICULT, HARD_COVER, IMPASSABLE, OBSTACLES, SOFT_COVER
 
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from battleline.env.rules.battle import Battle
     from battleline.env.rules.state import UnitState
 
-ASSAULT_TEAM = {**war_machines.TEAM_BY_TYPE, "monstrous_infantry": war_machines.TEAM_40MM}
+ASSAULT_TEAM = {**war_machine_assault.TEAM_BY_TYPE, "monstrous_infantry": war_machine_assault.TEAM_40MM}
 """Models in an assault team per troop type (CORE.TYPE.*, CORE.WM.ASSAULT_TEAM)."""
 TYPE_RULE = {
     "infantry": "CORE.TYPE.INFANTRY",

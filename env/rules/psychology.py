@@ -208,9 +208,9 @@ def flee(
     """
     s = battle.state
     if u.troop_type == "war_machine":
-        from battleline.env.rules import war_machines
+        from battleline.env.rules import war_machine_profiles
 
-        war_machines.crew_stands(battle, u, rule)  # CORE.WM.PANIC: the crew does not flee
+        war_machine_profiles.crew_stands(battle, u, rule)  # CORE.WM.PANIC: the crew does not flee
         return 0
     if roll is None:
         roll = flee_roll(battle, u, rule)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from battleline.env.rules import characters, monsters, special_rules, war_machines
+from battleline.env.rules import characters, monsters, special_rules, war_machine_profiles
 from battleline.env.rules.army import join_target, unit_points
 from battleline.env.rules.config import (
     ArmyUnitConfig,
@@ -100,7 +100,7 @@ def make_unit(
         rider=None if ut.rider is None else monsters.make_rider(ut.rider.name, ut.rider.profile.model_dump(), ut.rider.armour_save()),
     )
     if ut.troop_type == "war_machine":
-        war_machines.prepare(u)  # machine T, one base (CORE.WM.PROFILES, CORE.GEO.BASES)
+        war_machine_profiles.prepare(u)  # machine T, one base (CORE.WM.PROFILES, CORE.GEO.BASES)
     if t9a:
         u.t9a = {"armour": gear["armour"], "barding": bool(gear["barding"]), **ut.t9a.model_dump(exclude_defaults=True)}
     return u

@@ -17,7 +17,7 @@ import numpy as np
 import shapely
 
 from battleline.env.rules import geometry as geo
-from battleline.env.rules import magic, movement, psychology, space, t9a, tables, war_machines
+from battleline.env.rules import magic, movement, psychology, space, t9a, tables, war_machine_profiles
 from battleline.env.rules.casualties import apply_wounds
 from battleline.env.rules.spells import Spell
 from battleline.env.rules.state import UnitState
@@ -237,7 +237,7 @@ def remove_models(battle: Battle, t: UnitState, n: int, caster: UnitState) -> in
 def _dwellers(battle: Battle, caster: UnitState, sp: Spell, t: UnitState) -> int:
     """Dwellers Below: an S test per model (CORE.TEST.CHARACTERISTIC); each failure is removed, no saves."""
     s = t.profile.S
-    if war_machines.auto_fails(battle, t, "S"):  # CORE.WM.TESTS: a war machine fails every S test
+    if war_machine_profiles.auto_fails(battle, t, "S"):  # CORE.WM.TESTS: a war machine fails every S test
         failed = t.models
         battle.emit(sp.id, unit=caster.uid, target=t.uid, strength=s, tests=t.models, failed=failed, automatic=True)
         wounds = remove_models(battle, t, failed, caster)

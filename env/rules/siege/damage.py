@@ -395,7 +395,7 @@ def machine_hit(battle: Battle, shooter: UnitState, e: CastleElement, hole_on_el
     (SIEGE.DMG.TEMPLATE); bolt throwers: D3 + S. Grapeshot and flame cannons do no castle damage.
     A gate is resolved through :func:`gate_shot`.
     """
-    from battleline.env.rules.war_machines import MACHINES
+    from battleline.env.rules.war_machine_profiles import MACHINES
 
     kind = str(shooter.missile)
     m = MACHINES[kind]

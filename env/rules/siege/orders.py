@@ -158,7 +158,7 @@ def element_modes(battle: Battle, u: UnitState, e: CastleElement) -> list[str]:
     cannons and bolt throwers (SIEGE.DMG.GATE_SHOTS); in range; in sight
     except for a stone thrower's indirect fire.
     """
-    from battleline.env.rules.war_machines import MACHINES
+    from battleline.env.rules.war_machine_profiles import MACHINES
 
     kind = str(u.missile)
     if e.defender == u.side or not e.standing or kind not in MACHINES:
@@ -215,8 +215,9 @@ def fire_at_element(battle: Battle, u: UnitState, eid: str, double_charge: bool 
     SIEGE.DMG.TEMPLATE on the element under the hole (the gate's section for
     a gate), else on the aimed-at element on a 4+.
     """
-    from battleline.env.rules import war_machines as wm
+    from battleline.env.rules import war_machine_shots as wm
     from battleline.env.rules.dice import HIT, MISFIRE
+    from battleline.env.rules.war_machine_profiles import machine
 
     e = element(battle.state, eid)
     ms = element_modes(battle, u, e)
@@ -250,9 +251,9 @@ def fire_at_element(battle: Battle, u: UnitState, eid: str, double_charge: bool 
     wm.stone_damage(battle, u, centre)
     under = _element_at(battle, u, centre)
     if under is not None:
-        return dmg.stone_thrower_hit(battle, under, True, strength=wm.machine(u).centre_strength or dmg.STONE_BASE_S,
+        return dmg.stone_thrower_hit(battle, under, True, strength=machine(u).centre_strength or dmg.STONE_BASE_S,
                                      shooter=u.uid)
-    return dmg.stone_thrower_hit(battle, e, False, strength=wm.machine(u).centre_strength or dmg.STONE_BASE_S,
+    return dmg.stone_thrower_hit(battle, e, False, strength=machine(u).centre_strength or dmg.STONE_BASE_S,
                                  shooter=u.uid)
 
 
