@@ -33,6 +33,12 @@ target, free, when the pivoted footprint is legal (CORE.WM.MOVE). A machine
 needs no vision arc to pick a target (the free pivot), but LOS except for
 indirect fire. Distances in inches, directions in degrees.
 
+This module holds the targets, fire modes and aims, the firing and the
+movement of a war machine; the profiles are in
+:mod:`env.rules.war_machine_profiles`, each machine's shots, templates and
+misfires in :mod:`env.rules.war_machine_shots`, the assaults on a machine in
+:mod:`env.rules.war_machine_assault` (their names are importable from here too).
+
 DEFAULT readings (not in RULESET.md):
 
 * "may not shoot next turn" (misfires, CORE.WM.PANIC) means the machine's
@@ -385,59 +391,11 @@ def _pivot_blocked(battle: Battle, u: UnitState, pose: geo.Pose) -> bool:
 
 
 __all__ = [
-    "BASE_40MM",
-    "CANNON_LEAD",
-    "CREW_PROFILE",
-    "GRAPESHOT_RANGE",
-    "GRAPESHOT_STRENGTH",
-    "MACHINES",
-    "MACHINE_MOVES",
-    "MISFIRE_BLAST_STRENGTH",
-    "Machine",
-    "PIVOTS",
-    "PIVOT_GAP",
-    "SEGMENT_MARGIN",
-    "STONE_PARTIAL",
-    "TEAM_40MM",
-    "TEAM_BY_TYPE",
-    "TEAM_MIN_US",
-    "TESTS_ROLLED",
-    "_aim_frame",
-    "_bases_within",
-    "_flaming",
-    "_hits_by_unit",
-    "_others",
-    "accepts",
-    "auto_fails",
-    "bolt_shot",
-    "cannon_misfire",
-    "cannon_shot",
-    "crew_lost",
-    "crew_stands",
-    "default_option",
-    "entry_distance",
-    "fight_assaults",
-    "fire",
-    "flame_shot",
-    "grapeshot",
-    "in_combat",
-    "is_machine",
-    "legal_shots",
-    "machine",
-    "may_target",
-    "modes",
-    "move_allowance",
-    "move_options",
-    "moved",
-    "muzzle",
-    "option_ok",
-    "parse_option",
-    "prepare",
-    "resolve_hits",
-    "silence",
-    "silenced",
-    "stone_damage",
-    "stone_misfire",
-    "stone_shot",
-    "team_size",
+    "BASE_40MM", "CANNON_LEAD", "CREW_PROFILE", "GRAPESHOT_RANGE", "GRAPESHOT_STRENGTH", "MACHINES", "MACHINE_MOVES",
+    "MISFIRE_BLAST_STRENGTH", "Machine", "PIVOTS", "PIVOT_GAP", "SEGMENT_MARGIN", "STONE_PARTIAL", "TEAM_40MM", "TEAM_BY_TYPE",
+    "TEAM_MIN_US", "TESTS_ROLLED", "_aim_frame", "_bases_within", "_flaming", "_hits_by_unit", "_others", "accepts", "auto_fails",
+    "bolt_shot", "cannon_misfire", "cannon_shot", "crew_lost", "crew_stands", "default_option", "entry_distance", "fight_assaults",
+    "fire", "flame_shot", "grapeshot", "in_combat", "is_machine", "legal_shots", "machine", "may_target", "modes", "move_allowance",
+    "move_options", "moved", "muzzle", "option_ok", "parse_option", "prepare", "resolve_hits", "silence", "silenced", "stone_damage",
+    "stone_misfire", "stone_shot", "team_size"
 ]
