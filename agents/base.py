@@ -48,7 +48,8 @@ from battleline.env.rules import shooting, space
 from battleline.env.rules.actions import END_PHASE, Action
 from battleline.env.rules.charge_spots import contact_placement
 from battleline.env.rules.state import UnitState
-from battleline.tactics.deployment import CENTRE, DeploymentPlan, choose_slot, is_fast
+from battleline.tactics.deployment_plan import CENTRE, DeploymentPlan, is_fast
+from battleline.tactics.deployment_slots import choose_slot
 from battleline.tactics.threat_zones import engaged_uids
 
 if TYPE_CHECKING:

@@ -20,17 +20,9 @@ from battleline.env.rules import geometry as geo
 from battleline.env.rules import space
 from battleline.env.rules.charge_spots import charge_reach
 from battleline.env.rules.state import UnitState
-from battleline.tactics.deployment import (
-    LEFT,
-    RIGHT,
-    DeploymentPlan,
-    choose_strong_side,
-    is_fast,
-    line_template,
-    own_x,
-    pincers_template,
-    refused_flank_template,
-)
+from battleline.tactics.deployment import line_template, pincers_template, refused_flank_template
+from battleline.tactics.deployment_plan import LEFT, RIGHT, DeploymentPlan, is_fast, own_x
+from battleline.tactics.deployment_terrain import choose_strong_side
 
 if TYPE_CHECKING:
     from battleline.env.rules.battle import Battle

@@ -45,7 +45,8 @@ from battleline.env.rules.siege.orders import OCCUPY, in_contact
 from battleline.env.rules.siege.orders import inside as in_castle
 from battleline.env.rules.siege.play import WALL_ROW, defender, door_element
 from battleline.env.rules.state import UnitState
-from battleline.tactics.deployment import DeploymentPlan, line_template
+from battleline.tactics.deployment import line_template
+from battleline.tactics.deployment_plan import DeploymentPlan
 
 if TYPE_CHECKING:
     from battleline.env.rules.battle import Battle

@@ -56,7 +56,8 @@ from battleline.agents.tactical_ground import (
 )
 from battleline.env.rules.actions import END_PHASE, Action
 from battleline.env.rules.state import UnitState
-from battleline.tactics.deployment import DeploymentPlan, line_template
+from battleline.tactics.deployment import line_template
+from battleline.tactics.deployment_plan import DeploymentPlan
 
 if TYPE_CHECKING:
     from battleline.env.rules.battle import Battle

@@ -49,7 +49,7 @@ from battleline.env.rules.actions import END_PHASE, Action
 from battleline.env.rules.movement import normal_move_allowance
 from battleline.env.rules.state import UnitState
 from battleline.tactics import manoeuvres as mv
-from battleline.tactics.deployment import CENTRE, is_flyer, is_mobile, own_x
+from battleline.tactics.deployment_plan import CENTRE, is_flyer, is_mobile, own_x
 
 if TYPE_CHECKING:
     from battleline.env.rules.battle import Battle

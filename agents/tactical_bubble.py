@@ -27,15 +27,9 @@ from battleline.env.rules.charge_spots import charge_reach
 from battleline.env.rules.movement import can_move, normal_move_allowance, surroundings
 from battleline.env.rules.state import UnitState
 from battleline.tactics import manoeuvres as mv
-from battleline.tactics.deployment import (
-    BACK,
-    LEFT,
-    RIGHT,
-    DeploymentPlan,
-    is_swarm,
-    open_half,
-    protected_bubble_template,
-)
+from battleline.tactics.deployment import protected_bubble_template
+from battleline.tactics.deployment_plan import BACK, LEFT, RIGHT, DeploymentPlan, is_swarm
+from battleline.tactics.deployment_terrain import open_half
 
 if TYPE_CHECKING:
     from battleline.env.rules.battle import Battle

@@ -35,22 +35,9 @@ from battleline.env.rules.actions import Action
 from battleline.env.rules.charge_spots import charge_reach
 from battleline.env.rules.state import UnitState
 from battleline.tactics import manoeuvres as mv
-from battleline.tactics.deployment import (
-    CENTRE,
-    LEFT,
-    RIGHT,
-    DeploymentPlan,
-    abandoned_flank_template,
-    choose_strong_side,
-    flank_teeth_template,
-    is_fast,
-    is_flyer,
-    is_mobile,
-    line_template,
-    other,
-    own_x,
-    weakened_flank_template,
-)
+from battleline.tactics.deployment import abandoned_flank_template, flank_teeth_template, line_template, weakened_flank_template
+from battleline.tactics.deployment_plan import CENTRE, LEFT, RIGHT, DeploymentPlan, is_fast, is_flyer, is_mobile, other, own_x
+from battleline.tactics.deployment_terrain import choose_strong_side
 
 if TYPE_CHECKING:
     from battleline.env.rules.battle import Battle

@@ -35,23 +35,9 @@ from battleline.env.rules.charge_spots import charge_reach
 from battleline.env.rules.movement import normal_move_allowance
 from battleline.env.rules.state import UnitState
 from battleline.tactics import manoeuvres as mv
-from battleline.tactics.deployment import (
-    BACK,
-    CENTRE,
-    FRONT,
-    LEFT,
-    RIGHT,
-    DeploymentPlan,
-    SlotTarget,
-    approach_side,
-    high_ground_spots,
-    irritant_spot,
-    is_mobile,
-    line_template,
-    own_x,
-    sacrifice_template,
-    shooting_lines_template,
-)
+from battleline.tactics.deployment import line_template, sacrifice_template, shooting_lines_template
+from battleline.tactics.deployment_plan import BACK, CENTRE, FRONT, LEFT, RIGHT, DeploymentPlan, SlotTarget, is_mobile, own_x
+from battleline.tactics.deployment_terrain import approach_side, high_ground_spots, irritant_spot
 
 if TYPE_CHECKING:
     from battleline.env.rules.battle import Battle

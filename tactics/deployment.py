@@ -23,6 +23,12 @@ line, ``pincers``, ``refused_flank``, ``flank_teeth``, ``weakened_flank``,
 target into the nearest legal slot of ``env.rules.deployment`` that still
 leaves every other unit room to deploy.
 
+Roles, plans and packing on the column grid live in
+:mod:`tactics.deployment_plan`, the terrain-aware choices (the strong wing,
+high ground, the irritant's spot) in :mod:`tactics.deployment_terrain` and
+the slot choice in :mod:`tactics.deployment_slots`; the names callers import
+from here are re-exported.
+
 Coordinates: ``x`` is measured in inches from the deploying side's own left
 table edge (blue: table x; red, which faces the other way: table width − x);
 ``row`` indexes ``env.rules.deployment.ROWS`` (0: front edge 11" from the own
@@ -35,29 +41,54 @@ row for deep units and send shallow ones (shooters, characters) to the back.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from statistics import median
-from typing import TYPE_CHECKING
 
-import shapely
-
-from battleline.env.rules import space, special_rules
-from battleline.env.rules.deployment import COLUMNS, ROWS, slot_pose
+from battleline.env.rules.deployment import COLUMNS, ROWS
 from battleline.env.rules.geometry import EPS
 from battleline.env.rules.state import UnitState
+from battleline.tactics.deployment_plan import (
+    BACK,
+    CENTRE,
+    FRONT,
+    LEFT,
+    MIDDLE,
+    RIGHT,
+    SCOUT_ROW,
+    STEP,
+    DeploymentPlan,
+    SlotTarget,
+    _points,
+    beside,
+    edge_of,
+    fits_back_row,
+    is_fast,
+    is_flyer,
+    is_heavy_cavalry,
+    is_mobile,
+    is_scout,
+    is_shooter,
+    is_swarm,
+    is_war_machine,
+    line_end,
+    other,
+    own_x,
+    pack,
+    pack_centred,
+    primary_role,
+    split_wings,
+    split_wings_fitting,
+    strongest_in_middle,
+)
+from battleline.tactics.deployment_slots import SEARCH_BUDGET, _all_fit, _slot_rect, choose_slot, ranked_slots, slot_cost, slot_rect
+from battleline.tactics.deployment_terrain import approach_side, choose_strong_side, high_ground_spots, irritant_spot, open_half
 
-if TYPE_CHECKING:
-    from battleline.env.rules.battle import Battle
-
-ELITE_FACTOR = 1.5
-"""A unit is elite when its points per model reach this multiple of the army's median."""
-
-ROW_WEIGHT = 2.0
-"""Slot cost of one inch of row difference, relative to one inch sideways (prefer shifting a column)."""
-
-FRONT, MIDDLE, BACK, SCOUT_ROW = 0, 1, 2, 3
-LEFT, RIGHT, CENTRE = "left", "right", "centre"
+__all__ = [
+    # re-exported from deployment_plan, deployment_slots and deployment_terrain: the names callers import from here
+    "BACK", "CENTRE", "DeploymentPlan", "FRONT", "LEFT", "MIDDLE", "RIGHT", "SCOUT_ROW", "SEARCH_BUDGET", "SlotTarget", "_all_fit",
+    "_slot_rect", "approach_side", "choose_slot", "choose_strong_side", "fits_back_row", "high_ground_spots", "irritant_spot",
+    "is_fast", "is_flyer", "is_mobile", "is_swarm", "open_half", "other", "own_x", "ranked_slots", "slot_cost", "slot_rect",
+]
 
 REFUSED_SHARE = 0.10
 """The most points the refused wing may hold (tactics.md, refused_flank deployment signature)."""
@@ -93,244 +124,6 @@ BUBBLE_REACH = 6.0
 """protected_bubble: ring units stand within this many inches of the asset (tactics.md ring coverage)."""
 GUARD_SHARE = 0.25
 """The most points ``shooting_lines`` spends on war machine guards (``guard_balance``)."""
-
-
-# ----------------------------------------------------------------------------- roles
-def is_fast(u: UnitState) -> bool:
-    """Fast: cavalry or a ``fast_cavalry`` unit (tactics.md roles CAV / FC / HC)."""
-    return u.troop_type == "cavalry" or u.has("fast_cavalry")
-
-
-def is_heavy_cavalry(u: UnitState) -> bool:
-    """Heavy cavalry (HC): cavalry without ``fast_cavalry``, not a character."""
-    return u.troop_type == "cavalry" and not u.has("fast_cavalry") and not u.character
-
-
-def is_shooter(u: UnitState) -> bool:
-    """Shooters: the unit carries a missile weapon."""
-    return u.missile is not None
-
-
-def is_flyer(u: UnitState) -> bool:
-    """FLY: a unit with Fly or Hover (CORE.TYPE.FLYER)."""
-    return special_rules.flyer(u)
-
-
-def is_mobile(u: UnitState) -> bool:
-    """Fast or flying: the units that go round (tactics.md roles CAV / FC / HC / FLY)."""
-    return is_fast(u) or is_flyer(u)
-
-
-def is_war_machine(u: UnitState) -> bool:
-    """WM: a war machine."""
-    return u.troop_type == "war_machine"
-
-
-def is_swarm(u: UnitState) -> bool:
-    """SWARM: a unit with the ``swarm`` special rule."""
-    return u.has("swarm")
-
-
-def is_scout(u: UnitState) -> bool:
-    """SCOUT: a unit with the ``scouts`` special rule."""
-    return u.has("scouts")
-
-
-def is_battle_line(u: UnitState) -> bool:
-    """Battle line: infantry with at least 10 models at deployment."""
-    return u.troop_type == "infantry" and u.start_models >= 10 and not u.character
-
-
-def points_per_model(u: UnitState) -> float:
-    """The unit's points divided by its starting models."""
-    return u.points / max(1, u.start_models)
-
-
-def elite_threshold(army: Sequence[UnitState]) -> float:
-    """Points per model from which a non-character unit of ``army`` counts as elite."""
-    ppm = [points_per_model(u) for u in army if not u.character]
-    return ELITE_FACTOR * median(ppm) if ppm else math.inf
-
-
-def unit_roles(u: UnitState, army: Sequence[UnitState]) -> frozenset[str]:
-    """Every role of ``u`` within ``army`` (a unit may be fast and a shooter)."""
-    roles = set()
-    if u.character:
-        roles.add("character")
-    if is_fast(u):
-        roles.add("fast")
-    if is_shooter(u):
-        roles.add("shooters")
-    if is_battle_line(u):
-        roles.add("battle_line")
-    if not u.character and points_per_model(u) >= elite_threshold(army):
-        roles.add("elite")
-    if u.has("scouts"):
-        roles.add("scouts")
-    return frozenset(roles)
-
-
-def primary_role(u: UnitState, army: Sequence[UnitState]) -> str:
-    """The one role that places ``u``: character > fast > shooters > battle_line > elite > support."""
-    roles = unit_roles(u, army)
-    for role in ("character", "fast", "shooters", "battle_line", "elite"):
-        if role in roles:
-            return role
-    return "support"
-
-
-# ----------------------------------------------------------------------------- plans
-@dataclass(frozen=True, slots=True)
-class SlotTarget:
-    """Where a unit should deploy: ``x`` inches from the own left edge, preferred ``row``."""
-
-    x: float
-    row: int
-
-
-@dataclass(slots=True)
-class DeploymentPlan:
-    """A template applied to one army.
-
-    Attributes:
-        targets: uid -> :class:`SlotTarget`.
-        order: uids in the order to deploy them (most important first).
-        groups: uid -> the unit's group in the plan ("centre", "left",
-            "right", "strong", "refused", "hc", "support"); the manoeuvre
-            policies read it.
-        strong_side: for a refused flank, the strong wing ("left"/"right")
-            in the side's own frame; None otherwise.
-    """
-
-    targets: dict[int, SlotTarget] = field(default_factory=dict)
-    order: list[int] = field(default_factory=list)
-    groups: dict[int, str] = field(default_factory=dict)
-    strong_side: str | None = None
-
-    def place(self, units: Iterable[UnitState], xs: dict[int, float], row: int, group: str) -> None:
-        """Record targets (at ``row``, x from ``xs``) and the group for ``units``, appending to the order."""
-        for u in units:
-            self.targets[u.uid] = SlotTarget(xs[u.uid], row)
-            self.groups[u.uid] = group
-            self.order.append(u.uid)
-
-    def deep_units_first(self, army: Sequence[UnitState]) -> DeploymentPlan:
-        """Reorder so units that only fit the front row deploy before those that fit the back row too.
-
-        Behind a deep front rank the middle row is out of reach (it would end
-        within 1"), so deep units share the front row alone: placing them first
-        keeps thin units from taking the room they need.
-        """
-        thin = {u.uid for u in army if fits_back_row(u)}
-        self.order.sort(key=lambda uid: uid in thin)
-        return self
-
-
-def fits_back_row(u: UnitState) -> bool:
-    """Whether ``u`` is shallow enough for the back row (front edge 3" from the own table edge)."""
-    return u.depth <= ROWS[BACK] + 1e-6
-
-
-def own_x(side: int, x: float, table_w: float) -> float:
-    """Table x -> inches from ``side``'s own left edge (red faces the other way)."""
-    return x if side == 0 else table_w - x
-
-
-STEP = COLUMNS[1] - COLUMNS[0]
-"""Inches between deployment columns."""
-
-
-def spacing(a: UnitState, b: UnitState) -> float:
-    """Least distance between the centres of two units side by side on the column grid (1" apart or more)."""
-    return STEP * math.ceil(((a.width + b.width) / 2 + 1.0) / STEP - 1e-9)
-
-
-def pack(units: Sequence[UnitState], first: float, direction: int = 1) -> dict[int, float]:
-    """Centres (inches) of units side by side on the column grid: the first at ``first``, then rightwards (+1) or leftwards (−1)."""
-    xs: dict[int, float] = {}
-    prev: UnitState | None = None
-    x = first
-    for u in units:
-        if prev is not None:
-            x += direction * spacing(prev, u)
-        xs[u.uid] = x
-        prev = u
-    return xs
-
-
-def pack_centred(units: Sequence[UnitState], centre: float) -> dict[int, float]:
-    """Units side by side, left to right in the given order, shifted along the grid to centre on ``centre``."""
-    xs = pack(units, 0.0, 1)
-    if not units:
-        return xs
-    lo = xs[units[0].uid] - units[0].width / 2
-    hi = xs[units[-1].uid] + units[-1].width / 2
-    shift = STEP * round((centre - (lo + hi) / 2) / STEP)
-    return {uid: x + shift for uid, x in xs.items()}
-
-
-def beside(units: Sequence[UnitState], block: Sequence[UnitState], xs: dict[int, float], direction: int,
-           default: float) -> dict[int, float]:
-    """Units packed outwards from the right (+1) or left (−1) end of ``block`` (placed at ``xs``); from ``default`` without a block."""
-    if not units or not block:
-        return pack(units, default, direction)
-    end = block[-1] if direction > 0 else block[0]
-    return pack(units, xs[end.uid] + direction * spacing(end, units[0]), direction)
-
-
-def strongest_in_middle(units: Sequence[UnitState]) -> list[UnitState]:
-    """Order units left to right so the most expensive stands in the middle, the cheapest outside."""
-    ranked = sorted(units, key=lambda u: (-u.points, u.uid))
-    left: list[UnitState] = []
-    right: list[UnitState] = []
-    for i, u in enumerate(ranked):
-        (right if i % 2 == 0 else left).append(u)
-    return left[::-1] + right
-
-
-def split_wings(units: Sequence[UnitState]) -> tuple[list[UnitState], list[UnitState]]:
-    """Share units between the left and right wings, balancing points (the stronger wing gets the next)."""
-    left: list[UnitState] = []
-    right: list[UnitState] = []
-    for u in sorted(units, key=lambda u: (-u.points, u.uid)):
-        if sum(x.points for x in left) < sum(x.points for x in right):
-            left.append(u)
-        else:
-            right.append(u)
-    return left, right
-
-
-def line_end(line: Sequence[UnitState], edge: float, inward: int) -> float:
-    """Inches (own frame) where the far side of ``line``, packed from the column ``edge`` (+1 rightwards, −1 leftwards), ends."""
-    if not line:
-        return edge
-    xs = pack(line, edge, inward)
-    return xs[line[-1].uid] + inward * line[-1].width / 2
-
-
-def split_wings_fitting(units: Sequence[UnitState], table_w: float, width: float) -> tuple[list[UnitState], list[UnitState]]:
-    """Share units between the left and right wings, each packed from its table edge, keeping each wing's front row within ``width`` inches.
-
-    Like :func:`split_wings` (balance the points, strongest first), but a
-    deep unit (it needs the front row, :func:`fits_back_row`) goes to the
-    weaker wing only while its front row still ends within ``width`` of the
-    edge; shallow units can stand in a second row and always go by points.
-    A unit that fits neither wing goes to the weaker one.
-    """
-    wings: dict[str, list[UnitState]] = {LEFT: [], RIGHT: []}
-
-    def fits(u: UnitState, name: str) -> bool:
-        if fits_back_row(u):
-            return True
-        edge, inward = edge_of(name)
-        deep = [v for v in wings[name] if not fits_back_row(v)] + [u]
-        return inward * (line_end(deep, edge, inward) - edge) + abs(edge - (0.0 if name == LEFT else table_w)) <= width + EPS
-
-    for u in sorted(units, key=lambda u: (-u.points, u.uid)):
-        by_points = sorted((LEFT, RIGHT), key=lambda n: (_points(wings[n]), n != LEFT))
-        name = next((n for n in by_points if fits(u, n)), by_points[0])
-        wings[name].append(u)
-    return wings[LEFT], wings[RIGHT]
 
 
 def _by_role(army: Sequence[UnitState]) -> dict[str, list[UnitState]]:
@@ -477,10 +270,6 @@ def body_units(army: Sequence[UnitState]) -> list[UnitState]:
     return [u for u in army if not u.character]
 
 
-def _points(units: Iterable[UnitState]) -> int:
-    return sum(u.points for u in units)
-
-
 def fill_from_edge(
     plan: DeploymentPlan,
     units: Sequence[UnitState],
@@ -518,16 +307,6 @@ def fill_from_edge(
         xs = pack(line, edge, inward)
         for u in line:
             plan.place([u], xs, row, group(u))
-
-
-def edge_of(side: str) -> tuple[float, int]:
-    """(first column, inward direction) of the own ``side`` ("left"/"right") edge."""
-    return (COLUMNS[0], 1) if side == LEFT else (COLUMNS[-1], -1)
-
-
-def other(side: str) -> str:
-    """The opposite wing."""
-    return RIGHT if side == LEFT else LEFT
 
 
 def _unjoined_characters(army: Sequence[UnitState]) -> list[UnitState]:
@@ -1042,278 +821,6 @@ def protected_bubble_template(army: Sequence[UnitState], table_w: float, centre_
     order += [ring[k].uid for k in ("ring_front", "ring_left", "ring_right", "ring_rear") if k in ring]
     plan.order = order + [uid for uid in plan.order if uid not in order]
     return plan
-
-
-# ----------------------------------------------------------------------------- the strong side
-def half_region(battle: Battle, side: int, half: str) -> shapely.Polygon:
-    """No-man's land in front of ``side``'s own ``half`` ("left"/"right") of the table, as a polygon."""
-    s = battle.state
-    zone = s.queue.get("zone_depth", 12.0)
-    w, h = s.table_w, s.table_h
-    left_in_table = (side == 0) == (half == LEFT)
-    x0, x1 = (0.0, w / 2) if left_in_table else (w / 2, w)
-    return shapely.box(x0, zone, x1, h - zone)
-
-
-TERRAIN_WEIGHT = {"impassable": 1.0, "difficult": 0.7, "obstacle": 0.3, "hill": -0.3}
-
-
-def _terrain_class(kind: str) -> str | None:
-    if kind in space.IMPASSABLE:
-        return "impassable"
-    if kind in space.DIFFICULT:
-        return "difficult"
-    if kind in space.OBSTACLES:
-        return "obstacle"
-    return "hill" if kind == "hill" else None
-
-
-def terrain_penalty(battle: Battle, side: int, half: str) -> float:
-    """How much terrain hampers an advance on that half: weighted covered share of its no-man's land (hills help)."""
-    region = half_region(battle, side, half)
-    penalty = 0.0
-    for t in battle.state.terrain:
-        cls = _terrain_class(t.kind)
-        if cls is not None:
-            penalty += TERRAIN_WEIGHT[cls] * region.intersection(space.terrain_poly(t)).area / region.area
-    return penalty
-
-
-def open_half(battle: Battle, side: int) -> str | None:
-    """The own half ("left"/"right") whose no-man's land hampers an advance least (:func:`terrain_penalty`:
-    hills help, woods, rocks and obstacles hamper), or None on a tie. ``protected_bubble`` moves its ring
-    as a rigid formation (tactics.md: "move the bubble as a rigid formation"), which difficult ground and
-    narrow gaps break up (``gap_check``), so a ring that closes in play forms on that half."""
-    penalty = {h: terrain_penalty(battle, side, h) for h in (LEFT, RIGHT)}
-    if math.isclose(penalty[LEFT], penalty[RIGHT]):
-        return None
-    return LEFT if penalty[LEFT] < penalty[RIGHT] else RIGHT
-
-
-def approach_side(battle: Battle, side: int) -> str | None:
-    """The own half ("left"/"right") whose no-man's land holds more hills, difficult and impassable features
-    (where the enemy can appear from, ``cover_approach_zones``); None on a tie."""
-    counts = {}
-    for half in (LEFT, RIGHT):
-        region = half_region(battle, side, half)
-        counts[half] = sum(1 for t in battle.state.terrain if _terrain_class(t.kind) in ("impassable", "difficult", "hill")
-                           and region.intersects(space.terrain_poly(t)))
-    if counts[LEFT] == counts[RIGHT]:
-        return None
-    return LEFT if counts[LEFT] > counts[RIGHT] else RIGHT
-
-
-def enemy_share(battle: Battle, side: int, half: str) -> float:
-    """Share of the enemy's points already deployed opposite ``side``'s own ``half``."""
-    s = battle.state
-    enemies = [u for u in s.units if u.side != side]
-    total = sum(u.points for u in enemies) or 1
-    opposite = 0
-    for u in enemies:
-        if u.deployed and not u.removed:
-            x = own_x(side, u.x, s.table_w)
-            if (x < s.table_w / 2) == (half == LEFT):
-                opposite += u.points
-    return opposite / total
-
-
-def choose_strong_side(battle: Battle, side: int) -> str:
-    """The refused flank's strong wing: better terrain for the advance and the enemy's weaker side.
-
-    Score per half = −terrain penalty − share of enemy points deployed
-    opposite; the higher score wins (left on a tie).
-    """
-    scores = {h: -terrain_penalty(battle, side, h) - enemy_share(battle, side, h) for h in (LEFT, RIGHT)}
-    return LEFT if scores[LEFT] >= scores[RIGHT] else RIGHT
-
-
-
-# ----------------------------------------------------------------------------- terrain-aware choices
-def zone_rows(battle: Battle, side: int) -> dict[int, float]:
-    """Table y of the front edge of each deployment row of ``side`` (rows 0–2)."""
-    h = battle.state.table_h
-    return {r: (ROWS[r] if side == 0 else h - ROWS[r]) for r in (FRONT, MIDDLE, BACK)}
-
-
-def high_ground_spots(battle: Battle, side: int, limit: int = 2) -> list[tuple[float, int]]:
-    """Hills reaching into ``side``'s deployment zone, as (x in the own frame, row) spots nearest each hill's middle.
-
-    At most ``limit`` spots, the biggest hill area inside the zone first
-    (``shooters_on_high_ground``).
-    """
-    s = battle.state
-    zone_depth = s.queue.get("zone_depth", 12.0)
-    zone = shapely.box(0, 0, s.table_w, zone_depth) if side == 0 else shapely.box(0, s.table_h - zone_depth, s.table_w, s.table_h)
-    found = []
-    for t in s.terrain:
-        if t.kind != "hill":
-            continue
-        part = space.terrain_poly(t).intersection(zone)
-        if part.area <= 0:
-            continue
-        c = part.centroid
-        rows = zone_rows(battle, side)
-        row = min(rows, key=lambda r: abs(abs(rows[r] - c.y) - 1.0))
-        found.append((part.area, own_x(side, c.x, s.table_w), row))
-    found.sort(key=lambda f: -f[0])
-    return [(x, row) for _, x, row in found[:limit]]
-
-
-def irritant_spot(battle: Battle, side: int) -> tuple[str, float | None]:
-    """Where the ``sacrifice_for_deployment`` irritant goes: (wing, x in the own frame or None for the edge column).
-
-    The wing with a hill in the own zone (the irritant stands on it), else
-    the wing whose no-man's land is more cluttered by terrain (twice as hard
-    to reach), else the left.
-    """
-    spots = high_ground_spots(battle, side, limit=4)
-    w = battle.state.table_w
-    for x, _ in spots:
-        if x < w / 3 or x > 2 * w / 3:
-            return (LEFT if x < w / 2 else RIGHT), x
-    pen = {h: terrain_penalty(battle, side, h) for h in (LEFT, RIGHT)}
-    return (LEFT if pen[LEFT] >= pen[RIGHT] else RIGHT), None
-
-
-# ----------------------------------------------------------------------------- slots
-def slot_cost(slot: int, target: SlotTarget) -> float:
-    """Inches between a slot and a target (row differences weighted by :data:`ROW_WEIGHT`)."""
-    row, col = divmod(slot, len(COLUMNS))
-    return abs(COLUMNS[col] - target.x) + ROW_WEIGHT * abs(ROWS[row] - ROWS[target.row])
-
-
-Rect = tuple[float, float, float, float]
-"""An axis-aligned footprint: (min x, min y, max x, max y), inches."""
-
-SEARCH_BUDGET = 2000
-"""Placements tried when checking that the other units still fit; past it the check gives up (and trusts the slot)."""
-
-
-def slot_rect(battle: Battle, u: UnitState, slot: int) -> Rect:
-    """The footprint ``u`` would have in ``slot`` (deployment poses face straight ahead, so it is axis-aligned).
-
-    Outside a siege the rectangle is kept per (side, footprint width and depth, slot, table size), all
-    :func:`env.rules.deployment.slot_pose` reads there.
-    """
-    s = battle.state
-    if s.castle:
-        return _slot_rect(battle, u, slot)
-    key = (u.side, u.width, u.depth, slot, s.table_w, s.table_h)
-    rect = _SLOT_RECTS.get(key)
-    if rect is None:
-        if len(_SLOT_RECTS) >= SLOT_MEMO_SIZE:
-            _SLOT_RECTS.clear()
-        rect = _SLOT_RECTS[key] = _slot_rect(battle, u, slot)
-    return rect
-
-
-SLOT_MEMO_SIZE = 16384
-"""Most slot rectangles :func:`slot_rect` keeps (then it starts afresh)."""
-_SLOT_RECTS: dict[tuple, Rect] = {}
-
-
-def _slot_rect(battle: Battle, u: UnitState, slot: int) -> Rect:
-    """:func:`slot_rect` worked out afresh."""
-    p = slot_pose(battle, u, slot)
-    return (p.x - u.width / 2, p.y - u.depth / 2, p.x + u.width / 2, p.y + u.depth / 2)
-
-
-def too_close(a: Rect, b: Rect, gap: float = 1.0) -> bool:
-    """Whether two axis-aligned footprints are less than ``gap`` inches apart (CORE.MOVE.ONE_INCH)."""
-    dx = max(0.0, max(a[0], b[0]) - min(a[2], b[2]))
-    dy = max(0.0, max(a[1], b[1]) - min(a[3], b[3]))
-    return dx * dx + dy * dy < (gap - EPS) ** 2
-
-
-def _all_fit(placed: list[Rect], options: Sequence[Iterable[Rect]], budget: list[int]) -> bool:
-    """Backtracking: can each remaining unit (its options best first) get a footprint clear of the others?"""
-    if not options:
-        return True
-    first, rest = options[0], options[1:]
-    for rect in first:
-        budget[0] -= 1
-        if budget[0] < 0:
-            return True
-        if not any(too_close(rect, other) for other in placed) and _all_fit(placed + [rect], rest, budget):
-            return True
-    return False
-
-
-def choose_slot(battle: Battle, uid: int, legal: dict[int, list[int]], targets: dict[int, SlotTarget]) -> int:
-    """The slot for unit ``uid`` nearest its target that leaves every other unit in ``legal`` room to deploy.
-
-    Args:
-        legal: uid -> its legal slots now, for every unit still to deploy (``uid`` included).
-        targets: uid -> :class:`SlotTarget` (units without one aim at the centre of the front row).
-
-    Without this look-ahead a greedy choice can use up the front row that
-    deep units need, and a unit with no legal slot never arrives.
-    """
-    units = battle.state.units
-    default = SlotTarget(battle.state.table_w / 2, FRONT)
-
-    def ranked(v: int) -> list[int]:
-        return ranked_slots(legal[v], targets.get(v, default))
-
-    others = sorted((v for v in legal if v != uid), key=lambda v: len(legal[v]))
-    options: list[Iterable[Rect]] = [_LazyRects(battle, units[v], legal[v], targets.get(v, default)) for v in others]
-    candidates = ranked(uid)
-    for k in candidates:
-        if _all_fit([slot_rect(battle, units[uid], k)], options, [SEARCH_BUDGET]):
-            return k
-    return candidates[0]
-
-
-def ranked_slots(slots: Sequence[int], target: SlotTarget) -> list[int]:
-    """``slots`` in order of :func:`slot_cost` to ``target`` (ties: the lower slot): ``sorted(slots, key=lambda k:
-    (slot_cost(k, target), k))``, read off the order of every slot kept per target (:func:`_slot_order`)."""
-    if len(slots) > 1:
-        wanted = set(slots)
-        order = [k for k in _slot_order(target) if k in wanted]
-        if len(order) == len(slots):  # every slot a table slot, none twice
-            return order
-    return sorted(slots, key=lambda k: (slot_cost(k, target), k))
-
-
-_SLOT_ORDERS: dict[SlotTarget, tuple[int, ...]] = {}
-
-
-def _slot_order(target: SlotTarget) -> tuple[int, ...]:
-    """Every slot of the table (0 .. len(ROWS)·len(COLUMNS) − 1) by (:func:`slot_cost` to ``target``, slot), kept
-    per target (a few hundred at most: one per plan target)."""
-    order = _SLOT_ORDERS.get(target)
-    if order is None:
-        if len(_SLOT_ORDERS) >= SLOT_MEMO_SIZE:
-            _SLOT_ORDERS.clear()
-        order = _SLOT_ORDERS[target] = tuple(sorted(range(len(ROWS) * len(COLUMNS)), key=lambda k: (slot_cost(k, target), k)))
-    return order
-
-
-class _LazyRects:
-    """The footprints (:func:`slot_rect`) of ``u`` in its legal ``slots`` ranked for ``target``
-    (:func:`ranked_slots`), in that order, the ranking made when an iteration first starts and each footprint built
-    when an iteration first reaches it (:func:`_all_fit` mostly settles on the first few, often before it reaches
-    this unit at all); iterable any number of times."""
-
-    __slots__ = ("_battle", "_built", "_legal", "_slots", "_target", "_unit")
-
-    def __init__(self, battle: Battle, u: UnitState, slots: Sequence[int], target: SlotTarget) -> None:
-        self._battle, self._unit, self._legal, self._target = battle, u, slots, target
-        self._slots: list[int] | None = None
-        self._built: list[Rect] = []
-
-    def __iter__(self) -> Iterator[Rect]:
-        if self._slots is None:
-            self._slots = ranked_slots(self._legal, self._target)
-        slots = self._slots
-        built = self._built
-        i = 0
-        while i < len(slots):
-            if i == len(built):
-                built.append(slot_rect(self._battle, self._unit, slots[i]))
-            yield built[i]
-            i += 1
-
 
 TEMPLATES = (
     "line",
