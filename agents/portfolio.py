@@ -17,7 +17,7 @@ bookkeeping and the deployment plans made up front.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from battleline.agents.base import Agent
@@ -97,4 +97,51 @@ class PlanFollower:
             ensure_plan(agent, battle)
 
 
-__all__ = ["DEPLOYMENT_BLOCK", "Block", "PlanFollower", "block_of", "ensure_plan", "make_plan_agents"]
+class PlanSequenceAgent(PlanFollower):
+    """``sequence:A+B+...``: a fixed sequence of plans, one per block of the side, the last one repeated.
+
+    The first plan deploys (the deployment block), the second plays the side's first player turn, and so
+    on; e.g. ``sequence:control_zones+line_advance`` deploys with ``control_zones``' template and then
+    advances as ``line_advance`` every turn. A baseline for plan-choosing agents (the search, ``plans:PATH``):
+    the same plans, chosen without looking at the position.
+
+    Args:
+        plans: the registry names, in block order (at least one).
+        seed: unused (the agent is deterministic); accepted for the registry's signature.
+        name: the display name (default ``sequence:`` and the plans joined by ``+``).
+
+    Raises:
+        ValueError: no plan, or a name that is not a scripted field agent (one line).
+    """
+
+    def __init__(self, plans: Sequence[str], seed: int = 0, name: str | None = None) -> None:
+        from battleline.agents.registry import AGENT_NAMES
+
+        if not plans or any(not p for p in plans):
+            raise ValueError("a plan sequence needs plan names joined by '+', e.g. sequence:control_zones+line_advance")
+        for p in plans:
+            if p not in AGENT_NAMES or p == "random" or p.startswith("siege_"):
+                raise ValueError(f"'{p}' is not a scripted field agent")
+        self.sequence = tuple(plans)
+        super().__init__(tuple(dict.fromkeys(plans)))
+        self.name = name or "sequence:" + "+".join(plans)
+        self.blocks = 0
+
+    def reset(self, battle: Battle, side: int) -> None:
+        """Start a battle on ``side``, at the sequence's first plan."""
+        super().reset(battle, side)
+        self.blocks = 0
+
+    def act(self, battle: Battle) -> Any:
+        """The current plan's order; a new block of the side moves to the sequence's next plan."""
+        if not self.plans:
+            self.reset(battle, battle.pending.player or 0)
+        if self.choosing(battle):
+            self.ensure_plans(battle)
+            self.current = self.sequence[min(self.blocks, len(self.sequence) - 1)]
+            self.blocks += 1
+        return self.plans[self.current].act(battle)
+
+
+__all__ = ["DEPLOYMENT_BLOCK", "Block", "PlanFollower", "PlanSequenceAgent", "block_of", "ensure_plan",
+           "make_plan_agents"]

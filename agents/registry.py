@@ -9,7 +9,7 @@ baseline), then the siege agents of ``agents/siege.py``.
 
 Two families of parametrised names are built by :func:`make_agent` without
 being listed in :data:`AGENT_NAMES` (so ``all`` and ``all-scripted`` stay the
-fixed agents): ``model:PATH``, ``plans:PATH`` and ``search`` / ``search:KEY=VALUE:...``.
+fixed agents): ``model:PATH``, ``plans:PATH``, ``sequence:A+B+...`` and ``search`` / ``search:KEY=VALUE:...``.
 """
 
 from __future__ import annotations
@@ -41,6 +41,8 @@ SEARCH_NAME = "search"
 MODEL_PREFIX = "model:"
 """Names ``model:PATH`` load the trained policy saved at PATH (:class:`agents.learned.PolicyAgent`)."""
 
+SEQUENCE_PREFIX = "sequence:"
+"""Names ``sequence:A+B+...`` build a fixed plan sequence (:class:`agents.portfolio.PlanSequenceAgent`)."""
 PLANS_PREFIX = "plans:"
 """Names ``plans:PATH`` load the plan network saved at PATH (:class:`agents.plan_net.PlanNetAgent`)."""
 
@@ -69,6 +71,14 @@ class PlanNetAgentError(UnknownAgentError):
         self.args = (f"{reason} (agent '{name}')",)
 
 
+class SequenceAgentError(UnknownAgentError):
+    """A ``sequence:...`` name with a bad plan; one line, the reason first."""
+
+    def __init__(self, name: str, reason: str) -> None:
+        super().__init__(name)
+        self.args = (f"{reason} (agent '{name}')",)
+
+
 class SearchAgentError(UnknownAgentError):
     """A ``search:...`` name with a bad parameter; one line, the reason first."""
 
@@ -87,6 +97,8 @@ def make_agent(name: str, seed: int = 0) -> Agent:
     (portfolio search over the scripted plans; see :mod:`agents.search`).
     ``plans:PATH`` builds a :class:`agents.plan_net.PlanNetAgent` (the plan
     network saved at PATH choosing a scripted plan per turn, without search).
+    ``sequence:A+B+...`` builds a :class:`agents.portfolio.PlanSequenceAgent`
+    (plan A deploys, B plays the first turn, ..., the last plan every later turn).
 
     Raises:
         UnknownAgentError: ``name`` is not in :data:`AGENT_NAMES`;
@@ -94,7 +106,9 @@ def make_agent(name: str, seed: int = 0) -> Agent:
             or the loader's reason) when ``name`` is ``model:PATH`` and the file
             at PATH is missing or not a policy; :class:`SearchAgentError` (a subclass, the
             parameter's fault first) when ``name`` is ``search:...`` with a bad parameter;
-            :class:`PlanNetAgentError` (a subclass) when ``name`` is ``plans:PATH`` and PATH is not a plan network.
+            :class:`PlanNetAgentError` (a subclass) when ``name`` is ``plans:PATH`` and PATH is not a plan network;
+            :class:`SequenceAgentError` (a subclass) for a ``sequence:`` name with a plan that is not a
+            scripted field agent.
     """
     if name.startswith(MODEL_PREFIX):
         from battleline.agents.learned import ModelLoadError, PolicyAgent, model_file_problem
@@ -113,6 +127,13 @@ def make_agent(name: str, seed: int = 0) -> Agent:
             return PlanNetAgent(name[len(PLANS_PREFIX):], seed=seed, name=name)
         except PlanNetError as exc:
             raise PlanNetAgentError(name, str(exc)) from None
+    if name.startswith(SEQUENCE_PREFIX):
+        from battleline.agents.portfolio import PlanSequenceAgent
+
+        try:
+            return PlanSequenceAgent(name[len(SEQUENCE_PREFIX):].split("+"), seed=seed, name=name)
+        except ValueError as exc:
+            raise SequenceAgentError(name, str(exc)) from None
     if name == SEARCH_NAME or name.startswith(SEARCH_NAME + ":"):
         from battleline.agents.search import SearchSpecError, make_search_agent
 

@@ -242,3 +242,46 @@ def test_a_value_head_saves_its_kind_and_turns_values_into_probabilities(tmp_pat
     assert np.allclose(p, expected / expected.sum(), atol=1e-6)
     with pytest.raises(ValueError, match="head must be one of policy, value"):
         PlanNet(4, 3, head="q")
+
+
+# ----------------------------------------------------------------------------- fixed plan sequences
+def test_a_plan_sequence_plays_its_plans_block_by_block_and_repeats_the_last() -> None:
+    from battleline.agents.portfolio import PlanSequenceAgent
+
+    agent = make_agent("sequence:refused_flank+pincers+line_advance")
+    assert isinstance(agent, PlanSequenceAgent)
+    battle = Battle.from_scenario("pitched_battle", seed=2)
+    other = make_agent("line_advance", seed=1)
+    agent.reset(battle, 0)
+    other.reset(battle, 1)
+    chosen: list[tuple[tuple[int, int], str]] = []
+    while not battle.is_over:
+        player = battle.pending.player
+        action = (agent if player == 0 else other).act(battle)
+        if player == 0 and (not chosen or chosen[-1][0] != agent.block):
+            chosen.append((agent.block, agent.current))
+        battle.apply(action)
+    assert chosen[0] == ((0, -1), "refused_flank")
+    assert chosen[1][1] == "pincers" and chosen[1][0][1] == 0
+    assert {p for _, p in chosen[2:]} == {"line_advance"} and len(chosen) >= 4
+
+
+def test_a_one_plan_sequence_is_that_plan(tmp_path: Path) -> None:
+    seq = play_battle(SCENARIO, "sequence:refused_flank", "line_advance", seed=4)
+    plain = play_battle(SCENARIO, "refused_flank", "line_advance", seed=4)
+    assert seq.actions == plain.actions
+
+
+@pytest.mark.parametrize(("name", "message"), [
+    ("sequence:", "a plan sequence needs plan names joined by '\\+'"),
+    ("sequence:line_advance++pincers", "a plan sequence needs plan names"),
+    ("sequence:line_advance+nope", "'nope' is not a scripted field agent"),
+    ("sequence:random", "'random' is not a scripted field agent"),
+    ("sequence:siege_attacker", "'siege_attacker' is not a scripted field agent"),
+])
+def test_bad_plan_sequences_are_one_line_errors(name: str, message: str) -> None:
+    from battleline.agents.registry import SequenceAgentError
+
+    with pytest.raises(SequenceAgentError, match=message) as info:
+        make_agent(name)
+    assert "\n" not in str(info.value) and str(info.value).endswith(f"(agent '{name}')")
