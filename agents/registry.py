@@ -55,36 +55,29 @@ class UnknownAgentError(ValueError):
         self.agent_name = name
 
 
-class ModelAgentError(UnknownAgentError):
+class AgentNameError(UnknownAgentError):
+    """A parametrised agent name (``model:``, ``plans:``, ``sequence:``, ``search:``) whose parameter is at fault;
+    one line, the reason first, then the name."""
+
+    def __init__(self, name: str, reason: str) -> None:
+        super().__init__(name)
+        self.args = (f"{reason} (agent '{name}')",)
+
+
+class ModelAgentError(AgentNameError):
     """A ``model:PATH`` name whose file is missing or is not a loadable policy; one line, the reason first."""
 
-    def __init__(self, name: str, reason: str) -> None:
-        super().__init__(name)
-        self.args = (f"{reason} (agent '{name}')",)
 
-
-class PlanNetAgentError(UnknownAgentError):
+class PlanNetAgentError(AgentNameError):
     """A ``plans:PATH`` name whose file is missing or is not a plan network; one line, the reason first."""
 
-    def __init__(self, name: str, reason: str) -> None:
-        super().__init__(name)
-        self.args = (f"{reason} (agent '{name}')",)
 
-
-class SequenceAgentError(UnknownAgentError):
+class SequenceAgentError(AgentNameError):
     """A ``sequence:...`` name with a bad plan; one line, the reason first."""
 
-    def __init__(self, name: str, reason: str) -> None:
-        super().__init__(name)
-        self.args = (f"{reason} (agent '{name}')",)
 
-
-class SearchAgentError(UnknownAgentError):
+class SearchAgentError(AgentNameError):
     """A ``search:...`` name with a bad parameter; one line, the reason first."""
-
-    def __init__(self, name: str, reason: str) -> None:
-        super().__init__(name)
-        self.args = (f"{reason} (agent '{name}')",)
 
 
 def make_agent(name: str, seed: int = 0) -> Agent:
