@@ -42,7 +42,6 @@ from battleline.env.encoding import ActionCodec
 from battleline.env.observation import N_GLOBAL_FEAT, N_UNIT_FEAT, Observer
 
 if TYPE_CHECKING:
-    from battleline.env.rules.actions import Action
     from battleline.env.rules.battle import Battle
 
 PLAN_NET_PREFIX = "plans:"
@@ -241,15 +240,11 @@ class PlanNetAgent(PlanFollower):
         super().reset(battle, side)
         self.choices = []
 
-    def act(self, battle: Battle) -> Action:
-        """Choose the plan when a block of the side opens, then answer with the current plan's agent."""
-        if not self.plans:
-            self.reset(battle, battle.pending.player or 0)
-        if self.choosing(battle):
-            self.ensure_plans(battle)
-            self.current = self.policy.choose(battle, self.side)
-            self.choices.append((self.block or (0, -1), self.current))
-        return self.plans[self.current].act(battle)
+    def next_plan(self, battle: Battle) -> str:
+        """The network's most likely plan for the side, recorded in :attr:`choices`."""
+        plan = self.policy.choose(battle, self.side)
+        self.choices.append((self.block or (0, -1), plan))
+        return plan
 
 
 __all__ = ["FORMAT", "HEADS", "PLAN_NET_PREFIX", "VALUE_TEMPERATURE", "PlanFeatures", "PlanNet", "PlanNetAgent",

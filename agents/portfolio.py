@@ -96,6 +96,24 @@ class PlanFollower:
         for agent in self.plans.values():
             ensure_plan(agent, battle)
 
+    def act(self, battle: Battle) -> Any:
+        """The current plan's order for the pending decision; a new block of the side first makes the plans'
+        deployment plans and switches to :meth:`next_plan`'s choice."""
+        if not self.plans:
+            self.reset(battle, battle.pending.player or 0)
+        if self.choosing(battle):
+            self.ensure_plans(battle)
+            self.current = self.next_plan(battle)
+        return self.plans[self.current].act(battle)
+
+    def next_plan(self, battle: Battle) -> str:
+        """The plan for the block opening in ``battle`` (:attr:`block`); the subclasses' choice.
+
+        Raises:
+            NotImplementedError: always, here.
+        """
+        raise NotImplementedError
+
 
 class PlanSequenceAgent(PlanFollower):
     """``sequence:A+B+...``: a fixed sequence of plans, one per block of the side, the last one repeated.
@@ -132,15 +150,11 @@ class PlanSequenceAgent(PlanFollower):
         super().reset(battle, side)
         self.blocks = 0
 
-    def act(self, battle: Battle) -> Any:
-        """The current plan's order; a new block of the side moves to the sequence's next plan."""
-        if not self.plans:
-            self.reset(battle, battle.pending.player or 0)
-        if self.choosing(battle):
-            self.ensure_plans(battle)
-            self.current = self.sequence[min(self.blocks, len(self.sequence) - 1)]
-            self.blocks += 1
-        return self.plans[self.current].act(battle)
+    def next_plan(self, battle: Battle) -> str:
+        """The sequence's next plan (the last one once the sequence is used up)."""
+        plan = self.sequence[min(self.blocks, len(self.sequence) - 1)]
+        self.blocks += 1
+        return plan
 
 
 __all__ = ["DEPLOYMENT_BLOCK", "Block", "PlanFollower", "PlanSequenceAgent", "block_of", "ensure_plan",

@@ -232,10 +232,11 @@ def apprentice_score(rows: list[dict[str, Any]]) -> float | None:
 def evaluate(net_path: Path, settings: ExItSettings, iteration: int, workers: int) -> tuple[dict[str, Any], float]:
     """The network alone against each opponent, ``eval_games`` paired games each (the tournament's gauntlet).
 
-    Returns ({opponent: record (:func:`training.tournament.record_of`)}, the games' summed seconds).
+    Returns ({opponent: the pair record of :func:`training.tournament.pair_table`, from the network's side},
+    the games' summed seconds).
     """
     from battleline.training.backends import run_games
-    from battleline.training.tournament import outcome, play_game, record_of, schedule
+    from battleline.training.tournament import pair_table, play_game, schedule
 
     entrant = f"plans:{net_path}"
     specs = schedule([entrant, *settings.opponents], settings.eval_games, 10_000 + settings.seed * 100 + iteration,
@@ -245,16 +246,15 @@ def evaluate(net_path: Path, settings: ExItSettings, iteration: int, workers: in
     failed = [r for r in rows if "error" in r]
     if failed:
         raise RuntimeError(f"evaluation game {failed[0]['index']} failed: {failed[0]['error']}")
-    results: dict[str, list[str]] = {o: [] for o in settings.opponents}
-    for r in rows:
-        side = "blue" if r["blue"] == entrant else "red"
-        results[r["red"] if side == "blue" else r["blue"]].append(outcome(r, side))
-    return {o: record_of(v) for o, v in results.items()}, float(sum(r["seconds"] for r in rows))
+    pairs, _ = pair_table(rows, [entrant, *settings.opponents])
+    return ({p["opponent"]: p for p in pairs if p["agent"] == entrant},
+            float(sum(r["seconds"] for r in rows)))
 
 
 # ----------------------------------------------------------------------------- the run
 class ExItRunError(ValueError):
-    """An output folder holding a run with other settings; one line naming the folder and the first difference."""
+    """An output folder that cannot be resumed: a run with other settings or more finished rounds, or a damaged
+    file; one line naming the file and the fault."""
 
 
 def _read_json(path: Path, kind: type, what: str) -> Any:
@@ -373,7 +373,6 @@ def run(settings: ExItSettings, out: Path, workers: int = 1, log: Any = print) -
     """
     from torch.utils.tensorboard import SummaryWriter
 
-    from battleline.agents.plan_net import load_plan_policy
     from battleline.agents.search import DEFAULT_PORTFOLIO
     from battleline.env.battle_env import resolve_unit_slots
     from battleline.training.backends import run_games
@@ -433,7 +432,6 @@ def run(settings: ExItSettings, out: Path, workers: int = 1, log: Any = print) -
             policy, fit_stats = fit(dataset, settings, portfolio, unit_slots, settings.seed * 1000 + it)
             net_path = folder / "plan_net.pt"
             policy.save(net_path, {"iteration": it, "labels": int(fit_stats["labels"])})
-            load_plan_policy(net_path)  # the file reads back
             scores, eval_seconds = evaluate(net_path, settings, it, workers)
             cpu_total += sum(g["cpu_seconds"] for g in games) + eval_seconds
             rollouts_total += sum(g["rollouts"] for g in games)
